@@ -1,0 +1,60 @@
+"""AWS CDK constructs for large language models on Amazon SageMaker.
+
+Names are loaded on first use (PEP 562), so ``import constructs_llm`` stays cheap and
+the streaming parser never pulls in ``aws_cdk``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "ConstructsLlmError": "constructs_llm.errors",
+    "ConfigurationError": "constructs_llm.errors",
+    "InstanceType": "constructs_llm.instance_type",
+    "ContainerImage": "constructs_llm.container_image",
+    "Engine": "constructs_llm.engine",
+    "RequestFormat": "constructs_llm.streaming.runtime.events",
+    "StreamFormat": "constructs_llm.streaming.runtime.events",
+    "ModelSource": "constructs_llm.model_source",
+    "ModelArchitecture": "constructs_llm.sizing",
+    "MemoryPlan": "constructs_llm.sizing",
+    "LlmModel": "constructs_llm.model",
+    "LlmEndpoint": "constructs_llm.endpoint",
+    "Autoscaling": "constructs_llm.scaling",
+    "InferenceComponentEndpoint": "constructs_llm.inference_component",
+    "InferenceComponent": "constructs_llm.inference_component",
+    "StreamingInvoker": "constructs_llm.streaming.infrastructure",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'constructs_llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from constructs_llm.container_image import ContainerImage
+    from constructs_llm.endpoint import LlmEndpoint
+    from constructs_llm.engine import Engine
+    from constructs_llm.errors import ConfigurationError, ConstructsLlmError
+    from constructs_llm.inference_component import InferenceComponent, InferenceComponentEndpoint
+    from constructs_llm.instance_type import InstanceType
+    from constructs_llm.model import LlmModel
+    from constructs_llm.model_source import ModelSource
+    from constructs_llm.scaling import Autoscaling
+    from constructs_llm.sizing import MemoryPlan, ModelArchitecture
+    from constructs_llm.streaming.infrastructure import StreamingInvoker
+    from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat

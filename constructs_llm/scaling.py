@@ -1,0 +1,158 @@
+"""Target-tracking autoscaling settings shared by endpoints and inference components."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_applicationautoscaling as appscaling
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from constructs_llm.errors import ScalingError
+
+# Application Auto Scaling acts through its service-linked role; naming it keeps CDK from
+# creating an unused IAM role per scalable target.
+_SAGEMAKER_SCALING_ROLE = (
+    "aws-service-role/sagemaker.application-autoscaling.amazonaws.com/"
+    "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Autoscaling:
+    """Target tracking on instance count (endpoints) or copy count (inference components).
+
+    Exactly one target: ``target_concurrent_requests`` (the high-resolution concurrency metric,
+    emitted every 10 s, the right signal for long streaming requests) or
+    ``target_invocations_per_instance`` (per-minute invocations).
+
+    :param max_capacity: upper bound of instances (or copies).
+    :param min_capacity: lower bound. @default 1. ``0`` means scale to zero (inference
+        components only).
+    :param target_concurrent_requests: requests in flight per model/copy to hold. @default None
+    :param target_invocations_per_instance: invocations per instance per minute. @default None
+    :param scale_in_cooldown: @default 10 minutes (LLM instances take minutes to come back).
+    :param scale_out_cooldown: @default 2 minutes.
+    """
+
+    max_capacity: int
+    min_capacity: int = 1
+    target_concurrent_requests: float | None = None
+    target_invocations_per_instance: float | None = None
+    scale_in_cooldown: Duration | None = None
+    scale_out_cooldown: Duration | None = None
+
+    def __post_init__(self) -> None:
+        problems = [p for p in self._problems() if p]
+        if problems:
+            raise ScalingError("Autoscaling: " + "; ".join(problems))
+
+    def _problems(self) -> list[str | None]:
+        targets = [self.target_concurrent_requests, self.target_invocations_per_instance]
+        chosen = [t for t in targets if t is not None]
+        return [
+            _int_at_least("min_capacity", self.min_capacity, 0),
+            _int_at_least("max_capacity", self.max_capacity, 1),
+            None
+            if not isinstance(self.min_capacity, int) or self.min_capacity <= self.max_capacity
+            else f"min_capacity ({self.min_capacity}) is above max_capacity "
+            f"({self.max_capacity}); lower min_capacity or raise max_capacity",
+            "set exactly one of target_concurrent_requests or target_invocations_per_instance, "
+            f"got {'both' if len(chosen) == 2 else 'neither'}"
+            if len(chosen) != 1
+            else None,
+            *(_positive(name, v) for name, v in zip(_TARGET_NAMES, targets, strict=True)),
+            _cooldown("scale_in_cooldown", self.scale_in_cooldown),
+            _cooldown("scale_out_cooldown", self.scale_out_cooldown),
+        ]
+
+    @property
+    def uses_concurrency(self) -> bool:
+        return self.target_concurrent_requests is not None
+
+    @property
+    def target_value(self) -> float:
+        value = self.target_concurrent_requests or self.target_invocations_per_instance
+        assert value is not None  # guaranteed by __post_init__
+        return float(value)
+
+    @property
+    def in_cooldown(self) -> Duration:
+        return self.scale_in_cooldown or Duration.minutes(10)
+
+    @property
+    def out_cooldown(self) -> Duration:
+        return self.scale_out_cooldown or Duration.minutes(2)
+
+
+_TARGET_NAMES = ("target_concurrent_requests", "target_invocations_per_instance")
+
+
+def _int_at_least(name: str, value: object, minimum: int) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+        return None
+    return f"{name} must be an integer >= {minimum}, got {value!r}"
+
+
+def _positive(name: str, value: float | None) -> str | None:
+    if value is None or (isinstance(value, int | float) and value > 0):
+        return None
+    return f"{name} must be a number > 0, got {value!r}"
+
+
+def _cooldown(name: str, value: Duration | None) -> str | None:
+    if value is None or isinstance(value, Duration):
+        return None
+    return f"{name} must be a Duration, got {value!r}; use Duration.minutes(...)"
+
+
+def scaling_role(scope: Construct) -> iam.IRole:
+    """The SageMaker service-linked role of Application Auto Scaling, imported once per stack."""
+    stack = Stack.of(scope)
+    existing = stack.node.try_find_child("ConstructsLlmScalingRole")
+    if existing is not None:
+        return existing  # type: ignore[return-value]
+    arn = stack.format_arn(
+        service="iam", region="", resource="role", resource_name=_SAGEMAKER_SCALING_ROLE
+    )
+    return iam.Role.from_role_arn(stack, "ConstructsLlmScalingRole", arn, mutable=False)
+
+
+def scalable_target(
+    scope: Construct,
+    id: str,
+    *,
+    resource_id: str,
+    dimension: str,
+    min_capacity: int,
+    max_capacity: int,
+) -> appscaling.ScalableTarget:
+    return appscaling.ScalableTarget(
+        scope,
+        id,
+        service_namespace=appscaling.ServiceNamespace.SAGEMAKER,
+        resource_id=resource_id,
+        scalable_dimension=dimension,
+        min_capacity=min_capacity,
+        max_capacity=max_capacity,
+        role=scaling_role(scope),
+    )
+
+
+def track(
+    target: appscaling.ScalableTarget,
+    scaling: Autoscaling,
+    *,
+    concurrency_metric: appscaling.PredefinedMetric,
+    invocations_metric: appscaling.PredefinedMetric,
+) -> appscaling.TargetTrackingScalingPolicy:
+    """Adds the one target-tracking policy the settings ask for."""
+    metric = concurrency_metric if scaling.uses_concurrency else invocations_metric
+    return target.scale_to_track_metric(
+        "Tracking",
+        target_value=scaling.target_value,
+        predefined_metric=metric,
+        scale_in_cooldown=scaling.in_cooldown,
+        scale_out_cooldown=scaling.out_cooldown,
+    )

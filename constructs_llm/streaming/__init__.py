@@ -1,0 +1,51 @@
+"""Token streaming: a pure incremental parser, the Lambda runtime and its construct.
+
+``parse_stream`` and the event types come from the runtime package, which is stdlib-only;
+``StreamingInvoker`` (the CDK construct) is loaded only when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "parse_stream": "constructs_llm.streaming.runtime.parser",
+    "TokenEvent": "constructs_llm.streaming.runtime.events",
+    "DoneEvent": "constructs_llm.streaming.runtime.events",
+    "ErrorEvent": "constructs_llm.streaming.runtime.events",
+    "StreamEvent": "constructs_llm.streaming.runtime.events",
+    "StreamFormat": "constructs_llm.streaming.runtime.events",
+    "RequestFormat": "constructs_llm.streaming.runtime.events",
+    "iter_payload_parts": "constructs_llm.streaming.runtime.sagemaker_stream",
+    "StreamingInvoker": "constructs_llm.streaming.infrastructure",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'constructs_llm.streaming' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from constructs_llm.streaming.infrastructure import StreamingInvoker
+    from constructs_llm.streaming.runtime.events import (
+        DoneEvent,
+        ErrorEvent,
+        RequestFormat,
+        StreamEvent,
+        StreamFormat,
+        TokenEvent,
+    )
+    from constructs_llm.streaming.runtime.parser import parse_stream
+    from constructs_llm.streaming.runtime.sagemaker_stream import iter_payload_parts

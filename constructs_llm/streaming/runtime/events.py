@@ -1,0 +1,50 @@
+"""Stream event types and wire formats. Stdlib only: this file ships in the Lambda asset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class StreamFormat(str, Enum):
+    """How a serving container frames its token stream."""
+
+    TGI = "tgi"  # SSE `data:{"token": ...}` events (TGI generate API)
+    LMI_JSONLINES = "lmi_jsonlines"  # one JSON object per line (DJL LMI)
+    OPENAI = "openai"  # SSE `chat.completion.chunk` events ending in `data: [DONE]`
+    AUTO = "auto"  # detect per line
+
+
+class RequestFormat(str, Enum):
+    """Which request body a serving container expects on /invocations."""
+
+    MESSAGES = "messages"  # OpenAI-style {"messages": [...]} chat request
+    GENERATE = "generate"  # TGI/LMI {"inputs": "...", "parameters": {...}}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEvent:
+    """One generated piece of text."""
+
+    text: str
+    token_id: int | None = None
+    log_prob: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DoneEvent:
+    """The stream ended normally."""
+
+    finish_reason: str | None = None
+    generated_text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    """The stream ended with an error (engine payload or SageMaker stream exception)."""
+
+    message: str
+    code: str | None = None
+
+
+StreamEvent = TokenEvent | DoneEvent | ErrorEvent

@@ -1,0 +1,19 @@
+"""Example stacks, one per seed scenario. ``EXAMPLES`` maps a short name to each stack."""
+
+from __future__ import annotations
+
+from aws_cdk import Stack
+
+from stacks.falcon40b_lmi import Falcon40bLmiStack
+from stacks.llama2_tgi import Llama2TgiStack
+from stacks.mistral_inf2 import MistralInf2Stack
+from stacks.mixtral_trtllm import MixtralTrtLlmStack
+from stacks.phi3_lmi import Phi3LmiStack
+
+EXAMPLES: dict[str, type[Stack]] = {
+    "phi3-lmi": Phi3LmiStack,
+    "mixtral-trtllm": MixtralTrtLlmStack,
+    "falcon40b-lmi": Falcon40bLmiStack,
+    "llama2-tgi": Llama2TgiStack,
+    "mistral-inf2": MistralInf2Stack,
+}

@@ -1,0 +1,33 @@
+"""Seed 5: Llama-2-13b-chat on TGI, ml.g5.12xlarge (4 GPUs), Hugging Face token from
+Secrets Manager, autoscaling on concurrency."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Stack
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource
+
+
+class Llama2TgiStack(Stack):
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+        token = secretsmanager.Secret.from_secret_name_v2(self, "HfToken", "hugging-face/token")
+        model = LlmModel(
+            self,
+            "Model",
+            source=ModelSource.hugging_face("meta-llama/Llama-2-13b-chat-hf", token=token),
+            engine=Engine.tgi(),
+            instance_type="ml.g5.12xlarge",
+            max_input_tokens=2048,
+            max_total_tokens=4096,
+        )
+        self.endpoint = LlmEndpoint(
+            self,
+            "Endpoint",
+            model=model,
+            autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
+        )

@@ -1,0 +1,28 @@
+"""Mistral-7B on Inferentia2 (TGI NeuronX, ml.inf2.xlarge), EBS volume encrypted with a
+customer-managed key (inf2 has no local NVMe, so a volume and a key are allowed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Stack
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+
+
+class MistralInf2Stack(Stack):
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+        model = LlmModel(
+            self,
+            "Model",
+            source=ModelSource.hugging_face("mistralai/Mistral-7B-Instruct-v0.2"),
+            engine=Engine.tgi_neuronx(),
+            instance_type="ml.inf2.xlarge",
+            max_input_tokens=2048,
+            max_total_tokens=4096,
+        )
+        key = kms.Key(self, "VolumeKey", enable_key_rotation=True)
+        self.endpoint = LlmEndpoint(self, "Endpoint", model=model, kms_key=key)

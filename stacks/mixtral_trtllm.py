@@ -1,0 +1,30 @@
+"""Seed 3: Mixtral-8x7B on LMI TensorRT-LLM, ml.p4d.24xlarge, 1800 s health check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Duration, Stack
+from constructs import Construct
+
+from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+
+
+class MixtralTrtLlmStack(Stack):
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+        model = LlmModel(
+            self,
+            "Model",
+            source=ModelSource.hugging_face("mistralai/Mixtral-8x7B-Instruct-v0.1"),
+            engine=Engine.lmi(backend="trtllm"),
+            instance_type="ml.p4d.24xlarge",
+            max_input_tokens=4096,
+            max_total_tokens=8192,
+        )
+        self.endpoint = LlmEndpoint(
+            self,
+            "Endpoint",
+            model=model,
+            health_check_timeout=Duration.seconds(1800),
+        )

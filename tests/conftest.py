@@ -1,0 +1,36 @@
+"""Shared fixtures. CDK apps get the same feature flags as cdk.json, so tests see what
+`make synth` produces."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "1")
+os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cdk_context() -> dict[str, Any]:
+    context: dict[str, Any] = json.loads((ROOT / "cdk.json").read_text())["context"]
+    return context
+
+
+@pytest.fixture(scope="module")
+def new_stack() -> Callable[..., Any]:
+    """Returns a factory of fresh, environment-agnostic stacks in fresh apps."""
+    from aws_cdk import App, Stack
+
+    def make(region: str | None = None, **context: Any) -> Stack:
+        app = App(context={**cdk_context(), **context})
+        env = {"region": region, "account": "123456789012"} if region else None
+        return Stack(app, "Test", env=env)
+
+    return make
