@@ -45,16 +45,22 @@ def __dir__() -> list[str]:
     return __all__
 
 
-if TYPE_CHECKING:
-    from constructs_llm.container_image import ContainerImage
-    from constructs_llm.endpoint import LlmEndpoint
-    from constructs_llm.engine import Engine
-    from constructs_llm.errors import ConfigurationError, ConstructsLlmError
-    from constructs_llm.inference_component import InferenceComponent, InferenceComponentEndpoint
-    from constructs_llm.instance_type import InstanceType
-    from constructs_llm.model import LlmModel
-    from constructs_llm.model_source import ModelSource
-    from constructs_llm.scaling import Autoscaling
-    from constructs_llm.sizing import MemoryPlan, ModelArchitecture
-    from constructs_llm.streaming.infrastructure import StreamingInvoker
-    from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
+    from constructs_llm.container_image import ContainerImage as ContainerImage
+    from constructs_llm.endpoint import LlmEndpoint as LlmEndpoint
+    from constructs_llm.engine import Engine as Engine
+    from constructs_llm.errors import ConfigurationError as ConfigurationError
+    from constructs_llm.errors import ConstructsLlmError as ConstructsLlmError
+    from constructs_llm.inference_component import InferenceComponent as InferenceComponent
+    from constructs_llm.inference_component import (
+        InferenceComponentEndpoint as InferenceComponentEndpoint,
+    )
+    from constructs_llm.instance_type import InstanceType as InstanceType
+    from constructs_llm.model import LlmModel as LlmModel
+    from constructs_llm.model_source import ModelSource as ModelSource
+    from constructs_llm.scaling import Autoscaling as Autoscaling
+    from constructs_llm.sizing import MemoryPlan as MemoryPlan
+    from constructs_llm.sizing import ModelArchitecture as ModelArchitecture
+    from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker
+    from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
+    from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack
+from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -30,4 +30,10 @@ class Llama2TgiStack(Stack):
             "Endpoint",
             model=model,
             autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
+        )
+        Validations.of(self).acknowledge(
+            Acknowledgment(
+                id="Annotation::constructs-llm:hf-token-in-model-env",
+                reason="Only the platform team may call sagemaker:DescribeModel in this account.",
+            )
         )

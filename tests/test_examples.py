@@ -51,7 +51,9 @@ def cloud_assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def templates(cloud_assembly: Path) -> dict[str, Path]:
-    return {p.name.removesuffix(".template.json"): p for p in cloud_assembly.glob("*.template.json")}
+    return {
+        p.name.removesuffix(".template.json"): p for p in cloud_assembly.glob("*.template.json")
+    }
 
 
 def test_one_template_per_example(templates: dict[str, Path]) -> None:
@@ -103,5 +105,7 @@ def test_checkov_reports_no_failed_check(cloud_assembly: Path, templates: dict[s
         reports = report if isinstance(report, list) else [report]
         for r in reports:
             for check in r.get("results", {}).get("failed_checks", []):
-                failed.append(f"{name}: {check['check_id']} {check['resource']} {check['check_name']}")
+                failed.append(
+                    f"{name}: {check['check_id']} {check['resource']} {check['check_name']}"
+                )
     assert failed == [], "\n".join(failed)

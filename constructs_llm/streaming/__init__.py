@@ -37,15 +37,15 @@ def __dir__() -> list[str]:
     return __all__
 
 
-if TYPE_CHECKING:
-    from constructs_llm.streaming.infrastructure import StreamingInvoker
-    from constructs_llm.streaming.runtime.events import (
-        DoneEvent,
-        ErrorEvent,
-        RequestFormat,
-        StreamEvent,
-        StreamFormat,
-        TokenEvent,
+if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
+    from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker
+    from constructs_llm.streaming.runtime.events import DoneEvent as DoneEvent
+    from constructs_llm.streaming.runtime.events import ErrorEvent as ErrorEvent
+    from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
+    from constructs_llm.streaming.runtime.events import StreamEvent as StreamEvent
+    from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat
+    from constructs_llm.streaming.runtime.events import TokenEvent as TokenEvent
+    from constructs_llm.streaming.runtime.parser import parse_stream as parse_stream
+    from constructs_llm.streaming.runtime.sagemaker_stream import (
+        iter_payload_parts as iter_payload_parts,
     )
-    from constructs_llm.streaming.runtime.parser import parse_stream
-    from constructs_llm.streaming.runtime.sagemaker_stream import iter_payload_parts

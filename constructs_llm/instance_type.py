@@ -1,0 +1,332 @@
+"""SageMaker instance types with the hardware facts that drive defaults and validation.
+
+Pure Python (no ``aws_cdk`` import): the catalog is ``data/instances.json``, read once on
+first use. Any well-formed ``ml.<family>.<size>`` string is accepted, so new AWS launches
+work before the catalog knows them; only a typo inside a known family is an error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal
+
+from constructs_llm.errors import InstanceTypeError
+
+Accelerator = Literal["nvidia", "neuron"]
+
+# Family may carry a hyphenated variant (ml.p6-b200.48xlarge); size is e.g. "2xlarge".
+_NAME = re.compile(r"ml\.(?P<family>[a-z0-9]+(?:-[a-z0-9]+)*)\.(?P<size>[a-z0-9]+(?:-[a-z0-9]+)*)")
+_LOOSE = re.compile(r"(?:ml\.)?[a-z0-9-]+\.[a-z0-9-]+")
+_EXAMPLE = "ml.g5.2xlarge"
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Size:
+    vcpus: int
+    memory_gib: float
+    accelerators: int
+    neuron_cores: int | None
+    local_nvme_gb: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Family:
+    accelerator: Accelerator | None
+    accelerator_model: str | None
+    accelerator_memory_mib: int | None
+    sizes: dict[str, _Size]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Catalog:
+    families: dict[str, _Family]
+    nvme_only_families: frozenset[str]
+
+
+@functools.cache
+def _catalog() -> _Catalog:
+    text = resources.files("constructs_llm").joinpath("data/instances.json").read_text("utf-8")
+    raw: dict[str, Any] = json.loads(text)
+    families = {name: _parse_family(spec) for name, spec in raw["families"].items()}
+    nvme_only = frozenset(raw["nvme_only_families"]["families"])
+    return _Catalog(families=families, nvme_only_families=nvme_only)
+
+
+def _parse_family(spec: dict[str, Any]) -> _Family:
+    sizes = {
+        size: _Size(
+            vcpus=int(row["vcpus"]),
+            memory_gib=float(row["memory_gib"]),
+            accelerators=int(row["accelerators"]),
+            neuron_cores=None if row.get("neuron_cores") is None else int(row["neuron_cores"]),
+            local_nvme_gb=int(row["local_nvme_gb"]),
+        )
+        for size, row in spec["sizes"].items()
+    }
+    mib = spec["accelerator_memory_mib"]
+    return _Family(
+        accelerator=spec["accelerator"],
+        accelerator_model=spec["accelerator_model"],
+        accelerator_memory_mib=None if mib is None else int(mib),
+        sizes=sizes,
+    )
+
+
+def sizes_of(family: str) -> list[str]:
+    """Sizes the catalog knows for ``family`` (e.g. ``"g5"``), smallest first; [] if unknown."""
+    spec = _catalog().families.get(family)
+    return [] if spec is None else list(spec.sizes)
+
+
+def is_token(value: str) -> bool:
+    """True for an unresolved CDK token encoded in a string (checked without importing CDK)."""
+    return "${Token[" in value or "#{Token[" in value
+
+
+class InstanceType:
+    """A SageMaker instance type such as ``ml.g5.12xlarge``, with its hardware facts.
+
+    Unknown families (a new launch) are accepted with ``known=False`` and no hardware
+    data; the constructs then warn and skip hardware checks. An unknown size in a known
+    family is almost always a typo and raises, unless ``allow_unknown_size=True``.
+    """
+
+    __slots__ = ("_family", "_name", "_size", "_sizes", "_spec")
+
+    def __init__(self, name: str, *, allow_unknown_size: bool = False) -> None:
+        family, size = _parse_name(name)
+        family_spec = _catalog().families.get(family)
+        size_spec = None if family_spec is None else family_spec.sizes.get(size)
+        if family_spec is not None and size_spec is None and not allow_unknown_size:
+            raise InstanceTypeError(_unknown_size_message(name, family, family_spec))
+        self._name = name
+        self._family = family
+        self._size = size
+        self._sizes = family_spec
+        self._spec = size_spec
+
+    @classmethod
+    def of(cls, value: str | InstanceType, *, allow_unknown_size: bool = False) -> InstanceType:
+        """Accept a name or an existing InstanceType (returned as is)."""
+        if isinstance(value, InstanceType):
+            return value
+        return cls(value, allow_unknown_size=allow_unknown_size)
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def family(self) -> str:
+        return self._family
+
+    @property
+    def size(self) -> str:
+        return self._size
+
+    def __str__(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"InstanceType({self._name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InstanceType):
+            return NotImplemented
+        return self._name == other._name
+
+    def __hash__(self) -> int:
+        return hash(self._name)
+
+    # -- catalog status -------------------------------------------------------------------
+    @property
+    def known(self) -> bool:
+        """True when the catalog has full hardware data for this exact type."""
+        return self._spec is not None
+
+    @property
+    def family_known(self) -> bool:
+        return self._sizes is not None
+
+    # -- accelerators ---------------------------------------------------------------------
+    @property
+    def accelerator(self) -> Accelerator | None:
+        """The accelerator kind: "nvidia", "neuron" or None (CPU).
+
+        For a family the catalog does not know, this is a guess from the family name
+        (g*/p* = nvidia, inf*/trn* = neuron) so engines can still pick an image; check
+        ``known`` before trusting hardware figures.
+        """
+        if self._sizes is not None:
+            return self._sizes.accelerator
+        if self._family.startswith(("inf", "trn")):
+            return "neuron"
+        if self._family.startswith(("g", "p")):
+            return "nvidia"
+        return None
+
+    @property
+    def accelerator_model(self) -> str | None:
+        """Marketing name of the accelerator, e.g. "NVIDIA A10G"; None on CPU or unknown."""
+        return None if self._sizes is None else self._sizes.accelerator_model
+
+    @property
+    def accelerator_count(self) -> int:
+        """GPUs, or Neuron chips (devices), per instance; 0 on CPU and unknown types."""
+        return 0 if self._spec is None else self._spec.accelerators
+
+    @property
+    def accelerator_memory_gib(self) -> float | None:
+        """Memory per device in GiB (the EC2-reported figure for GPUs, HBM per Neuron chip)."""
+        if self._spec is None or self._sizes is None or self._sizes.accelerator_memory_mib is None:
+            return None
+        return self._sizes.accelerator_memory_mib / 1024
+
+    @property
+    def total_accelerator_memory_gib(self) -> float | None:
+        per_device = self.accelerator_memory_gib
+        return None if per_device is None else per_device * self.accelerator_count
+
+    @property
+    def neuron_cores(self) -> int | None:
+        """NeuronCores per instance (two per Inferentia2 chip); None if not a Neuron type."""
+        return None if self._spec is None else self._spec.neuron_cores
+
+    # -- host -----------------------------------------------------------------------------
+    @property
+    def vcpus(self) -> int | None:
+        return None if self._spec is None else self._spec.vcpus
+
+    @property
+    def memory_gib(self) -> float | None:
+        """Host RAM in GiB."""
+        return None if self._spec is None else self._spec.memory_gib
+
+    @property
+    def local_nvme_gb(self) -> int | None:
+        """Instance-store NVMe in GB: 0 when EBS only, None when the type is unknown."""
+        return None if self._spec is None else self._spec.local_nvme_gb
+
+    @property
+    def local_nvme(self) -> bool:
+        """True if the instance has local NVMe storage.
+
+        An unknown size follows its family when all known sizes agree. Unknown families
+        fall back to the SageMaker Python SDK's rule (a "d" in the family, or g5/g6/p5/trn1
+        families) plus newer families known to carry NVMe.
+        """
+        if self._spec is not None:
+            return self._spec.local_nvme_gb > 0
+        if self._sizes is not None:
+            kinds = {size.local_nvme_gb > 0 for size in self._sizes.sizes.values()}
+            if len(kinds) == 1:
+                return kinds.pop()
+        family = self._family
+        if family in _catalog().nvme_only_families:
+            return True
+        return "d" in family or family.startswith(("g5", "g6", "p5", "trn1"))
+
+    @property
+    def supports_volume_size(self) -> bool:
+        """SageMaker accepts VolumeSizeInGB only on types without local NVMe."""
+        return not self.local_nvme
+
+    @property
+    def supports_kms(self) -> bool:
+        """KmsKeyId on the endpoint config only where there is no local NVMe (same rule)."""
+        return not self.local_nvme
+
+    def describe(self) -> str:
+        """One line for messages.
+
+        For example ``4 \u00d7 NVIDIA A10G 22.4 GiB, 48 vCPU, 192 GiB, local NVMe 3800 GB``.
+        """
+        spec = self._spec
+        if spec is None:
+            return f"unknown hardware ({self._name} is not in the instance catalog)"
+        parts = [self._describe_accelerators()]
+        parts.append(f"{spec.vcpus} vCPU, {_num(spec.memory_gib)} GiB")
+        if spec.local_nvme_gb:
+            parts.append(f"local NVMe {spec.local_nvme_gb} GB")
+        return ", ".join(parts)
+
+    def _describe_accelerators(self) -> str:
+        memory = self.accelerator_memory_gib
+        if self.accelerator_count == 0 or memory is None:
+            return "no accelerators"
+        text = f"{self.accelerator_count} \u00d7 {self.accelerator_model} {_num(memory)} GiB"
+        if self.neuron_cores:
+            text += f" ({self.neuron_cores} NeuronCores)"
+        return text
+
+
+def _num(value: float) -> str:
+    """22.3515625 -> "22.4", 192.0 -> "192"."""
+    return f"{value:.1f}".removesuffix(".0")
+
+
+def _parse_name(name: object) -> tuple[str, str]:
+    if not isinstance(name, str):
+        raise InstanceTypeError(
+            f"Instance type must be a string such as {_EXAMPLE!r} or an InstanceType, "
+            f"got {type(name).__name__} {name!r}."
+        )
+    if is_token(name):
+        raise InstanceTypeError(
+            f"Instance type must be a concrete string, got a CDK token ({name}). "
+            "constructs_llm derives defaults (tensor parallelism, timeouts, volume size) and "
+            "validates the hardware from the instance type at synth time; pass a literal such "
+            f"as {_EXAMPLE!r}."
+        )
+    match = _NAME.fullmatch(name)
+    if match is None:
+        raise InstanceTypeError(_malformed_message(name))
+    return match["family"], match["size"]
+
+
+def _malformed_message(name: str) -> str:
+    message = (
+        f"Invalid instance type: got {name!r}. Expected 'ml.<family>.<size>', "
+        f"for example {_EXAMPLE!r}."
+    )
+    hint = _malformed_hint(name)
+    return f"{message} {hint}" if hint else message
+
+
+def _malformed_hint(name: str) -> str:
+    cleaned = "".join(name.split()).lower()
+    if cleaned != name and _NAME.fullmatch(cleaned):
+        problems = []
+        if cleaned != name.lower():
+            problems.append("contains whitespace")
+        if name != name.lower():
+            problems.append("must be lower case")
+        return f"The name {' and '.join(problems)}: use {cleaned!r}."
+    if _LOOSE.fullmatch(cleaned) and not cleaned.startswith("ml."):
+        return f"SageMaker instance types start with 'ml.': use {'ml.' + cleaned!r}."
+    parts = cleaned.split(".")
+    if len(parts) == 2 and parts[0] == "ml" and parts[1]:
+        sizes = sizes_of(parts[1])
+        listed = f" Sizes of ml.{parts[1]}: {', '.join(sizes)}." if sizes else ""
+        return f"The size is missing.{listed}"
+    return ""
+
+
+def _unknown_size_message(name: str, family: str, spec: _Family) -> str:
+    sizes = list(spec.sizes)
+    size = name.rsplit(".", 1)[-1]
+    close = difflib.get_close_matches(size, sizes, n=2, cutoff=0.75)
+    guess = " or ".join(f"'ml.{family}.{s}'" for s in close)
+    suggestion = f" Did you mean {guess}?" if guess else ""
+    return (
+        f"Unknown instance size for family ml.{family}: got {name!r}.{suggestion} "
+        f"Sizes of ml.{family}: {', '.join(sizes)}. If AWS has launched this size after "
+        f"this library's catalog, opt out of the check with "
+        f"InstanceType({name!r}, allow_unknown_size=True) (hardware checks are then skipped)."
+    )

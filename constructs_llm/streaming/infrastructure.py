@@ -1,0 +1,206 @@
+"""StreamingInvoker: a Lambda function URL that streams an LLM's tokens as OpenAI chunks."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import Duration, RemovalPolicy, Stack, Token
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from constructs_llm.errors import ConfigurationError
+from constructs_llm.invocation_target import InvocationTarget
+
+_RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
+_PORT = "8080"
+_MAX_TIMEOUT_S = 900
+# Stream reads give up a little before the function itself would be stopped.
+_READ_TIMEOUT_MARGIN_S = 10
+# checkov checks that do not apply to a synchronous, URL-invoked streaming function.
+_CHECKOV_SKIPS = [
+    {
+        "id": "CKV_AWS_115",
+        "comment": "Reserved concurrency is left to the account: reserving any by default fails "
+        "deploys in accounts whose unreserved concurrency is at the minimum.",
+    },
+    {
+        "id": "CKV_AWS_116",
+        "comment": "Invoked synchronously through its function URL; a dead-letter queue only "
+        "applies to asynchronous invocations.",
+    },
+    {
+        "id": "CKV_AWS_117",
+        "comment": "Needs only the SageMaker Runtime API; pass vpc=... to run it in a VPC.",
+    },
+    {
+        "id": "CKV_AWS_173",
+        "comment": "The environment holds names and settings only (no secrets).",
+    },
+]
+
+
+class StreamingInvoker(Construct):
+    """A streaming, OpenAI-compatible front door to an ``LlmEndpoint`` or ``InferenceComponent``.
+
+    A Python Lambda (stdlib + boto3, no bundling) behind the Lambda Web Adapter layer, with a
+    function URL in ``RESPONSE_STREAM`` mode and ``AWS_IAM`` auth. ``POST
+    /v1/chat/completions`` works for every engine; tokens are flushed as they arrive.
+
+    :param target: the endpoint or inference component to call.
+    :param timeout: longest request, generation included. @default 5 minutes (max 15)
+    :param memory_size: MiB. @default 512
+    :param adapter_layer: the Lambda Web Adapter layer. @default the published layer for the
+        stack's region (arm64 in commercial regions, x86_64 in China)
+    :param log_retention: @default one month
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        target: InvocationTarget,
+        timeout: Duration | None = None,
+        memory_size: int = 512,
+        adapter_layer: lambda_.ILayerVersion | None = None,
+        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+    ) -> None:
+        super().__init__(scope, id)
+        timeout = timeout or Duration.minutes(5)
+        _check(target, timeout, memory_size)
+        self.target = target
+        architecture, layer = self._adapter(adapter_layer)
+        log_group = logs.LogGroup(
+            self, "Logs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY
+        )
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description="Streaming invoker of an LLM endpoint (constructs_llm)",
+        )
+        log_group.grant_write(self.role)
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            runtime=lambda_.Runtime.PYTHON_3_14,
+            architecture=architecture,
+            code=_runtime_code(),
+            handler="runtime/run.sh",
+            layers=[layer],
+            timeout=timeout,
+            memory_size=memory_size,
+            role=self.role,
+            log_group=log_group,
+            retry_attempts=0,
+            environment=self._environment(target, timeout),
+        )
+        self.function.node.default_child.add_metadata(  # type: ignore[union-attr]
+            "checkov", {"skip": _CHECKOV_SKIPS}
+        )
+        target.grant_invoke(self.role)
+        self.function_url = self.function.add_function_url(
+            auth_type=lambda_.FunctionUrlAuthType.AWS_IAM,
+            invoke_mode=lambda_.InvokeMode.RESPONSE_STREAM,
+        )
+
+    @property
+    def url(self) -> str:
+        """The function URL; append ``v1`` for an OpenAI client's ``base_url``."""
+        return self.function_url.url
+
+    def grant_invoke_url(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Lets ``grantee`` call the URL (``InvokeFunctionUrl`` and, via the URL only,
+        ``InvokeFunction``, as function URLs require since October 2025)."""
+        return self.function.grant_invoke_url(grantee)
+
+    def _environment(self, target: InvocationTarget, timeout: Duration) -> dict[str, str]:
+        env = {
+            "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
+            "AWS_LWA_INVOKE_MODE": "response_stream",
+            "AWS_LWA_PORT": _PORT,
+            "AWS_LWA_READINESS_CHECK_PATH": "/health",
+            "PORT": _PORT,
+            "ENDPOINT_NAME": target.endpoint_name,
+            "STREAM_FORMAT": target.stream_format.value,
+            "REQUEST_FORMAT": target.request_format.value,
+            "MODEL_NAME": getattr(target, "served_model_name", "model"),
+            "UPSTREAM_READ_TIMEOUT": str(_read_timeout(timeout)),
+        }
+        if target.inference_component_name is not None:
+            env["INFERENCE_COMPONENT_NAME"] = target.inference_component_name
+        return env
+
+    def _adapter(
+        self, layer: lambda_.ILayerVersion | None
+    ) -> tuple[lambda_.Architecture, lambda_.ILayerVersion]:
+        if layer is not None:
+            return lambda_.Architecture.ARM_64, layer
+        arn, arch = adapter_layer_arn(Stack.of(self).region)
+        architecture = (
+            lambda_.Architecture.ARM_64 if arch == "arm64" else lambda_.Architecture.X86_64
+        )
+        return architecture, lambda_.LayerVersion.from_layer_version_arn(self, "Adapter", arn)
+
+
+def adapter_layer_arn(region: str) -> tuple[str, str]:
+    """The Lambda Web Adapter layer ARN and its architecture for ``region`` (may be a token)."""
+    data = _layers()
+    version = data["version"]
+    commercial = data["commercial"]
+    if Token.is_unresolved(region):
+        name = commercial["layers"]["arm64"]
+        arn = f"arn:aws:lambda:{region}:{commercial['account']}:layer:{name}:{version}"
+        return arn, "arm64"
+    china = data["china"]["accounts"].get(region)
+    if china is not None:
+        name = data["china"]["layers"]["x86_64"]
+        return f"arn:aws-cn:lambda:{region}:{china}:layer:{name}:{version}", "x86_64"
+    if any(region.startswith(p) for p in data["unsupported_partition_prefixes"]):
+        raise ConfigurationError(
+            f"no published Lambda Web Adapter layer is known for region {region!r}; publish "
+            "the adapter in that partition and pass adapter_layer=LayerVersion."
+            "from_layer_version_arn(...) (an arm64 build)"
+        )
+    name = commercial["layers"]["arm64"]
+    return f"arn:aws:lambda:{region}:{commercial['account']}:layer:{name}:{version}", "arm64"
+
+
+def _check(target: object, timeout: Duration, memory_size: int) -> None:
+    if not isinstance(target, InvocationTarget):
+        raise ConfigurationError(
+            f"target must be an LlmEndpoint or an InferenceComponent, got {target!r}"
+        )
+    seconds = timeout.to_seconds()
+    if not _READ_TIMEOUT_MARGIN_S * 3 <= seconds <= _MAX_TIMEOUT_S:
+        raise ConfigurationError(
+            f"timeout must be between {_READ_TIMEOUT_MARGIN_S * 3} s and 15 minutes (the "
+            f"Lambda maximum), got {seconds:g} s"
+        )
+    if not isinstance(memory_size, int) or not 128 <= memory_size <= 10240:
+        raise ConfigurationError(f"memory_size must be 128-10240 MiB, got {memory_size!r}")
+
+
+def _read_timeout(timeout: Duration) -> int:
+    return int(timeout.to_seconds()) - _READ_TIMEOUT_MARGIN_S
+
+
+def _runtime_code() -> lambda_.Code:
+    """The runtime package alone, as ``runtime/`` at the asset root (no bundling step)."""
+    return lambda_.Code.from_asset(
+        str(_RUNTIME_DIR.parent),
+        exclude=["*", "!runtime", "!runtime/**", "**/__pycache__", "**/*.pyc"],
+    )
+
+
+@cache
+def _layers() -> dict[str, Any]:
+    text = resources.files("constructs_llm.streaming").joinpath("data/lwa_layers.json")
+    data: dict[str, Any] = json.loads(text.read_text())
+    return data

@@ -1,0 +1,279 @@
+"""LlmEndpoint: config and endpoint wiring, LLM-sized defaults, autoscaling that survives
+instance-type changes, grants and metrics."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aws_cdk import Duration, Size, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Annotations, Match, Template
+
+from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource
+from constructs_llm.errors import ConfigurationError
+
+
+def _endpoint(
+    stack: Stack,
+    instance_type: str = "ml.g5.2xlarge",
+    engine: Engine | None = None,
+    model_id: str = "meta-llama/Meta-Llama-3-8B-Instruct",
+    **props: Any,
+) -> LlmEndpoint:
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face(model_id),
+        engine=engine or Engine.tgi(),
+        instance_type=instance_type,
+    )
+    return LlmEndpoint(stack, "Endpoint", model=model, **props)
+
+
+def _variant(template: Template) -> dict[str, Any]:
+    config = next(iter(template.find_resources("AWS::SageMaker::EndpointConfig").values()))
+    variant: dict[str, Any] = config["Properties"]["ProductionVariants"][0]
+    return variant
+
+
+@pytest.fixture(scope="module")
+def scaled(new_stack: Callable[..., Stack]) -> tuple[LlmEndpoint, Template]:
+    stack = new_stack()
+    endpoint = _endpoint(
+        stack,
+        endpoint_name="chat-llama3",
+        autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
+    )
+    role = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())
+    endpoint.grant_invoke(role)
+    return endpoint, Template.from_stack(stack)
+
+
+def test_only_the_endpoint_has_a_physical_name(scaled: tuple[LlmEndpoint, Template]) -> None:
+    _, template = scaled
+    template.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig", {"EndpointConfigName": Match.absent()}
+    )
+    template.has_resource_properties(
+        "AWS::SageMaker::Endpoint",
+        {
+            "EndpointName": "chat-llama3",
+            "EndpointConfigName": {"Fn::GetAtt": [Match.any_value(), "EndpointConfigName"]},
+            "RetainAllVariantProperties": True,
+        },
+    )
+
+
+def test_variant_gets_llm_timeouts_and_is_named_after_the_fleet(
+    scaled: tuple[LlmEndpoint, Template],
+) -> None:
+    _, template = scaled
+    variant = _variant(template)
+    assert variant["VariantName"] == "g5-2xlarge"
+    assert variant["InstanceType"] == "ml.g5.2xlarge"
+    assert variant["ContainerStartupHealthCheckTimeoutInSeconds"] >= 900
+    assert variant["ModelDataDownloadTimeoutInSeconds"] >= 900
+    assert "VolumeSizeInGB" not in variant  # g5 has local NVMe
+    assert variant["RoutingConfig"] == {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+
+
+def test_autoscaling_tracks_concurrency_on_the_fleet_variant(
+    scaled: tuple[LlmEndpoint, Template],
+) -> None:
+    _, template = scaled
+    template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalableTarget",
+        {
+            "MinCapacity": 1,
+            "MaxCapacity": 4,
+            "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+            "ResourceId": {
+                "Fn::Join": [
+                    "",
+                    [
+                        "endpoint/",
+                        {"Fn::GetAtt": [Match.any_value(), "EndpointName"]},
+                        "/variant/g5-2xlarge",
+                    ],
+                ]
+            },
+        },
+    )
+    target = template.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
+    assert "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint" in json.dumps(target)
+    template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingScalingPolicyConfiguration": Match.object_like(
+                {
+                    "TargetValue": 8,
+                    "PredefinedMetricSpecification": {
+                        "PredefinedMetricType": "SageMakerVariantConcurrentRequestsPerModelHighResolution"
+                    },
+                    "ScaleInCooldown": 600,
+                    "ScaleOutCooldown": 120,
+                }
+            ),
+        },
+    )
+    template.resource_count_is("AWS::IAM::Role", 2)  # model role + caller; no scaling role
+
+
+def test_changing_the_instance_type_replaces_the_variant_and_scalable_target(
+    new_stack: Callable[..., Stack],
+) -> None:
+    def resource_id(instance_type: str) -> str:
+        stack = new_stack()
+        _endpoint(
+            stack,
+            instance_type=instance_type,
+            autoscaling=Autoscaling(max_capacity=2, target_concurrent_requests=4),
+        )
+        target = next(
+            iter(
+                Template.from_stack(stack)
+                .find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
+                .values()
+            )
+        )
+        return str(target["Properties"]["ResourceId"])
+
+    # ResourceId is create-only, so CloudFormation creates the new target and deletes the old.
+    assert "g5-2xlarge" in resource_id("ml.g5.2xlarge")
+    assert "g6-2xlarge" in resource_id("ml.g6.2xlarge")
+
+
+def test_grant_invoke_covers_streaming_on_this_endpoint_only(
+    scaled: tuple[LlmEndpoint, Template],
+) -> None:
+    _, template = scaled
+    template.has_resource_properties(
+        "AWS::IAM::Policy",
+        {
+            "PolicyDocument": {
+                "Statement": [
+                    Match.object_like(
+                        {
+                            "Action": [
+                                "sagemaker:InvokeEndpoint",
+                                "sagemaker:InvokeEndpointWithResponseStream",
+                            ],
+                            "Resource": {"Ref": Match.string_like_regexp("Endpoint")},
+                        }
+                    )
+                ]
+            }
+        },
+    )
+
+
+def test_metrics_use_the_endpoint_and_variant(scaled: tuple[LlmEndpoint, Template]) -> None:
+    endpoint, _ = scaled
+    metric = endpoint.metric_concurrent_requests()
+    assert metric.metric_name == "ConcurrentRequestsPerModel"
+    assert set(metric.dimensions or {}) == {"EndpointName", "VariantName"}
+    assert endpoint.metric_invocations().statistic == "Sum"
+    assert endpoint.metric_gpu_utilization().namespace == "/aws/sagemaker/Endpoints"
+
+
+def test_quota_note_names_instance_type_and_maximum(scaled: tuple[LlmEndpoint, Template]) -> None:
+    endpoint, _ = scaled
+    notes = Annotations.from_stack(Stack.of(endpoint)).find_info(
+        "*", Match.string_like_regexp("ml.g5.2xlarge for endpoint usage.*4 instance")
+    )
+    assert notes
+
+
+def test_neuron_defaults_to_an_hour_and_ebs_volume_with_key(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    key = kms.Key(stack, "Key", enable_key_rotation=True)
+    _endpoint(
+        stack,
+        instance_type="ml.inf2.xlarge",
+        engine=Engine.tgi_neuronx(),
+        model_id="mistralai/Mistral-7B-Instruct-v0.2",
+        kms_key=key,
+        volume_size=Size.gibibytes(64),
+    )
+    template = Template.from_stack(stack)
+    variant = _variant(template)
+    assert variant["ContainerStartupHealthCheckTimeoutInSeconds"] == 3600
+    assert variant["VolumeSizeInGB"] == 64
+    template.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig", {"KmsKeyId": {"Fn::GetAtt": [Match.any_value(), "Arn"]}}
+    )
+
+
+def test_timeouts_grow_with_model_size(new_stack: Callable[..., Stack]) -> None:
+    small = _variant(
+        Template.from_stack(_stack_with(new_stack, "microsoft/Phi-3-mini-4k-instruct"))
+    )
+    big = _variant(Template.from_stack(_stack_with(new_stack, "tiiuae/falcon-40b-instruct")))
+    key = "ContainerStartupHealthCheckTimeoutInSeconds"
+    assert big[key] > small[key] >= 900
+
+
+def _stack_with(new_stack: Callable[..., Stack], model_id: str) -> Stack:
+    stack = new_stack()
+    _endpoint(stack, instance_type="ml.g5.48xlarge", model_id=model_id, engine=Engine.lmi())
+    return stack
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"instance_count": 0}, "instance_count must be an integer >= 1, got 0"),
+        ({"health_check_timeout": Duration.seconds(30)}, "health_check_timeout .* got 30 s"),
+        ({"download_timeout": Duration.hours(2)}, "download_timeout .* got 7200 s"),
+        ({"volume_size": Size.gibibytes(100)}, "volume_size cannot be set on ml.g5.2xlarge"),
+        ({"endpoint_name": "my_endpoint"}, "endpoint_name .* got 'my_endpoint'"),
+        ({"endpoint_name": "x" * 64}, "endpoint_name .*64 characters"),
+        (
+            {
+                "autoscaling": Autoscaling(
+                    min_capacity=0, max_capacity=2, target_concurrent_requests=1
+                )
+            },
+            "cannot scale to zero",
+        ),
+        (
+            {
+                "instance_count": 5,
+                "autoscaling": Autoscaling(max_capacity=2, target_concurrent_requests=1),
+            },
+            r"instance_count 5 is outside autoscaling's \[1, 2\]",
+        ),
+    ],
+)
+def test_bad_input_fails_naming_the_value(
+    new_stack: Callable[..., Stack], props: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        _endpoint(new_stack(), **props)
+
+
+def test_endpoint_instance_type_must_match_the_model(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+        engine=Engine.tgi(),
+        instance_type="ml.g5.2xlarge",
+    )
+    with pytest.raises(ConfigurationError, match="ml.g5.4xlarge differs from the model's ml.g5.2xlarge"):
+        LlmEndpoint(stack, "Endpoint", model=model, instance_type="ml.g5.4xlarge")
+
+
+def test_kms_key_on_nvme_instance_is_rejected(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    key = kms.Key(stack, "Key")
+    with pytest.raises(ConfigurationError, match="kms_key cannot be used with ml.g5.2xlarge"):
+        _endpoint(stack, kms_key=key)
