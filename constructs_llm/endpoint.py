@@ -21,10 +21,18 @@ from constructs_llm.scaling import Autoscaling
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
 
-_INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]
-_MAX_VOLUME_GB = 512
+INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]
+MAX_VOLUME_GB = 512
+VOLUME_KEY_ACTIONS = (
+    "kms:CreateGrant",
+    "kms:DescribeKey",
+    "kms:Decrypt",
+    "kms:Encrypt",
+    "kms:GenerateDataKey",
+    "kms:GenerateDataKeyWithoutPlaintext",
+)
 # A fixed checkov skip: its check asks for a KMS key that SageMaker cannot use on NVMe types.
-_NVME_CHECKOV_SKIP = {
+NVME_CHECKOV_SKIP = {
     "id": "CKV_AWS_98",
     "comment": "Instance type has local NVMe storage, which is hardware-encrypted; SageMaker "
     "does not accept KmsKeyId for instance storage (it only encrypts EBS ML volumes).",
@@ -91,9 +99,10 @@ class LlmEndpoint(Construct):
             kms_key_id=kms_key.key_arn if kms_key else None,
         )
         if self.instance_type.local_nvme:
-            self.config.add_metadata("checkov", {"skip": [_NVME_CHECKOV_SKIP]})
+            self.config.add_metadata("checkov", {"skip": [NVME_CHECKOV_SKIP]})
         if kms_key is not None:
-            kms_key.grant_encrypt_decrypt(model.role)
+            # Named actions only: the volume key needs no wildcard actions.
+            kms_key.grant(model.role, *VOLUME_KEY_ACTIONS)
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -134,7 +143,7 @@ class LlmEndpoint(Construct):
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
         return iam.Grant.add_to_principal(
-            grantee=grantee, actions=_INVOKE_ACTIONS, resource_arns=[self.endpoint_arn]
+            grantee=grantee, actions=INVOKE_ACTIONS, resource_arns=[self.endpoint_arn]
         )
 
     def metric(
@@ -202,30 +211,12 @@ class LlmEndpoint(Construct):
 
     def _validate_placement(self, kms_key: kms.IKey | None, endpoint_name: str | None) -> None:
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
-        if kms_key is not None and self.instance_type.known and not self.instance_type.supports_kms:
-            problems.add(
-                f"kms_key cannot be used with {self.instance_type.name}: it has local NVMe "
-                "storage, which SageMaker encrypts with a hardware key and for which "
-                "CreateEndpointConfig rejects KmsKeyId; drop kms_key or pick an EBS-backed type"
-            )
+        problems.add(kms_problem(self.instance_type, kms_key))
         problems.add(name_problem("endpoint_name", endpoint_name))
         problems.raise_if_any()
 
     def _volume_problem(self, volume_size: Size | None) -> str | None:
-        if volume_size is None:
-            return None
-        if not isinstance(volume_size, Size):
-            return f"volume_size must be a Size, got {volume_size!r}; use Size.gibibytes(...)"
-        if self.instance_type.known and not self.instance_type.supports_volume_size:
-            return (
-                f"volume_size cannot be set on {self.instance_type.name}: it has local NVMe "
-                f"storage ({self.instance_type.local_nvme_gb} GB) and SageMaker rejects "
-                "VolumeSizeInGB there; drop volume_size"
-            )
-        gib = volume_size.to_gibibytes()
-        if not Token.is_unresolved(gib) and not 1 <= gib <= _MAX_VOLUME_GB:
-            return f"volume_size must be 1-{_MAX_VOLUME_GB} GiB, got {gib:g} GiB"
-        return None
+        return volume_problem(self.instance_type, volume_size)
 
     def _scaling_problem(self, instance_count: int) -> str | None:
         s = self.autoscaling
@@ -258,6 +249,7 @@ class LlmEndpoint(Construct):
             ),
             model_data_download_timeout_in_seconds=int(self.download_timeout.to_seconds()),
             volume_size_in_gb=self._volume_gb(volume_size),
+            inference_ami_version=self.model.inference_ami_version,
             routing_config=sagemaker.CfnEndpointConfig.RoutingConfigProperty(
                 routing_strategy="LEAST_OUTSTANDING_REQUESTS"
             ),
@@ -270,7 +262,7 @@ class LlmEndpoint(Construct):
         if plan is None or not self.instance_type.supports_volume_size:
             return None
         # Weights land on the volume, and some servers copy them once more.
-        return min(_MAX_VOLUME_GB, max(30, math.ceil(plan.weights_gib * 2.5 + 10)))
+        return min(MAX_VOLUME_GB, max(30, math.ceil(plan.weights_gib * 2.5 + 10)))
 
     def _autoscale(self, autoscaling: Autoscaling) -> appscaling.ScalableTarget:
         target = _scaling.scalable_target(
@@ -290,6 +282,8 @@ class LlmEndpoint(Construct):
         return target
 
     def _annotate(self, instance_count: int) -> None:
+        if self.model.plan is not None:
+            Annotations.of(self).add_info(f"Memory plan: {self.model.plan.summary()}")
         most = self.autoscaling.max_capacity if self.autoscaling else instance_count
         Annotations.of(self).add_info(
             f"Service Quotas: '{self.instance_type.name} for endpoint usage' must allow at "
@@ -305,3 +299,30 @@ def variant_name_for(instance_type: InstanceType) -> str:
     return name
 
 
+def kms_problem(instance_type: InstanceType, kms_key: kms.IKey | None) -> str | None:
+    """KmsKeyId is rejected on instance types with local NVMe storage."""
+    if kms_key is None or not instance_type.known or instance_type.supports_kms:
+        return None
+    return (
+        f"kms_key cannot be used with {instance_type.name}: it has local NVMe "
+        "storage, which SageMaker encrypts with a hardware key and for which "
+        "CreateEndpointConfig rejects KmsKeyId; drop kms_key or pick an EBS-backed type"
+    )
+
+
+def volume_problem(instance_type: InstanceType, volume_size: Size | None) -> str | None:
+    """VolumeSizeInGB: a Size, 1-512 GiB, and only on instance types without local NVMe."""
+    if volume_size is None:
+        return None
+    if not isinstance(volume_size, Size):
+        return f"volume_size must be a Size, got {volume_size!r}; use Size.gibibytes(...)"
+    if instance_type.known and not instance_type.supports_volume_size:
+        return (
+            f"volume_size cannot be set on {instance_type.name}: it has local NVMe "
+            f"storage ({instance_type.local_nvme_gb} GB) and SageMaker rejects "
+            "VolumeSizeInGB there; drop volume_size"
+        )
+    gib = volume_size.to_gibibytes()
+    if not Token.is_unresolved(gib) and not 1 <= gib <= MAX_VOLUME_GB:
+        return f"volume_size must be 1-{MAX_VOLUME_GB} GiB, got {gib:g} GiB"
+    return None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
 from aws_cdk import Acknowledgment, Annotations, ArnFormat, Stack, Validations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
@@ -10,6 +12,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm._validation import Problems, positive_int_problem
+from constructs_llm.container_image import ContainerImage
 from constructs_llm.engine import Engine, EngineContext
 from constructs_llm.errors import ConfigurationError, SizingError
 from constructs_llm.instance_type import InstanceType
@@ -36,7 +39,9 @@ class LlmModel(Construct):
     :param vpc: run the container in this VPC. @default no VPC
     :param vpc_subnets: subnets in ``vpc``. @default private subnets with egress
     :param security_groups: @default one new security group with no inbound rules
-    :param network_isolation: block all container network access. @default False
+    :param network_isolation: block all container network access (SageMaker still fetches
+        S3 weights for the container). @default True for S3 sources, False for Hub models,
+        which download at start-up
     :param architecture: the model's architecture for memory sizing. @default looked up by
         Hub model id in the packaged table of popular models
     """
@@ -56,7 +61,7 @@ class LlmModel(Construct):
         vpc: ec2.IVpc | None = None,
         vpc_subnets: ec2.SubnetSelection | None = None,
         security_groups: Sequence[ec2.ISecurityGroup] | None = None,
-        network_isolation: bool = False,
+        network_isolation: bool | None = None,
         architecture: ModelArchitecture | None = None,
     ) -> None:
         super().__init__(scope, id)
@@ -65,7 +70,9 @@ class LlmModel(Construct):
         self.source = source
         self.max_input_tokens = max_input_tokens
         self.max_total_tokens = max_total_tokens
-        self.network_isolation = network_isolation
+        self.network_isolation = (
+            not source.is_hub if network_isolation is None else network_isolation
+        )
         self._user_env = dict(env or {})
         self._check_props(vpc, vpc_subnets)
         self.architecture = architecture or (
@@ -75,7 +82,9 @@ class LlmModel(Construct):
         self.accelerators: int | None = None
         self.plan: MemoryPlan | None = None
 
-        image_uri = engine.image_for(self.instance_type).bind(self, self.role)
+        image = engine.image_for(self.instance_type)
+        self.inference_ami_version = host_ami_for(image, self.instance_type)
+        image_uri = image.bind(self, self.role)
         self._binding: SourceBinding = source.bind(
             self, self.role, token_env_names=engine.token_env_names
         )
@@ -83,14 +92,16 @@ class LlmModel(Construct):
             self,
             "Resource",
             execution_role_arn=self.role.role_arn,
-            enable_network_isolation=network_isolation or None,
+            enable_network_isolation=self.network_isolation or None,
             vpc_config=self._vpc_config(vpc, vpc_subnets, security_groups),
             primary_container=self._container(image_uri, self._environment(None)),
         )
         # The role's policy must exist before SageMaker pulls the image and weights, and must
         # outlive the model on delete.
-        self.resource.node.add_dependency(self.role)
+        depend_on_policies(self.resource, self.role)
         self._image_uri = image_uri
+        if not self.network_isolation:
+            self.resource.add_metadata("checkov", {"skip": [_ISOLATION_SKIP]})
         self._annotate()
 
     @property
@@ -152,60 +163,9 @@ class LlmModel(Construct):
             )
 
     def _default_role(self) -> iam.Role:
-        role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
-            description="Execution role of an LLM model (constructs_llm)",
+        return execution_role(
+            self, "Role", description="Execution role of an LLM model (constructs_llm)"
         )
-        stack = Stack.of(self)
-        log_groups = stack.format_arn(
-            service="logs",
-            resource="log-group",
-            resource_name="/aws/sagemaker/Endpoints/*",
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=[
-                    "logs:CreateLogGroup",
-                    "logs:CreateLogStream",
-                    "logs:PutLogEvents",
-                    "logs:DescribeLogStreams",
-                ],
-                resources=[log_groups, f"{log_groups}:log-stream:*"],
-            )
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["cloudwatch:PutMetricData"],
-                resources=["*"],
-                conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
-            )
-        )
-        Validations.of(role).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-                reason="cloudwatch:PutMetricData has no resource-level permissions; it is "
-                "limited to the /aws/sagemaker/* namespaces by condition. "
-                "ecr:GetAuthorizationToken has no resource-level permissions either.",
-            )
-        )
-        Validations.of(role).acknowledge(
-            Acknowledgment(
-                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_LOG_GROUP_FINDING}]",
-                reason="SageMaker names the log group after the endpoint, which is created "
-                "after the model and may be generated; the grant stays inside "
-                "/aws/sagemaker/Endpoints/.",
-            )
-        )
-        Validations.of(role).acknowledge(
-            Acknowledgment(
-                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_LOG_GROUP_FINDING}:log-stream:*]",
-                reason="Log streams are created by SageMaker per instance at run time.",
-            )
-        )
-        return role
 
     def _vpc_config(
         self,
@@ -230,7 +190,7 @@ class LlmModel(Construct):
         self._grant_vpc_access()
         return sagemaker.CfnModel.VpcConfigProperty(
             security_group_ids=[g.security_group_id for g in groups],
-            subnets=vpc.select_subnets(selection).subnet_ids,
+            subnets=_select(vpc, selection).subnet_ids,
         )
 
     def _grant_vpc_access(self) -> None:
@@ -259,11 +219,13 @@ class LlmModel(Construct):
             revision=self._binding.revision,
             max_input_tokens=self.max_input_tokens,
             max_total_tokens=self.max_total_tokens,
-            plan=self._plan(accelerators),
         )
+        # Engine and hardware mistakes first: they explain a sizing failure better.
         problems = Problems(f"LlmModel '{self.node.path}'")
         problems.extend(self.engine.validate(ctx, self._user_env))
         problems.raise_if_any()
+        self._engine_warnings = self.engine.warnings(ctx, self._user_env)
+        ctx = replace(ctx, plan=self._plan(accelerators))
         derived = self.engine.derive_env(ctx)
         self._env = {**derived, **self._user_env, **self._binding.env}
         return self._env
@@ -298,8 +260,11 @@ class LlmModel(Construct):
         )
 
     def _annotate(self) -> None:
+        for warning in self._engine_warnings:
+            Annotations.of(self).add_warning_v2("constructs-llm:engine-setting", warning)
         if self.plan is not None:
-            Annotations.of(self).add_info(f"Memory plan: {self.plan.summary()}")
+            # The plan itself is reported per endpoint or per component copy, which know
+            # how many devices serve the model.
             for warning in self.plan.warnings:
                 Annotations.of(self).add_warning_v2("constructs-llm:sizing-estimate", warning)
         elif self.instance_type.accelerator is not None and self.architecture is None:
@@ -310,9 +275,101 @@ class LlmModel(Construct):
             )
 
 
+def execution_role(scope: Construct, id: str, *, description: str) -> iam.Role:
+    """A SageMaker execution role with only logs and metrics; callers add what they read."""
+    role = iam.Role(
+        scope,
+        id,
+        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+        description=description,
+    )
+    stack = Stack.of(scope)
+    log_groups = stack.format_arn(
+        service="logs",
+        resource="log-group",
+        resource_name="/aws/sagemaker/Endpoints/*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=[
+                "logs:CreateLogGroup",
+                "logs:CreateLogStream",
+                "logs:PutLogEvents",
+                "logs:DescribeLogStreams",
+            ],
+            resources=[log_groups, f"{log_groups}:log-stream:*"],
+        )
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"],
+            resources=["*"],
+            conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
+        )
+    )
+    Validations.of(role).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+            reason="cloudwatch:PutMetricData has no resource-level permissions; it is "
+            "limited to the /aws/sagemaker/* namespaces by condition. "
+            "ecr:GetAuthorizationToken has no resource-level permissions either.",
+        )
+    )
+    Validations.of(role).acknowledge(
+        Acknowledgment(
+            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_LOG_GROUP_FINDING}]",
+            reason="SageMaker names the log group after the endpoint, which is created "
+            "after the model and may be generated; the grant stays inside "
+            "/aws/sagemaker/Endpoints/.",
+        )
+    )
+    Validations.of(role).acknowledge(
+        Acknowledgment(
+            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_LOG_GROUP_FINDING}:log-stream:*]",
+            reason="Log streams are created by SageMaker per instance at run time.",
+        )
+    )
+    return role
+
+
+def depend_on_policies(resource: Construct, role: iam.IRole) -> None:
+    """Makes ``resource`` wait for the role's policies (not the role: its GetAtt already does,
+    and a second edge is a cfn-lint warning)."""
+    role_resource = role.node.default_child
+    for child in role.node.children:
+        if role_resource is None or child.node.path != role_resource.node.path:
+            resource.node.add_dependency(child)
+
+
+_ISOLATION_SKIP = {
+    "id": "CKV_AWS_370",
+    "comment": "The container downloads its Hub weights at start-up, which network isolation "
+    "blocks; ModelSource.s3(...) sources get network isolation by default.",
+}
+CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"
 _LOG_GROUP_FINDING = (
     "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*"
 )
+
+
+def host_ami_for(image: ContainerImage, instance: InstanceType) -> str | None:
+    """CUDA 13 images need the host AMI with NVIDIA driver 580; SageMaker's default has 535."""
+    major = image.cuda_major
+    if instance.accelerator == "nvidia" and major is not None and major >= 13:
+        return CUDA13_HOST_AMI
+    return None
+
+
+def _select(vpc: ec2.IVpc, selection: ec2.SubnetSelection) -> ec2.SelectedSubnets:
+    # The jsii binding takes the selection's fields as keywords, not the struct itself.
+    return vpc.select_subnets(
+        availability_zones=selection.availability_zones,
+        one_per_az=selection.one_per_az,
+        subnet_group_name=selection.subnet_group_name,
+        subnet_type=selection.subnet_type,
+        subnets=selection.subnets,
+    )
 
 
 def _hub_route_problem(
@@ -326,4 +383,3 @@ def _hub_route_problem(
             "Hub); use subnets with egress or stage the weights with ModelSource.s3(...)"
         )
     return None
-

@@ -6,9 +6,11 @@ from aws_cdk import Stack
 
 from stacks.falcon40b_lmi import Falcon40bLmiStack
 from stacks.llama2_tgi import Llama2TgiStack
+from stacks.llama3_components import Llama3ComponentsStack
 from stacks.mistral_inf2 import MistralInf2Stack
 from stacks.mixtral_trtllm import MixtralTrtLlmStack
 from stacks.phi3_lmi import Phi3LmiStack
+from stacks.shared_endpoint import SharedEndpointStack
 
 EXAMPLES: dict[str, type[Stack]] = {
     "phi3-lmi": Phi3LmiStack,
@@ -16,4 +18,6 @@ EXAMPLES: dict[str, type[Stack]] = {
     "falcon40b-lmi": Falcon40bLmiStack,
     "llama2-tgi": Llama2TgiStack,
     "mistral-inf2": MistralInf2Stack,
+    "llama3-components": Llama3ComponentsStack,
+    "shared-endpoint": SharedEndpointStack,
 }

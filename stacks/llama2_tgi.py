@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource
+from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
 
 
 class Llama2TgiStack(Stack):
@@ -31,6 +31,8 @@ class Llama2TgiStack(Stack):
             model=model,
             autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
         )
+        self.invoker = StreamingInvoker(self, "Stream", target=self.endpoint)
+        CfnOutput(self, "StreamUrl", value=self.invoker.url)
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:hf-token-in-model-env",

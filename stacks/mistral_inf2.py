@@ -29,6 +29,6 @@ class MistralInf2Stack(Stack):
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:sizing-estimate",
-                reason="The Neuron cache allocation is verified by the compiled artifact at start-up.",
+                reason="Neuron KV cache is sized at compile time; checked at start-up.",
             )
         )

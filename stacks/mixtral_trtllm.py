@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, Stack, Validations
+from aws_cdk import Acknowledgment, CfnOutput, Duration, Stack, Validations
 from constructs import Construct
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
 
 
 class MixtralTrtLlmStack(Stack):
@@ -28,9 +28,11 @@ class MixtralTrtLlmStack(Stack):
             model=model,
             health_check_timeout=Duration.seconds(1800),
         )
+        self.invoker = StreamingInvoker(self, "Stream", target=self.endpoint)
+        CfnOutput(self, "StreamUrl", value=self.invoker.url)
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:sizing-estimate",
-                reason="Mixtral keeps all experts in memory; the plan already counts all 46.7B parameters.",
+                reason="The plan counts all 46.7B parameters: every expert stays in memory.",
             )
         )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack
+from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
 
 
 class Phi3LmiStack(Stack):
@@ -23,3 +23,5 @@ class Phi3LmiStack(Stack):
             max_total_tokens=4096,
         )
         self.endpoint = LlmEndpoint(self, "Endpoint", model=model)
+        self.invoker = StreamingInvoker(self, "Stream", target=self.endpoint)
+        CfnOutput(self, "StreamUrl", value=self.invoker.url)

@@ -181,6 +181,14 @@ def test_metrics_use_the_endpoint_and_variant(scaled: tuple[LlmEndpoint, Templat
     assert endpoint.metric_gpu_utilization().namespace == "/aws/sagemaker/Endpoints"
 
 
+def test_memory_plan_is_annotated_per_endpoint(scaled: tuple[LlmEndpoint, Template]) -> None:
+    endpoint, _ = scaled
+    notes = Annotations.from_stack(Stack.of(endpoint)).find_info(
+        "*", Match.string_like_regexp("Memory plan: .*weights")
+    )
+    assert notes
+
+
 def test_quota_note_names_instance_type_and_maximum(scaled: tuple[LlmEndpoint, Template]) -> None:
     endpoint, _ = scaled
     notes = Annotations.from_stack(Stack.of(endpoint)).find_info(

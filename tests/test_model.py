@@ -91,13 +91,19 @@ def test_role_has_no_managed_policy_and_no_unscoped_ecr_pull(
             )
 
 
-def test_sizing_plan_is_annotated(tgi: tuple[LlmModel, Template]) -> None:
+def test_sizing_plan_is_computed_for_the_whole_instance(tgi: tuple[LlmModel, Template]) -> None:
     model, _ = tgi
     assert model.plan is not None
-    infos = Annotations.from_stack(Stack.of(model)).find_info(
-        "*", Match.string_like_regexp("Memory plan")
-    )
-    assert infos
+    assert model.plan.weights_gib > 14  # 8B parameters in bf16
+
+
+def test_hub_model_without_isolation_records_the_checkov_reason(
+    tgi: tuple[LlmModel, Template],
+) -> None:
+    _, template = tgi
+    model = next(iter(template.find_resources("AWS::SageMaker::Model").values()))
+    (skip,) = model["Metadata"]["checkov"]["skip"]
+    assert skip["id"] == "CKV_AWS_370" and "Hub weights" in skip["comment"]
 
 
 def test_hf_token_is_a_dynamic_reference_under_every_engine_name(
@@ -127,7 +133,6 @@ def test_s3_weights_with_network_isolation_and_vpc(new_stack: Callable[..., Stac
     _model(
         stack,
         source=ModelSource.s3(bucket, "llama3/"),
-        network_isolation=True,
         vpc=vpc,
         architecture=None,
     )

@@ -1,0 +1,274 @@
+"""What the streaming runtime adds to latency, measured against calling SageMaker directly.
+
+One fake SageMaker endpoint (a subprocess) streams TGI tokens whose text is the moment they
+were sent (``time.perf_counter_ns``, one monotonic clock for all processes). The same run
+then alternates two clients against it:
+
+- direct: boto3 ``invoke_endpoint_with_response_stream`` + ``parse_stream`` in this process;
+- via runtime: raw ``http.client`` streaming ``POST /v1/chat/completions`` to the runtime
+  server (a subprocess started as in Lambda, ``python -m ...runtime``), which does the same
+  boto3 call and parsing, then writes one SSE chunk per token.
+
+Time to first token (request start -> first token read) and per-token latency (send ->
+read) are reported as p50/p95 for both, and the difference is what the runtime adds.
+Goals: at most 2 ms added to p50 TTFT, at most 50 us added to p50 per-token latency.
+
+For scale, a third client calls the fake directly through a do-nothing TCP relay process:
+the cost of one more process hop on this machine, which any proxy (the runtime, or the
+Lambda Web Adapter in front of it) pays before doing any work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import multiprocessing
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import boto3  # type: ignore[import-untyped]
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # also runnable as `python bench/bench_runtime.py`
+    sys.path.insert(0, str(ROOT))
+
+from constructs_llm.streaming.runtime.events import StreamFormat, TokenEvent  # noqa: E402
+from constructs_llm.streaming.runtime.sagemaker_stream import stream_events  # noqa: E402
+from constructs_llm.streaming.runtime.settings import (  # noqa: E402
+    Settings,
+    new_sagemaker_client,
+)
+
+TOKENS = 50
+INTERVAL_MS = 2.0
+STREAMS = 40  # per path, after warm-up
+WARMUP = 3
+GOAL_TTFT_MS = 2.0
+GOAL_TOKEN_US = 50.0
+ENDPOINT = "bench-endpoint"
+BODY = json.dumps(
+    {"messages": [{"role": "user", "content": "bench"}], "stream": True, "max_tokens": TOKENS}
+).encode()
+FAKE_AWS = {
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    "NO_PROXY": "127.0.0.1",
+}
+
+
+@dataclass
+class Samples:
+    ttft_ms: list[float] = field(default_factory=list)
+    token_us: list[float] = field(default_factory=list)
+
+    def add(self, start_ns: int, tokens: list[tuple[int, int]]) -> None:
+        """``tokens``: (sent_ns, read_ns) per token, in order."""
+        if len(tokens) != TOKENS:
+            raise RuntimeError(f"expected {TOKENS} tokens, got {len(tokens)}")
+        self.ttft_ms.append((tokens[0][1] - start_ns) / 1e6)
+        self.token_us.extend((read - sent) / 1e3 for sent, read in tokens[1:])
+
+
+def _pct(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def _fake_endpoint(env: dict[str, str]) -> Iterator[str]:
+    args = ["--tokens", str(TOKENS), "--interval-ms", str(INTERVAL_MS)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.fake_sagemaker", *args],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"fake endpoint did not start: {line!r}")
+        yield f"http://127.0.0.1:{line.split()[1]}"
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@contextmanager
+def _runtime_server(env: dict[str, str]) -> Iterator[int]:
+    port = _free_port()
+    server_env = {
+        **env,
+        "PORT": str(port),
+        "ENDPOINT_NAME": ENDPOINT,
+        "STREAM_FORMAT": "tgi",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "constructs_llm.streaming.runtime"],
+        cwd=ROOT,
+        env=server_env,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+                connection.request("GET", "/health")
+                if connection.getresponse().status == 200:
+                    connection.close()
+                    break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("runtime server did not start") from None
+                time.sleep(0.05)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _direct(client: Any) -> tuple[int, list[tuple[int, int]]]:
+    start = time.perf_counter_ns()
+    body = client.invoke_endpoint_with_response_stream(
+        EndpointName=ENDPOINT, ContentType="application/json", Body=BODY
+    )["Body"]
+    tokens: list[tuple[int, int]] = []
+    with stream_events(body, StreamFormat.TGI) as events:
+        for event in events:
+            if type(event) is TokenEvent:
+                tokens.append((int(event.text), time.perf_counter_ns()))
+    return start, tokens
+
+
+def _via_runtime(connection: http.client.HTTPConnection) -> tuple[int, list[tuple[int, int]]]:
+    start = time.perf_counter_ns()
+    connection.request("POST", "/v1/chat/completions", body=BODY)
+    response = connection.getresponse()
+    if response.status != 200:
+        raise RuntimeError(f"runtime answered {response.status}: {response.read()[:300]!r}")
+    tokens: list[tuple[int, int]] = []
+    pending = b""
+    done = False
+    while not done and (data := response.read1()):  # whatever has arrived, no line loop
+        read = time.perf_counter_ns()
+        *events, pending = (pending + data).split(b"\n\n")
+        for event in events:
+            if event == b"data: [DONE]":
+                done = True
+            elif event.startswith(b"data: {"):
+                content = json.loads(event[6:])["choices"][0]["delta"].get("content")
+                if content:
+                    tokens.append((int(content), read))
+    response.read()  # the chunked terminator, so the connection can be reused
+    return start, tokens
+
+
+def _row(name: str, direct: list[float], via: list[float], unit: str, goal: float) -> str:
+    d50, d95, v50, v95 = _pct(direct, 50), _pct(direct, 95), _pct(via, 50), _pct(via, 95)
+    added = v50 - d50
+    verdict = "PASS" if added <= goal else "MISS"
+    return (
+        f"{name:<16}{d50:>9.3f} {d95:>9.3f}   {v50:>9.3f} {v95:>9.3f}   "
+        f"{added:>+9.3f} {unit} (goal <= {goal:g})  {verdict}"
+    )
+
+
+def _relay(listener: socket.socket, upstream: tuple[str, int]) -> None:
+    """A do-nothing TCP proxy process: what one more hop costs here, with no work at all."""
+
+    def pump(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+
+    while True:
+        downstream, _ = listener.accept()
+        up = socket.create_connection(upstream)
+        for sock in (downstream, up):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=pump, args=(downstream, up), daemon=True).start()
+        threading.Thread(target=pump, args=(up, downstream), daemon=True).start()
+
+
+@contextmanager
+def _relay_client(client: Any, fake_url: str) -> Iterator[Any]:
+    """A boto3 client like ``client`` whose connections go through ``_relay``."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    host, port = urlsplit(fake_url).hostname or "", urlsplit(fake_url).port or 80
+    process = multiprocessing.get_context("fork").Process(
+        target=_relay, args=(listener, (host, port)), daemon=True
+    )
+    process.start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        yield boto3.session.Session().client(
+            "sagemaker-runtime", endpoint_url=url, config=client.meta.config
+        )
+    finally:
+        process.kill()
+        process.join(timeout=10)
+        listener.close()
+
+
+def main() -> None:
+    env = {**os.environ, **FAKE_AWS, "PYTHONPATH": str(ROOT)}
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "HTTP_PROXY", "HTTPS_PROXY"):
+        env.pop(name, None)
+    started = time.monotonic()
+    direct, via, relayed = Samples(), Samples(), Samples()
+    with _fake_endpoint(env) as fake_url:
+        env["AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME"] = fake_url
+        os.environ.update({k: env[k] for k in (*FAKE_AWS, "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME")})
+        client = new_sagemaker_client(Settings(endpoint_name=ENDPOINT))
+        with _runtime_server(env) as port, _relay_client(client, fake_url) as relay_client:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            for index in range(WARMUP + STREAMS):  # interleaved, so drift hits all three alike
+                d, v, r = _direct(client), _via_runtime(connection), _direct(relay_client)
+                if index >= WARMUP:
+                    direct.add(*d)
+                    via.add(*v)
+                    relayed.add(*r)
+            connection.close()
+    print(
+        f"bench_runtime: {STREAMS} streams x {TOKENS} tokens per path, one token every "
+        f"{INTERVAL_MS:g} ms, fake SageMaker on loopback ({time.monotonic() - started:.1f} s)"
+    )
+    print(
+        f"{'':<16}{'direct p50':>9} {'p95':>9}   {'runtime p50':>9} {'p95':>9}   {'added p50':>9}"
+    )
+    print(_row("TTFT (ms)", direct.ttft_ms, via.ttft_ms, "ms", GOAL_TTFT_MS))
+    print(_row("per token (us)", direct.token_us, via.token_us, "us", GOAL_TOKEN_US))
+    floor_ttft = _pct(relayed.ttft_ms, 50) - _pct(direct.ttft_ms, 50)
+    floor_token = _pct(relayed.token_us, 50) - _pct(direct.token_us, 50)
+    print(
+        f"for scale: a do-nothing TCP relay process (one more hop, no work) adds "
+        f"{floor_ttft:+.3f} ms TTFT and {floor_token:+.1f} us per token (p50) on this machine"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Engine implementations. Create them with the factories of ``constructs_llm.engine.Engine``."""

@@ -1,0 +1,140 @@
+"""Helpers shared by the engine implementations (env building and setting checks)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any
+
+from constructs_llm.container_image import ContainerImage
+from constructs_llm.engine import EngineContext
+from constructs_llm.errors import ConfigurationError
+from constructs_llm.sizing import DTYPE_BYTES
+
+VLLM_QUANTIZE = ("awq", "gptq", "marlin", "fp8", "bitsandbytes", "compressed-tensors")
+#: Bytes per weight the planner assumes for quantizations outside ``DTYPE_BYTES``
+#: (lower bound, so a plan never rejects a model that could fit).
+EXTRA_QUANT_BYTES = {"compressed-tensors": "int4", "exl2": "int4", "smoothquant": "int8"}
+
+
+TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+DTYPE_ALIASES = {
+    "fp16": "fp16",
+    "float16": "fp16",
+    "half": "fp16",
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "fp32": "fp32",
+    "float32": "fp32",
+    "float": "fp32",
+}
+
+
+def default_image(family: str) -> ContainerImage:
+    """The library's default DLC for an engine family (``data/dlc_images.json``)."""
+    return ContainerImage.dlc_default(family)
+
+
+def dtype_name(dtype: str | None, names: Mapping[str, str]) -> str | None:
+    """The engine's spelling of a dtype (fp16/bf16/fp32 and their aliases)."""
+    if dtype is None:
+        return None
+    return names.get(DTYPE_ALIASES[dtype.lower()], dtype)
+
+
+def planned_weight_dtype(quantize: str | None, dtype: str | None) -> str | None:
+    """The planner's name for how the weights load: the quantization, else the dtype."""
+    if quantize:
+        return EXTRA_QUANT_BYTES.get(quantize, quantize)
+    return DTYPE_ALIASES.get(dtype.lower(), dtype) if dtype else None
+
+
+def planner_dtype(name: str) -> str | None:
+    key = name.lower()
+    return key if key in DTYPE_BYTES else None
+
+
+def check_settings(
+    factory: str,
+    *,
+    ints: Mapping[str, int | None],
+    choices: Mapping[str, tuple[str | None, tuple[str, ...]]] | None = None,
+    fractions: Mapping[str, float | None] | None = None,
+    dtype: str | None = None,
+) -> None:
+    problems = [
+        f"{name} must be an integer >= 1, got {value!r}"
+        for name, value in ints.items()
+        if value is not None
+        and (not isinstance(value, int) or isinstance(value, bool) or value < 1)
+    ]
+    for name, (value, allowed) in (choices or {}).items():
+        if value is not None and value not in allowed:
+            problems.append(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    for name, fraction in (fractions or {}).items():
+        if fraction is not None and not 0 < fraction <= 1:
+            problems.append(f"{name} must be in (0, 1], got {fraction!r}")
+    if dtype is not None and dtype.lower() not in DTYPE_ALIASES:
+        problems.append(f"dtype must be fp16, bf16 or fp32, got {dtype!r}")
+    if problems:
+        raise ConfigurationError(f"{factory}(): " + "; ".join(problems))
+
+
+def enum_value(kind: type[Enum], value: object, name: str, problems: list[str]) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(str(m.value) for m in kind)
+        problems.append(f"{name} must be one of {allowed}, got {value!r}")
+        return None
+
+
+def put(env: dict[str, str], key: str, value: object) -> None:
+    """Set ``env[key]`` to ``str(value)`` unless the value is None (engine default)."""
+    if value is not None:
+        env[key] = str(value)
+
+
+def present(items: list[str | None]) -> list[str]:
+    return [i for i in items if i]
+
+
+def int_value(env: Mapping[str, str], key: str) -> int | None:
+    value = env.get(key)
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
+def at_least(
+    env: Mapping[str, str], key: str, floor_key: str, setting: str, *, what: str | None = None
+) -> str | None:
+    """A problem when the effective ``env[key]`` is below ``env[floor_key]``."""
+    value, floor = int_value(env, key), int_value(env, floor_key)
+    if value is None or floor is None or value >= floor:
+        return None
+    reason = what or f"the engine refuses to start with {key} < {floor_key}"
+    return (
+        f"{key}={value} is below {floor_key}={floor} ({reason}); raise {setting} to at least "
+        f"{floor} or lower {floor_key}"
+    )
+
+
+def vllm_full_context_problem(ctx: EngineContext) -> str | None:
+    """vLLM refuses to start when its KV cache cannot hold one full-context sequence."""
+    plan = ctx.plan
+    if plan is None or ctx.max_total_tokens is not None or plan.max_concurrent_sequences >= 1:
+        return None
+    return (
+        f"vLLM sizes for the full {plan.max_total_tokens:,}-token context of {plan.model} by "
+        f"default, but the KV cache on {plan.instance} holds about "
+        f"{plan.max_batch_total_tokens:,} tokens, so it would fail at start-up; set "
+        f"max_total_tokens <= {plan.max_batch_total_tokens:,} on the model"
+    )
+
+
+def planned_batch(ctx: EngineContext, default: int | None, *, cap: int | None = None) -> int | None:
+    """Concurrent full-length sequences the plan fits, capped by the engine default."""
+    plan = ctx.plan
+    limit = cap or default
+    if plan is None or ctx.max_total_tokens is None or plan.max_concurrent_sequences < 1:
+        return default
+    return min(limit, plan.max_concurrent_sequences) if limit else plan.max_concurrent_sequences

@@ -1,0 +1,320 @@
+"""Hugging Face TGI on NVIDIA GPUs and on AWS Neuron (TGI NeuronX)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from constructs_llm.container_image import ContainerImage
+from constructs_llm.engine import (
+    Accelerator,
+    Engine,
+    EngineContext,
+    EnvRule,
+    available_cores,
+    cores_per_chip,
+)
+from constructs_llm.engines._support import (
+    at_least,
+    check_settings,
+    default_image,
+    dtype_name,
+    planned_batch,
+    planned_weight_dtype,
+    present,
+    put,
+)
+from constructs_llm.instance_type import InstanceType
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+
+_TGI_QUANTIZE = (
+    "awq",
+    "compressed-tensors",
+    "eetq",
+    "exl2",
+    "gptq",
+    "marlin",
+    "bitsandbytes",
+    "bitsandbytes-nf4",
+    "bitsandbytes-fp4",
+    "fp8",
+)
+_NEURON_DEFAULT_BATCH = 4  # matches the batch sizes of the public Neuron compilation cache
+_TGI_BATCH_TOKENS_STEP = 256  # round the planned batch tokens down to a block multiple
+
+
+@dataclass(frozen=True, kw_only=True)
+class TgiEngine(Engine):
+    """Hugging Face TGI on NVIDIA GPUs. Create with :meth:`Engine.tgi`."""
+
+    image: ContainerImage | None = None
+    num_shard: int | None = None
+    max_batch_prefill_tokens: int | None = None
+    max_batch_total_tokens: int | None = None
+    quantize: str | None = None
+    dtype: str | None = None
+    trust_remote_code: bool = False
+
+    def __post_init__(self) -> None:
+        check_settings(
+            "Engine.tgi",
+            ints={
+                "num_shard": self.num_shard,
+                "max_batch_prefill_tokens": self.max_batch_prefill_tokens,
+                "max_batch_total_tokens": self.max_batch_total_tokens,
+            },
+            choices={"quantize": (self.quantize, _TGI_QUANTIZE)},
+            dtype=self.dtype,
+        )
+
+    @property
+    def name(self) -> str:
+        return "tgi"
+
+    @property
+    def accelerator(self) -> Accelerator | None:
+        return "nvidia"
+
+    @property
+    def stream_format(self) -> StreamFormat:
+        return StreamFormat.OPENAI
+
+    @property
+    def request_format(self) -> RequestFormat:
+        return RequestFormat.MESSAGES
+
+    @property
+    def weight_dtype(self) -> str | None:
+        return planned_weight_dtype(self.quantize, self.dtype)
+
+    def image_for(self, instance: InstanceType) -> ContainerImage:
+        return self.image or default_image("tgi")
+
+    def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
+        return self.num_shard or accelerators or max(instance.accelerator_count, 1)
+
+    def derive_env(self, ctx: EngineContext) -> dict[str, str]:
+        env = {"HF_MODEL_ID": ctx.model_location}
+        put(env, "HF_MODEL_REVISION", ctx.revision)
+        put(env, "SM_NUM_GPUS", self.num_shard or ctx.devices or None)
+        put(env, "MAX_INPUT_TOKENS", ctx.max_input_tokens)
+        put(env, "MAX_TOTAL_TOKENS", ctx.max_total_tokens)
+        put(env, "MAX_BATCH_PREFILL_TOKENS", self.max_batch_prefill_tokens)
+        put(env, "MAX_BATCH_TOTAL_TOKENS", self.max_batch_total_tokens or _tgi_batch_tokens(ctx))
+        put(env, "HF_MODEL_QUANTIZE", self.quantize)
+        put(env, "DTYPE", dtype_name(self.dtype, {"fp16": "float16", "bf16": "bfloat16"}))
+        if self.trust_remote_code:
+            env["HF_MODEL_TRUST_REMOTE_CODE"] = "true"
+        env["MESSAGES_API_ENABLED"] = "true"  # TGI 2.0-2.3; later versions need nothing
+        return env
+
+    def _key_rules(self) -> Mapping[str, EnvRule]:
+        return {
+            "HF_MODEL_ID": EnvRule.MODEL,
+            "HF_MODEL_REVISION": EnvRule.REVISION,
+            "SM_NUM_GPUS": EnvRule.PARALLEL,
+            "MAX_INPUT_TOKENS": EnvRule.LIMIT,
+            "MAX_TOTAL_TOKENS": EnvRule.LIMIT,
+            "MESSAGES_API_ENABLED": EnvRule.PROTOCOL,
+        }
+
+    def _aliases(self) -> Mapping[str, str]:
+        # sagemaker-entrypoint.sh exports MODEL_ID/REVISION/NUM_SHARD from the SM names.
+        return {
+            "MODEL_ID": "HF_MODEL_ID",
+            "REVISION": "HF_MODEL_REVISION",
+            "NUM_SHARD": "SM_NUM_GPUS",
+        }
+
+    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+        return present([self._parallel_problem("Engine.tgi(num_shard)", self.num_shard, ctx)])
+
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+        problems = present(
+            [
+                at_least(
+                    env, "MAX_BATCH_PREFILL_TOKENS", "MAX_INPUT_TOKENS", "max_batch_prefill_tokens"
+                ),
+                at_least(
+                    env, "MAX_BATCH_TOTAL_TOKENS", "MAX_TOTAL_TOKENS", "max_batch_total_tokens"
+                ),
+            ]
+        )
+        if "MAX_INPUT_LENGTH" in env:
+            problems.append(
+                f"env MAX_INPUT_LENGTH={env['MAX_INPUT_LENGTH']!r} is TGI's legacy name for "
+                "MAX_INPUT_TOKENS (setting both fails at launch); remove it and set "
+                "max_input_tokens= on the model"
+            )
+        return problems
+
+
+# -- TGI NeuronX ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class TgiNeuronxEngine(Engine):
+    """TGI on Inferentia2 / Trainium. Create with :meth:`Engine.tgi_neuronx`."""
+
+    image: ContainerImage | None = None
+    num_cores: int | None = None
+    batch_size: int | None = None
+    auto_cast_type: str = "bf16"
+    max_batch_prefill_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        check_settings(
+            "Engine.tgi_neuronx",
+            ints={
+                "num_cores": self.num_cores,
+                "batch_size": self.batch_size,
+                "max_batch_prefill_tokens": self.max_batch_prefill_tokens,
+            },
+            choices={"auto_cast_type": (self.auto_cast_type, ("bf16", "fp16"))},
+        )
+
+    @property
+    def name(self) -> str:
+        return "tgi-neuronx"
+
+    @property
+    def accelerator(self) -> Accelerator | None:
+        return "neuron"
+
+    @property
+    def stream_format(self) -> StreamFormat:
+        return StreamFormat.OPENAI
+
+    @property
+    def request_format(self) -> RequestFormat:
+        return RequestFormat.MESSAGES
+
+    @property
+    def weight_dtype(self) -> str | None:
+        return self.auto_cast_type
+
+    def image_for(self, instance: InstanceType) -> ContainerImage:
+        return self.image or default_image("tgi-neuronx")
+
+    def cores(self, instance: InstanceType, accelerators: int | None = None) -> int | None:
+        """NeuronCores the copy uses (``HF_NUM_CORES``); None if the hardware is unknown."""
+        if self.num_cores:
+            return self.num_cores
+        per_chip = cores_per_chip(instance)
+        if per_chip is None:
+            return None
+        return (accelerators or instance.accelerator_count) * per_chip
+
+    def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
+        per_chip = cores_per_chip(instance)
+        cores = self.cores(instance, accelerators)
+        if per_chip is None or cores is None:
+            return accelerators or max(instance.accelerator_count, 1)
+        return max(1, math.ceil(cores / per_chip))
+
+    def derive_env(self, ctx: EngineContext) -> dict[str, str]:
+        env = {"HF_MODEL_ID": ctx.model_location}
+        put(env, "HF_MODEL_REVISION", ctx.revision)
+        put(env, "HF_NUM_CORES", self.cores(ctx.instance, ctx.accelerators))
+        env["HF_AUTO_CAST_TYPE"] = self.auto_cast_type
+        # Without a sequence length the image picks a cached shape; leave the batch to it too.
+        batch = self.batch_size or (
+            planned_batch(ctx, _NEURON_DEFAULT_BATCH) if ctx.max_total_tokens else None
+        )
+        # MAX_* are read by current images (tgi_env.py); HF_* by optimum-neuron <= 0.0.2x.
+        put(env, "MAX_BATCH_SIZE", batch)
+        put(env, "HF_BATCH_SIZE", batch)
+        put(env, "MAX_TOTAL_TOKENS", ctx.max_total_tokens)
+        put(env, "HF_SEQUENCE_LENGTH", ctx.max_total_tokens)
+        put(env, "MAX_INPUT_TOKENS", ctx.max_input_tokens)
+        # Left unset by default so the image checks the other values against its cache.
+        put(env, "MAX_BATCH_PREFILL_TOKENS", self.max_batch_prefill_tokens)
+        env["MESSAGES_API_ENABLED"] = "true"
+        return env
+
+    def _key_rules(self) -> Mapping[str, EnvRule]:
+        return {
+            "HF_MODEL_ID": EnvRule.MODEL,
+            "HF_MODEL_REVISION": EnvRule.REVISION,
+            "HF_NUM_CORES": EnvRule.PARALLEL,
+            "MAX_INPUT_TOKENS": EnvRule.LIMIT,
+            "MAX_TOTAL_TOKENS": EnvRule.LIMIT,
+            "HF_SEQUENCE_LENGTH": EnvRule.LIMIT,
+            "MESSAGES_API_ENABLED": EnvRule.PROTOCOL,
+        }
+
+    def _aliases(self) -> Mapping[str, str]:
+        return {"MODEL_ID": "HF_MODEL_ID", "REVISION": "HF_MODEL_REVISION"}
+
+    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+        inst = ctx.instance
+        if inst.accelerator != "neuron" or not inst.known:
+            return []
+        problems = []
+        if inst.family == "inf1":
+            problems.append(
+                f"{inst.name} is Inferentia1, which TGI NeuronX does not support; use an "
+                "ml.inf2 or ml.trn1 instance"
+            )
+        cores = self.cores(inst, ctx.accelerators)
+        available = available_cores(ctx)
+        if cores is not None and available is not None and cores > available:
+            problems.append(
+                f"Engine.tgi_neuronx(num_cores={cores}) exceeds the {available} NeuronCores "
+                f"{'this copy gets on' if ctx.accelerators else 'of'} {inst.name}; use "
+                f"num_cores <= {available}"
+            )
+        elif cores is not None and inst.family.startswith("trn1") and not _trn1_topology(cores):
+            problems.append(
+                f"Engine.tgi_neuronx(num_cores={cores}) is not a topology the Neuron runtime "
+                f"supports on {inst.name} (1, 2, 8, 16 or a multiple of 32 cores); use one of "
+                f"{[c for c in (1, 2, 8, 16, 32) if c <= (available or 0)]}"
+            )
+        return problems
+
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+        return present(
+            [
+                at_least(
+                    env, "MAX_BATCH_PREFILL_TOKENS", "MAX_INPUT_TOKENS", "max_batch_prefill_tokens"
+                )
+            ]
+        )
+
+    def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+        inst = ctx.instance
+        cores = self.cores(inst, ctx.accelerators)
+        if inst.accelerator != "neuron" or not inst.known or cores is None:
+            return []
+        found = []
+        is_power_of_two = cores & (cores - 1) == 0
+        if inst.family.startswith("inf2") and not (is_power_of_two or cores == inst.neuron_cores):
+            found.append(
+                f"HF_NUM_CORES={cores} on {inst.name}: the Neuron docs list 1, 2, 4, 8 and 24 "
+                "cores as Inferentia2 tensor-parallel degrees; verify the model compiles for "
+                f"{cores} cores, or use a power of two or all {inst.neuron_cores} cores"
+            )
+        if ctx.max_total_tokens is None:
+            found.append(
+                "max_total_tokens is not set, so the Neuron image picks a cached configuration "
+                "for you (or fails if none matches); set max_total_tokens to fix the compiled "
+                "sequence length"
+            )
+        return found
+
+
+def _tgi_batch_tokens(ctx: EngineContext) -> int | None:
+    """90% of the planned KV capacity, in whole blocks, never below one full sequence."""
+    plan = ctx.plan
+    if plan is None or ctx.max_total_tokens is None or plan.max_concurrent_sequences < 1:
+        return None
+    tokens = (
+        int(plan.max_batch_total_tokens * 0.9) // _TGI_BATCH_TOKENS_STEP * _TGI_BATCH_TOKENS_STEP
+    )
+    return max(tokens, ctx.max_total_tokens)
+
+
+def _trn1_topology(cores: int) -> bool:
+    # Neuron runtime on trn1: "Supported number of Neuron Cores is 1, 2, 8, 16 or a multiple of 32".
+    return cores in (1, 2, 8, 16) or cores % 32 == 0

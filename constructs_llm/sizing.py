@@ -1,0 +1,450 @@
+"""Accelerator memory planning for LLM serving: do the weights fit, and how much KV cache is left.
+
+Pure Python (no ``aws_cdk``), so it can be used from scripts and tests directly.
+
+The method, per device group that serves one model copy (the tensor-parallel group):
+
+- **weights** = parameters x bytes per parameter of the weight dtype or quantization
+  (fp32 4, fp16/bf16 2, fp8/int8 1, AWQ/GPTQ/int4 0.5), spread evenly over the devices.
+- **usable memory** = device memory x ``gpu_memory_utilization`` - ``overhead_gib_per_device``,
+  summed over the devices. The defaults (0.9 and 1 GiB) follow the engines: vLLM, LMI-vLLM and
+  the vLLM DLC reserve 90% of each GPU by default (``gpu_memory_utilization=0.9``), and the
+  CUDA context, activations of the largest prefill and CUDA graphs take roughly another GiB
+  per device outside the KV cache. TGI and SGLang size themselves differently but land within
+  a few percent of this. Treat every figure as an estimate good to ~10%.
+- **KV cache per token** = 2 (K and V) x layers x KV heads x head dim x KV dtype bytes, for the
+  whole model (vLLM ``AttentionSpec.real_page_size_bytes``); each device holds 1/TP of it. When
+  the tensor-parallel degree exceeds the KV heads, each device still holds one whole head, so
+  the heads are replicated TP/kv_heads times.
+- **KV budget** = usable - weights; it bounds the tokens the engine can batch, and
+  ``budget // (KV per token x max_total_tokens)`` full-length sequences can run at once.
+
+The seeds' method (``2 x layers x hidden_size x bytes`` per token, the LMI docs' formula)
+assumes every attention head has its own K and V; for grouped-query models it overstates the
+cache by ``attention_heads / kv_heads``. :func:`lmi_seed_kv_estimate` reproduces it for
+comparison only.
+
+How engines use a plan (only when ``max_total_tokens`` is set, so the plan's sequence length is
+the one the engine enforces), conservatively and only where the user set nothing:
+
+- TGI: ``MAX_BATCH_TOTAL_TOKENS`` = 90% of ``max_batch_total_tokens``, in 256-token steps and
+  never below ``max_total_tokens`` (TGI infers its own figure for flash-attention models).
+- LMI: ``OPTION_MAX_ROLLING_BATCH_SIZE`` = min(256, ``max_concurrent_sequences``), so every
+  admitted request can reach ``max_total_tokens`` without preemption.
+- TGI NeuronX: the static batch size = min(4, ``max_concurrent_sequences``).
+- The vLLM and SGLang DLCs keep their defaults: their schedulers admit by free KV blocks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Protocol
+
+from constructs_llm.errors import ConfigurationError, SizingError
+from constructs_llm.instance_type import InstanceType
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+GIB = 1024**3
+
+#: Bytes per weight for each dtype or quantization name engines accept.
+DTYPE_BYTES: Mapping[str, float] = {
+    "fp32": 4,
+    "float32": 4,
+    "fp16": 2,
+    "float16": 2,
+    "bf16": 2,
+    "bfloat16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "eetq": 1,
+    "bitsandbytes": 1,
+    "awq": 0.5,
+    "gptq": 0.5,
+    "marlin": 0.5,
+    "int4": 0.5,
+    "bitsandbytes-nf4": 0.5,
+    "bitsandbytes-fp4": 0.5,
+}
+
+#: Fraction of each device the engines reserve (vLLM's ``gpu_memory_utilization`` default).
+GPU_MEMORY_UTILIZATION = 0.9
+#: CUDA context, activations and CUDA graphs outside the KV cache, per device (GiB).
+OVERHEAD_GIB_PER_DEVICE = 1.0
+
+
+class EngineSizing(Protocol):
+    """What the planner needs from an engine (``constructs_llm.engine.Engine`` provides it)."""
+
+    @property
+    def weight_dtype(self) -> str | None:
+        """Quantization or dtype of the weights as loaded; None = the model's default."""
+        ...
+
+    def devices_used(self, instance: InstanceType, accelerators: int | None) -> int:
+        """Accelerator devices one model copy shards over (its tensor-parallel group)."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelArchitecture:
+    """The figures memory sizing needs, as in the model's ``config.json``.
+
+    Build one for a model the packaged table does not know::
+
+        ModelArchitecture(params_billion=7.6, layers=28, kv_heads=4, head_dim=128,
+                          hidden_size=3584, context_length=32768)
+
+    :param params_billion: total parameters in billions (all experts for MoE models).
+    :param layers: ``num_hidden_layers``.
+    :param kv_heads: ``num_key_value_heads`` (equal to attention heads without GQA/MQA).
+    :param head_dim: ``head_dim``, else ``hidden_size / num_attention_heads``.
+    :param hidden_size: ``hidden_size``.
+    :param context_length: ``max_position_embeddings`` (longest sequence the model supports).
+    :param attention_heads: ``num_attention_heads``; tensor parallelism must divide it.
+        @default unknown (not checked)
+    :param default_dtype: dtype the engines load by default. @default "bf16"
+    :param model_id: the Hub id the figures belong to. @default None
+    :param source: where the figures come from. @default None
+    :param notes: caveats shown with every plan (sliding-window layers, MoE). @default none
+    """
+
+    params_billion: float
+    layers: int
+    kv_heads: int
+    head_dim: int
+    hidden_size: int
+    context_length: int
+    attention_heads: int | None = None
+    default_dtype: str = "bf16"
+    model_id: str | None = None
+    source: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        problems = [
+            f"{name} must be a positive integer, got {value!r}"
+            for name, value in (
+                ("layers", self.layers),
+                ("kv_heads", self.kv_heads),
+                ("head_dim", self.head_dim),
+                ("hidden_size", self.hidden_size),
+                ("context_length", self.context_length),
+                ("attention_heads", self.attention_heads),
+            )
+            if value is not None and (not isinstance(value, int) or value < 1)
+        ]
+        if not self.params_billion > 0:
+            problems.append(f"params_billion must be > 0, got {self.params_billion!r}")
+        if self.attention_heads and self.kv_heads > self.attention_heads:
+            problems.append(
+                f"kv_heads ({self.kv_heads}) cannot exceed attention_heads "
+                f"({self.attention_heads}); check num_key_value_heads in config.json"
+            )
+        if self.default_dtype.lower() not in DTYPE_BYTES:
+            problems.append(
+                f"default_dtype must be one of {_dtype_names()}, got {self.default_dtype!r}"
+            )
+        if problems:
+            raise ConfigurationError("ModelArchitecture: " + "; ".join(problems))
+
+    @property
+    def name(self) -> str:
+        return self.model_id or "the model"
+
+    def kv_bytes_per_token(self, kv_dtype_bytes: float = 2) -> int:
+        """K and V for one token across all layers (whole model, before tensor parallelism)."""
+        return int(2 * self.layers * self.kv_heads * self.head_dim * kv_dtype_bytes)
+
+    def weights_bytes(self, dtype_bytes: float) -> int:
+        return int(self.params_billion * 1e9 * dtype_bytes)
+
+    @classmethod
+    def lookup(cls, model_id: str) -> ModelArchitecture | None:
+        """The packaged figures for a Hub model id (case-insensitive, aliases included).
+
+        The result carries ``model_id`` as given; ``source`` names the config it restates.
+        """
+        arch = _table().get(model_id.strip().lower())
+        return None if arch is None else replace(arch, model_id=model_id.strip())
+
+    @classmethod
+    def known_models(cls) -> tuple[str, ...]:
+        """Canonical Hub ids in the packaged table."""
+        return tuple(sorted({a.model_id for a in _table().values() if a.model_id}))
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryPlan:
+    """How one model copy uses its accelerators. All memory figures are estimates (GiB)."""
+
+    model: str
+    instance: str
+    devices: int
+    device_memory_gib: float
+    usable_gib: float
+    dtype: str
+    weights_gib: float
+    kv_bytes_per_token: int  # whole model; each device holds kv_bytes_per_token_per_device
+    kv_bytes_per_token_per_device: int
+    kv_budget_gib: float
+    max_total_tokens: int  # the full sequence length the plan was made for
+    max_batch_total_tokens: int  # tokens of KV cache that fit in the budget
+    max_concurrent_sequences: int  # full-length sequences that fit at once
+    fits: bool
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    def summary(self) -> str:
+        """One line: weights, KV budget, KV per token, concurrent full-length sequences."""
+        status = "" if self.fits else " [DOES NOT FIT]"
+        return (
+            f"{self.model} on {self.devices} x {self.device_memory_gib:.1f} GiB "
+            f"({self.instance}){status}: weights {self.weights_gib:.1f} GiB ({self.dtype}), "
+            f"KV budget {self.kv_budget_gib:.1f} GiB, KV {_kib(self.kv_bytes_per_token)} per "
+            f"token, {self.max_batch_total_tokens:,} batch tokens, "
+            f"{self.max_concurrent_sequences} concurrent {self.max_total_tokens:,}-token sequences"
+        )
+
+
+def plan_memory(
+    arch: ModelArchitecture,
+    *,
+    instance: InstanceType | str,
+    accelerators: int | None = None,
+    engine: EngineSizing | None = None,
+    dtype: str | None = None,
+    kv_dtype: str | None = None,
+    max_total_tokens: int | None = None,
+    gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION,
+    overhead_gib_per_device: float = OVERHEAD_GIB_PER_DEVICE,
+    strict: bool = True,
+) -> MemoryPlan:
+    """Plan accelerator memory for ``arch`` on ``instance``.
+
+    :param accelerators: devices available to the model copy (an inference component's
+        accelerator count). @default all devices of the instance
+    :param engine: narrows the devices to the engine's tensor-parallel group and supplies the
+        weight dtype or quantization. @default None
+    :param dtype: weight dtype or quantization (``DTYPE_BYTES`` names). @default the engine's,
+        else ``arch.default_dtype``
+    :param kv_dtype: KV cache dtype. @default fp32 for fp32 weights, else 16-bit (quantized
+        models keep a 16-bit cache unless the engine is told otherwise)
+    :param max_total_tokens: the longest sequence (prompt + generation) to plan for.
+        @default the model's context length; then a cache too small for one full-context
+        sequence is a warning, not an error (TGI lowers its default to fit; vLLM does not)
+    :param strict: raise :class:`SizingError` when the model does not fit. With False, return
+        the plan with ``fits=False`` and the reasons in ``problems``. @default True
+    :raises SizingError: weights do not fit, ``max_total_tokens`` exceeds the model's context,
+        the KV budget cannot hold one ``max_total_tokens`` sequence, or tensor parallelism
+        does not divide the attention heads.
+    """
+    inst = InstanceType.of(instance)
+    if inst.accelerator is None or not inst.accelerator_count:
+        raise SizingError(
+            f"{inst.name} has no accelerators in the hardware catalog, so {arch.name} cannot "
+            "be planned on it; choose a GPU (ml.g5, ml.g6e, ml.p4d, ...) or Neuron instance"
+        )
+    device_gib = inst.accelerator_memory_gib
+    if device_gib is None:
+        raise SizingError(
+            f"the accelerator memory of {inst.name} is unknown, so {arch.name} cannot be "
+            "planned on it; verify the fit by hand"
+        )
+    problems: list[str] = []
+    devices = _devices(inst, accelerators, engine, problems)
+    dtype_name = (dtype or (engine.weight_dtype if engine else None) or arch.default_dtype).lower()
+    dtype_bytes = _dtype_bytes(dtype_name)
+    kv_bytes = _dtype_bytes(kv_dtype.lower()) if kv_dtype else (4.0 if dtype_bytes == 4 else 2.0)
+    if max_total_tokens is not None and max_total_tokens < 1:
+        raise SizingError(f"max_total_tokens must be >= 1, got {max_total_tokens!r}")
+
+    warnings: list[str] = list(arch.notes)
+    seq_len = max_total_tokens or arch.context_length
+    if max_total_tokens is not None and max_total_tokens > arch.context_length:
+        problems.append(
+            f"max_total_tokens {max_total_tokens:,} exceeds the {arch.context_length:,}-token "
+            f"context of {arch.name}; set max_total_tokens <= {arch.context_length:,}"
+        )
+    if inst.accelerator == "nvidia":
+        problems.extend(_head_split_problems(arch, devices, inst))
+
+    usable = devices * (device_gib * gpu_memory_utilization - overhead_gib_per_device)
+    weights = arch.weights_bytes(dtype_bytes) / GIB
+    # With TP above the KV heads, every device still holds one whole head.
+    kv_heads_per_device = max(1, math.ceil(arch.kv_heads / devices))
+    kv_per_device = int(2 * arch.layers * kv_heads_per_device * arch.head_dim * kv_bytes)
+    kv_whole = arch.kv_bytes_per_token(kv_bytes)
+    budget_bytes = max(0.0, usable - weights) * GIB
+    # Every device holds its share of each token, so the tightest device bounds the batch.
+    batch_tokens = int(budget_bytes / devices // kv_per_device) if kv_per_device else 0
+    concurrent = batch_tokens // seq_len
+
+    where = f"{devices} x {device_gib:.1f} GiB ({inst.name})"
+    if weights > usable:
+        problems.append(
+            f"{arch.name} weights need {weights:.1f} GiB in {dtype_name} but {where} leave "
+            f"{usable:.1f} GiB after the engine's reserve ({gpu_memory_utilization:.0%} of "
+            f"each device, minus {overhead_gib_per_device:g} GiB); "
+            + _bigger_hint(arch, dtype_bytes, devices, inst)
+        )
+    elif concurrent < 1 and max_total_tokens is not None:
+        problems.append(
+            f"the KV cache left on {where} holds {batch_tokens:,} tokens "
+            f"({_kib(kv_whole)} per token), less than one {max_total_tokens:,}-token "
+            f"sequence; lower max_total_tokens to <= {batch_tokens:,} or use more or larger "
+            "accelerators"
+        )
+    elif concurrent < 1:
+        warnings.append(
+            f"the KV cache left on {where} holds {batch_tokens:,} tokens, less than the full "
+            f"{arch.context_length:,}-token context of {arch.name}; set max_total_tokens "
+            f"<= {batch_tokens:,} (vLLM-based engines refuse to start otherwise; TGI lowers "
+            "its default to fit)"
+        )
+    if kv_heads_per_device * devices > arch.kv_heads:
+        warnings.append(
+            f"{arch.name} has {arch.kv_heads} KV heads for {devices} devices, so each device "
+            f"replicates a head; the plan counts the replicated cache"
+        )
+    if inst.accelerator == "neuron":
+        warnings.append(
+            "Neuron engines allocate the KV cache statically for batch size x sequence "
+            "length at compile time; the plan is an estimate of whether that shape fits"
+        )
+    if problems and strict:
+        raise SizingError("; ".join(problems))
+    return MemoryPlan(
+        model=arch.name,
+        instance=inst.name,
+        devices=devices,
+        device_memory_gib=round(device_gib, 2),
+        usable_gib=round(usable, 2),
+        dtype=dtype_name,
+        weights_gib=round(weights, 2),
+        kv_bytes_per_token=kv_whole,
+        kv_bytes_per_token_per_device=kv_per_device,
+        kv_budget_gib=round(budget_bytes / GIB, 2),
+        max_total_tokens=seq_len,
+        max_batch_total_tokens=batch_tokens,
+        max_concurrent_sequences=max(concurrent, 0),
+        fits=not problems,
+        problems=tuple(problems),
+        warnings=tuple(warnings),
+    )
+
+
+def lmi_seed_kv_estimate(*, layers: int, hidden_size: int, dtype_bytes: float, tokens: int) -> int:
+    """KV cache bytes by the seeds' (and LMI docs') formula: 2 x layers x hidden x bytes x tokens.
+
+    It assumes multi-head attention. For Phi-3-mini (32 layers, fp16) and 4 x 4096 tokens,
+    plugging hidden 4096 gives 8.59e9 bytes; its real hidden size 3072 gives 6.44e9; and as
+    Phi-3-mini has as many KV heads as attention heads, 6.44e9 is also the GQA-aware figure.
+    For grouped-query models use :meth:`ModelArchitecture.kv_bytes_per_token` instead.
+    """
+    return int(2 * layers * hidden_size * dtype_bytes * tokens)
+
+
+def dtype_bytes(name: str) -> float:
+    """Bytes per weight for a dtype or quantization name (case-insensitive)."""
+    return _dtype_bytes(name.lower())
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _devices(
+    inst: InstanceType, accelerators: int | None, engine: EngineSizing | None, problems: list[str]
+) -> int:
+    """The tensor-parallel group; more than the instance has is a problem (planned as all)."""
+    available = inst.accelerator_count
+    if accelerators is not None and not 1 <= accelerators <= available:
+        raise SizingError(
+            f"accelerators must be between 1 and the {available} of {inst.name}, "
+            f"got {accelerators!r}"
+        )
+    devices = engine.devices_used(inst, accelerators) if engine else (accelerators or available)
+    if devices > available:
+        problems.append(
+            f"the engine shards over {devices} devices but {inst.name} has {available}; "
+            "lower the tensor parallel degree or choose a larger instance"
+        )
+        return available
+    return devices
+
+
+def _dtype_bytes(name: str) -> float:
+    try:
+        return float(DTYPE_BYTES[name])
+    except KeyError:
+        raise SizingError(
+            f"unknown dtype or quantization {name!r}; use one of {_dtype_names()}"
+        ) from None
+
+
+def _dtype_names() -> str:
+    return ", ".join(sorted(DTYPE_BYTES))
+
+
+def _head_split_problems(arch: ModelArchitecture, devices: int, inst: InstanceType) -> list[str]:
+    """GPU engines shard attention heads evenly and KV heads evenly (or replicate them)."""
+    if _splits(arch, devices):
+        return []
+    heads = f"{arch.attention_heads} attention heads and " if arch.attention_heads else ""
+    good = [d for d in range(1, inst.accelerator_count + 1) if _splits(arch, d)]
+    return [
+        f"tensor parallel degree {devices} does not split the {heads}{arch.kv_heads} KV heads "
+        f"of {arch.name} evenly; use a degree among {good}"
+    ]
+
+
+def _splits(arch: ModelArchitecture, degree: int) -> bool:
+    kv = arch.kv_heads
+    heads_ok = not arch.attention_heads or arch.attention_heads % degree == 0
+    return heads_ok and (kv % degree == 0 or degree % kv == 0)
+
+
+def _bigger_hint(
+    arch: ModelArchitecture, dtype_bytes: float, devices: int, inst: InstanceType
+) -> str:
+    hints = []
+    if devices < inst.accelerator_count:
+        hints.append(f"shard over more of the instance's {inst.accelerator_count} devices")
+    if dtype_bytes > 1:
+        hints.append("serve a quantized checkpoint (fp8, AWQ or GPTQ)")
+    hints.append("choose an instance with more accelerator memory")
+    return "; or ".join(hints)
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:,.0f} KiB"
+
+
+@cache
+def _table() -> dict[str, ModelArchitecture]:
+    raw = json.loads(
+        resources.files("constructs_llm").joinpath("data/models.json").read_text(encoding="utf-8")
+    )
+    table: dict[str, ModelArchitecture] = {}
+    for row in raw["models"]:
+        arch = ModelArchitecture(
+            params_billion=row["params_billion"],
+            layers=row["layers"],
+            kv_heads=row["kv_heads"],
+            head_dim=row["head_dim"],
+            hidden_size=row["hidden_size"],
+            context_length=row["context_length"],
+            attention_heads=row["attention_heads"],
+            default_dtype=row["default_dtype"],
+            model_id=row["id"],
+            source=row["source"],
+            notes=tuple(row.get("notes", ())),
+        )
+        for key in (row["id"], *row.get("aliases", ())):
+            table[key.lower()] = arch
+    return table

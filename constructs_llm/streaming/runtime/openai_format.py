@@ -1,0 +1,139 @@
+"""Stream events -> OpenAI Chat Completions wire objects (SSE chunks, completion JSON, errors).
+
+Stdlib only: this file ships in the Lambda asset. Token chunks are built from a pre-encoded
+template because they are the hot path (one per generated token); everything else goes
+through ``json.dumps``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from .events import DoneEvent, TokenEvent
+
+DONE = b"data: [DONE]\n\n"
+
+# Engines' finish reasons -> OpenAI's. TGI says eos_token/stop_sequence, LMI may say eos.
+_FINISH_REASONS = {
+    "stop": "stop",
+    "eos_token": "stop",
+    "eos": "stop",
+    "stop_sequence": "stop",
+    "length": "length",
+    "max_tokens": "length",
+    "tool_calls": "tool_calls",
+    "content_filter": "content_filter",
+}
+
+
+def finish_reason(raw: str | None) -> str:
+    """OpenAI finish reason for an engine's one; unknown or missing means a normal stop."""
+    return _FINISH_REASONS.get(raw or "stop", "stop")
+
+
+def new_completion_id() -> str:
+    return "chatcmpl-" + os.urandom(12).hex()
+
+
+def sse(obj: Any) -> bytes:
+    """One server-sent event carrying ``obj`` as compact JSON."""
+    return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
+
+def error_object(
+    message: str,
+    *,
+    error_type: str = "invalid_request_error",
+    param: str | None = None,
+    code: str | None = None,
+) -> dict[str, Any]:
+    """The OpenAI error envelope: ``{"error": {"message", "type", "param", "code"}}``."""
+    return {"error": {"message": message, "type": error_type, "param": param, "code": code}}
+
+
+def _logprobs(event: TokenEvent) -> dict[str, Any] | None:
+    if event.log_prob is None:
+        return None
+    entry = {
+        "token": event.text,
+        "logprob": event.log_prob,
+        "bytes": list(event.text.encode()),
+        "top_logprobs": [],
+    }
+    return {"content": [entry], "refusal": None}
+
+
+class ChunkEncoder:
+    """Builds the ``chat.completion.chunk`` SSE events of one streamed response."""
+
+    def __init__(self, *, completion_id: str, created: int, model: str, logprobs: bool) -> None:
+        self._base = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+        }
+        self._logprobs = logprobs
+        head = json.dumps(self._base, separators=(",", ":"))[:-1]
+        self._token_prefix = (
+            b"data: " + head.encode() + b',"choices":[{"index":0,"delta":{"content":'
+        )
+        self._token_suffix = b'},"logprobs":null,"finish_reason":null}]}\n\n'
+
+    def _chunk(self, delta: dict[str, Any], *, reason: str | None, logprobs: Any = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
+        return sse({**self._base, "choices": [choice]})
+
+    def role(self) -> bytes:
+        """The first chunk: the assistant role with empty content, as OpenAI sends it."""
+        return self._chunk({"role": "assistant", "content": ""}, reason=None)
+
+    def token(self, event: TokenEvent) -> bytes:
+        if self._logprobs and event.log_prob is not None:
+            return self._chunk({"content": event.text}, reason=None, logprobs=_logprobs(event))
+        return self._token_prefix + json.dumps(event.text).encode() + self._token_suffix
+
+    def finish(self, done: DoneEvent) -> bytes:
+        """The last chunk: empty delta and the finish reason."""
+        return self._chunk({}, reason=finish_reason(done.finish_reason))
+
+
+class CompletionBuilder:
+    """Aggregates a stream into one ``chat.completion`` object (for ``stream: false``)."""
+
+    def __init__(self, *, completion_id: str, created: int, model: str, logprobs: bool) -> None:
+        self._id, self._created, self._model = completion_id, created, model
+        self._want_logprobs = logprobs
+        self._texts: list[str] = []
+        self._logprobs: list[dict[str, Any]] = []
+        self.tokens = 0
+
+    def add(self, event: TokenEvent) -> None:
+        self._texts.append(event.text)
+        self.tokens += 1
+        if self._want_logprobs and event.log_prob is not None:
+            lp = _logprobs(event)
+            if lp is not None:
+                self._logprobs.extend(lp["content"])
+
+    def build(self, done: DoneEvent) -> dict[str, Any]:
+        text = "".join(self._texts)
+        if not text and done.generated_text:
+            text = done.generated_text
+        logprobs = {"content": self._logprobs, "refusal": None} if self._want_logprobs else None
+        return {
+            "id": self._id,
+            "object": "chat.completion",
+            "created": self._created,
+            "model": self._model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "logprobs": logprobs,
+                    "finish_reason": finish_reason(done.finish_reason),
+                }
+            ],
+        }

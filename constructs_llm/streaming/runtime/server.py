@@ -1,0 +1,484 @@
+"""The streaming Lambda's HTTP server: OpenAI Chat Completions in front of a SageMaker endpoint.
+
+Stdlib + boto3 only: this file ships in the Lambda asset, where the Lambda Web Adapter relays
+each function URL request to it over loopback HTTP/1.1 and streams the response back
+(``AWS_LWA_INVOKE_MODE=response_stream``). This module is the I/O loop only: ``requests``
+validates, ``upstream`` calls SageMaker, ``parser`` reads the stream, ``openai_format``
+writes the answer.
+
+Routes:
+
+- ``POST /v1/chat/completions``: ``stream: true`` answers ``text/event-stream`` with HTTP/1.1
+  chunked encoding, one ``chat.completion.chunk`` event per token, each written and sent as
+  soon as it is parsed: a role chunk first, a chunk with ``finish_reason`` last, then
+  ``data: [DONE]``. ``stream: false`` answers one ``chat.completion`` JSON (the engine still
+  streams; the server aggregates).
+- ``GET /health``: 200 (the adapter's readiness check); not logged.
+- ``GET /v1/models``: the one served model.
+
+Errors: 400 invalid request, 411 no body length, 413 body over ``MAX_BODY_BYTES``, 404, 405,
+and the upstream table in ``upstream.py``; all with an OpenAI-shaped ``{"error": {...}}``
+body. A failure after the stream started ends it with ``data: {"error": {...}}`` then
+``data: [DONE]`` and a clean end of the body. A client that hangs up closes the upstream
+stream at the next write (or, for ``stream: false``, within ``_PEER_CHECK_SECONDS``).
+
+Each request except ``/health`` logs one JSON line to stdout (never the prompt or the text).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import select
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent
+from .openai_format import (
+    DONE,
+    ChunkEncoder,
+    CompletionBuilder,
+    error_object,
+    new_completion_id,
+    sse,
+)
+from .requests import ChatRequest, RequestError, parse_chat_request
+from .sagemaker_stream import stream_events
+from .settings import Settings, sagemaker_client
+from .upstream import describe_failure, invoke
+
+CHAT_PATH = "/v1/chat/completions"
+HEALTH_PATH = "/health"
+MODELS_PATH = "/v1/models"
+_ROUTES: dict[str, tuple[str, ...]] = {
+    CHAT_PATH: ("POST",),
+    HEALTH_PATH: ("GET", "HEAD"),
+    MODELS_PATH: ("GET", "HEAD"),
+}
+_PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
+_MAX_CHUNK_LINE = 1024  # a chunked request body's size line
+_TIMEOUT_CODES = frozenset({"upstream_timeout", "ReadTimeoutError", "read_timeout"})
+
+LogSink = Callable[[dict[str, Any]], None]
+
+_log_lock = threading.Lock()
+
+
+def emit_log_line(record: dict[str, Any]) -> None:
+    """Write one JSON log line to stdout (CloudWatch Logs in Lambda)."""
+    line = json.dumps(record, separators=(",", ":"), default=str) + "\n"
+    with _log_lock:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+
+class RuntimeServer(ThreadingHTTPServer):
+    """One thread per connection; daemon threads so a stuck client never blocks exit."""
+
+    daemon_threads = True
+    block_on_close = False  # idle keep-alive connections must not delay shutdown
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        client: Any = None,
+        log: LogSink = emit_log_line,
+        address: tuple[str, int] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.log = log
+        self._client = client
+        super().__init__(address or (settings.bind_address, settings.port), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection reset or timed out between requests is routine (the adapter's pool)."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+    @property
+    def client(self) -> Any:
+        """The sagemaker-runtime client: the one given, else the container-wide one."""
+        if self._client is None:
+            self._client = sagemaker_client(self.settings)
+        return self._client
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+
+class _ClientGone(Exception):
+    """The HTTP client went away (reset, broken pipe or socket timeout)."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: RuntimeServer
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # each token event is a small write: send it now
+    server_version = "constructs-llm-runtime"
+    sys_version = ""
+
+    # per-request state (a handler serves every request of one keep-alive connection)
+    _record: dict[str, Any]
+    _headers_sent: bool
+    _must_close: bool
+    _logged: bool
+    _started: float
+
+    def setup(self) -> None:
+        # socket timeout for every read and write towards the client
+        self.request.settimeout(self.server.settings.client_timeout)
+        super().setup()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the default stderr access log; ``_dispatch`` logs JSON instead."""
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_GET
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Protocol-level errors (bad request line, unknown method) as OpenAI-shaped JSON."""
+        self._record = {"msg": "request", "method": getattr(self, "command", None)}
+        self._started = time.perf_counter()
+        self._headers_sent, self._must_close, self._logged = False, True, False
+        text = message or self.responses.get(code, ("error",))[0]
+        with contextlib.suppress(_ClientGone):
+            self._send_error(code, text, code="http_error")
+
+    # -- routing -----------------------------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        self._started = time.perf_counter()
+        path = self.path.split("?", 1)[0]
+        self._headers_sent = False
+        # A body we do not read would be parsed as the next request: close unless consumed.
+        self._must_close = bool(
+            self.headers.get("Transfer-Encoding") or self.headers.get("Content-Length", "0") != "0"
+        )
+        self._record = {"msg": "request", "method": self.command, "path": path[:200]}
+        self._logged = path == HEALTH_PATH  # readiness checks are not logged
+        request_id = _lambda_request_id(self.headers.get("x-amzn-lambda-context"))
+        if request_id:
+            self._record["request_id"] = request_id
+        try:
+            self._route(path)
+        except _ClientGone:
+            self.close_connection = True
+            self._record["client_disconnected"] = True
+        except Exception as exc:  # a bug: answer 500 if the status line is not out yet
+            traceback.print_exc(file=sys.stderr)
+            self._record["exception"] = type(exc).__name__
+            if self._headers_sent:
+                self.close_connection = True
+            else:
+                self._try_send_error(500, f"internal error: {type(exc).__name__}", "server_error")
+        finally:
+            self._log()
+
+    def _route(self, path: str) -> None:
+        allowed = _ROUTES.get(path)
+        if allowed is None:
+            routes = ", ".join(sorted(_ROUTES))
+            message = f"no route for {path[:200]!r}; this server serves {routes}"
+            self._send_error(404, message, error_type="not_found_error", code="not_found")
+        elif self.command not in allowed:
+            message = f"{self.command} is not allowed on {path}; use {' or '.join(allowed)}"
+            self._send_error(405, message, code="method_not_allowed", allow=", ".join(allowed))
+        elif path == CHAT_PATH:
+            self._chat()
+        elif path == HEALTH_PATH:
+            self._send_json(200, {"status": "ok"})
+        else:
+            model = {"id": self.server.settings.served_model, "object": "model", "created": 0}
+            self._send_json(200, {"object": "list", "data": [{**model, "owned_by": "sagemaker"}]})
+
+    # -- chat completions ---------------------------------------------------------------------
+
+    def _chat(self) -> None:
+        settings = self.server.settings
+        try:
+            body = self._read_body(settings.max_body_bytes)
+            request = parse_chat_request(body, settings.request_format)
+        except RequestError as err:
+            self._send_error(
+                err.status, err.message, error_type=err.error_type, param=err.param, code=err.code
+            )
+            return
+        self._record["stream"] = request.stream
+        try:
+            upstream = invoke(self.server.client, settings, request.engine_body)
+        except Exception as exc:
+            failure = describe_failure(exc)
+            self._record["upstream_error"] = failure.upstream_code or type(exc).__name__
+            self._send_error(
+                failure.status, failure.message, error_type=failure.error_type, code=failure.code
+            )
+            return
+        with stream_events(upstream, settings.stream_format) as events:  # exit closes the body
+            if request.stream:
+                self._stream(_terminated(events), request)
+            else:
+                self._complete(_terminated(events), request)
+
+    def _stream(self, events: Iterator[StreamEvent], request: ChatRequest) -> None:
+        encoder = ChunkEncoder(
+            completion_id=new_completion_id(),
+            created=int(time.time()),
+            model=self.server.settings.served_model,
+            logprobs=request.logprobs,
+        )
+        chunked = self.request_version != "HTTP/1.0"  # 1.0 clients get a close-delimited body
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("X-Accel-Buffering", "no")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.close_connection = True
+        self._end_headers()
+        self._record["status"] = 200
+        write = self._write_chunk if chunked else self._write
+        write(encoder.role())
+        tokens = 0
+        for event in events:
+            if type(event) is TokenEvent:
+                write(encoder.token(event))
+                tokens += 1
+                if tokens == 1:
+                    self._record["ttft_ms"] = self._elapsed_ms()
+                continue
+            self._record["tokens"] = tokens
+            if type(event) is DoneEvent:
+                last = encoder.finish(event) + DONE
+                self._record["finish_reason"] = event.finish_reason
+            else:
+                assert isinstance(event, ErrorEvent)
+                self._record["stream_error"] = event.code or "error"
+                last = sse(_stream_error(event)) + DONE
+            self._log()  # before the last byte: Lambda may freeze the process right after it
+            self._write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(last), last) if chunked else last)
+            return
+
+    def _complete(self, events: Iterator[StreamEvent], request: ChatRequest) -> None:
+        builder = CompletionBuilder(
+            completion_id=new_completion_id(),
+            created=int(time.time()),
+            model=self.server.settings.served_model,
+            logprobs=request.logprobs,
+        )
+        next_check = time.monotonic() + _PEER_CHECK_SECONDS
+        for event in events:
+            if type(event) is TokenEvent:
+                builder.add(event)
+                if builder.tokens == 1:
+                    self._record["ttft_ms"] = self._elapsed_ms()
+                if time.monotonic() >= next_check:
+                    if _peer_closed(self.connection):
+                        raise _ClientGone
+                    next_check = time.monotonic() + _PEER_CHECK_SECONDS
+                continue
+            self._record["tokens"] = builder.tokens
+            if type(event) is DoneEvent:
+                self._record["finish_reason"] = event.finish_reason
+                self._send_json(200, builder.build(event))
+            else:
+                assert isinstance(event, ErrorEvent)
+                self._record["stream_error"] = event.code or "error"
+                status = 504 if event.code in _TIMEOUT_CODES else 502
+                self._send_json(status, _stream_error(event))
+            return
+
+    # -- request body -------------------------------------------------------------------------
+
+    def _read_body(self, limit: int) -> bytes:
+        encoding = self.headers.get("Transfer-Encoding")
+        try:
+            if encoding is not None:
+                if encoding.strip().lower() != "chunked":
+                    raise RequestError(
+                        f"unsupported Transfer-Encoding {encoding!r}; send Content-Length",
+                        code="unsupported_transfer_encoding",
+                    )
+                data = self._read_chunked(limit)
+            else:
+                data = self._read_sized(limit)
+        except OSError as exc:  # includes the socket timeout of a client that stopped sending
+            raise _ClientGone from exc
+        self._must_close = False
+        return data
+
+    def _read_sized(self, limit: int) -> bytes:
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            raise RequestError(
+                "the request needs a JSON body with a Content-Length header",
+                status=411,
+                code="length_required",
+            )
+        try:
+            length = int(raw)
+        except ValueError:
+            length = -1
+        if length < 0:
+            raise RequestError(f"invalid Content-Length {raw!r}", code="invalid_content_length")
+        if length > limit:
+            raise _too_large(f"{length} bytes", limit)
+        data = self.rfile.read(length)
+        if len(data) != length:
+            raise _ClientGone
+        return data
+
+    def _read_chunked(self, limit: int) -> bytes:
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(_MAX_CHUNK_LINE)
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise RequestError("malformed chunked request body", code="invalid_body") from None
+            if size == 0:
+                break
+            total += size
+            if total > limit:
+                raise _too_large(f"more than {limit} bytes", limit)
+            parts.append(self.rfile.read(size))
+            self.rfile.readline(_MAX_CHUNK_LINE)  # the CRLF after the chunk
+        while self.rfile.readline(_MAX_CHUNK_LINE) not in (b"\r\n", b"\n", b""):
+            pass  # trailers
+        return b"".join(parts)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _log(self) -> None:
+        """Write the request's log line, once."""
+        if not self._logged:
+            self._logged = True
+            self._record["duration_ms"] = self._elapsed_ms()
+            self.server.log(self._record)
+
+    def _elapsed_ms(self) -> float:
+        return round((time.perf_counter() - self._started) * 1000, 3)
+
+    def _end_headers(self) -> None:
+        try:
+            self.end_headers()
+        except OSError as exc:
+            raise _ClientGone from exc
+        self._headers_sent = True
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self.wfile.write(data)
+        except OSError as exc:
+            raise _ClientGone from exc
+
+    def _write_chunk(self, data: bytes) -> None:
+        try:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        except OSError as exc:
+            raise _ClientGone from exc
+
+    def _send_json(self, status: int, obj: Any, *, allow: str | None = None) -> None:
+        data = json.dumps(obj, separators=(",", ":")).encode()
+        self._record["status"] = status
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if allow is not None:
+            self.send_header("Allow", allow)
+        if self._must_close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self._log()  # before the last byte: Lambda may freeze the process right after it
+        self._end_headers()
+        if self.command != "HEAD":
+            self._write(data)
+
+    def _send_error(
+        self,
+        status: int,
+        message: str,
+        *,
+        error_type: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        allow: str | None = None,
+    ) -> None:
+        self._record["error_code"] = code
+        body = error_object(message, error_type=error_type, param=param, code=code)
+        self._send_json(status, body, allow=allow)
+
+    def _try_send_error(self, status: int, message: str, error_type: str) -> None:
+        self._must_close = True
+        with contextlib.suppress(_ClientGone):
+            self._send_error(status, message, error_type=error_type, code=error_type)
+
+
+def _terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """The events, guaranteed to end with one terminal event even if the source raises."""
+    try:
+        for event in events:
+            yield event
+            if type(event) is not TokenEvent:
+                return
+    except Exception as exc:  # the upstream read failed in a way the parser did not map
+        yield ErrorEvent(message=f"reading the model stream failed: {exc}", code=type(exc).__name__)
+        return
+    yield ErrorEvent(message="the model stream ended without a final event", code="incomplete")
+
+
+def _stream_error(event: ErrorEvent) -> dict[str, Any]:
+    return error_object(
+        f"the model stream failed: {event.message}",
+        error_type="upstream_error",
+        code=event.code or "upstream_stream_error",
+    )
+
+
+def _too_large(size: str, limit: int) -> RequestError:
+    return RequestError(
+        f"request body is {size}; the limit is {limit} bytes (MAX_BODY_BYTES)",
+        status=413,
+        code="request_too_large",
+    )
+
+
+def _peer_closed(sock: socket.socket) -> bool:
+    """True when the client has closed its end (readable with nothing to read)."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
+def _lambda_request_id(header: str | None) -> str | None:
+    """The Lambda request id from the adapter's ``x-amzn-lambda-context`` header."""
+    if not header:
+        return None
+    try:
+        value = json.loads(header).get("request_id")
+    except (ValueError, AttributeError):
+        return None
+    return str(value) if value else None
+
+
+def make_server(
+    settings: Settings, *, client: Any = None, log: LogSink = emit_log_line
+) -> RuntimeServer:
+    """A server bound to ``settings.bind_address:settings.port`` (port 0 picks a free one)."""
+    return RuntimeServer(settings, client=client, log=log)

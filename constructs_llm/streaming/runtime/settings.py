@@ -1,0 +1,159 @@
+"""Runtime configuration from the environment, and the one SageMaker client per container.
+
+Stdlib + boto3 only: this file ships in the Lambda asset.
+
+Environment (all strings):
+
+====================== ========== =====================================================
+PORT                   8080       port to listen on (Lambda Web Adapter connects to it)
+BIND_ADDRESS           127.0.0.1  address to bind; 0.0.0.0 to serve outside a container
+ENDPOINT_NAME          required   SageMaker endpoint to invoke
+INFERENCE_COMPONENT_NAME (unset)  inference component on that endpoint, if any
+STREAM_FORMAT          auto       tgi | lmi_jsonlines | openai | auto
+REQUEST_FORMAT         messages   messages | generate
+MODEL_NAME             ENDPOINT_NAME  echoed as ``model`` and listed by ``GET /v1/models``
+MAX_BODY_BYTES         1048576    largest accepted request body
+UPSTREAM_READ_TIMEOUT  120        seconds of upstream silence before the stream is failed
+CLIENT_TIMEOUT         60         socket timeout towards the HTTP client (reads and writes)
+====================== ========== =====================================================
+
+boto3 honours ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME`` (and ``AWS_ENDPOINT_URL``) natively, which
+is how tests point the runtime at a local fake.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .events import RequestFormat, StreamFormat
+
+_UPSTREAM_CONNECT_TIMEOUT = 10.0
+# The first call plus one retry. Retries cover only the call: a broken stream is not resumed.
+_UPSTREAM_MAX_ATTEMPTS = 2
+_UPSTREAM_POOL = 64
+
+
+class SettingsError(ValueError):
+    """The environment does not describe a runnable server; the message lists every problem."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    endpoint_name: str
+    inference_component_name: str | None = None
+    stream_format: StreamFormat = StreamFormat.AUTO
+    request_format: RequestFormat = RequestFormat.MESSAGES
+    model_name: str = ""
+    port: int = 8080
+    bind_address: str = "127.0.0.1"
+    max_body_bytes: int = 1024 * 1024
+    upstream_read_timeout: float = 120.0
+    upstream_connect_timeout: float = _UPSTREAM_CONNECT_TIMEOUT
+    client_timeout: float = 60.0
+
+    @property
+    def served_model(self) -> str:
+        return self.model_name or self.endpoint_name
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Read the settings, gathering every problem into one ``SettingsError``."""
+        problems: list[str] = []
+        endpoint = env.get("ENDPOINT_NAME", "").strip()
+        if not endpoint:
+            problems.append("ENDPOINT_NAME is required: set it to the SageMaker endpoint's name")
+        settings = cls(
+            endpoint_name=endpoint,
+            inference_component_name=env.get("INFERENCE_COMPONENT_NAME", "").strip() or None,
+            stream_format=_enum(env, "STREAM_FORMAT", StreamFormat, StreamFormat.AUTO, problems),
+            request_format=_enum(
+                env, "REQUEST_FORMAT", RequestFormat, RequestFormat.MESSAGES, problems
+            ),
+            model_name=env.get("MODEL_NAME", "").strip(),
+            port=int(_number(env, "PORT", 8080, 1, 65535, problems, integer=True)),
+            bind_address=env.get("BIND_ADDRESS", "").strip() or "127.0.0.1",
+            max_body_bytes=int(
+                _number(env, "MAX_BODY_BYTES", 1024 * 1024, 1, 2**31, problems, integer=True)
+            ),
+            upstream_read_timeout=_number(env, "UPSTREAM_READ_TIMEOUT", 120.0, 1, 3600, problems),
+            client_timeout=_number(env, "CLIENT_TIMEOUT", 60.0, 1, 3600, problems),
+        )
+        if problems:
+            raise SettingsError("invalid runtime environment: " + "; ".join(problems))
+        return settings
+
+
+def _enum(env: Mapping[str, str], name: str, kind: Any, default: Any, problems: list[str]) -> Any:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        allowed = ", ".join(member.value for member in kind)
+        problems.append(f"{name} must be one of {allowed} (got {raw!r})")
+        return default
+
+
+def _number(
+    env: Mapping[str, str],
+    name: str,
+    default: float,
+    low: float,
+    high: float,
+    problems: list[str],
+    *,
+    integer: bool = False,
+) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(int(raw)) if integer else float(raw)
+    except ValueError:
+        problems.append(f"{name} must be a{'n integer' if integer else ' number'} (got {raw!r})")
+        return default
+    if not low <= value <= high:
+        problems.append(f"{name} must be between {low:g} and {high:g} (got {raw!r})")
+        return default
+    return value
+
+
+_client_lock = threading.Lock()
+_clients: dict[tuple[float, float], Any] = {}
+
+
+def sagemaker_client(settings: Settings) -> Any:
+    """The container's sagemaker-runtime client, created once and shared by all threads.
+
+    boto3 clients are thread-safe once built; building one takes tens of milliseconds, so it
+    happens once per container (per distinct timeout pair), under a lock.
+    """
+    key = (settings.upstream_connect_timeout, settings.upstream_read_timeout)
+    client = _clients.get(key)
+    if client is not None:
+        return client
+    with _client_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = new_sagemaker_client(settings)
+            _clients[key] = client
+    return client
+
+
+def new_sagemaker_client(settings: Settings) -> Any:
+    """A fresh sagemaker-runtime client with the runtime's timeouts and retry policy."""
+    import boto3  # type: ignore[import-untyped]  # deferred: keeps imports cheap
+    from botocore.config import Config  # type: ignore[import-untyped]
+
+    config = Config(
+        connect_timeout=settings.upstream_connect_timeout,
+        read_timeout=settings.upstream_read_timeout,
+        retries={"mode": "standard", "total_max_attempts": _UPSTREAM_MAX_ATTEMPTS},
+        max_pool_connections=_UPSTREAM_POOL,
+        tcp_keepalive=True,
+    )
+    return boto3.session.Session().client("sagemaker-runtime", config=config)

@@ -1,0 +1,163 @@
+"""LineBuffer: bytes in any parts -> the same lines, within a fixed memory bound."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constructs_llm.streaming.runtime.line_buffer import (
+    DEFAULT_MAX_LINE_BYTES,
+    LineBuffer,
+    LineParserError,
+    LineTooLongError,
+)
+from tests.streaming.stream_fixtures import at
+
+
+def lines_of(parts: list[bytes], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> list[str]:
+    buffer = LineBuffer(max_line_bytes)
+    lines = [line for part in parts for line in buffer.feed(part)]
+    last = buffer.flush()
+    return lines if last is None else [*lines, last]
+
+
+def test_splits_on_newlines_and_keeps_blank_lines() -> None:
+    assert lines_of([b"a\n\nb\n"]) == ["a", "", "b"]
+
+
+def test_crlf_is_one_line_ending_even_split_between_parts() -> None:
+    assert lines_of([b"a\r", b"\nb\r\n"]) == ["a", "b"]
+
+
+def test_only_a_trailing_cr_is_dropped() -> None:
+    assert lines_of([b"a\rb\r\r\n"]) == ["a\rb\r"]
+
+
+def test_unicode_line_separators_do_not_split_a_line() -> None:
+    # str.splitlines() would split here; JSON allows these characters raw in strings
+    text = "a\u2028b\u0085c\x0bd\x1ce"
+    assert lines_of([text.encode() + b"\n"]) == [text]
+
+
+def test_multibyte_characters_split_at_every_offset_decode_intact() -> None:
+    raw = "héllo 世界 🚀\n".encode()
+    for a in range(len(raw) + 1):
+        for b in range(a, len(raw) + 1):
+            assert lines_of(at([a, b])(raw)) == ["héllo 世界 🚀"], (a, b)
+
+
+def test_one_byte_parts() -> None:
+    raw = "x🚀\r\ny\n".encode()
+    assert lines_of([raw[i : i + 1] for i in range(len(raw))]) == ["x🚀", "y"]
+
+
+def test_invalid_utf8_becomes_replacement_characters() -> None:
+    assert lines_of([b"a\xff\xfeb\n\xf0\x9f\n"]) == ["a\ufffd\ufffdb", "\ufffd"]
+
+
+def test_feed_returns_nothing_until_a_line_ends() -> None:
+    buffer = LineBuffer()
+    assert buffer.feed(b"") == []
+    assert buffer.feed(b"abc") == []
+    assert buffer.pending_bytes == 3
+    assert buffer.feed(b"d\ne") == ["abcd"]
+    assert buffer.pending_bytes == 1
+
+
+def test_flush_returns_the_unfinished_line_once() -> None:
+    buffer = LineBuffer()
+    buffer.feed(b"a\nlast\r")
+    assert buffer.flush() == "last"
+    assert buffer.flush() is None
+    assert buffer.pending_bytes == 0
+
+
+def test_flush_of_an_empty_buffer_is_none() -> None:
+    buffer = LineBuffer()
+    buffer.feed(b"a\n")
+    assert buffer.flush() is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(
+        st.text(st.characters(exclude_characters="\n\r", exclude_categories=["Cs"])),
+        max_size=20,
+    ),
+    crlf=st.booleans(),
+    final_newline=st.booleans(),
+    data=st.data(),
+)
+def test_any_split_gives_the_same_lines(
+    lines: list[str], crlf: bool, final_newline: bool, data: st.DataObject
+) -> None:
+    ending = "\r\n" if crlf else "\n"
+    raw = ending.join(lines) + (ending if final_newline and lines else "")
+    encoded = raw.encode()
+    offsets = data.draw(st.lists(st.integers(0, len(encoded)), max_size=20))
+    # An unterminated empty last line is no line at all: flush() has nothing to return.
+    expected = lines if final_newline or (lines and lines[-1]) else lines[:-1]
+    assert lines_of(at(offsets)(encoded)) == expected
+
+
+# -- the cap --------------------------------------------------------------------------------
+
+
+def test_line_at_the_cap_is_fine_and_one_byte_more_is_not() -> None:
+    assert lines_of([b"x" * 8 + b"\n"], max_line_bytes=8) == ["x" * 8]
+    with pytest.raises(LineTooLongError, match="longer than 8 bytes"):
+        lines_of([b"x" * 9 + b"\n"], max_line_bytes=8)
+
+
+def test_too_long_is_a_line_parser_error() -> None:
+    assert issubclass(LineTooLongError, LineParserError)
+
+
+def test_error_carries_the_lines_before_the_long_one() -> None:
+    buffer = LineBuffer(8)
+    with pytest.raises(LineTooLongError) as caught:
+        buffer.feed(b"ok\nfine\n" + b"z" * 20 + b"\nlost\n")
+    assert caught.value.lines == ["ok", "fine"]
+    assert caught.value.limit == 8
+
+
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_long_line_growing_over_many_parts_raises_once_and_holds_at_most_the_cap(
+    size: int,
+) -> None:
+    buffer = LineBuffer(64)
+    raised = 0
+    for _ in range(2000 // size):
+        try:
+            assert buffer.feed(b"q" * size) == []
+        except LineTooLongError:
+            raised += 1
+        assert buffer.pending_bytes <= 64 + size
+    assert raised == 1
+
+
+def test_after_the_error_the_rest_of_the_long_line_is_skipped_then_lines_resume() -> None:
+    buffer = LineBuffer(4)
+    assert buffer.feed(b"ab\n") == ["ab"]
+    with pytest.raises(LineTooLongError):
+        buffer.feed(b"0123456")
+    assert buffer.feed(b"789") == []
+    assert buffer.feed(b"still long\nnext\nto") == ["next"]
+    assert buffer.flush() == "to"
+
+
+def test_flush_after_an_unfinished_long_line_is_none() -> None:
+    buffer = LineBuffer(4)
+    with pytest.raises(LineTooLongError):
+        buffer.feed(b"0123456")
+    assert buffer.flush() is None
+
+
+def test_cap_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="got 0"):
+        LineBuffer(0)
+
+
+def test_default_cap_is_one_mebibyte() -> None:
+    assert LineBuffer().max_line_bytes == DEFAULT_MAX_LINE_BYTES == 1024 * 1024

@@ -1,0 +1,460 @@
+"""parse_stream: every engine's framing, under every chunking, ends in one terminal event."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from constructs_llm.streaming.runtime.events import (
+    DoneEvent,
+    ErrorEvent,
+    StreamEvent,
+    StreamFormat,
+    TokenEvent,
+)
+from constructs_llm.streaming.runtime.parser import (
+    ERROR_CODE_INVALID_JSON,
+    ERROR_CODE_LINE_TOO_LONG,
+    UpstreamStreamError,
+    parse_stream,
+)
+from tests.streaming.stream_fixtures import CHUNKINGS, StreamFixture, as_dicts, at, load_fixtures
+
+FIXTURES = load_fixtures()
+FIXTURE_IDS = [f.name for f in FIXTURES]
+TERMINAL = (DoneEvent, ErrorEvent)
+
+
+def parse(parts: list[bytes], fmt: StreamFormat | str = StreamFormat.AUTO) -> list[StreamEvent]:
+    return list(parse_stream(parts, fmt))
+
+
+def assert_one_terminal_last(events: list[StreamEvent]) -> None:
+    terminals = [i for i, e in enumerate(events) if isinstance(e, TERMINAL)]
+    assert terminals == [len(events) - 1], events
+
+
+def test_the_fixture_table_covers_every_engine_shape() -> None:
+    names = set(FIXTURE_IDS)
+    assert {"tgi_generate_details", "tgi_messages", "vllm_chat", "lmi_jsonlines"} <= names
+    assert {"lmi_outputs", "lmi_transition", "lmi_chat", "tgi_crlf_fields"} <= names
+    assert {"tgi_error", "tgi_messages_error", "vllm_error", "lmi_error_msg"} <= names
+    for fixture in FIXTURES:
+        assert_one_terminal_last([_from_dict(e) for e in fixture.events])
+
+
+# -- the table: each fixture, under each chunking, in its own format and in AUTO ------------
+
+
+@pytest.mark.parametrize("chunking", list(CHUNKINGS))
+@pytest.mark.parametrize("fixture", FIXTURES, ids=FIXTURE_IDS)
+def test_fixture_gives_its_events_under_any_chunking(fixture: StreamFixture, chunking: str) -> None:
+    # GIVEN a captured stream cut into parts WHEN parsed in its format THEN the expected events
+    parts = CHUNKINGS[chunking](fixture.raw)
+    assert as_dicts(parse(parts, fixture.fmt)) == fixture.events
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=FIXTURE_IDS)
+def test_auto_detects_every_fixture(fixture: StreamFixture) -> None:
+    assert as_dicts(parse(CHUNKINGS["random-seed-2"](fixture.raw), "auto")) == fixture.events
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=FIXTURE_IDS)
+def test_fixture_split_at_every_single_offset(fixture: StreamFixture) -> None:
+    for offset in range(len(fixture.raw) + 1):
+        parts = [fixture.raw[:offset], fixture.raw[offset:]]
+        assert as_dicts(parse(parts, fixture.fmt)) == fixture.events, f"split at {offset}"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_split_points_never_change_the_events(data: st.DataObject) -> None:
+    fixture = data.draw(st.sampled_from(FIXTURES), label="fixture")
+    offsets = data.draw(
+        st.lists(st.integers(min_value=0, max_value=len(fixture.raw)), max_size=40),
+        label="offsets",
+    )
+    assert as_dicts(parse(at(offsets)(fixture.raw), fixture.fmt)) == fixture.events
+
+
+# -- the seeds' failure cases, one by one ---------------------------------------------------
+
+
+def test_utf8_character_split_across_parts_is_never_a_replacement_char() -> None:
+    line = 'data:{"token":{"id":1,"text":"🚀 世界","special":false}}\n\n'.encode()
+    rocket = line.index("🚀".encode())
+    for a in range(rocket + 1, rocket + 4):  # inside the 4-byte rocket
+        for b in range(a, len(line)):
+            events = parse(at([a, b])(line), StreamFormat.TGI)
+            assert events[0] == TokenEvent("🚀 世界", 1, None)
+            assert "\ufffd" not in events[0].text
+
+
+def test_missing_final_newline_still_parses_the_last_line() -> None:
+    stream = b'{"token":{"id":1,"text":"a"}}\n{"token":{"id":2,"text":"b"},"generated_text":"ab"}'
+    assert parse([stream], StreamFormat.LMI_JSONLINES) == [
+        TokenEvent("a", 1),
+        TokenEvent("b", 2),
+        DoneEvent(generated_text="ab"),
+    ]
+
+
+def test_several_events_in_one_part_are_all_emitted() -> None:
+    events = [f'data: {{"choices":[{{"index":0,"delta":{{"content":"{c}"}}}}]}}\n\n' for c in "abc"]
+    stream = "".join(events).encode() + b"data: [DONE]\n\n"
+    # GIVEN two and a half events in the first part, the rest in the second
+    cut = len("".join(events[:2])) + 10
+    assert [e.text for e in parse(at([cut])(stream)) if isinstance(e, TokenEvent)] == list("abc")
+
+
+def test_crlf_line_endings_even_when_cr_and_lf_arrive_apart() -> None:
+    stream = b'data:{"token":{"id":7,"text":"x"}}\r\n\r\ndata:[DONE]\r\n\r\n'
+    cr = stream.index(b"\r")
+    assert parse(at([cr + 1])(stream), StreamFormat.TGI) == [TokenEvent("x", 7), DoneEvent()]
+
+
+def test_json_object_split_across_many_parts() -> None:
+    stream = b'{"token": {"id": 3, "text": "split", "log_prob": -0.5}}\n'
+    assert parse(at([1, 9, 10, 30, 31])(stream)) == [TokenEvent("split", 3, -0.5), DoneEvent()]
+
+
+# -- framing --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("done", [b"data:[DONE]", b"data: [DONE]", b"data:  [DONE] "])
+def test_done_marker_ends_the_stream_and_nothing_after_it_is_read(done: bytes) -> None:
+    consumed = []
+
+    def source() -> Iterator[bytes]:
+        for part in [b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n', done + b"\n"]:
+            consumed.append(part)
+            yield part
+        consumed.append(b"after")
+        yield b'data: {"choices":[{"index":0,"delta":{"content":"late"}}]}\n'
+
+    assert list(parse_stream(source(), "openai")) == [TokenEvent("a"), DoneEvent()]
+    assert b"after" not in consumed
+
+
+@pytest.mark.parametrize("fmt", ["tgi", "openai"])
+def test_sse_formats_skip_unknown_fields_as_the_sse_spec_says(fmt: str) -> None:
+    stream = b'foo: bar\nevent\ndata\ndata:\n{"token":{"text":"ok"}}\n'
+    assert parse([stream], fmt) == [TokenEvent("ok"), DoneEvent()]
+
+
+@pytest.mark.parametrize("fmt", ["lmi_jsonlines", "auto"])
+def test_jsonlines_and_auto_report_a_line_that_is_not_json(fmt: str) -> None:
+    events = parse([b'event: x\nid: 3\nretry: 10\n{"outputs":["a"]}\nhello world\n'], fmt)
+    assert events[0] == TokenEvent("a")
+    assert isinstance(events[1], ErrorEvent)
+    assert events[1].code == ERROR_CODE_INVALID_JSON
+    assert "'hello world'" in events[1].message
+    assert len(events) == 2
+
+
+def test_blank_whitespace_and_comment_lines_are_skipped() -> None:
+    stream = b'\n   \n\t\n:\n: keep-alive\n  {"outputs": ["a"]}\n'
+    assert parse([stream], "lmi_jsonlines") == [TokenEvent("a"), DoneEvent()]
+
+
+def test_padded_json_after_data_is_accepted() -> None:
+    stream = b'data:   {"token":{"text":"a"}}   \n'
+    assert parse([stream], "tgi") == [TokenEvent("a"), DoneEvent()]
+
+
+def test_invalid_json_names_the_problem_and_quotes_the_line() -> None:
+    (event,) = parse([b"data: {not json}\n"], "tgi")
+    assert isinstance(event, ErrorEvent)
+    assert event.code == ERROR_CODE_INVALID_JSON
+    assert "not valid JSON" in event.message
+    assert "{not json}" in event.message
+
+
+def test_a_json_array_is_reported_with_a_hint_about_streaming() -> None:
+    (event,) = parse([b'[{"generated_text": "hi"}]'])
+    assert isinstance(event, ErrorEvent)
+    assert "is streaming enabled" in event.message
+
+
+def test_a_long_bad_line_is_quoted_shortened() -> None:
+    (event,) = parse([b"x" * 5000 + b"\n"], "lmi_jsonlines")
+    assert isinstance(event, ErrorEvent)
+    assert "(5000 characters)" in event.message
+    assert len(event.message) < 400
+
+
+def test_a_non_streamed_response_becomes_one_token_and_done() -> None:
+    assert parse([b'{"generated_text": "whole answer"}']) == [
+        TokenEvent("whole answer"),
+        DoneEvent(generated_text="whole answer"),
+    ]
+
+
+def test_objects_of_unknown_shape_are_skipped() -> None:
+    stream = b'{"metadata": {"x": 1}}\n{"token": null}\n{"outputs":["a"]}\n'
+    assert parse([stream]) == [TokenEvent("a"), DoneEvent()]
+
+
+def test_format_may_be_given_as_its_string_value() -> None:
+    assert parse([b'data:{"token":{"text":"a"}}\n'], "tgi") == [TokenEvent("a"), DoneEvent()]
+
+
+def test_unknown_format_is_rejected_when_called() -> None:
+    with pytest.raises(ValueError, match="'sse'"):
+        parse_stream([], "sse")
+
+
+def test_empty_stream_is_done_without_a_reason() -> None:
+    assert parse([]) == [DoneEvent()]
+    assert parse([b"", b""]) == [DoneEvent()]
+
+
+# -- payload shapes -------------------------------------------------------------------------
+
+
+def test_tgi_special_tokens_and_lmi_special_token_flag_give_no_text() -> None:
+    stream = (
+        b'{"token":{"id":1,"text":"<s>","special":true}}\n'
+        b'{"token":{"id":2,"text":"<|im_end|>","special_token":true}}\n'
+        b'{"token":{"id":3,"text":"ok","special":false}}\n'
+    )
+    assert parse([stream]) == [TokenEvent("ok", 3), DoneEvent()]
+
+
+def test_log_probs_are_floats_and_odd_values_are_dropped() -> None:
+    stream = (
+        b'{"token":{"id":1,"text":"a","logprob":-1}}\n'
+        b'{"token":{"id":"x","text":"b","logprob":"-0.5"}}\n'
+        b'{"token":{"id":2,"text":7}}\n'
+    )
+    assert parse([stream]) == [TokenEvent("a", 1, -1.0), TokenEvent("b"), DoneEvent()]
+
+
+def test_only_the_first_choice_is_streamed() -> None:
+    stream = (
+        b'{"choices":[{"index":1,"delta":{"content":"other"}},'
+        b'{"index":0,"delta":{"content":"mine"}}]}\n'
+        b'{"choices":[{"delta":{"content":"!"},"finish_reason":"stop"}]}\n'
+    )
+    assert parse([stream]) == [
+        TokenEvent("mine"),
+        TokenEvent("!"),
+        DoneEvent(finish_reason="stop"),
+    ]
+
+
+def test_tool_call_and_role_deltas_give_no_text() -> None:
+    stream = (
+        b'{"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n'
+        b'{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}}]}}]}\n'
+    )
+    assert parse([stream]) == [DoneEvent()]
+
+
+def test_chat_finish_reason_error_is_an_error() -> None:
+    stream = b'data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}\n'
+    (event,) = parse([stream], "openai")
+    assert isinstance(event, ErrorEvent)
+    assert "finish_reason 'error'" in event.message
+
+
+@pytest.mark.parametrize(
+    ("payload", "message", "code"),
+    [
+        ({"error": "overloaded", "error_type": "overloaded"}, "overloaded", "overloaded"),
+        ({"error": {"message": "bad", "code": 400}}, "bad", "400"),
+        (
+            {"error": {"message": "bad", "type": "invalid_request_error", "code": 1}},
+            "bad",
+            "invalid_request_error",
+        ),
+        ({"error": ""}, 'the model reported an error: {"error": ""}', None),
+        ({"error": {"type": "X"}}, 'the model reported an error: {"error": {"type": "X"}}', "X"),
+    ],
+)
+def test_error_payload_shapes(payload: object, message: str, code: str | None) -> None:
+    (event,) = parse([b"data:" + json.dumps(payload).encode() + b"\n"])
+    assert isinstance(event, ErrorEvent)
+    assert (event.message, event.code) == (message, code)
+
+
+def test_error_null_is_not_an_error() -> None:
+    assert parse([b'{"error": null, "outputs": ["a"]}\n']) == [TokenEvent("a"), DoneEvent()]
+
+
+# -- exactly one terminal event -------------------------------------------------------------
+
+
+def test_after_an_error_nothing_else_is_emitted_or_read() -> None:
+    consumed = []
+
+    def source() -> Iterator[bytes]:
+        yield b'data:{"token":{"text":"a"}}\n\ndata:{"error":"boom"}\n\n'
+        consumed.append("more")
+        yield b'data:{"token":{"text":"b"}}\n\n'
+
+    assert list(parse_stream(source(), "tgi")) == [TokenEvent("a"), ErrorEvent("boom")]
+    assert consumed == []
+
+
+def test_stream_without_end_marker_ends_with_the_last_finish_reason_seen() -> None:
+    stream = b'{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"length"}]}\n'
+    assert parse([stream]) == [TokenEvent("a"), DoneEvent(finish_reason="length")]
+
+
+def test_a_stream_cut_mid_line_is_an_error_and_cut_between_events_is_done() -> None:
+    assert parse([b'data:{"token":{"text":"a"}}\n\ndata:{"tok']) == [
+        TokenEvent("a"),
+        ErrorEvent(
+            message="stream line is not valid JSON (Unterminated string starting at: "
+            "line 1 column 2 (char 1)): '{\"tok'",
+            code=ERROR_CODE_INVALID_JSON,
+        ),
+    ]
+    assert parse([b'data:{"token":{"text":"a"}}\n\n']) == [TokenEvent("a"), DoneEvent()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    raw=st.binary(max_size=400),
+    fmt=st.sampled_from(list(StreamFormat)),
+    offsets=st.lists(st.integers(0, 400), max_size=8),
+)
+def test_arbitrary_bytes_never_raise_and_end_with_one_terminal(
+    raw: bytes, fmt: StreamFormat, offsets: list[int]
+) -> None:
+    assert_one_terminal_last(list(parse_stream(at(offsets)(raw), fmt)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=12), max_size=30),
+    style=st.sampled_from(["tgi", "lmi", "chat", "outputs"]),
+    ascii_only=st.booleans(),
+    data=st.data(),
+)
+def test_any_token_texts_survive_any_split(
+    texts: list[str], style: str, ascii_only: bool, data: st.DataObject
+) -> None:
+    # GIVEN arbitrary Unicode token texts, framed in one engine's style
+    def dumps(obj: object) -> str:
+        return json.dumps(obj, ensure_ascii=ascii_only)
+
+    if style == "tgi":
+        lines = [f"data:{dumps({'token': {'id': i, 'text': t}})}\n\n" for i, t in enumerate(texts)]
+    elif style == "lmi":
+        lines = [
+            dumps({"token": {"id": i, "text": t, "log_prob": -1.0}}) + "\n"
+            for i, t in enumerate(texts)
+        ]
+    elif style == "chat":
+        lines = [
+            f"data: {dumps({'choices': [{'index': 0, 'delta': {'content': t}}]})}\n\n"
+            for t in texts
+        ]
+    else:
+        lines = [dumps({"outputs": [t]}) + "\n" for t in texts]
+    raw = "".join(lines).encode()
+    offsets = data.draw(st.lists(st.integers(0, len(raw)), max_size=30))
+    # WHEN split anywhere THEN the texts come out unchanged, then one DoneEvent
+    events = parse(at(offsets)(raw))
+    assert "".join(e.text for e in events if isinstance(e, TokenEvent)) == "".join(texts)
+    assert events[-1] == DoneEvent()
+
+
+# -- the byte source ------------------------------------------------------------------------
+
+
+def test_upstream_error_from_the_source_is_the_terminal_event() -> None:
+    def source() -> Iterator[bytes]:
+        yield b'data:{"token":{"text":"a"}}\n\ndata:{"token":{"te'
+        raise UpstreamStreamError("Model stream broke", "ModelStreamError")
+
+    assert list(parse_stream(source(), "tgi")) == [
+        TokenEvent("a"),
+        ErrorEvent("Model stream broke", "ModelStreamError"),
+    ]
+
+
+def test_closing_the_events_closes_the_source() -> None:
+    closed = []
+
+    def source() -> Iterator[bytes]:
+        try:
+            while True:
+                yield b'{"outputs":["a"]}\n'
+        finally:
+            closed.append(True)
+
+    events = parse_stream(source())
+    assert next(events) == TokenEvent("a")
+    events.close()  # e.g. the HTTP client went away
+    assert closed == [True]
+
+
+def test_source_is_closed_after_the_terminal_event() -> None:
+    closed = []
+
+    def source() -> Iterator[bytes]:
+        try:
+            yield b"data: [DONE]\n"
+            yield b"more"
+        finally:
+            closed.append(True)
+
+    assert list(parse_stream(source())) == [DoneEvent()]
+    assert closed == [True]
+
+
+# -- bounded memory -------------------------------------------------------------------------
+
+
+def test_line_over_the_cap_is_an_error_after_the_lines_before_it() -> None:
+    stream = b'{"outputs":["a"]}\n' + b'{"outputs":["' + b"x" * 100 + b'"]}\n{"outputs":["b"]}\n'
+    for parts in ([stream], at([5])(stream), at([30, 60])(stream)):
+        events = parse_stream(parts, "lmi_jsonlines", max_line_bytes=64)
+        first, error = list(events)
+        assert first == TokenEvent("a")
+        assert isinstance(error, ErrorEvent)
+        assert error.code == ERROR_CODE_LINE_TOO_LONG
+        assert "64 bytes" in error.message
+
+
+def test_an_endless_line_is_dropped_without_buffering_it() -> None:
+    # GIVEN a source that would send 64 MiB without a newline, 64 KiB at a time
+    part = b"y" * 65536
+    sent = []
+
+    def source() -> Iterator[bytes]:
+        yield b'{"outputs":["a"]}\n'
+        for _ in range(1024):
+            sent.append(len(part))
+            yield part
+
+    tracemalloc.start()
+    try:
+        events = list(parse_stream(source(), "lmi_jsonlines", max_line_bytes=1024 * 1024))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # THEN the error comes as soon as the line passes 1 MiB, and memory stays near the cap
+    assert events[0] == TokenEvent("a")
+    assert isinstance(events[1], ErrorEvent)
+    assert events[1].code == ERROR_CODE_LINE_TOO_LONG
+    assert sum(sent) <= 1024 * 1024 + len(part)
+    assert peak < 4 * 1024 * 1024
+
+
+def _from_dict(spec: dict[str, object]) -> StreamEvent:
+    kind = spec["type"]
+    fields = {k: v for k, v in spec.items() if k != "type"}
+    if kind == "token":
+        return TokenEvent(**fields)  # type: ignore[arg-type]
+    if kind == "done":
+        return DoneEvent(**fields)  # type: ignore[arg-type]
+    return ErrorEvent(**fields)  # type: ignore[arg-type]

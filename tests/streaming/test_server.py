@@ -1,0 +1,597 @@
+"""The runtime server end to end: real clients in front, the fake SageMaker endpoint behind."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import openai
+import pytest
+from openai.types.chat import ChatCompletionMessageParam
+
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.settings import new_sagemaker_client
+from tests.streaming.conftest import BASE_SETTINGS, MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
+from tests.support import engine_streams
+from tests.support.fake_sagemaker import CallError, FakeSageMaker, ReceivedRequest, Scenario
+
+TOKENS = ["Hel", "lo", ",", " wörld", " 🙂", "!"]
+USER: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Say hello"}]
+CHAT = "/v1/chat/completions"
+
+# framing name -> (configured stream format, payloads for TOKENS, OpenAI finish reason, logprob)
+FRAMINGS: dict[str, tuple[StreamFormat, Callable[[], list[bytes]], str, float]] = {
+    "tgi": (
+        StreamFormat.TGI,
+        lambda: engine_streams.tgi(TOKENS, finish_reason="eos_token", log_prob=-0.25),
+        "stop",
+        -0.25,
+    ),
+    "openai": (
+        StreamFormat.OPENAI,
+        lambda: engine_streams.openai(TOKENS, finish_reason="length", log_prob=-0.75),
+        "length",
+        -0.75,
+    ),
+    "lmi_jsonlines": (
+        StreamFormat.LMI_JSONLINES,
+        lambda: engine_streams.lmi_jsonlines(TOKENS, finish_reason="length", log_prob=-0.5),
+        "length",
+        -0.5,
+    ),
+}
+FRAMING_CASES = [
+    pytest.param(name, configured, id=f"{name}-{'auto' if configured else 'explicit'}")
+    for name in FRAMINGS
+    for configured in (False, True)
+]
+
+
+def sdk(runtime: Runtime) -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=runtime.url + "/v1", api_key="unused", timeout=SOCKET_TIMEOUT, max_retries=0
+    )
+
+
+def connect(runtime: Runtime) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection("127.0.0.1", runtime.port, timeout=SOCKET_TIMEOUT)
+
+
+def request(
+    runtime: Runtime,
+    method: str,
+    path: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, http.client.HTTPMessage, bytes]:
+    connection = connect(runtime)
+    try:
+        raw = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+        connection.request(method, path, body=raw, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        connection.close()
+
+
+def sse_data(body: bytes) -> list[Any]:
+    """The ``data:`` payloads of an SSE body, JSON-decoded except ``[DONE]``."""
+    out: list[Any] = []
+    for event in body.decode().split("\n\n"):
+        if event.startswith("data: "):
+            data = event[len("data: ") :]
+            out.append(data if data == "[DONE]" else json.loads(data))
+    return out
+
+
+def error_of(body: bytes) -> dict[str, Any]:
+    error: dict[str, Any] = json.loads(body)["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    return error
+
+
+def stream_request(**extra: Any) -> dict[str, Any]:
+    return {"model": MODEL, "messages": USER, "stream": True, **extra}
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+# -- streaming and non-streaming with the openai SDK, per engine framing ---------------------
+
+
+@pytest.mark.parametrize(("framing", "auto"), FRAMING_CASES)
+def test_openai_sdk_streams_one_chunk_per_token(
+    start_runtime: StartRuntime, fake: FakeSageMaker, framing: str, auto: bool
+) -> None:
+    # GIVEN an engine streaming TOKENS in its own framing, cut at arbitrary byte boundaries
+    stream_format, payloads, finish, _ = FRAMINGS[framing]
+    runtime = start_runtime(stream_format=StreamFormat.AUTO if auto else stream_format)
+    fake.enqueue(Scenario(parts=engine_streams.rechunk(payloads(), 7)))
+    # WHEN the openai SDK asks for a stream
+    stream = sdk(runtime).chat.completions.create(
+        model="ignored",
+        messages=USER,
+        stream=True,
+        max_tokens=16,
+    )
+    chunks = list(stream)
+    # THEN a role chunk, one chunk per token in order, and a final chunk with the reason
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert [c.choices[0].delta.content for c in chunks[1:-1]] == TOKENS
+    assert chunks[-1].choices[0].finish_reason == finish
+    assert {c.model for c in chunks} == {MODEL}
+    assert len({c.id for c in chunks}) == 1
+    # AND the engine was asked to stream a messages request
+    assert fake.requests[0].json() == {"messages": USER, "stream": True, "max_tokens": 16}
+    assert fake.requests[0].headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize(("framing", "auto"), FRAMING_CASES)
+def test_openai_sdk_gets_one_completion_when_not_streaming(
+    start_runtime: StartRuntime, fake: FakeSageMaker, framing: str, auto: bool
+) -> None:
+    stream_format, payloads, finish, log_prob = FRAMINGS[framing]
+    runtime = start_runtime(stream_format=StreamFormat.AUTO if auto else stream_format)
+    fake.enqueue(Scenario(parts=engine_streams.rechunk(payloads(), 5)))
+    completion = sdk(runtime).chat.completions.create(
+        model="ignored",
+        messages=USER,
+        logprobs=True,
+    )
+    choice = completion.choices[0]
+    assert choice.message.content == "".join(TOKENS)
+    assert choice.finish_reason == finish
+    assert choice.logprobs is not None and choice.logprobs.content is not None
+    assert [e.logprob for e in choice.logprobs.content] == [log_prob] * len(TOKENS)
+    assert completion.model == MODEL
+    # the engine streams even for a stream:false client
+    assert fake.requests[0].json() == {"messages": USER, "stream": True, "logprobs": True}
+
+
+def test_generate_request_format_sends_the_prompt_as_inputs(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime(request_format=RequestFormat.GENERATE, stream_format=StreamFormat.TGI)
+    fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS)))
+    prompt = "<|user|>Say hello<|end|><|assistant|>"
+    stream = sdk(runtime).chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": prompt}],
+        stream=True,
+        max_tokens=8,
+        temperature=0,
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream) == "".join(TOKENS)
+    assert fake.requests[0].json() == {
+        "inputs": prompt,
+        "parameters": {"details": True, "max_new_tokens": 8, "do_sample": False},
+        "stream": True,
+    }
+
+
+def test_generate_request_format_rejects_a_conversation_naming_the_limitation(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime(request_format=RequestFormat.GENERATE)
+    with pytest.raises(openai.BadRequestError) as info:
+        sdk(runtime).chat.completions.create(
+            model="m",
+            messages=[{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+        )
+    assert info.value.status_code == 400
+    assert "no chat template is applied" in info.value.message
+    assert fake.requests == []
+
+
+def test_models_route_lists_the_served_model(runtime: Runtime) -> None:
+    models = sdk(runtime).models.list()
+    assert [m.id for m in models.data] == [MODEL]
+
+
+# -- invalid requests and routing (raw HTTP) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "param"),
+    [
+        (b"{oops", "invalid_json", None),
+        ({"model": "m"}, "missing_required", "messages"),
+        ({"messages": [{"role": "user", "content": 1}]}, "invalid_value", "messages[0].content"),
+        ({"messages": USER, "n": 3}, "unsupported_parameter", "n"),
+    ],
+)
+def test_invalid_requests_get_400_with_an_openai_error(
+    runtime: Runtime, fake: FakeSageMaker, body: Any, code: str, param: str | None
+) -> None:
+    status, headers, raw = request(runtime, "POST", CHAT, body)
+    assert status == 400
+    assert headers["Content-Type"] == "application/json"
+    error = error_of(raw)
+    assert (error["type"], error["code"], error["param"]) == ("invalid_request_error", code, param)
+    assert fake.requests == []
+
+
+def test_oversized_body_gets_413_before_the_body_is_read(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime(max_body_bytes=1024)
+    connection = connect(runtime)
+    # headers announce 5000 bytes, and no body byte is ever sent
+    connection.putrequest("POST", CHAT)
+    connection.putheader("Content-Type", "application/json")
+    connection.putheader("Content-Length", "5000")
+    connection.endheaders()
+    response = connection.getresponse()
+    assert response.status == 413
+    assert response.headers["Connection"] == "close"
+    error = error_of(response.read())
+    assert error["code"] == "request_too_large"
+    assert "5000 bytes" in error["message"] and "1024" in error["message"]
+    connection.close()
+
+
+def test_missing_content_length_gets_411(runtime: Runtime) -> None:
+    connection = connect(runtime)
+    connection.putrequest("POST", CHAT)
+    connection.endheaders()
+    response = connection.getresponse()
+    assert response.status == 411
+    assert error_of(response.read())["code"] == "length_required"
+    connection.close()
+
+
+def test_chunked_request_bodies_are_read_within_the_limit(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime(max_body_bytes=1024)
+    fake.enqueue(Scenario(parts=engine_streams.tgi(["ok"])))
+    body = json.dumps(stream_request()).encode()
+    # http.client sends an iterable body with Transfer-Encoding: chunked
+    status, _, raw = request(runtime, "POST", CHAT, iter([body[:10], body[10:]]))
+    assert status == 200
+    assert sse_data(raw)[1]["choices"][0]["delta"]["content"] == "ok"
+    big = iter([b" " * 600, b" " * 600])
+    status, _, raw = request(runtime, "POST", CHAT, big)
+    assert status == 413
+    assert error_of(raw)["code"] == "request_too_large"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "allow"),
+    [
+        ("GET", "/nope", 404, None),
+        ("POST", "/v1/completions", 404, None),
+        ("GET", CHAT, 405, "POST"),
+        ("DELETE", CHAT, 405, "POST"),
+        ("POST", "/health", 405, "GET, HEAD"),
+    ],
+)
+def test_unknown_paths_get_404_and_wrong_methods_405(
+    runtime: Runtime, method: str, path: str, status: int, allow: str | None
+) -> None:
+    got, headers, raw = request(runtime, method, path, b"{}" if method == "POST" else None)
+    assert got == status
+    assert headers["Allow"] == allow
+    assert error_of(raw)["code"] == ("not_found" if status == 404 else "method_not_allowed")
+
+
+def test_unknown_http_method_gets_a_json_501(runtime: Runtime) -> None:
+    status, _, raw = request(runtime, "BREW", "/health")
+    assert status == 501
+    assert error_of(raw)["code"] == "http_error"
+
+
+def test_health_answers_200_and_is_not_logged(runtime: Runtime) -> None:
+    status, _, raw = request(runtime, "GET", "/health")
+    assert (status, json.loads(raw)) == (200, {"status": "ok"})
+    status, _, raw = request(runtime, "HEAD", "/health")
+    assert (status, raw) == (200, b"")
+    assert runtime.logs == []
+
+
+def test_a_keep_alive_connection_serves_requests_after_an_error(runtime: Runtime) -> None:
+    connection = connect(runtime)
+    connection.request("POST", CHAT, body=b"[]", headers={"Content-Type": "application/json"})
+    assert connection.getresponse().read() and True
+    connection.request("GET", "/health")
+    response = connection.getresponse()
+    assert (response.status, response.read()) == (200, b'{"status":"ok"}')
+    connection.close()
+
+
+# -- upstream failures before the stream -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "code", "calls"),
+    [
+        (CallError.model_error("kaput", 500), 502, "model_error", 1),
+        (CallError.model_error("input too long", 422), 400, "model_rejected_request", 1),
+        (CallError.model_error("busy", 429), 429, "model_overloaded", 1),
+        (CallError.validation_error("Endpoint x not found."), 400, "upstream_validation_error", 1),
+        (CallError(status=503, error_type="ServiceUnavailable", message="x"), 503, None, 2),
+        (CallError(status=400, error_type="ThrottlingException", message="x"), 429, None, 2),
+        (CallError(status=500, error_type="InternalFailure", message="x"), 502, None, 2),
+        (CallError(status=403, error_type="AccessDeniedException", message="x"), 502, None, 1),
+    ],
+    ids=lambda v: v.error_type if isinstance(v, CallError) else None,
+)
+def test_call_time_upstream_errors_map_to_a_status_and_an_openai_error(
+    runtime: Runtime,
+    fake: FakeSageMaker,
+    error: CallError,
+    status: int,
+    code: str | None,
+    calls: int,
+) -> None:
+    # GIVEN SageMaker failing the call (retryable failures fail the retry too)
+    fake.enqueue(*[Scenario(call_error=error)] * calls)
+    # WHEN a streaming request comes in
+    got, _, raw = request(runtime, "POST", CHAT, stream_request())
+    # THEN the mapped status, an OpenAI error naming the upstream error, and one retry at most
+    assert got == status
+    body = error_of(raw)
+    assert error.error_type in body["message"] and error.message in body["message"]
+    if code is not None:
+        assert body["code"] == code
+    assert len(fake.requests) == calls
+    assert wait_for(lambda: bool(runtime.logs))
+    assert runtime.logs[-1]["upstream_error"] == error.error_type
+
+
+def test_an_unreachable_endpoint_gets_502_after_one_retry(
+    start_runtime: StartRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a SageMaker URL where nothing listens
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", dead)
+    runtime = start_runtime(client=new_sagemaker_client(BASE_SETTINGS))
+    # WHEN a request comes in THEN the connection failure is a 502 naming the cause
+    status, _, raw = request(runtime, "POST", CHAT, stream_request())
+    assert status == 502
+    error = error_of(raw)
+    assert error["code"] == "upstream_unreachable"
+    assert dead in error["message"]
+
+
+def test_a_retried_call_that_then_succeeds_streams_normally(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    busy = CallError(status=503, error_type="ServiceUnavailable", message="x")
+    fake.enqueue(Scenario(call_error=busy), Scenario(parts=engine_streams.tgi(["ok"])))
+    status, _, raw = request(runtime, "POST", CHAT, stream_request())
+    assert status == 200
+    assert sse_data(raw)[1]["choices"][0]["delta"]["content"] == "ok"
+
+
+# -- failures during the stream --------------------------------------------------------------
+
+
+def test_model_stream_error_mid_stream_ends_with_an_error_event_and_done(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    fake.enqueue(
+        Scenario(
+            parts=engine_streams.tgi(TOKENS)[:2],
+            exception="ModelStreamError",
+            exception_message="model died",
+            exception_code="StreamBroken",
+        )
+    )
+    connection = connect(runtime)
+    connection.request("POST", CHAT, body=json.dumps(stream_request()).encode())
+    response = connection.getresponse()
+    assert response.status == 200
+    assert response.headers["Transfer-Encoding"] == "chunked"
+    events = sse_data(response.read())  # read() raises IncompleteRead on an unclean end
+    assert [e["choices"][0]["delta"].get("content") for e in events[1:3]] == TOKENS[:2]
+    assert events[3]["error"]["code"] == "ModelStreamError"
+    assert "model died" in events[3]["error"]["message"]
+    assert events[4:] == ["[DONE]"]
+    # the response ended cleanly: the same connection serves the next request
+    connection.request("GET", "/health")
+    assert connection.getresponse().status == 200
+    connection.close()
+    assert runtime.logs[0]["stream_error"] == "ModelStreamError"
+
+
+def test_engine_error_payload_mid_stream_raises_in_the_openai_sdk_after_the_tokens(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime(stream_format=StreamFormat.TGI)
+    parts = [*engine_streams.tgi(TOKENS)[:3], engine_streams.tgi_error("CUDA out of memory")]
+    fake.enqueue(Scenario(parts=parts))
+    received: list[str] = []
+    with pytest.raises(openai.APIError) as info:
+        for chunk in sdk(runtime).chat.completions.create(model="m", messages=USER, stream=True):
+            received.append(chunk.choices[0].delta.content or "")
+    assert "".join(received) == "".join(TOKENS[:3])
+    assert "CUDA out of memory" in info.value.message
+
+
+def test_mid_stream_error_without_streaming_gets_502(runtime: Runtime, fake: FakeSageMaker) -> None:
+    fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS)[:2], exception="InternalStreamFailure"))
+    status, _, raw = request(runtime, "POST", CHAT, {"messages": USER})
+    assert status == 502
+    assert error_of(raw)["code"] == "InternalStreamFailure"
+
+
+def test_upstream_read_timeout_ends_the_stream_with_an_error_not_a_hang(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    # GIVEN an engine that sends one token and then goes silent for longer than the timeout
+    runtime = start_runtime(upstream_read_timeout=0.5)
+    fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS)[:1], stall=5.0))
+    started = time.monotonic()
+    status, _, raw = request(runtime, "POST", CHAT, stream_request())
+    # THEN the token, then an error event and [DONE], well before the stall ends
+    assert time.monotonic() - started < 3.0
+    assert status == 200
+    events = sse_data(raw)
+    assert events[1]["choices"][0]["delta"]["content"] == TOKENS[0]
+    assert events[2]["error"]["code"] == "ReadTimeoutError"
+    assert events[3] == "[DONE]"
+
+
+def test_upstream_read_timeout_without_streaming_gets_504(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime(upstream_read_timeout=0.5)
+    fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS)[:1], stall=5.0))
+    status, _, raw = request(runtime, "POST", CHAT, {"messages": USER})
+    assert status == 504
+    assert error_of(raw)["code"] == "ReadTimeoutError"
+
+
+# -- client disconnects ----------------------------------------------------------------------
+
+
+def _send_raw(runtime: Runtime, body: dict[str, Any]) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", runtime.port), timeout=SOCKET_TIMEOUT)
+    data = json.dumps(body).encode()
+    head = f"POST {CHAT} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(data)}\r\n\r\n"
+    sock.sendall(head.encode() + data)
+    return sock
+
+
+def _slow_stream(fake: FakeSageMaker, parts: int = 200) -> ReceivedRequest:
+    fake.enqueue(
+        Scenario(parts=engine_streams.tgi([f"t{i} " for i in range(parts)]), interval=0.02)
+    )
+    assert wait_for(lambda: len(fake.requests) == 1)
+    return fake.requests[0]
+
+
+def test_client_disconnect_mid_stream_closes_the_upstream_stream(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    sock = _send_raw(runtime, stream_request())
+    upstream = _slow_stream(fake)
+    received = b""
+    while b'"content":"t0 "' not in received:
+        received += sock.recv(65536)
+    sock.close()
+    # the runtime stops reading and closes its SageMaker connection within a short time
+    assert upstream.client_closed.wait(3.0)
+    assert upstream.parts_sent < 100
+    assert wait_for(lambda: bool(runtime.logs))
+    assert runtime.logs[-1]["client_disconnected"] is True
+
+
+def test_client_disconnect_while_aggregating_closes_the_upstream_stream(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    sock = _send_raw(runtime, {"messages": USER})
+    upstream = _slow_stream(fake)
+    assert wait_for(lambda: upstream.parts_sent >= 2)
+    sock.close()
+    assert upstream.client_closed.wait(3.0)
+    assert upstream.parts_sent < 100
+
+
+def test_http_1_0_clients_get_a_close_delimited_stream(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS)))
+    sock = socket.create_connection(("127.0.0.1", runtime.port), timeout=SOCKET_TIMEOUT)
+    data = json.dumps(stream_request()).encode()
+    sock.sendall(f"POST {CHAT} HTTP/1.0\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+    raw = b""
+    while chunk := sock.recv(65536):
+        raw += chunk
+    sock.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert b"Transfer-Encoding" not in head
+    events = sse_data(body)
+    assert "".join(e["choices"][0]["delta"].get("content", "") for e in events[:-1]) == "".join(
+        TOKENS
+    )
+    assert events[-1] == "[DONE]"
+
+
+# -- upstream request details, logs, concurrency ---------------------------------------------
+
+
+def test_inference_component_name_is_sent_when_configured(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    fake.enqueue(*[Scenario(parts=engine_streams.tgi(["x"]))] * 2)
+    for runtime in (start_runtime(inference_component_name="chat-ic"), start_runtime()):
+        assert request(runtime, "POST", CHAT, stream_request())[0] == 200
+    assert [r.inference_component for r in fake.requests] == ["chat-ic", None]
+    assert {r.endpoint_name for r in fake.requests} == {"llm-endpoint"}
+
+
+def test_each_request_logs_one_json_line_without_the_prompt(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS, finish_reason="length")))
+    context = json.dumps({"request_id": "req-123", "deadline": 1})
+    status, _, _ = request(
+        runtime, "POST", CHAT, stream_request(), {"x-amzn-lambda-context": context}
+    )
+    assert status == 200
+    assert wait_for(lambda: len(runtime.logs) == 1)
+    record = runtime.logs[0]
+    assert record["request_id"] == "req-123"
+    assert (record["status"], record["stream"], record["tokens"]) == (200, True, len(TOKENS))
+    assert record["finish_reason"] == "length"
+    assert 0 < record["ttft_ms"] <= record["duration_ms"]
+    text = json.dumps(runtime.logs)
+    assert "Say hello" not in text and "wörld" not in text
+
+
+def test_32_concurrent_streams_each_get_exactly_their_own_tokens_in_order(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    # GIVEN an engine whose tokens name the client that asked, sent with small gaps
+    def respond(received: ReceivedRequest) -> Scenario:
+        client = received.json()["messages"][0]["content"]
+        tokens = [f"{client}:{i} " for i in range(20)]
+        return Scenario(
+            parts=engine_streams.rechunk(engine_streams.tgi(tokens), 11), interval=0.002
+        )
+
+    fake.responder = respond
+    client = sdk(runtime)
+    results: dict[int, list[str]] = {}
+    barrier = threading.Barrier(32, timeout=SOCKET_TIMEOUT)
+
+    def run(n: int) -> None:
+        barrier.wait()
+        stream = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": f"c{n}"}], stream=True
+        )
+        results[n] = [c.choices[0].delta.content for c in stream if c.choices[0].delta.content]
+
+    # WHEN 32 clients stream at once
+    started = time.monotonic()
+    threads = [threading.Thread(target=run, args=(n,), daemon=True) for n in range(32)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=20)
+    # THEN every client got all of its tokens, in order, and nobody else's
+    assert time.monotonic() - started < 20
+    assert sorted(results) == list(range(32))
+    for n, pieces in results.items():
+        assert pieces == [f"c{n}:{i} " for i in range(20)]
+    assert len(fake.requests) == 32
+
+
+def _tokens(events: Sequence[Any]) -> list[str]:
+    return [e["choices"][0]["delta"]["content"] for e in events if isinstance(e, dict)]

@@ -1,0 +1,64 @@
+"""Runtime settings from the environment."""
+
+from __future__ import annotations
+
+import pytest
+
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.settings import Settings, SettingsError
+
+
+def test_defaults_need_only_the_endpoint_name() -> None:
+    settings = Settings.from_env({"ENDPOINT_NAME": "ep"})
+    assert settings == Settings(endpoint_name="ep")
+    assert (settings.port, settings.bind_address) == (8080, "127.0.0.1")
+    assert (settings.stream_format, settings.request_format) == (
+        StreamFormat.AUTO,
+        RequestFormat.MESSAGES,
+    )
+    assert (settings.max_body_bytes, settings.upstream_read_timeout) == (1024 * 1024, 120.0)
+    assert settings.inference_component_name is None
+    assert settings.served_model == "ep"
+
+
+def test_every_variable_is_read() -> None:
+    settings = Settings.from_env(
+        {
+            "ENDPOINT_NAME": "ep",
+            "INFERENCE_COMPONENT_NAME": "ic",
+            "STREAM_FORMAT": "LMI_JSONLINES",
+            "REQUEST_FORMAT": "generate",
+            "MODEL_NAME": "llama",
+            "PORT": "9000",
+            "BIND_ADDRESS": "0.0.0.0",
+            "MAX_BODY_BYTES": "2048",
+            "UPSTREAM_READ_TIMEOUT": "30.5",
+            "CLIENT_TIMEOUT": "15",
+        }
+    )
+    assert settings == Settings(
+        endpoint_name="ep",
+        inference_component_name="ic",
+        stream_format=StreamFormat.LMI_JSONLINES,
+        request_format=RequestFormat.GENERATE,
+        model_name="llama",
+        port=9000,
+        bind_address="0.0.0.0",
+        max_body_bytes=2048,
+        upstream_read_timeout=30.5,
+        client_timeout=15.0,
+    )
+    assert settings.served_model == "llama"
+
+
+def test_all_problems_are_reported_at_once_with_the_bad_values() -> None:
+    with pytest.raises(SettingsError) as info:
+        Settings.from_env(
+            {"STREAM_FORMAT": "sse", "PORT": "http", "MAX_BODY_BYTES": "0", "REQUEST_FORMAT": "x"}
+        )
+    message = str(info.value)
+    assert "ENDPOINT_NAME is required" in message
+    assert "STREAM_FORMAT must be one of tgi, lmi_jsonlines, openai, auto (got 'sse')" in message
+    assert "REQUEST_FORMAT must be one of messages, generate (got 'x')" in message
+    assert "PORT must be an integer (got 'http')" in message
+    assert "MAX_BODY_BYTES must be between 1 and" in message and "(got '0')" in message

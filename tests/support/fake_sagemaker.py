@@ -1,0 +1,319 @@
+"""A loopback fake of SageMaker Runtime's ``InvokeEndpointWithResponseStream``.
+
+It speaks the real wire protocol, so real boto3 clients (and the runtime server) talk to it
+unchanged through ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME``:
+
+- ``POST /endpoints/{name}/invocations-response-stream`` answers 200 with
+  ``Content-Type: application/vnd.amazon.eventstream``, chunked, one event-stream frame per
+  ``PayloadPart``; optionally a ``ModelStreamError`` / ``InternalStreamFailure`` exception
+  frame after N parts, delays between parts, or a stall.
+- Call-time errors answer with ``x-amzn-ErrorType`` and a JSON body (``ModelError`` 424,
+  ``ValidationError`` 400, ...), which botocore raises as ``ClientError``.
+
+Each test scripts the responses: ``enqueue(Scenario(...))`` (first in, first out), or a
+``responder`` that builds a scenario from the request. Every request is recorded with its
+headers and body, and with whether the client hung up before the stream ended.
+
+Run ``python -m tests.support.fake_sagemaker --help`` to serve timestamped tokens for benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import select
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.support.eventstream import encode_exception, encode_payload_part
+
+_PATH_PREFIX = "/endpoints/"
+_PATH_SUFFIX = "/invocations-response-stream"
+IC_HEADER = "x-amzn-sagemaker-inference-component"
+
+Part = bytes | Callable[[], bytes]
+"""A payload part's bytes, or a function called at send time (for timestamped tokens)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallError:
+    """An error returned instead of the stream, as SageMaker does at call time."""
+
+    status: int
+    error_type: str
+    message: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def model_error(cls, message: str = "boom", original_status: int = 500) -> CallError:
+        return cls(
+            status=424,
+            error_type="ModelError",
+            message=message,
+            fields={
+                "OriginalStatusCode": original_status,
+                "OriginalMessage": message,
+                "LogStreamArn": "arn:aws:logs:us-east-1:123456789012:log-group:/aws/sagemaker/x",
+            },
+        )
+
+    @classmethod
+    def validation_error(cls, message: str = "invalid") -> CallError:
+        return cls(status=400, error_type="ValidationError", message=message)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """One scripted response."""
+
+    parts: Sequence[Part] = ()
+    header_delay: float = 0.0  # before the response headers (time the engine takes to start)
+    first_delay: float = 0.0  # after the headers, before the first part
+    interval: float = 0.0  # before each later part
+    split_frames: bool = False  # write each frame in two TCP chunks
+    exception: str | None = None  # "ModelStreamError" | "InternalStreamFailure", after the parts
+    exception_message: str = "stream failed"
+    exception_code: str | None = None  # ModelStreamError's ErrorCode
+    stall: float = 0.0  # after the parts: hold the connection open this long, sending nothing
+    call_error: CallError | None = None
+
+
+@dataclass
+class ReceivedRequest:
+    """What the fake saw of one request, and how its stream ended."""
+
+    endpoint_name: str
+    headers: dict[str, str]
+    body: bytes
+    parts_sent: int = 0
+    client_closed: threading.Event = field(default_factory=threading.Event)
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def inference_component(self) -> str | None:
+        return self.headers.get(IC_HEADER)
+
+
+class _ClientClosed(Exception):
+    pass
+
+
+class FakeSageMaker:
+    """The fake endpoint, serving on ``127.0.0.1`` in a daemon thread."""
+
+    def __init__(self, default: Scenario | None = None) -> None:
+        self.default = default
+        self.responder: Callable[[ReceivedRequest], Scenario] | None = None
+        self.requests: list[ReceivedRequest] = []
+        self._queue: collections.deque[Scenario] = collections.deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server = _QuietServer(("127.0.0.1", 0), _handler_class(self))
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def enqueue(self, *scenarios: Scenario) -> None:
+        with self._lock:
+            self._queue.extend(scenarios)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+        self.responder = None
+
+    def close(self) -> None:
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeSageMaker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _record(self, request: ReceivedRequest) -> Scenario | None:
+        with self._lock:
+            self.requests.append(request)
+            if self._queue:
+                return self._queue.popleft()
+        if self.responder is not None:
+            return self.responder(request)
+        return self.default
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):  # resets by clients are expected
+            super().handle_error(request, client_address)
+
+
+def _handler_class(fake: FakeSageMaker) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        owner = fake
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: FakeSageMaker
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not (path.startswith(_PATH_PREFIX) and path.endswith(_PATH_SUFFIX)):
+            self._error(CallError(status=404, error_type="UnknownOperationException", message=path))
+            return
+        name = path[len(_PATH_PREFIX) : -len(_PATH_SUFFIX)]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        request = ReceivedRequest(endpoint_name=name, headers=headers, body=body)
+        scenario = self.owner._record(request)
+        try:
+            if scenario is None:
+                self._error(
+                    CallError(status=500, error_type="InternalFailure", message="no scenario")
+                )
+            elif scenario.call_error is not None:
+                self._sleep(scenario.header_delay)
+                self._error(scenario.call_error)
+            else:
+                self._stream(scenario, request)
+        except _ClientClosed:
+            request.client_closed.set()
+            self.close_connection = True
+        finally:
+            request.finished.set()
+
+    def _error(self, error: CallError) -> None:
+        payload = json.dumps({"message": error.message, **error.fields}).encode()
+        self.send_response(error.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header(
+            "x-amzn-ErrorType",
+            f"{error.error_type}:http://internal.amazon.com/coral/com.amazonaws.sagemaker/",
+        )
+        self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _stream(self, scenario: Scenario, request: ReceivedRequest) -> None:
+        self._sleep(scenario.header_delay)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.amazon.eventstream")
+        self.send_header("X-Amzn-SageMaker-Content-Type", "text/event-stream")
+        self.send_header("x-Amzn-Invoked-Production-Variant", "AllTraffic")
+        self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for index, part in enumerate(scenario.parts):
+            self._sleep(scenario.first_delay if index == 0 else scenario.interval)
+            payload = part() if callable(part) else part
+            self._frame(encode_payload_part(payload), split=scenario.split_frames)
+            request.parts_sent += 1
+        if scenario.exception is not None:
+            frame = encode_exception(
+                scenario.exception, scenario.exception_message, error_code=scenario.exception_code
+            )
+            self._frame(frame, split=False)
+        self._sleep(scenario.stall)
+        self._write(b"0\r\n\r\n")
+
+    def _frame(self, frame: bytes, *, split: bool) -> None:
+        pieces = [frame[: len(frame) // 2], frame[len(frame) // 2 :]] if split else [frame]
+        for piece in pieces:
+            self._write(b"%x\r\n%s\r\n" % (len(piece), piece))
+
+    def _write(self, data: bytes) -> None:
+        if self._peer_closed(0):
+            raise _ClientClosed
+        try:
+            self.wfile.write(data)
+        except OSError as err:
+            raise _ClientClosed from err
+
+    def _sleep(self, seconds: float) -> None:
+        """Wait, but notice (and stop) as soon as the client hangs up or the fake shuts down."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self.owner._stopping.is_set():
+                raise _ClientClosed
+            if self._peer_closed(min(left, 0.05)):
+                raise _ClientClosed
+
+    def _peer_closed(self, timeout: float) -> bool:
+        sock = self.connection
+        try:
+            readable, _, _ = select.select([sock], [], [], timeout)
+            if not readable:
+                return False
+            return bool(sock.recv(1, socket.MSG_PEEK) == b"")
+        except (OSError, ValueError):
+            return True
+
+
+def _timestamp_tokens(count: int) -> list[Part]:
+    """TGI events whose text is the send time in ``time.perf_counter_ns()`` units."""
+
+    def event(index: int) -> Callable[[], bytes]:
+        def build() -> bytes:
+            token = {"id": index, "text": f"{time.perf_counter_ns()} ", "logprob": -0.1}
+            last = index == count - 1
+            body = {
+                "index": index,
+                "token": {**token, "special": False},
+                "generated_text": "" if last else None,
+                "details": {"finish_reason": "length", "generated_tokens": count} if last else None,
+            }
+            return b"data:" + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+
+        return build
+
+    return [event(i) for i in range(count)]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve timestamped TGI tokens until stdin closes; prints ``PORT <n>`` when ready."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--first-delay-ms", type=float, default=0.0)
+    parser.add_argument("--interval-ms", type=float, default=2.0)
+    args = parser.parse_args(argv)
+    scenario = Scenario(
+        parts=_timestamp_tokens(args.tokens),
+        first_delay=args.first_delay_ms / 1000,
+        interval=args.interval_ms / 1000,
+    )
+    with FakeSageMaker(default=scenario) as fake:
+        print(f"PORT {fake.url.rsplit(':', 1)[1]}", flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

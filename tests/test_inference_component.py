@@ -1,0 +1,642 @@
+"""Inference components: the model-less endpoint config, per-copy resources checked against the
+hardware, wiring that orders creation and deletion, grants, copy autoscaling and scale to zero."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from aws_cdk import App, Duration, Size, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Annotations, Match, Template
+
+from constructs_llm import (
+    Autoscaling,
+    ContainerImage,
+    Engine,
+    InferenceComponent,
+    InferenceComponentEndpoint,
+    LlmModel,
+    ModelSource,
+    StreamFormat,
+    StreamingInvoker,
+)
+from constructs_llm.errors import ConfigurationError, ScalingError, SizingError
+
+G5 = "ml.g5.12xlarge"  # 4 x A10G (22.4 GiB), 48 vCPU, 192 GiB
+LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
+INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]
+QWEN = "Qwen/Qwen2.5-7B-Instruct"
+
+
+def _model(
+    stack: Stack, id: str = "Model", model_id: str = LLAMA3, instance_type: str = G5
+) -> LlmModel:
+    return LlmModel(
+        stack,
+        id,
+        source=ModelSource.hugging_face(model_id),
+        engine=Engine.tgi(),
+        instance_type=instance_type,
+        max_input_tokens=2048,
+        max_total_tokens=4096,
+    )
+
+
+def _logical_id(stack: Stack, construct: Any) -> str:
+    return str(stack.get_logical_id(construct.node.default_child))
+
+
+def _invoke_resources(template: Template, role_id: str) -> list[set[str]]:
+    """The resources of each InvokeEndpoint statement in the policies of one role."""
+    found: list[set[str]] = []
+    for policy in template.find_resources("AWS::IAM::Policy").values():
+        if {"Ref": role_id} not in policy["Properties"]["Roles"]:
+            continue
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement["Action"] == INVOKE_ACTIONS and statement["Effect"] == "Allow":
+                found.append({json.dumps(r, sort_keys=True) for r in statement["Resource"]})
+    return found
+
+
+def _resource(template: Template, type_: str, logical_id: str) -> Mapping[str, Any]:
+    return template.find_resources(type_)[logical_id]
+
+
+class Shared:
+    """One endpoint (min 0, max 2 instances) with an always-on chat component, a component
+    that scales to zero, a caller granted the chat component, and a streaming invoker."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.endpoint = InferenceComponentEndpoint(
+            stack,
+            "Shared",
+            instance_type=G5,
+            min_instances=0,
+            max_instances=2,
+            endpoint_name="shared-llms",
+        )
+        self.chat = InferenceComponent(
+            stack,
+            "Chat",
+            endpoint=self.endpoint,
+            model=_model(stack, "ChatModel"),
+            accelerators=1,
+            cpu_cores=4,
+            min_memory_mib=24 * 1024,
+            copies=2,
+            autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=4),
+        )
+        self.zero = InferenceComponent(
+            stack,
+            "Batch",
+            endpoint=self.endpoint,
+            model=_model(stack, "BatchModel", QWEN),
+            accelerators=1,
+            min_memory_mib=16 * 1024,
+            autoscaling=Autoscaling(
+                min_capacity=0, max_capacity=2, target_invocations_per_instance=1
+            ),
+        )
+        self.caller = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())
+        self.chat.grant_invoke(self.caller)
+        self.invoker = StreamingInvoker(stack, "Stream", target=self.chat)
+        self.template = Template.from_stack(stack)
+        self.endpoint_id = _logical_id(stack, self.endpoint)
+        self.chat_id = _logical_id(stack, self.chat)
+        self.zero_id = _logical_id(stack, self.zero)
+
+
+@pytest.fixture(scope="module")
+def shared(new_stack: Callable[..., Stack]) -> Shared:
+    return Shared(new_stack())
+
+
+# -- the endpoint ---------------------------------------------------------------------------
+
+
+def test_config_is_model_less_with_a_role_and_managed_instance_scaling(shared: Shared) -> None:
+    config = next(iter(shared.template.find_resources("AWS::SageMaker::EndpointConfig").values()))
+    props = config["Properties"]
+    assert "EndpointConfigName" not in props
+    role_id = _logical_id(shared.stack, shared.endpoint.role)
+    assert props["ExecutionRoleArn"] == {"Fn::GetAtt": [role_id, "Arn"]}
+    assert props["ProductionVariants"] == [
+        {
+            "VariantName": "g5-12xlarge",
+            "InstanceType": G5,
+            "InitialInstanceCount": 1,  # the API minimum, although scaling may go to 0
+            "ManagedInstanceScaling": {
+                "Status": "ENABLED",
+                "MinInstanceCount": 0,
+                "MaxInstanceCount": 2,
+            },
+            "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"},
+        }
+    ]
+    # The config waits for the role's policy; the role itself is already ordered by GetAtt.
+    assert [d for d in config["DependsOn"] if "DefaultPolicy" in d]
+    assert not [d for d in config["DependsOn"] if "DefaultPolicy" not in d]
+
+
+def test_endpoint_role_gets_logs_and_metrics_only(shared: Shared) -> None:
+    policy = next(
+        p
+        for p in shared.template.find_resources("AWS::IAM::Policy").values()
+        if p["Properties"]["Roles"][0]["Ref"].startswith("SharedRole")
+    )
+    actions = {
+        action
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        for action in (
+            statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        )
+    }
+    assert actions == {
+        "logs:CreateLogGroup",
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "logs:DescribeLogStreams",
+        "cloudwatch:PutMetricData",
+    }
+
+
+def test_endpoint_takes_the_user_name_and_the_generated_config(shared: Shared) -> None:
+    shared.template.has_resource_properties(
+        "AWS::SageMaker::Endpoint",
+        {
+            "EndpointName": "shared-llms",
+            "EndpointConfigName": {"Fn::GetAtt": [Match.any_value(), "EndpointConfigName"]},
+        },
+    )
+
+
+def test_endpoint_annotates_quota_and_the_min_instances_zero_region_caveat(
+    shared: Shared,
+) -> None:
+    annotations = Annotations.from_stack(shared.stack)
+    annotations.has_info(
+        "/Test/Shared", Match.string_like_regexp("ml.g5.12xlarge for endpoint usage.*at least 2")
+    )
+    annotations.has_warning("/Test/Shared", Match.string_like_regexp("eu-west-3"))
+
+
+# -- the components -------------------------------------------------------------------------
+
+
+def test_component_spec_requests_the_copy_resources_and_llm_timeouts(shared: Shared) -> None:
+    chat = _resource(shared.template, "AWS::SageMaker::InferenceComponent", shared.chat_id)
+    props = chat["Properties"]
+    assert props["EndpointName"] == {"Fn::GetAtt": [shared.endpoint_id, "EndpointName"]}
+    assert props["VariantName"] == "g5-12xlarge"
+    assert props["RuntimeConfig"] == {"CopyCount": 2}
+    spec = props["Specification"]
+    model_id = _logical_id(shared.stack, shared.chat.model)
+    assert spec["ModelName"] == {"Fn::GetAtt": [model_id, "ModelName"]}
+    assert spec["ComputeResourceRequirements"] == {
+        "NumberOfAcceleratorDevicesRequired": 1,
+        "NumberOfCpuCoresRequired": 4,
+        "MinMemoryRequiredInMb": 24 * 1024,
+    }
+    startup = spec["StartupParameters"]
+    assert startup["ContainerStartupHealthCheckTimeoutInSeconds"] >= 900
+    assert startup["ModelDataDownloadTimeoutInSeconds"] >= 900
+
+
+def test_component_has_a_valid_stable_name_used_everywhere(shared: Shared) -> None:
+    name = shared.chat.inference_component_name
+    assert re.fullmatch(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}", name)
+    assert name != shared.zero.inference_component_name
+    chat = _resource(shared.template, "AWS::SageMaker::InferenceComponent", shared.chat_id)
+    assert chat["Properties"]["InferenceComponentName"] == name
+
+
+def test_engine_is_sharded_over_the_devices_of_one_copy(shared: Shared) -> None:
+    # ml.g5.12xlarge has 4 GPUs, but each copy gets 1: TGI must shard over 1.
+    assert shared.chat.model.environment["SM_NUM_GPUS"] == "1"
+    model_id = _logical_id(shared.stack, shared.chat.model)
+    model = _resource(shared.template, "AWS::SageMaker::Model", model_id)
+    assert model["Properties"]["PrimaryContainer"]["Environment"]["SM_NUM_GPUS"] == "1"
+    assert shared.chat.model.plan is not None and shared.chat.model.plan.devices == 1
+
+
+def test_two_components_share_the_endpoint_and_each_depends_on_it(shared: Shared) -> None:
+    components = shared.template.find_resources("AWS::SageMaker::InferenceComponent")
+    assert set(components) == {shared.chat_id, shared.zero_id}
+    for component in components.values():
+        # GetAtt orders creation after, and deletion before, the endpoint and the model.
+        assert component["Properties"]["EndpointName"] == {
+            "Fn::GetAtt": [shared.endpoint_id, "EndpointName"]
+        }
+        assert component["Properties"]["Specification"]["ModelName"]["Fn::GetAtt"][1] == (
+            "ModelName"
+        )
+    shared.template.resource_count_is("AWS::SageMaker::Endpoint", 1)
+    shared.template.resource_count_is("AWS::SageMaker::EndpointConfig", 1)
+
+
+def test_models_wait_for_their_role_policies(shared: Shared) -> None:
+    for model in shared.template.find_resources("AWS::SageMaker::Model").values():
+        assert any("DefaultPolicy" in d for d in model["DependsOn"])
+
+
+def _endpoint_and_chat(shared: Shared) -> set[str]:
+    return {
+        json.dumps({"Ref": shared.endpoint_id}, sort_keys=True),
+        json.dumps({"Fn::GetAtt": [shared.chat_id, "InferenceComponentArn"]}, sort_keys=True),
+    }
+
+
+def test_grant_invoke_names_the_endpoint_and_this_component(shared: Shared) -> None:
+    # IAM lists the endpoint (required) and the inference component (optional) as the
+    # resources of both invoke actions; there is no condition key for the component name.
+    caller_id = _logical_id(shared.stack, shared.caller)
+    assert _invoke_resources(shared.template, caller_id) == [_endpoint_and_chat(shared)]
+
+
+def test_invocation_target_attributes(shared: Shared) -> None:
+    chat = shared.chat
+    assert chat.endpoint_name == shared.endpoint.endpoint_name
+    assert chat.stream_format is chat.model.engine.stream_format
+    assert isinstance(chat.stream_format, StreamFormat)
+    assert chat.request_format is chat.model.engine.request_format
+    assert chat.served_model_name == LLAMA3
+
+
+def test_metrics_use_the_component_dimension(shared: Shared) -> None:
+    metric = shared.chat.metric_concurrent_requests()
+    assert metric.namespace == "AWS/SageMaker"
+    assert metric.metric_name == "ConcurrentRequestsPerCopy"
+    assert metric.dimensions == {"InferenceComponentName": shared.chat.inference_component_name}
+    failures = shared.chat.metric_no_capacity_invocation_failures()
+    assert (failures.metric_name, failures.statistic) == ("NoCapacityInvocationFailures", "Sum")
+    assert shared.chat.metric_invocations().statistic == "Sum"
+
+
+def test_streaming_invoker_calls_the_component(shared: Shared) -> None:
+    role_id = _logical_id(shared.stack, shared.invoker.role)
+    shared.template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "Environment": {
+                "Variables": Match.object_like(
+                    {
+                        "ENDPOINT_NAME": {"Fn::GetAtt": [shared.endpoint_id, "EndpointName"]},
+                        "INFERENCE_COMPONENT_NAME": shared.chat.inference_component_name,
+                        "MODEL_NAME": LLAMA3,
+                        "STREAM_FORMAT": shared.chat.model.engine.stream_format.value,
+                    }
+                )
+            }
+        },
+    )
+    assert _invoke_resources(shared.template, role_id) == [_endpoint_and_chat(shared)]
+
+
+# -- copy autoscaling and scale to zero -----------------------------------------------------
+
+
+def _targets(shared: Shared) -> dict[str, Mapping[str, Any]]:
+    targets = shared.template.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
+    return {t["Properties"]["ResourceId"]: t for t in targets.values()}
+
+
+def test_copy_autoscaling_targets_the_component_and_waits_for_it(shared: Shared) -> None:
+    target = _targets(shared)[f"inference-component/{shared.chat.inference_component_name}"]
+    assert target["Properties"]["ScalableDimension"] == (
+        "sagemaker:inference-component:DesiredCopyCount"
+    )
+    assert target["Properties"]["ServiceNamespace"] == "sagemaker"
+    assert (target["Properties"]["MinCapacity"], target["Properties"]["MaxCapacity"]) == (1, 4)
+    assert shared.chat_id in target["DependsOn"]
+    shared.template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingScalingPolicyConfiguration": Match.object_like(
+                {
+                    "TargetValue": 4,
+                    "PredefinedMetricSpecification": {
+                        "PredefinedMetricType": (
+                            "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution"
+                        )
+                    },
+                }
+            ),
+        },
+    )
+
+
+def test_scale_to_zero_tracks_invocations_per_copy_down_to_zero(shared: Shared) -> None:
+    target = _targets(shared)[f"inference-component/{shared.zero.inference_component_name}"]
+    assert (target["Properties"]["MinCapacity"], target["Properties"]["MaxCapacity"]) == (0, 2)
+    assert shared.zero_id in target["DependsOn"]
+    shared.template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingScalingPolicyConfiguration": Match.object_like(
+                {
+                    "TargetValue": 1,
+                    "PredefinedMetricSpecification": {
+                        "PredefinedMetricType": "SageMakerInferenceComponentInvocationsPerCopy"
+                    },
+                }
+            ),
+        },
+    )
+
+
+def test_scale_out_from_zero_is_one_step_policy_on_one_alarm(shared: Shared) -> None:
+    steps = shared.template.find_resources(
+        "AWS::ApplicationAutoScaling::ScalingPolicy", {"Properties": {"PolicyType": "StepScaling"}}
+    )
+    assert len(steps) == 1  # only the component that scales to zero gets one
+    ((policy_id, policy),) = steps.items()
+    assert policy["Properties"]["StepScalingPolicyConfiguration"] == {
+        "AdjustmentType": "ChangeInCapacity",
+        "Cooldown": 60,
+        "MetricAggregationType": "Maximum",
+        "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
+    }
+    alarms = shared.template.find_resources("AWS::CloudWatch::Alarm")
+    assert len(alarms) == 1
+    alarm = next(iter(alarms.values()))["Properties"]
+    assert alarm["AlarmActions"] == [{"Ref": policy_id}]
+    assert {k: alarm[k] for k in alarm if k not in ("AlarmActions", "AlarmDescription")} == {
+        "Namespace": "AWS/SageMaker",
+        "MetricName": "NoCapacityInvocationFailures",
+        "Dimensions": [
+            {"Name": "InferenceComponentName", "Value": shared.zero.inference_component_name}
+        ],
+        "Statistic": "Sum",
+        "Period": 60,
+        "EvaluationPeriods": 1,
+        "DatapointsToAlarm": 1,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "Threshold": 1,
+    }
+
+
+def test_scale_to_zero_warns_about_first_deploy_billing_and_cold_starts(shared: Shared) -> None:
+    annotations = Annotations.from_stack(shared.stack)
+    annotations.has_warning(
+        "/Test/Batch",
+        Match.string_like_regexp(
+            "first deploy.*bills.*waits minutes.*NoCapacityInvocationFailures"
+        ),
+    )
+    assert not annotations.find_warning("/Test/Chat", Match.string_like_regexp("scale to zero"))
+    annotations.has_info("/Test/Chat", Match.string_like_regexp("Memory plan per copy: .* 1 x"))
+
+
+# -- bad input fails at synth, naming the value and the fix -------------------------------
+
+
+def _cpu_model(stack: Stack) -> LlmModel:
+    return LlmModel(
+        stack,
+        "CpuModel",
+        source=ModelSource.hugging_face("Qwen/Qwen2.5-0.5B-Instruct"),
+        engine=Engine.custom(
+            image=ContainerImage.from_uri("public.ecr.aws/example/llm-server:1.0"),
+            stream_format=StreamFormat.OPENAI,
+        ),
+        instance_type="ml.m5.xlarge",
+    )
+
+
+def _component(stack: Stack, endpoint: dict[str, Any], **props: Any) -> InferenceComponent:
+    endpoint_props: dict[str, Any] = {"instance_type": G5, "max_instances": 2, **endpoint}
+    ic_endpoint = InferenceComponentEndpoint(stack, "Endpoint", **endpoint_props)
+    component_props: dict[str, Any] = {
+        "accelerators": 1,
+        "min_memory_mib": 16 * 1024,
+        **props,
+    }
+    if "model" not in component_props:
+        component_props["model"] = _model(stack)
+    return InferenceComponent(stack, "Component", endpoint=ic_endpoint, **component_props)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "props", "error", "message"),
+    [
+        (
+            {},
+            {"accelerators": 8},
+            ConfigurationError,
+            r"accelerators=8 per copy but ml\.g5\.12xlarge has 4; a copy must fit on one "
+            r"instance: lower accelerators",
+        ),
+        (
+            {},
+            {"min_memory_mib": 300_000},
+            ConfigurationError,
+            r"min_memory_mib=300000 per copy but ml\.g5\.12xlarge has 196608 MiB .* lower "
+            r"min_memory_mib",
+        ),
+        (
+            {},
+            {"cpu_cores": 64},
+            ConfigurationError,
+            r"cpu_cores=64 per copy but ml\.g5\.12xlarge has 48 vCPUs",
+        ),
+        (
+            {},
+            {"min_memory_mib": 64},
+            ConfigurationError,
+            r"min_memory_mib must be .* >= 128, got 64",
+        ),
+        ({}, {"copies": 0}, ConfigurationError, r"copies must be an integer >= 1, got 0"),
+        (
+            {"max_instances": 2},
+            {"copies": 9},
+            ConfigurationError,
+            r"copies=9 copies need 3 instances of ml\.g5\.12xlarge \(4 copies of 1 "
+            r"accelerator\(s\) \+ 16384 MiB fit on one\) but the endpoint's max_instances is 2; "
+            r"raise max_instances",
+        ),
+        (
+            {"min_instances": 3, "max_instances": 2},
+            {},
+            ConfigurationError,
+            r"min_instances \(3\) is above max_instances \(2\)",
+        ),
+        (
+            {},
+            {
+                "copies": 5,
+                "autoscaling": Autoscaling(max_capacity=4, target_concurrent_requests=4),
+            },
+            ScalingError,
+            r"copies 5 is outside autoscaling's \[1, 4\]",
+        ),
+        (
+            {"max_instances": 2},
+            {"autoscaling": Autoscaling(max_capacity=9, target_concurrent_requests=4)},
+            ScalingError,
+            r"autoscaling max_capacity=9 copies at most need 3 instances .* max_instances is 2",
+        ),
+        (
+            {"min_instances": 1},
+            {
+                "autoscaling": Autoscaling(
+                    min_capacity=0, max_capacity=2, target_concurrent_requests=4
+                )
+            },
+            ScalingError,
+            r"min_capacity=0 \(scale to zero\) .* has min_instances=1; create the "
+            r"InferenceComponentEndpoint with min_instances=0",
+        ),
+    ],
+)
+def test_bad_input_fails_naming_the_value_and_the_fix(
+    new_stack: Callable[..., Stack],
+    endpoint: dict[str, Any],
+    props: dict[str, Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    with pytest.raises(error, match=message):
+        _component(new_stack(), endpoint, **props)
+
+
+def test_min_copies_above_max_is_rejected_by_autoscaling() -> None:
+    with pytest.raises(ScalingError, match=r"min_capacity \(5\) is above max_capacity \(2\)"):
+        Autoscaling(min_capacity=5, max_capacity=2, target_concurrent_requests=4)
+
+
+def test_model_for_another_instance_type_is_rejected_naming_both(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    model = _model(stack, instance_type="ml.g5.2xlarge")
+    with pytest.raises(
+        ConfigurationError,
+        match=r"model's instance_type ml\.g5\.2xlarge differs from the endpoint's "
+        r"ml\.g5\.12xlarge.*instance_type='ml\.g5\.12xlarge'",
+    ):
+        _component(stack, {}, model=model)
+
+
+def test_accelerators_on_a_cpu_instance_are_rejected(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    model = _cpu_model(stack)
+    with pytest.raises(
+        ConfigurationError, match=r"accelerators=1 but ml\.m5\.xlarge has no accelerators"
+    ):
+        _component(stack, {"instance_type": "ml.m5.xlarge"}, model=model, accelerators=1)
+
+
+def test_cpu_component_requests_no_accelerators(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    _component(
+        stack,
+        {"instance_type": "ml.m5.xlarge"},
+        model=_cpu_model(stack),
+        accelerators=None,
+        min_memory_mib=2048,
+        cpu_cores=2,
+    )
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::SageMaker::InferenceComponent",
+        {
+            "Specification": Match.object_like(
+                {
+                    "ComputeResourceRequirements": {
+                        "NumberOfCpuCoresRequired": 2,
+                        "MinMemoryRequiredInMb": 2048,
+                    }
+                }
+            )
+        },
+    )
+
+
+def test_llama3_on_one_v100_of_a_p3_8xlarge_fails_naming_the_memory(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # Seed scenario 2 as written: 4 copies of 1 GPU on ml.p3.8xlarge (4 x V100 16 GiB).
+    # 8B parameters in 16-bit are 15.0 GiB; one V100 leaves 13.4 GiB after the engine's
+    # reserve, so the weights alone do not fit, let alone the KV cache.
+    stack = new_stack()
+    with pytest.raises(SizingError) as caught:
+        _component(
+            stack,
+            {"instance_type": "ml.p3.8xlarge"},
+            model=_model(stack, instance_type="ml.p3.8xlarge"),
+            copies=4,
+        )
+    message = str(caught.value)
+    assert "InferenceComponent 'Test/Component'" in message
+    assert "1 accelerator(s) each copy gets on ml.p3.8xlarge" in message
+    assert re.search(r"weights need 15\.0 GiB .* 1 x 16\.0 GiB .* leave 13\.4 GiB", message)
+    assert "choose an instance with more accelerator memory" in message
+
+
+def test_the_same_copies_fit_on_a_g5_12xlarge(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    component = _component(stack, {}, copies=4)
+    assert component.model.plan is not None and component.model.plan.fits
+
+
+def test_components_that_only_fit_alone_fail_together_at_synth() -> None:
+    app = App()
+    stack = Stack(app, "Test")
+    endpoint = InferenceComponentEndpoint(stack, "Endpoint", instance_type=G5, max_instances=1)
+    for name, model_id in (("A", LLAMA3), ("B", QWEN)):
+        InferenceComponent(
+            stack,
+            name,
+            endpoint=endpoint,
+            model=_model(stack, f"{name}Model", model_id),
+            accelerators=1,
+            min_memory_mib=16 * 1024,
+            copies=3,
+        )
+    with pytest.raises(Exception, match=r"need 6 accelerators \(the fleet has 4\)"):
+        app.synth()
+
+
+def test_endpoint_rejects_bad_names_timeouts_and_nvme_volumes(
+    new_stack: Callable[..., Stack],
+) -> None:
+    with pytest.raises(ConfigurationError, match=r"3 problems") as caught:
+        InferenceComponentEndpoint(
+            new_stack(),
+            "Endpoint",
+            instance_type=G5,
+            endpoint_name="bad_name",
+            health_check_timeout=Duration.hours(2),
+            volume_size=Size.gibibytes(100),
+        )
+    message = str(caught.value)
+    assert "got 'bad_name'" in message
+    assert "got 7200 s" in message
+    assert "volume_size cannot be set on ml.g5.12xlarge" in message
+
+
+def test_a_model_env_above_the_component_limit_warns_with_the_names(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # SageMaker documents 16 entries for a component's container; the component names the
+    # model, so this can only warn.
+    stack = new_stack()
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face(LLAMA3),
+        engine=Engine.tgi(),
+        instance_type=G5,
+        env={f"EXTRA_{i:02d}": "1" for i in range(16)},
+    )
+    _component(stack, {}, model=model)
+    Annotations.from_stack(stack).has_warning(
+        "/Test/Component",
+        Match.string_like_regexp(r"environment has \d+ entries \(EXTRA_00, .*at most 16"),
+    )

@@ -1,0 +1,328 @@
+"""Model sources: Hub ids and tokens as dynamic references, S3 reads scoped to the weights."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aws_cdk import App, CfnOutput, Stack, Validations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk.assertions import Annotations, Match, Template
+
+from constructs_llm.errors import ConfigurationError
+from constructs_llm.model_source import MODEL_DIR, ModelSource, SourceBinding
+
+TOKEN_NAMES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+
+
+def _role(stack: Stack, id: str = "Role") -> iam.Role:
+    return iam.Role(stack, id, assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+
+
+def _statements(template: Template, role_prefix: str) -> list[dict[str, Any]]:
+    policies = template.find_resources("AWS::IAM::Policy")
+    found = [p for k, p in policies.items() if k.startswith(f"{role_prefix}DefaultPolicy")]
+    return [] if not found else list(found[0]["Properties"]["PolicyDocument"]["Statement"])
+
+
+# -- Hugging Face Hub -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hub(new_stack: Callable[..., Stack]) -> tuple[Stack, SourceBinding, SourceBinding, Template]:
+    # GIVEN a gated model whose token lives in Secrets Manager
+    stack = new_stack()
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "HfToken", "hf/token")
+    json_secret = secretsmanager.Secret.from_secret_name_v2(stack, "Tokens", "tokens")
+    role = _role(stack)
+    # WHEN both sources are bound for an engine that reads two token names
+    plain = ModelSource.hugging_face(
+        "meta-llama/Llama-2-13b-chat-hf", revision="main", token=secret
+    ).bind(stack, role, token_env_names=TOKEN_NAMES)
+    field = ModelSource.hugging_face(
+        "meta-llama/Llama-2-13b-chat-hf", token=json_secret, token_json_field="hf"
+    ).bind(stack, role, token_env_names=("HF_TOKEN",))
+    # AND the values reach the template, as LlmModel's container environment does
+    for name, value in {**plain.env, **{f"F{k}": v for k, v in field.env.items()}}.items():
+        CfnOutput(stack, f"Out{name.replace('_', '')}", value=value)
+    return stack, plain, field, Template.from_stack(stack)
+
+
+def test_hub_source_is_the_model_id_and_revision(
+    hub: tuple[Stack, SourceBinding, SourceBinding, Template],
+) -> None:
+    _, plain, _, _ = hub
+    assert (plain.model_location, plain.revision) == ("meta-llama/Llama-2-13b-chat-hf", "main")
+    assert plain.model_data_url is None and plain.model_data_source is None
+    source = ModelSource.hugging_face("meta-llama/Llama-2-13b-chat-hf")
+    assert (source.model_id, source.is_hub) == ("meta-llama/Llama-2-13b-chat-hf", True)
+
+
+def test_token_is_a_dynamic_reference_under_every_engine_name(
+    hub: tuple[Stack, SourceBinding, SourceBinding, Template],
+) -> None:
+    stack, plain, field, template = hub
+    assert set(plain.env) == set(TOKEN_NAMES)
+    for value in plain.env.values():
+        rendered = json.dumps(stack.resolve(value))
+        assert rendered.startswith('{"Fn::Join": ["", ["{{resolve:secretsmanager:')
+        assert rendered.endswith(':secret:hf/token:SecretString:::}}"]]}')
+    assert ":SecretString:hf::}}" in json.dumps(stack.resolve(field.env["HF_TOKEN"]))
+    # THEN the synthesized template holds only references, never a token value
+    text = json.dumps(template.to_json())
+    assert text.count("{{resolve:secretsmanager:") == 3
+    assert "hf_" not in text
+
+
+def test_hub_source_grants_nothing_and_warns_about_describe_model(
+    hub: tuple[Stack, SourceBinding, SourceBinding, Template],
+) -> None:
+    stack, _, _, template = hub
+    assert _statements(template, "Role") == []
+    warnings = Annotations.from_stack(stack).find_warning(
+        "*", Match.string_like_regexp("sagemaker:DescribeModel")
+    )
+    assert warnings
+
+
+def test_a_plain_string_token_is_refused_without_echoing_it() -> None:
+    token = "hf_" + "Zy9" * 10
+    with pytest.raises(
+        ConfigurationError, match=r"token must be a Secrets Manager secret, got 'hf_Zy…'"
+    ) as err:
+        ModelSource.hugging_face("meta-llama/Llama-2-13b-chat-hf", token=token)  # type: ignore[arg-type]
+    assert token not in str(err.value)
+    assert "Secret.from_secret_name_v2" in str(err.value)
+
+
+def test_a_token_needs_an_engine_that_reads_one(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "HfToken", "hf/token")
+    source = ModelSource.hugging_face("meta-llama/Llama-2-13b-chat-hf", token=secret)
+    with pytest.raises(ConfigurationError, match=r"has a token but the engine reads none"):
+        source.bind(stack, _role(stack), token_env_names=())
+
+
+@pytest.mark.parametrize(
+    ("model_id", "message"),
+    [
+        (
+            "gpt2",
+            r"got 'gpt2'; the Hub id names the organisation or user too, e\.g\. 'openai-community/gpt2'",
+        ),
+        (
+            "https://huggingface.co/meta-llama/Llama-2-7b-hf",
+            r"pass the id, not the URL: 'meta-llama/Llama-2-7b-hf'",
+        ),
+        ("s3://bucket/llama/", r"got 's3://bucket/llama/'; for weights in S3 use ModelSource\.s3"),
+        (
+            "meta-llama/Llama 2",
+            r"got 'meta-llama/Llama 2'; remove the whitespace: 'meta-llama/Llama2'",
+        ),
+        ("meta-llama/Llama-2/7b", r"exactly one '/'"),
+        ("meta-llama/-llama", r"'-llama' may use only letters, digits"),
+        ("meta--llama/llama", r"'meta--llama' may use only"),
+        ("org/model.", r"'model\.' may use only"),
+        ("org/" + "m" * 97, r"the name part has 97 characters; the Hub allows 96"),
+        ("", r"got ''"),
+    ],
+)
+def test_bad_hub_ids_are_named_with_the_fix(model_id: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        ModelSource.hugging_face(model_id)
+
+
+@pytest.mark.parametrize("revision", ["../main", "main/", "has space", "feature..x", "v1.lock"])
+def test_bad_revisions_are_named(revision: str) -> None:
+    with pytest.raises(
+        ConfigurationError, match=f"revision must be a branch, tag or commit hash, got '{revision}'"
+    ):
+        ModelSource.hugging_face("org/model", revision=revision)
+
+
+@pytest.mark.parametrize(
+    "revision", ["main", "v1.0", "refs/pr/12", "5f0b02c75b57c5855da9ae460ce51323ea669d8a"]
+)
+def test_branches_tags_and_commits_are_accepted(revision: str) -> None:
+    assert (
+        ModelSource.hugging_face("org/model-1.5B_v2", revision=revision).model_id
+        == "org/model-1.5B_v2"
+    )
+
+
+# -- S3 -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3_sources() -> tuple[App, Stack, dict[str, SourceBinding]]:
+    # GIVEN weights in an imported bucket, a KMS-encrypted bucket, and an archive
+    app = App()
+    stack = Stack(app, "S3Sources")
+    plain_bucket = s3.Bucket.from_bucket_name(stack, "Weights", "my-weights")
+    key = kms.Key(stack, "Key", enable_key_rotation=True)
+    encrypted = s3.Bucket.from_bucket_attributes(
+        stack, "Encrypted", bucket_name="secure-weights", encryption_key=key
+    )
+    bindings = {
+        "prefix": ModelSource.s3(
+            plain_bucket, "llama3-8b/", model_id="meta-llama/Meta-Llama-3-8B-Instruct"
+        ).bind(stack, _role(stack, "PrefixRole"), token_env_names=TOKEN_NAMES),
+        "encrypted": ModelSource.s3(encrypted, "mistral/").bind(
+            stack, _role(stack, "EncryptedRole"), token_env_names=TOKEN_NAMES
+        ),
+        "archive": ModelSource.s3_archive(plain_bucket, "phi3/model.tar.gz").bind(
+            stack, _role(stack, "ArchiveRole"), token_env_names=TOKEN_NAMES
+        ),
+    }
+    return app, stack, bindings
+
+
+def test_s3_prefix_is_an_uncompressed_model_data_source(
+    s3_sources: tuple[App, Stack, dict[str, SourceBinding]],
+) -> None:
+    _, stack, bindings = s3_sources
+    binding = bindings["prefix"]
+    assert (binding.model_location, binding.model_data_url, binding.env) == (MODEL_DIR, None, {})
+    assert stack.resolve(binding.model_data_source) == {
+        "s3DataSource": {
+            "s3Uri": "s3://my-weights/llama3-8b/",
+            "s3DataType": "S3Prefix",
+            "compressionType": "None",
+        }
+    }
+
+
+def test_s3_prefix_grants_exactly_the_reads_of_that_prefix(
+    s3_sources: tuple[App, Stack, dict[str, SourceBinding]],
+) -> None:
+    _, stack, _ = s3_sources
+    statements = _statements(Template.from_stack(stack), "PrefixRole")
+    assert statements == [
+        {
+            "Action": "s3:GetObject",
+            "Effect": "Allow",
+            "Resource": {
+                "Fn::Join": [
+                    "",
+                    ["arn:", {"Ref": "AWS::Partition"}, ":s3:::my-weights/llama3-8b/*"],
+                ]
+            },
+        },
+        {
+            "Action": "s3:ListBucket",
+            "Condition": {"StringLike": {"s3:prefix": ["llama3-8b/*"]}},
+            "Effect": "Allow",
+            "Resource": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":s3:::my-weights"]]},
+        },
+    ]
+
+
+def test_an_encrypted_bucket_adds_decrypt_on_its_key_only(
+    s3_sources: tuple[App, Stack, dict[str, SourceBinding]],
+) -> None:
+    _, stack, _ = s3_sources
+    template = Template.from_stack(stack)
+    kms_actions = [
+        s["Action"]
+        for s in _statements(template, "EncryptedRole")
+        if "kms" in json.dumps(s["Action"])
+    ]
+    assert kms_actions == ["kms:Decrypt"]
+    decrypt = next(
+        s for s in _statements(template, "EncryptedRole") if s["Action"] == "kms:Decrypt"
+    )
+    assert decrypt["Resource"] == {"Fn::GetAtt": [_key_id(template), "Arn"]}
+    assert not any("kms" in json.dumps(s) for s in _statements(template, "PrefixRole"))
+
+
+def _key_id(template: Template) -> str:
+    return next(iter(template.find_resources("AWS::KMS::Key")))
+
+
+def test_s3_archive_reads_one_object(
+    s3_sources: tuple[App, Stack, dict[str, SourceBinding]],
+) -> None:
+    _, stack, bindings = s3_sources
+    binding = bindings["archive"]
+    assert binding.model_data_source is None
+    assert stack.resolve(binding.model_data_url) == "s3://my-weights/phi3/model.tar.gz"
+    assert _statements(Template.from_stack(stack), "ArchiveRole") == [
+        {
+            "Action": "s3:GetObject",
+            "Effect": "Allow",
+            "Resource": {
+                "Fn::Join": [
+                    "",
+                    ["arn:", {"Ref": "AWS::Partition"}, ":s3:::my-weights/phi3/model.tar.gz"],
+                ]
+            },
+        }
+    ]
+
+
+def test_s3_grants_pass_cdk_nag(s3_sources: tuple[App, Stack, dict[str, SourceBinding]]) -> None:
+    from cdk_nag import AwsSolutionsChecks
+
+    app, _, _ = s3_sources
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app.synth()  # raises on any unacknowledged finding
+
+
+@pytest.fixture(scope="module")
+def bucket() -> s3.IBucket:
+    return s3.Bucket.from_bucket_name(Stack(App(), "Buckets"), "Weights", "my-weights")
+
+
+def test_s3_sources_are_not_hub_and_may_declare_their_model(bucket: s3.IBucket) -> None:
+    assert ModelSource.s3(bucket, "x/").is_hub is False
+    assert ModelSource.s3(bucket, "x/").model_id is None
+    assert ModelSource.s3_archive(bucket, "m.tar.gz", model_id="org/m").model_id == "org/m"
+    with pytest.raises(
+        ConfigurationError,
+        match=r"ModelSource\.s3: model_id must be a Hub id 'org/name', got 'llama'",
+    ):
+        ModelSource.s3(bucket, "x/", model_id="llama")
+
+
+@pytest.mark.parametrize(
+    ("prefix", "message"),
+    [
+        ("llama3", r"prefix must end with '/', got 'llama3'; use 'llama3/'"),
+        ("/llama3/", r"must not start with '/', got '/llama3/'; use 'llama3/'"),
+        ("", r"prefix must name the folder holding the weights"),
+        (
+            "s3://my-weights/llama3/",
+            r"the key prefix inside the bucket, got the URI 's3://my-weights/llama3/'",
+        ),
+    ],
+)
+def test_bad_prefixes_are_named_with_the_fix(bucket: s3.IBucket, prefix: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        ModelSource.s3(bucket, prefix)
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("phi3/model.zip", r"key must name a \.tar\.gz archive, got 'phi3/model\.zip'"),
+        ("phi3/", r"got 'phi3/'; use ModelSource\.s3\(bucket, prefix\) for uncompressed weights"),
+        ("/phi3/model.tar.gz", r"must not start with '/'"),
+    ],
+)
+def test_bad_archive_keys_are_named_with_the_fix(
+    bucket: s3.IBucket, key: str, message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        ModelSource.s3_archive(bucket, key)
+
+
+def test_a_non_bucket_is_refused() -> None:
+    with pytest.raises(
+        ConfigurationError, match=r"bucket must be an s3\.IBucket, got str 'my-weights'"
+    ):
+        ModelSource.s3("my-weights", "llama/")  # type: ignore[arg-type]
