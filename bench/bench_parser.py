@@ -34,7 +34,7 @@ from constructs_llm.streaming.runtime.parser import parse_stream
 
 TOKENS = 100_000
 SEED = 20_240_607
-REPEATS = 5
+REPEATS = 4
 SPEEDUP_GOAL = 2.0  # parse_stream at least this many times faster than LineIterator
 JSON_RATIO_GOAL = 1.5  # parse_stream time at most this multiple of json.loads alone
 

@@ -32,6 +32,7 @@ from constructs_llm._validation import (
 from constructs_llm.endpoint import (
     INVOKE_ACTIONS,
     NVME_CHECKOV_SKIP,
+    VOLUME_KEY_ACTIONS,
     kms_problem,
     variant_name_for,
     volume_problem,
@@ -102,6 +103,8 @@ class InferenceComponentEndpoint(Construct):
         self._validate(health_check_timeout, endpoint_name, volume_size)
         self.variant_name = variant_name_for(self.instance_type)
         self.components: list[InferenceComponent] = []
+        self._volume_size = volume_size
+        self._host_ami: str | None = None
 
         self.role: iam.IRole = role or execution_role(
             self, "Role", description="Execution role of an inference-component endpoint"
@@ -118,7 +121,7 @@ class InferenceComponentEndpoint(Construct):
         if self.instance_type.local_nvme:
             self.config.add_metadata("checkov", {"skip": [NVME_CHECKOV_SKIP]})
         if kms_key is not None:
-            kms_key.grant_encrypt_decrypt(self.role)
+            kms_key.grant(self.role, *VOLUME_KEY_ACTIONS)
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -151,7 +154,21 @@ class InferenceComponentEndpoint(Construct):
     def _register(self, component: InferenceComponent) -> None:
         self.components.append(component)
         if self.kms_key is not None:
-            self.kms_key.grant_encrypt_decrypt(component.model.role)
+            self.kms_key.grant(component.model.role, *VOLUME_KEY_ACTIONS)
+        self._use_host_ami(component.model.inference_ami_version, component.node.path)
+
+    def _use_host_ami(self, ami: str | None, path: str) -> None:
+        """The host AMI serves every component: CUDA 13 images need the newer driver."""
+        if ami is None or ami == self._host_ami:
+            return
+        if self._host_ami is not None:
+            raise ConfigurationError(
+                f"InferenceComponent '{path}' needs host AMI {ami}, but endpoint "
+                f"'{self.node.path}' already uses {self._host_ami} for another component; "
+                "put images that need different host AMIs on separate endpoints"
+            )
+        self._host_ami = ami
+        self.config.production_variants = [self._variant(self._volume_size)]
 
     def _validate(
         self, health_check_timeout: Duration | None, endpoint_name: str | None, volume: Size | None
@@ -191,6 +208,7 @@ class InferenceComponentEndpoint(Construct):
                 routing_strategy="LEAST_OUTSTANDING_REQUESTS"
             ),
             volume_size_in_gb=int(volume_size.to_gibibytes()) if volume_size else None,
+            inference_ami_version=self._host_ami,
         )
 
     def _annotate(self) -> None:

@@ -285,3 +285,13 @@ def test_kms_key_on_nvme_instance_is_rejected(new_stack: Callable[..., Stack]) -
     key = kms.Key(stack, "Key")
     with pytest.raises(ConfigurationError, match="kms_key cannot be used with ml.g5.2xlarge"):
         _endpoint(stack, kms_key=key)
+
+
+def test_cuda13_images_get_the_driver_580_host_ami(new_stack: Callable[..., Stack]) -> None:
+    lmi = _variant(Template.from_stack(_stack_with(new_stack, "microsoft/Phi-3-mini-4k-instruct")))
+    assert lmi["InferenceAmiVersion"] == "al2023-ami-sagemaker-inference-gpu-4-1"
+
+
+def test_cuda12_images_keep_the_default_host_ami(scaled: tuple[LlmEndpoint, Template]) -> None:
+    _, template = scaled  # TGI 3.3.6 is a CUDA 12.4 build
+    assert "InferenceAmiVersion" not in _variant(template)

@@ -640,3 +640,23 @@ def test_a_model_env_above_the_component_limit_warns_with_the_names(
         "/Test/Component",
         Match.string_like_regexp(r"environment has \d+ entries \(EXTRA_00, .*at most 16"),
     )
+
+
+def test_cuda13_component_sets_the_endpoint_host_ami(new_stack: Any) -> None:
+    stack = new_stack()
+    endpoint = InferenceComponentEndpoint(stack, "Shared", instance_type="ml.g5.12xlarge")
+    model = LlmModel(
+        stack,
+        "Phi",
+        source=ModelSource.hugging_face("microsoft/Phi-3-mini-4k-instruct"),
+        engine=Engine.lmi(),  # a CUDA 13 image
+        instance_type="ml.g5.12xlarge",
+    )
+    InferenceComponent(
+        stack, "Chat", endpoint=endpoint, model=model, accelerators=1, min_memory_mib=8192
+    )
+    config = next(
+        iter(Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values())
+    )
+    variant = config["Properties"]["ProductionVariants"][0]
+    assert variant["InferenceAmiVersion"] == "al2023-ami-sagemaker-inference-gpu-4-1"

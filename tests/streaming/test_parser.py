@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tracemalloc
 from collections.abc import Iterator
@@ -448,6 +449,17 @@ def test_an_endless_line_is_dropped_without_buffering_it() -> None:
     assert events[1].code == ERROR_CODE_LINE_TOO_LONG
     assert sum(sent) <= 1024 * 1024 + len(part)
     assert peak < 4 * 1024 * 1024
+
+
+def test_hot_path_token_events_equal_constructed_ones() -> None:
+    # GIVEN an event from the parser's fast constructor and one from TokenEvent(...)
+    (fast, _) = parse([b'{"token":{"id":5,"text":"x","logprob":-0.5}}\n'])
+    built = TokenEvent("x", 5, -0.5)
+    assert fast == built
+    assert hash(fast) == hash(built)
+    assert repr(fast) == repr(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.text = "y"  # type: ignore[misc]
 
 
 def _from_dict(spec: dict[str, object]) -> StreamEvent:

@@ -7,11 +7,16 @@ including ``EventStreamError`` for in-stream exceptions.
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import boto3
+import botocore.config
 import botocore.parsers
 import botocore.session
 import pytest
@@ -172,6 +177,61 @@ def test_failed_read_mid_stream_is_one_terminal_error(
     assert events[1].code == code
     assert len(events) == 2
     assert raw.closed
+
+
+class _OneShotServer:
+    """A loopback HTTP server that sends one PayloadPart frame, then fails as told."""
+
+    def __init__(self, failure: str) -> None:
+        self.failure = failure
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        conn, _ = self.socket.accept()
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(65536)
+            frame = encode_payload_part(b'{"outputs":["a"]}\n')
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.amazon.eventstream\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n%s\r\n" % (len(frame), frame)
+            )
+            if self.failure == "drop":
+                conn.sendall(b"40\r\nabc")  # a chunk cut short, then the connection closes
+            else:
+                time.sleep(1.5)  # silent past the client's read timeout
+        self.socket.close()
+
+
+@pytest.mark.parametrize(
+    ("failure", "code"), [("drop", "ProtocolError"), ("stall", "ReadTimeoutError")]
+)
+def test_real_boto3_client_read_failures_end_in_one_error(failure: str, code: str) -> None:
+    # GIVEN a real boto3 client against a server that breaks the stream after one part
+    server = _OneShotServer(failure)
+    client = boto3.client(
+        "sagemaker-runtime",
+        region_name="us-east-1",
+        endpoint_url=server.url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=botocore.config.Config(read_timeout=0.5, retries={"max_attempts": 0}),
+    )
+    response = client.invoke_endpoint_with_response_stream(EndpointName="e", Body=b"{}")
+    # WHEN the body is parsed THEN the token, then one ErrorEvent naming the failure
+    events = list(stream_events(response["Body"], "lmi_jsonlines"))
+    assert events[0] == TokenEvent("a")
+    assert isinstance(events[1], ErrorEvent)
+    assert events[1].code == code
+    assert len(events) == 2
+    server.thread.join(timeout=5)
 
 
 # -- closing the upstream stream ------------------------------------------------------------

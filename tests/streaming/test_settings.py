@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import pytest
 
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-from constructs_llm.streaming.runtime.settings import Settings, SettingsError
+from constructs_llm.streaming.runtime.settings import Settings, SettingsError, sagemaker_client
 
 
 def test_defaults_need_only_the_endpoint_name() -> None:
@@ -62,3 +65,25 @@ def test_all_problems_are_reported_at_once_with_the_bad_values() -> None:
     assert "REQUEST_FORMAT must be one of messages, generate (got 'x')" in message
     assert "PORT must be an integer (got 'http')" in message
     assert "MAX_BODY_BYTES must be between 1 and" in message and "(got '0')" in message
+
+
+def test_the_sagemaker_client_is_built_once_and_shared_across_threads(
+    aws_env: dict[str, str],
+) -> None:
+    settings = Settings(endpoint_name="ep", upstream_read_timeout=7.25)
+    barrier = threading.Barrier(8)
+    clients: list[Any] = []
+
+    def get() -> None:
+        barrier.wait(timeout=10)
+        clients.append(sagemaker_client(settings))
+
+    threads = [threading.Thread(target=get) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert len(clients) == 8
+    assert all(client is clients[0] for client in clients)
+    assert clients[0].meta.config.read_timeout == 7.25
+    assert sagemaker_client(settings) is clients[0]

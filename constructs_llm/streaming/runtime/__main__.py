@@ -22,7 +22,7 @@ How the Lambda function must be configured (zip package, Lambda Web Adapter laye
   ``MODEL_NAME`` (optional), ``UPSTREAM_READ_TIMEOUT`` (below the function timeout),
   ``MAX_BODY_BYTES`` (optional);
 - function URL with ``InvokeMode: RESPONSE_STREAM``; the role needs
-  ``sagemaker:InvokeEndpoint`` on the endpoint (or inference component).
+  ``sagemaker:InvokeEndpoint`` on the endpoint.
 """
 
 from __future__ import annotations

@@ -2,57 +2,69 @@
 
 ``parse_stream(chunks, fmt)`` turns the raw bytes a serving container streams (in whatever
 parts they arrive) into ``TokenEvent``s and exactly one terminal ``DoneEvent`` or
-``ErrorEvent``. Any chunking of the same bytes gives the same events.
+``ErrorEvent``. Any chunking of the same bytes gives the same events, and bad input gives an
+``ErrorEvent``, never an exception.
 
 Framing, per line (``LineBuffer`` splits lines; CRLF and a missing final newline are fine):
 
 - ``data:{json}`` with or without a space after the colon (SSE), or a bare ``{json}`` line
-  (JSON lines). ``data: [DONE]`` ends the stream.
+  (JSON lines), in every format. ``data: [DONE]`` ends the stream.
 - Blank lines, SSE comments / keep-alives (``:...``) and the SSE fields ``event:``, ``id:``
   and ``retry:`` are skipped. Each ``data:`` line is parsed on its own, without waiting for
   the blank line that closes the SSE event: no engine splits one JSON object over several
   ``data:`` lines, and this saves a line of latency.
 - Any other line: in the SSE formats (``TGI``, ``OPENAI``) it is an unknown SSE field and is
   skipped, as the SSE spec says; in ``LMI_JSONLINES`` and ``AUTO`` it is an ``ErrorEvent``
-  (``code="invalid_json"``). A line that is not valid JSON, or JSON that is not an object, is
-  an ``ErrorEvent`` in every format; so is a line over ``max_line_bytes``
-  (``code="line_too_long"``).
+  (``code="invalid_json"``). A line that is not valid JSON, or JSON that is not an object
+  (a JSON array hints that streaming is off), is an ``ErrorEvent`` in every format; so is a
+  line over ``max_line_bytes`` (``code="line_too_long"``).
 
 Payload shapes are recognised by their keys in every format, so a container whose output
 option differs from the configured format (for example LMI with ``tgi_compat``) still parses:
 
-- ``{"error": "..." | {"message": ...}}``: a TGI, TGI Messages, vLLM or OpenAI error.
+- Errors. ``{"error": "text", "error_type": ...}`` (TGI), ``{"error": {"message", "type",
+  "code" | "http_status_code"}}`` (OpenAI, vLLM, TGI Messages) and ``{"object": "error",
+  "message", "type", "code"}`` (older vLLM). ``ErrorEvent.code`` is the engine's own
+  ``error_type``, else ``type``, else ``code``/``http_status_code`` as a string.
 - ``{"token": {"id", "text", "logprob" | "log_prob", "special"}, "generated_text",
-  "details"}``: TGI ``generate_stream`` and DJL LMI jsonlines. Special tokens give no
-  ``TokenEvent``. The object with a non-null ``generated_text`` or ``details`` is the last
-  one: ``DoneEvent(details.finish_reason, generated_text)``. LMI errors are
-  ``token.error_msg`` or ``details.finish_reason == "error"``. The LMI transition form also
-  carries ``"outputs"``; its text is the token's, so it is not emitted twice.
+  "details"}``: TGI ``generate_stream`` and DJL LMI jsonlines. Special tokens and empty
+  texts give no ``TokenEvent``. The object with a non-null ``generated_text`` or ``details``
+  is the last one: ``DoneEvent(details.finish_reason, generated_text)``. LMI errors are
+  ``token.error_msg`` or ``details.finish_reason == "error"`` (``code="model_error"``).
+  The LMI transition form also carries ``"outputs"``: its text is the token's, so it is
+  not emitted twice.
 - ``{"choices": [{"delta": {"content"}, "logprobs", "finish_reason"}]}``: OpenAI
-  ``chat.completion.chunk`` (TGI Messages, vLLM, SGLang, LMI chat; completions chunks with
-  ``choices[].text`` too). Only choice index 0 is read. A chunk with empty ``choices`` (the
-  usage chunk) gives no event. ``finish_reason`` is remembered for the ``DoneEvent``.
+  ``chat.completion.chunk`` (TGI Messages, vLLM, SGLang, LMI chat; ``text_completion``
+  chunks with ``choices[].text`` too). Only choice index 0 is read; role, tool-call and
+  reasoning deltas carry no text. ``log_prob`` is the sum of ``logprobs.content[].logprob``
+  (one entry in practice). A chunk with empty ``choices`` (the usage chunk) gives no event.
+  ``finish_reason`` is remembered for the ``DoneEvent``; ``"error"`` is an ``ErrorEvent``.
 - ``{"outputs": ["text", ...]}``: the old LMI jsonlines form.
 - An object with ``generated_text`` but no token (a non-streamed response): ``DoneEvent``,
   preceded by one ``TokenEvent`` with that text if no text was streamed before it.
-- Other objects are skipped, so new metadata events do not break old parsers.
+- Other objects are skipped, so new metadata events do not break the parser.
 
 Terminal rule: the stream ends at the first of ``data: [DONE]``, a token-form object with
 ``generated_text``/``details``, an error, or the end of the input. Reaching the end of the
 input without a marker gives ``DoneEvent(finish_reason=<last finish_reason seen, else
-None>)`` — the normal end for LMI chat jsonlines, which have no ``[DONE]``. Nothing is
-emitted after the terminal event, and the rest of the input is not read.
+None>)``: the normal end for LMI chat jsonlines and the old ``outputs`` form, which have no
+marker. ``DoneEvent.generated_text`` is set only when the engine sends it (TGI, LMI).
+Nothing is emitted after the terminal event, and the rest of the input is not read.
 
 If the chunk iterable raises ``UpstreamStreamError`` (as ``iter_payload_parts`` does for
-SageMaker ``ModelStreamError``/``InternalStreamFailure``), that becomes the terminal
-``ErrorEvent``. When ``parse_stream`` stops, early or not, it calls ``close()`` on the chunk
-iterator if it has one, so closing the event generator closes the upstream stream.
+SageMaker ``ModelStreamError``/``InternalStreamFailure`` and failed reads), that becomes the
+terminal ``ErrorEvent``. When ``parse_stream`` stops, early or not, it calls ``close()`` on
+the chunk iterator if it has one, so closing the event generator closes the upstream stream
+(a generator that was never started ignores ``close()``; ``stream_events`` in
+``sagemaker_stream`` covers that case too).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import json.scanner
+import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
@@ -94,10 +106,13 @@ def _make_token_event_factory() -> Callable[[str, int | None, float | None], Tok
 
     TokenEvent is a frozen, slotted dataclass: its __init__ sets each field through
     object.__setattr__, about 0.5 us per event. Filling the slots through their descriptors
-    gives an equal object in half the time. If the class changes shape, use the constructor.
+    gives an equal object in less than half the time. Should the class gain a field or lose
+    its slots, this falls back to the constructor.
     """
-    slots = [getattr(TokenEvent, name, None) for name in ("text", "token_id", "log_prob")]
-    if not all(type(slot).__name__ == "member_descriptor" for slot in slots):
+    names = ("text", "token_id", "log_prob")
+    slots: list[Any] = [getattr(TokenEvent, name, None) for name in names]
+    fields = tuple(field.name for field in dataclasses.fields(TokenEvent))
+    if fields != names or not all(isinstance(s, types.MemberDescriptorType) for s in slots):
         return TokenEvent
     set_text, set_token_id, set_log_prob = (slot.__set__ for slot in slots)
     new = object.__new__

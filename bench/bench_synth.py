@@ -1,0 +1,109 @@
+"""Import cost and synth time, measured side by side in one run.
+
+1. Import cost, each in a fresh interpreter (best of several runs, wall time):
+   ``import constructs_llm`` and ``from constructs_llm import LlmEndpoint`` against
+   ``import aws_cdk.aws_sagemaker``. Goal: ``import constructs_llm`` at most 1.1x the
+   baseline: the package loads nothing a user does not ask for. ``parse_stream`` must not
+   load ``aws_cdk`` at all (checked, not timed).
+2. Synth time of one app holding 1, 10 and 50 endpoints (model + endpoint each), in this
+   process after a warm-up. Goal: linear, at most 0.2 s per added endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+IMPORT_RUNS = 5
+IMPORT_GOAL = 1.1
+PER_ENDPOINT_GOAL_S = 0.2
+SIZES = (1, 10, 50)
+
+_ENV = {
+    **os.environ,
+    "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "1",
+    "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1",
+}
+
+
+def _import_time(statement: str) -> float:
+    code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+    runs = []
+    for _ in range(IMPORT_RUNS):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=_ENV, check=True
+        )
+        runs.append(float(out.stdout.strip().splitlines()[-1]))
+    return min(runs)
+
+
+def _parser_loads_cdk() -> bool:
+    code = (
+        "import sys; from constructs_llm.streaming import parse_stream; "
+        "print(any(m == 'aws_cdk' or m.startswith('aws_cdk.') for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip() == "True"
+
+
+def _synth_seconds(endpoints: int) -> float:
+    from aws_cdk import App, Stack
+
+    from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+
+    started = time.perf_counter()
+    app = App()
+    stack = Stack(app, "Bench")
+    for i in range(endpoints):
+        model = LlmModel(
+            stack,
+            f"Model{i}",
+            source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+            engine=Engine.tgi(),
+            instance_type="ml.g5.2xlarge",
+        )
+        LlmEndpoint(stack, f"Endpoint{i}", model=model)
+    app.synth()
+    return time.perf_counter() - started
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def main() -> None:
+    base = _import_time("import aws_cdk.aws_sagemaker")
+    lazy = _import_time("import constructs_llm")
+    full = _import_time("from constructs_llm import LlmEndpoint")
+    print(f"import aws_cdk.aws_sagemaker            {base * 1000:8.0f} ms (baseline)")
+    ratio = lazy / base
+    print(
+        f"import constructs_llm                   {lazy * 1000:8.0f} ms  {ratio:.2f}x "
+        f"(goal <= {IMPORT_GOAL}x) {_verdict(ratio <= IMPORT_GOAL)}"
+    )
+    print(
+        f"from constructs_llm import LlmEndpoint  {full * 1000:8.0f} ms  {full / base:.2f}x "
+        "(loads aws_cdk core, sagemaker, iam, ec2, kms, cloudwatch, appscaling)"
+    )
+    loads = _parser_loads_cdk()
+    print(f"parse_stream loads aws_cdk: {loads} {_verdict(not loads)}")
+
+    _synth_seconds(1)  # warm-up: jsii kernel start and first module loads
+    times = {n: statistics.median(_synth_seconds(n) for _ in range(3)) for n in SIZES}
+    for n, seconds in times.items():
+        print(f"synth {n:3d} endpoint(s): {seconds:6.2f} s")
+    per_endpoint = (times[SIZES[-1]] - times[SIZES[0]]) / (SIZES[-1] - SIZES[0])
+    mid = times[SIZES[0]] + per_endpoint * (SIZES[1] - SIZES[0])
+    linearity = times[SIZES[1]] / mid
+    print(
+        f"per added endpoint: {per_endpoint:.3f} s (goal <= {PER_ENDPOINT_GOAL_S} s) "
+        f"{_verdict(per_endpoint <= PER_ENDPOINT_GOAL_S)}; 10-endpoint time is {linearity:.2f}x "
+        "the straight line through 1 and 50"
+    )
+
+
+if __name__ == "__main__":
+    main()
