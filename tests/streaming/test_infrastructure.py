@@ -1,0 +1,154 @@
+"""StreamingInvoker: the Lambda, its Web Adapter layer, the streaming function URL and the
+least-privilege wiring to the endpoint."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Match, Template
+
+from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
+from constructs_llm.errors import ConfigurationError
+
+
+def _endpoint(stack: Stack) -> LlmEndpoint:
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+        engine=Engine.tgi(),
+        instance_type="ml.g5.2xlarge",
+    )
+    return LlmEndpoint(stack, "Endpoint", model=model)
+
+
+@pytest.fixture(scope="module")
+def synthesized(new_stack: Callable[..., Stack]) -> tuple[StreamingInvoker, Template]:
+    stack = new_stack()
+    invoker = StreamingInvoker(stack, "Stream", target=_endpoint(stack))
+    caller = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())
+    invoker.grant_invoke_url(caller)
+    return invoker, Template.from_stack(stack)
+
+
+def _function(template: Template) -> dict[str, Any]:
+    functions = template.find_resources("AWS::Lambda::Function")
+    (function,) = functions.values()
+    return function
+
+
+def test_function_url_streams_and_requires_iam(synthesized: tuple[Any, Template]) -> None:
+    _, template = synthesized
+    template.has_resource_properties(
+        "AWS::Lambda::Url", {"AuthType": "AWS_IAM", "InvokeMode": "RESPONSE_STREAM"}
+    )
+
+
+def test_function_runs_the_runtime_behind_the_web_adapter(
+    synthesized: tuple[Any, Template],
+) -> None:
+    _, template = synthesized
+    props = _function(template)["Properties"]
+    assert props["Runtime"] == "python3.14"
+    assert props["Architectures"] == ["arm64"]
+    assert props["Handler"] == "runtime/run.sh"
+    assert props["Timeout"] == 300
+    layer = json.dumps(props["Layers"])
+    assert "753240598075:layer:LambdaAdapterLayerArm64:28" in layer
+    env = props["Environment"]["Variables"]
+    assert env["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
+    assert env["AWS_LWA_INVOKE_MODE"] == "response_stream"
+    assert env["AWS_LWA_READINESS_CHECK_PATH"] == "/health"
+    assert env["STREAM_FORMAT"] == "openai"  # TGI's messages API
+    assert env["REQUEST_FORMAT"] == "messages"
+    assert env["ENDPOINT_NAME"]["Fn::GetAtt"][1] == "EndpointName"
+    assert int(env["UPSTREAM_READ_TIMEOUT"]) < props["Timeout"]
+    assert "INFERENCE_COMPONENT_NAME" not in env
+
+
+def test_no_retries_and_log_retention(synthesized: tuple[Any, Template]) -> None:
+    _, template = synthesized
+    template.has_resource_properties("AWS::Lambda::EventInvokeConfig", {"MaximumRetryAttempts": 0})
+    template.has_resource_properties("AWS::Logs::LogGroup", {"RetentionInDays": 30})
+
+
+def test_function_may_only_invoke_its_endpoint(synthesized: tuple[Any, Template]) -> None:
+    _, template = synthesized
+    role = _function(template)["Properties"]["Role"]["Fn::GetAtt"][0]
+    policies = [
+        p
+        for p in template.find_resources("AWS::IAM::Policy").values()
+        if {"Ref": role} in p["Properties"]["Roles"]
+    ]
+    statements = [s for p in policies for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    invoke = [s for s in statements if "sagemaker:InvokeEndpoint" in json.dumps(s["Action"])]
+    assert len(invoke) == 1
+    assert invoke[0]["Action"] == [
+        "sagemaker:InvokeEndpoint",
+        "sagemaker:InvokeEndpointWithResponseStream",
+    ]
+    assert "Ref" in invoke[0]["Resource"]  # the endpoint's ARN, not *
+    assert all(s["Resource"] != "*" for s in statements)
+    template.has_resource_properties(
+        "AWS::IAM::Role", {"ManagedPolicyArns": Match.absent(), "RoleName": Match.absent()}
+    )
+
+
+def test_grant_invoke_url_adds_both_statements_function_urls_need(
+    synthesized: tuple[Any, Template],
+) -> None:
+    _, template = synthesized
+    dumped = json.dumps(template.find_resources("AWS::IAM::Policy"))
+    assert "lambda:InvokeFunctionUrl" in dumped
+    assert "lambda:InvokedViaFunctionUrl" in dumped
+
+
+def test_china_regions_use_the_x86_layer(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack(region="cn-north-1")
+    StreamingInvoker(stack, "Stream", target=_endpoint(stack))
+    props = _function(Template.from_stack(stack))["Properties"]
+    assert props["Architectures"] == ["x86_64"]
+    assert "arn:aws-cn:lambda:cn-north-1:041581134020:layer:LambdaAdapterLayerX86:28" in json.dumps(
+        props["Layers"]
+    )
+
+
+def test_unpublished_partition_fails_naming_region_and_override(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack(region="us-gov-west-1")
+    with pytest.raises(ConfigurationError, match="'us-gov-west-1'.*adapter_layer="):
+        StreamingInvoker(stack, "Stream", target=_endpoint(stack))
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"timeout": Duration.minutes(16)}, "timeout .* got 960 s"),
+        ({"timeout": Duration.seconds(10)}, "timeout .* got 10 s"),
+        ({"memory_size": 64}, "memory_size .* got 64"),
+    ],
+)
+def test_bad_props_fail_naming_the_value(
+    new_stack: Callable[..., Stack], props: dict[str, Any], message: str
+) -> None:
+    stack = new_stack()
+    with pytest.raises(ConfigurationError, match=message):
+        StreamingInvoker(stack, "Stream", target=_endpoint(stack), **props)
+
+
+def test_asset_holds_only_the_runtime_package(synthesized: tuple[Any, Template]) -> None:
+    invoker, _ = synthesized
+    staged = Stack.of(invoker).node.root.synth().directory  # type: ignore[attr-defined]
+    assets = [p for p in Path(staged).glob("asset.*") if p.is_dir()]
+    (asset,) = assets
+    assert sorted(p.name for p in asset.iterdir()) == ["runtime"]
+    files = {p.name for p in (asset / "runtime").iterdir()}
+    assert {"run.sh", "server.py", "parser.py", "__main__.py"} <= files
+    assert "__pycache__" not in files

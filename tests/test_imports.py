@@ -1,0 +1,67 @@
+"""Import hygiene: the package loads nothing a user does not ask for, and the Lambda's code
+asset needs nothing beyond the standard library and boto3."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import constructs_llm
+
+RUNTIME = Path(constructs_llm.__file__).parent / "streaming" / "runtime"
+# urllib3 is botocore's own transport, so it ships wherever boto3 does.
+ALLOWED_THIRD_PARTY = {"boto3", "botocore", "urllib3"}
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return {m.split(".")[0] for m in out.stdout.split()}
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import constructs_llm",
+        "from constructs_llm.streaming import parse_stream, TokenEvent",
+        "from constructs_llm import StreamFormat",
+        "import constructs_llm.streaming.runtime.server",
+    ],
+)
+def test_statement_does_not_load_the_cdk(statement: str) -> None:
+    assert not _loaded_after(statement) & {"aws_cdk", "jsii", "constructs", "cdk_nag"}
+
+
+def test_lambda_runtime_imports_only_stdlib_and_boto3() -> None:
+    for path in RUNTIME.glob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                roots = {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                roots = {node.module.split(".")[0]}
+            else:
+                continue
+            foreign = {
+                r for r in roots if r not in sys.stdlib_module_names and r != "__future__"
+            } - ALLOWED_THIRD_PARTY
+            assert not foreign, f"{path.name} imports {foreign}; the asset ships no dependencies"
+
+
+def test_runtime_uses_relative_imports_for_its_own_modules() -> None:
+    # In Lambda the package is deployed as a top-level `runtime/`, not under constructs_llm.
+    for path in RUNTIME.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                assert not (node.module or "").startswith("constructs_llm"), path.name
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("constructs_llm") for a in node.names), path.name
+
+
+def test_unknown_names_raise_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="NoSuchThing"):
+        constructs_llm.NoSuchThing  # noqa: B018
