@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import time
 
@@ -10,6 +11,9 @@ import bench
 
 
 def main() -> None:
+    # As `make bench` does: keep jsii's Node version banners out of the figures.
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "1")
+    os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
     names = sorted(
         info.name for info in pkgutil.iter_modules(bench.__path__) if info.name.startswith("bench_")
     )

@@ -4,7 +4,8 @@ One fake SageMaker endpoint (a subprocess) streams TGI tokens whose text is the 
 were sent (``time.perf_counter_ns``, one monotonic clock for all processes). The same run
 then alternates two clients against it:
 
-- direct: boto3 ``invoke_endpoint_with_response_stream`` + ``parse_stream`` in this process;
+- direct: boto3 ``invoke_endpoint_with_response_stream`` + ``parse_stream`` in this process
+  (reading each body to its end, so connections are reused, as the runtime does);
 - via runtime: raw ``http.client`` streaming ``POST /v1/chat/completions`` to the runtime
   server (a subprocess started as in Lambda, ``python -m ...runtime``), which does the same
   boto3 call and parsing, then writes one SSE chunk per token.
@@ -45,7 +46,8 @@ if str(ROOT) not in sys.path:  # also runnable as `python bench/bench_runtime.py
     sys.path.insert(0, str(ROOT))
 
 from constructs_llm.streaming.runtime.events import StreamFormat, TokenEvent  # noqa: E402
-from constructs_llm.streaming.runtime.sagemaker_stream import stream_events  # noqa: E402
+from constructs_llm.streaming.runtime.parser import parse_stream  # noqa: E402
+from constructs_llm.streaming.runtime.sagemaker_stream import iter_payload_parts  # noqa: E402
 from constructs_llm.streaming.runtime.settings import (  # noqa: E402
     Settings,
     new_sagemaker_client,
@@ -157,10 +159,12 @@ def _direct(client: Any) -> tuple[int, list[tuple[int, int]]]:
         EndpointName=ENDPOINT, ContentType="application/json", Body=BODY
     )["Body"]
     tokens: list[tuple[int, int]] = []
-    with stream_events(body, StreamFormat.TGI) as events:
-        for event in events:
-            if type(event) is TokenEvent:
-                tokens.append((int(event.text), time.perf_counter_ns()))
+    parts = iter_payload_parts(body)
+    for event in parse_stream(iter(parts.__next__, None), StreamFormat.TGI):
+        if type(event) is TokenEvent:
+            tokens.append((int(event.text), time.perf_counter_ns()))
+    for _ in parts:  # read to the end of the body, so the connection goes back to the pool
+        pass
     return start, tokens
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from aws_cdk import Duration, Token
+from aws_cdk import Annotations, Duration, Token
+from constructs import Construct
 
 from constructs_llm.errors import ConfigurationError
 
-# SageMaker's pattern for Endpoint, EndpointConfig and variant names (max 63 characters).
+# SageMaker's pattern for Endpoint, EndpointConfig, variant and inference component names
+# (max 63 characters).
 SAGEMAKER_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
 MIN_TIMEOUT_S = 60
@@ -40,29 +42,49 @@ class Problems:
         raise error(f"{self._subject} has {len(self._messages)} problems:\n{lines}")
 
 
-def timeout_problem(prop: str, value: Duration | None) -> str | None:
-    """SageMaker accepts 60-3600 s for both startup timeouts."""
-    if value is None:
+def duration_type_problem(prop: str, value: object) -> str | None:
+    if value is None or isinstance(value, Duration):
         return None
-    if not isinstance(value, Duration):
-        return f"{prop} must be a Duration, got {value!r}; use Duration.minutes(...)"
-    if Token.is_unresolved(value.to_seconds()):
+    return f"{prop} must be a Duration, got {value!r}; use Duration.minutes(...)"
+
+
+def duration_problem(
+    prop: str, value: object, *, minimum_s: int, maximum_s: int, bounds: str, why: str
+) -> str | None:
+    """A Duration of whole seconds within [minimum_s, maximum_s] (tokens pass)."""
+    problem = duration_type_problem(prop, value)
+    if problem or not isinstance(value, Duration):
+        return problem
+    seconds = value.to_seconds(integral=False)
+    if Token.is_unresolved(seconds):
         return None
-    seconds = value.to_seconds()
-    if not MIN_TIMEOUT_S <= seconds <= MAX_TIMEOUT_S:
-        return (
-            f"{prop} must be between {MIN_TIMEOUT_S} and {MAX_TIMEOUT_S} seconds, got "
-            f"{seconds:g} s; SageMaker rejects other values"
-        )
+    if not minimum_s <= seconds <= maximum_s:
+        return f"{prop} must be between {bounds}, got {seconds:g} s; {why}"
+    if seconds != int(seconds):
+        return f"{prop} must be a whole number of seconds, got {seconds:g} s"
     return None
 
 
+def timeout_problem(prop: str, value: Duration | None) -> str | None:
+    """SageMaker accepts 60-3600 s for both startup timeouts."""
+    return duration_problem(
+        prop,
+        value,
+        minimum_s=MIN_TIMEOUT_S,
+        maximum_s=MAX_TIMEOUT_S,
+        bounds=f"{MIN_TIMEOUT_S} and {MAX_TIMEOUT_S} seconds",
+        why="SageMaker rejects other values",
+    )
+
+
 def name_problem(prop: str, value: str | None) -> str | None:
-    """Endpoint names: SageMaker's pattern, at most 63 characters, no underscores."""
+    """SageMaker names: the pattern, at most 63 characters, no underscores."""
     if value is None or Token.is_unresolved(value):
         return None
-    if SAGEMAKER_NAME.match(value):
+    if isinstance(value, str) and SAGEMAKER_NAME.match(value):
         return None
+    if not isinstance(value, str):
+        return f"{prop} must be a string, got {value!r}"
     hint = "at most 63 characters" if len(value) > 63 else "letters, digits and hyphens"
     return (
         f"{prop} must match {SAGEMAKER_NAME.pattern} ({hint}, starting and ending with a letter "
@@ -70,9 +92,40 @@ def name_problem(prop: str, value: str | None) -> str | None:
     )
 
 
-def positive_int_problem(prop: str, value: int | None, *, minimum: int = 1) -> str | None:
+def positive_int_problem(prop: str, value: object, *, minimum: int = 1) -> str | None:
     if value is None or Token.is_unresolved(value):
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         return f"{prop} must be an integer >= {minimum}, got {value!r}"
     return None
+
+
+def type_problem(
+    prop: str, value: object, expected: type, fix: str, *, optional: bool = False
+) -> str | None:
+    """A prop of the wrong kind (a model id string where a ModelSource goes, ...)."""
+    if isinstance(value, expected) or (optional and value is None):
+        return None
+    name = expected.__name__
+    article = "an" if name[0] in "AEIOU" or name.startswith("Llm") else "a"  # "an LlmModel"
+    return f"{prop} must be {article} {name}, got {describe(value)}; {fix}"
+
+
+def describe(value: object) -> str:
+    """A value for messages: constructs by type and path, anything else by type and repr."""
+    if isinstance(value, Construct):
+        return f"{type(value).__name__} '{value.node.path}'"
+    return f"{type(value).__name__} {value!r}"
+
+
+def all_ints(*values: object) -> bool:
+    """True when every value is a plain int (not a bool): safe to compare."""
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
+def add_quota_note(scope: Construct, instance_type: str, instances: int) -> None:
+    """Service Quotas are per account and region; only a deploy sees them, so say what to check."""
+    Annotations.of(scope).add_info(
+        f"Service Quotas: '{instance_type} for endpoint usage' must allow at least {instances} "
+        "instance(s) in the target region (new accounts often have 0)"
+    )

@@ -13,11 +13,18 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import scaling as _scaling
-from constructs_llm._validation import Problems, name_problem, positive_int_problem, timeout_problem
-from constructs_llm.errors import ConfigurationError
+from constructs_llm._validation import (
+    Problems,
+    add_quota_note,
+    name_problem,
+    positive_int_problem,
+    timeout_problem,
+    type_problem,
+)
+from constructs_llm.errors import ConfigurationError, ScalingError
 from constructs_llm.instance_type import InstanceType
-from constructs_llm.model import LlmModel
-from constructs_llm.scaling import Autoscaling
+from constructs_llm.model import MODEL_FIX, LlmModel
+from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
 
@@ -76,6 +83,12 @@ class LlmEndpoint(Construct):
         autoscaling: Autoscaling | None = None,
     ) -> None:
         super().__init__(scope, id)
+        problems = Problems(f"LlmEndpoint '{self.node.path}'")
+        problems.add(type_problem("model", model, LlmModel, MODEL_FIX))
+        problems.add(
+            type_problem("autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True)
+        )
+        problems.raise_if_any()
         self.model = model
         self.instance_type = (
             InstanceType.of(instance_type) if instance_type is not None else model.instance_type
@@ -206,8 +219,10 @@ class LlmEndpoint(Construct):
         problems.add(timeout_problem("health_check_timeout", health_check_timeout))
         problems.add(timeout_problem("download_timeout", download_timeout))
         problems.add(self._volume_problem(volume_size))
-        problems.add(self._scaling_problem(instance_count))
         problems.raise_if_any()
+        scaling = Problems(f"LlmEndpoint '{self.node.path}'")
+        scaling.add(self._scaling_problem(instance_count))
+        scaling.raise_if_any(ScalingError)
 
     def _validate_placement(self, kms_key: kms.IKey | None, endpoint_name: str | None) -> None:
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
@@ -285,17 +300,15 @@ class LlmEndpoint(Construct):
         if self.model.plan is not None:
             Annotations.of(self).add_info(f"Memory plan: {self.model.plan.summary()}")
         most = self.autoscaling.max_capacity if self.autoscaling else instance_count
-        Annotations.of(self).add_info(
-            f"Service Quotas: '{self.instance_type.name} for endpoint usage' must allow at "
-            f"least {most} instance(s) in the target region (new accounts often have 0)"
-        )
+        add_quota_note(self, self.instance_type.name, most)
 
 
 def variant_name_for(instance_type: InstanceType) -> str:
     """Names the variant after the fleet: a new instance type is a new variant."""
     name = instance_type.name.removeprefix("ml.").replace(".", "-")
-    if len(name) > 63:
-        raise ConfigurationError(f"instance type {instance_type.name!r} is too long for a name")
+    problem = name_problem("the variant name derived from the instance type", name)
+    if problem:
+        raise ConfigurationError(f"instance type {instance_type.name!r}: {problem}")
     return name
 
 

@@ -25,9 +25,12 @@ from constructs_llm import scaling as _scaling
 from constructs_llm._validation import (
     SAGEMAKER_NAME,
     Problems,
+    add_quota_note,
+    all_ints,
     name_problem,
     positive_int_problem,
     timeout_problem,
+    type_problem,
 )
 from constructs_llm.endpoint import (
     INVOKE_ACTIONS,
@@ -39,8 +42,8 @@ from constructs_llm.endpoint import (
 )
 from constructs_llm.errors import ConfigurationError, ScalingError, SizingError
 from constructs_llm.instance_type import InstanceType
-from constructs_llm.model import LlmModel, depend_on_policies, execution_role
-from constructs_llm.scaling import Autoscaling
+from constructs_llm.model import MODEL_FIX, LlmModel, depend_on_policies, execution_role
+from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
 
@@ -177,7 +180,7 @@ class InferenceComponentEndpoint(Construct):
         problems.add(positive_int_problem("min_instances", self.min_instances, minimum=0))
         problems.add(positive_int_problem("max_instances", self.max_instances))
         if (
-            _ints(self.min_instances, self.max_instances)
+            all_ints(self.min_instances, self.max_instances)
             and self.min_instances > self.max_instances
         ):
             problems.add(
@@ -212,11 +215,7 @@ class InferenceComponentEndpoint(Construct):
         )
 
     def _annotate(self) -> None:
-        Annotations.of(self).add_info(
-            f"Service Quotas: '{self.instance_type.name} for endpoint usage' must allow at "
-            f"least {self.max_instances} instance(s) in the target region (new accounts often "
-            "have 0)"
-        )
+        add_quota_note(self, self.instance_type.name, self.max_instances)
         if not self.instance_type.known:
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:unknown-instance-type",
@@ -287,12 +286,21 @@ class InferenceComponent(Construct):
         inference_component_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
-        if not isinstance(endpoint, InferenceComponentEndpoint):
-            raise ConfigurationError(
-                f"InferenceComponent '{self.node.path}': endpoint must be an "
-                f"InferenceComponentEndpoint, got {endpoint!r}; an LlmEndpoint serves one "
-                "model on its variant and cannot host components"
+        kinds = Problems(f"InferenceComponent '{self.node.path}'")
+        kinds.add(
+            type_problem(
+                "endpoint",
+                endpoint,
+                InferenceComponentEndpoint,
+                "create one with InferenceComponentEndpoint(self, 'Shared', instance_type=...); "
+                "an LlmEndpoint serves one model on its variant and cannot host components",
             )
+        )
+        kinds.add(type_problem("model", model, LlmModel, MODEL_FIX))
+        kinds.add(
+            type_problem("autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True)
+        )
+        kinds.raise_if_any()
         self.endpoint = endpoint
         self.model = model
         self.instance_type = endpoint.instance_type
@@ -721,10 +729,6 @@ def _cpu_problem(cpu_cores: float | None) -> str | None:
             f"cpu_cores must be at least {MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}"
         )
     return None
-
-
-def _ints(*values: object) -> bool:
-    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
 
 
 def _generated_name(component: InferenceComponent) -> str:

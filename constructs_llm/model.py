@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm._validation import Problems, positive_int_problem
+from constructs_llm._validation import Problems, positive_int_problem, type_problem
 from constructs_llm.container_image import ContainerImage
 from constructs_llm.engine import Engine, EngineContext
 from constructs_llm.errors import ConfigurationError, SizingError
@@ -65,6 +65,7 @@ class LlmModel(Construct):
         architecture: ModelArchitecture | None = None,
     ) -> None:
         super().__init__(scope, id)
+        _check_kinds(self, source, engine)
         self.instance_type = InstanceType.of(instance_type)
         self.engine = engine
         self.source = source
@@ -151,8 +152,8 @@ class LlmModel(Construct):
             )
         if subnets is not None and vpc is None:
             problems.add("vpc_subnets was given without vpc; pass vpc=... as well")
-        if vpc is not None and self.source.is_hub:
-            problems.add(_hub_route_problem(vpc, subnets, self.source.model_id))
+        if vpc is not None:
+            problems.add(_subnet_problem(vpc, subnets, self.source))
         problems.raise_if_any()
         if not self.instance_type.known:
             Annotations.of(self).add_warning_v2(
@@ -275,6 +276,34 @@ class LlmModel(Construct):
             )
 
 
+#: How to create a model, for messages about the wrong kind of value.
+MODEL_FIX = "create it with LlmModel(self, 'Model', source=..., engine=..., instance_type=...)"
+
+
+def _check_kinds(model: LlmModel, source: object, engine: object) -> None:
+    problems = Problems(f"LlmModel '{model.node.path}'")
+    hub = repr(source) if isinstance(source, str) else "'org/name'"
+    problems.add(
+        type_problem(
+            "source",
+            source,
+            ModelSource,
+            f"use ModelSource.hugging_face({hub}), ModelSource.s3(bucket, prefix) or "
+            "ModelSource.s3_archive(bucket, key)",
+        )
+    )
+    problems.add(
+        type_problem(
+            "engine",
+            engine,
+            Engine,
+            "use Engine.tgi(), Engine.tgi_neuronx(), Engine.lmi(), Engine.vllm(), "
+            "Engine.sglang() or Engine.custom(image=..., stream_format=...)",
+        )
+    )
+    problems.raise_if_any()
+
+
 def execution_role(scope: Construct, id: str, *, description: str) -> iam.Role:
     """A SageMaker execution role with only logs and metrics; callers add what they read."""
     role = iam.Role(
@@ -372,14 +401,35 @@ def _select(vpc: ec2.IVpc, selection: ec2.SubnetSelection) -> ec2.SelectedSubnet
     )
 
 
-def _hub_route_problem(
-    vpc: ec2.IVpc, subnets: ec2.SubnetSelection | None, model_id: str | None
+def _subnet_problem(
+    vpc: ec2.IVpc, subnets: ec2.SubnetSelection | None, source: ModelSource
 ) -> str | None:
-    """A Hub download needs egress; isolated subnets have none."""
-    selection = subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
-    if selection.subnet_type == ec2.SubnetType.PRIVATE_ISOLATED:
+    """The selected subnets must exist, and a Hub download needs a route out of them.
+
+    SageMaker's network interfaces in a VPC get no public IP, so only private subnets with a
+    NAT route reach the Hub: isolated subnets have no route and public ones no address.
+    """
+    hub = f"Hub model '{source.model_id}'"
+    stage_in_s3 = "stage the weights in S3 with ModelSource.s3(bucket, prefix)"
+    if subnets is None and not vpc.private_subnets:
+        if source.is_hub:
+            return (
+                f"{hub} needs private subnets with egress (a NAT route) to download, but vpc "
+                f"'{vpc.node.path}' has no subnets with egress (SubnetType.PRIVATE_WITH_EGRESS, "
+                f"the default selection); add a NAT gateway or {stage_in_s3}"
+            )
         return (
-            f"Hub model '{model_id}' cannot download from isolated subnets (no route to the "
-            "Hub); use subnets with egress or stage the weights with ModelSource.s3(...)"
+            f"vpc '{vpc.node.path}' has no private subnets with egress "
+            "(SubnetType.PRIVATE_WITH_EGRESS, the default selection); pass "
+            "vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED) for "
+            "isolated subnets (with an S3 gateway endpoint for the weights)"
         )
-    return None
+    kind = subnets.subnet_type if subnets is not None else None
+    if not source.is_hub or kind not in (ec2.SubnetType.PRIVATE_ISOLATED, ec2.SubnetType.PUBLIC):
+        return None
+    why = (
+        "isolated subnets (no route to the Hub)"
+        if kind == ec2.SubnetType.PRIVATE_ISOLATED
+        else "public subnets (SageMaker's network interfaces get no public IP)"
+    )
+    return f"{hub} cannot download from {why}; use private subnets with egress or {stage_in_s3}"

@@ -9,6 +9,7 @@ from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_llm._validation import all_ints, duration_type_problem, positive_int_problem
 from constructs_llm.errors import ScalingError
 
 # Application Auto Scaling acts through its service-linked role; naming it keeps CDK from
@@ -52,10 +53,11 @@ class Autoscaling:
         targets = [self.target_concurrent_requests, self.target_invocations_per_instance]
         chosen = [t for t in targets if t is not None]
         return [
-            _int_at_least("min_capacity", self.min_capacity, 0),
-            _int_at_least("max_capacity", self.max_capacity, 1),
+            positive_int_problem("min_capacity", self.min_capacity, minimum=0),
+            positive_int_problem("max_capacity", self.max_capacity),
             None
-            if not isinstance(self.min_capacity, int) or self.min_capacity <= self.max_capacity
+            if not all_ints(self.min_capacity, self.max_capacity)
+            or self.min_capacity <= self.max_capacity
             else f"min_capacity ({self.min_capacity}) is above max_capacity "
             f"({self.max_capacity}); lower min_capacity or raise max_capacity",
             "set exactly one of target_concurrent_requests or target_invocations_per_instance, "
@@ -63,8 +65,8 @@ class Autoscaling:
             if len(chosen) != 1
             else None,
             *(_positive(name, v) for name, v in zip(_TARGET_NAMES, targets, strict=True)),
-            _cooldown("scale_in_cooldown", self.scale_in_cooldown),
-            _cooldown("scale_out_cooldown", self.scale_out_cooldown),
+            duration_type_problem("scale_in_cooldown", self.scale_in_cooldown),
+            duration_type_problem("scale_out_cooldown", self.scale_out_cooldown),
         ]
 
     @property
@@ -86,25 +88,16 @@ class Autoscaling:
         return self.scale_out_cooldown or Duration.minutes(2)
 
 
+#: How to write autoscaling settings, for messages about the wrong kind of value.
+AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
+
 _TARGET_NAMES = ("target_concurrent_requests", "target_invocations_per_instance")
-
-
-def _int_at_least(name: str, value: object, minimum: int) -> str | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
-        return None
-    return f"{name} must be an integer >= {minimum}, got {value!r}"
 
 
 def _positive(name: str, value: float | None) -> str | None:
     if value is None or (isinstance(value, int | float) and value > 0):
         return None
     return f"{name} must be a number > 0, got {value!r}"
-
-
-def _cooldown(name: str, value: Duration | None) -> str | None:
-    if value is None or isinstance(value, Duration):
-        return None
-    return f"{name} must be a Duration, got {value!r}; use Duration.minutes(...)"
 
 
 def scaling_role(scope: Construct) -> iam.IRole:

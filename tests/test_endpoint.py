@@ -276,7 +276,9 @@ def test_endpoint_instance_type_must_match_the_model(new_stack: Callable[..., St
         engine=Engine.tgi(),
         instance_type="ml.g5.2xlarge",
     )
-    with pytest.raises(ConfigurationError, match="ml.g5.4xlarge differs from the model's ml.g5.2xlarge"):
+    with pytest.raises(
+        ConfigurationError, match="ml.g5.4xlarge differs from the model's ml.g5.2xlarge"
+    ):
         LlmEndpoint(stack, "Endpoint", model=model, instance_type="ml.g5.4xlarge")
 
 

@@ -39,7 +39,11 @@ def test_invocations_target_and_cooldowns() -> None:
         ),
         ({"max_capacity": 2}, "exactly one of .* got neither"),
         (
-            {"max_capacity": 2, "target_concurrent_requests": 4, "target_invocations_per_instance": 9},
+            {
+                "max_capacity": 2,
+                "target_concurrent_requests": 4,
+                "target_invocations_per_instance": 9,
+            },
             "exactly one of .* got both",
         ),
         ({"max_capacity": 0, "target_concurrent_requests": 4}, "max_capacity must be .* got 0"),

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+from constructs_llm._validation import positive_int_problem
 from constructs_llm.container_image import ContainerImage
 from constructs_llm.engine import EngineContext
 from constructs_llm.errors import ConfigurationError
@@ -62,12 +63,7 @@ def check_settings(
     fractions: Mapping[str, float | None] | None = None,
     dtype: str | None = None,
 ) -> None:
-    problems = [
-        f"{name} must be an integer >= 1, got {value!r}"
-        for name, value in ints.items()
-        if value is not None
-        and (not isinstance(value, int) or isinstance(value, bool) or value < 1)
-    ]
+    problems = [p for name, value in ints.items() if (p := positive_int_problem(name, value))]
     for name, (value, allowed) in (choices or {}).items():
         if value is not None and value not in allowed:
             problems.append(f"{name} must be one of {', '.join(allowed)}, got {value!r}")

@@ -20,6 +20,7 @@ from constructs_llm.engines._support import (
     check_settings,
     default_image,
     dtype_name,
+    int_value,
     planned_batch,
     planned_weight_dtype,
     present,
@@ -265,12 +266,6 @@ class TgiNeuronxEngine(Engine):
                 f"{'this copy gets on' if ctx.accelerators else 'of'} {inst.name}; use "
                 f"num_cores <= {available}"
             )
-        elif cores is not None and inst.family.startswith("trn1") and not _trn1_topology(cores):
-            problems.append(
-                f"Engine.tgi_neuronx(num_cores={cores}) is not a topology the Neuron runtime "
-                f"supports on {inst.name} (1, 2, 8, 16 or a multiple of 32 cores); use one of "
-                f"{[c for c in (1, 2, 8, 16, 32) if c <= (available or 0)]}"
-            )
         return problems
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
@@ -278,13 +273,32 @@ class TgiNeuronxEngine(Engine):
             [
                 at_least(
                     env, "MAX_BATCH_PREFILL_TOKENS", "MAX_INPUT_TOKENS", "max_batch_prefill_tokens"
-                )
+                ),
+                self._topology_problem(ctx, env),
             ]
+        )
+
+    def _topology_problem(self, ctx: EngineContext, env: Mapping[str, str]) -> str | None:
+        """The effective HF_NUM_CORES (from num_cores or user env) must be one trn1 can run."""
+        inst, cores, available = ctx.instance, int_value(env, "HF_NUM_CORES"), available_cores(ctx)
+        if cores is None or available is None or cores > available:
+            return None  # unknown hardware, or already reported as too many cores
+        if not inst.family.startswith("trn1") or _trn1_topology(cores):
+            return None
+        setting = (
+            f"Engine.tgi_neuronx(num_cores={cores})"
+            if cores == self.cores(inst, ctx.accelerators)
+            else f"env HF_NUM_CORES={cores}"
+        )
+        return (
+            f"{setting} is not a topology the Neuron runtime supports on {inst.name} (1, 2, 8, "
+            f"16 or a multiple of 32 cores); use one of "
+            f"{[c for c in (1, 2, 8, 16, 32) if c <= available]}"
         )
 
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         inst = ctx.instance
-        cores = self.cores(inst, ctx.accelerators)
+        cores = int_value(user_env, "HF_NUM_CORES") or self.cores(inst, ctx.accelerators)
         if inst.accelerator != "neuron" or not inst.known or cores is None:
             return []
         found = []

@@ -18,6 +18,11 @@ _EXPORTS: dict[str, str] = {
     "StreamFormat": "constructs_llm.streaming.runtime.events",
     "RequestFormat": "constructs_llm.streaming.runtime.events",
     "iter_payload_parts": "constructs_llm.streaming.runtime.sagemaker_stream",
+    "stream_events": "constructs_llm.streaming.runtime.sagemaker_stream",
+    "UpstreamStreamError": "constructs_llm.streaming.runtime.parser",
+    "stream_chat": "constructs_llm.streaming.client",
+    "sigv4_hook": "constructs_llm.streaming.client",
+    "ChatStreamError": "constructs_llm.streaming.client",
     "StreamingInvoker": "constructs_llm.streaming.infrastructure",
 }
 
@@ -38,6 +43,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
+    from constructs_llm.streaming.client import ChatStreamError as ChatStreamError
+    from constructs_llm.streaming.client import sigv4_hook as sigv4_hook
+    from constructs_llm.streaming.client import stream_chat as stream_chat
     from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker
     from constructs_llm.streaming.runtime.events import DoneEvent as DoneEvent
     from constructs_llm.streaming.runtime.events import ErrorEvent as ErrorEvent
@@ -45,7 +53,9 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.streaming.runtime.events import StreamEvent as StreamEvent
     from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat
     from constructs_llm.streaming.runtime.events import TokenEvent as TokenEvent
+    from constructs_llm.streaming.runtime.parser import UpstreamStreamError as UpstreamStreamError
     from constructs_llm.streaming.runtime.parser import parse_stream as parse_stream
     from constructs_llm.streaming.runtime.sagemaker_stream import (
         iter_payload_parts as iter_payload_parts,
     )
+    from constructs_llm.streaming.runtime.sagemaker_stream import stream_events as stream_events

@@ -20,7 +20,7 @@ import hashlib
 import http.client
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,11 +93,51 @@ def signed_headers(
     }
     if not sign:
         return headers
+    return _sigv4(url, "POST", body, headers, region, credentials)
+
+
+def sigv4_hook(*, region: str | None = None, credentials: Any = None) -> Callable[[Any], None]:
+    """A request event hook for httpx-style clients (the ``openai`` SDK's ``http_client``)
+    that SigV4-signs each request for a function URL with ``AWS_IAM`` auth::
+
+        client = openai.OpenAI(
+            base_url=invoker_url + "v1",
+            api_key="unused",
+            http_client=openai.DefaultHttpx2Client(event_hooks={"request": [sigv4_hook()]}),
+        )
+
+    It signs the host, date, content type and body hash, and leaves the client's other
+    headers unsigned (SigV4 checks only the headers it lists).
+    """
+
+    def sign(request: Any) -> None:
+        body = bytes(request.read())
+        url = str(request.url)
+        headers = {"x-amz-content-sha256": hashlib.sha256(body).hexdigest()}
+        if request.headers.get("content-type"):
+            headers["Content-Type"] = request.headers["content-type"]
+        signed = _sigv4(url, request.method, body, headers, region, credentials)
+        for name in ("Authorization", "X-Amz-Date", "X-Amz-Security-Token"):
+            if name in signed:
+                request.headers[name] = signed[name]
+        request.headers["x-amz-content-sha256"] = headers["x-amz-content-sha256"]
+
+    return sign
+
+
+def _sigv4(
+    url: str,
+    method: str,
+    body: bytes,
+    headers: dict[str, str],
+    region: str | None,
+    credentials: Any,
+) -> dict[str, str]:
     from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
     from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 
     creds, region_name = _credentials_and_region(url, region, credentials)
-    request = AWSRequest(method="POST", url=url, data=body, headers=headers)
+    request = AWSRequest(method=method, url=url, data=body, headers=headers)
     SigV4Auth(creds, "lambda", region_name).add_auth(request)
     return dict(request.headers.items())
 

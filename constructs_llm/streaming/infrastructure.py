@@ -15,6 +15,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IConstruct
 
+from constructs_llm._validation import Problems, describe, duration_problem
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.invocation_target import InvocationTarget
 
@@ -84,7 +85,7 @@ class StreamingInvoker(Construct):
     ) -> None:
         super().__init__(scope, id)
         timeout = timeout or Duration.minutes(5)
-        _check(target, timeout, memory_size)
+        _check(self, target, timeout, memory_size)
         self.target = target
         architecture, layer = self._adapter(adapter_layer)
         log_group = logs.LogGroup(
@@ -203,19 +204,29 @@ def adapter_layer_arn(region: str) -> tuple[str, str]:
     return f"arn:aws:lambda:{region}:{commercial['account']}:layer:{name}:{version}", "arm64"
 
 
-def _check(target: object, timeout: Duration, memory_size: int) -> None:
+def _check(invoker: Construct, target: object, timeout: Duration, memory_size: int) -> None:
+    problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
     if not isinstance(target, InvocationTarget):
-        raise ConfigurationError(
-            f"target must be an LlmEndpoint or an InferenceComponent, got {target!r}"
+        problems.add(
+            f"target must be an LlmEndpoint or an InferenceComponent, got "
+            f"{describe(target)}; create an LlmEndpoint for the model and pass that"
         )
-    seconds = timeout.to_seconds()
-    if not _READ_TIMEOUT_MARGIN_S * 3 <= seconds <= _MAX_TIMEOUT_S:
-        raise ConfigurationError(
-            f"timeout must be between {_READ_TIMEOUT_MARGIN_S * 3} s and 15 minutes (the "
-            f"Lambda maximum), got {seconds:g} s"
+    problems.add(
+        duration_problem(
+            "timeout",
+            timeout,
+            minimum_s=_READ_TIMEOUT_MARGIN_S * 3,
+            maximum_s=_MAX_TIMEOUT_S,
+            bounds=f"{_READ_TIMEOUT_MARGIN_S * 3} s and 15 minutes",
+            why="Lambda stops a function after 15 minutes, and the stream needs "
+            f"{_READ_TIMEOUT_MARGIN_S} s to end cleanly",
         )
-    if not isinstance(memory_size, int) or not 128 <= memory_size <= 10240:
-        raise ConfigurationError(f"memory_size must be 128-10240 MiB, got {memory_size!r}")
+    )
+    if isinstance(memory_size, bool) or not isinstance(memory_size, int):
+        problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
+    elif not 128 <= memory_size <= 10240:
+        problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}")
+    problems.raise_if_any()
 
 
 def _read_timeout(timeout: Duration) -> int:

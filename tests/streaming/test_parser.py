@@ -176,6 +176,12 @@ def test_invalid_json_names_the_problem_and_quotes_the_line() -> None:
     assert "{not json}" in event.message
 
 
+def test_absurdly_nested_json_is_an_error_not_a_crash() -> None:
+    (event,) = parse([b'{"a":' + b"[" * 200_000 + b"\n"], "lmi_jsonlines")
+    assert isinstance(event, ErrorEvent)
+    assert event.code == ERROR_CODE_INVALID_JSON
+
+
 def test_a_json_array_is_reported_with_a_hint_about_streaming() -> None:
     (event,) = parse([b'[{"generated_text": "hi"}]'])
     assert isinstance(event, ErrorEvent)

@@ -13,12 +13,12 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
-import boto3
-import botocore.config
-import botocore.parsers
-import botocore.session
+import boto3  # type: ignore[import-untyped]
+import botocore.config  # type: ignore[import-untyped]
+import botocore.parsers  # type: ignore[import-untyped]
+import botocore.session  # type: ignore[import-untyped]
 import pytest
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
@@ -150,7 +150,7 @@ def test_iter_payload_parts_raises_upstream_error_with_code(boto_body: Any) -> N
 
 
 def test_error_given_as_an_event_dict_keeps_its_error_code() -> None:
-    body = [
+    body: list[dict[str, Any]] = [
         {"PayloadPart": {"Bytes": b'{"outputs":["a"]}\n'}},
         {"ModelStreamError": {"Message": "broken", "ErrorCode": "StreamBroken"}},
     ]
@@ -163,7 +163,10 @@ def test_error_given_as_an_event_dict_keeps_its_error_code() -> None:
 @pytest.mark.parametrize(
     ("failure", "code"),
     [
-        (ReadTimeoutError(None, "/", "Read timed out. (read timeout=60)"), "ReadTimeoutError"),
+        (
+            ReadTimeoutError(cast(Any, None), "/", "Read timed out. (read timeout=60)"),
+            "ReadTimeoutError",
+        ),
         (ProtocolError("Connection broken: IncompleteRead"), "ProtocolError"),
     ],
 )
@@ -206,7 +209,7 @@ class _OneShotServer:
             if self.failure == "drop":
                 conn.sendall(b"40\r\nabc")  # a chunk cut short, then the connection closes
             else:
-                time.sleep(1.5)  # silent past the client's read timeout
+                time.sleep(0.8)  # silent past the client's read timeout
         self.socket.close()
 
 
@@ -222,7 +225,7 @@ def test_real_boto3_client_read_failures_end_in_one_error(failure: str, code: st
         endpoint_url=server.url,
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
-        config=botocore.config.Config(read_timeout=0.5, retries={"max_attempts": 0}),
+        config=botocore.config.Config(read_timeout=0.3, retries={"max_attempts": 0}),
     )
     response = client.invoke_endpoint_with_response_stream(EndpointName="e", Body=b"{}")
     # WHEN the body is parsed THEN the token, then one ErrorEvent naming the failure
@@ -231,7 +234,7 @@ def test_real_boto3_client_read_failures_end_in_one_error(failure: str, code: st
     assert isinstance(events[1], ErrorEvent)
     assert events[1].code == code
     assert len(events) == 2
-    server.thread.join(timeout=5)
+    server.thread.join(timeout=5)  # the server is done: nothing leaks into other tests
 
 
 # -- closing the upstream stream ------------------------------------------------------------

@@ -424,6 +424,43 @@ def test_engine_error_payload_mid_stream_raises_in_the_openai_sdk_after_the_toke
     assert "CUDA out of memory" in info.value.message
 
 
+@pytest.mark.parametrize(
+    ("scenario", "status", "error_type", "code"),
+    [
+        (Scenario(exception="ModelStreamError"), 502, "upstream_error", "ModelStreamError"),
+        (
+            Scenario(parts=[engine_streams.tgi_error("Input is too long", "validation")]),
+            400,
+            "invalid_request_error",
+            "validation",
+        ),
+        (
+            Scenario(parts=engine_streams.openai_error("engine crashed")),
+            502,
+            "upstream_error",
+            "InternalServerError",
+        ),
+    ],
+    ids=["stream-exception", "tgi-validation", "vllm-error"],
+)
+def test_a_stream_failing_before_its_first_token_gets_an_http_error_status(
+    runtime: Runtime,
+    fake: FakeSageMaker,
+    scenario: Scenario,
+    status: int,
+    error_type: str,
+    code: str,
+) -> None:
+    # GIVEN an engine stream that fails before any token
+    fake.enqueue(scenario)
+    # WHEN a client asks for a stream THEN it gets a real error status, not 200 + error event
+    got, headers, raw = request(runtime, "POST", CHAT, stream_request())
+    error = error_of(raw)
+    assert (got, error["type"]) == (status, error_type)
+    assert headers["Content-Type"] == "application/json"
+    assert error["code"] == code
+
+
 def test_mid_stream_error_without_streaming_gets_502(runtime: Runtime, fake: FakeSageMaker) -> None:
     fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS)[:2], exception="InternalStreamFailure"))
     status, _, raw = request(runtime, "POST", CHAT, {"messages": USER})
@@ -504,6 +541,21 @@ def test_client_disconnect_while_aggregating_closes_the_upstream_stream(
     assert upstream.parts_sent < 100
 
 
+def test_a_client_that_stops_sending_its_body_is_dropped_after_the_client_timeout(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime(client_timeout=0.3)
+    sock = socket.create_connection(("127.0.0.1", runtime.port), timeout=SOCKET_TIMEOUT)
+    sock.sendall(f"POST {CHAT} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode())
+    started = time.monotonic()
+    assert sock.recv(1024) == b""  # closed without an answer: there is nobody to answer
+    assert time.monotonic() - started < 3.0
+    sock.close()
+    assert fake.requests == []
+    assert wait_for(lambda: bool(runtime.logs))
+    assert runtime.logs[0]["client_disconnected"] is True
+
+
 def test_http_1_0_clients_get_a_close_delimited_stream(
     runtime: Runtime, fake: FakeSageMaker
 ) -> None:
@@ -525,6 +577,45 @@ def test_http_1_0_clients_get_a_close_delimited_stream(
 
 
 # -- upstream request details, logs, concurrency ---------------------------------------------
+
+
+def _idle_connections(client: Any) -> int:
+    """Connections waiting in a boto3 client's urllib3 pools (botocore internals, test only)."""
+    manager = client._endpoint.http_session._manager
+    pools = [manager.pools[key] for key in manager.pools.keys()]  # noqa: SIM118 (no __iter__)
+    return sum(1 for pool in pools for conn in list(pool.pool.queue) if conn is not None)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("framing", list(FRAMINGS))
+def test_the_upstream_connection_is_reused_after_a_completed_stream(
+    start_runtime: StartRuntime, fake: FakeSageMaker, framing: str, stream: bool
+) -> None:
+    # GIVEN a runtime with its own boto3 client, and two requests in a row ending normally
+    client = new_sagemaker_client(BASE_SETTINGS)
+    runtime = start_runtime(client=client)
+    _, payloads, _, _ = FRAMINGS[framing]
+    fake.enqueue(Scenario(parts=payloads()), Scenario(parts=payloads()))
+    for _ in range(2):
+        assert request(runtime, "POST", CHAT, {"messages": USER, "stream": stream})[0] == 200
+        # the end of the body is read in the background, then the connection is pooled
+        assert wait_for(lambda: _idle_connections(client) == 1)
+    # THEN the second went over the first one's connection (no new TLS handshake on AWS)
+    assert fake.requests[0].client_port == fake.requests[1].client_port
+    assert not fake.requests[0].client_closed.is_set()
+
+
+def test_the_upstream_connection_is_dropped_after_a_failed_stream(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    client = new_sagemaker_client(BASE_SETTINGS)
+    runtime = start_runtime(client=client)
+    failing = Scenario(parts=engine_streams.tgi(TOKENS)[:1], exception="ModelStreamError")
+    fake.enqueue(failing, Scenario(parts=engine_streams.tgi(TOKENS)))
+    assert request(runtime, "POST", CHAT, stream_request())[0] == 200
+    assert _idle_connections(client) == 0
+    assert request(runtime, "POST", CHAT, stream_request())[0] == 200
+    assert fake.requests[0].client_port != fake.requests[1].client_port
 
 
 def test_inference_component_name_is_sent_when_configured(

@@ -11,8 +11,13 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
     ReadTimeoutError,
 )
 
+from constructs_llm.streaming.runtime.events import ErrorEvent
 from constructs_llm.streaming.runtime.settings import Settings
-from constructs_llm.streaming.runtime.upstream import describe_failure, invoke
+from constructs_llm.streaming.runtime.upstream import (
+    describe_failure,
+    describe_stream_error,
+    invoke,
+)
 
 
 @pytest.mark.parametrize(
@@ -28,6 +33,29 @@ def test_transport_failures_map_to_gateway_errors(exc: Exception, status: int, c
     failure = describe_failure(exc)
     assert (failure.status, failure.code, failure.error_type) == (status, code, "upstream_error")
     assert str(exc) in failure.message
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "error_type"),
+    [
+        ("ModelStreamError", 502, "upstream_error"),
+        ("InternalStreamFailure", 502, "upstream_error"),
+        ("generation", 502, "upstream_error"),  # TGI
+        ("ReadTimeoutError", 504, "upstream_error"),
+        ("validation", 400, "invalid_request_error"),  # TGI
+        ("BadRequestError", 400, "invalid_request_error"),  # vLLM
+        ("422", 400, "invalid_request_error"),  # TGI Messages API http_status_code
+        ("overloaded", 429, "rate_limit_error"),  # TGI
+        ("429", 429, "rate_limit_error"),
+        ("500", 502, "upstream_error"),
+        (None, 502, "upstream_error"),
+    ],
+)
+def test_stream_errors_map_by_their_code(code: str | None, status: int, error_type: str) -> None:
+    failure = describe_stream_error(ErrorEvent(message="it broke", code=code))
+    assert (failure.status, failure.error_type) == (status, error_type)
+    assert failure.code == (code or "upstream_stream_error")
+    assert failure.message == "the model stream failed: it broke"
 
 
 class _Client:

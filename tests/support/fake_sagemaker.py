@@ -93,6 +93,7 @@ class ReceivedRequest:
     endpoint_name: str
     headers: dict[str, str]
     body: bytes
+    client_port: int = 0  # the same port on two requests means a reused connection
     parts_sent: int = 0
     client_closed: threading.Event = field(default_factory=threading.Event)
     finished: threading.Event = field(default_factory=threading.Event)
@@ -192,7 +193,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         name = path[len(_PATH_PREFIX) : -len(_PATH_SUFFIX)]
         headers = {k.lower(): v for k, v in self.headers.items()}
-        request = ReceivedRequest(endpoint_name=name, headers=headers, body=body)
+        request = ReceivedRequest(
+            endpoint_name=name, headers=headers, body=body, client_port=self.client_address[1]
+        )
         scenario = self.owner._record(request)
         try:
             if scenario is None:

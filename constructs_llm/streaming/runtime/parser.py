@@ -65,7 +65,7 @@ import dataclasses
 import json
 import json.scanner
 import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from typing import Any, cast
 
 from .events import DoneEvent, ErrorEvent, StreamEvent, StreamFormat, TokenEvent
@@ -151,7 +151,7 @@ def parse_stream(
     fmt: StreamFormat | str = StreamFormat.AUTO,
     *,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-) -> Iterator[StreamEvent]:
+) -> Generator[StreamEvent, None, None]:
     """Yield the events in a streamed model response; see the module docstring for the rules.
 
     ``chunks`` are the raw parts as they arrive (``bytes``, any split). ``fmt`` is the
@@ -164,7 +164,7 @@ def parse_stream(
 
 def _events(
     chunks: Iterable[bytes], state: _LineParser, buffer: LineBuffer
-) -> Iterator[StreamEvent]:
+) -> Generator[StreamEvent, None, None]:
     source = iter(chunks)
     handle = state.handle
     out: list[StreamEvent] = []
@@ -227,7 +227,7 @@ class _LineParser:
             return self._other_line(line, out)
         try:
             obj, end = _scan(line, start)
-        except (StopIteration, ValueError):
+        except (StopIteration, ValueError, RecursionError):
             return self._slow_payload(line[start:], out)
         if end != len(line) and not line[end:].isspace():
             return self._slow_payload(line[start:], out)
@@ -337,7 +337,7 @@ class _LineParser:
             return False  # "data:" with no value
         try:
             obj = json.loads(stripped)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
             message = f"stream line is not valid JSON ({exc}): {_quote(payload)}"
             out.append(ErrorEvent(message=message, code=ERROR_CODE_INVALID_JSON))
             return True

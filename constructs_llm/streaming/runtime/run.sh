@@ -7,7 +7,8 @@
 # The runtime's package name is this script's directory name, and its parent goes on
 # PYTHONPATH, so the same script works in the asset ("python3 -m runtime") and in a source
 # checkout. /opt/python (layers) and $LAMBDA_RUNTIME_DIR (the runtime's boto3) are added as
-# the adapter's own Python examples do. Keep LF line endings and mode 755.
+# the adapter's own Python examples do. $PYTHON overrides the interpreter (default python3).
+# Keep LF line endings and mode 755.
 set -eu
 here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 package=$(basename -- "$here")

@@ -13,14 +13,14 @@ alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from typing import Any
 
 from .events import StreamEvent, StreamFormat
 from .line_buffer import DEFAULT_MAX_LINE_BYTES
 from .parser import UpstreamStreamError, parse_stream
 
-__all__ = ["PayloadParts", "iter_payload_parts", "stream_events"]
+__all__ = ["ClosableEvents", "PayloadParts", "iter_payload_parts", "stream_events"]
 
 _ERROR_MEMBERS = ("ModelStreamError", "InternalStreamFailure")
 
@@ -92,7 +92,7 @@ def stream_events(
     fmt: StreamFormat | str = StreamFormat.AUTO,
     *,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-) -> _ClosingEvents:
+) -> ClosableEvents:
     """``parse_stream`` over a SageMaker response body: tokens, then one terminal event.
 
     In-stream SageMaker errors and failed reads become the terminal ``ErrorEvent``. Calling
@@ -100,32 +100,30 @@ def stream_events(
     goes away stops the upstream stream.
     """
     parts = PayloadParts(body)
-    return _ClosingEvents(parse_stream(parts, fmt, max_line_bytes=max_line_bytes), parts)
+    return ClosableEvents(parse_stream(parts, fmt, max_line_bytes=max_line_bytes), parts)
 
 
-class _ClosingEvents(Iterator[StreamEvent]):
+class ClosableEvents(Iterator[StreamEvent]):
     """The event generator, plus a ``close()`` that reaches the body even if iteration never
     started (a generator that has not started ignores ``close()``)."""
 
     __slots__ = ("_events", "_parts")
 
-    def __init__(self, events: Iterator[StreamEvent], parts: PayloadParts) -> None:
+    def __init__(self, events: Generator[StreamEvent, None, None], parts: PayloadParts) -> None:
         self._events = events
         self._parts = parts
 
-    def __iter__(self) -> _ClosingEvents:
+    def __iter__(self) -> ClosableEvents:
         return self
 
     def __next__(self) -> StreamEvent:
         return next(self._events)
 
     def close(self) -> None:
-        close = getattr(self._events, "close", None)
-        if close is not None:
-            close()
+        self._events.close()
         self._parts.close()
 
-    def __enter__(self) -> _ClosingEvents:
+    def __enter__(self) -> ClosableEvents:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -11,14 +11,15 @@ Routes:
 - ``POST /v1/chat/completions``: ``stream: true`` answers ``text/event-stream`` with HTTP/1.1
   chunked encoding, one ``chat.completion.chunk`` event per token, each written and sent as
   soon as it is parsed: a role chunk first, a chunk with ``finish_reason`` last, then
-  ``data: [DONE]``. ``stream: false`` answers one ``chat.completion`` JSON (the engine still
-  streams; the server aggregates).
+  ``data: [DONE]``. The status line goes out with the first token (one write), so a stream
+  that fails before any token gets a real error status. ``stream: false`` answers one
+  ``chat.completion`` JSON (the engine still streams; the server aggregates).
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
 - ``GET /v1/models``: the one served model.
 
 Errors: 400 invalid request, 411 no body length, 413 body over ``MAX_BODY_BYTES``, 404, 405,
-and the upstream table in ``upstream.py``; all with an OpenAI-shaped ``{"error": {...}}``
-body. A failure after the stream started ends it with ``data: {"error": {...}}`` then
+and the upstream tables in ``upstream.py``; all with an OpenAI-shaped ``{"error": {...}}``
+body. A failure after the first token ends the stream with ``data: {"error": {...}}`` then
 ``data: [DONE]`` and a clean end of the body. A client that hangs up closes the upstream
 stream at the next write (or, for ``stream: false``, within ``_PEER_CHECK_SECONDS``).
 
@@ -28,6 +29,7 @@ Each request except ``/health`` logs one JSON line to stdout (never the prompt o
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import select
 import socket
@@ -48,10 +50,11 @@ from .openai_format import (
     new_completion_id,
     sse,
 )
+from .parser import parse_stream
 from .requests import ChatRequest, RequestError, parse_chat_request
-from .sagemaker_stream import stream_events
+from .sagemaker_stream import iter_payload_parts
 from .settings import Settings, sagemaker_client
-from .upstream import describe_failure, invoke
+from .upstream import describe_failure, describe_stream_error, invoke, release
 
 CHAT_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/health"
@@ -63,7 +66,6 @@ _ROUTES: dict[str, tuple[str, ...]] = {
 }
 _PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
 _MAX_CHUNK_LINE = 1024  # a chunked request body's size line
-_TIMEOUT_CODES = frozenset({"upstream_timeout", "ReadTimeoutError", "read_timeout"})
 
 LogSink = Callable[[dict[str, Any]], None]
 
@@ -226,13 +228,26 @@ class _Handler(BaseHTTPRequestHandler):
                 failure.status, failure.message, error_type=failure.error_type, code=failure.code
             )
             return
-        with stream_events(upstream, settings.stream_format) as events:  # exit closes the body
+        parts = iter_payload_parts(upstream)
+        # parse_stream closes an iterator it is given; the callable-iterator form has no
+        # close(), so the connection's fate stays here (see upstream.release).
+        events = parse_stream(iter(parts.__next__, None), settings.stream_format)
+        completed = False
+        try:
             if request.stream:
-                self._stream(_terminated(events), request)
+                completed = self._stream(_terminated(events), request)
             else:
-                self._complete(_terminated(events), request)
+                completed = self._complete(_terminated(events), request)
+        finally:
+            events.close()
+            release(parts, completed=completed)
 
-    def _stream(self, events: Iterator[StreamEvent], request: ChatRequest) -> None:
+    def _stream(self, events: Iterator[StreamEvent], request: ChatRequest) -> bool:
+        """Relay the events as SSE; True when the stream ended normally."""
+        first = next(events)
+        if type(first) is ErrorEvent:  # nothing sent yet: answer with a real HTTP status
+            self._fail(first)
+            return False
         encoder = ChunkEncoder(
             completion_id=new_completion_id(),
             created=int(time.time()),
@@ -240,22 +255,17 @@ class _Handler(BaseHTTPRequestHandler):
             logprobs=request.logprobs,
         )
         chunked = self.request_version != "HTTP/1.0"  # 1.0 clients get a close-delimited body
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("X-Accel-Buffering", "no")
-        if chunked:
-            self.send_header("Transfer-Encoding", "chunked")
-        else:
+        frame = _chunk if chunked else bytes
+        if not chunked:
             self.close_connection = True
-        self._end_headers()
+        # The status line, headers and role chunk go out with the first token: one write.
+        pending = self._stream_head(chunked) + frame(encoder.role())
         self._record["status"] = 200
-        write = self._write_chunk if chunked else self._write
-        write(encoder.role())
         tokens = 0
-        for event in events:
+        for event in itertools.chain((first,), events):
             if type(event) is TokenEvent:
-                write(encoder.token(event))
+                self._write(pending + frame(encoder.token(event)))
+                pending = b""
                 tokens += 1
                 if tokens == 1:
                     self._record["ttft_ms"] = self._elapsed_ms()
@@ -266,13 +276,33 @@ class _Handler(BaseHTTPRequestHandler):
                 self._record["finish_reason"] = event.finish_reason
             else:
                 assert isinstance(event, ErrorEvent)
-                self._record["stream_error"] = event.code or "error"
-                last = sse(_stream_error(event)) + DONE
+                failure = describe_stream_error(event)
+                self._record["stream_error"] = failure.code
+                error = error_object(
+                    failure.message, error_type=failure.error_type, code=failure.code
+                )
+                last = sse(error) + DONE
             self._log()  # before the last byte: Lambda may freeze the process right after it
-            self._write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(last), last) if chunked else last)
-            return
+            self._write(pending + frame(last) + (b"0\r\n\r\n" if chunked else b""))
+            return type(event) is DoneEvent
+        return False
 
-    def _complete(self, events: Iterator[StreamEvent], request: ChatRequest) -> None:
+    def _stream_head(self, chunked: bool) -> bytes:
+        """Status line and headers of an SSE response, as bytes to send with the first event."""
+        lines = [
+            f"{self.protocol_version} 200 OK",
+            f"Server: {self.version_string()}",
+            f"Date: {self.date_time_string()}",
+            "Content-Type: text/event-stream; charset=utf-8",
+            "Cache-Control: no-cache",
+            "X-Accel-Buffering: no",
+        ]
+        if chunked:
+            lines.append("Transfer-Encoding: chunked")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    def _complete(self, events: Iterator[StreamEvent], request: ChatRequest) -> bool:
+        """Answer one chat.completion; True when the stream ended normally."""
         builder = CompletionBuilder(
             completion_id=new_completion_id(),
             created=int(time.time()),
@@ -294,12 +324,19 @@ class _Handler(BaseHTTPRequestHandler):
             if type(event) is DoneEvent:
                 self._record["finish_reason"] = event.finish_reason
                 self._send_json(200, builder.build(event))
-            else:
-                assert isinstance(event, ErrorEvent)
-                self._record["stream_error"] = event.code or "error"
-                status = 504 if event.code in _TIMEOUT_CODES else 502
-                self._send_json(status, _stream_error(event))
-            return
+                return True
+            assert isinstance(event, ErrorEvent)
+            self._fail(event)
+            return False
+        return False
+
+    def _fail(self, event: ErrorEvent) -> None:
+        """Answer a stream that failed before anything was sent with its mapped status."""
+        failure = describe_stream_error(event)
+        self._record["stream_error"] = failure.code
+        self._send_error(
+            failure.status, failure.message, error_type=failure.error_type, code=failure.code
+        )
 
     # -- request body -------------------------------------------------------------------------
 
@@ -381,14 +418,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers_sent = True
 
     def _write(self, data: bytes) -> None:
+        self._headers_sent = True  # from here on, a failure can only close the connection
         try:
             self.wfile.write(data)
-        except OSError as exc:
-            raise _ClientGone from exc
-
-    def _write_chunk(self, data: bytes) -> None:
-        try:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         except OSError as exc:
             raise _ClientGone from exc
 
@@ -441,20 +473,17 @@ def _terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
     yield ErrorEvent(message="the model stream ended without a final event", code="incomplete")
 
 
-def _stream_error(event: ErrorEvent) -> dict[str, Any]:
-    return error_object(
-        f"the model stream failed: {event.message}",
-        error_type="upstream_error",
-        code=event.code or "upstream_stream_error",
-    )
-
-
 def _too_large(size: str, limit: int) -> RequestError:
     return RequestError(
         f"request body is {size}; the limit is {limit} bytes (MAX_BODY_BYTES)",
         status=413,
         code="request_too_large",
     )
+
+
+def _chunk(data: bytes) -> bytes:
+    """One HTTP/1.1 chunk."""
+    return b"%x\r\n%s\r\n" % (len(data), data)
 
 
 def _peer_closed(sock: socket.socket) -> bool:

@@ -4,18 +4,20 @@ Stdlib + boto3 only: this file ships in the Lambda asset.
 
 Environment (all strings):
 
-====================== ========== =====================================================
-PORT                   8080       port to listen on (Lambda Web Adapter connects to it)
-BIND_ADDRESS           127.0.0.1  address to bind; 0.0.0.0 to serve outside a container
-ENDPOINT_NAME          required   SageMaker endpoint to invoke
-INFERENCE_COMPONENT_NAME (unset)  inference component on that endpoint, if any
-STREAM_FORMAT          auto       tgi | lmi_jsonlines | openai | auto
-REQUEST_FORMAT         messages   messages | generate
-MODEL_NAME             ENDPOINT_NAME  echoed as ``model`` and listed by ``GET /v1/models``
-MAX_BODY_BYTES         1048576    largest accepted request body
-UPSTREAM_READ_TIMEOUT  120        seconds of upstream silence before the stream is failed
-CLIENT_TIMEOUT         60         socket timeout towards the HTTP client (reads and writes)
-====================== ========== =====================================================
+======================== ============= ==================================================
+variable                 default       meaning
+======================== ============= ==================================================
+PORT                     8080          port to listen on (the Lambda Web Adapter's too)
+BIND_ADDRESS             127.0.0.1     address to bind; 0.0.0.0 to serve off the host
+ENDPOINT_NAME            (required)    SageMaker endpoint to invoke
+INFERENCE_COMPONENT_NAME (unset)       inference component on that endpoint, if any
+STREAM_FORMAT            auto          tgi | lmi_jsonlines | openai | auto
+REQUEST_FORMAT           messages      messages | generate
+MODEL_NAME               ENDPOINT_NAME echoed as ``model``, listed by ``GET /v1/models``
+MAX_BODY_BYTES           1048576       largest accepted request body
+UPSTREAM_READ_TIMEOUT    120           seconds of upstream silence that fail the stream
+CLIENT_TIMEOUT           60            socket timeout towards the HTTP client
+======================== ============= ==================================================
 
 boto3 honours ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME`` (and ``AWS_ENDPOINT_URL``) natively, which
 is how tests point the runtime at a local fake.

@@ -21,10 +21,21 @@ endpoint unreachable, connection dropped       502  upstream_error        upstre
 
 4xx means the client can fix the request (or retry later, for 429); 5xx means the model or
 the deployment failed. The OpenAI SDKs retry 429 and 5xx by themselves.
+
+A stream that fails (``ErrorEvent``) maps by its code: an engine's validation error (TGI
+``validation``, vLLM ``BadRequestError``, a 4xx code) is 400, ``overloaded``/429 is 429, a
+read timeout is 504, anything else (``ModelStreamError``, ``InternalStreamFailure``, engine
+``generation`` errors) is 502. That status is used when nothing was sent yet; once tokens
+went out, the same error ends the SSE stream as ``data: {"error": ...}``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import queue
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,11 +46,15 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
     ReadTimeoutError,
 )
 
+from .events import ErrorEvent
 from .settings import Settings
 
 _THROTTLING_CODES = frozenset(
     {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
 )
+_STREAM_TIMEOUT_CODES = frozenset({"ReadTimeoutError", "ReadTimeout", "TimeoutError", "timeout"})
+_STREAM_CLIENT_CODES = frozenset({"validation", "BadRequestError", "invalid_request_error"})
+_STREAM_BUSY_CODES = frozenset({"overloaded", "RateLimitError", "rate_limit_error"})
 _ACCESS_CODES = frozenset(
     {
         "AccessDeniedException",
@@ -75,6 +90,59 @@ def invoke(client: Any, settings: Settings, body: bytes) -> Any:
     if settings.inference_component_name:
         kwargs["InferenceComponentName"] = settings.inference_component_name
     return client.invoke_endpoint_with_response_stream(**kwargs)["Body"]
+
+
+def release(parts: Iterator[bytes], *, completed: bool) -> None:
+    """Give the stream's HTTP connection back: to the pool if the stream ``completed``.
+
+    The parser stops at the engine's final event, before the HTTP body's end; closing the
+    body then would drop a keep-alive connection and make the next request pay a new TLS
+    handshake. So a completed stream's remaining parts (normally just the end of the body,
+    already received) are read by a background thread, which returns the connection to
+    boto3's pool. Any other stream is closed at once, which stops the upstream generation.
+    """
+    if completed:
+        _drainer.submit(parts)
+    else:
+        close = getattr(parts, "close", None)
+        if close is not None:
+            close()
+
+
+class _Drainer:
+    """One daemon thread that reads completed streams to their end, then closes them."""
+
+    _MAX_PARTS = 64  # a stream still talking after its final event is closed instead
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Iterator[bytes]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, parts: Iterator[bytes]) -> None:
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._run, name="upstream-drainer", daemon=True
+                    )
+                    self._thread.start()
+        self._queue.put(parts)
+
+    def _run(self) -> None:
+        while True:
+            parts = self._queue.get()
+            # The answer is already sent: a failure here only costs the connection.
+            with contextlib.suppress(Exception):
+                for _ in itertools.islice(parts, self._MAX_PARTS):
+                    pass
+            with contextlib.suppress(Exception):
+                close = getattr(parts, "close", None)
+                if close is not None:
+                    close()  # a no-op once the body was read to its end
+
+
+_drainer = _Drainer()
 
 
 def describe_failure(exc: Exception) -> UpstreamFailure:
@@ -134,4 +202,24 @@ def _client_error(exc: ClientError) -> UpstreamFailure:
         code=our_code,
         message=f"SageMaker {code}: {text}",
         upstream_code=code,
+    )
+
+
+def describe_stream_error(event: ErrorEvent) -> UpstreamFailure:
+    """The status and error for a stream that ended with ``event`` (see the module doc)."""
+    code = event.code or "upstream_stream_error"
+    numeric = int(code) if code.isdigit() else None
+    status, error_type = 502, "upstream_error"
+    if code in _STREAM_TIMEOUT_CODES:
+        status = 504
+    elif code in _STREAM_BUSY_CODES or numeric == 429:
+        status, error_type = 429, "rate_limit_error"
+    elif code in _STREAM_CLIENT_CODES or (numeric is not None and 400 <= numeric < 500):
+        status, error_type = 400, "invalid_request_error"
+    return UpstreamFailure(
+        status=status,
+        error_type=error_type,
+        code=code,
+        message=f"the model stream failed: {event.message}",
+        upstream_code=event.code,
     )
