@@ -83,12 +83,7 @@ class LlmEndpoint(Construct):
         autoscaling: Autoscaling | None = None,
     ) -> None:
         super().__init__(scope, id)
-        problems = Problems(f"LlmEndpoint '{self.node.path}'")
-        problems.add(type_problem("model", model, LlmModel, MODEL_FIX))
-        problems.add(
-            type_problem("autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True)
-        )
-        problems.raise_if_any()
+        self._check_kinds(model, autoscaling)
         self.model = model
         self.instance_type = (
             InstanceType.of(instance_type) if instance_type is not None else model.instance_type
@@ -200,6 +195,14 @@ class LlmEndpoint(Construct):
         return self.metric("GPUMemoryUtilization", namespace="/aws/sagemaker/Endpoints")
 
     # -- construction helpers ------------------------------------------------------------
+
+    def _check_kinds(self, model: object, autoscaling: object) -> None:
+        problems = Problems(f"LlmEndpoint '{self.node.path}'")
+        problems.add(type_problem("model", model, LlmModel, MODEL_FIX))
+        problems.add(
+            type_problem("autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True)
+        )
+        problems.raise_if_any()
 
     def _validate(
         self,

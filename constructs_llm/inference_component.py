@@ -286,21 +286,7 @@ class InferenceComponent(Construct):
         inference_component_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
-        kinds = Problems(f"InferenceComponent '{self.node.path}'")
-        kinds.add(
-            type_problem(
-                "endpoint",
-                endpoint,
-                InferenceComponentEndpoint,
-                "create one with InferenceComponentEndpoint(self, 'Shared', instance_type=...); "
-                "an LlmEndpoint serves one model on its variant and cannot host components",
-            )
-        )
-        kinds.add(type_problem("model", model, LlmModel, MODEL_FIX))
-        kinds.add(
-            type_problem("autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True)
-        )
-        kinds.raise_if_any()
+        self._check_kinds(endpoint, model, autoscaling)
         self.endpoint = endpoint
         self.model = model
         self.instance_type = endpoint.instance_type
@@ -429,6 +415,23 @@ class InferenceComponent(Construct):
         )
 
     # -- validation ------------------------------------------------------------------
+
+    def _check_kinds(self, endpoint: object, model: object, autoscaling: object) -> None:
+        problems = Problems(f"InferenceComponent '{self.node.path}'")
+        problems.add(
+            type_problem(
+                "endpoint",
+                endpoint,
+                InferenceComponentEndpoint,
+                "create one with InferenceComponentEndpoint(self, 'Shared', instance_type=...); "
+                "an LlmEndpoint serves one model on its variant and cannot host components",
+            )
+        )
+        problems.add(type_problem("model", model, LlmModel, MODEL_FIX))
+        problems.add(
+            type_problem("autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True)
+        )
+        problems.raise_if_any()
 
     def _validate(
         self,

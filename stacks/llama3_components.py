@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack
+from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -59,3 +59,9 @@ class Llama3ComponentsStack(Stack):
             autoscaling=Autoscaling(min_capacity=4, max_capacity=8, target_concurrent_requests=4),
         )
         self.invoker = StreamingInvoker(self, "Stream", target=self.component)
+        Validations.of(self).acknowledge(
+            Acknowledgment(
+                id="Annotation::constructs-llm:hf-token-in-model-env",
+                reason="Only the platform team may call sagemaker:DescribeModel.",
+            )
+        )

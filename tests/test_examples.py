@@ -109,3 +109,15 @@ def test_checkov_reports_no_failed_check(cloud_assembly: Path, templates: dict[s
                     f"{name}: {check['check_id']} {check['resource']} {check['check_name']}"
                 )
     assert failed == [], "\n".join(failed)
+
+
+def test_every_warning_in_the_examples_is_acknowledged(tmp_path: Path) -> None:
+    # Strict mode turns unacknowledged warnings into synth errors (see README, "Acknowledging
+    # a warning"); each example acknowledges the warnings it accepts, with a reason.
+    from aws_cdk import App
+
+    from app import build_app
+    from tests.conftest import cdk_context
+
+    context = {**cdk_context(), "@aws-cdk/core:strictCfnValidateErrors": True}
+    build_app(App(outdir=str(tmp_path), context=context)).synth()
