@@ -46,7 +46,7 @@ typecheck: $(VENV)/.installed
 
 test: install lint typecheck
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov" \
-		$(PY) -m pytest $(PYTEST_ARGS)
+		$(PY) -m pytest -n auto $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed
 	$(PY) -m bench

@@ -23,6 +23,7 @@ from constructs_llm._validation import (
 )
 from constructs_llm.errors import ConfigurationError, ScalingError
 from constructs_llm.instance_type import InstanceType
+from constructs_llm.metrics import InvocationMetrics
 from constructs_llm.model import MODEL_FIX, LlmModel
 from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
@@ -46,7 +47,7 @@ NVME_CHECKOV_SKIP = {
 }
 
 
-class LlmEndpoint(Construct):
+class LlmEndpoint(InvocationMetrics, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances.
 
     Only the Endpoint may carry a physical name; the EndpointConfig is replaced on every change,
@@ -154,39 +155,8 @@ class LlmEndpoint(Construct):
             grantee=grantee, actions=INVOKE_ACTIONS, resource_arns=[self.endpoint_arn]
         )
 
-    def metric(
-        self,
-        metric_name: str,
-        *,
-        namespace: str = "AWS/SageMaker",
-        statistic: str = "Average",
-        period: Duration | None = None,
-    ) -> cloudwatch.Metric:
-        """A metric of this endpoint's variant (``AWS/SageMaker`` by default)."""
-        return cloudwatch.Metric(
-            namespace=namespace,
-            metric_name=metric_name,
-            dimensions_map={"EndpointName": self.endpoint_name, "VariantName": self.variant_name},
-            statistic=statistic,
-            period=period or Duration.minutes(1),
-        )
-
-    def metric_invocations(self) -> cloudwatch.Metric:
-        return self.metric("Invocations", statistic="Sum")
-
-    def metric_invocation_5xx_errors(self) -> cloudwatch.Metric:
-        return self.metric("Invocation5XXErrors", statistic="Sum")
-
-    def metric_invocation_4xx_errors(self) -> cloudwatch.Metric:
-        return self.metric("Invocation4XXErrors", statistic="Sum")
-
-    def metric_model_latency(self) -> cloudwatch.Metric:
-        """Microseconds the container took to answer (until the last byte when streaming)."""
-        return self.metric("ModelLatency", statistic="p90")
-
-    def metric_concurrent_requests(self) -> cloudwatch.Metric:
-        """Requests in flight per model: the signal the default autoscaling tracks."""
-        return self.metric("ConcurrentRequestsPerModel", statistic="Maximum")
+    def _metric_dimensions(self) -> dict[str, str]:
+        return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
 
     def metric_gpu_utilization(self) -> cloudwatch.Metric:
         return self.metric("GPUUtilization", namespace="/aws/sagemaker/Endpoints")

@@ -42,6 +42,7 @@ from constructs_llm.endpoint import (
 )
 from constructs_llm.errors import ConfigurationError, ScalingError, SizingError
 from constructs_llm.instance_type import InstanceType
+from constructs_llm.metrics import InvocationMetrics
 from constructs_llm.model import MODEL_FIX, LlmModel, depend_on_policies, execution_role
 from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
@@ -233,7 +234,7 @@ class InferenceComponentEndpoint(Construct):
             )
 
 
-class InferenceComponent(Construct):
+class InferenceComponent(InvocationMetrics, Construct):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
     Each copy gets ``accelerators`` devices, ``cpu_cores`` and ``min_memory_mib`` of the
@@ -268,6 +269,8 @@ class InferenceComponent(Construct):
     :param download_timeout: model download. @default as ``LlmEndpoint``
     :param inference_component_name: physical name. @default generated from the path
     """
+
+    _CONCURRENCY_METRIC = "ConcurrentRequestsPerCopy"
 
     def __init__(
         self,
@@ -370,39 +373,8 @@ class InferenceComponent(Construct):
             resource_arns=[self.endpoint.endpoint_arn, self.inference_component_arn],
         )
 
-    def metric(
-        self,
-        metric_name: str,
-        *,
-        namespace: str = "AWS/SageMaker",
-        statistic: str = "Average",
-        period: Duration | None = None,
-    ) -> cloudwatch.Metric:
-        """A metric of this component (``AWS/SageMaker``, dimension ``InferenceComponentName``)."""
-        return cloudwatch.Metric(
-            namespace=namespace,
-            metric_name=metric_name,
-            dimensions_map={"InferenceComponentName": self.inference_component_name},
-            statistic=statistic,
-            period=period or Duration.minutes(1),
-        )
-
-    def metric_invocations(self) -> cloudwatch.Metric:
-        return self.metric("Invocations", statistic="Sum")
-
-    def metric_invocation_4xx_errors(self) -> cloudwatch.Metric:
-        return self.metric("Invocation4XXErrors", statistic="Sum")
-
-    def metric_invocation_5xx_errors(self) -> cloudwatch.Metric:
-        return self.metric("Invocation5XXErrors", statistic="Sum")
-
-    def metric_model_latency(self) -> cloudwatch.Metric:
-        """Microseconds the container took to answer (until the last byte when streaming)."""
-        return self.metric("ModelLatency", statistic="p90")
-
-    def metric_concurrent_requests(self) -> cloudwatch.Metric:
-        """Requests in flight per copy: the signal the default autoscaling tracks."""
-        return self.metric("ConcurrentRequestsPerCopy", statistic="Maximum")
+    def _metric_dimensions(self) -> dict[str, str]:
+        return {"InferenceComponentName": self.inference_component_name}
 
     def metric_no_capacity_invocation_failures(self) -> cloudwatch.Metric:
         """Requests that found no copy to serve them (scaled to zero, or all copies busy)."""
