@@ -14,10 +14,9 @@ import json
 import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import Acknowledgment, Annotations, CfnMapping, Stack, Token, Validations
-from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -32,10 +31,10 @@ PULL_ACTIONS = (
     "ecr:BatchGetImage",
 )
 _AUTH_POLICY_ID = "ConstructsLlmEcrAuthorizationToken"
-_AUTH_ACK = Acknowledgment(
-    id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-    reason="ecr:GetAuthorizationToken does not support resource-level permissions; "
-    "image pulls themselves are scoped to the image's repository ARN",
+_AUTH_ACK_ID = "AwsSolutions::AwsSolutions-IAM5[Resource::*]"
+_AUTH_ACK_REASON = (
+    "ecr:GetAuthorizationToken does not support resource-level permissions; "
+    "image pulls themselves are scoped to the image's repository ARN"
 )
 
 _REPOSITORY = re.compile(r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*")
@@ -61,6 +60,9 @@ _PARTITIONS = (
     ("cn-", "aws-cn"),
 )
 _MAX_URI = 255  # ContainerDefinition.Image maximum length
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_ecr as ecr
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -311,11 +313,15 @@ def _grant_authorization_token(grantee: iam.IGrantable) -> None:
         if principal.node.try_find_child(_AUTH_POLICY_ID) is None:
             policy = iam.Policy(principal, _AUTH_POLICY_ID, statements=[statement])
             principal.attach_inline_policy(policy)
-            Validations.of(policy).acknowledge(_AUTH_ACK)
+            Validations.of(policy).acknowledge(
+                Acknowledgment(id=_AUTH_ACK_ID, reason=_AUTH_ACK_REASON)
+            )
         return
     result = principal.add_to_principal_policy(statement)
     if result.statement_added and isinstance(result.policy_dependable, Construct):
-        Validations.of(result.policy_dependable).acknowledge(_AUTH_ACK)
+        Validations.of(result.policy_dependable).acknowledge(
+            Acknowledgment(id=_AUTH_ACK_ID, reason=_AUTH_ACK_REASON)
+        )
 
 
 def _registry_mapping(stack: Stack) -> CfnMapping:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from aws_cdk import Annotations, Duration, Size, Token
-from aws_cdk import aws_applicationautoscaling as appscaling
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
@@ -28,6 +26,11 @@ from constructs_llm.model import MODEL_FIX, LlmModel
 from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_applicationautoscaling as appscaling
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from aws_cdk import aws_kms as kms
 
 INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]
 MAX_VOLUME_GB = 512
@@ -253,6 +256,8 @@ class LlmEndpoint(InvocationMetrics, Construct):
         return min(MAX_VOLUME_GB, max(30, math.ceil(plan.weights_gib * 2.5 + 10)))
 
     def _autoscale(self, autoscaling: Autoscaling) -> appscaling.ScalableTarget:
+        from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
+
         target = _scaling.scalable_target(
             self,
             "ScalableTarget",

@@ -94,7 +94,8 @@ class Engine(abc.ABC):
 
     Every engine exposes ``name``, ``accelerator`` ("nvidia", "neuron" or None = any),
     ``stream_format``, ``request_format``, ``token_env_names``, ``weight_dtype``, and
-    :meth:`image_for`, :meth:`derive_env`, :meth:`validate`, :meth:`warnings`.
+    :meth:`image_for`, :meth:`derive_env`, :meth:`validate`, :meth:`warnings`. An engine
+    whose contract is fixed may state the first four as class attributes.
     """
 
     # -- factories ------------------------------------------------------------------------
@@ -373,9 +374,10 @@ class Engine(abc.ABC):
     def image_for(self, instance: InstanceType) -> ContainerImage:
         """The image to run on ``instance``: the user's, else the default DLC."""
 
-    @abc.abstractmethod
     def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
-        """Accelerator devices one model copy shards over (its tensor-parallel group)."""
+        """Accelerator devices one model copy shards over (its tensor-parallel group); by
+        default every device the copy gets, at least one."""
+        return accelerators or max(instance.accelerator_count, 1)
 
     @abc.abstractmethod
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:

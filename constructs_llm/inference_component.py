@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import jsii
 from aws_cdk import Annotations, Duration, Names, Size
 from aws_cdk import aws_applicationautoscaling as appscaling
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
@@ -47,6 +47,9 @@ from constructs_llm.model import MODEL_FIX, LlmModel, depend_on_policies, execut
 from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_cloudwatch as cloudwatch
 
 #: SageMaker's floors for one copy's requirements (CreateInferenceComponent).
 MIN_MEMORY_MIB = 128

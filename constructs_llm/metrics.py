@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aws_cdk import Duration
-from aws_cdk import aws_cloudwatch as cloudwatch
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_cloudwatch as cloudwatch
 
 
 class InvocationMetrics:
@@ -25,6 +29,8 @@ class InvocationMetrics:
         period: Duration | None = None,
     ) -> cloudwatch.Metric:
         """A metric of this target (``AWS/SageMaker`` by default)."""
+        from aws_cdk import aws_cloudwatch as cloudwatch  # loaded when a metric is asked for
+
         return cloudwatch.Metric(
             namespace=namespace,
             metric_name=metric_name,

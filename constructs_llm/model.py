@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from aws_cdk import Acknowledgment, Annotations, ArnFormat, Stack, Validations
-from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -19,6 +19,9 @@ from constructs_llm.instance_type import InstanceType
 from constructs_llm.model_source import ModelSource, SourceBinding
 from constructs_llm.sizing import MemoryPlan, ModelArchitecture, plan_memory
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_ec2 as ec2
 
 
 class LlmModel(Construct):
@@ -176,6 +179,8 @@ class LlmModel(Construct):
     ) -> sagemaker.CfnModel.VpcConfigProperty | None:
         if vpc is None:
             return None
+        from aws_cdk import aws_ec2 as ec2
+
         groups = list(security_groups or [])
         if not groups:
             groups = [
@@ -409,6 +414,8 @@ def _subnet_problem(
     SageMaker's network interfaces in a VPC get no public IP, so only private subnets with a
     NAT route reach the Hub: isolated subnets have no route and public ones no address.
     """
+    from aws_cdk import aws_ec2 as ec2  # only VPC models pay for this import
+
     hub = f"Hub model '{source.model_id}'"
     stage_in_s3 = "stage the weights in S3 with ModelSource.s3(bucket, prefix)"
     if subnets is None and not vpc.private_subnets:

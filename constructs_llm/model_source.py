@@ -14,12 +14,11 @@ import abc
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Acknowledgment, Annotations, Stack, Token, Validations, aws_s3
+from aws_cdk import Acknowledgment, Annotations, Stack, Token, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
-from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from constructs_llm.errors import ConfigurationError
@@ -33,6 +32,12 @@ _HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?")
 _MAX_HUB_NAME = 96
 # Git ref names (branch or tag) or a commit hash.
 _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}")
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_s3
+
+    # Only a type: aws_secretsmanager loads aws_ec2, the costliest module to import.
+    from aws_cdk import aws_secretsmanager as secretsmanager
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,14 +180,14 @@ class _HubSource(ModelSource):
         return SourceBinding(model_location=self._model_id, revision=self._revision, env=env)
 
 
-class _S3PrefixSource(ModelSource):
-    def __init__(self, bucket: aws_s3.IBucket, prefix: str, *, model_id: str | None) -> None:
-        _raise(
-            "ModelSource.s3",
-            [_bucket_problem(bucket), _prefix_problem(prefix), _declared_id_problem(model_id)],
-        )
+class _S3Source(ModelSource):
+    """Weights SageMaker copies from S3 to ``/opt/ml/model``: no Hub access, no token."""
+
+    def __init__(
+        self, factory: str, bucket: aws_s3.IBucket, path_problem: str | None, model_id: str | None
+    ) -> None:
+        _raise(factory, [_bucket_problem(bucket), path_problem, _declared_id_problem(model_id)])
         self._bucket = bucket
-        self._prefix = prefix
         self._model_id = model_id
 
     @property
@@ -192,6 +197,21 @@ class _S3PrefixSource(ModelSource):
     def bind(
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
     ) -> SourceBinding:
+        binding = self._grant_read(scope, grantee)
+        _grant_key(self._bucket, grantee)
+        return binding
+
+    @abc.abstractmethod
+    def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
+        """Grant ``grantee`` read access to the weights and return what the Model gets."""
+
+
+class _S3PrefixSource(_S3Source):
+    def __init__(self, bucket: aws_s3.IBucket, prefix: str, *, model_id: str | None) -> None:
+        super().__init__("ModelSource.s3", bucket, _prefix_problem(prefix), model_id)
+        self._prefix = prefix
+
+    def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
         bucket, prefix = self._bucket, self._prefix
         objects = bucket.arn_for_objects(f"{prefix}*")
         added = _add_statement(grantee, actions=["s3:GetObject"], resources=[objects])
@@ -212,7 +232,6 @@ class _S3PrefixSource(ModelSource):
                     "grant covers that prefix only",
                 )
             )
-        _grant_key(bucket, grantee)
         uri = f"s3://{bucket.bucket_name}/{prefix}"
         return SourceBinding(
             model_location=MODEL_DIR,
@@ -224,27 +243,15 @@ class _S3PrefixSource(ModelSource):
         )
 
 
-class _S3ArchiveSource(ModelSource):
+class _S3ArchiveSource(_S3Source):
     def __init__(self, bucket: aws_s3.IBucket, key: str, *, model_id: str | None) -> None:
-        _raise(
-            "ModelSource.s3_archive",
-            [_bucket_problem(bucket), _archive_key_problem(key), _declared_id_problem(model_id)],
-        )
-        self._bucket = bucket
+        super().__init__("ModelSource.s3_archive", bucket, _archive_key_problem(key), model_id)
         self._key = key
-        self._model_id = model_id
 
-    @property
-    def model_id(self) -> str | None:
-        return self._model_id
-
-    def bind(
-        self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
-    ) -> SourceBinding:
+    def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
         _add_statement(
             grantee, actions=["s3:GetObject"], resources=[self._bucket.arn_for_objects(self._key)]
         )
-        _grant_key(self._bucket, grantee)
         return SourceBinding(
             model_location=MODEL_DIR,
             model_data_url=f"s3://{self._bucket.bucket_name}/{self._key}",

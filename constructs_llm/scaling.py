@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, Stack
-from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -18,6 +18,9 @@ _SAGEMAKER_SCALING_ROLE = (
     "aws-service-role/sagemaker.application-autoscaling.amazonaws.com/"
     "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
 )
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_applicationautoscaling as appscaling
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,6 +124,8 @@ def scalable_target(
     min_capacity: int,
     max_capacity: int,
 ) -> appscaling.ScalableTarget:
+    from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
+
     return appscaling.ScalableTarget(
         scope,
         id,

@@ -1,16 +1,18 @@
-"""Helpers shared by the engine implementations (env building and setting checks)."""
+"""What the engine implementations share: DLC engine bases, env building, setting checks."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
 from constructs_llm._validation import positive_int_problem
 from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import EngineContext
+from constructs_llm.engine import Accelerator, Engine, EngineContext
 from constructs_llm.errors import ConfigurationError
+from constructs_llm.instance_type import InstanceType
 from constructs_llm.sizing import DTYPE_BYTES
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
 VLLM_QUANTIZE = ("awq", "gptq", "marlin", "fp8", "bitsandbytes", "compressed-tensors")
 #: Bytes per weight the planner assumes for quantizations outside ``DTYPE_BYTES``
@@ -31,9 +33,49 @@ DTYPE_ALIASES = {
 }
 
 
-def default_image(family: str) -> ContainerImage:
-    """The library's default DLC for an engine family (``data/dlc_images.json``)."""
-    return ContainerImage.dlc_default(family)
+class DlcEngine(Engine):
+    """An engine served by an AWS Deep Learning Container, whose default image is the newest
+    the library knows for its family. Chat requests and an OpenAI stream unless overridden.
+    """
+
+    stream_format: ClassVar[StreamFormat] = StreamFormat.OPENAI
+    request_format: ClassVar[RequestFormat] = RequestFormat.MESSAGES
+    image: ContainerImage | None  # a field of each engine: the user's image, if any
+
+    @property
+    def _image_family(self) -> str:
+        """The engine family in ``data/dlc_images.json``."""
+        return self.name
+
+    def image_for(self, instance: InstanceType) -> ContainerImage:
+        return self.image or ContainerImage.dlc_default(self._image_family)
+
+
+class GpuEngine(DlcEngine):
+    """A DLC engine on NVIDIA GPUs that shards over every GPU the copy gets unless the
+    ``_parallel_setting`` field sets the tensor-parallel size.
+    """
+
+    accelerator: ClassVar[Accelerator | None] = "nvidia"
+    _parallel_setting: ClassVar[str]  # factory kwarg (a field) for the tensor-parallel size
+    _quantize_setting: ClassVar[str] = "quantize"  # factory kwarg (a field) for quantization
+    dtype: str | None  # a field of each engine
+
+    @property
+    def _tensor_parallel(self) -> int | None:
+        value: int | None = getattr(self, self._parallel_setting)
+        return value
+
+    @property
+    def weight_dtype(self) -> str | None:
+        return planned_weight_dtype(getattr(self, self._quantize_setting), self.dtype)
+
+    def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
+        return self._tensor_parallel or super().devices_used(instance, accelerators)
+
+    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+        setting = f"Engine.{self._factory}({self._parallel_setting})"
+        return present([self._parallel_problem(setting, self._tensor_parallel, ctx)])
 
 
 def dtype_name(dtype: str | None, names: Mapping[str, str]) -> str | None:

@@ -27,6 +27,8 @@ class CustomEngine(Engine):
         "_weight_dtype",
     )
 
+    name = "custom"
+
     def __init__(
         self,
         *,
@@ -66,10 +68,6 @@ class CustomEngine(Engine):
         self._weight_dtype = weight_dtype
 
     @property
-    def name(self) -> str:
-        return "custom"
-
-    @property
     def accelerator(self) -> Accelerator | None:
         return self._accelerator
 
@@ -91,9 +89,6 @@ class CustomEngine(Engine):
 
     def image_for(self, instance: InstanceType) -> ContainerImage:
         return self._image
-
-    def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
-        return accelerators or max(instance.accelerator_count, 1)
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
         env = dict(self._env)

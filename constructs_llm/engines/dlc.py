@@ -2,30 +2,70 @@
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import Accelerator, Engine, EngineContext, EnvRule
+from constructs_llm.engine import EngineContext, EnvRule
 from constructs_llm.engines._support import (
     TORCH_DTYPES,
     VLLM_QUANTIZE,
+    GpuEngine,
     at_least,
     check_settings,
-    default_image,
     dtype_name,
-    planned_weight_dtype,
     present,
-    put,
     vllm_full_context_problem,
 )
-from constructs_llm.instance_type import InstanceType
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+
+
+class _FlagEngine(GpuEngine):
+    """A DLC whose entrypoint turns ``<prefix><FLAG>`` env into ``--<flag>``. The factory
+    kwargs carry the flags' names, so the tensor-parallel flag is its setting's name.
+    """
+
+    _prefix: ClassVar[str]  # "SM_VLLM_"
+    _model_flag: ClassVar[str]  # takes the Hub id or /opt/ml/model
+    _length_flag: ClassVar[str]  # longest prompt + generation
+    _quantize_setting = "quantization"
+    quantization: str | None
+    trust_remote_code: bool
+
+    @abc.abstractmethod
+    def _tuning_flags(self) -> dict[str, object]:
+        """The engine's own flags (batching, memory), between the length and the dtype."""
+
+    def derive_env(self, ctx: EngineContext) -> dict[str, str]:
+        flags = {
+            self._model_flag: ctx.model_location,
+            "REVISION": ctx.revision,
+            self._parallel_setting.upper(): self._tensor_parallel or ctx.devices or None,
+            self._length_flag: ctx.max_total_tokens,
+            **self._tuning_flags(),
+            "DTYPE": dtype_name(self.dtype, TORCH_DTYPES),
+            "QUANTIZATION": self.quantization,
+            "TRUST_REMOTE_CODE": "true" if self.trust_remote_code else None,
+        }
+        return {self._prefix + flag: str(v) for flag, v in flags.items() if v is not None}
+
+    def _key_rules(self) -> Mapping[str, EnvRule]:
+        return {
+            self._prefix + self._model_flag: EnvRule.MODEL,
+            self._prefix + "REVISION": EnvRule.REVISION,
+            self._prefix + self._parallel_setting.upper(): EnvRule.PARALLEL,
+            self._prefix + self._length_flag: EnvRule.LIMIT,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
-class VllmEngine(Engine):
+class VllmEngine(_FlagEngine):
     """The AWS vLLM SageMaker DLC. Create with :meth:`Engine.vllm`."""
+
+    name = "vllm"
+    _prefix, _model_flag, _length_flag = "SM_VLLM_", "MODEL", "MAX_MODEL_LEN"
+    _parallel_setting = "tensor_parallel_size"
 
     image: ContainerImage | None = None
     tensor_parallel_size: int | None = None
@@ -49,64 +89,18 @@ class VllmEngine(Engine):
             dtype=self.dtype,
         )
 
-    @property
-    def name(self) -> str:
-        return "vllm"
-
-    @property
-    def accelerator(self) -> Accelerator | None:
-        return "nvidia"
-
-    @property
-    def stream_format(self) -> StreamFormat:
-        return StreamFormat.OPENAI
-
-    @property
-    def request_format(self) -> RequestFormat:
-        return RequestFormat.MESSAGES
-
-    @property
-    def weight_dtype(self) -> str | None:
-        return planned_weight_dtype(self.quantization, self.dtype)
-
-    def image_for(self, instance: InstanceType) -> ContainerImage:
-        return self.image or default_image("vllm")
-
-    def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
-        return self.tensor_parallel_size or accelerators or max(instance.accelerator_count, 1)
-
-    def derive_env(self, ctx: EngineContext) -> dict[str, str]:
-        env = {"SM_VLLM_MODEL": ctx.model_location}
-        put(env, "SM_VLLM_REVISION", ctx.revision)
-        put(env, "SM_VLLM_TENSOR_PARALLEL_SIZE", self.tensor_parallel_size or ctx.devices or None)
-        put(env, "SM_VLLM_MAX_MODEL_LEN", ctx.max_total_tokens)
-        put(env, "SM_VLLM_MAX_NUM_SEQS", self.max_num_seqs)
-        put(env, "SM_VLLM_MAX_NUM_BATCHED_TOKENS", self.max_num_batched_tokens)
-        put(env, "SM_VLLM_GPU_MEMORY_UTILIZATION", self.gpu_memory_utilization)
-        put(env, "SM_VLLM_DTYPE", dtype_name(self.dtype, TORCH_DTYPES))
-        put(env, "SM_VLLM_QUANTIZATION", self.quantization)
-        if self.trust_remote_code:
-            env["SM_VLLM_TRUST_REMOTE_CODE"] = "true"
-        return env
-
-    def _key_rules(self) -> Mapping[str, EnvRule]:
+    def _tuning_flags(self) -> dict[str, object]:
         return {
-            "SM_VLLM_MODEL": EnvRule.MODEL,
-            "HF_MODEL_ID": EnvRule.MODEL,
-            "SM_VLLM_REVISION": EnvRule.REVISION,
-            "SM_VLLM_TENSOR_PARALLEL_SIZE": EnvRule.PARALLEL,
-            "SM_VLLM_MAX_MODEL_LEN": EnvRule.LIMIT,
+            "MAX_NUM_SEQS": self.max_num_seqs,
+            "MAX_NUM_BATCHED_TOKENS": self.max_num_batched_tokens,
+            "GPU_MEMORY_UTILIZATION": self.gpu_memory_utilization,
         }
 
+    def _key_rules(self) -> Mapping[str, EnvRule]:
+        return {**super()._key_rules(), "HF_MODEL_ID": EnvRule.MODEL}
+
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
-        return present(
-            [
-                self._parallel_problem(
-                    "Engine.vllm(tensor_parallel_size)", self.tensor_parallel_size, ctx
-                ),
-                vllm_full_context_problem(ctx),
-            ]
-        )
+        return super()._settings_problems(ctx) + present([vllm_full_context_problem(ctx)])
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
         return present(
@@ -123,8 +117,13 @@ class VllmEngine(Engine):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SglangEngine(Engine):
-    """The AWS SGLang SageMaker DLC. Create with :meth:`Engine.sglang`."""
+class SglangEngine(_FlagEngine):
+    """The AWS SGLang SageMaker DLC (``/invocations`` takes chat requests only). Create with
+    :meth:`Engine.sglang`."""
+
+    name = "sglang"
+    _prefix, _model_flag, _length_flag = "SM_SGLANG_", "MODEL_PATH", "CONTEXT_LENGTH"
+    _parallel_setting = "tp_size"
 
     image: ContainerImage | None = None
     tp_size: int | None = None
@@ -143,55 +142,11 @@ class SglangEngine(Engine):
             dtype=self.dtype,
         )
 
-    @property
-    def name(self) -> str:
-        return "sglang"
-
-    @property
-    def accelerator(self) -> Accelerator | None:
-        return "nvidia"
-
-    @property
-    def stream_format(self) -> StreamFormat:
-        return StreamFormat.OPENAI
-
-    @property
-    def request_format(self) -> RequestFormat:
-        return RequestFormat.MESSAGES  # SGLang's /invocations takes chat requests only
-
-    @property
-    def weight_dtype(self) -> str | None:
-        return planned_weight_dtype(self.quantization, self.dtype)
-
-    def image_for(self, instance: InstanceType) -> ContainerImage:
-        return self.image or default_image("sglang")
-
-    def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
-        return self.tp_size or accelerators or max(instance.accelerator_count, 1)
-
-    def derive_env(self, ctx: EngineContext) -> dict[str, str]:
-        env = {"SM_SGLANG_MODEL_PATH": ctx.model_location}
-        put(env, "SM_SGLANG_REVISION", ctx.revision)
-        put(env, "SM_SGLANG_TP_SIZE", self.tp_size or ctx.devices or None)
-        put(env, "SM_SGLANG_CONTEXT_LENGTH", ctx.max_total_tokens)
-        put(env, "SM_SGLANG_MAX_RUNNING_REQUESTS", self.max_running_requests)
-        put(env, "SM_SGLANG_MEM_FRACTION_STATIC", self.mem_fraction_static)
-        put(env, "SM_SGLANG_DTYPE", dtype_name(self.dtype, TORCH_DTYPES))
-        put(env, "SM_SGLANG_QUANTIZATION", self.quantization)
-        if self.trust_remote_code:
-            env["SM_SGLANG_TRUST_REMOTE_CODE"] = "true"
-        return env
-
-    def _key_rules(self) -> Mapping[str, EnvRule]:
+    def _tuning_flags(self) -> dict[str, object]:
         return {
-            "SM_SGLANG_MODEL_PATH": EnvRule.MODEL,
-            "SM_SGLANG_REVISION": EnvRule.REVISION,
-            "SM_SGLANG_TP_SIZE": EnvRule.PARALLEL,
-            "SM_SGLANG_CONTEXT_LENGTH": EnvRule.LIMIT,
+            "MAX_RUNNING_REQUESTS": self.max_running_requests,
+            "MEM_FRACTION_STATIC": self.mem_fraction_static,
         }
 
     def _aliases(self) -> Mapping[str, str]:
         return {"SM_SGLANG_TENSOR_PARALLEL_SIZE": "SM_SGLANG_TP_SIZE"}  # --tp-size alias
-
-    def _settings_problems(self, ctx: EngineContext) -> list[str]:
-        return present([self._parallel_problem("Engine.sglang(tp_size)", self.tp_size, ctx)])

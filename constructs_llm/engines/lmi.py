@@ -7,22 +7,20 @@ from dataclasses import dataclass
 from typing import Literal
 
 from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import Accelerator, Engine, EngineContext, EnvRule, rule_problem
+from constructs_llm.engine import EngineContext, EnvRule, rule_problem
 from constructs_llm.engines._support import (
     VLLM_QUANTIZE,
+    GpuEngine,
     at_least,
     check_settings,
-    default_image,
     dtype_name,
     planned_batch,
-    planned_weight_dtype,
     present,
     put,
     vllm_full_context_problem,
 )
 from constructs_llm.errors import ConfigurationError
-from constructs_llm.instance_type import InstanceType
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.events import StreamFormat
 
 LmiBackend = Literal["vllm", "trtllm"]
 
@@ -38,8 +36,11 @@ _LMI_ASYNC = {
 
 
 @dataclass(frozen=True, kw_only=True)
-class LmiEngine(Engine):
+class LmiEngine(GpuEngine):
     """AWS LMI (DJL Serving). Create with :meth:`Engine.lmi`."""
+
+    stream_format = StreamFormat.LMI_JSONLINES
+    _parallel_setting = "tensor_parallel_degree"
 
     backend: LmiBackend = "vllm"
     image: ContainerImage | None = None
@@ -73,26 +74,8 @@ class LmiEngine(Engine):
         return "lmi"
 
     @property
-    def accelerator(self) -> Accelerator | None:
-        return "nvidia"
-
-    @property
-    def stream_format(self) -> StreamFormat:
-        return StreamFormat.LMI_JSONLINES
-
-    @property
-    def request_format(self) -> RequestFormat:
-        return RequestFormat.MESSAGES
-
-    @property
-    def weight_dtype(self) -> str | None:
-        return planned_weight_dtype(self.quantize, self.dtype)
-
-    def image_for(self, instance: InstanceType) -> ContainerImage:
-        return self.image or default_image("lmi" if self.backend == "vllm" else "lmi-trtllm")
-
-    def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
-        return self.tensor_parallel_degree or accelerators or max(instance.accelerator_count, 1)
+    def _image_family(self) -> str:
+        return "lmi" if self.backend == "vllm" else "lmi-trtllm"
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
         env = {"HF_MODEL_ID": ctx.model_location}
@@ -159,14 +142,8 @@ class LmiEngine(Engine):
         }
 
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
-        return present(
-            [
-                self._parallel_problem(
-                    "Engine.lmi(tensor_parallel_degree)", self.tensor_parallel_degree, ctx
-                ),
-                vllm_full_context_problem(ctx) if self.backend == "vllm" else None,
-            ]
-        )
+        full_context = vllm_full_context_problem(ctx) if self.backend == "vllm" else None
+        return super()._settings_problems(ctx) + present([full_context])
 
     def _rule_problem(
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext

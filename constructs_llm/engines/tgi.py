@@ -7,27 +7,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import (
-    Accelerator,
-    Engine,
-    EngineContext,
-    EnvRule,
-    available_cores,
-    cores_per_chip,
-)
+from constructs_llm.engine import EngineContext, EnvRule, available_cores, cores_per_chip
 from constructs_llm.engines._support import (
+    DlcEngine,
+    GpuEngine,
     at_least,
     check_settings,
-    default_image,
     dtype_name,
     int_value,
     planned_batch,
-    planned_weight_dtype,
     present,
     put,
 )
 from constructs_llm.instance_type import InstanceType
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
 _TGI_QUANTIZE = (
     "awq",
@@ -46,8 +38,11 @@ _TGI_BATCH_TOKENS_STEP = 256  # round the planned batch tokens down to a block m
 
 
 @dataclass(frozen=True, kw_only=True)
-class TgiEngine(Engine):
+class TgiEngine(GpuEngine):
     """Hugging Face TGI on NVIDIA GPUs. Create with :meth:`Engine.tgi`."""
+
+    name = "tgi"
+    _parallel_setting = "num_shard"
 
     image: ContainerImage | None = None
     num_shard: int | None = None
@@ -68,32 +63,6 @@ class TgiEngine(Engine):
             choices={"quantize": (self.quantize, _TGI_QUANTIZE)},
             dtype=self.dtype,
         )
-
-    @property
-    def name(self) -> str:
-        return "tgi"
-
-    @property
-    def accelerator(self) -> Accelerator | None:
-        return "nvidia"
-
-    @property
-    def stream_format(self) -> StreamFormat:
-        return StreamFormat.OPENAI
-
-    @property
-    def request_format(self) -> RequestFormat:
-        return RequestFormat.MESSAGES
-
-    @property
-    def weight_dtype(self) -> str | None:
-        return planned_weight_dtype(self.quantize, self.dtype)
-
-    def image_for(self, instance: InstanceType) -> ContainerImage:
-        return self.image or default_image("tgi")
-
-    def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
-        return self.num_shard or accelerators or max(instance.accelerator_count, 1)
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
         env = {"HF_MODEL_ID": ctx.model_location}
@@ -128,9 +97,6 @@ class TgiEngine(Engine):
             "NUM_SHARD": "SM_NUM_GPUS",
         }
 
-    def _settings_problems(self, ctx: EngineContext) -> list[str]:
-        return present([self._parallel_problem("Engine.tgi(num_shard)", self.num_shard, ctx)])
-
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
         problems = present(
             [
@@ -155,8 +121,11 @@ class TgiEngine(Engine):
 
 
 @dataclass(frozen=True, kw_only=True)
-class TgiNeuronxEngine(Engine):
+class TgiNeuronxEngine(DlcEngine):
     """TGI on Inferentia2 / Trainium. Create with :meth:`Engine.tgi_neuronx`."""
+
+    name = "tgi-neuronx"
+    accelerator = "neuron"
 
     image: ContainerImage | None = None
     num_cores: int | None = None
@@ -176,27 +145,8 @@ class TgiNeuronxEngine(Engine):
         )
 
     @property
-    def name(self) -> str:
-        return "tgi-neuronx"
-
-    @property
-    def accelerator(self) -> Accelerator | None:
-        return "neuron"
-
-    @property
-    def stream_format(self) -> StreamFormat:
-        return StreamFormat.OPENAI
-
-    @property
-    def request_format(self) -> RequestFormat:
-        return RequestFormat.MESSAGES
-
-    @property
     def weight_dtype(self) -> str | None:
         return self.auto_cast_type
-
-    def image_for(self, instance: InstanceType) -> ContainerImage:
-        return self.image or default_image("tgi-neuronx")
 
     def cores(self, instance: InstanceType, accelerators: int | None = None) -> int | None:
         """NeuronCores the copy uses (``HF_NUM_CORES``); None if the hardware is unknown."""
@@ -211,7 +161,7 @@ class TgiNeuronxEngine(Engine):
         per_chip = cores_per_chip(instance)
         cores = self.cores(instance, accelerators)
         if per_chip is None or cores is None:
-            return accelerators or max(instance.accelerator_count, 1)
+            return super().devices_used(instance, accelerators)
         return max(1, math.ceil(cores / per_chip))
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
