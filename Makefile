@@ -12,6 +12,7 @@ PY := $(VENV)/bin/python
 CHECKOV_VENV := .venv-checkov
 CDK := node_modules/.bin/cdk
 PYTEST_ARGS ?=
+STACKS ?= all
 
 .PHONY: install synth test lint typecheck bench clean
 
@@ -33,7 +34,8 @@ $(CDK): package.json package-lock.json
 
 synth: $(VENV)/.installed $(CDK)
 	rm -rf cdk.out
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(CDK) synth --no-notices --quiet --output cdk.out
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(CDK) synth --no-notices --quiet --output cdk.out \
+		-c constructs-llm:stacks=$(STACKS)
 	@ls cdk.out/*.template.json
 
 lint: $(VENV)/.installed
