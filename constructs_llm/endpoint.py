@@ -21,10 +21,10 @@ from constructs_llm._validation import (
 )
 from constructs_llm.errors import ConfigurationError, ScalingError
 from constructs_llm.instance_type import InstanceType
+from constructs_llm.invocation_target import ServesModel
 from constructs_llm.metrics import InvocationMetrics
 from constructs_llm.model import MODEL_FIX, LlmModel
 from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ NVME_CHECKOV_SKIP = {
 }
 
 
-class LlmEndpoint(InvocationMetrics, Construct):
+class LlmEndpoint(ServesModel, InvocationMetrics, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances.
 
     Only the Endpoint may carry a physical name; the EndpointConfig is replaced on every change,
@@ -139,18 +139,6 @@ class LlmEndpoint(InvocationMetrics, Construct):
     @property
     def inference_component_name(self) -> str | None:
         return None
-
-    @property
-    def stream_format(self) -> StreamFormat:
-        return self.model.stream_format
-
-    @property
-    def request_format(self) -> RequestFormat:
-        return self.model.request_format
-
-    @property
-    def served_model_name(self) -> str:
-        return self.model.source.model_id or self.model.node.id
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""

@@ -42,10 +42,10 @@ from constructs_llm.endpoint import (
 )
 from constructs_llm.errors import ConfigurationError, ScalingError, SizingError
 from constructs_llm.instance_type import InstanceType
+from constructs_llm.invocation_target import ServesModel
 from constructs_llm.metrics import InvocationMetrics
 from constructs_llm.model import MODEL_FIX, LlmModel, depend_on_policies, execution_role
 from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ class InferenceComponentEndpoint(Construct):
             )
 
 
-class InferenceComponent(InvocationMetrics, Construct):
+class InferenceComponent(ServesModel, InvocationMetrics, Construct):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
     Each copy gets ``accelerators`` devices, ``cpu_cores`` and ``min_memory_mib`` of the
@@ -349,18 +349,6 @@ class InferenceComponent(InvocationMetrics, Construct):
     @property
     def endpoint_name(self) -> str:
         return self.endpoint.endpoint_name
-
-    @property
-    def stream_format(self) -> StreamFormat:
-        return self.model.stream_format
-
-    @property
-    def request_format(self) -> RequestFormat:
-        return self.model.request_format
-
-    @property
-    def served_model_name(self) -> str:
-        return self.model.source.model_id or self.model.node.id
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this component.

@@ -17,8 +17,9 @@ class InvocationMetrics:
     #: Requests in flight per model (variant) or per copy (component).
     _CONCURRENCY_METRIC = "ConcurrentRequestsPerModel"
 
-    def _metric_dimensions(self) -> dict[str, str]:
-        raise NotImplementedError  # pragma: no cover - every subclass names its dimensions
+    if TYPE_CHECKING:  # each subclass names the dimensions of its metrics
+
+        def _metric_dimensions(self) -> dict[str, str]: ...
 
     def metric(
         self,
