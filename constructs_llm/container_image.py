@@ -16,7 +16,18 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Acknowledgment, Annotations, CfnMapping, Stack, Token, Validations
+from aws_cdk import (
+    Acknowledgment,
+    Annotations,
+    Aws,
+    CfnMapping,
+    CfnRule,
+    CfnRuleAssertion,
+    Fn,
+    Stack,
+    Token,
+    Validations,
+)
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -334,7 +345,29 @@ def _registry_mapping(stack: Stack) -> CfnMapping:
             "Deep Learning Container registry mapping; rename your construct."
         )
     # lazy: a stack with a concrete region gets literal values and no mapping at all.
-    return CfnMapping(stack, MAPPING_ID, mapping=dlc_regions(), lazy=True)
+    mapping = CfnMapping(stack, MAPPING_ID, mapping=dlc_regions(), lazy=True)
+    if Token.is_unresolved(stack.region):
+        _region_rule(stack)
+    return mapping
+
+
+def _region_rule(stack: Stack) -> None:
+    """An environment-agnostic stack deployed to an unmapped region fails in seconds, before
+    any resource is created, with a message saying what to do (instead of a bare
+    'mapping key not found')."""
+    CfnRule(
+        stack,
+        f"{MAPPING_ID}Region",
+        assertions=[
+            CfnRuleAssertion(
+                assert_=Fn.condition_contains(sorted(dlc_regions()), Aws.REGION),
+                assert_description=(
+                    "constructs_llm knows no Deep Learning Container registry for this "
+                    "region; use ContainerImage.from_uri(...) with the image in this region"
+                ),
+            )
+        ],
+    )
 
 
 def _infer_family(repository: str, tag: str) -> DlcFamily | None:

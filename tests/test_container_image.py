@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -447,3 +448,30 @@ def test_default_images_per_family(family: str, repository: str, tag: str) -> No
     assert (image.repository_name, image.tag) == (repository, tag)
     spec = dlc_family(family)
     assert spec.regions is None or spec.regions <= set(dlc_regions())
+
+
+def test_agnostic_stack_asserts_a_mapped_region_before_creating_anything(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    ContainerImage.dlc(
+        "huggingface-pytorch-tgi-inference", "2.7.0-tgi3.3.6-gpu-py311-cu124-ubuntu22.04"
+    ).bind(stack, role)
+    rules = Template.from_stack(stack).to_json()["Rules"]
+    (rule,) = (r for name, r in rules.items() if name.startswith("ConstructsLlmDlcRegistryRegion"))
+    (assertion,) = rule["Assertions"]
+    regions, region = assertion["Assert"]["Fn::Contains"]
+    assert region == {"Ref": "AWS::Region"}
+    assert "us-east-1" in regions and "cn-north-1" in regions
+    assert "ContainerImage.from_uri" in assertion["AssertDescription"]
+
+
+def test_concrete_region_needs_no_rule(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack(region="eu-west-1")
+    role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    ContainerImage.dlc(
+        "huggingface-pytorch-tgi-inference", "2.7.0-tgi3.3.6-gpu-py311-cu124-ubuntu22.04"
+    ).bind(stack, role)
+    rules = Template.from_stack(stack).to_json().get("Rules", {})
+    assert not any(name.startswith("ConstructsLlmDlcRegistryRegion") for name in rules)
