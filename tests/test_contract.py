@@ -1,0 +1,103 @@
+"""The public API contract, written as a user would (names and keyword arguments must stay)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk.assertions import Template
+
+from constructs_llm import (
+    Autoscaling,
+    ContainerImage,
+    Engine,
+    InferenceComponent,
+    InferenceComponentEndpoint,
+    InstanceType,
+    LlmEndpoint,
+    LlmModel,
+    ModelSource,
+    StreamFormat,
+    StreamingInvoker,
+)
+from constructs_llm.streaming import DoneEvent, ErrorEvent, TokenEvent, parse_stream
+
+
+def test_the_documented_composition_synthesizes(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "Token", "hf/token")
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", token=secret),
+        engine=Engine.tgi(),
+        instance_type="ml.g5.2xlarge",
+        max_input_tokens=2048,
+        max_total_tokens=4096,
+        env={"MAX_BATCH_PREFILL_TOKENS": "4096"},
+    )
+    endpoint = LlmEndpoint(
+        stack,
+        "Endpoint",
+        model=model,
+        instance_count=1,
+        health_check_timeout=Duration.minutes(15),
+        download_timeout=Duration.minutes(15),
+        autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
+    )
+    endpoint.grant_invoke(iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal()))
+
+    shared_model = LlmModel(
+        stack,
+        "SharedModel",
+        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", token=secret),
+        engine=Engine.tgi(),
+        instance_type="ml.g5.12xlarge",
+    )
+    ic_endpoint = InferenceComponentEndpoint(
+        stack, "Shared", instance_type="ml.g5.12xlarge", min_instances=0, max_instances=2
+    )
+    chat = InferenceComponent(
+        stack,
+        "Chat",
+        endpoint=ic_endpoint,
+        model=shared_model,
+        accelerators=1,
+        min_memory_mib=24 * 1024,
+        copies=1,
+        autoscaling=Autoscaling(min_capacity=0, max_capacity=4, target_concurrent_requests=4),
+    )
+    invoker = StreamingInvoker(stack, "Stream", target=endpoint)
+    StreamingInvoker(stack, "ChatStream", target=chat)
+    assert invoker.url and invoker.function
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::SageMaker::Endpoint", 2)
+    template.resource_count_is("AWS::SageMaker::InferenceComponent", 1)
+    template.resource_count_is("AWS::Lambda::Url", 2)
+
+
+def test_the_documented_values() -> None:
+    g5 = InstanceType("ml.g5.12xlarge")
+    assert (g5.accelerator, g5.accelerator_count, g5.known, g5.local_nvme) == (
+        "nvidia",
+        4,
+        True,
+        True,
+    )
+    assert g5.accelerator_memory_gib and g5.vcpus and g5.memory_gib and g5.neuron_cores is None
+    assert InstanceType("ml.inf2.48xlarge").neuron_cores == 24
+    assert {f.name for f in StreamFormat} == {"TGI", "LMI_JSONLINES", "OPENAI", "AUTO"}
+    for engine in (
+        Engine.lmi(backend="vllm"),
+        Engine.tgi_neuronx(),
+        Engine.vllm(),
+        Engine.sglang(),
+        Engine.custom(image=ContainerImage.from_uri("repo.example/llm:1"), stream_format="auto"),
+    ):
+        assert isinstance(engine.stream_format, StreamFormat)
+    chunks = [b'data:{"token":{"id":1,"text":"Hi","logprob":-0.5,"special":false}}\n\n']
+    events = list(parse_stream(chunks, StreamFormat.TGI))
+    assert events == [TokenEvent("Hi", 1, -0.5), DoneEvent(finish_reason=None)]
+    assert ErrorEvent("x").message == "x"
