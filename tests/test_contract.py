@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
@@ -101,3 +103,21 @@ def test_the_documented_values() -> None:
     events = list(parse_stream(chunks, StreamFormat.TGI))
     assert events == [TokenEvent("Hi", 1, -0.5), DoneEvent(finish_reason=None)]
     assert ErrorEvent("x").message == "x"
+
+
+def test_the_readme_composition_example_runs(tmp_path: Path) -> None:
+    from aws_cdk import App
+
+    from tests.conftest import ROOT, cdk_context
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Use it in your own stack", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    app = App(outdir=str(tmp_path), context=cdk_context())
+    namespace["ChatStack"](app, "Chat")
+    assembly = app.synth()
+    template = assembly.get_stack_by_name("Chat").template
+    types = {r["Type"] for r in template["Resources"].values()}
+    assert {"AWS::SageMaker::Endpoint", "AWS::Lambda::Url"} <= types
