@@ -40,7 +40,7 @@ def synthesized(new_stack: Callable[..., Stack]) -> tuple[StreamingInvoker, Temp
 def _function(template: Template) -> dict[str, Any]:
     functions = template.find_resources("AWS::Lambda::Function")
     (function,) = functions.values()
-    return function
+    return dict(function)
 
 
 def test_function_url_streams_and_requires_iam(synthesized: tuple[Any, Template]) -> None:
