@@ -8,7 +8,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import CfnResource, Duration, RemovalPolicy, Stack, Token
+from aws_cdk import (
+    Aws,
+    CfnResource,
+    CfnRule,
+    CfnRuleAssertion,
+    Duration,
+    Fn,
+    RemovalPolicy,
+    Stack,
+    Token,
+)
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -159,11 +169,36 @@ class StreamingInvoker(Construct):
     ) -> tuple[lambda_.Architecture, lambda_.ILayerVersion]:
         if layer is not None:
             return lambda_.Architecture.ARM_64, layer
-        arn, arch = adapter_layer_arn(Stack.of(self).region)
+        stack = Stack.of(self)
+        arn, arch = adapter_layer_arn(stack.region)
+        if Token.is_unresolved(stack.region):
+            _commercial_partition_rule(stack)
         architecture = (
             lambda_.Architecture.ARM_64 if arch == "arm64" else lambda_.Architecture.X86_64
         )
         return architecture, lambda_.LayerVersion.from_layer_version_arn(self, "Adapter", arn)
+
+
+def _commercial_partition_rule(stack: Stack) -> None:
+    """An environment-agnostic stack uses the commercial layer ARN; outside the commercial
+    partition the deploy stops in seconds, before any resource is created, saying why."""
+    rule_id = "ConstructsLlmAdapterPartition"
+    if stack.node.try_find_child(rule_id) is not None:
+        return
+    CfnRule(
+        stack,
+        rule_id,
+        assertions=[
+            CfnRuleAssertion(
+                assert_=Fn.condition_equals(Aws.PARTITION, "aws"),
+                assert_description=(
+                    "StreamingInvoker: this environment-agnostic stack uses the Lambda Web "
+                    "Adapter layer of the commercial partition; give the stack a concrete region "
+                    "(China gets its x86_64 layer) or pass adapter_layer=..."
+                ),
+            )
+        ],
+    )
 
 
 def _depend_on_policy_only(function: lambda_.Function, role: iam.Role) -> None:

@@ -152,3 +152,13 @@ def test_asset_holds_only_the_runtime_package(synthesized: tuple[Any, Template])
     files = {p.name for p in (asset / "runtime").iterdir()}
     assert {"run.sh", "server.py", "parser.py", "__main__.py"} <= files
     assert "__pycache__" not in files
+
+
+def test_agnostic_stack_asserts_the_commercial_partition(
+    synthesized: tuple[Any, Template],
+) -> None:
+    _, template = synthesized
+    rules = template.to_json()["Rules"]
+    (assertion,) = rules["ConstructsLlmAdapterPartition"]["Assertions"]
+    assert assertion["Assert"] == {"Fn::Equals": [{"Ref": "AWS::Partition"}, "aws"]}
+    assert "adapter_layer=" in assertion["AssertDescription"]
