@@ -609,6 +609,14 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
                 "fail with NoCapacityInvocationFailures meanwhile (the first one triggers the "
                 "scale-out alarm); clients should retry with backoff",
             )
+            if self.autoscaling.uses_concurrency:
+                Annotations.of(self).add_warning_v2(
+                    "constructs-llm:scale-to-zero-metric",
+                    "scale to zero with target_concurrent_requests: AWS's documented recipe "
+                    "tracks invocations per copy (target_invocations_per_instance=1); verify "
+                    "that ConcurrentRequestsPerCopy reaches 0 when idle so the last copy is "
+                    "released, or use the invocations target",
+                )
 
 
 @dataclass(frozen=True)

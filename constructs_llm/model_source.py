@@ -91,7 +91,9 @@ class ModelSource(abc.ABC):
         SageMaker copies them to ``/opt/ml/model`` (``ModelDataSource``, ``S3Prefix``,
         ``CompressionType: None``), so the container needs no Hub access and no token.
 
-        :param bucket: the bucket holding the weights.
+        :param bucket: the bucket holding the weights. With SSE-KMS, import it with its key
+            (``s3.Bucket.from_bucket_attributes(..., encryption_key=key)``) so the role gets
+            ``kms:Decrypt``; an imported bucket without its key gets no KMS grant.
         :param prefix: the folder, ending with "/", e.g. ``"llama3-8b-instruct/"``.
         :param model_id: the Hub id these weights are a copy of, to look up the model's size
             for memory checks. @default None (pass ``architecture=`` to the model instead)

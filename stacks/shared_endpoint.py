@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import Acknowledgment, Duration, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -71,7 +71,14 @@ class SharedEndpointStack(Stack):
             accelerators=1,
             min_memory_mib=32 * 1024,
             copies=1,
-            autoscaling=Autoscaling(min_capacity=0, max_capacity=2, target_concurrent_requests=4),
+            # AWS's scale-to-zero recipe: track invocations per copy, target 1, 5-minute cooldowns.
+            autoscaling=Autoscaling(
+                min_capacity=0,
+                max_capacity=2,
+                target_invocations_per_instance=1,
+                scale_in_cooldown=Duration.minutes(5),
+                scale_out_cooldown=Duration.minutes(5),
+            ),
         )
         Validations.of(self).acknowledge(
             Acknowledgment(

@@ -1096,7 +1096,11 @@ CONTROLS = [
     pytest.param(_s3_isolated, set(), id="s3-sources-isolated-and-archive"),
     pytest.param(
         _component_filling_one_instance,
-        {"constructs-llm:scale-to-zero", "constructs-llm:min-instances-zero-region"},
+        {
+            "constructs-llm:scale-to-zero",
+            "constructs-llm:scale-to-zero-metric",
+            "constructs-llm:min-instances-zero-region",
+        },
         id="ic-four-copies-fill-one-instance-and-scale-to-zero",
     ),
     pytest.param(
@@ -1235,6 +1239,17 @@ WARNINGS = [
         "scale-to-zero",
         r"scale to zero: the first deploy starts 1 copy",
         id="scale-to-zero",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            endpoint_props={"min_instances": 0},
+            accelerators=1,
+            autoscaling=scaling(min_capacity=0, max_capacity=2),
+        ),
+        "scale-to-zero-metric",
+        r"target_invocations_per_instance=1.*verify",
+        id="scale-to-zero-metric",
     ),
 ]
 

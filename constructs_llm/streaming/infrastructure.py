@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import (
+    ArnFormat,
     Aws,
     CfnResource,
     CfnRule,
@@ -74,6 +75,8 @@ class StreamingInvoker(Construct):
     :param target: the endpoint or inference component to call.
     :param timeout: longest request, generation included. @default 5 minutes (max 15)
     :param memory_size: MiB. @default 512
+    :param architecture: the function's architecture, which must match ``adapter_layer``.
+        @default arm64, or what the published layer for the region needs
     :param adapter_layer: the Lambda Web Adapter layer. @default the published layer for the
         stack's region (arm64 in commercial regions, x86_64 in China)
     :param log_retention: @default one month
@@ -90,6 +93,7 @@ class StreamingInvoker(Construct):
         timeout: Duration | None = None,
         memory_size: int = 512,
         adapter_layer: lambda_.ILayerVersion | None = None,
+        architecture: lambda_.Architecture | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         log_encryption_key: kms.IKey | None = None,
     ) -> None:
@@ -97,7 +101,7 @@ class StreamingInvoker(Construct):
         timeout = timeout or Duration.minutes(5)
         _check(self, target, timeout, memory_size)
         self.target = target
-        architecture, layer = self._adapter(adapter_layer)
+        architecture, layer = self._adapter(adapter_layer, architecture)
         log_group = logs.LogGroup(
             self,
             "Logs",
@@ -107,6 +111,8 @@ class StreamingInvoker(Construct):
         )
         if log_encryption_key is None:
             _skip_checkov(log_group.node.default_child, _LOG_KEY_SKIP)
+        else:
+            _allow_logs_to_use(log_encryption_key, Stack.of(self))
         self.role = iam.Role(
             self,
             "Role",
@@ -165,10 +171,16 @@ class StreamingInvoker(Construct):
         return env
 
     def _adapter(
-        self, layer: lambda_.ILayerVersion | None
+        self, layer: lambda_.ILayerVersion | None, architecture: lambda_.Architecture | None
     ) -> tuple[lambda_.Architecture, lambda_.ILayerVersion]:
         if layer is not None:
-            return lambda_.Architecture.ARM_64, layer
+            return architecture or lambda_.Architecture.ARM_64, layer
+        if architecture is not None:
+            raise ConfigurationError(
+                f"StreamingInvoker '{self.node.path}': architecture={architecture.name} needs "
+                "adapter_layer=... built for it; without one the published layer for the "
+                "region decides the architecture"
+            )
         stack = Stack.of(self)
         arn, arch = adapter_layer_arn(stack.region)
         if Token.is_unresolved(stack.region):
@@ -177,6 +189,36 @@ class StreamingInvoker(Construct):
             lambda_.Architecture.ARM_64 if arch == "arm64" else lambda_.Architecture.X86_64
         )
         return architecture, lambda_.LayerVersion.from_layer_version_arn(self, "Adapter", arn)
+
+
+def _allow_logs_to_use(key: kms.IKey, stack: Stack) -> None:
+    """CloudWatch Logs encrypts with the key only if the key policy lets it (an imported key's
+    policy cannot be changed here: it must already allow this)."""
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            principals=[iam.ServicePrincipal(f"logs.{stack.region}.{stack.url_suffix}")],
+            actions=[
+                "kms:Encrypt",
+                "kms:Decrypt",
+                "kms:ReEncryptFrom",
+                "kms:ReEncryptTo",
+                "kms:GenerateDataKey",
+                "kms:GenerateDataKeyWithoutPlaintext",
+                "kms:DescribeKey",
+            ],
+            resources=["*"],  # in a key policy, "*" means this key
+            conditions={
+                "ArnLike": {
+                    "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
+                        service="logs",
+                        resource="log-group",
+                        resource_name="*",
+                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                    )
+                }
+            },
+        )
+    )
 
 
 def _commercial_partition_rule(stack: Stack) -> None:

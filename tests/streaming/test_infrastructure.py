@@ -162,3 +162,48 @@ def test_agnostic_stack_asserts_the_commercial_partition(
     (assertion,) = rules["ConstructsLlmAdapterPartition"]["Assertions"]
     assert assertion["Assert"] == {"Fn::Equals": [{"Ref": "AWS::Partition"}, "aws"]}
     assert "adapter_layer=" in assertion["AssertDescription"]
+
+
+def test_a_log_key_lets_cloudwatch_logs_use_it(new_stack: Callable[..., Stack]) -> None:
+    from aws_cdk import aws_kms as kms
+
+    stack = new_stack()
+    key = kms.Key(stack, "LogKey", enable_key_rotation=True)
+    StreamingInvoker(stack, "Stream", target=_endpoint(stack), log_encryption_key=key)
+    template = Template.from_stack(stack)
+    template.has_resource_properties(
+        "AWS::Logs::LogGroup", {"KmsKeyId": {"Fn::GetAtt": [Match.any_value(), "Arn"]}}
+    )
+    policy = json.dumps(template.find_resources("AWS::KMS::Key"))
+    assert "logs." in policy and "kms:EncryptionContext:aws:logs:arn" in policy
+    log_group = next(iter(template.find_resources("AWS::Logs::LogGroup").values()))
+    assert "checkov" not in json.dumps(log_group.get("Metadata", {}))
+
+
+def test_a_custom_layer_sets_the_architecture(new_stack: Callable[..., Stack]) -> None:
+    from aws_cdk import aws_lambda as lambda_
+
+    stack = new_stack()
+    layer = lambda_.LayerVersion.from_layer_version_arn(
+        stack, "Lwa", "arn:aws:lambda:us-east-1:123456789012:layer:MyAdapterX86:1"
+    )
+    StreamingInvoker(
+        stack,
+        "Stream",
+        target=_endpoint(stack),
+        adapter_layer=layer,
+        architecture=lambda_.Architecture.X86_64,
+    )
+    props = _function(Template.from_stack(stack))["Properties"]
+    assert props["Architectures"] == ["x86_64"]
+    assert props["Layers"] == ["arn:aws:lambda:us-east-1:123456789012:layer:MyAdapterX86:1"]
+
+
+def test_an_architecture_without_its_layer_is_refused(new_stack: Callable[..., Stack]) -> None:
+    from aws_cdk import aws_lambda as lambda_
+
+    stack = new_stack()
+    with pytest.raises(ConfigurationError, match="architecture=x86_64 needs adapter_layer="):
+        StreamingInvoker(
+            stack, "Stream", target=_endpoint(stack), architecture=lambda_.Architecture.X86_64
+        )

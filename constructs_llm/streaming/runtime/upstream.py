@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import queue
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -98,51 +97,35 @@ def release(parts: Iterator[bytes], *, completed: bool) -> None:
     The parser stops at the engine's final event, before the HTTP body's end; closing the
     body then would drop a keep-alive connection and make the next request pay a new TLS
     handshake. So a completed stream's remaining parts (normally just the end of the body,
-    already received) are read by a background thread, which returns the connection to
+    already received) are read on a background thread, which returns the connection to
     boto3's pool. Any other stream is closed at once, which stops the upstream generation.
     """
     if completed:
-        _drainer.submit(parts)
+        _drain_in_background(parts)
     else:
         close = getattr(parts, "close", None)
         if close is not None:
             close()
 
 
-class _Drainer:
-    """One daemon thread that reads completed streams to their end, then closes them."""
-
-    _MAX_PARTS = 64  # a stream still talking after its final event is closed instead
-
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[Iterator[bytes]] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    def submit(self, parts: Iterator[bytes]) -> None:
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    self._thread = threading.Thread(
-                        target=self._run, name="upstream-drainer", daemon=True
-                    )
-                    self._thread.start()
-        self._queue.put(parts)
-
-    def _run(self) -> None:
-        while True:
-            parts = self._queue.get()
-            # The answer is already sent: a failure here only costs the connection.
-            with contextlib.suppress(Exception):
-                for _ in itertools.islice(parts, self._MAX_PARTS):
-                    pass
-            with contextlib.suppress(Exception):
-                close = getattr(parts, "close", None)
-                if close is not None:
-                    close()  # a no-op once the body was read to its end
+_MAX_DRAIN_PARTS = 64  # a stream still talking after its final event is closed instead
 
 
-_drainer = _Drainer()
+def _drain_in_background(parts: Iterator[bytes]) -> None:
+    """Reads a completed stream to its end on its own daemon thread, so one slow body never
+    holds up another's connection, then closes it."""
+    threading.Thread(target=_drain, args=(parts,), name="upstream-drain", daemon=True).start()
+
+
+def _drain(parts: Iterator[bytes]) -> None:
+    # The answer is already sent: a failure here only costs the connection.
+    with contextlib.suppress(Exception):
+        for _ in itertools.islice(parts, _MAX_DRAIN_PARTS):
+            pass
+    with contextlib.suppress(Exception):
+        close = getattr(parts, "close", None)
+        if close is not None:
+            close()  # a no-op once the body was read to its end
 
 
 def describe_failure(exc: Exception) -> UpstreamFailure:
