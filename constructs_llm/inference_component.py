@@ -163,6 +163,9 @@ class InferenceComponentEndpoint(Construct):
         if self.kms_key is not None:
             self.kms_key.grant(component.model.role, *VOLUME_KEY_ACTIONS)
         self._use_host_ami(component.model.inference_ami_version, component.node.path)
+        # SageMaker's samples give the endpoint config the models' own role; which one pulls
+        # a component's image and weights is not documented, so both can.
+        component.model.grant_read(self.role)
 
     def _use_host_ami(self, ami: str | None, path: str) -> None:
         """The host AMI serves every component: CUDA 13 images need the newer driver."""

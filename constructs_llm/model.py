@@ -86,7 +86,7 @@ class LlmModel(Construct):
         self.accelerators: int | None = None
         self.plan: MemoryPlan | None = None
 
-        image = engine.image_for(self.instance_type)
+        image = self._image = engine.image_for(self.instance_type)
         self.inference_ami_version = host_ami_for(image, self.instance_type)
         image_uri = image.bind(self, self.role)
         self._binding: SourceBinding = source.bind(
@@ -125,6 +125,11 @@ class LlmModel(Construct):
     def environment(self) -> dict[str, str]:
         """The container environment as synthesized (derived values merged with ``env``)."""
         return dict(self._env)
+
+    def grant_read(self, grantee: iam.IGrantable) -> None:
+        """Lets ``grantee`` pull this model's image and read its weights, as its role can."""
+        self._image.bind(self, grantee)
+        self.source.grant_read(self, grantee)
 
     def use_accelerators(self, accelerators: int) -> None:
         """Size the engine for ``accelerators`` devices instead of the whole instance.

@@ -127,6 +127,10 @@ class ModelSource(abc.ABC):
     ) -> SourceBinding:
         """Grant ``grantee`` the reads the weights need and return what the Model gets."""
 
+    @abc.abstractmethod
+    def grant_read(self, scope: Construct, grantee: iam.IGrantable) -> None:
+        """Grant ``grantee`` the same reads as ``bind``."""
+
 
 class _HubSource(ModelSource):
     def __init__(
@@ -151,6 +155,9 @@ class _HubSource(ModelSource):
     @property
     def is_hub(self) -> bool:
         return True
+
+    def grant_read(self, scope: Construct, grantee: iam.IGrantable) -> None:
+        del scope, grantee  # the container downloads from the Hub: no AWS reads to grant
 
     def bind(
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
@@ -202,6 +209,9 @@ class _S3Source(ModelSource):
         binding = self._grant_read(scope, grantee)
         _grant_key(self._bucket, grantee)
         return binding
+
+    def grant_read(self, scope: Construct, grantee: iam.IGrantable) -> None:
+        self.bind(scope, grantee, token_env_names=())
 
     @abc.abstractmethod
     def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:

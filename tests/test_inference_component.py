@@ -143,7 +143,7 @@ def test_config_is_model_less_with_a_role_and_managed_instance_scaling(shared: S
     assert not [d for d in config["DependsOn"] if "DefaultPolicy" not in d]
 
 
-def test_endpoint_role_gets_logs_and_metrics_only(shared: Shared) -> None:
+def test_endpoint_role_gets_logs_metrics_and_its_models_image_pulls(shared: Shared) -> None:
     policy = next(
         p
         for p in shared.template.find_resources("AWS::IAM::Policy").values()
@@ -156,13 +156,24 @@ def test_endpoint_role_gets_logs_and_metrics_only(shared: Shared) -> None:
             statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
         )
     }
+    # Which role pulls a component's image is undocumented, so the endpoint role may too:
+    # on the components' repositories only (their Hub weights need no AWS reads).
     assert actions == {
         "logs:CreateLogGroup",
         "logs:CreateLogStream",
         "logs:PutLogEvents",
         "logs:DescribeLogStreams",
         "cloudwatch:PutMetricData",
+        "ecr:BatchCheckLayerAvailability",
+        "ecr:GetDownloadUrlForLayer",
+        "ecr:BatchGetImage",
     }
+    pulls = [
+        statement["Resource"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if "ecr:BatchGetImage" in statement["Action"]
+    ]
+    assert "repository/huggingface-pytorch-tgi-inference" in json.dumps(pulls)
 
 
 def test_endpoint_takes_the_user_name_and_the_generated_config(shared: Shared) -> None:
@@ -660,3 +671,27 @@ def test_cuda13_component_sets_the_endpoint_host_ami(new_stack: Any) -> None:
     )
     variant = config["Properties"]["ProductionVariants"][0]
     assert variant["InferenceAmiVersion"] == "al2023-ami-sagemaker-inference-gpu-4-1"
+
+
+def test_endpoint_role_may_read_s3_weights_of_its_components(new_stack: Any) -> None:
+    from aws_cdk import aws_s3 as s3
+
+    stack = new_stack()
+    endpoint = InferenceComponentEndpoint(stack, "Shared", instance_type="ml.g5.12xlarge")
+    bucket = s3.Bucket.from_bucket_name(stack, "Weights", "my-weights")
+    model = LlmModel(
+        stack,
+        "Llama",
+        source=ModelSource.s3(bucket, "llama3/", model_id="meta-llama/Meta-Llama-3-8B-Instruct"),
+        engine=Engine.tgi(),
+        instance_type="ml.g5.12xlarge",
+    )
+    InferenceComponent(
+        stack, "Chat", endpoint=endpoint, model=model, accelerators=1, min_memory_mib=8192
+    )
+    policies = Template.from_stack(stack).find_resources("AWS::IAM::Policy")
+    endpoint_policy = next(
+        p for p in policies.values() if p["Properties"]["Roles"][0]["Ref"].startswith("SharedRole")
+    )
+    dumped = json.dumps(endpoint_policy)
+    assert "s3:GetObject" in dumped and "llama3/*" in dumped
