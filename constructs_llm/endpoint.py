@@ -50,7 +50,22 @@ NVME_CHECKOV_SKIP = {
 }
 
 
-class LlmEndpoint(ServesModel, InvocationMetrics, Construct):
+class EndpointAttributes:
+    """``endpoint_name`` and ``endpoint_arn`` of a construct whose ``resource`` is the Endpoint."""
+
+    resource: sagemaker.CfnEndpoint
+
+    @property
+    def endpoint_name(self) -> str:
+        return self.resource.attr_endpoint_name
+
+    @property
+    def endpoint_arn(self) -> str:
+        """The Endpoint's ARN (its ``Ref``)."""
+        return self.resource.ref
+
+
+class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances.
 
     Only the Endpoint may carry a physical name; the EndpointConfig is replaced on every change,
@@ -127,14 +142,6 @@ class LlmEndpoint(ServesModel, InvocationMetrics, Construct):
         self._annotate(instance_count)
 
     # -- public API ------------------------------------------------------------------
-
-    @property
-    def endpoint_name(self) -> str:
-        return self.resource.attr_endpoint_name
-
-    @property
-    def endpoint_arn(self) -> str:
-        return self.resource.ref
 
     @property
     def inference_component_name(self) -> str | None:

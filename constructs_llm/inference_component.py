@@ -36,6 +36,7 @@ from constructs_llm.endpoint import (
     INVOKE_ACTIONS,
     NVME_CHECKOV_SKIP,
     VOLUME_KEY_ACTIONS,
+    EndpointAttributes,
     kms_problem,
     variant_name_for,
     volume_problem,
@@ -58,7 +59,7 @@ MIN_CPU_CORES = 0.25
 MAX_COMPONENT_ENV = 16
 
 
-class InferenceComponentEndpoint(Construct):
+class InferenceComponentEndpoint(EndpointAttributes, Construct):
     """A real-time endpoint that hosts inference components instead of one model.
 
     SageMaker needs three things from such an endpoint's config, which this construct
@@ -137,14 +138,6 @@ class InferenceComponentEndpoint(Construct):
         )
         self.node.add_validation(_FleetFits(self))
         self._annotate()
-
-    @property
-    def endpoint_name(self) -> str:
-        return self.resource.attr_endpoint_name
-
-    @property
-    def endpoint_arn(self) -> str:
-        return self.resource.ref
 
     @property
     def capacity(self) -> _Demand | None:
