@@ -297,3 +297,47 @@ def test_cuda13_images_get_the_driver_580_host_ami(new_stack: Callable[..., Stac
 def test_cuda12_images_keep_the_default_host_ami(scaled: tuple[LlmEndpoint, Template]) -> None:
     _, template = scaled  # TGI 3.3.6 is a CUDA 12.4 build
     assert "InferenceAmiVersion" not in _variant(template)
+
+
+def test_a_new_model_replaces_model_and_config_but_updates_the_same_endpoint(
+    new_stack: Callable[..., Stack],
+) -> None:
+    def synth(model_id: str) -> dict[str, Any]:
+        stack = new_stack()
+        _endpoint(
+            stack,
+            model_id=model_id,
+            endpoint_name="chat",
+            autoscaling=Autoscaling(max_capacity=2, target_concurrent_requests=4),
+        )
+        return dict(Template.from_stack(stack).to_json()["Resources"])
+
+    before = synth("meta-llama/Meta-Llama-3-8B-Instruct")
+    after = synth("mistralai/Mistral-7B-Instruct-v0.2")
+
+    def by_type(resources: dict[str, Any], kind: str) -> tuple[str, dict[str, Any]]:
+        (item,) = [(k, v) for k, v in resources.items() if v["Type"] == kind]
+        return item
+
+    for kind in ("AWS::SageMaker::Model", "AWS::SageMaker::EndpointConfig"):
+        (id_before, old), (id_after, new) = by_type(before, kind), by_type(after, kind)
+        # Same logical id, changed create-only properties, no fixed name: CloudFormation
+        # creates the replacement first, then deletes the old one.
+        assert id_before == id_after
+        assert old["Properties"] != new["Properties"] or kind.endswith("EndpointConfig")
+        assert (
+            "ModelName" not in old["Properties"] and "EndpointConfigName" not in old["Properties"]
+        )
+    (ep_before, old_ep), (ep_after, new_ep) = (
+        by_type(before, "AWS::SageMaker::Endpoint"),
+        by_type(after, "AWS::SageMaker::Endpoint"),
+    )
+    # The Endpoint keeps its logical id and name and only points at the new config.
+    assert ep_before == ep_after and old_ep == new_ep
+    assert old_ep["Properties"]["EndpointName"] == "chat"
+    (target_before, old_target), (target_after, new_target) = (
+        by_type(before, "AWS::ApplicationAutoScaling::ScalableTarget"),
+        by_type(after, "AWS::ApplicationAutoScaling::ScalableTarget"),
+    )
+    # Same instance type, same variant: the scalable target is untouched.
+    assert target_before == target_after and old_target == new_target
