@@ -319,15 +319,19 @@ def test_a_new_model_replaces_model_and_config_but_updates_the_same_endpoint(
         (item,) = [(k, v) for k, v in resources.items() if v["Type"] == kind]
         return item
 
-    for kind in ("AWS::SageMaker::Model", "AWS::SageMaker::EndpointConfig"):
-        (id_before, old), (id_after, new) = by_type(before, kind), by_type(after, kind)
-        # Same logical id, changed create-only properties, no fixed name: CloudFormation
-        # creates the replacement first, then deletes the old one.
-        assert id_before == id_after
-        assert old["Properties"] != new["Properties"] or kind.endswith("EndpointConfig")
-        assert (
-            "ModelName" not in old["Properties"] and "EndpointConfigName" not in old["Properties"]
-        )
+    # The Model keeps its logical id but changes create-only properties, and has no fixed
+    # name: CloudFormation creates the replacement first, then deletes the old one.
+    (model_id, old_model), (model_id_after, new_model) = (
+        by_type(before, "AWS::SageMaker::Model"),
+        by_type(after, "AWS::SageMaker::Model"),
+    )
+    assert model_id == model_id_after and old_model["Properties"] != new_model["Properties"]
+    assert "ModelName" not in new_model["Properties"]
+    # The config names the model by GetAtt, so the new model name replaces the config too.
+    _, config = by_type(after, "AWS::SageMaker::EndpointConfig")
+    assert "EndpointConfigName" not in config["Properties"]
+    (variant,) = config["Properties"]["ProductionVariants"]
+    assert variant["ModelName"] == {"Fn::GetAtt": [model_id, "ModelName"]}
     (ep_before, old_ep), (ep_after, new_ep) = (
         by_type(before, "AWS::SageMaker::Endpoint"),
         by_type(after, "AWS::SageMaker::Endpoint"),
