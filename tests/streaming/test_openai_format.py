@@ -126,6 +126,37 @@ def test_completion_builder_falls_back_to_generated_text_when_no_token_streamed(
     assert data["choices"][0]["logprobs"] is None
 
 
+def test_completion_builder_reports_usage_when_the_engine_gave_both_counts() -> None:
+    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=False)
+    builder.add(TokenEvent("Hi"))
+    data = builder.build(DoneEvent(prompt_tokens=7, completion_tokens=2))
+    usage = ChatCompletion.model_validate(data).usage
+    assert usage is not None
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (7, 2, 9)
+
+
+@pytest.mark.parametrize("done", [DoneEvent(), DoneEvent(completion_tokens=2)])
+def test_completion_builder_omits_usage_unless_both_counts_are_known(done: DoneEvent) -> None:
+    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=False)
+    data = builder.build(done)
+    assert "usage" not in data
+    assert ChatCompletion.model_validate(data).usage is None
+
+
+def test_usage_chunk_has_empty_choices_and_the_counts() -> None:
+    data = decode(encoder().usage(DoneEvent(prompt_tokens=3, completion_tokens=4)))
+    chunk = ChatCompletionChunk.model_validate(data)
+    assert data["choices"] == []
+    assert chunk.usage is not None
+    assert (chunk.usage.prompt_tokens, chunk.usage.completion_tokens) == (3, 4)
+    assert chunk.usage.total_tokens == 7
+    assert (chunk.id, chunk.model) == ("chatcmpl-1", "m")
+
+
+def test_usage_chunk_is_empty_when_a_count_is_unknown() -> None:
+    assert encoder().usage(DoneEvent(prompt_tokens=3)) == b""
+
+
 def test_error_object_has_the_openai_envelope() -> None:
     assert error_object("bad", param="messages", code="invalid_value") == {
         "error": {

@@ -294,6 +294,69 @@ def test_error_null_is_not_an_error() -> None:
     assert parse([b'{"error": null, "outputs": ["a"]}\n']) == [TokenEvent("a"), DoneEvent()]
 
 
+# -- token usage ----------------------------------------------------------------------------
+
+
+def test_tgi_details_give_the_prompt_and_completion_token_counts() -> None:
+    # GIVEN a TGI generate stream whose last event has generated_tokens and input_length
+    stream = (
+        b'data:{"token":{"id":1,"text":"a"},"generated_text":null,"details":null}\n\n'
+        b'data:{"token":{"id":2,"text":"b"},"generated_text":"ab",'
+        b'"details":{"finish_reason":"length","generated_tokens":2,"input_length":11}}\n\n'
+    )
+    # THEN the DoneEvent carries both counts
+    assert parse([stream], "tgi")[-1] == DoneEvent(
+        finish_reason="length", generated_text="ab", prompt_tokens=11, completion_tokens=2
+    )
+
+
+def test_a_non_streamed_tgi_response_counts_its_prefill_tokens() -> None:
+    body = (
+        b'{"generated_text":"ok","details":{"finish_reason":"eos_token","generated_tokens":1,'
+        b'"prefill":[{"id":1,"text":"<s>"},{"id":2,"text":"Hi"}],"tokens":[]}}'
+    )
+    assert parse([body])[-1] == DoneEvent(
+        finish_reason="eos_token", generated_text="ok", prompt_tokens=2, completion_tokens=1
+    )
+
+
+def test_lmi_details_give_the_completion_token_count_only() -> None:
+    # GIVEN DJL LMI jsonlines, whose details name generated_tokens but not the prompt length
+    stream = (
+        b'{"token":{"id":1,"text":"a","log_prob":-0.5}}\n'
+        b'{"token":{"id":2,"text":"b","log_prob":-0.5},"generated_text":"ab",'
+        b'"details":{"finish_reason":"length","generated_tokens":2,"inputs":"x"}}\n'
+    )
+    assert parse([stream], "lmi_jsonlines")[-1] == DoneEvent(
+        finish_reason="length", generated_text="ab", completion_tokens=2
+    )
+
+
+@pytest.mark.parametrize("end", [b"data: [DONE]\n\n", b""], ids=["done-marker", "end-of-input"])
+def test_an_openai_usage_chunk_is_put_on_the_terminal_event(end: bytes) -> None:
+    # GIVEN an OpenAI chunk stream ending with the usage chunk (empty choices)
+    stream = (
+        b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}],'
+        b'"usage":null}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}\n\n'
+        b'data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":1,'
+        b'"total_tokens":10}}\n\n' + end
+    )
+    # THEN the usage chunk gives no event and its counts end up on the DoneEvent
+    assert parse([stream], "openai") == [
+        TokenEvent("a"),
+        DoneEvent(finish_reason="stop", prompt_tokens=9, completion_tokens=1),
+    ]
+
+
+@pytest.mark.parametrize("value", ["-1", "1.5", "true", '"7"', "null"])
+def test_token_counts_that_are_not_non_negative_integers_are_ignored(value: str) -> None:
+    usage = f'{{"choices":[],"usage":{{"prompt_tokens":{value},"completion_tokens":3}}}}\n'
+    details = f'{{"generated_text":"x","details":{{"generated_tokens":{value}}}}}\n'
+    assert parse([usage.encode()])[-1] == DoneEvent(completion_tokens=3)
+    assert parse([details.encode()])[-1] == DoneEvent(generated_text="x")
+
+
 # -- exactly one terminal event -------------------------------------------------------------
 
 

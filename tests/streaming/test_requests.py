@@ -72,6 +72,30 @@ def test_unset_parameters_are_not_sent() -> None:
     assert engine_body({"messages": USER}) == {"messages": USER, "stream": True}
 
 
+def test_include_usage_is_forwarded_to_a_messages_engine_only_when_asked() -> None:
+    # GIVEN a streaming request asking for usage, and one that does not
+    asked = {"messages": USER, "stream": True, "stream_options": {"include_usage": True}}
+    parsed = parse_chat_request(json.dumps(asked).encode(), RequestFormat.MESSAGES)
+    plain = parse_chat_request(
+        json.dumps({"messages": USER, "stream": True}).encode(), RequestFormat.MESSAGES
+    )
+    # THEN only the first asks the engine for its usage chunk
+    assert json.loads(parsed.engine_body)["stream_options"] == {"include_usage": True}
+    assert parsed.include_usage is True
+    assert "stream_options" not in json.loads(plain.engine_body)
+    assert plain.include_usage is False
+    off = {**asked, "stream_options": {"include_usage": False}}
+    assert "stream_options" not in engine_body(off)
+
+
+def test_include_usage_is_not_sent_to_a_generate_engine() -> None:
+    # the generate API reports counts in details (always requested) and knows no stream_options
+    request = {"messages": USER, "stream": True, "stream_options": {"include_usage": True}}
+    parsed = parse_chat_request(json.dumps(request).encode(), RequestFormat.GENERATE)
+    assert "stream_options" not in json.loads(parsed.engine_body)
+    assert parsed.include_usage is True
+
+
 def test_content_parts_and_tool_less_assistant_turns_are_accepted() -> None:
     messages = [
         {"role": "user", "content": [{"type": "text", "text": "Hi"}]},
@@ -172,6 +196,12 @@ def test_generate_format_rejects_anything_but_one_user_prompt_naming_the_limitat
         ({"messages": USER, "tool_choice": "auto"}, "tool_choice", "'auto'"),
         ({"messages": USER, "stream": "yes"}, "stream", "must be a boolean"),
         ({"messages": USER, "stream_options": {}}, "stream_options", "only allowed"),
+        ({"messages": USER, "stream": True, "stream_options": 1}, "stream_options", "an object"),
+        (
+            {"messages": USER, "stream": True, "stream_options": {"include_usage": "yes"}},
+            "stream_options.include_usage",
+            "must be a boolean, got 'yes'",
+        ),
         ({"messages": USER, "max_tokens": 0}, "max_tokens", ">= 1, got 0"),
         ({"messages": USER, "max_tokens": 1.5}, "max_tokens", "must be an integer"),
         ({"messages": USER, "max_tokens": True}, "max_tokens", "must be an integer"),

@@ -181,6 +181,89 @@ def test_generate_request_format_sends_the_prompt_as_inputs(
     }
 
 
+def test_openai_sdk_gets_usage_from_tgi_details_when_not_streaming(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    # GIVEN a TGI engine whose last event reports generated_tokens and input_length
+    runtime = start_runtime(request_format=RequestFormat.GENERATE, stream_format=StreamFormat.TGI)
+    fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS, input_length=13)))
+    # WHEN the openai SDK asks for one completion
+    completion = sdk(runtime).chat.completions.create(model="m", messages=USER)
+    # THEN it carries the engine's counts
+    assert completion.usage is not None
+    usage = completion.usage
+    assert (usage.prompt_tokens, usage.completion_tokens) == (13, len(TOKENS))
+    assert usage.total_tokens == 13 + len(TOKENS)
+    # AND the log line records them
+    assert wait_for(lambda: len(runtime.logs) == 1)
+    assert (runtime.logs[0]["prompt_tokens"], runtime.logs[0]["completion_tokens"]) == (13, 6)
+
+
+@pytest.mark.parametrize("framing", ["tgi", "openai"])
+def test_include_usage_streams_end_with_a_usage_chunk(
+    start_runtime: StartRuntime, fake: FakeSageMaker, framing: str
+) -> None:
+    # GIVEN an engine that reports 21 prompt tokens, in TGI details or an OpenAI usage chunk
+    if framing == "tgi":
+        runtime = start_runtime(
+            request_format=RequestFormat.GENERATE, stream_format=StreamFormat.TGI
+        )
+        payloads = engine_streams.tgi(TOKENS, input_length=21)
+    else:
+        runtime = start_runtime(stream_format=StreamFormat.OPENAI)
+        payloads = engine_streams.openai(TOKENS, prompt_tokens=21)
+    fake.enqueue(Scenario(parts=engine_streams.rechunk(payloads, 9)))
+    # WHEN the openai SDK streams with stream_options.include_usage
+    stream = sdk(runtime).chat.completions.create(
+        model="m", messages=USER, stream=True, stream_options={"include_usage": True}
+    )
+    chunks = list(stream)
+    # THEN the text chunks carry no usage, and the last chunk has no choices and the counts
+    assert "".join(c.choices[0].delta.content or "" for c in chunks[:-1]) == "".join(TOKENS)
+    assert chunks[-2].choices[0].finish_reason is not None
+    assert all(c.usage is None for c in chunks[:-1])
+    last = chunks[-1]
+    assert last.choices == []
+    assert last.usage is not None
+    assert (last.usage.prompt_tokens, last.usage.completion_tokens) == (21, len(TOKENS))
+    assert last.usage.total_tokens == 21 + len(TOKENS)
+    assert last.id == chunks[0].id
+    # AND a messages engine was asked for its usage chunk; the generate API knows no such field
+    sent = fake.requests[0].json()
+    expected = None if framing == "tgi" else {"include_usage": True}
+    assert sent.get("stream_options") == expected
+
+
+def test_include_usage_sends_no_usage_chunk_when_the_engine_gave_no_counts(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    # GIVEN an engine that streams no usage chunk (its usage is unknown)
+    runtime = start_runtime(stream_format=StreamFormat.OPENAI)
+    fake.enqueue(Scenario(parts=engine_streams.openai(TOKENS)))
+    status, _, body = request(
+        runtime, "POST", CHAT, stream_request(stream_options={"include_usage": True})
+    )
+    # THEN the stream ends normally with the finish chunk then [DONE]: the SDK needs ints
+    assert status == 200
+    events = sse_data(body)
+    assert events[-1] == "[DONE]"
+    assert events[-2]["choices"][0]["finish_reason"] == "stop"
+    assert all("usage" not in e for e in events[:-1])
+
+
+def test_a_stream_without_include_usage_gets_no_usage_chunk(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime(stream_format=StreamFormat.OPENAI)
+    fake.enqueue(Scenario(parts=engine_streams.openai(TOKENS, prompt_tokens=5)))
+    status, _, body = request(runtime, "POST", CHAT, stream_request())
+    assert status == 200
+    events = sse_data(body)
+    assert events[-2]["choices"][0]["finish_reason"] == "stop"
+    assert all("usage" not in e for e in events[:-1])
+    assert "stream_options" not in fake.requests[0].json()
+
+
 def test_generate_request_format_rejects_a_conversation_naming_the_limitation(
     start_runtime: StartRuntime, fake: FakeSageMaker
 ) -> None:

@@ -16,10 +16,15 @@ def _compact(obj: Any) -> bytes:
 
 
 def tgi(
-    tokens: Sequence[str], *, finish_reason: str = "length", log_prob: float = -0.25
+    tokens: Sequence[str],
+    *,
+    finish_reason: str = "length",
+    log_prob: float = -0.25,
+    input_length: int | None = None,
 ) -> list[bytes]:
     """TGI generate stream: ``data:{json}`` events (no space), the last one carrying
-    ``generated_text`` and ``details``; no ``[DONE]``."""
+    ``generated_text`` and ``details`` (with ``input_length`` if given, as TGI 2+ sends it);
+    no ``[DONE]``."""
     events: list[bytes] = []
     for index, text in enumerate(tokens):
         event: dict[str, Any] = {
@@ -35,6 +40,8 @@ def tgi(
                 "generated_tokens": len(tokens),
                 "seed": None,
             }
+            if input_length is not None:
+                event["details"]["input_length"] = input_length
         events.append(b"data:" + _compact(event) + b"\n\n")
     return events
 
@@ -50,9 +57,11 @@ def openai(
     finish_reason: str = "stop",
     model: str = "engine-model",
     log_prob: float | None = None,
+    prompt_tokens: int | None = None,
 ) -> list[bytes]:
     """vLLM / TGI Messages API stream: ``data: {chat.completion.chunk}`` events, role first,
-    an empty delta with the finish reason last, then ``data: [DONE]``."""
+    an empty delta with the finish reason last, then ``data: [DONE]``. With ``prompt_tokens``,
+    a usage chunk (empty ``choices``) comes before ``[DONE]``, as for ``include_usage``."""
     base = {
         "id": "chatcmpl-engine",
         "object": "chat.completion.chunk",
@@ -72,6 +81,13 @@ def openai(
             logprobs = {"content": [entry]}
         events.append(chunk({"content": text}, None, logprobs))
     events.append(chunk({}, finish_reason))
+    if prompt_tokens is not None:
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(tokens),
+            "total_tokens": prompt_tokens + len(tokens),
+        }
+        events.append(b"data: " + _compact({**base, "choices": [], "usage": usage}) + b"\n\n")
     events.append(b"data: [DONE]\n\n")
     return events
 

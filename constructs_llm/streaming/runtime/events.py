@@ -33,10 +33,12 @@ class TokenEvent:
 
 @dataclass(frozen=True, slots=True)
 class DoneEvent:
-    """The stream ended normally."""
+    """The stream ended normally. Token counts are the engine's own, when it reports them."""
 
     finish_reason: str | None = None
     generated_text: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,19 @@ def error_object(
     return {"error": {"message": message, "type": error_type, "param": param, "code": code}}
 
 
+def usage_object(done: DoneEvent) -> dict[str, int] | None:
+    """OpenAI's ``usage`` object, or None unless the engine reported both counts: the SDK's
+    ``CompletionUsage`` requires all three as integers, and a guess would mislead billing."""
+    prompt, completion = done.prompt_tokens, done.completion_tokens
+    if prompt is None or completion is None:
+        return None
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
 def _logprobs(event: TokenEvent) -> dict[str, Any] | None:
     if event.log_prob is None:
         return None
@@ -99,6 +112,14 @@ class ChunkEncoder:
         """The last chunk: empty delta and the finish reason."""
         return self._chunk({}, reason=finish_reason(done.finish_reason))
 
+    def usage(self, done: DoneEvent) -> bytes:
+        """The ``stream_options.include_usage`` chunk (empty ``choices``), or nothing when the
+        engine did not report the counts."""
+        counts = usage_object(done)
+        if counts is None:
+            return b""
+        return sse({**self._base, "choices": [], "usage": counts})
+
 
 class CompletionBuilder:
     """Aggregates a stream into one ``chat.completion`` object (for ``stream: false``)."""
@@ -123,7 +144,7 @@ class CompletionBuilder:
         if not text and done.generated_text:
             text = done.generated_text
         logprobs = {"content": self._logprobs, "refusal": None} if self._want_logprobs else None
-        return {
+        completion: dict[str, Any] = {
             "id": self._id,
             "object": "chat.completion",
             "created": self._created,
@@ -137,3 +158,7 @@ class CompletionBuilder:
                 }
             ],
         }
+        counts = usage_object(done)
+        if counts is not None:  # omitted when unknown (ChatCompletion.usage is optional)
+            completion["usage"] = counts
+        return completion

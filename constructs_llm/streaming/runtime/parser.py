@@ -29,7 +29,9 @@ option differs from the configured format (for example LMI with ``tgi_compat``) 
 - ``{"token": {"id", "text", "logprob" | "log_prob", "special"}, "generated_text",
   "details"}``: TGI ``generate_stream`` and DJL LMI jsonlines. Special tokens and empty
   texts give no ``TokenEvent``. The object with a non-null ``generated_text`` or ``details``
-  is the last one: ``DoneEvent(details.finish_reason, generated_text)``. LMI errors are
+  is the last one: ``DoneEvent(details.finish_reason, generated_text)``, with the token
+  counts ``details.generated_tokens`` and ``details.input_length`` (else the length of a
+  non-empty ``details.prefill``) when present. LMI errors are
   ``token.error_msg`` or ``details.finish_reason == "error"`` (``code="model_error"``).
   The LMI transition form also carries ``"outputs"``: its text is the token's, so it is
   not emitted twice.
@@ -38,7 +40,8 @@ option differs from the configured format (for example LMI with ``tgi_compat``) 
   chunks with ``choices[].text`` too). Only choice index 0 is read; role, tool-call and
   reasoning deltas carry no text. ``log_prob`` is the sum of ``logprobs.content[].logprob``
   (one entry in practice). A chunk with empty ``choices`` (the usage chunk) gives no event.
-  ``finish_reason`` is remembered for the ``DoneEvent``; ``"error"`` is an ``ErrorEvent``.
+  ``finish_reason`` and the last ``usage`` object's ``prompt_tokens``/``completion_tokens``
+  are remembered for the ``DoneEvent``; ``finish_reason: "error"`` is an ``ErrorEvent``.
 - ``{"outputs": ["text", ...]}``: the old LMI jsonlines form.
 - An object with ``generated_text`` but no token (a non-streamed response): ``DoneEvent``,
   preceded by one ``TokenEvent`` with that text if no text was streamed before it.
@@ -47,8 +50,9 @@ option differs from the configured format (for example LMI with ``tgi_compat``) 
 Terminal rule: the stream ends at the first of ``data: [DONE]``, a token-form object with
 ``generated_text``/``details``, an error, or the end of the input. Reaching the end of the
 input without a marker gives ``DoneEvent(finish_reason=<last finish_reason seen, else
-None>)``: the normal end for LMI chat jsonlines and the old ``outputs`` form, which have no
-marker. ``DoneEvent.generated_text`` is set only when the engine sends it (TGI, LMI).
+None>)`` (and the remembered usage): the normal end for LMI chat jsonlines and the old
+``outputs`` form, which have no marker. ``DoneEvent.generated_text`` and the token counts are
+set only when the engine sends them; a count that is not a non-negative integer is ignored.
 Nothing is emitted after the terminal event, and the rest of the input is not read.
 
 If the chunk iterable raises ``UpstreamStreamError`` (as ``iter_payload_parts`` does for
@@ -192,7 +196,7 @@ def _events(
                     return
             terminal = ErrorEvent(message=str(exc), code=ERROR_CODE_LINE_TOO_LONG)
         else:
-            terminal = DoneEvent(finish_reason=state.finish_reason)
+            terminal = state.done()
         yield from out
         yield terminal
     finally:
@@ -205,13 +209,23 @@ class _LineParser:
     """Per-stream state and the per-line dispatch. ``handle`` appends the line's events to
     ``out`` and returns True once it appended the terminal event."""
 
-    __slots__ = ("finish_reason", "sse", "streamed_text")
+    __slots__ = ("completion_tokens", "finish_reason", "prompt_tokens", "sse", "streamed_text")
 
     def __init__(self, fmt: StreamFormat) -> None:
         # SSE formats skip unknown lines (unknown SSE fields); the others report them.
         self.sse = fmt is StreamFormat.TGI or fmt is StreamFormat.OPENAI
         self.finish_reason: str | None = None
         self.streamed_text = False
+        self.prompt_tokens: int | None = None  # from an OpenAI-style usage object
+        self.completion_tokens: int | None = None
+
+    def done(self) -> DoneEvent:
+        """The terminal event of a stream that ends at ``[DONE]`` or at the end of the input."""
+        return DoneEvent(
+            finish_reason=self.finish_reason,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+        )
 
     def handle(self, line: str, out: list[StreamEvent]) -> bool:
         """Parse one non-empty line."""
@@ -249,6 +263,9 @@ class _LineParser:
             return self._token(obj, token, out)
         choices = obj.get("choices")
         if choices is not None:
+            usage = obj.get("usage")
+            if usage:  # the usage chunk, or every chunk with vLLM's continuous usage stats
+                self._usage(usage)
             return self._chat_chunk(choices, out)
         outputs = obj.get("outputs")
         if type(outputs) is list:
@@ -292,7 +309,9 @@ class _LineParser:
     def _final(self, obj: dict[str, Any], out: list[StreamEvent]) -> bool:
         """The last object of a TGI / LMI stream: ``generated_text`` and maybe ``details``."""
         details = obj.get("details")
-        reason = details.get("finish_reason") if type(details) is dict else None
+        if type(details) is not dict:
+            details = {}
+        reason = details.get("finish_reason")
         if reason == "error":
             out.append(_FINISH_REASON_ERROR)
             return True
@@ -300,8 +319,26 @@ class _LineParser:
         text = text if type(text) is str else None
         if text and not self.streamed_text:
             out.append(_token_event(text, None, None))  # a whole, non-streamed response
-        out.append(DoneEvent(finish_reason=_str_or_none(reason), generated_text=text))
+        prompt_tokens = _count(details.get("input_length"))
+        if prompt_tokens is None:  # a non-streamed TGI response lists the prompt's tokens
+            prefill = details.get("prefill")
+            if type(prefill) is list and prefill:
+                prompt_tokens = len(prefill)
+        out.append(
+            DoneEvent(
+                finish_reason=_str_or_none(reason),
+                generated_text=text,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=_count(details.get("generated_tokens")),
+            )
+        )
         return True
+
+    def _usage(self, usage: Any) -> None:
+        """Remember an OpenAI ``usage`` object's counts (the last one wins: it is cumulative)."""
+        if type(usage) is dict:
+            self.prompt_tokens = _count(usage.get("prompt_tokens"))
+            self.completion_tokens = _count(usage.get("completion_tokens"))
 
     def _chat_chunk(self, choices: Any, out: list[StreamEvent]) -> bool:
         if type(choices) is not list:
@@ -331,7 +368,7 @@ class _LineParser:
         """A payload the fast path could not take: [DONE], padded JSON or a bad line."""
         stripped = payload.strip()
         if stripped == "[DONE]":
-            out.append(DoneEvent(finish_reason=self.finish_reason))
+            out.append(self.done())
             return True
         if not stripped:
             return False  # "data:" with no value
@@ -398,6 +435,11 @@ def _chat_log_prob(logprobs: Any) -> float | None:
             return None
         total += value
     return total
+
+
+def _count(value: Any) -> int | None:
+    """A token count: a non-negative int (not a bool), else unknown."""
+    return value if type(value) is int and value >= 0 else None
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -16,6 +16,10 @@ Whatever the client asks, the engine is always asked to stream (``"stream": true
 ``stream: false`` client is served by aggregating the stream, which keeps time to first token
 low on the engine side and uses one code path.
 
+Token usage: ``stream_options: {"include_usage": true}`` (stream only, as in OpenAI's API) is
+forwarded to a MESSAGES engine only when the client sends it, so engines that reject unknown
+fields are unaffected by default; GENERATE engines report counts in ``details`` anyway.
+
 Not supported (400 naming the field): ``n`` > 1, ``tools``/``functions``/``tool_choice``,
 ``top_logprobs`` > 0 (only the sampled token's log-probability is relayed), and in GENERATE
 format anything but a single user message. ``frequency_penalty``/``presence_penalty`` are
@@ -66,6 +70,7 @@ class ChatRequest:
     model: str | None
     logprobs: bool
     engine_body: bytes
+    include_usage: bool = False  # stream_options.include_usage: end the stream with usage
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,13 +96,7 @@ def parse_chat_request(body: bytes, request_format: RequestFormat | str) -> Chat
     _reject_unsupported(data)
     messages = _messages(data.get("messages"))
     stream = _optional_bool(data, "stream") or False
-    if "stream_options" in data and data["stream_options"] is not None:
-        if not stream:
-            raise RequestError(
-                "'stream_options' is only allowed with 'stream': true", param="stream_options"
-            )
-        if not isinstance(data["stream_options"], dict):
-            raise RequestError("'stream_options' must be an object", param="stream_options")
+    include_usage = _include_usage(data, stream)
     model = data.get("model")
     if model is not None and not isinstance(model, str):
         raise RequestError("'model' must be a string", param="model")
@@ -106,12 +105,29 @@ def parse_chat_request(body: bytes, request_format: RequestFormat | str) -> Chat
         engine: dict[str, Any] = _generate_body(messages, sampling)
     else:
         engine = _messages_body(messages, sampling)
+        if include_usage:
+            engine["stream_options"] = {"include_usage": True}
     return ChatRequest(
         stream=stream,
         model=model,
         logprobs=sampling.logprobs,
         engine_body=json.dumps(engine, ensure_ascii=False, separators=(",", ":")).encode(),
+        include_usage=include_usage,
     )
+
+
+def _include_usage(data: dict[str, Any], stream: bool) -> bool:
+    """``stream_options.include_usage``; ``stream_options`` needs ``stream: true``."""
+    options = data.get("stream_options")
+    if options is None:
+        return False
+    if not stream:
+        raise RequestError(
+            "'stream_options' is only allowed with 'stream': true", param="stream_options"
+        )
+    if not isinstance(options, dict):
+        raise RequestError("'stream_options' must be an object", param="stream_options")
+    return _optional_bool(options, "include_usage", "stream_options.include_usage") or False
 
 
 def _load_object(body: bytes) -> dict[str, Any]:
@@ -232,11 +248,12 @@ def _sampling(data: dict[str, Any]) -> _Sampling:
     )
 
 
-def _optional_bool(data: dict[str, Any], name: str) -> bool | None:
+def _optional_bool(data: dict[str, Any], name: str, where: str | None = None) -> bool | None:
     value = data.get(name)
     if value is None or isinstance(value, bool):
         return value
-    raise RequestError(f"'{name}' must be a boolean, got {value!r}", param=name)
+    where = where or name
+    raise RequestError(f"'{where}' must be a boolean, got {value!r}", param=where)
 
 
 def _optional_int(

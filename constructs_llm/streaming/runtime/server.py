@@ -11,9 +11,12 @@ Routes:
 - ``POST /v1/chat/completions``: ``stream: true`` answers ``text/event-stream`` with HTTP/1.1
   chunked encoding, one ``chat.completion.chunk`` event per token, each written and sent as
   soon as it is parsed: a role chunk first, a chunk with ``finish_reason`` last, then
-  ``data: [DONE]``. The status line goes out with the first token (one write), so a stream
-  that fails before any token gets a real error status. ``stream: false`` answers one
-  ``chat.completion`` JSON (the engine still streams; the server aggregates).
+  ``data: [DONE]``. With ``stream_options: {"include_usage": true}`` a chunk with empty
+  ``choices`` and ``usage`` comes just before ``[DONE]`` if the engine reported both token
+  counts. The status line goes out with the first token (one write), so a stream that fails
+  before any token gets a real error status. ``stream: false`` answers one
+  ``chat.completion`` JSON (the engine still streams; the server aggregates), with ``usage``
+  on the same condition.
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
 - ``GET /v1/models``: the one served model.
 
@@ -272,8 +275,11 @@ class _Handler(BaseHTTPRequestHandler):
                 continue
             self._record["tokens"] = tokens
             if type(event) is DoneEvent:
-                last = encoder.finish(event) + DONE
-                self._record["finish_reason"] = event.finish_reason
+                last = encoder.finish(event)
+                if request.include_usage:
+                    last += encoder.usage(event)
+                last += DONE
+                self._record_done(event)
             else:
                 assert isinstance(event, ErrorEvent)
                 failure = describe_stream_error(event)
@@ -322,13 +328,20 @@ class _Handler(BaseHTTPRequestHandler):
                 continue
             self._record["tokens"] = builder.tokens
             if type(event) is DoneEvent:
-                self._record["finish_reason"] = event.finish_reason
+                self._record_done(event)
                 self._send_json(200, builder.build(event))
                 return True
             assert isinstance(event, ErrorEvent)
             self._fail(event)
             return False
         return False
+
+    def _record_done(self, done: DoneEvent) -> None:
+        self._record["finish_reason"] = done.finish_reason
+        if done.prompt_tokens is not None:
+            self._record["prompt_tokens"] = done.prompt_tokens
+        if done.completion_tokens is not None:
+            self._record["completion_tokens"] = done.completion_tokens
 
     def _fail(self, event: ErrorEvent) -> None:
         """Answer a stream that failed before anything was sent with its mapped status."""
