@@ -125,11 +125,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
             production_variants=[self._variant(instance_count, volume_size)],
             kms_key_id=kms_key.key_arn if kms_key else None,
         )
-        if self.instance_type.local_nvme:
-            self.config.add_metadata("checkov", {"skip": [NVME_CHECKOV_SKIP]})
-        if kms_key is not None:
-            # Named actions only: the volume key needs no wildcard actions.
-            kms_key.grant(model.role, *VOLUME_KEY_ACTIONS)
+        storage_settings(self.config, self.instance_type, kms_key, model.role)
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -274,6 +270,20 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
             Annotations.of(self).add_info(f"Memory plan: {self.model.plan.summary()}")
         most = self.autoscaling.max_capacity if self.autoscaling else instance_count
         add_quota_note(self, self.instance_type.name, most)
+
+
+def storage_settings(
+    config: sagemaker.CfnEndpointConfig,
+    instance_type: InstanceType,
+    kms_key: kms.IKey | None,
+    grantee: iam.IGrantable,
+) -> None:
+    """Records why NVMe types carry no volume key, and lets ``grantee`` use the key there is
+    (named actions only: a volume key needs no wildcard actions)."""
+    if instance_type.local_nvme:
+        config.add_metadata("checkov", {"skip": [NVME_CHECKOV_SKIP]})
+    if kms_key is not None:
+        kms_key.grant(grantee, *VOLUME_KEY_ACTIONS)
 
 
 def variant_name_for(instance_type: InstanceType) -> str:

@@ -34,10 +34,10 @@ from constructs_llm._validation import (
 )
 from constructs_llm.endpoint import (
     INVOKE_ACTIONS,
-    NVME_CHECKOV_SKIP,
     VOLUME_KEY_ACTIONS,
     EndpointAttributes,
     kms_problem,
+    storage_settings,
     variant_name_for,
     volume_problem,
 )
@@ -126,10 +126,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
         # The role's policy must exist before SageMaker assumes it, and outlive the endpoint.
         depend_on_policies(self.config, self.role)
-        if self.instance_type.local_nvme:
-            self.config.add_metadata("checkov", {"skip": [NVME_CHECKOV_SKIP]})
-        if kms_key is not None:
-            kms_key.grant(self.role, *VOLUME_KEY_ACTIONS)
+        storage_settings(self.config, self.instance_type, kms_key, self.role)
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
