@@ -80,6 +80,10 @@ class StreamingInvoker(Construct):
     :param adapter_layer: the Lambda Web Adapter layer. @default the published layer for the
         stack's region (arm64 in commercial regions, x86_64 in China)
     :param log_retention: @default one month
+    :param heartbeat: while the first token is awaited, send an SSE comment this often, so a
+        proxy in front (CloudFront waits 30 s by default) does not drop the request. Once a
+        beat was sent, a failure before the first token arrives as an error event in the
+        stream instead of an HTTP status. @default no heartbeat
     :param log_encryption_key: customer key for the log group. @default CloudWatch Logs'
         own encryption (logs hold request metadata only, never prompts or completions)
     """
@@ -96,10 +100,12 @@ class StreamingInvoker(Construct):
         architecture: lambda_.Architecture | None = None,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         log_encryption_key: kms.IKey | None = None,
+        heartbeat: Duration | None = None,
     ) -> None:
         super().__init__(scope, id)
         timeout = timeout or Duration.minutes(5)
-        _check(self, target, timeout, memory_size)
+        _check(self, target, timeout, memory_size, heartbeat)
+        self._heartbeat = heartbeat
         self.target = target
         architecture, layer = self._adapter(adapter_layer, architecture)
         log_group = logs.LogGroup(
@@ -168,6 +174,8 @@ class StreamingInvoker(Construct):
         }
         if target.inference_component_name is not None:
             env["INFERENCE_COMPONENT_NAME"] = target.inference_component_name
+        if self._heartbeat is not None:
+            env["HEARTBEAT_SECONDS"] = str(int(self._heartbeat.to_seconds()))
         return env
 
     def _adapter(
@@ -281,7 +289,13 @@ def adapter_layer_arn(region: str) -> tuple[str, str]:
     return f"arn:aws:lambda:{region}:{commercial['account']}:layer:{name}:{version}", "arm64"
 
 
-def _check(invoker: Construct, target: object, timeout: Duration, memory_size: int) -> None:
+def _check(
+    invoker: Construct,
+    target: object,
+    timeout: Duration,
+    memory_size: int,
+    heartbeat: Duration | None,
+) -> None:
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
     if not isinstance(target, InvocationTarget):
         problems.add(
@@ -299,6 +313,17 @@ def _check(invoker: Construct, target: object, timeout: Duration, memory_size: i
             f"{_READ_TIMEOUT_MARGIN_S} s to end cleanly",
         )
     )
+    if heartbeat is not None:
+        problems.add(
+            duration_problem(
+                "heartbeat",
+                heartbeat,
+                minimum_s=1,
+                maximum_s=300,
+                bounds="1 and 300 seconds",
+                why="CloudFront waits 30 s for an origin by default; beat more often than that",
+            )
+        )
     if isinstance(memory_size, bool) or not isinstance(memory_size, int):
         problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
     elif not 128 <= memory_size <= 10240:

@@ -207,3 +207,23 @@ def test_an_architecture_without_its_layer_is_refused(new_stack: Callable[..., S
         StreamingInvoker(
             stack, "Stream", target=_endpoint(stack), architecture=lambda_.Architecture.X86_64
         )
+
+
+def test_heartbeat_is_passed_to_the_runtime(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    StreamingInvoker(stack, "Stream", target=_endpoint(stack), heartbeat=Duration.seconds(15))
+    env = _function(Template.from_stack(stack))["Properties"]["Environment"]["Variables"]
+    assert env["HEARTBEAT_SECONDS"] == "15"
+
+
+def test_heartbeat_is_off_by_default(synthesized: tuple[Any, Template]) -> None:
+    _, template = synthesized
+    assert "HEARTBEAT_SECONDS" not in _function(template)["Properties"]["Environment"]["Variables"]
+
+
+def test_heartbeat_out_of_range_fails_naming_the_value(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    with pytest.raises(
+        ConfigurationError, match="heartbeat must be between 1 and 300 seconds, got 600 s"
+    ):
+        StreamingInvoker(stack, "Stream", target=_endpoint(stack), heartbeat=Duration.minutes(10))

@@ -22,6 +22,7 @@ def test_defaults_need_only_the_endpoint_name() -> None:
     assert (settings.max_body_bytes, settings.upstream_read_timeout) == (1024 * 1024, 120.0)
     assert settings.inference_component_name is None
     assert settings.served_model == "ep"
+    assert settings.heartbeat_seconds == 0  # off
 
 
 def test_every_variable_is_read() -> None:
@@ -37,6 +38,7 @@ def test_every_variable_is_read() -> None:
             "MAX_BODY_BYTES": "2048",
             "UPSTREAM_READ_TIMEOUT": "30.5",
             "CLIENT_TIMEOUT": "15",
+            "HEARTBEAT_SECONDS": "20",
         }
     )
     assert settings == Settings(
@@ -50,6 +52,7 @@ def test_every_variable_is_read() -> None:
         max_body_bytes=2048,
         upstream_read_timeout=30.5,
         client_timeout=15.0,
+        heartbeat_seconds=20.0,
     )
     assert settings.served_model == "llama"
 
@@ -65,6 +68,24 @@ def test_all_problems_are_reported_at_once_with_the_bad_values() -> None:
     assert "REQUEST_FORMAT must be one of messages, generate (got 'x')" in message
     assert "PORT must be an integer (got 'http')" in message
     assert "MAX_BODY_BYTES must be between 1 and" in message and "(got '0')" in message
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [("0", 0.0), ("0.1", 0.1), ("2.5", 2.5), ("300", 300)])
+def test_heartbeat_seconds_is_off_or_an_interval(raw: str, seconds: float) -> None:
+    settings = Settings.from_env({"ENDPOINT_NAME": "ep", "HEARTBEAT_SECONDS": raw})
+    assert settings.heartbeat_seconds == seconds
+
+
+@pytest.mark.parametrize("raw", ["0.05", "301", "-1", "soon", "nan", "inf"])
+def test_a_bad_heartbeat_is_a_settings_problem_naming_the_value(raw: str) -> None:
+    with pytest.raises(SettingsError) as info:
+        Settings.from_env({"HEARTBEAT_SECONDS": raw, "PORT": "x"})
+    message = str(info.value)
+    assert (
+        f"HEARTBEAT_SECONDS must be 0 (off) or a number of seconds between 0.1 and 300 (got {raw!r})"
+        in message
+    )
+    assert "ENDPOINT_NAME is required" in message and "PORT must be an integer" in message
 
 
 def test_the_sagemaker_client_is_built_once_and_shared_across_threads(

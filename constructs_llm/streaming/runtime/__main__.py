@@ -20,7 +20,7 @@ How the Lambda function must be configured (zip package, Lambda Web Adapter laye
 - runtime environment: ``ENDPOINT_NAME`` (required), ``INFERENCE_COMPONENT_NAME`` (for an
   inference component), ``STREAM_FORMAT`` and ``REQUEST_FORMAT`` (from the engine),
   ``MODEL_NAME`` (optional), ``UPSTREAM_READ_TIMEOUT`` (below the function timeout),
-  ``MAX_BODY_BYTES`` (optional);
+  ``MAX_BODY_BYTES`` (optional), ``HEARTBEAT_SECONDS`` (optional, e.g. ``10`` behind CloudFront);
 - function URL with ``InvokeMode: RESPONSE_STREAM``; the role needs
   ``sagemaker:InvokeEndpoint`` on the endpoint.
 """

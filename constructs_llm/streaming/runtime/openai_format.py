@@ -14,6 +14,7 @@ from typing import Any
 from .events import DoneEvent, TokenEvent
 
 DONE = b"data: [DONE]\n\n"
+KEEP_ALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it, proxies see bytes flow
 
 # Engines' finish reasons -> OpenAI's. TGI says eos_token/stop_sequence, LMI may say eos.
 _FINISH_REASONS = {

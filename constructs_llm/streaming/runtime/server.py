@@ -14,7 +14,10 @@ Routes:
   ``data: [DONE]``. With ``stream_options: {"include_usage": true}`` a chunk with empty
   ``choices`` and ``usage`` comes just before ``[DONE]`` if the engine reported both token
   counts. The status line goes out with the first token (one write), so a stream that fails
-  before any token gets a real error status. ``stream: false`` answers one
+  before any token gets a real error status; unless ``HEARTBEAT_SECONDS`` is set and the
+  first token is slower than that: then the status line goes out with the first
+  ``: keep-alive`` comment, and an early failure ends the stream like a late one (see
+  ``settings.py`` and ``heartbeat.py``). ``stream: false`` answers one
   ``chat.completion`` JSON (the engine still streams; the server aggregates), with ``usage``
   on the same condition.
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
@@ -45,8 +48,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent
+from .heartbeat import Heartbeat
 from .openai_format import (
     DONE,
+    KEEP_ALIVE,
     ChunkEncoder,
     CompletionBuilder,
     error_object,
@@ -57,7 +62,7 @@ from .parser import parse_stream
 from .requests import ChatRequest, RequestError, parse_chat_request
 from .sagemaker_stream import iter_payload_parts
 from .settings import Settings, sagemaker_client
-from .upstream import describe_failure, describe_stream_error, invoke, release
+from .upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke, release
 
 CHAT_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/health"
@@ -222,14 +227,32 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         self._record["stream"] = request.stream
+        # Started before the call: the wait for SageMaker's answer is silence too.
+        heartbeat = None
+        if request.stream and settings.heartbeat_seconds > 0:
+            heartbeat = self._start_heartbeat(settings.heartbeat_seconds)
+        try:
+            self._invoke_and_answer(request, heartbeat)
+        finally:
+            if heartbeat is not None:
+                heartbeat.stop()  # a no-op unless something unexpected raised
+
+    def _invoke_and_answer(self, request: ChatRequest, heartbeat: Heartbeat | None) -> None:
+        settings = self.server.settings
         try:
             upstream = invoke(self.server.client, settings, request.engine_body)
         except Exception as exc:
             failure = describe_failure(exc)
             self._record["upstream_error"] = failure.upstream_code or type(exc).__name__
-            self._send_error(
-                failure.status, failure.message, error_type=failure.error_type, code=failure.code
-            )
+            if heartbeat is not None and self._stop_heartbeat(heartbeat):
+                self._end_stream_with_error(failure)
+            else:
+                self._send_error(
+                    failure.status,
+                    failure.message,
+                    error_type=failure.error_type,
+                    code=failure.code,
+                )
             return
         parts = iter_payload_parts(upstream)
         # parse_stream closes an iterator it is given; the callable-iterator form has no
@@ -238,18 +261,29 @@ class _Handler(BaseHTTPRequestHandler):
         completed = False
         try:
             if request.stream:
-                completed = self._stream(_terminated(events), request)
+                completed = self._stream(_terminated(events), request, heartbeat)
             else:
                 completed = self._complete(_terminated(events), request)
         finally:
             events.close()
             release(parts, completed=completed)
 
-    def _stream(self, events: Iterator[StreamEvent], request: ChatRequest) -> bool:
+    def _stream(
+        self, events: Iterator[StreamEvent], request: ChatRequest, heartbeat: Heartbeat | None
+    ) -> bool:
         """Relay the events as SSE; True when the stream ended normally."""
-        first = next(events)
-        if type(first) is ErrorEvent:  # nothing sent yet: answer with a real HTTP status
-            self._fail(first)
+        if heartbeat is None:
+            first, head_sent = next(events), False
+        else:
+            try:
+                first = next(events)
+            finally:
+                head_sent = self._stop_heartbeat(heartbeat)
+        if type(first) is ErrorEvent:
+            if head_sent:  # too late for a status: end the stream with the error
+                self._end_stream_with_error(describe_stream_error(first))
+            else:  # nothing sent yet: answer with a real HTTP status
+                self._fail(first)
             return False
         encoder = ChunkEncoder(
             completion_id=new_completion_id(),
@@ -262,7 +296,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not chunked:
             self.close_connection = True
         # The status line, headers and role chunk go out with the first token: one write.
-        pending = self._stream_head(chunked) + frame(encoder.role())
+        head = b"" if head_sent else self._stream_head(chunked)
+        pending = head + frame(encoder.role())
         self._record["status"] = 200
         tokens = 0
         for event in itertools.chain((first,), events):
@@ -292,6 +327,39 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(pending + frame(last) + (b"0\r\n\r\n" if chunked else b""))
             return type(event) is DoneEvent
         return False
+
+    def _start_heartbeat(self, interval: float) -> Heartbeat:
+        """Keep-alive comments (after the SSE head) every ``interval`` until the first event."""
+        chunked = self.request_version != "HTTP/1.0"
+        beat = _chunk(KEEP_ALIVE) if chunked else KEEP_ALIVE
+        return Heartbeat(
+            self.wfile.write, head=self._stream_head(chunked), beat=beat, interval=interval
+        )
+
+    def _stop_heartbeat(self, heartbeat: Heartbeat) -> bool:
+        """Stop it; True when it already sent the status line (no error status any more)."""
+        sent, failed = heartbeat.stop()
+        if sent or failed:
+            self._headers_sent = True
+        if sent:
+            self._record["status"] = 200
+            self._record["heartbeats"] = sent
+        if failed:  # noticed only now: the upstream call is closed on the way out
+            raise _ClientGone
+        return sent > 0
+
+    def _end_stream_with_error(self, failure: UpstreamFailure) -> None:
+        """End an SSE stream whose head is out (and no token) with the error and ``[DONE]``."""
+        self._record["stream_error"] = failure.code
+        self._record["tokens"] = 0
+        error = error_object(failure.message, error_type=failure.error_type, code=failure.code)
+        last = sse(error) + DONE
+        self._log()  # before the last byte: Lambda may freeze the process right after it
+        if self.request_version == "HTTP/1.0":
+            self.close_connection = True
+            self._write(last)
+        else:
+            self._write(_chunk(last) + b"0\r\n\r\n")
 
     def _stream_head(self, chunked: bool) -> bytes:
         """Status line and headers of an SSE response, as bytes to send with the first event."""

@@ -17,7 +17,21 @@ MODEL_NAME               ENDPOINT_NAME echoed as ``model``, listed by ``GET /v1/
 MAX_BODY_BYTES           1048576       largest accepted request body
 UPSTREAM_READ_TIMEOUT    120           seconds of upstream silence that fail the stream
 CLIENT_TIMEOUT           60            socket timeout towards the HTTP client
+HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first token
 ======================== ============= ==================================================
+
+``HEARTBEAT_SECONDS`` (0, or 0.1 to 300) is opt-in, for a proxy that drops a silent origin
+(CloudFront in front of a function URL gives up after 30 s by default). When set, a
+``stream: true`` request whose first token has not arrived within that many seconds (counted
+from before the SageMaker call) gets the ``200`` status line and SSE headers then, with a
+``: keep-alive`` comment, and another comment every interval until the first token; from
+then on it streams as usual. Clients ignore SSE comments; ``UPSTREAM_READ_TIMEOUT`` still
+bounds the wait. The trade-off: once the heartbeat has committed the ``200``, a failure
+before the first token can no longer be an HTTP error status, so it arrives in the stream as
+``data: {"error": ...}`` then ``data: [DONE]``, like a failure after tokens. A client that
+hangs up meanwhile is noticed at the first event, which then closes the upstream stream.
+``stream: false`` requests never get a heartbeat: their status and JSON body are written
+only once the answer is complete. The 0.1 s floor exists for tests; use seconds in practice.
 
 boto3 honours ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME`` (and ``AWS_ENDPOINT_URL``) natively, which
 is how tests point the runtime at a local fake.
@@ -36,6 +50,8 @@ _UPSTREAM_CONNECT_TIMEOUT = 10.0
 # The first call plus one retry. Retries cover only the call: a broken stream is not resumed.
 _UPSTREAM_MAX_ATTEMPTS = 2
 _UPSTREAM_POOL = 64
+_MIN_HEARTBEAT = 0.1
+_MAX_HEARTBEAT = 300.0
 
 
 class SettingsError(ValueError):
@@ -55,6 +71,7 @@ class Settings:
     upstream_read_timeout: float = 120.0
     upstream_connect_timeout: float = _UPSTREAM_CONNECT_TIMEOUT
     client_timeout: float = 60.0
+    heartbeat_seconds: float = 0.0  # 0: off
 
     @property
     def served_model(self) -> str:
@@ -82,6 +99,7 @@ class Settings:
             ),
             upstream_read_timeout=_number(env, "UPSTREAM_READ_TIMEOUT", 120.0, 1, 3600, problems),
             client_timeout=_number(env, "CLIENT_TIMEOUT", 60.0, 1, 3600, problems),
+            heartbeat_seconds=_heartbeat(env, problems),
         )
         if problems:
             raise SettingsError("invalid runtime environment: " + "; ".join(problems))
@@ -122,6 +140,24 @@ def _number(
         problems.append(f"{name} must be between {low:g} and {high:g} (got {raw!r})")
         return default
     return value
+
+
+def _heartbeat(env: Mapping[str, str], problems: list[str]) -> float:
+    """0 (off), or an interval from ``_MIN_HEARTBEAT`` to ``_MAX_HEARTBEAT`` seconds."""
+    raw = env.get("HEARTBEAT_SECONDS", "").strip()
+    try:
+        value = float(raw or 0)
+    except ValueError:
+        value = -1.0
+    if value == 0:
+        return 0.0
+    if _MIN_HEARTBEAT <= value <= _MAX_HEARTBEAT:  # NaN fails this too
+        return value
+    problems.append(
+        f"HEARTBEAT_SECONDS must be 0 (off) or a number of seconds between {_MIN_HEARTBEAT:g}"
+        f" and {_MAX_HEARTBEAT:g} (got {raw!r})"
+    )
+    return 0.0
 
 
 _client_lock = threading.Lock()
