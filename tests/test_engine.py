@@ -676,7 +676,7 @@ def test_a_secret_is_never_echoed_in_full() -> None:
         (lambda: Engine.tgi_neuronx(batch_size=-1), r"batch_size must be an integer >= 1, got -1"),
         (
             lambda: Engine.custom(image=None, stream_format="sse"),  # type: ignore[arg-type]
-            r"image is required.*stream_format must be one of tgi, lmi_jsonlines, openai, auto, got 'sse'",
+            r"(?s)image is required.*stream_format must be one of tgi, lmi_jsonlines, openai, auto, got 'sse'",
         ),
     ],
 )
