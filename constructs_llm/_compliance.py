@@ -16,6 +16,7 @@ from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from constructs import IConstruct
 
 __all__ = [
+    "ECR_AUTHORIZATION_TOKEN",
     "ENDPOINT_LOG_GROUPS",
     "ENDPOINT_LOG_STREAMS",
     "HUB_DOWNLOAD",
@@ -156,6 +157,12 @@ ENDPOINT_LOG_GROUPS = NagAcknowledgment(
     finding=f"Resource::{_LOG_GROUPS}",
     reason="SageMaker names the log group after the endpoint, which is created after the model "
     "and may be generated; the grant stays inside /aws/sagemaker/Endpoints/.",
+)
+ECR_AUTHORIZATION_TOKEN = NagAcknowledgment(
+    "AwsSolutions-IAM5",
+    finding="Resource::*",
+    reason="ecr:GetAuthorizationToken does not support resource-level permissions; image "
+    "pulls themselves are scoped to the image's repository ARN",
 )
 ENDPOINT_LOG_STREAMS = NagAcknowledgment(
     "AwsSolutions-IAM5",

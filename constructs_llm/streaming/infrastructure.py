@@ -24,8 +24,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
-from constructs import Construct, IConstruct
+from constructs import Construct
 
+from constructs_llm._compliance import INVOKER_FUNCTION, INVOKER_LOG_KEY, waive
 from constructs_llm._validation import Problems, describe, duration_problem
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.invocation_target import InvocationTarget
@@ -35,34 +36,6 @@ _PORT = "8080"
 _MAX_TIMEOUT_S = 900
 # Stream reads give up a little before the function itself would be stopped.
 _READ_TIMEOUT_MARGIN_S = 10
-# checkov checks that do not apply to a synchronous, URL-invoked streaming function.
-_CHECKOV_SKIPS = [
-    {
-        "id": "CKV_AWS_115",
-        "comment": "Reserved concurrency is left to the account: reserving any by default fails "
-        "deploys in accounts whose unreserved concurrency is at the minimum.",
-    },
-    {
-        "id": "CKV_AWS_116",
-        "comment": "Invoked synchronously through its function URL; a dead-letter queue only "
-        "applies to asynchronous invocations.",
-    },
-    {
-        "id": "CKV_AWS_117",
-        "comment": "Needs only the SageMaker Runtime API; pass vpc=... to run it in a VPC.",
-    },
-    {
-        "id": "CKV_AWS_173",
-        "comment": "The environment holds names and settings only (no secrets).",
-    },
-]
-
-
-_LOG_KEY_SKIP = {
-    "id": "CKV_AWS_158",
-    "comment": "CloudWatch Logs encrypts every log group at rest; these logs hold request "
-    "metadata only. Pass log_encryption_key=... for a customer-managed key.",
-}
 
 
 class StreamingInvoker(Construct):
@@ -72,7 +45,9 @@ class StreamingInvoker(Construct):
     function URL in ``RESPONSE_STREAM`` mode and ``AWS_IAM`` auth. ``POST
     /v1/chat/completions`` works for every engine; tokens are flushed as they arrive.
 
-    :param target: the endpoint or inference component to call.
+    :param target: the endpoint or inference component to call (an ``LlmEndpoint``, an
+        ``InferenceComponent``, or an endpoint deployed elsewhere from
+        ``LlmEndpoint.from_endpoint_name``).
     :param timeout: longest request, generation included. @default 5 minutes (max 15)
     :param memory_size: MiB. @default 512
     :param architecture: the function's architecture, which must match ``adapter_layer``.
@@ -116,7 +91,7 @@ class StreamingInvoker(Construct):
             removal_policy=RemovalPolicy.DESTROY,
         )
         if log_encryption_key is None:
-            _skip_checkov(log_group.node.default_child, _LOG_KEY_SKIP)
+            waive(log_group.node.default_child, INVOKER_LOG_KEY)
         else:
             _allow_logs_to_use(log_encryption_key, Stack.of(self))
         self.role = iam.Role(
@@ -141,7 +116,7 @@ class StreamingInvoker(Construct):
             retry_attempts=0,
             environment=self._environment(target, timeout),
         )
-        _skip_checkov(self.function.node.default_child, *_CHECKOV_SKIPS)
+        waive(self.function.node.default_child, *INVOKER_FUNCTION)
         target.grant_invoke(self.role)
         _depend_on_policy_only(self.function, self.role)
         self.function_url = self.function.add_function_url(
@@ -258,12 +233,6 @@ def _depend_on_policy_only(function: lambda_.Function, role: iam.Role) -> None:
     cfn = function.node.default_child
     if isinstance(policy, CfnResource) and isinstance(cfn, CfnResource):
         cfn.add_override("DependsOn", [policy.logical_id])
-
-
-def _skip_checkov(resource: IConstruct | None, *skips: dict[str, str]) -> None:
-    """Records checkov skips, each with its reason, in the resource's metadata."""
-    if isinstance(resource, CfnResource):
-        resource.add_metadata("checkov", {"skip": list(skips)})
 
 
 def adapter_layer_arn(region: str) -> tuple[str, str]:
