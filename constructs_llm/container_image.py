@@ -32,6 +32,16 @@ from constructs import Construct
 from constructs_llm._compliance import ECR_AUTHORIZATION_TOKEN, waive
 from constructs_llm.errors import ImageError
 
+__all__ = [
+    "MAPPING_ID",
+    "PULL_ACTIONS",
+    "ContainerImage",
+    "DlcFamily",
+    "dlc_family",
+    "dlc_regions",
+    "grant_ecr_pull",
+]
+
 MAPPING_ID = "ConstructsLlmDlcRegistry"
 """Construct id (and logical id) of the per-stack region -> registry mapping."""
 

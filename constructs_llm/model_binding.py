@@ -78,7 +78,8 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
     """The env, memory plan, host AMI, warnings and problems of ``definition`` on ``placement``.
 
     Engine and hardware mistakes come first and skip the memory plan: they explain a sizing
-    failure better than the plan would.
+    failure better than the plan would. Then the engine is checked again with the plan, for
+    what only the plan shows (a vLLM context longer than the KV cache).
     """
     engine, inst = definition.engine, placement.instance_type
     user_env = dict(definition.env or {})
@@ -102,7 +103,10 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
     warnings += [SynthWarning(ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
     plan = None if problems else _plan(definition, placement, warnings)
     problems += [Problem(p, SizingError) for p in plan.problems] if plan else []
-    env = {} if problems else {**engine.derive_env(replace(ctx, plan=plan)), **user_env}
+    planned = replace(ctx, plan=plan)
+    if plan is not None and not problems:
+        problems += [Problem(p) for p in engine.validate(planned, user_env)]
+    env = {} if problems else {**engine.derive_env(planned), **user_env}
     return Derivation(
         placement=placement,
         environment=env,

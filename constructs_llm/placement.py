@@ -85,8 +85,8 @@ class Placement:
         if not isinstance(other, Placement):
             return NotImplemented
         return (self._instance_type, self._accelerators) == (
-            other._instance_type,
-            other._accelerators,
+            other.instance_type,
+            other.accelerators,
         )
 
     def __hash__(self) -> int:

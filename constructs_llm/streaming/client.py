@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+__all__ = ["CHAT_PATH", "ChatStreamError", "signed_headers", "sigv4_hook", "stream_chat"]
+
 CHAT_PATH = "/v1/chat/completions"
 _FUNCTION_URL_HOST = re.compile(r"\.lambda-url\.([a-z0-9-]+)\.on\.aws$")
 

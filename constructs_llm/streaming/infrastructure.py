@@ -31,6 +31,8 @@ from constructs_llm._validation import Problems, describe, duration_problem
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.invocation_target import InvocationTarget
 
+__all__ = ["StreamingInvoker", "adapter_layer_arn"]
+
 _RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 _PORT = "8080"
 _MAX_TIMEOUT_S = 900
