@@ -37,7 +37,7 @@ def _llama(stack: Stack, **props: Any) -> LlmModel:
     )
 
 
-def _models(stack: Stack) -> dict[str, dict[str, Any]]:
+def _models(stack: Stack) -> dict[str, Any]:
     """SageMaker Models by logical id, as the template holds them."""
     return dict(Template.from_stack(stack).find_resources("AWS::SageMaker::Model"))
 

@@ -37,7 +37,9 @@ from tests.matrix.builders import (
     scaling,
 )
 
-PHI3 = ModelArchitecture.lookup("microsoft/Phi-3-mini-4k-instruct")
+_PHI3 = ModelArchitecture.lookup("microsoft/Phi-3-mini-4k-instruct")
+assert _PHI3 is not None
+PHI3: ModelArchitecture = _PHI3
 
 
 def architecture(**figures: Any) -> ModelArchitecture:

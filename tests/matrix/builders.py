@@ -40,7 +40,7 @@ IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm:1.0"
 def model(
     stack: Stack,
     *,
-    instance_type: str | InstanceType = G5,
+    instance_type: str | InstanceType | None = G5,
     engine: Engine | None = None,
     source: ModelSource | None = None,
     id: str = "Model",
