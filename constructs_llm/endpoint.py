@@ -37,7 +37,6 @@ from constructs_llm.metrics import InvocationMetrics, MetricOverrides
 from constructs_llm.model import LlmModel
 from constructs_llm.placement import Placement
 from constructs_llm.scaling import Autoscaling
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
     from aws_cdk import aws_applicationautoscaling as appscaling
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
     from typing_extensions import Unpack
 
-    from constructs_llm.engine import Engine
 
 __all__ = ["LlmEndpoint"]
 
@@ -159,30 +157,10 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
         :meth:`from_endpoint_attributes` to state the engine or formats."""
         return ImportedEndpoint(scope, id, endpoint_name=endpoint_name)
 
-    @staticmethod
-    def from_endpoint_attributes(
-        scope: Construct,
-        id: str,
-        *,
-        endpoint_name: str,
-        engine: Engine | None = None,
-        stream_format: StreamFormat | None = None,
-        request_format: RequestFormat | None = None,
-        variant_name: str | None = None,
-        served_model_name: str | None = None,
-    ) -> ImportedEndpoint:
-        """An endpoint deployed elsewhere, with what is known of it (see
-        :class:`~constructs_llm.imported_endpoint.ImportedEndpoint` for each default)."""
-        return ImportedEndpoint(
-            scope,
-            id,
-            endpoint_name=endpoint_name,
-            engine=engine,
-            stream_format=stream_format,
-            request_format=request_format,
-            variant_name=variant_name,
-            served_model_name=served_model_name,
-        )
+    #: An endpoint deployed elsewhere, with what is known of it: ``endpoint_name`` and,
+    #: optionally, ``engine``, ``stream_format``, ``request_format``, ``variant_name`` and
+    #: ``served_model_name`` (see :class:`ImportedEndpoint` for each default).
+    from_endpoint_attributes = staticmethod(ImportedEndpoint)
 
     # -- public API ----------------------------------------------------------------------------
 

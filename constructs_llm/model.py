@@ -89,24 +89,17 @@ class LlmModel(Construct):
         problems.add(type_problem("source", source, ModelSource, msg.source_fix(source)))
         problems.add(type_problem("engine", engine, Engine, msg.ENGINE_FIX))
         problems.raise_if_any()  # nothing below can be checked without them
-        self.engine = engine
-        self.source = source
-        self.max_input_tokens = max_input_tokens
-        self.max_total_tokens = max_total_tokens
-        self.env: dict[str, str] = dict(env or {})
-        self.network_isolation = (
-            not source.is_hub if network_isolation is None else network_isolation
-        )
-        self.architecture = architecture or (
-            ModelArchitecture.lookup(source.model_id) if source.model_id else None
-        )
         self.definition = Definition(
             engine=engine,
             source=source,
             max_input_tokens=max_input_tokens,
             max_total_tokens=max_total_tokens,
-            env=self.env,
-            architecture=self.architecture,
+            env=dict(env or {}),
+            architecture=architecture
+            or (ModelArchitecture.lookup(source.model_id) if source.model_id else None),
+        )
+        self.network_isolation = (
+            not source.is_hub if network_isolation is None else network_isolation
         )
         self._derived: dict[Placement, Derivation] = {}
         self._bindings: dict[Placement, ModelBinding] = {}
@@ -138,6 +131,34 @@ class LlmModel(Construct):
             if vpc is not None
             else None
         )
+
+    # -- the definition ---------------------------------------------------------------------
+
+    @property
+    def engine(self) -> Engine:
+        return self.definition.engine
+
+    @property
+    def source(self) -> ModelSource:
+        return self.definition.source
+
+    @property
+    def max_input_tokens(self) -> int | None:
+        return self.definition.max_input_tokens
+
+    @property
+    def max_total_tokens(self) -> int | None:
+        return self.definition.max_total_tokens
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The extra env given to the model (before what the engine derives)."""
+        return dict(self.definition.env or {})
+
+    @property
+    def architecture(self) -> ModelArchitecture | None:
+        """The figures memory sizing uses (given, or from the packaged table)."""
+        return self.definition.architecture
 
     # -- binding to hardware ---------------------------------------------------------------
 

@@ -274,8 +274,10 @@ def plan_memory(
     where = f"{devices} x {device_gib:.1f} GiB ({inst.name})"
     reserve = f"{gpu_memory_utilization:.0%} of each device, minus {overhead_gib_per_device:g} GiB"
     problems += fit_problems(arch, inst, memory, where, reserve, max_total_tokens)
-    if problems and strict:
-        raise SizingError("; ".join(problems))
+    if strict:
+        found = Problems(f"memory plan of {arch.name} on {inst.name}")
+        found.extend(problems, SizingError)
+        found.raise_if_any()
     return MemoryPlan(
         model=arch.name,
         instance=inst.name,
