@@ -29,7 +29,11 @@ body. A failure after the first token ends the stream with ``data: {"error": {..
 ``data: [DONE]`` and a clean end of the body. A client that hangs up closes the upstream
 stream at the next write (or, for ``stream: false``, within ``_PEER_CHECK_SECONDS``).
 
-Each request except ``/health`` logs one JSON line to stdout (never the prompt or the text).
+With ``API_KEYS_SECRET_ID`` set, every route but ``/health`` first checks the request's
+``Authorization: Bearer`` key (``auth.py``): 401 ``invalid_api_key`` without a current key.
+
+Each request except ``/health`` logs one JSON line to stdout (never the prompt, the text or a
+key).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .auth import ApiKeyAuth
 from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent
 from .heartbeat import Heartbeat
 from .openai_format import (
@@ -107,6 +112,7 @@ class RuntimeServer(ThreadingHTTPServer):
         self.settings = settings
         self.log = log
         self._client = client
+        self.auth = _api_key_auth(settings)
         super().__init__(address or (settings.bind_address, settings.port), _Handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -198,6 +204,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._log()
 
     def _route(self, path: str) -> None:
+        auth = self.server.auth
+        denial = (
+            auth.check(self.headers.get("Authorization")) if auth and path != HEALTH_PATH else None
+        )
+        if denial is not None:
+            self._record["auth"] = denial.reason
+            self._send_error(
+                denial.status, denial.message, error_type=denial.error_type, code=denial.code
+            )
+            return
         allowed = _ROUTES.get(path)
         if allowed is None:
             routes = ", ".join(sorted(_ROUTES))
@@ -585,6 +601,12 @@ def _lambda_request_id(header: str | None) -> str | None:
     except (ValueError, AttributeError):
         return None
     return str(value) if value else None
+
+
+def _api_key_auth(settings: Settings) -> ApiKeyAuth | None:
+    if settings.api_keys_secret_id is None:
+        return None
+    return ApiKeyAuth(settings.api_keys_secret_id, ttl=settings.api_keys_ttl)
 
 
 def make_server(

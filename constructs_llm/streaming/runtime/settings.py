@@ -18,7 +18,12 @@ MAX_BODY_BYTES           1048576       largest accepted request body
 UPSTREAM_READ_TIMEOUT    120           seconds of upstream silence that fail the stream
 CLIENT_TIMEOUT           60            socket timeout towards the HTTP client
 HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first token
+API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see auth.py
+API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
 ======================== ============= ==================================================
+
+Without ``API_KEYS_SECRET_ID`` the runtime checks no keys: the function URL's ``AWS_IAM``
+auth (or CloudFront's origin access control) decides who gets in.
 
 ``HEARTBEAT_SECONDS`` (0, or 0.1 to 300) is opt-in, for a proxy that drops a silent origin
 (CloudFront in front of a function URL gives up after 30 s by default). When set, a
@@ -72,6 +77,8 @@ class Settings:
     upstream_connect_timeout: float = _UPSTREAM_CONNECT_TIMEOUT
     client_timeout: float = 60.0
     heartbeat_seconds: float = 0.0  # 0: off
+    api_keys_secret_id: str | None = None  # None: no key check (IAM auth)
+    api_keys_ttl: float = 60.0
 
     @property
     def served_model(self) -> str:
@@ -100,6 +107,8 @@ class Settings:
             upstream_read_timeout=_number(env, "UPSTREAM_READ_TIMEOUT", 120.0, 1, 3600, problems),
             client_timeout=_number(env, "CLIENT_TIMEOUT", 60.0, 1, 3600, problems),
             heartbeat_seconds=_heartbeat(env, problems),
+            api_keys_secret_id=env.get("API_KEYS_SECRET_ID", "").strip() or None,
+            api_keys_ttl=_number(env, "API_KEYS_TTL_SECONDS", 60.0, 0.1, 3600, problems),
         )
         if problems:
             raise SettingsError("invalid runtime environment: " + "; ".join(problems))
