@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "InferenceComponentEndpoint": "constructs_llm.inference_component",
     "InferenceComponent": "constructs_llm.inference_component",
     "StreamingInvoker": "constructs_llm.streaming.infrastructure",
+    "InvokerAuth": "constructs_llm.streaming.invoker_auth",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -62,5 +63,6 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.sizing import MemoryPlan as MemoryPlan
     from constructs_llm.sizing import ModelArchitecture as ModelArchitecture
     from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker
+    from constructs_llm.streaming.invoker_auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
     from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat
