@@ -17,6 +17,7 @@ from typing import Any
 import openai
 import pytest
 
+from constructs_llm.streaming import ChatStreamError, stream_chat
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
@@ -130,6 +131,14 @@ def test_a_wrong_or_missing_key_gets_401_before_any_upstream_call(
         client.models.list()
     assert fake.requests == []  # SageMaker was never called
     assert [r["auth"] for r in keyed.logs] == [reason, reason]
+
+
+def test_stream_chat_sends_the_key_as_bearer(keyed: Runtime, fake: FakeSageMaker) -> None:
+    _answer(fake, "st", "dlib")
+    assert "".join(stream_chat(keyed.url, MESSAGES, api_key=KEY)) == "stdlib"
+    with pytest.raises(ChatStreamError) as raised:
+        list(stream_chat(keyed.url, MESSAGES, api_key="sk-nope"))
+    assert (raised.value.status, raised.value.code) == (401, "invalid_api_key")
 
 
 def test_a_rotated_key_works_within_the_ttl_and_a_revoked_one_stops(

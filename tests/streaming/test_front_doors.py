@@ -5,7 +5,7 @@ the synth-time errors that name the bad value."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -51,7 +51,7 @@ def doors(new_stack: Callable[..., Stack]) -> tuple[Stack, Template]:
 
 def _resource(template: Template, kind: str, path_part: str) -> tuple[str, dict[str, Any]]:
     matches = [
-        (logical_id, r)
+        (logical_id, dict(r))
         for logical_id, r in template.find_resources(kind).items()
         if path_part in logical_id
     ]
@@ -60,7 +60,7 @@ def _resource(template: Template, kind: str, path_part: str) -> tuple[str, dict[
 
 
 def _function(template: Template, name: str) -> dict[str, Any]:
-    return _resource(template, "AWS::Lambda::Function", f"{name}Function")[1]["Properties"]
+    return dict(_resource(template, "AWS::Lambda::Function", f"{name}Function")[1]["Properties"])
 
 
 def _role_statements(template: Template, name: str) -> list[dict[str, Any]]:
@@ -74,7 +74,7 @@ def _role_statements(template: Template, name: str) -> list[dict[str, Any]]:
 
 
 def _url(template: Template, name: str) -> dict[str, Any]:
-    return _resource(template, "AWS::Lambda::Url", f"{name}Function")[1]["Properties"]
+    return dict(_resource(template, "AWS::Lambda::Url", f"{name}Function")[1]["Properties"])
 
 
 def _distribution(template: Template, name: str) -> dict[str, Any]:
@@ -82,7 +82,7 @@ def _distribution(template: Template, name: str) -> dict[str, Any]:
     return dict(config["Properties"]["DistributionConfig"])
 
 
-def _checkov_skips(resource: dict[str, Any]) -> set[str]:
+def _checkov_skips(resource: Mapping[str, Any]) -> set[str]:
     return {s["id"] for s in resource.get("Metadata", {}).get("checkov", {}).get("skip", [])}
 
 

@@ -17,7 +17,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from constructs_llm.streaming.client import sigv4_hook
+from constructs_llm.streaming.client import content_sha256_hook, sigv4_hook
 from tests.streaming.conftest import SOCKET_TIMEOUT, StartRuntime
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
@@ -106,3 +106,23 @@ def test_openai_sdk_with_signing_streams_through_the_runtime(
         model="m", messages=[{"role": "user", "content": "hi"}], stream=True
     )
     assert "".join(c.choices[0].delta.content or "" for c in stream) == "Hi there"
+
+
+def test_content_sha256_hook_adds_only_the_body_hash_cloudfront_oac_needs(recorder: str) -> None:
+    # Behind CloudFront with origin access control the viewer sends no signature, only the
+    # body's SHA-256; CloudFront signs the origin request itself.
+    client = openai.OpenAI(
+        base_url=recorder + "/v1",
+        api_key="unused",
+        max_retries=0,
+        timeout=SOCKET_TIMEOUT,
+        http_client=openai.DefaultHttpx2Client(event_hooks={"request": [content_sha256_hook()]}),
+    )
+    stream = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "héllo"}], stream=True
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream) == "Hi there"
+    ((_, _, headers, body),) = _Recorder.seen
+    assert headers["x-amz-content-sha256"] == hashlib.sha256(body).hexdigest()
+    assert "X-Amz-Date" not in headers
+    assert headers["authorization"] == "Bearer unused"  # the SDK's own, unsigned
