@@ -28,12 +28,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Aws, CfnRule, CfnRuleAssertion, Duration, Fn, Stack, Token
+from aws_cdk import Aws, Duration, Fn, Stack, Token
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
+
+from constructs_llm.streaming.stack_rules import assert_before_deploy
 
 __all__ = ["DistributionSettings", "build_distribution", "rate_limit_web_acl"]
 
@@ -131,20 +133,13 @@ def rate_limit_web_acl(scope: Construct, *, limit: int, window: Duration) -> waf
 def _assert_waf_region(stack: Stack) -> None:
     """An environment-agnostic stack gets a rule that stops a deploy outside us-east-1 in
     seconds, before anything is created (a concrete region is checked at synth)."""
-    rule_id = "ConstructsLlmWafRegion"
-    if not Token.is_unresolved(stack.region) or stack.node.try_find_child(rule_id) is not None:
+    if not Token.is_unresolved(stack.region):
         return
-    CfnRule(
+    assert_before_deploy(
         stack,
-        rule_id,
-        assertions=[
-            CfnRuleAssertion(
-                assert_=Fn.condition_equals(Aws.REGION, WAF_REGION),
-                assert_description=(
-                    "StreamingInvoker.add_distribution(rate_limit=...) creates a CloudFront "
-                    "WAF web ACL, which AWS accepts only in us-east-1: deploy this stack there, "
-                    "or create the web ACL in a us-east-1 stack and pass web_acl_arn=..."
-                ),
-            )
-        ],
+        "ConstructsLlmWafRegion",
+        Fn.condition_equals(Aws.REGION, WAF_REGION),
+        "StreamingInvoker.add_distribution(rate_limit=...) creates a CloudFront WAF web ACL, "
+        "which AWS accepts only in us-east-1: deploy this stack there, or create the web ACL "
+        "in a us-east-1 stack and pass web_acl_arn=...",
     )

@@ -13,8 +13,6 @@ from aws_cdk import (
     ArnFormat,
     Aws,
     CfnResource,
-    CfnRule,
-    CfnRuleAssertion,
     Duration,
     Fn,
     RemovalPolicy,
@@ -41,6 +39,7 @@ from constructs_llm.streaming.distribution import (
     rate_limit_web_acl,
 )
 from constructs_llm.streaming.invoker_auth import AuthMode, InvokerAuth
+from constructs_llm.streaming.stack_rules import assert_before_deploy
 
 __all__ = ["StreamingInvoker", "adapter_layer_arn"]
 
@@ -468,22 +467,13 @@ def _allow_logs_to_use(key: kms.IKey, stack: Stack) -> None:
 def _commercial_partition_rule(stack: Stack) -> None:
     """An environment-agnostic stack uses the commercial layer ARN; outside the commercial
     partition the deploy stops in seconds, before any resource is created, saying why."""
-    rule_id = "ConstructsLlmAdapterPartition"
-    if stack.node.try_find_child(rule_id) is not None:
-        return
-    CfnRule(
+    assert_before_deploy(
         stack,
-        rule_id,
-        assertions=[
-            CfnRuleAssertion(
-                assert_=Fn.condition_equals(Aws.PARTITION, "aws"),
-                assert_description=(
-                    "StreamingInvoker: this environment-agnostic stack uses the Lambda Web "
-                    "Adapter layer of the commercial partition; give the stack a concrete region "
-                    "(China gets its x86_64 layer) or pass adapter_layer=..."
-                ),
-            )
-        ],
+        "ConstructsLlmAdapterPartition",
+        Fn.condition_equals(Aws.PARTITION, "aws"),
+        "StreamingInvoker: this environment-agnostic stack uses the Lambda Web Adapter layer "
+        "of the commercial partition; give the stack a concrete region (China gets its x86_64 "
+        "layer) or pass adapter_layer=...",
     )
 
 
