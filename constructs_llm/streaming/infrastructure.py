@@ -116,8 +116,10 @@ class StreamingInvoker(Construct):
     """A streaming, OpenAI-compatible front door to an ``LlmEndpoint`` or ``InferenceComponent``.
 
     A Python Lambda (stdlib + boto3, no bundling) behind the Lambda Web Adapter layer, with a
-    function URL in ``RESPONSE_STREAM`` mode and ``AWS_IAM`` auth. ``POST
-    /v1/chat/completions`` works for every engine; tokens are flushed as they arrive.
+    function URL in ``RESPONSE_STREAM`` mode: ``AWS_IAM`` auth by default, or public with
+    Bearer keys checked by the runtime (``auth=InvokerAuth.api_keys(secret)``).
+    ``add_distribution()`` puts CloudFront in front. ``POST /v1/chat/completions`` works for
+    every engine; tokens are flushed as they arrive.
 
     :param target: the endpoint or inference component to call.
     :param timeout: longest request, generation included. @default 5 minutes (max 15)
