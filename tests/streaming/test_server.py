@@ -133,8 +133,13 @@ def test_openai_sdk_streams_one_chunk_per_token(
     assert chunks[-1].choices[0].finish_reason == finish
     assert {c.model for c in chunks} == {MODEL}
     assert len({c.id for c in chunks}) == 1
-    # AND the engine was asked to stream a messages request
-    assert fake.requests[0].json() == {"messages": USER, "stream": True, "max_tokens": 16}
+    # AND the engine was asked to stream a messages request, with its usage
+    assert fake.requests[0].json() == {
+        "messages": USER,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": 16,
+    }
     assert fake.requests[0].headers["content-type"] == "application/json"
 
 
@@ -157,7 +162,12 @@ def test_openai_sdk_gets_one_completion_when_not_streaming(
     assert [e.logprob for e in choice.logprobs.content] == [log_prob] * len(TOKENS)
     assert completion.model == MODEL
     # the engine streams even for a stream:false client
-    assert fake.requests[0].json() == {"messages": USER, "stream": True, "logprobs": True}
+    assert fake.requests[0].json() == {
+        "messages": USER,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "logprobs": True,
+    }
 
 
 def test_generate_request_format_sends_the_prompt_as_inputs(
@@ -261,7 +271,8 @@ def test_a_stream_without_include_usage_gets_no_usage_chunk(
     events = sse_data(body)
     assert events[-2]["choices"][0]["finish_reason"] == "stop"
     assert all("usage" not in e for e in events[:-1])
-    assert "stream_options" not in fake.requests[0].json()
+    # the engine reported usage (it always is asked to), the client did not ask for it
+    assert fake.requests[0].json()["stream_options"] == {"include_usage": True}
 
 
 def test_generate_request_format_rejects_a_conversation_naming_the_limitation(
@@ -306,22 +317,22 @@ def test_invalid_requests_get_400_with_an_openai_error(
     assert fake.requests == []
 
 
-def test_oversized_body_gets_413_before_the_body_is_read(
+def test_a_body_over_the_function_url_limit_gets_413_at_once_and_the_connection_closes(
     start_runtime: StartRuntime, fake: FakeSageMaker
 ) -> None:
     runtime = start_runtime(max_body_bytes=1024)
     connection = connect(runtime)
-    # headers announce 5000 bytes, and no body byte is ever sent
+    # headers announce 7 MB, more than a function URL passes, and no body byte is ever sent
     connection.putrequest("POST", CHAT)
     connection.putheader("Content-Type", "application/json")
-    connection.putheader("Content-Length", "5000")
+    connection.putheader("Content-Length", str(7 * 1024 * 1024))
     connection.endheaders()
     response = connection.getresponse()
     assert response.status == 413
     assert response.headers["Connection"] == "close"
     error = error_of(response.read())
     assert error["code"] == "request_too_large"
-    assert "5000 bytes" in error["message"] and "1024" in error["message"]
+    assert "7340032 bytes" in error["message"] and "1024" in error["message"]
     connection.close()
 
 
@@ -444,12 +455,13 @@ def test_an_unreachable_endpoint_gets_502_after_one_retry(
         dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
     monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", dead)
     runtime = start_runtime(client=new_sagemaker_client(BASE_SETTINGS))
-    # WHEN a request comes in THEN the connection failure is a 502 naming the cause
+    # WHEN a request comes in THEN the connection failure is a 502 naming the cause, but not
+    # the endpoint URL (it names the endpoint and region)
     status, _, raw = request(runtime, "POST", CHAT, stream_request())
     assert status == 502
     error = error_of(raw)
     assert error["code"] == "upstream_unreachable"
-    assert dead in error["message"]
+    assert "Could not connect" in error["message"] and dead not in error["message"]
 
 
 def test_a_retried_call_that_then_succeeds_streams_normally(
