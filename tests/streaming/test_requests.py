@@ -11,6 +11,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsBas
 from constructs_llm.streaming.runtime.events import RequestFormat
 from constructs_llm.streaming.runtime.request_fields import HONOURED, IGNORED, REFUSED
 from constructs_llm.streaming.runtime.requests import RequestError, parse_chat_request
+from tests.streaming.conversations import tool_turn
 
 USER = [{"role": "user", "content": "Hello"}]
 
@@ -322,21 +323,7 @@ WEATHER = {
         "strict": True,
     },
 }
-TOOL_TURNS = [
-    {"role": "user", "content": "Weather in Paris?"},
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": "call_1",
-                "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-            }
-        ],
-    },
-    {"role": "tool", "tool_call_id": "call_1", "content": '{"celsius": 21}'},
-]
+TOOL_TURNS = [{"role": "user", "content": "Weather in Paris?"}, *tool_turn("Paris")]
 
 
 @pytest.mark.parametrize(

@@ -76,6 +76,18 @@ CASES: dict[str, tuple[list[bytes], dict[str, Any], bool]] = {
 }
 
 
+def serve(
+    start_runtime: StartRuntime, fake: FakeSageMaker, case: str, request: dict[str, Any]
+) -> tuple[bool, bytes]:
+    """Whether the case's engine reports usage, and the body of the 200 it gets."""
+    payloads, extra, usage = CASES[case]
+    runtime = start_runtime(stream_format=StreamFormat.AUTO)
+    fake.enqueue(Scenario(parts=engine_streams.rechunk(payloads, 13)))
+    status, body = post(runtime, {"messages": USER, **request, **extra})
+    assert status == 200
+    return usage, body
+
+
 def test_strict_validation_rejects_what_the_schema_does_not_allow() -> None:
     # the check below is worth something only if strict mode bites on these models
     chunk = {
@@ -96,14 +108,8 @@ def test_strict_validation_rejects_what_the_schema_does_not_allow() -> None:
 def test_streamed_chunks_validate_strictly(
     start_runtime: StartRuntime, fake: FakeSageMaker, case: str
 ) -> None:
-    payloads, extra, usage = CASES[case]
-    runtime = start_runtime(stream_format=StreamFormat.AUTO)
-    fake.enqueue(Scenario(parts=engine_streams.rechunk(payloads, 13)))
-    status, body = post(
-        runtime,
-        {"messages": USER, "stream": True, "stream_options": {"include_usage": True}, **extra},
-    )
-    assert status == 200
+    streamed = {"stream": True, "stream_options": {"include_usage": True}}
+    usage, body = serve(start_runtime, fake, case, streamed)
     chunks = chunks_of(body)
     for chunk in chunks:
         ChatCompletionChunk.model_validate(chunk, strict=True)
@@ -116,11 +122,7 @@ def test_streamed_chunks_validate_strictly(
 def test_completions_validate_strictly(
     start_runtime: StartRuntime, fake: FakeSageMaker, case: str
 ) -> None:
-    payloads, extra, usage = CASES[case]
-    runtime = start_runtime(stream_format=StreamFormat.AUTO)
-    fake.enqueue(Scenario(parts=engine_streams.rechunk(payloads, 13)))
-    status, body = post(runtime, {"messages": USER, **extra})
-    assert status == 200
+    usage, body = serve(start_runtime, fake, case, {})
     completion = ChatCompletion.model_validate(json.loads(body), strict=True)
     assert (completion.usage is not None) is usage
     if "tool" in case:

@@ -17,6 +17,7 @@ from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolPara
 
 from constructs_llm.streaming.runtime.events import StreamFormat
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
+from tests.streaming.conversations import tool_turn
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
@@ -124,21 +125,7 @@ def test_the_engine_receives_the_tools_the_choice_and_the_tool_turns(
     # GIVEN a second turn: the model's call and the tool's result in the history
     runtime = start_runtime()
     fake.enqueue(Scenario(parts=engine_streams.openai(["It is 21 °C."])))
-    history: list[ChatCompletionMessageParam] = [
-        *ASK,
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"city": "Zürich"}'},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "call_1", "content": '{"celsius": 21}'},
-    ]
+    history: list[ChatCompletionMessageParam] = [*ASK, *tool_turn("Zürich")]  # type: ignore[list-item]
     completion = sdk(runtime).chat.completions.create(
         model=MODEL,
         messages=history,
