@@ -670,3 +670,10 @@ def test_hot_path_token_events_equal_constructed_ones() -> None:
     assert repr(fast) == repr(built)
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.text = "y"  # type: ignore[misc]
+
+
+def test_tool_call_events_are_exported_with_the_other_events() -> None:
+    import constructs_llm.streaming as streaming
+
+    assert streaming.ToolCallEvent is ToolCallEvent
+    assert "ToolCallEvent" in streaming.__all__
