@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, str] = {
     "parse_stream": "constructs_llm.streaming.runtime.parser",
     "TokenEvent": "constructs_llm.streaming.runtime.events",
+    "ToolCallEvent": "constructs_llm.streaming.runtime.events",
     "DoneEvent": "constructs_llm.streaming.runtime.events",
     "ErrorEvent": "constructs_llm.streaming.runtime.events",
     "StreamEvent": "constructs_llm.streaming.runtime.events",
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.streaming.runtime.events import StreamEvent as StreamEvent
     from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat
     from constructs_llm.streaming.runtime.events import TokenEvent as TokenEvent
+    from constructs_llm.streaming.runtime.events import ToolCallEvent as ToolCallEvent
     from constructs_llm.streaming.runtime.parser import UpstreamStreamError as UpstreamStreamError
     from constructs_llm.streaming.runtime.parser import parse_stream as parse_stream
     from constructs_llm.streaming.runtime.sagemaker_stream import (
