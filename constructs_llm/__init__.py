@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "InferenceComponentEndpoint": "constructs_llm.inference_component_endpoint",
     "InferenceComponent": "constructs_llm.inference_component",
     "StreamingInvoker": "constructs_llm.streaming.infrastructure",
+    "InvokerAuth": "constructs_llm.streaming.invoker_auth",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -68,5 +69,6 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.sizing import MemoryPlan as MemoryPlan
     from constructs_llm.sizing import ModelArchitecture as ModelArchitecture
     from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker
+    from constructs_llm.streaming.invoker_auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
     from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat

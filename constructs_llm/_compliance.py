@@ -20,8 +20,6 @@ __all__ = [
     "ENDPOINT_LOG_GROUPS",
     "ENDPOINT_LOG_STREAMS",
     "HUB_DOWNLOAD",
-    "INVOKER_FUNCTION",
-    "INVOKER_LOG_KEY",
     "NVME_VOLUME_KEY",
     "UNSCOPED_ACTIONS",
     "CheckovSkip",
@@ -118,28 +116,6 @@ HUB_DOWNLOAD = CheckovSkip(
     "The container downloads its Hub weights at start-up, which network isolation blocks; "
     "ModelSource.s3(...) sources get network isolation by default.",
 )
-INVOKER_FUNCTION = (
-    CheckovSkip(
-        "CKV_AWS_115",
-        "Reserved concurrency is left to the account: reserving any by default fails deploys "
-        "in accounts whose unreserved concurrency is at the minimum.",
-    ),
-    CheckovSkip(
-        "CKV_AWS_116",
-        "Invoked synchronously through its function URL; a dead-letter queue only applies to "
-        "asynchronous invocations.",
-    ),
-    CheckovSkip(
-        "CKV_AWS_117", "Needs only the SageMaker Runtime API; pass vpc=... to run it in a VPC."
-    ),
-    CheckovSkip("CKV_AWS_173", "The environment holds names and settings only (no secrets)."),
-)
-INVOKER_LOG_KEY = CheckovSkip(
-    "CKV_AWS_158",
-    "CloudWatch Logs encrypts every log group at rest; these logs hold request metadata only. "
-    "Pass log_encryption_key=... for a customer-managed key.",
-)
-
 # -- cdk-nag -----------------------------------------------------------------------------------
 
 _LOG_GROUPS = (
