@@ -23,7 +23,12 @@ Routes:
   Tool calls stream as ``delta.tool_calls`` chunks and come back as ``message.tool_calls``
   (``openai_format.py``).
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
-- ``GET /v1/models``: the one served model; ``GET /v1/models/{model}``: that model, or 404.
+- ``GET /v1/models``: every served model; ``GET /v1/models/{model}``: that model, or 404.
+
+Routing (``routing.py``): with several routes, a request's ``model`` picks the endpoint and
+inference component it goes to, and that route's request and stream formats; a missing
+``model`` is a 400, an unknown one a 404 ``model_not_found``. ``X-Target-Variant`` pins a
+production variant (SageMaker's ``TargetVariant``).
 
 Errors: 400 invalid request, 411 no body length, 413 body over ``MAX_BODY_BYTES`` (read to
 its end first when it is within the function URL's 6 MB, so the client reads the 413; see
@@ -71,7 +76,8 @@ from .openai_format import (
 )
 from .parser import parse_stream
 from .request_body import BodyTooLarge, read_body
-from .requests import ChatRequest, RequestError, parse_chat_request
+from .requests import ChatRequest, RequestError, build_chat_request, load_request
+from .routing import VARIANT_HEADER, Route, model_not_found, target_variant
 from .sagemaker_stream import iter_payload_parts
 from .settings import Settings, sagemaker_client
 from .upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke, release
@@ -127,6 +133,7 @@ class RuntimeServer(ThreadingHTTPServer):
         address: tuple[str, int] | None = None,
     ) -> None:
         self.settings = settings
+        self.routes = settings.routing()
         self.log = log
         self._client = client
         self.auth = _api_key_auth(settings)
@@ -167,6 +174,8 @@ class _Handler(BaseHTTPRequestHandler):
     _must_close: bool
     _logged: bool
     _started: float
+    _target: Route  # the chat request's route, once picked
+    _variant: str | None  # the production variant it pins (X-Target-Variant)
 
     def setup(self) -> None:
         # socket timeout for every read and write towards the client
@@ -258,30 +267,32 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == HEALTH_PATH:
             self._send_json(200, {"status": "ok"})
         elif model is None:
-            self._send_json(200, {"object": "list", "data": [self._model_object()]})
-        elif model == self.server.settings.served_model:
-            self._send_json(200, self._model_object())
+            listed = [_model_object(name) for name in self.server.routes.models]
+            self._send_json(200, {"object": "list", "data": listed})
+        elif self.server.routes.find(model) is not None:
+            self._send_json(200, _model_object(model))
         else:
-            served = self.server.settings.served_model
-            message = f"the model {model[:200]!r} does not exist; this endpoint serves {served!r}"
-            self._send_error(404, message, param="model", code="model_not_found")
-
-    def _model_object(self) -> dict[str, Any]:
-        served = self.server.settings.served_model
-        return {"id": served, "object": "model", "created": 0, "owned_by": "sagemaker"}
+            err = model_not_found(model, self.server.routes.models)
+            self._send_error(err.status, err.message, param=err.param, code=err.code)
 
     # -- chat completions ---------------------------------------------------------------------
 
     def _chat(self) -> None:
         settings = self.server.settings
         try:
-            body = self._read_body(settings.max_body_bytes)
-            request = parse_chat_request(body, settings.request_format, tools=settings.serves_tools)
+            data = load_request(self._read_body(settings.max_body_bytes))
+            self._target = route = self.server.routes.pick(data.get("model"))
+            self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
+            fmt = route.request_format
+            request = build_chat_request(data, fmt, tools=settings.tools_for(fmt))
         except RequestError as err:
             self._send_error(
                 err.status, err.message, error_type=err.error_type, param=err.param, code=err.code
             )
             return
+        self._record["model"] = route.model
+        if self._variant is not None:
+            self._record["target_variant"] = self._variant
         self._record["stream"] = request.stream
         # Started before the call: the wait for SageMaker's answer is silence too.
         heartbeat = None
@@ -294,9 +305,11 @@ class _Handler(BaseHTTPRequestHandler):
                 heartbeat.stop()  # a no-op unless something unexpected raised
 
     def _invoke_and_answer(self, request: ChatRequest, heartbeat: Heartbeat | None) -> None:
-        settings = self.server.settings
+        route = self._target
         try:
-            upstream = invoke(self.server.client, settings, request.engine_body)
+            upstream = invoke(
+                self.server.client, route, request.engine_body, target_variant=self._variant
+            )
         except Exception as exc:
             failure = describe_failure(exc)
             self._record["upstream_error"] = failure.upstream_code or type(exc).__name__
@@ -313,7 +326,7 @@ class _Handler(BaseHTTPRequestHandler):
         parts = iter_payload_parts(upstream)
         # parse_stream closes an iterator it is given; the callable-iterator form has no
         # close(), so the connection's fate stays here (see upstream.release).
-        events = parse_stream(iter(parts.__next__, None), settings.stream_format)
+        events = parse_stream(iter(parts.__next__, None), route.stream_format)
         completed = False
         try:
             if request.stream:
@@ -344,7 +357,7 @@ class _Handler(BaseHTTPRequestHandler):
         encoder = ChunkEncoder(
             completion_id=new_completion_id(),
             created=int(time.time()),
-            model=self.server.settings.served_model,
+            model=self._target.model,
             logprobs=request.logprobs,
         )
         chunked = self.request_version != "HTTP/1.0"  # 1.0 clients get a close-delimited body
@@ -442,7 +455,7 @@ class _Handler(BaseHTTPRequestHandler):
         builder = CompletionBuilder(
             completion_id=new_completion_id(),
             created=int(time.time()),
-            model=self.server.settings.served_model,
+            model=self._target.model,
             logprobs=request.logprobs,
         )
         next_check = time.monotonic() + _PEER_CHECK_SECONDS
@@ -560,6 +573,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._must_close = True
         with contextlib.suppress(_ClientGone):
             self._send_error(status, message, error_type=error_type, code=error_type)
+
+
+def _model_object(name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "sagemaker"}
 
 
 def _terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
