@@ -1,7 +1,9 @@
-"""LlmEndpoint: a real-time SageMaker endpoint serving one LlmModel on one instance type."""
+"""LlmEndpoint: a real-time SageMaker endpoint serving one LlmModel on one instance type, or
+several models and instance types as weighted variants (with an optional shadow)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, Size
@@ -10,46 +12,37 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import _messages as msg
-from constructs_llm import scaling as _scaling
-from constructs_llm._hosting import (
-    EndpointAttributes,
-    grant_invoke,
-    kms_problem,
-    storage_settings,
-    variant_name_for,
-    volume_problem,
-)
+from constructs_llm._compliance import NVME_VOLUME_KEY, waive
+from constructs_llm._hosting import VOLUME_KEY_ACTIONS, EndpointAttributes, grant_invoke
 from constructs_llm._problems import Problems
 from constructs_llm._validation import (
     add_memory_plan_note,
     add_quota_note,
+    describe,
     name_problem,
-    positive_int_problem,
-    timeout_problem,
+    served_name_problem,
     type_problem,
 )
-from constructs_llm._variant import VariantSettings, production_variant, startup_timeouts
-from constructs_llm.errors import InstanceTypeError, ScalingError
 from constructs_llm.imported_endpoint import ImportedEndpoint
-from constructs_llm.instance_type import InstanceType
-from constructs_llm.invocation_target import ServesModel
-from constructs_llm.metrics import InvocationMetrics, MetricOverrides
+from constructs_llm.invocation_target import ServesModel, default_served_name
+from constructs_llm.metrics import VariantMetrics
 from constructs_llm.model import LlmModel
-from constructs_llm.placement import Placement
 from constructs_llm.scaling import Autoscaling
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
 
 if TYPE_CHECKING:
-    from aws_cdk import aws_applicationautoscaling as appscaling
-    from aws_cdk import aws_cloudwatch as cloudwatch
     from aws_cdk import aws_kms as kms
-    from typing_extensions import Unpack
+
+    from constructs_llm.instance_type import InstanceType
 
 
 __all__ = ["LlmEndpoint"]
 
 
-class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct):
-    """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances.
+class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
+    """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances,
+    or several as weighted variants (``variants=[Variant(...), ...]``, ``shadow=Variant(...)``).
 
     The endpoint binds the model to its instance type (``model.bind``): the model's env and
     memory plan are derived for that hardware, and a model served on two instance types gets
@@ -59,7 +52,14 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
     autoscaling a new instance type brings a new variant and a new scalable target instead of
     an update SageMaker refuses.
 
-    :param model: the model to serve.
+    With ``variants`` each ``Variant`` is a model on an instance type with its share of the
+    traffic, its own autoscaling and metrics (``endpoint.variants[i]``); a variant is named
+    after its model and instance type, so an instance-type change is a new variant there too.
+    ``shadow`` adds a shadow variant that gets a copy of the requests (its answers are not
+    returned), with exactly one production variant as SageMaker requires. The per-variant
+    arguments (``model`` to ``autoscaling``) then go on each ``Variant``.
+
+    :param model: the model to serve. @default none: give ``variants`` instead
     :param instance_type: @default the model's ``instance_type`` (its default placement)
     :param instance_count: initial instances. @default 1
     :param health_check_timeout: container start-up health check. @default 15 min on GPUs
@@ -70,6 +70,11 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
     :param kms_key: encrypts the ML storage volume; not for NVMe instance types. @default none
     :param endpoint_name: physical name of the Endpoint. @default generated
     :param autoscaling: target tracking on the instance count. @default none
+    :param variants: production variants (1-10), instead of ``model``. @default none
+    :param shadow: a shadow variant, next to exactly one production variant. @default none
+    :param served_model_name: the name OpenAI clients send as ``model`` to a
+        ``StreamingInvoker``. @default the Hub id of the weights, else the model's id; with
+        variants of several models, the endpoint's id
     """
 
     def __init__(
@@ -77,75 +82,104 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
         scope: Construct,
         id: str,
         *,
-        model: LlmModel,
+        model: LlmModel | None = None,
         instance_type: str | InstanceType | None = None,
-        instance_count: int = 1,
+        instance_count: int | None = None,
         health_check_timeout: Duration | None = None,
         download_timeout: Duration | None = None,
         volume_size: Size | None = None,
         kms_key: kms.IKey | None = None,
         endpoint_name: str | None = None,
         autoscaling: Autoscaling | None = None,
+        variants: Sequence[Variant] | None = None,
+        shadow: Variant | None = None,
+        served_model_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
-        problems.add(type_problem("model", model, LlmModel, msg.MODEL_FIX))
-        problems.add(
-            type_problem(
-                "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
+        single = variants is None and shadow is None
+        if single:
+            problems.add(type_problem("model", model, LlmModel, msg.MODEL_FIX))
+            problems.add(
+                type_problem(
+                    "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
+                )
             )
+            problems.raise_if_any()  # nothing below can be checked without them
+            assert model is not None
+            specs = [
+                Variant(
+                    model=model,
+                    instance_type=instance_type,
+                    instance_count=1 if instance_count is None else instance_count,
+                    autoscaling=autoscaling,
+                    health_check_timeout=health_check_timeout,
+                    download_timeout=download_timeout,
+                    volume_size=volume_size,
+                )
+            ]
+        else:
+            given = {
+                "model": model,
+                "instance_type": instance_type,
+                "instance_count": instance_count,
+                "health_check_timeout": health_check_timeout,
+                "download_timeout": download_timeout,
+                "volume_size": volume_size,
+                "autoscaling": autoscaling,
+            }
+            problems.extend(_per_variant_problems(given, variants))
+            specs = list(variants) if isinstance(variants, list | tuple) else []
+            problems.raise_if_any()
+        planned = plan_variants(
+            specs, shadow=shadow, kms_key=kms_key, problems=problems, single=single
         )
-        problems.raise_if_any()  # nothing below can be checked without them
-        placement = _placement(model, instance_type, problems)
-        problems.add(positive_int_problem("instance_count", instance_count))
-        problems.add(timeout_problem("health_check_timeout", health_check_timeout))
-        problems.add(timeout_problem("download_timeout", download_timeout))
         problems.add(name_problem("endpoint_name", endpoint_name))
-        problems.add(_scaling_problem(autoscaling, instance_count), ScalingError)
-        if placement is not None:
-            problems.add(volume_problem(placement.instance_type, volume_size))
-            problems.add(kms_problem(placement.instance_type, kms_key))
-            problems.extend(model.problems_for(placement))
+        problems.add(served_name_problem("served_model_name", served_model_name))
         problems.raise_if_any()
-        assert placement is not None  # a missing one is a problem raised above
 
-        self.model = model
-        self.autoscaling = autoscaling
-        self.binding = model.bind(placement)
-        self.instance_type = placement.instance_type
-        self.variant_name = variant_name_for(self.instance_type)
-        self.health_check_timeout, self.download_timeout = startup_timeouts(
-            self.binding, model.architecture, health_check_timeout, download_timeout
-        )
-        settings = VariantSettings(
-            instance_count=instance_count,
-            health_check_timeout=self.health_check_timeout,
-            download_timeout=self.download_timeout,
-            volume_size=volume_size,
-            name=self.variant_name,
-        )
+        self.chosen_served_name = served_model_name
+        self._host(planned, kms_key, endpoint_name, single)
+
+    def _host(
+        self,
+        planned: list[PlannedVariant],
+        kms_key: kms.IKey | None,
+        endpoint_name: str | None,
+        single: bool,
+    ) -> None:
+        hosted = [EndpointVariant(endpoint=self, planned=p) for p in planned]
+        self.variants = [v for v in hosted if not v.shadow]
+        self.shadow_variant = next((v for v in hosted if v.shadow), None)
+        first = self.variants[0]
+        # The first production variant, as before variants existed.
+        self.model, self.binding, self.autoscaling = first.model, first.binding, first.autoscaling
+        self.instance_type, self.variant_name = first.instance_type, first.name
+        self.health_check_timeout = first.health_check_timeout
+        self.download_timeout = first.download_timeout
+        shadows = [self.shadow_variant] if self.shadow_variant else []
         self.config = sagemaker.CfnEndpointConfig(
             self,
             "Config",
-            production_variants=[production_variant(self.binding, settings)],
+            production_variants=[v.production_variant() for v in self.variants],
+            shadow_production_variants=[v.production_variant() for v in shadows] or None,
             kms_key_id=kms_key.key_arn if kms_key else None,
         )
-        storage_settings(self.config, self.instance_type, kms_key, model.role)
+        _storage(self.config, hosted, kms_key)
+        scaled = any(v.autoscaling for v in hosted)
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
             endpoint_config_name=self.config.attr_endpoint_config_name,
             endpoint_name=endpoint_name,
-            # Keep the instance count the autoscaler has set across config updates.
-            retain_all_variant_properties=True if autoscaling else None,
+            # Keep the instance counts the autoscaler has set across config updates.
+            retain_all_variant_properties=True if scaled else None,
         )
-        self.scalable_target = self._autoscale(autoscaling) if autoscaling else None
-        add_memory_plan_note(self, self.binding.plan, per_copy=False)
-        add_quota_note(
-            self,
-            self.instance_type.name,
-            autoscaling.max_capacity if autoscaling else instance_count,
-        )
+        for v in hosted:
+            v.autoscale(self, "ScalableTarget" if single else f"ScalableTarget-{v.name}")
+            add_memory_plan_note(self, v.binding.plan, per_copy=False)
+        self.scalable_target = first.scalable_target
+        _quota_notes(self, hosted)
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
 
@@ -168,6 +202,29 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
     def inference_component_name(self) -> str | None:
         return None
 
+    @property
+    def stream_format(self) -> StreamFormat:
+        """The production variants' framing; ``AUTO`` (per line) when their engines differ."""
+        formats = {v.model.stream_format for v in self.variants}
+        return formats.pop() if len(formats) == 1 else StreamFormat.AUTO
+
+    @property
+    def request_format(self) -> RequestFormat:
+        return self.model.request_format  # the same for every variant (checked at synth)
+
+    @property
+    def served_model_name(self) -> str:
+        """``served_model_name`` if given, else the production variants' model name (the Hub
+        id, else the model's id), else, for variants of several models, the endpoint's id."""
+        names = {default_served_name(v.model) for v in self.variants}
+        derived = names.pop() if len(names) == 1 else self.node.id
+        return self.chosen_served_name or derived
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        """The production variants' names, which ``X-Target-Variant`` may pin."""
+        return tuple(v.name for v in self.variants)
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
@@ -175,59 +232,40 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
     def _metric_dimensions(self) -> dict[str, str]:
         return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
 
-    def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
-        """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
-        return self.metric("GPUUtilization", namespace="/aws/sagemaker/Endpoints", **options)
 
-    def metric_gpu_memory_utilization(
-        self, **options: Unpack[MetricOverrides]
-    ) -> cloudwatch.Metric:
-        """GPU memory in use on the variant's instances."""
-        return self.metric("GPUMemoryUtilization", namespace="/aws/sagemaker/Endpoints", **options)
-
-    # -- construction helpers ------------------------------------------------------------------
-
-    def _autoscale(self, autoscaling: Autoscaling) -> appscaling.ScalableTarget:
-        from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
-
-        target = _scaling.scalable_target(
-            self,
-            "ScalableTarget",
-            resource_id=f"endpoint/{self.endpoint_name}/variant/{self.variant_name}",
-            dimension="sagemaker:variant:DesiredInstanceCount",
-            min_capacity=autoscaling.min_capacity,
-            max_capacity=autoscaling.max_capacity,
-        )
-        _scaling.track(
-            target,
-            autoscaling,
-            concurrency_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
-            invocations_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
-        )
-        return target
+def _per_variant_problems(given: Mapping[str, object], variants: object) -> list[str]:
+    """With ``variants=``, the one-model arguments belong on each ``Variant``."""
+    problems = [
+        f"{prop}= applies to one variant; with variants=[...] give it to each Variant(...)"
+        for prop, value in given.items()
+        if value is not None
+    ]
+    if variants is None:
+        problems.append("shadow= needs variants=[Variant(...)] with the one production variant")
+    elif not isinstance(variants, list | tuple):
+        problems.append(f"variants must be a list of Variant(...), got {describe(variants)}")
+    elif not variants:
+        problems.append("variants must hold at least one Variant(...), got []")
+    return problems
 
 
-def _placement(
-    model: LlmModel, instance_type: str | InstanceType | None, problems: Problems
-) -> Placement | None:
-    """The endpoint's instance type (the whole instance), else the model's default."""
-    if instance_type is None:
-        if model.default_placement is None:
-            problems.add(msg.instance_type_required(model.node.path))
-        return model.default_placement
-    try:
-        return Placement(instance_type)
-    except InstanceTypeError as err:
-        problems.add(str(err), InstanceTypeError)
-        return None
+def _storage(
+    config: sagemaker.CfnEndpointConfig, hosted: list[EndpointVariant], kms_key: kms.IKey | None
+) -> None:
+    """Records why NVMe types carry no volume key, and lets each model's role use the key
+    there is (named actions only)."""
+    if any(v.instance_type.local_nvme for v in hosted):
+        waive(config, NVME_VOLUME_KEY)
+    if kms_key is not None:
+        for role in {id(v.model.role): v.model.role for v in hosted}.values():
+            kms_key.grant(role, *VOLUME_KEY_ACTIONS)
 
 
-def _scaling_problem(autoscaling: Autoscaling | None, instance_count: int) -> str | None:
-    if autoscaling is None or not isinstance(instance_count, int):
-        return None
-    low, high = autoscaling.min_capacity, autoscaling.max_capacity
-    if low < 1:
-        return msg.variant_scale_to_zero(low)
-    if not low <= instance_count <= high:
-        return msg.instance_count_outside_scaling(instance_count, low, high)
-    return None
+def _quota_notes(scope: Construct, hosted: list[EndpointVariant]) -> None:
+    """One Service Quotas note per instance type: the most instances its variants may run."""
+    most: dict[str, int] = {}
+    for v in hosted:
+        count = v.autoscaling.max_capacity if v.autoscaling else v.instance_count
+        most[v.instance_type.name] = most.get(v.instance_type.name, 0) + count
+    for instance_type, instances in most.items():
+        add_quota_note(scope, instance_type, instances)

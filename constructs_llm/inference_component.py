@@ -9,10 +9,9 @@ copy autoscaling and, with ``Autoscaling(min_capacity=0, ...)``, scale to zero.
 from __future__ import annotations
 
 import math
-import re
 from typing import TYPE_CHECKING
 
-from aws_cdk import Annotations, Duration, Names
+from aws_cdk import Annotations, Duration
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
@@ -20,23 +19,25 @@ from constructs import Construct
 
 from constructs_llm import _messages as msg
 from constructs_llm import scaling as _scaling
-from constructs_llm._hosting import grant_invoke
+from constructs_llm._hosting import generated_component_name, grant_invoke
 from constructs_llm._problems import Problems
 from constructs_llm._validation import (
-    SAGEMAKER_NAME,
     add_memory_plan_note,
     name_problem,
     positive_int_problem,
+    served_name_problem,
     timeout_problem,
     type_problem,
 )
+from constructs_llm.adapter_component import AdapterComponent
 from constructs_llm.copy_demand import CopyDemand
-from constructs_llm.errors import ConfigurationError, ScalingError
+from constructs_llm.errors import ScalingError
 from constructs_llm.inference_component_endpoint import InferenceComponentEndpoint
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.invocation_target import ServesModel
 from constructs_llm.metrics import InvocationMetrics, MetricOverrides, with_defaults
 from constructs_llm.model import LlmModel
+from constructs_llm.model_source import ModelSource
 from constructs_llm.placement import Placement
 from constructs_llm.scaling import Autoscaling
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
@@ -70,10 +71,9 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
     tracking down to zero copies plus a step policy that adds a copy when a request finds no
     capacity (``NoCapacityInvocationFailures``).
 
-    CloudFormation exposes no attribute with the component's name, and callers and the
-    scalable target need it, so the component is given a physical name (derived from its
-    construct path unless ``inference_component_name`` is set). Components update in place,
-    so the name never blocks an update.
+    CloudFormation exposes no attribute with the component's name, which callers and the
+    scalable target need, so it gets a physical name (from its path unless
+    ``inference_component_name`` is set); components update in place, so it never blocks one.
 
     :param endpoint: the endpoint that hosts the copies.
     :param model: the model to serve (bound to the endpoint's instance type, whatever its
@@ -90,6 +90,8 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
         else as ``LlmEndpoint``
     :param download_timeout: model download. @default as ``LlmEndpoint``
     :param inference_component_name: physical name. @default generated from the path
+    :param served_model_name: the name OpenAI clients send as ``model`` to a
+        ``StreamingInvoker``. @default the Hub id of the weights, else the model's id
     """
 
     _CONCURRENCY_METRIC = "ConcurrentRequestsPerCopy"
@@ -109,9 +111,11 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
         health_check_timeout: Duration | None = None,
         download_timeout: Duration | None = None,
         inference_component_name: str | None = None,
+        served_model_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"InferenceComponent '{self.node.path}'")
+        problems.add(served_name_problem("served_model_name", served_model_name))
         problems.add(
             type_problem("endpoint", endpoint, InferenceComponentEndpoint, msg.IC_ENDPOINT_FIX)
         )
@@ -122,8 +126,8 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
             )
         )
         problems.raise_if_any()  # nothing below can be checked without them
-        self.endpoint = endpoint
-        self.model = model
+        self.endpoint, self.model = endpoint, model
+        self.chosen_served_name = served_model_name
         self.instance_type = endpoint.instance_type
         self.accelerators = _default_accelerators(accelerators, self.instance_type)
         self.placement = Placement(self.instance_type, self.accelerators)
@@ -164,7 +168,7 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
         self.download_timeout = download_timeout or default_download_timeout(
             self.instance_type, arch
         )
-        self._name = inference_component_name or _generated_name(self)
+        self._name = inference_component_name or generated_component_name(self)
         self.resource = sagemaker.CfnInferenceComponent(
             self,
             "Resource",
@@ -206,6 +210,19 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
         and this component's ARN (``arn:...:inference-component/<name>``).
         """
         return grant_invoke(grantee, self.endpoint.endpoint_arn, self.inference_component_arn)
+
+    def add_adapter(
+        self, name: str, *, source: ModelSource, inference_component_name: str | None = None
+    ) -> AdapterComponent:
+        """Serves the LoRA adapter ``source`` (``ModelSource.s3_archive``) on this component's
+        copies, to clients as ``model=name`` (see :class:`AdapterComponent`).
+
+        :param inference_component_name: physical name. @default generated from the path
+        """
+        named = inference_component_name
+        return AdapterComponent(
+            self, base=self, name=name, source=source, inference_component_name=named
+        )
 
     def _metric_dimensions(self) -> dict[str, str]:
         return {"InferenceComponentName": self.inference_component_name}
@@ -381,15 +398,3 @@ def _cpu_problem(cpu_cores: float | None) -> str | None:
             f"cpu_cores must be at least {MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}"
         )
     return None
-
-
-def _generated_name(component: InferenceComponent) -> str:
-    """A stable, account-unique name within SageMaker's 63-character pattern."""
-    name = Names.unique_resource_name(component, max_length=63, separator="-")
-    name = re.sub(r"[^a-zA-Z0-9-]", "", name).strip("-")
-    if not SAGEMAKER_NAME.match(name):
-        raise ConfigurationError(
-            f"InferenceComponent '{component.node.path}': cannot derive a valid name "
-            f"(got {name!r}); pass inference_component_name='...'"
-        )
-    return name

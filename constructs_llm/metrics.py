@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
     from typing_extensions import Unpack
 
-__all__ = ["InvocationMetrics", "MetricOverrides", "with_defaults"]
+__all__ = ["InvocationMetrics", "MetricOverrides", "VariantMetrics", "with_defaults"]
 
 
 class MetricOverrides(TypedDict, total=False):
@@ -93,3 +93,18 @@ class InvocationMetrics:
         """Requests in flight (per model or per copy): what the default autoscaling tracks.
         @default statistic "Maximum" """
         return self.metric(self._CONCURRENCY_METRIC, **with_defaults(options, statistic="Maximum"))
+
+
+class VariantMetrics(InvocationMetrics):
+    """The metrics of an endpoint variant's instances (an ``LlmEndpoint``'s first variant, or
+    one ``EndpointVariant``), on top of the invocation metrics."""
+
+    def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
+        return self.metric("GPUUtilization", namespace="/aws/sagemaker/Endpoints", **options)
+
+    def metric_gpu_memory_utilization(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """GPU memory in use on the variant's instances."""
+        return self.metric("GPUMemoryUtilization", namespace="/aws/sagemaker/Endpoints", **options)
