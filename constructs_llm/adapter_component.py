@@ -128,7 +128,7 @@ class AdapterComponent(ServesModel, InvocationMetrics, Construct):
             ),
         )
         # The base is named by a literal: state the order (created after it, deleted first).
-        self.resource.add_dependency(base.resource)
+        self.resource.node.add_dependency(base.resource)
         for role in (base.endpoint.role, base.binding.role):
             source.grant_read(self, role)
         if base.model.engine.name == _CUSTOM:
