@@ -184,8 +184,10 @@ def _check(
 def _source_problem(source: object) -> str | None:
     if isinstance(source, ModelSource) and source.archive_url is not None:
         return None
-    kind = "an S3 prefix" if isinstance(source, ModelSource) and not source.is_hub else None
-    got = kind or describe(source)
+    if isinstance(source, ModelSource):
+        got = "a Hugging Face Hub model" if source.is_hub else "an S3 prefix"
+    else:
+        got = describe(source)
     return (
         f"source must be the adapter's .tar.gz in S3, got {got}: SageMaker's ArtifactUrl must "
         "point to a single gzip compressed tar archive; package the adapter (adapter_config.json "
