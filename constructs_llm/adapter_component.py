@@ -18,11 +18,10 @@ import re
 from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Annotations
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
 
-from constructs_llm._hosting import generated_component_name, grant_invoke
+from constructs_llm._hosting import ComponentAttributes, generated_component_name
 from constructs_llm._problems import Problems
 from constructs_llm._validation import describe, name_problem
 from constructs_llm.invocation_target import ServesModel
@@ -80,7 +79,7 @@ class BaseComponent(Protocol):
     def inference_component_name(self) -> str: ...
 
 
-class AdapterComponent(ServesModel, InvocationMetrics, Construct):
+class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Construct):
     """A LoRA adapter on top of an inference component (``component.add_adapter(...)``).
 
     Served to OpenAI clients under its ``name``, with its base's request and stream formats.
@@ -108,17 +107,17 @@ class AdapterComponent(ServesModel, InvocationMetrics, Construct):
     ) -> None:
         _check(scope, base, name, source, inference_component_name)
         super().__init__(scope, name)
-        self.base = base
+        self.base, self.endpoint = base, base.endpoint
         self.model = base.model
         self.name = name
         self.chosen_served_name = name
         self.source = source
-        self._name = inference_component_name or generated_component_name(self)
+        self.component_name = inference_component_name or generated_component_name(self)
         spec = sagemaker.CfnInferenceComponent
         self.resource = spec(
             self,
             "Resource",
-            inference_component_name=self._name,
+            inference_component_name=self.component_name,
             endpoint_name=base.endpoint.endpoint_name,
             specification=spec.InferenceComponentSpecificationProperty(
                 base_inference_component_name=base.inference_component_name,
@@ -137,27 +136,6 @@ class AdapterComponent(ServesModel, InvocationMetrics, Construct):
                 f"adapter {name!r} on a custom engine: verify that its image registers "
                 "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier header)",
             )
-
-    @property
-    def inference_component_name(self) -> str:
-        """The adapter component's name, passed as ``InferenceComponentName`` to invoke it."""
-        return self._name
-
-    @property
-    def inference_component_arn(self) -> str:
-        return self.resource.attr_inference_component_arn
-
-    @property
-    def endpoint_name(self) -> str:
-        return self.base.endpoint.endpoint_name
-
-    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this adapter
-        (the endpoint's ARN and the adapter component's, as for ``InferenceComponent``)."""
-        return grant_invoke(grantee, self.base.endpoint.endpoint_arn, self.inference_component_arn)
-
-    def _metric_dimensions(self) -> dict[str, str]:
-        return {"InferenceComponentName": self.inference_component_name}
 
 
 def _check(

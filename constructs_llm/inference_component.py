@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import Annotations, Duration
 from aws_cdk import aws_applicationautoscaling as appscaling
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import _messages as msg
 from constructs_llm import scaling as _scaling
-from constructs_llm._hosting import generated_component_name, grant_invoke
+from constructs_llm._hosting import ComponentAttributes, generated_component_name
 from constructs_llm._problems import Problems
 from constructs_llm._validation import (
     add_memory_plan_note,
@@ -55,7 +54,7 @@ MIN_CPU_CORES = 0.25
 MAX_COMPONENT_ENV = 16
 
 
-class InferenceComponent(ServesModel, InvocationMetrics, Construct):
+class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Construct):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
     Each copy gets ``accelerators`` devices, ``cpu_cores`` and ``min_memory_mib`` of the
@@ -95,6 +94,7 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
     """
 
     _CONCURRENCY_METRIC = "ConcurrentRequestsPerCopy"
+    endpoint: InferenceComponentEndpoint
 
     def __init__(
         self,
@@ -168,11 +168,11 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
         self.download_timeout = download_timeout or default_download_timeout(
             self.instance_type, arch
         )
-        self._name = inference_component_name or generated_component_name(self)
+        self.component_name = inference_component_name or generated_component_name(self)
         self.resource = sagemaker.CfnInferenceComponent(
             self,
             "Resource",
-            inference_component_name=self._name,
+            inference_component_name=self.component_name,
             # GetAtt, not the literal name: the component is created after the endpoint and
             # deleted before it.
             endpoint_name=endpoint.endpoint_name,
@@ -188,29 +188,6 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
 
     # -- public API ----------------------------------------------------------------------------
 
-    @property
-    def inference_component_name(self) -> str:
-        """The component's name, passed as ``InferenceComponentName`` on every invocation."""
-        return self._name
-
-    @property
-    def inference_component_arn(self) -> str:
-        return self.resource.attr_inference_component_arn
-
-    @property
-    def endpoint_name(self) -> str:
-        return self.endpoint.endpoint_name
-
-    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this component.
-
-        The IAM Service Authorization Reference lists the endpoint as the required resource
-        of both actions and the inference component as an optional one; there is no
-        condition key for the component's name. The grant therefore names the endpoint's ARN
-        and this component's ARN (``arn:...:inference-component/<name>``).
-        """
-        return grant_invoke(grantee, self.endpoint.endpoint_arn, self.inference_component_arn)
-
     def add_adapter(
         self, name: str, *, source: ModelSource, inference_component_name: str | None = None
     ) -> AdapterComponent:
@@ -223,9 +200,6 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
         return AdapterComponent(
             self, base=self, name=name, source=source, inference_component_name=named
         )
-
-    def _metric_dimensions(self) -> dict[str, str]:
-        return {"InferenceComponentName": self.inference_component_name}
 
     def metric_no_capacity_invocation_failures(
         self, **options: Unpack[MetricOverrides]
