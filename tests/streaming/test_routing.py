@@ -4,6 +4,8 @@ and the runtime serving several models to the real ``openai`` SDK against the fa
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from typing import Any
 
 import openai
@@ -280,3 +282,39 @@ def test_an_unknown_variant_is_a_400_before_sagemaker_is_called(
     with pytest.raises(openai.BadRequestError, match="not a production variant"):
         _stream(client, "ab")
     assert fake.requests == []
+
+
+def test_langchain_and_curl_pick_models_by_name(gateway: Runtime, fake: FakeSageMaker) -> None:
+    from langchain_openai import ChatOpenAI
+
+    fake.enqueue(_answer("chat"))
+    llm = ChatOpenAI(
+        base_url=gateway.url + "/v1",
+        api_key="unused",  # type: ignore[arg-type]
+        model="chat",
+        max_retries=0,
+        timeout=SOCKET_TIMEOUT,
+    )
+    assert "".join(str(c.content) for c in llm.stream("Hello")) == "from chat!"
+    if shutil.which("curl") is not None:
+        fake.enqueue(_answer("legacy"))
+        body = json.dumps({"model": "legacy", "messages": USER, "stream": True})
+        out = subprocess.run(
+            [
+                "curl",
+                "-sN",
+                f"{gateway.url}/v1/chat/completions",
+                "-H",
+                "Content-Type: application/json",
+                "-d",
+                body,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=SOCKET_TIMEOUT,
+            check=True,
+        ).stdout
+        assert '"model":"legacy"' in out and "[DONE]" in out
+    sent = [(r.endpoint_name, r.inference_component) for r in fake.requests]
+    assert sent[0] == ("shared-ep", "chat-ic")
+    assert sent[1:] in ([], [("legacy-ep", None)])
