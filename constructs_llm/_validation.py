@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from aws_cdk import Annotations, Duration, Token
+from aws_cdk import Duration, Token
 from constructs import Construct
 
 from constructs_llm.errors import ConfigurationError
+from constructs_llm.notes import add_note
 
 # SageMaker's pattern for Endpoint, EndpointConfig, variant and inference component names
 # (max 63 characters).
@@ -125,7 +126,8 @@ def all_ints(*values: object) -> bool:
 
 def add_quota_note(scope: Construct, instance_type: str, instances: int) -> None:
     """Service Quotas are per account and region; only a deploy sees them, so say what to check."""
-    Annotations.of(scope).add_info(
+    add_note(
+        scope,
         f"Service Quotas: '{instance_type} for endpoint usage' must allow at least {instances} "
-        "instance(s) in the target region (new accounts often have 0)"
+        "instance(s) in the target region (new accounts often have 0)",
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from aws_cdk import Annotations, Duration, Size, Token
+from aws_cdk import Duration, Size, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -24,6 +24,7 @@ from constructs_llm.instance_type import InstanceType
 from constructs_llm.invocation_target import ServesModel
 from constructs_llm.metrics import InvocationMetrics
 from constructs_llm.model import MODEL_FIX, LlmModel
+from constructs_llm.notes import add_note
 from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
 
@@ -267,7 +268,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
 
     def _annotate(self, instance_count: int) -> None:
         if self.model.plan is not None:
-            Annotations.of(self).add_info(f"Memory plan: {self.model.plan.summary()}")
+            add_note(self, f"Memory plan: {self.model.plan.summary()}")
         most = self.autoscaling.max_capacity if self.autoscaling else instance_count
         add_quota_note(self, self.instance_type.name, most)
 

@@ -46,6 +46,7 @@ from constructs_llm.instance_type import InstanceType
 from constructs_llm.invocation_target import ServesModel
 from constructs_llm.metrics import InvocationMetrics
 from constructs_llm.model import MODEL_FIX, LlmModel, depend_on_policies, execution_role
+from constructs_llm.notes import add_note
 from constructs_llm.scaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
 
@@ -581,7 +582,7 @@ class InferenceComponent(ServesModel, InvocationMetrics, Construct):
     def _annotate(self) -> None:
         plan = self.model.plan
         if plan is not None and self.accelerators is not None:
-            Annotations.of(self).add_info(f"Memory plan per copy: {plan.summary()}")
+            add_note(self, f"Memory plan per copy: {plan.summary()}")
         env = self.model.environment
         if len(env) > MAX_COMPONENT_ENV:
             Annotations.of(self).add_warning_v2(

@@ -46,6 +46,7 @@ def cloud_assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    (out.parent / "cli-output.txt").write_text(result.stdout + result.stderr)
     return out
 
 
@@ -121,3 +122,27 @@ def test_every_warning_in_the_examples_is_acknowledged(tmp_path: Path) -> None:
 
     context = {**cdk_context(), "@aws-cdk/core:strictCfnValidateErrors": True}
     build_app(App(outdir=str(tmp_path), context=context)).synth()
+
+
+def test_synth_prints_one_note_line_per_endpoint_and_nothing_else(cloud_assembly: Path) -> None:
+    """No INFO blocks with JavaScript locations, no Node banner: one line per endpoint or
+    component (memory plan and Service Quotas), then the CLI's own two lines."""
+    output = (cloud_assembly.parent / "cli-output.txt").read_text()
+    assert "[Info at" not in output and "end-of-life" not in output
+    notes = [line for line in output.splitlines() if "Memory plan" in line or "Quotas" in line]
+    assert len(notes) == 10, output
+    assert "Phi3Lmi/Endpoint: Memory plan: microsoft/Phi-3-mini-4k-instruct" in output
+    assert "SharedEndpoint/Endpoint: Service Quotas: 'ml.g5.12xlarge" in output
+    others = set(output.splitlines()) - set(notes) - {""}
+    assert len(others) == 2 and any(line.startswith("Successfully synthesized") for line in others)
+
+
+def test_notes_stay_in_the_cloud_assembly(cloud_assembly: Path) -> None:
+    manifest = json.loads((cloud_assembly / "manifest.json").read_text())
+    extra = manifest["artifacts"]["Phi3Lmi"]["additionalMetadataFile"]
+    metadata = json.loads((cloud_assembly / extra).read_text())
+    notes = [e["data"] for e in metadata.get("/Phi3Lmi/Endpoint", [])]
+    assert any(n.startswith("Memory plan: ") for n in notes)
+    assert any(n.startswith("Service Quotas: 'ml.g5.4xlarge") for n in notes)
+    kinds = {e["type"] for entries in metadata.values() for e in entries}
+    assert "constructs-llm:note" in kinds and "aws:cdk:info" not in kinds
