@@ -43,6 +43,7 @@ from constructs_llm import (
     ModelSource,
     StreamFormat,
     StreamingInvoker,
+    catalogs,
 )
 from constructs_llm._validation import SAGEMAKER_NAME
 from constructs_llm.endpoint import variant_name_for
@@ -71,6 +72,14 @@ IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm:1.0"
 
 
 # -- builders ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _default_model_ungated(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows build gated Llama 3 without a token to exercise other checks; only the
+    gated-model row keeps the packaged gated flags (its warning is tested there)."""
+    if "gated-model-no-token" not in request.node.name:
+        monkeypatch.setattr(catalogs, "is_gated", lambda model_id: False)
 
 
 def model(
@@ -1129,11 +1138,11 @@ def test_valid_edge_cases_synthesize_cleanly(
 
 
 def test_an_unknown_instance_family_only_warns(new_stack: Callable[..., Stack]) -> None:
-    # GIVEN a family launched after the catalog (ml.g7), on a model, an endpoint and components
+    # GIVEN a family launched after the catalog (ml.g8), on a model, an endpoint and components
     stack = new_stack()
-    endpoint(stack, instance_type="ml.g7.2xlarge")
-    shared = ic_endpoint(stack, instance_type="ml.g7.12xlarge")
-    served = model(stack, id="SharedModel", instance_type="ml.g7.12xlarge")
+    endpoint(stack, instance_type="ml.g8.2xlarge")
+    shared = ic_endpoint(stack, instance_type="ml.g8.12xlarge")
+    served = model(stack, id="SharedModel", instance_type="ml.g8.12xlarge")
     InferenceComponent(
         stack, "Chat", endpoint=shared, model=served, accelerators=1, min_memory_mib=1024
     )
@@ -1146,7 +1155,7 @@ def test_an_unknown_instance_family_only_warns(new_stack: Callable[..., Stack]) 
         annotations.has_warning(
             path,
             Match.string_like_regexp(
-                r"ml\.g7\.\d+xlarge is not in the packaged hardware catalog.*verify"
+                r"ml\.g8\.\d+xlarge is not in the packaged hardware catalog.*verify"
             ),
         )
     annotations.has_no_error("*", Match.any_value())
@@ -1157,9 +1166,15 @@ def test_an_unknown_instance_family_only_warns(new_stack: Callable[..., Stack]) 
 
 WARNINGS = [
     pytest.param(
-        lambda s: model(s, instance_type="ml.g7.2xlarge"),
+        lambda s: model(s),
+        "gated-model-no-token",
+        r"meta-llama/Meta-Llama-3-8B-Instruct is a gated Hugging Face repository.*token=",
+        id="gated-model-no-token",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type="ml.g8.2xlarge"),
         "unknown-instance-type",
-        r"ml\.g7\.2xlarge is not in the packaged hardware catalog",
+        r"ml\.g8\.2xlarge is not in the packaged hardware catalog",
         id="unknown-instance-type",
     ),
     pytest.param(
@@ -1275,10 +1290,10 @@ STRICT = "@aws-cdk/core:strictCfnValidateErrors"
 def _unknown_instance_app(*, strict: bool, acknowledged: bool) -> App:
     app = App(context={**cdk_context(), STRICT: strict})
     stack = Stack(app, "Test")
-    model(stack, instance_type="ml.g7.2xlarge")
+    model(stack, instance_type="ml.g8.2xlarge")
     if acknowledged:
         Validations.of(stack).acknowledge(
-            Acknowledgment(id=ACK_ID, reason="ml.g7 launched after the catalog; sized by hand")
+            Acknowledgment(id=ACK_ID, reason="ml.g8 launched after the catalog; sized by hand")
         )
     return app
 
