@@ -412,7 +412,11 @@ class Engine(abc.ABC):
         wanted, have = self.accelerator, inst.accelerator
         if wanted is None or have == wanted or (have is None and not inst.family_known):
             return []  # any hardware, a match, or an unknown family (warned about elsewhere)
-        kinds = {"nvidia": "NVIDIA GPUs", "neuron": "AWS Neuron accelerators (Inferentia/Trainium)"}
+        kinds = {
+            "nvidia": "NVIDIA GPUs",
+            "neuron": "AWS Neuron accelerators (Inferentia/Trainium)",
+            "habana": "Habana Gaudi accelerators",
+        }
         instead = {
             "nvidia": "a GPU instance such as ml.g5.2xlarge",
             "neuron": "an ml.inf2 or ml.trn1 instance",
@@ -604,4 +608,4 @@ def _engines_for(accelerator: str | None) -> str:
         return "Engine.tgi_neuronx()"
     if accelerator == "nvidia":
         return "Engine.tgi(), Engine.lmi(), Engine.vllm() or Engine.sglang()"
-    return "an accelerated instance"
+    return "Engine.custom(image=...) with an image built for it"

@@ -3,12 +3,14 @@ malformed catalog fails loudly, naming the file, the place in it and the value."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_cdk import Stack
 
 from constructs_llm import catalogs
 from constructs_llm.catalogs import (
@@ -208,3 +210,19 @@ def test_qwen25_contexts_follow_the_model_cards(model_id: str, context: int) -> 
     rows = {r.id: r for r in catalogs.models().models}
     aliases = {a: r for r in rows.values() for a in r.aliases}
     assert (rows.get(model_id) or aliases[model_id]).context_length == context
+
+
+def test_a_gpu_engine_on_gaudi_is_refused_naming_the_hardware(
+    new_stack: Callable[..., Stack],
+) -> None:
+    from constructs_llm import Engine, LlmModel, ModelSource
+    from constructs_llm.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=r"ml\.dl1\.24xlarge has Habana Gaudi.*custom"):
+        LlmModel(
+            new_stack(),
+            "Model",
+            source=ModelSource.hugging_face("Qwen/Qwen2.5-7B-Instruct"),
+            engine=Engine.tgi(),
+            instance_type="ml.dl1.24xlarge",
+        )
