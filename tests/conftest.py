@@ -50,3 +50,10 @@ def new_stack() -> Callable[..., Any]:
         return Stack(app, "Test", env=env)
 
     return make
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow modules (mypy, the CLI synth, the wheel install) start first, so the workers
+    finish together instead of one waiting on a late slow test. The sort is stable and the
+    slow marks are per module, so each module's tests stay together (one fixture setup)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
