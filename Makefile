@@ -73,10 +73,11 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(VENV)/bin/mypy
 
-# mypy --strict runs inside the suite (tests/test_typecheck.py), beside the other tests.
+# mypy --strict runs inside the suite (tests/test_typecheck.py), beside the other tests;
+# --dist loadscope keeps each module on one worker, so module fixtures (synths) run once.
 test: install lint
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov" \
-		$(PY) -m pytest -n auto $(PYTEST_ARGS)
+		$(PY) -m pytest -n auto --dist loadscope $(PYTEST_ARGS)
 
 bench: $(VENV)/.dev $(CDK)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m bench
