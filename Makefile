@@ -30,7 +30,7 @@ install: $(VENV)/.dev $(CHECKOV_VENV)/.installed $(CDK)
 $(UV): requirements-bootstrap.txt
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/python -m pip install -qq --disable-pip-version-check -r $<
-	touch $@
+	@touch $@
 
 $(PY): | $(UV)
 	$(UV) venv --quiet --python $(PYTHON) $(VENV)
@@ -38,23 +38,23 @@ $(PY): | $(UV)
 # What synth needs: the runtime pins only (no test tools, no checkov).
 $(VENV)/.synth: requirements.txt constraints.txt | $(PY)
 	$(UV) pip install --quiet --python $(PY) -r requirements.txt -c constraints.txt
-	touch $@
+	@touch $@
 
 $(VENV)/.dev: $(VENV)/.synth requirements-dev.txt requirements-catalogs.txt constraints.txt
 	$(UV) pip install --quiet --python $(PY) -r requirements-dev.txt -c constraints.txt
 	$(UV) pip install --quiet --python $(PY) --no-deps -r requirements-catalogs.txt -c constraints.txt
-	touch $@
+	@touch $@
 
 # checkov pins an older boto3, so it gets a venv of its own.
 $(CHECKOV_VENV)/.installed: requirements-checkov.txt constraints-checkov.txt | $(UV)
 	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(CHECKOV_VENV)
 	$(UV) pip install --quiet --python $(CHECKOV_VENV)/bin/python \
 		-r requirements-checkov.txt -c constraints-checkov.txt
-	touch $@
+	@touch $@
 
 $(CDK): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	npm ci --no-audit --no-fund --loglevel=error > /dev/null
+	@touch $@
 
 # The stack names are checked first; a failed synth puts the previous cdk.out back.
 synth: $(VENV)/.synth $(CDK)
