@@ -22,11 +22,15 @@ _EXPORTS: dict[str, str] = {
     "ModelArchitecture": "constructs_llm.sizing",
     "MemoryPlan": "constructs_llm.sizing",
     "LlmModel": "constructs_llm.model",
+    "Placement": "constructs_llm.placement",
+    "ModelBinding": "constructs_llm.model_binding",
     "LlmEndpoint": "constructs_llm.endpoint",
+    "ImportedEndpoint": "constructs_llm.imported_endpoint",
     "Autoscaling": "constructs_llm.scaling",
-    "InferenceComponentEndpoint": "constructs_llm.inference_component",
+    "InferenceComponentEndpoint": "constructs_llm.inference_component_endpoint",
     "InferenceComponent": "constructs_llm.inference_component",
     "StreamingInvoker": "constructs_llm.streaming.infrastructure",
+    "InvokerAuth": "constructs_llm.streaming.invoker_auth",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -51,16 +55,20 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.engine import Engine as Engine
     from constructs_llm.errors import ConfigurationError as ConfigurationError
     from constructs_llm.errors import ConstructsLlmError as ConstructsLlmError
+    from constructs_llm.imported_endpoint import ImportedEndpoint as ImportedEndpoint
     from constructs_llm.inference_component import InferenceComponent as InferenceComponent
-    from constructs_llm.inference_component import (
+    from constructs_llm.inference_component_endpoint import (
         InferenceComponentEndpoint as InferenceComponentEndpoint,
     )
     from constructs_llm.instance_type import InstanceType as InstanceType
     from constructs_llm.model import LlmModel as LlmModel
+    from constructs_llm.model_binding import ModelBinding as ModelBinding
     from constructs_llm.model_source import ModelSource as ModelSource
+    from constructs_llm.placement import Placement as Placement
     from constructs_llm.scaling import Autoscaling as Autoscaling
     from constructs_llm.sizing import MemoryPlan as MemoryPlan
     from constructs_llm.sizing import ModelArchitecture as ModelArchitecture
     from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker
+    from constructs_llm.streaming.invoker_auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
     from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat

@@ -1,16 +1,36 @@
-"""Shared validators. Each returns a problem message (or None) so callers can gather all
-problems of one construct into a single error, as the CDK's own validators do."""
+"""Shared validators and synth notes. Each validator returns a problem message (or None) so
+callers can gather all problems of one construct into a single error (``Problems``)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, Token
 from constructs import Construct
 
-from constructs_llm.errors import ConfigurationError
+from constructs_llm._problems import Problems
 from constructs_llm.notes import add_note
+
+if TYPE_CHECKING:
+    from constructs_llm.sizing import MemoryPlan
+
+__all__ = [
+    "MAX_TIMEOUT_S",
+    "MIN_TIMEOUT_S",
+    "SAGEMAKER_NAME",
+    "Problems",
+    "add_memory_plan_note",
+    "add_quota_note",
+    "all_ints",
+    "describe",
+    "duration_problem",
+    "duration_type_problem",
+    "name_problem",
+    "positive_int_problem",
+    "timeout_problem",
+    "type_problem",
+]
 
 # SageMaker's pattern for Endpoint, EndpointConfig, variant and inference component names
 # (max 63 characters).
@@ -18,29 +38,6 @@ SAGEMAKER_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
 MIN_TIMEOUT_S = 60
 MAX_TIMEOUT_S = 3600
-
-
-class Problems:
-    """Collects problem messages and raises them together."""
-
-    def __init__(self, subject: str) -> None:
-        self._subject = subject
-        self._messages: list[str] = []
-
-    def add(self, message: str | None) -> None:
-        if message:
-            self._messages.append(message)
-
-    def extend(self, messages: Iterable[str]) -> None:
-        self._messages.extend(m for m in messages if m)
-
-    def raise_if_any(self, error: type[ConfigurationError] = ConfigurationError) -> None:
-        if not self._messages:
-            return
-        if len(self._messages) == 1:
-            raise error(f"{self._subject}: {self._messages[0]}")
-        lines = "\n".join(f"  - {m}" for m in self._messages)
-        raise error(f"{self._subject} has {len(self._messages)} problems:\n{lines}")
 
 
 def duration_type_problem(prop: str, value: object) -> str | None:
@@ -131,3 +128,12 @@ def add_quota_note(scope: Construct, instance_type: str, instances: int) -> None
         f"Service Quotas: '{instance_type} for endpoint usage' must allow at least {instances} "
         "instance(s) in the target region (new accounts often have 0)",
     )
+
+
+def add_memory_plan_note(scope: Construct, plan: MemoryPlan | None, *, per_copy: bool) -> None:
+    """What the planner found for the model copy ``scope`` serves (an endpoint's instance, or
+    one inference-component copy)."""
+    if plan is None:
+        return
+    label = "Memory plan per copy" if per_copy else "Memory plan"
+    add_note(scope, f"{label}: {plan.summary()}")

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aws_cdk import (
-    Acknowledgment,
     Annotations,
     Aws,
     CfnMapping,
@@ -24,13 +23,23 @@ from aws_cdk import (
     Fn,
     Stack,
     Token,
-    Validations,
 )
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from constructs_llm import catalogs
+from constructs_llm._compliance import ECR_AUTHORIZATION_TOKEN, waive
 from constructs_llm.errors import ImageError
+
+__all__ = [
+    "MAPPING_ID",
+    "PULL_ACTIONS",
+    "ContainerImage",
+    "DlcFamily",
+    "dlc_family",
+    "dlc_regions",
+    "grant_ecr_pull",
+]
 
 MAPPING_ID = "ConstructsLlmDlcRegistry"
 """Construct id (and logical id) of the per-stack region -> registry mapping."""
@@ -41,11 +50,6 @@ PULL_ACTIONS = (
     "ecr:BatchGetImage",
 )
 _AUTH_POLICY_ID = "ConstructsLlmEcrAuthorizationToken"
-_AUTH_ACK_ID = "AwsSolutions::AwsSolutions-IAM5[Resource::*]"
-_AUTH_ACK_REASON = (
-    "ecr:GetAuthorizationToken does not support resource-level permissions; "
-    "image pulls themselves are scoped to the image's repository ARN"
-)
 
 _REPOSITORY = re.compile(r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
@@ -317,15 +321,11 @@ def _grant_authorization_token(grantee: iam.IGrantable) -> None:
         if principal.node.try_find_child(_AUTH_POLICY_ID) is None:
             policy = iam.Policy(principal, _AUTH_POLICY_ID, statements=[statement])
             principal.attach_inline_policy(policy)
-            Validations.of(policy).acknowledge(
-                Acknowledgment(id=_AUTH_ACK_ID, reason=_AUTH_ACK_REASON)
-            )
+            waive(policy, ECR_AUTHORIZATION_TOKEN)
         return
     result = principal.add_to_principal_policy(statement)
     if result.statement_added and isinstance(result.policy_dependable, Construct):
-        Validations.of(result.policy_dependable).acknowledge(
-            Acknowledgment(id=_AUTH_ACK_ID, reason=_AUTH_ACK_REASON)
-        )
+        waive(result.policy_dependable, ECR_AUTHORIZATION_TOKEN)
 
 
 def _registry_mapping(stack: Stack) -> CfnMapping:

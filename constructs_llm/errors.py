@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "ConfigurationError",
+    "ConstructsLlmError",
+    "ImageError",
+    "InstanceTypeError",
+    "ScalingError",
+    "SizingError",
+]
+
 
 class ConstructsLlmError(ValueError):
     """Base of every error this library raises for bad input."""
 
 
 class ConfigurationError(ConstructsLlmError):
-    """A construct property is invalid; the message names the value and the fix."""
+    """A construct property is invalid; the message names the value and the fix.
+
+    When one construct has problems of several kinds (say sizing and scaling), the error it
+    raises derives from each of their types, so either ``except`` clause catches it."""
 
 
 class InstanceTypeError(ConfigurationError):

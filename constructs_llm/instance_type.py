@@ -21,6 +21,8 @@ __all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of"]
 Accelerator = Literal["nvidia", "neuron", "habana"]
 
 # Family may carry a hyphenated variant (ml.p6-b200.48xlarge); size is e.g. "2xlarge".
+__all__ = ["InstanceType", "is_token", "sizes_of"]
+
 _NAME = re.compile(r"ml\.(?P<family>[a-z0-9]+(?:-[a-z0-9]+)*)\.(?P<size>[a-z0-9]+(?:-[a-z0-9]+)*)")
 _LOOSE = re.compile(r"(?:ml\.)?[a-z0-9-]+\.[a-z0-9-]+")
 _EXAMPLE = "ml.g5.2xlarge"
@@ -92,7 +94,7 @@ class InstanceType:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, InstanceType):
             return NotImplemented
-        return self._name == other._name
+        return self._name == other.name
 
     def __hash__(self) -> int:
         return hash(self._name)

@@ -11,10 +11,13 @@ from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 if TYPE_CHECKING:
     from constructs_llm.model import LlmModel
 
+__all__ = ["InvocationTarget", "ServesModel"]
+
 
 @runtime_checkable
 class InvocationTarget(Protocol):
-    """Implemented by ``LlmEndpoint`` and ``InferenceComponent``."""
+    """Implemented by ``LlmEndpoint``, ``InferenceComponent`` and imported endpoints
+    (``LlmEndpoint.from_endpoint_name``)."""
 
     @property
     def endpoint_name(self) -> str: ...

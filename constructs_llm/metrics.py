@@ -2,12 +2,40 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_cdk import Duration
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from aws_cdk import aws_cloudwatch as cloudwatch
+    from typing_extensions import Unpack
+
+__all__ = ["InvocationMetrics", "MetricOverrides", "with_defaults"]
+
+
+class MetricOverrides(TypedDict, total=False):
+    """What every ``metric*`` helper accepts, as ``cloudwatch.MetricOptions``: each given key
+    replaces the helper's default (``dimensions_map`` replaces this target's dimensions)."""
+
+    account: str
+    color: str
+    dimensions_map: Mapping[str, str]
+    id: str
+    label: str
+    period: Duration
+    region: str
+    stack_account: str
+    stack_region: str
+    statistic: str
+    unit: cloudwatch.Unit
+    visible: bool
+
+
+def with_defaults(options: MetricOverrides, **defaults: Any) -> MetricOverrides:
+    merged: MetricOverrides = {**defaults, **options}  # type: ignore[typeddict-item]
+    return merged
 
 
 class InvocationMetrics:
@@ -26,33 +54,42 @@ class InvocationMetrics:
         metric_name: str,
         *,
         namespace: str = "AWS/SageMaker",
-        statistic: str = "Average",
-        period: Duration | None = None,
+        **options: Unpack[MetricOverrides],
     ) -> cloudwatch.Metric:
-        """A metric of this target (``AWS/SageMaker`` by default)."""
+        """A metric of this target.
+
+        :param namespace: @default "AWS/SageMaker"
+        :param options: ``cloudwatch.MetricOptions`` keywords. @default statistic "Average",
+            period 1 minute, this target's dimensions
+        """
         from aws_cdk import aws_cloudwatch as cloudwatch  # loaded when a metric is asked for
 
-        return cloudwatch.Metric(
-            namespace=namespace,
-            metric_name=metric_name,
+        props = with_defaults(
+            options,
             dimensions_map=self._metric_dimensions(),
-            statistic=statistic,
-            period=period or Duration.minutes(1),
+            statistic="Average",
+            period=Duration.minutes(1),
         )
+        return cloudwatch.Metric(namespace=namespace, metric_name=metric_name, **props)
 
-    def metric_invocations(self) -> cloudwatch.Metric:
-        return self.metric("Invocations", statistic="Sum")
+    def metric_invocations(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """Requests sent to the model. @default statistic "Sum" """
+        return self.metric("Invocations", **with_defaults(options, statistic="Sum"))
 
-    def metric_invocation_4xx_errors(self) -> cloudwatch.Metric:
-        return self.metric("Invocation4XXErrors", statistic="Sum")
+    def metric_invocation_4xx_errors(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """Requests the model answered with a 4xx. @default statistic "Sum" """
+        return self.metric("Invocation4XXErrors", **with_defaults(options, statistic="Sum"))
 
-    def metric_invocation_5xx_errors(self) -> cloudwatch.Metric:
-        return self.metric("Invocation5XXErrors", statistic="Sum")
+    def metric_invocation_5xx_errors(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """Requests the model answered with a 5xx. @default statistic "Sum" """
+        return self.metric("Invocation5XXErrors", **with_defaults(options, statistic="Sum"))
 
-    def metric_model_latency(self) -> cloudwatch.Metric:
-        """Microseconds the container took to answer (until the last byte when streaming)."""
-        return self.metric("ModelLatency", statistic="p90")
+    def metric_model_latency(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """Microseconds the container took to answer (until the last byte when streaming).
+        @default statistic "p90" """
+        return self.metric("ModelLatency", **with_defaults(options, statistic="p90"))
 
-    def metric_concurrent_requests(self) -> cloudwatch.Metric:
-        """Requests in flight (per model or per copy): what the default autoscaling tracks."""
-        return self.metric(self._CONCURRENCY_METRIC, statistic="Maximum")
+    def metric_concurrent_requests(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """Requests in flight (per model or per copy): what the default autoscaling tracks.
+        @default statistic "Maximum" """
+        return self.metric(self._CONCURRENCY_METRIC, **with_defaults(options, statistic="Maximum"))

@@ -1,40 +1,57 @@
-"""LlmModel: a SageMaker Model for an LLM serving engine, with a least-privilege role."""
+"""LlmModel: an LLM's definition (source, engine, token limits, env, role, network), bound by
+endpoints and inference components to the hardware they give it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from aws_cdk import Acknowledgment, Annotations, ArnFormat, Stack, Validations
+import jsii
+from aws_cdk import Annotations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm._validation import Problems, positive_int_problem, type_problem
-from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import Engine, EngineContext
-from constructs_llm.errors import ConfigurationError, SizingError
+from constructs_llm import _messages as msg
+from constructs_llm._compliance import HUB_DOWNLOAD, waive
+from constructs_llm._hosting import depend_on_policies, execution_role
+from constructs_llm._model_network import ModelNetwork, subnet_problem
+from constructs_llm._problems import Problem, Problems
+from constructs_llm._validation import positive_int_problem, type_problem
+from constructs_llm.engine import Engine
+from constructs_llm.errors import ConfigurationError, InstanceTypeError, SizingError
 from constructs_llm.instance_type import InstanceType
+from constructs_llm.model_binding import Definition, Derivation, ModelBinding
+from constructs_llm.model_binding import derive as derive_on
 from constructs_llm.model_source import ModelSource, SourceBinding
-from constructs_llm.sizing import MemoryPlan, ModelArchitecture, plan_memory
+from constructs_llm.placement import Placement
+from constructs_llm.sizing import MemoryPlan, ModelArchitecture
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
 
+__all__ = ["LlmModel"]
 
+
+@jsii.implements(iam.IGrantable)
 class LlmModel(Construct):
-    """A SageMaker Model serving an LLM with one of the supported engines.
+    """An LLM served with one of the supported engines: a definition that endpoints and
+    inference components bind to their hardware.
 
-    The engine derives the container environment from the instance type (tensor parallel
-    degree = all accelerators, continuous batching, token limits, streaming), the model source
-    supplies the weights, and the execution role gets exactly the reads they need.
-    The Model has no physical name, so any change deploys as a replacement in one update.
+    ``model.bind(placement)`` creates the ``AWS::SageMaker::Model`` for one placement (an
+    instance type and the devices one copy gets), with the container env, memory plan and
+    host AMI derived for it, once per placement. ``LlmEndpoint`` and ``InferenceComponent``
+    bind for you, so the same model can serve on several instance types or copy sizes. The
+    model's own ``instance_type`` is its default placement: it is checked when the model is
+    created, and its Model keeps the construct id ``Resource``. Every Model has no physical
+    name, so any change deploys as a replacement in one update. The execution role gets
+    exactly the reads the image and weights need.
 
     :param source: where the weights come from (``ModelSource.hugging_face`` / ``s3`` / ...).
     :param engine: the serving engine (``Engine.tgi()``, ``Engine.lmi()``, ...).
-    :param instance_type: the instance type the model is sized for (defaults and validation).
+    :param instance_type: the default placement (the whole instance), checked at once.
+        @default none: every endpoint and component then states its own instance type
     :param max_input_tokens: longest prompt accepted. @default the engine's default
     :param max_total_tokens: longest prompt + generation. @default the engine's default
     :param env: extra container environment, checked against the derived one. @default none
@@ -56,7 +73,7 @@ class LlmModel(Construct):
         *,
         source: ModelSource,
         engine: Engine,
-        instance_type: str | InstanceType,
+        instance_type: str | InstanceType | None = None,
         max_input_tokens: int | None = None,
         max_total_tokens: int | None = None,
         env: Mapping[str, str] | None = None,
@@ -68,50 +85,211 @@ class LlmModel(Construct):
         architecture: ModelArchitecture | None = None,
     ) -> None:
         super().__init__(scope, id)
-        _check_kinds(self, source, engine)
-        self.instance_type = InstanceType.of(instance_type)
-        self.engine = engine
-        self.source = source
-        self.max_input_tokens = max_input_tokens
-        self.max_total_tokens = max_total_tokens
+        problems = Problems(f"LlmModel '{self.node.path}'")
+        problems.add(type_problem("source", source, ModelSource, msg.source_fix(source)))
+        problems.add(type_problem("engine", engine, Engine, msg.ENGINE_FIX))
+        problems.raise_if_any()  # nothing below can be checked without them
+        self.definition = Definition(
+            engine=engine,
+            source=source,
+            max_input_tokens=max_input_tokens,
+            max_total_tokens=max_total_tokens,
+            env=dict(env or {}),
+            architecture=architecture
+            or (ModelArchitecture.lookup(source.model_id) if source.model_id else None),
+        )
         self.network_isolation = (
             not source.is_hub if network_isolation is None else network_isolation
         )
-        self._user_env = dict(env or {})
-        self._check_props(vpc, vpc_subnets)
-        self.architecture = architecture or (
-            ModelArchitecture.lookup(source.model_id) if source.model_id else None
-        )
-        self.role: iam.IRole = role or self._default_role()
-        self.accelerators: int | None = None
-        self.plan: MemoryPlan | None = None
+        self._derived: dict[Placement, Derivation] = {}
+        self._bindings: dict[Placement, ModelBinding] = {}
+        self._image_uris: dict[Placement, str] = {}
+        self.default_placement = self._default_placement(instance_type, problems)
+        limits = [
+            positive_int_problem("max_input_tokens", max_input_tokens),
+            positive_int_problem("max_total_tokens", max_total_tokens),
+        ]
+        problems.extend(limits)
+        problems.extend(self._network_problems(vpc, vpc_subnets))
+        if self.default_placement is not None and not any(limits):
+            problems.extend(self.derive(self.default_placement).problems)
+        problems.raise_if_any()
 
-        image = self._image = engine.image_for(self.instance_type)
-        self.inference_ami_version = host_ami_for(image, self.instance_type)
-        image_uri = image.bind(self, self.role)
-        self._binding: SourceBinding = source.bind(
+        self.role: iam.IRole = role or execution_role(
+            self, "Role", description="Execution role of an LLM model (constructs_llm)"
+        )
+        if self.default_placement is not None:
+            # The default placement's image is granted first, as its model is the usual one.
+            self._image_uri(self.derive(self.default_placement))
+        self.source_binding: SourceBinding = source.bind(
             self, self.role, token_env_names=engine.token_env_names
         )
-        self.resource = sagemaker.CfnModel(
+        self.network = (
+            ModelNetwork(
+                self, role=self.role, vpc=vpc, subnets=vpc_subnets, security_groups=security_groups
+            )
+            if vpc is not None
+            else None
+        )
+
+    # -- the definition ---------------------------------------------------------------------
+
+    @property
+    def engine(self) -> Engine:
+        return self.definition.engine
+
+    @property
+    def source(self) -> ModelSource:
+        return self.definition.source
+
+    @property
+    def max_input_tokens(self) -> int | None:
+        return self.definition.max_input_tokens
+
+    @property
+    def max_total_tokens(self) -> int | None:
+        return self.definition.max_total_tokens
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The extra env given to the model (before what the engine derives)."""
+        return dict(self.definition.env or {})
+
+    @property
+    def architecture(self) -> ModelArchitecture | None:
+        """The figures memory sizing uses (given, or from the packaged table)."""
+        return self.definition.architecture
+
+    # -- binding to hardware ---------------------------------------------------------------
+
+    def bind(self, placement: Placement | None = None) -> ModelBinding:
+        """This model on ``placement``: its SageMaker Model with the env, memory plan and host
+        AMI derived for that hardware, created on the first call for each placement.
+
+        :param placement: @default the model's default placement (its ``instance_type``)
+        :raises ConfigurationError: the model cannot run there (each problem named), or no
+            placement was given and the model has no default
+        """
+        placement = placement or self._require_default()
+        bound = self._bindings.get(placement)
+        if bound is not None:
+            return bound
+        problems = Problems(f"LlmModel '{self.node.path}' on {placement.describe()}")
+        derivation = self.derive(placement)
+        problems.extend(derivation.problems)
+        problems.raise_if_any()
+        bound = self._bindings[placement] = self._create(derivation)
+        return bound
+
+    def problems_for(self, placement: Placement) -> list[Problem]:
+        """What stops this model from running on ``placement``, each naming the model and the
+        hardware, for the construct that binds it to report with its own problems."""
+        fits = f"LlmModel '{self.node.path}' does not fit on {placement.describe()}"
+        runs = f"LlmModel '{self.node.path}' on {placement.describe()}"
+        return [
+            Problem(f"{fits if p.kind is SizingError else runs}: {p.message}", p.kind)
+            for p in self.derive(placement).problems
+        ]
+
+    def _create(self, derivation: Derivation) -> ModelBinding:
+        placement = derivation.placement
+        scope_id = "Resource" if placement == self.default_placement else placement.construct_id
+        env = {**derivation.environment, **self.source_binding.env}
+        resource = sagemaker.CfnModel(
             self,
-            "Resource",
+            scope_id,
             execution_role_arn=self.role.role_arn,
             enable_network_isolation=self.network_isolation or None,
-            vpc_config=self._vpc_config(vpc, vpc_subnets, security_groups),
-            primary_container=self._container(image_uri, self._environment(None)),
+            vpc_config=self.network.vpc_config if self.network else None,
+            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+                image=self._image_uri(derivation),
+                environment=env,
+                model_data_url=self.source_binding.model_data_url,
+                model_data_source=self.source_binding.model_data_source,
+            ),
         )
         # The role's policy must exist before SageMaker pulls the image and weights, and must
         # outlive the model on delete.
-        depend_on_policies(self.resource, self.role)
-        self._image_uri = image_uri
+        depend_on_policies(resource, self.role)
         if not self.network_isolation:
-            self.resource.add_metadata("checkov", {"skip": [_ISOLATION_SKIP]})
-        self._annotate()
+            waive(resource, HUB_DOWNLOAD)
+        for warning in derivation.warnings:
+            Annotations.of(resource).add_warning_v2(warning.id, warning.message)
+        return ModelBinding(
+            model=self,
+            derivation=derivation,
+            environment=env,
+            resource=resource,
+            role=self.role,
+            source=self.source,
+        )
+
+    def derive(self, placement: Placement) -> Derivation:
+        """What this model becomes on ``placement`` (env, plan, warnings, problems), without
+        creating anything; computed once per placement."""
+        found = self._derived.get(placement)
+        if found is None:
+            found = self._derived[placement] = derive_on(self.definition, placement)
+        return found
+
+    def _image_uri(self, derivation: Derivation) -> str:
+        placement = derivation.placement
+        if placement not in self._image_uris:
+            self._image_uris[placement] = derivation.image.bind(self, self.role)
+        return self._image_uris[placement]
+
+    # -- the default placement, as before placements existed ----------------------------------
+
+    @property
+    def instance_type(self) -> InstanceType:
+        """The default placement's instance type."""
+        return self._require_default().instance_type
+
+    @property
+    def resource(self) -> sagemaker.CfnModel:
+        """The SageMaker Model of the default placement (created on first use)."""
+        return self.bind().resource
 
     @property
     def model_name(self) -> str:
-        """The generated name of the SageMaker Model (a CloudFormation attribute)."""
-        return self.resource.attr_model_name
+        """The generated name of the default placement's SageMaker Model."""
+        return self.bind().model_name
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """The default placement's container environment (derived values merged with ``env``)."""
+        derivation = self.derive(self._require_default())
+        return {**derivation.environment, **self.source_binding.env}
+
+    @property
+    def plan(self) -> MemoryPlan | None:
+        """The default placement's memory plan."""
+        return self.derive(self._require_default()).plan
+
+    @property
+    def inference_ami_version(self) -> str | None:
+        """The host AMI the default placement's image needs (None = SageMaker's default)."""
+        return self.derive(self._require_default()).inference_ami_version
+
+    # -- grants, network, formats -------------------------------------------------------------
+
+    @property
+    def grant_principal(self) -> iam.IPrincipal:
+        """The execution role (``iam.IGrantable``): grant it what the container reads."""
+        return self.role
+
+    @property
+    def connections(self) -> ec2.Connections:
+        """The model's security groups (``ec2.Connections``), to let it reach other resources.
+
+        :raises ConfigurationError: the model runs outside a VPC (pass ``vpc=``)
+        """
+        if self.network is None:
+            raise ConfigurationError(
+                f"LlmModel '{self.node.path}' has no security groups: it runs outside a VPC; "
+                "pass vpc=... to the LlmModel to manage its network connections"
+            )
+        return self.network.connections
 
     @property
     def stream_format(self) -> StreamFormat:
@@ -121,327 +299,40 @@ class LlmModel(Construct):
     def request_format(self) -> RequestFormat:
         return self.engine.request_format
 
-    @property
-    def environment(self) -> dict[str, str]:
-        """The container environment as synthesized (derived values merged with ``env``)."""
-        return dict(self._env)
+    def grant_read(self, grantee: iam.IGrantable, placement: Placement | None = None) -> None:
+        """Lets ``grantee`` pull this model's image and read its weights, as its role can.
 
-    def grant_read(self, grantee: iam.IGrantable) -> None:
-        """Lets ``grantee`` pull this model's image and read its weights, as its role can."""
-        self._image.bind(self, grantee)
+        :param placement: whose image. @default the model's default placement
+        """
+        self.derive(placement or self._require_default()).image.bind(self, grantee)
         self.source.grant_read(self, grantee)
 
-    def use_accelerators(self, accelerators: int) -> None:
-        """Size the engine for ``accelerators`` devices instead of the whole instance.
+    # -- checks -----------------------------------------------------------------------------
 
-        Inference components call this: a copy that gets one of four GPUs must shard over one.
-        """
-        if self.accelerators is not None and self.accelerators != accelerators:
-            raise ConfigurationError(
-                f"LlmModel '{self.node.path}' is already sized for {self.accelerators} "
-                f"accelerator(s), got {accelerators}; create one LlmModel per accelerator count"
-            )
-        self.accelerators = accelerators
-        self.resource.primary_container = self._container(
-            self._image_uri, self._environment(accelerators)
-        )
-
-    # -- construction helpers ------------------------------------------------------------
-
-    def _check_props(self, vpc: ec2.IVpc | None, subnets: ec2.SubnetSelection | None) -> None:
-        problems = Problems(f"LlmModel '{self.node.path}'")
-        problems.add(positive_int_problem("max_input_tokens", self.max_input_tokens))
-        problems.add(positive_int_problem("max_total_tokens", self.max_total_tokens))
-        if self.network_isolation and self.source.is_hub:
-            problems.add(
-                f"network_isolation=True blocks the download of Hub model "
-                f"'{self.source.model_id}'; stage the weights in S3 and use "
-                "ModelSource.s3(bucket, prefix), or drop network_isolation"
-            )
-        if subnets is not None and vpc is None:
-            problems.add("vpc_subnets was given without vpc; pass vpc=... as well")
-        if vpc is not None:
-            problems.add(_subnet_problem(vpc, subnets, self.source))
-        problems.raise_if_any()
-        if not self.instance_type.known:
-            Annotations.of(self).add_warning_v2(
-                "constructs-llm:unknown-instance-type",
-                f"{self.instance_type.name} is not in the packaged hardware catalog, so GPU "
-                "count, memory fit and volume rules were not checked; verify tensor parallel "
-                "degree and memory by hand",
-            )
-
-    def _default_role(self) -> iam.Role:
-        return execution_role(
-            self, "Role", description="Execution role of an LLM model (constructs_llm)"
-        )
-
-    def _vpc_config(
-        self,
-        vpc: ec2.IVpc | None,
-        subnets: ec2.SubnetSelection | None,
-        security_groups: Sequence[ec2.ISecurityGroup] | None,
-    ) -> sagemaker.CfnModel.VpcConfigProperty | None:
-        if vpc is None:
-            return None
-        from aws_cdk import aws_ec2 as ec2
-
-        groups = list(security_groups or [])
-        if not groups:
-            groups = [
-                ec2.SecurityGroup(
-                    self,
-                    "SecurityGroup",
-                    vpc=vpc,
-                    description="LLM model containers (constructs_llm); no inbound rules",
-                    allow_all_outbound=True,
-                )
-            ]
-        selection = subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
-        self._grant_vpc_access()
-        return sagemaker.CfnModel.VpcConfigProperty(
-            security_group_ids=[g.security_group_id for g in groups],
-            subnets=_select(vpc, selection).subnet_ids,
-        )
-
-    def _grant_vpc_access(self) -> None:
-        self.role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=[
-                    "ec2:CreateNetworkInterface",
-                    "ec2:CreateNetworkInterfacePermission",
-                    "ec2:DeleteNetworkInterface",
-                    "ec2:DeleteNetworkInterfacePermission",
-                    "ec2:DescribeNetworkInterfaces",
-                    "ec2:DescribeVpcs",
-                    "ec2:DescribeDhcpOptions",
-                    "ec2:DescribeSubnets",
-                    "ec2:DescribeSecurityGroups",
-                ],
-                resources=["*"],
-            )
-        )
-
-    def _environment(self, accelerators: int | None) -> dict[str, str]:
-        ctx = EngineContext(
-            instance=self.instance_type,
-            accelerators=accelerators,
-            model_location=self._binding.model_location,
-            revision=self._binding.revision,
-            max_input_tokens=self.max_input_tokens,
-            max_total_tokens=self.max_total_tokens,
-        )
-        # Engine and hardware mistakes first: they explain a sizing failure better.
-        problems = Problems(f"LlmModel '{self.node.path}'")
-        problems.extend(self.engine.validate(ctx, self._user_env))
-        problems.raise_if_any()
-        self._engine_warnings = self.engine.warnings(ctx, self._user_env)
-        ctx = replace(ctx, plan=self._plan(accelerators))
-        derived = self.engine.derive_env(ctx)
-        self._env = {**derived, **self._user_env, **self._binding.env}
-        return self._env
-
-    def _plan(self, accelerators: int | None) -> MemoryPlan | None:
-        if self.architecture is None or not self.instance_type.known:
-            self.plan = None
-            return None
-        if self.instance_type.accelerator is None:
-            self.plan = None
+    def _default_placement(
+        self, instance_type: str | InstanceType | None, problems: Problems
+    ) -> Placement | None:
+        if instance_type is None:
             return None
         try:
-            self.plan = plan_memory(
-                self.architecture,
-                instance=self.instance_type,
-                accelerators=accelerators or self.instance_type.accelerator_count,
-                engine=self.engine,
-                max_total_tokens=self.max_total_tokens,
-            )
-        except SizingError as err:
-            raise SizingError(f"LlmModel '{self.node.path}': {err}") from None
-        return self.plan
+            return Placement(instance_type)
+        except InstanceTypeError as err:
+            problems.add(str(err), InstanceTypeError)
+            return None
 
-    def _container(
-        self, image_uri: str, env: Mapping[str, str]
-    ) -> sagemaker.CfnModel.ContainerDefinitionProperty:
-        return sagemaker.CfnModel.ContainerDefinitionProperty(
-            image=image_uri,
-            environment=dict(env),
-            model_data_url=self._binding.model_data_url,
-            model_data_source=self._binding.model_data_source,
-        )
+    def _network_problems(
+        self, vpc: ec2.IVpc | None, subnets: ec2.SubnetSelection | None
+    ) -> list[str | None]:
+        source = self.source
+        return [
+            msg.hub_isolated(source.model_id) if self.network_isolation and source.is_hub else None,
+            "vpc_subnets was given without vpc; pass vpc=... as well"
+            if subnets is not None and vpc is None
+            else None,
+            subnet_problem(vpc, subnets, source) if vpc is not None else None,
+        ]
 
-    def _annotate(self) -> None:
-        for warning in self._engine_warnings:
-            Annotations.of(self).add_warning_v2("constructs-llm:engine-setting", warning)
-        if self.plan is not None:
-            # The plan itself is reported per endpoint or per component copy, which know
-            # how many devices serve the model.
-            for warning in self.plan.warnings:
-                Annotations.of(self).add_warning_v2("constructs-llm:sizing-estimate", warning)
-        elif self.instance_type.accelerator is not None and self.architecture is None:
-            Annotations.of(self).add_warning_v2(
-                "constructs-llm:unknown-model-size",
-                f"the size of '{self.source.model_id or 'this model'}' is unknown, so memory "
-                "fit was not checked; pass architecture=ModelArchitecture(...) to check it",
-            )
-
-
-#: How to create a model, for messages about the wrong kind of value.
-MODEL_FIX = "create it with LlmModel(self, 'Model', source=..., engine=..., instance_type=...)"
-
-
-def _check_kinds(model: LlmModel, source: object, engine: object) -> None:
-    problems = Problems(f"LlmModel '{model.node.path}'")
-    hub = repr(source) if isinstance(source, str) else "'org/name'"
-    problems.add(
-        type_problem(
-            "source",
-            source,
-            ModelSource,
-            f"use ModelSource.hugging_face({hub}), ModelSource.s3(bucket, prefix) or "
-            "ModelSource.s3_archive(bucket, key)",
-        )
-    )
-    problems.add(
-        type_problem(
-            "engine",
-            engine,
-            Engine,
-            "use Engine.tgi(), Engine.tgi_neuronx(), Engine.lmi(), Engine.vllm(), "
-            "Engine.sglang() or Engine.custom(image=..., stream_format=...)",
-        )
-    )
-    problems.raise_if_any()
-
-
-def execution_role(scope: Construct, id: str, *, description: str) -> iam.Role:
-    """A SageMaker execution role with only logs and metrics; callers add what they read."""
-    role = iam.Role(
-        scope,
-        id,
-        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
-        description=description,
-    )
-    stack = Stack.of(scope)
-    log_groups = stack.format_arn(
-        service="logs",
-        resource="log-group",
-        resource_name="/aws/sagemaker/Endpoints/*",
-        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-    )
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=[
-                "logs:CreateLogGroup",
-                "logs:CreateLogStream",
-                "logs:PutLogEvents",
-                "logs:DescribeLogStreams",
-            ],
-            resources=[log_groups, f"{log_groups}:log-stream:*"],
-        )
-    )
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=["cloudwatch:PutMetricData"],
-            resources=["*"],
-            conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
-        )
-    )
-    Validations.of(role).acknowledge(
-        Acknowledgment(
-            id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-            reason="cloudwatch:PutMetricData has no resource-level permissions; it is "
-            "limited to the /aws/sagemaker/* namespaces by condition. "
-            "ecr:GetAuthorizationToken has no resource-level permissions either.",
-        )
-    )
-    Validations.of(role).acknowledge(
-        Acknowledgment(
-            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_LOG_GROUP_FINDING}]",
-            reason="SageMaker names the log group after the endpoint, which is created "
-            "after the model and may be generated; the grant stays inside "
-            "/aws/sagemaker/Endpoints/.",
-        )
-    )
-    Validations.of(role).acknowledge(
-        Acknowledgment(
-            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_LOG_GROUP_FINDING}:log-stream:*]",
-            reason="Log streams are created by SageMaker per instance at run time.",
-        )
-    )
-    return role
-
-
-def depend_on_policies(resource: Construct, role: iam.IRole) -> None:
-    """Makes ``resource`` wait for the role's policies (not the role: its GetAtt already does,
-    and a second edge is a cfn-lint warning)."""
-    role_resource = role.node.default_child
-    for child in role.node.children:
-        if role_resource is None or child.node.path != role_resource.node.path:
-            resource.node.add_dependency(child)
-
-
-_ISOLATION_SKIP = {
-    "id": "CKV_AWS_370",
-    "comment": "The container downloads its Hub weights at start-up, which network isolation "
-    "blocks; ModelSource.s3(...) sources get network isolation by default.",
-}
-CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"
-_LOG_GROUP_FINDING = (
-    "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*"
-)
-
-
-def host_ami_for(image: ContainerImage, instance: InstanceType) -> str | None:
-    """CUDA 13 images need the host AMI with NVIDIA driver 580; SageMaker's default has 535."""
-    major = image.cuda_major
-    if instance.accelerator == "nvidia" and major is not None and major >= 13:
-        return CUDA13_HOST_AMI
-    return None
-
-
-def _select(vpc: ec2.IVpc, selection: ec2.SubnetSelection) -> ec2.SelectedSubnets:
-    # The jsii binding takes the selection's fields as keywords, not the struct itself.
-    return vpc.select_subnets(
-        availability_zones=selection.availability_zones,
-        one_per_az=selection.one_per_az,
-        subnet_group_name=selection.subnet_group_name,
-        subnet_type=selection.subnet_type,
-        subnets=selection.subnets,
-    )
-
-
-def _subnet_problem(
-    vpc: ec2.IVpc, subnets: ec2.SubnetSelection | None, source: ModelSource
-) -> str | None:
-    """The selected subnets must exist, and a Hub download needs a route out of them.
-
-    SageMaker's network interfaces in a VPC get no public IP, so only private subnets with a
-    NAT route reach the Hub: isolated subnets have no route and public ones no address.
-    """
-    from aws_cdk import aws_ec2 as ec2  # only VPC models pay for this import
-
-    hub = f"Hub model '{source.model_id}'"
-    stage_in_s3 = "stage the weights in S3 with ModelSource.s3(bucket, prefix)"
-    if subnets is None and not vpc.private_subnets:
-        if source.is_hub:
-            return (
-                f"{hub} needs private subnets with egress (a NAT route) to download, but vpc "
-                f"'{vpc.node.path}' has no subnets with egress (SubnetType.PRIVATE_WITH_EGRESS, "
-                f"the default selection); add a NAT gateway or {stage_in_s3}"
-            )
-        return (
-            f"vpc '{vpc.node.path}' has no private subnets with egress "
-            "(SubnetType.PRIVATE_WITH_EGRESS, the default selection); pass "
-            "vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED) for "
-            "isolated subnets (with an S3 gateway endpoint for the weights)"
-        )
-    kind = subnets.subnet_type if subnets is not None else None
-    if not source.is_hub or kind not in (ec2.SubnetType.PRIVATE_ISOLATED, ec2.SubnetType.PUBLIC):
-        return None
-    why = (
-        "isolated subnets (no route to the Hub)"
-        if kind == ec2.SubnetType.PRIVATE_ISOLATED
-        else "public subnets (SageMaker's network interfaces get no public IP)"
-    )
-    return f"{hub} cannot download from {why}; use private subnets with egress or {stage_in_s3}"
+    def _require_default(self) -> Placement:
+        if self.default_placement is None:
+            raise ConfigurationError(msg.no_default_placement(self.node.path))
+        return self.default_placement

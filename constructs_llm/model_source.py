@@ -11,28 +11,24 @@ engine reads.
 from __future__ import annotations
 
 import abc
-import json
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Acknowledgment, Annotations, Stack, Token, Validations
+from aws_cdk import Annotations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from constructs_llm import _source_checks as _checks
 from constructs_llm import catalogs
+from constructs_llm._compliance import waive, weights_prefix
+from constructs_llm._problems import Problems
 from constructs_llm.errors import ConfigurationError
+
+__all__ = ["MODEL_DIR", "ModelSource", "SourceBinding"]
 
 MODEL_DIR = "/opt/ml/model"
 """Where SageMaker puts S3 weights in the container."""
-
-# Hub rules: letters, digits, '-', '_', '.'; no '--' or '..'; '-' and '.' neither start nor end
-# a part; the repository name is at most 96 characters.
-_HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?")
-_MAX_HUB_NAME = 96
-# Git ref names (branch or tag) or a commit hash.
-_REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}")
 
 if TYPE_CHECKING:
     from aws_cdk import aws_s3
@@ -122,6 +118,16 @@ class ModelSource(abc.ABC):
         """True when the container downloads from the Hub (needs egress, no isolation)."""
         return False
 
+    @property
+    def model_location(self) -> str:
+        """What the container is told to load: the Hub id, or ``/opt/ml/model``."""
+        return MODEL_DIR
+
+    @property
+    def revision(self) -> str | None:
+        """The Hub revision, if one is pinned."""
+        return None
+
     @abc.abstractmethod
     def bind(
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
@@ -142,7 +148,11 @@ class _HubSource(ModelSource):
         token: secretsmanager.ISecret | None,
         token_json_field: str | None,
     ) -> None:
-        problems = [_hub_id_problem(model_id), _revision_problem(revision), _token_problem(token)]
+        problems = [
+            _checks.hub_id_problem(model_id),
+            _checks.revision_problem(revision),
+            _checks.token_problem(token),
+        ]
         _raise("ModelSource.hugging_face", problems)
         self._model_id = model_id
         self._revision = revision
@@ -156,6 +166,14 @@ class _HubSource(ModelSource):
     @property
     def is_hub(self) -> bool:
         return True
+
+    @property
+    def model_location(self) -> str:
+        return self._model_id
+
+    @property
+    def revision(self) -> str | None:
+        return self._revision
 
     def grant_read(self, scope: Construct, grantee: iam.IGrantable) -> None:
         del scope, grantee  # the container downloads from the Hub: no AWS reads to grant
@@ -206,7 +224,10 @@ class _S3Source(ModelSource):
     def __init__(
         self, factory: str, bucket: aws_s3.IBucket, path_problem: str | None, model_id: str | None
     ) -> None:
-        _raise(factory, [_bucket_problem(bucket), path_problem, _declared_id_problem(model_id)])
+        _raise(
+            factory,
+            [_checks.bucket_problem(bucket), path_problem, _checks.declared_id_problem(model_id)],
+        )
         self._bucket = bucket
         self._model_id = model_id
 
@@ -231,7 +252,7 @@ class _S3Source(ModelSource):
 
 class _S3PrefixSource(_S3Source):
     def __init__(self, bucket: aws_s3.IBucket, prefix: str, *, model_id: str | None) -> None:
-        super().__init__("ModelSource.s3", bucket, _prefix_problem(prefix), model_id)
+        super().__init__("ModelSource.s3", bucket, _checks.prefix_problem(prefix), model_id)
         self._prefix = prefix
 
     def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
@@ -247,14 +268,7 @@ class _S3PrefixSource(_S3Source):
         principal = grantee.grant_principal
         if added and isinstance(principal, Construct):
             # Acknowledged on the role, whose default policy holds the statement.
-            finding = f"Resource::{_nag_resource(scope, objects)}"
-            Validations.of(principal).acknowledge(
-                Acknowledgment(
-                    id=f"AwsSolutions::AwsSolutions-IAM5[{finding}]",
-                    reason="SageMaker reads every object under the model's weights prefix; the "
-                    "grant covers that prefix only",
-                )
-            )
+            waive(principal, weights_prefix(scope, objects))
         uri = f"s3://{bucket.bucket_name}/{prefix}"
         return SourceBinding(
             model_location=MODEL_DIR,
@@ -268,7 +282,9 @@ class _S3PrefixSource(_S3Source):
 
 class _S3ArchiveSource(_S3Source):
     def __init__(self, bucket: aws_s3.IBucket, key: str, *, model_id: str | None) -> None:
-        super().__init__("ModelSource.s3_archive", bucket, _archive_key_problem(key), model_id)
+        super().__init__(
+            "ModelSource.s3_archive", bucket, _checks.archive_key_problem(key), model_id
+        )
         self._key = key
 
     def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
@@ -301,157 +317,7 @@ def _grant_key(bucket: aws_s3.IBucket, grantee: iam.IGrantable) -> None:
         bucket.encryption_key.grant_decrypt(grantee)
 
 
-def _nag_resource(scope: Construct, arn: str) -> str:
-    """The resource as cdk-nag prints it in a finding id (its flattenCfnReference)."""
-    return _flatten(Stack.of(scope).resolve(arn))
-
-
-def _flatten(node: Any) -> str:
-    if isinstance(node, str):
-        return node.replace("${", "<").replace("}", ">")
-    if isinstance(node, dict) and len(node) == 1:
-        ((fn, arg),) = node.items()
-        if fn == "Fn::Join":
-            delimiter, items = arg
-            return str(delimiter).join(_flatten(i) for i in items)
-        if fn in ("Fn::Sub", "Fn::ImportValue"):
-            return _flatten(arg)
-        if fn == "Fn::GetAtt":
-            return f"<{_flatten(arg[0])}.{_flatten(arg[1])}>"
-        if fn == "Ref":
-            return f"<{_flatten(arg)}>"
-    return json.dumps(node, separators=(",", ":"))
-
-
-# -- validation -----------------------------------------------------------------------------
-
-
-def _raise(factory: str, problems: list[str | None]) -> None:
-    found = [p for p in problems if p]
-    if found:
-        raise ConfigurationError(f"{factory}: " + "; ".join(found))
-
-
-def _hub_id_problem(model_id: object) -> str | None:
-    if not isinstance(model_id, str):
-        return f"model_id must be a Hub id string such as 'org/name', got {model_id!r}"
-    if Token.is_unresolved(model_id):
-        return None
-    hint = _hub_id_hint(model_id)
-    if hint:
-        return f"model_id must be a Hub id 'org/name', got {model_id!r}; {hint}"
-    return None
-
-
-def _hub_id_hint(model_id: str) -> str | None:
-    if model_id != model_id.strip() or any(c.isspace() for c in model_id):
-        return f"remove the whitespace: {''.join(model_id.split())!r}"
-    if model_id.startswith("s3://"):
-        return "for weights in S3 use ModelSource.s3(bucket, prefix)"
-    url = re.match(r"https?://(?:www\.)?huggingface\.co/([^/]+/[^/?#]+)", model_id)
-    if url:
-        return f"pass the id, not the URL: {url.group(1)!r}"
-    parts = model_id.split("/")
-    if len(parts) != 2:
-        return (
-            "the Hub id names the organisation or user too, e.g. 'openai-community/gpt2'"
-            if len(parts) == 1
-            else "it has exactly one '/', between organisation and name"
-        )
-    bad = [p for p in parts if not _HUB_PART.fullmatch(p) or "--" in p or ".." in p]
-    if bad:
-        return (
-            f"{bad[0]!r} may use only letters, digits, '-', '_' and '.', without '--' or '..', "
-            "and may not start or end with '-' or '.'"
-        )
-    if len(parts[1]) > _MAX_HUB_NAME:
-        return f"the name part has {len(parts[1])} characters; the Hub allows {_MAX_HUB_NAME}"
-    return None
-
-
-def _revision_problem(revision: object) -> str | None:
-    if revision is None:
-        return None
-    if not isinstance(revision, str):
-        return f"revision must be a string (branch, tag or commit), got {revision!r}"
-    if Token.is_unresolved(revision):
-        return None
-    ok = (
-        _REVISION.fullmatch(revision)
-        and ".." not in revision
-        and "//" not in revision
-        and not revision.endswith(("/", ".", ".lock"))
-    )
-    if not ok:
-        return (
-            f"revision must be a branch, tag or commit hash, got {revision!r}; use e.g. 'main' "
-            "or a 40-character commit hash from the model's Files and versions tab"
-        )
-    return None
-
-
-def _token_problem(token: object) -> str | None:
-    if token is None:
-        return None
-    if isinstance(token, str):
-        shown = f"'{token[:5]}…'" if token.startswith("hf_") else "a string"
-        return (
-            f"token must be a Secrets Manager secret, got {shown}; a plain string would be "
-            "readable in the template. Store the token in Secrets Manager (e.g. `aws "
-            "secretsmanager create-secret --name hf/token --secret-string <token>`) and pass "
-            "secretsmanager.Secret.from_secret_name_v2(self, 'HfToken', 'hf/token')"
-        )
-    if not hasattr(token, "secret_value"):
-        return f"token must be a secretsmanager.ISecret, got {type(token).__name__}"
-    return None
-
-
-def _declared_id_problem(model_id: str | None) -> str | None:
-    return None if model_id is None else _hub_id_problem(model_id)
-
-
-def _bucket_problem(bucket: object) -> str | None:
-    if not hasattr(bucket, "arn_for_objects"):
-        return (
-            f"bucket must be an s3.IBucket, got {type(bucket).__name__} {bucket!r}; use "
-            "s3.Bucket.from_bucket_name(self, 'Weights', 'my-bucket')"
-        )
-    return None
-
-
-def _prefix_problem(prefix: object) -> str | None:
-    if not isinstance(prefix, str):
-        return f"prefix must be a string such as 'llama3-8b/', got {prefix!r}"
-    if Token.is_unresolved(prefix):
-        return None
-    if prefix.startswith("s3://"):
-        return f"prefix is the key prefix inside the bucket, got the URI {prefix!r}"
-    if not prefix or prefix == "/":
-        return "prefix must name the folder holding the weights, e.g. 'llama3-8b/', got ''"
-    if prefix.startswith("/"):
-        return f"prefix must not start with '/', got {prefix!r}; use {prefix.lstrip('/')!r}"
-    if not prefix.endswith("/"):
-        return (
-            f"prefix must end with '/', got {prefix!r}; use {prefix + '/'!r} (SageMaker copies "
-            "every object under it, and without the slash 'llama' would also match 'llama-old/')"
-        )
-    return None
-
-
-def _archive_key_problem(key: object) -> str | None:
-    if not isinstance(key, str):
-        return f"key must be a string such as 'models/model.tar.gz', got {key!r}"
-    if Token.is_unresolved(key):
-        return None
-    if key.startswith("s3://"):
-        return f"key is the object key inside the bucket, got the URI {key!r}"
-    if key.startswith("/"):
-        return f"key must not start with '/', got {key!r}; use {key.lstrip('/')!r}"
-    if not key.endswith(".tar.gz"):
-        hint = (
-            "use ModelSource.s3(bucket, prefix) for uncompressed weights"
-            if key.endswith("/")
-            else "compress the weights as model.tar.gz"
-        )
-        return f"key must name a .tar.gz archive, got {key!r}; {hint}"
-    return None
+def _raise(factory: str, found: list[str | None]) -> None:
+    problems = Problems(factory)
+    problems.extend(found)
+    problems.raise_if_any()

@@ -9,8 +9,11 @@ from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_llm._problems import Problems
 from constructs_llm._validation import all_ints, duration_type_problem, positive_int_problem
 from constructs_llm.errors import ScalingError
+
+__all__ = ["Autoscaling", "scalable_target", "scaling_role", "track"]
 
 # Application Auto Scaling acts through its service-linked role; naming it keeps CDK from
 # creating an unused IAM role per scalable target.
@@ -48,9 +51,9 @@ class Autoscaling:
     scale_out_cooldown: Duration | None = None
 
     def __post_init__(self) -> None:
-        problems = [p for p in self._problems() if p]
-        if problems:
-            raise ScalingError("Autoscaling: " + "; ".join(problems))
+        problems = Problems("Autoscaling")
+        problems.extend(self._problems(), ScalingError)
+        problems.raise_if_any()
 
     def _problems(self) -> list[str | None]:
         targets = [self.target_concurrent_requests, self.target_invocations_per_instance]
@@ -90,9 +93,6 @@ class Autoscaling:
     def out_cooldown(self) -> Duration:
         return self.scale_out_cooldown or Duration.minutes(2)
 
-
-#: How to write autoscaling settings, for messages about the wrong kind of value.
-AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
 
 _TARGET_NAMES = ("target_concurrent_requests", "target_invocations_per_instance")
 

@@ -37,19 +37,42 @@ the one the engine enforces), conservatively and only where the user set nothing
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+from constructs_llm import _sizing_messages as msg
 from constructs_llm import catalogs
-from constructs_llm.errors import ConfigurationError, SizingError
+from constructs_llm._planner import (
+    GIB,
+    EngineSizing,
+    Memory,
+    caveats,
+    device_memory,
+    devices_for,
+    fit_problems,
+    kib,
+)
+from constructs_llm._problems import Problems
+from constructs_llm.errors import SizingError
 from constructs_llm.instance_type import InstanceType
+
+__all__ = [
+    "DTYPE_BYTES",
+    "GIB",
+    "GPU_MEMORY_UTILIZATION",
+    "OVERHEAD_GIB_PER_DEVICE",
+    "EngineSizing",
+    "MemoryPlan",
+    "ModelArchitecture",
+    "dtype_bytes",
+    "lmi_seed_kv_estimate",
+    "plan_memory",
+]
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-GIB = 1024**3
 
 #: Bytes per weight for each dtype or quantization name engines accept.
 DTYPE_BYTES: Mapping[str, float] = {
@@ -75,19 +98,6 @@ DTYPE_BYTES: Mapping[str, float] = {
 GPU_MEMORY_UTILIZATION = 0.9
 #: CUDA context, activations and CUDA graphs outside the KV cache, per device (GiB).
 OVERHEAD_GIB_PER_DEVICE = 1.0
-
-
-class EngineSizing(Protocol):
-    """What the planner needs from an engine (``constructs_llm.engine.Engine`` provides it)."""
-
-    @property
-    def weight_dtype(self) -> str | None:
-        """Quantization or dtype of the weights as loaded; None = the model's default."""
-        ...
-
-    def devices_used(self, instance: InstanceType, accelerators: int | None) -> int:
-        """Accelerator devices one model copy shards over (its tensor-parallel group)."""
-        ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,7 +136,8 @@ class ModelArchitecture:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        problems = [
+        problems = Problems("ModelArchitecture")
+        problems.extend(
             f"{name} must be a positive integer, got {value!r}"
             for name, value in (
                 ("layers", self.layers),
@@ -137,20 +148,19 @@ class ModelArchitecture:
                 ("attention_heads", self.attention_heads),
             )
             if value is not None and (not isinstance(value, int) or value < 1)
-        ]
+        )
         if not self.params_billion > 0:
-            problems.append(f"params_billion must be > 0, got {self.params_billion!r}")
+            problems.add(f"params_billion must be > 0, got {self.params_billion!r}")
         if self.attention_heads and self.kv_heads > self.attention_heads:
-            problems.append(
+            problems.add(
                 f"kv_heads ({self.kv_heads}) cannot exceed attention_heads "
                 f"({self.attention_heads}); check num_key_value_heads in config.json"
             )
         if self.default_dtype.lower() not in DTYPE_BYTES:
-            problems.append(
+            problems.add(
                 f"default_dtype must be one of {_dtype_names()}, got {self.default_dtype!r}"
             )
-        if problems:
-            raise ConfigurationError("ModelArchitecture: " + "; ".join(problems))
+        problems.raise_if_any()
 
     @property
     def name(self) -> str:
@@ -205,7 +215,7 @@ class MemoryPlan:
         return (
             f"{self.model} on {self.devices} x {self.device_memory_gib:.1f} GiB "
             f"({self.instance}){status}: weights {self.weights_gib:.1f} GiB ({self.dtype}), "
-            f"KV budget {self.kv_budget_gib:.1f} GiB, KV {_kib(self.kv_bytes_per_token)} per "
+            f"KV budget {self.kv_budget_gib:.1f} GiB, KV {kib(self.kv_bytes_per_token)} per "
             f"token, {self.max_batch_total_tokens:,} batch tokens, "
             f"{self.max_concurrent_sequences} concurrent {self.max_total_tokens:,}-token sequences"
         )
@@ -244,97 +254,46 @@ def plan_memory(
         does not divide the attention heads.
     """
     inst = InstanceType.of(instance)
-    if inst.accelerator is None or not inst.accelerator_count:
-        raise SizingError(
-            f"{inst.name} has no accelerators in the hardware catalog, so {arch.name} cannot "
-            "be planned on it; choose a GPU (ml.g5, ml.g6e, ml.p4d, ...) or Neuron instance"
-        )
-    device_gib = inst.accelerator_memory_gib
-    if device_gib is None:
-        raise SizingError(
-            f"the accelerator memory of {inst.name} is unknown, so {arch.name} cannot be "
-            "planned on it; verify the fit by hand"
-        )
-    problems: list[str] = []
-    devices = _devices(inst, accelerators, engine, problems)
-    dtype_name = (dtype or (engine.weight_dtype if engine else None) or arch.default_dtype).lower()
-    dtype_bytes = _dtype_bytes(dtype_name)
-    kv_bytes = _dtype_bytes(kv_dtype.lower()) if kv_dtype else (4.0 if dtype_bytes == 4 else 2.0)
+    device_gib = device_memory(inst, arch)
     if max_total_tokens is not None and max_total_tokens < 1:
         raise SizingError(f"max_total_tokens must be >= 1, got {max_total_tokens!r}")
-
-    warnings: list[str] = list(arch.notes)
-    seq_len = max_total_tokens or arch.context_length
-    if max_total_tokens is not None and max_total_tokens > arch.context_length:
-        problems.append(
-            f"max_total_tokens {max_total_tokens:,} exceeds the {arch.context_length:,}-token "
-            f"context of {arch.name}; set max_total_tokens <= {arch.context_length:,}"
-        )
-    if inst.accelerator == "nvidia":
-        problems.extend(_head_split_problems(arch, devices, inst))
-
-    usable = devices * (device_gib * gpu_memory_utilization - overhead_gib_per_device)
-    weights = arch.weights_bytes(dtype_bytes) / GIB
-    # With TP above the KV heads, every device still holds one whole head.
-    kv_heads_per_device = max(1, math.ceil(arch.kv_heads / devices))
-    kv_per_device = int(2 * arch.layers * kv_heads_per_device * arch.head_dim * kv_bytes)
-    kv_whole = arch.kv_bytes_per_token(kv_bytes)
-    budget_bytes = max(0.0, usable - weights) * GIB
-    # Every device holds its share of each token, so the tightest device bounds the batch.
-    batch_tokens = int(budget_bytes / devices // kv_per_device) if kv_per_device else 0
-    concurrent = batch_tokens // seq_len
-
+    problems: list[str] = []
+    devices = devices_for(inst, accelerators, engine, problems)
+    dtype_name = (dtype or (engine.weight_dtype if engine else None) or arch.default_dtype).lower()
+    kv_bytes = _dtype_bytes(kv_dtype.lower()) if kv_dtype else None
+    memory = Memory.of(
+        arch,
+        devices=devices,
+        usable_gib=devices * (device_gib * gpu_memory_utilization - overhead_gib_per_device),
+        dtype=dtype_name,
+        dtype_bytes=_dtype_bytes(dtype_name),
+        kv_bytes=kv_bytes,
+        seq_len=max_total_tokens or arch.context_length,
+    )
     where = f"{devices} x {device_gib:.1f} GiB ({inst.name})"
-    if weights > usable:
-        problems.append(
-            f"{arch.name} weights need {weights:.1f} GiB in {dtype_name} but {where} leave "
-            f"{usable:.1f} GiB after the engine's reserve ({gpu_memory_utilization:.0%} of "
-            f"each device, minus {overhead_gib_per_device:g} GiB); "
-            + _bigger_hint(arch, dtype_bytes, devices, inst)
-        )
-    elif concurrent < 1 and max_total_tokens is not None:
-        problems.append(
-            f"the KV cache left on {where} holds {batch_tokens:,} tokens "
-            f"({_kib(kv_whole)} per token), less than one {max_total_tokens:,}-token "
-            f"sequence; lower max_total_tokens to <= {batch_tokens:,} or use more or larger "
-            "accelerators"
-        )
-    elif concurrent < 1:
-        warnings.append(
-            f"the KV cache left on {where} holds {batch_tokens:,} tokens, less than the full "
-            f"{arch.context_length:,}-token context of {arch.name}; set max_total_tokens "
-            f"<= {batch_tokens:,} (vLLM-based engines refuse to start otherwise; TGI lowers "
-            "its default to fit)"
-        )
-    if kv_heads_per_device * devices > arch.kv_heads:
-        warnings.append(
-            f"{arch.name} has {arch.kv_heads} KV heads for {devices} devices, so each device "
-            f"replicates a head; the plan counts the replicated cache"
-        )
-    if inst.accelerator == "neuron":
-        warnings.append(
-            "Neuron engines allocate the KV cache statically for batch size x sequence "
-            "length at compile time; the plan is an estimate of whether that shape fits"
-        )
-    if problems and strict:
-        raise SizingError("; ".join(problems))
+    reserve = f"{gpu_memory_utilization:.0%} of each device, minus {overhead_gib_per_device:g} GiB"
+    problems += fit_problems(arch, inst, memory, where, reserve, max_total_tokens)
+    if strict:
+        found = Problems(f"memory plan of {arch.name} on {inst.name}")
+        found.extend(problems, SizingError)
+        found.raise_if_any()
     return MemoryPlan(
         model=arch.name,
         instance=inst.name,
         devices=devices,
         device_memory_gib=round(device_gib, 2),
-        usable_gib=round(usable, 2),
+        usable_gib=round(memory.usable_gib, 2),
         dtype=dtype_name,
-        weights_gib=round(weights, 2),
-        kv_bytes_per_token=kv_whole,
-        kv_bytes_per_token_per_device=kv_per_device,
-        kv_budget_gib=round(budget_bytes / GIB, 2),
-        max_total_tokens=seq_len,
-        max_batch_total_tokens=batch_tokens,
-        max_concurrent_sequences=max(concurrent, 0),
+        weights_gib=round(memory.weights_gib, 2),
+        kv_bytes_per_token=memory.kv_whole,
+        kv_bytes_per_token_per_device=memory.kv_per_device,
+        kv_budget_gib=round(memory.budget_gib, 2),
+        max_total_tokens=memory.seq_len,
+        max_batch_total_tokens=memory.batch_tokens,
+        max_concurrent_sequences=max(memory.concurrent, 0),
         fits=not problems,
         problems=tuple(problems),
-        warnings=tuple(warnings),
+        warnings=tuple(caveats(arch, inst, memory, where, max_total_tokens)),
     )
 
 
@@ -357,71 +316,15 @@ def dtype_bytes(name: str) -> float:
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _devices(
-    inst: InstanceType, accelerators: int | None, engine: EngineSizing | None, problems: list[str]
-) -> int:
-    """The tensor-parallel group; more than the instance has is a problem (planned as all)."""
-    available = inst.accelerator_count
-    if accelerators is not None and not 1 <= accelerators <= available:
-        raise SizingError(
-            f"accelerators must be between 1 and the {available} of {inst.name}, "
-            f"got {accelerators!r}"
-        )
-    devices = engine.devices_used(inst, accelerators) if engine else (accelerators or available)
-    if devices > available:
-        problems.append(
-            f"the engine shards over {devices} devices but {inst.name} has {available}; "
-            "lower the tensor parallel degree or choose a larger instance"
-        )
-        return available
-    return devices
-
-
 def _dtype_bytes(name: str) -> float:
     try:
         return float(DTYPE_BYTES[name])
     except KeyError:
-        raise SizingError(
-            f"unknown dtype or quantization {name!r}; use one of {_dtype_names()}"
-        ) from None
+        raise SizingError(msg.unknown_dtype(name, _dtype_names())) from None
 
 
 def _dtype_names() -> str:
     return ", ".join(sorted(DTYPE_BYTES))
-
-
-def _head_split_problems(arch: ModelArchitecture, devices: int, inst: InstanceType) -> list[str]:
-    """GPU engines shard attention heads evenly and KV heads evenly (or replicate them)."""
-    if _splits(arch, devices):
-        return []
-    heads = f"{arch.attention_heads} attention heads and " if arch.attention_heads else ""
-    good = [d for d in range(1, inst.accelerator_count + 1) if _splits(arch, d)]
-    return [
-        f"tensor parallel degree {devices} does not split the {heads}{arch.kv_heads} KV heads "
-        f"of {arch.name} evenly; use a degree among {good}"
-    ]
-
-
-def _splits(arch: ModelArchitecture, degree: int) -> bool:
-    kv = arch.kv_heads
-    heads_ok = not arch.attention_heads or arch.attention_heads % degree == 0
-    return heads_ok and (kv % degree == 0 or degree % kv == 0)
-
-
-def _bigger_hint(
-    arch: ModelArchitecture, dtype_bytes: float, devices: int, inst: InstanceType
-) -> str:
-    hints = []
-    if devices < inst.accelerator_count:
-        hints.append(f"shard over more of the instance's {inst.accelerator_count} devices")
-    if dtype_bytes > 1:
-        hints.append("serve a quantized checkpoint (fp8, AWQ or GPTQ)")
-    hints.append("choose an instance with more accelerator memory")
-    return "; or ".join(hints)
-
-
-def _kib(n: int) -> str:
-    return f"{n / 1024:,.0f} KiB"
 
 
 @cache

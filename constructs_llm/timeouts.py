@@ -12,6 +12,8 @@ from aws_cdk import Duration
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.sizing import ModelArchitecture
 
+__all__ = ["default_download_timeout", "default_health_check_timeout"]
+
 GPU_FLOOR_S = 900  # 15 minutes: a 7-8B model on one GPU, with headroom
 NEURON_S = 3600  # Neuron may compile at start-up; use the maximum
 MAX_S = 3600

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_cdk import Stack
 
 from stacks.falcon40b_lmi import Falcon40bLmiStack
+from stacks.front_doors import FrontDoorsStack
 from stacks.llama2_tgi import Llama2TgiStack
 from stacks.llama3_components import Llama3ComponentsStack
 from stacks.mistral_inf2 import MistralInf2Stack
@@ -20,4 +21,5 @@ EXAMPLES: dict[str, type[Stack]] = {
     "mistral-inf2": MistralInf2Stack,
     "llama3-components": Llama3ComponentsStack,
     "shared-endpoint": SharedEndpointStack,
+    "front-doors": FrontDoorsStack,
 }

@@ -19,6 +19,7 @@ EXAMPLE_NAMES = (
     "mistral-inf2",
     "llama3-components",
     "shared-endpoint",
+    "front-doors",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 

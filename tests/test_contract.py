@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from constructs_llm import (
     LlmEndpoint,
     LlmModel,
     ModelSource,
+    Placement,
     StreamFormat,
     StreamingInvoker,
 )
@@ -75,9 +77,37 @@ def test_the_documented_composition_synthesizes(new_stack: Callable[..., Stack])
     StreamingInvoker(stack, "ChatStream", target=chat)
     assert invoker.url and invoker.function
     template = Template.from_stack(stack)
-    template.resource_count_is("AWS::SageMaker::Endpoint", 2)
-    template.resource_count_is("AWS::SageMaker::InferenceComponent", 1)
-    template.resource_count_is("AWS::Lambda::Url", 2)
+    kinds = Counter(r["Type"] for r in template.to_json()["Resources"].values())
+    assert {k: n for k, n in kinds.items() if k.startswith("AWS::SageMaker::")} == {
+        "AWS::SageMaker::Model": 2,  # the endpoint's (ml.g5.2xlarge) and one GPU of the copy's
+        "AWS::SageMaker::EndpointConfig": 2,
+        "AWS::SageMaker::Endpoint": 2,
+        "AWS::SageMaker::InferenceComponent": 1,
+    }
+    assert (kinds["AWS::Lambda::Function"], kinds["AWS::Lambda::Url"]) == (2, 2)
+
+
+def test_the_production_additions_for_placements(new_stack: Callable[..., Stack]) -> None:
+    # a model is a definition; hosting binds it to a placement
+    stack = new_stack()
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+        engine=Engine.vllm(),
+        max_total_tokens=8192,
+    )
+    small = LlmEndpoint(stack, "Small", model=model, instance_type="ml.g5.2xlarge")
+    big = LlmEndpoint(stack, "Big", model=model, instance_type="ml.g5.12xlarge")
+    existing = LlmEndpoint.from_endpoint_name(stack, "Existing", "my-endpoint")
+    StreamingInvoker(stack, "Api", target=existing)
+    assert small.binding.resource is not big.binding.resource
+    assert {small.binding.placement, big.binding.placement} == {
+        Placement("ml.g5.2xlarge"),
+        Placement("ml.g5.12xlarge"),
+    }
+    models = Template.from_stack(stack).find_resources("AWS::SageMaker::Model")
+    assert len(models) == 2
 
 
 def test_the_documented_values() -> None:

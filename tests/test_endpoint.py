@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from aws_cdk import Duration, Size, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
 from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.notes import notes_of
 
 
@@ -77,8 +77,8 @@ def test_variant_gets_llm_timeouts_and_is_named_after_the_fleet(
     variant = _variant(template)
     assert variant["VariantName"] == "g5-2xlarge"
     assert variant["InstanceType"] == "ml.g5.2xlarge"
-    assert variant["ContainerStartupHealthCheckTimeoutInSeconds"] >= 900
-    assert variant["ModelDataDownloadTimeoutInSeconds"] >= 900
+    assert variant["ContainerStartupHealthCheckTimeoutInSeconds"] == 900  # the GPU floor
+    assert variant["ModelDataDownloadTimeoutInSeconds"] == 900
     assert "VolumeSizeInGB" not in variant  # g5 has local NVMe
     assert variant["RoutingConfig"] == {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
 
@@ -222,7 +222,8 @@ def test_timeouts_grow_with_model_size(new_stack: Callable[..., Stack]) -> None:
     )
     big = _variant(Template.from_stack(_stack_with(new_stack, "tiiuae/falcon-40b-instruct")))
     key = "ContainerStartupHealthCheckTimeoutInSeconds"
-    assert big[key] > small[key] >= 900
+    # 600 s + 30 s per billion parameters, in minutes, at least 15 minutes
+    assert (small[key], big[key]) == (900, 1860)
 
 
 def _stack_with(new_stack: Callable[..., Stack], model_id: str) -> Stack:
@@ -231,40 +232,24 @@ def _stack_with(new_stack: Callable[..., Stack], model_id: str) -> Stack:
     return stack
 
 
-@pytest.mark.parametrize(
-    ("props", "message"),
-    [
-        ({"instance_count": 0}, "instance_count must be an integer >= 1, got 0"),
-        ({"health_check_timeout": Duration.seconds(30)}, "health_check_timeout .* got 30 s"),
-        ({"download_timeout": Duration.hours(2)}, "download_timeout .* got 7200 s"),
-        ({"volume_size": Size.gibibytes(100)}, "volume_size cannot be set on ml.g5.2xlarge"),
-        ({"endpoint_name": "my_endpoint"}, "endpoint_name .* got 'my_endpoint'"),
-        ({"endpoint_name": "x" * 64}, "endpoint_name .*64 characters"),
-        (
-            {
-                "autoscaling": Autoscaling(
-                    min_capacity=0, max_capacity=2, target_concurrent_requests=1
-                )
-            },
-            "cannot scale to zero",
-        ),
-        (
-            {
-                "instance_count": 5,
-                "autoscaling": Autoscaling(max_capacity=2, target_concurrent_requests=1),
-            },
-            r"instance_count 5 is outside autoscaling's \[1, 2\]",
-        ),
-    ],
-)
-def test_bad_input_fails_naming_the_value(
-    new_stack: Callable[..., Stack], props: dict[str, Any], message: str
+def test_metrics_take_the_usual_overrides(scaled: tuple[LlmEndpoint, Template]) -> None:
+    endpoint, _ = scaled
+    metric = endpoint.metric_invocations(
+        period=Duration.minutes(5), label="Chat requests", color="#ff0000"
+    )
+    assert (metric.statistic, metric.label, metric.color) == ("Sum", "Chat requests", "#ff0000")
+    assert metric.period.to_minutes() == 5
+    latency = endpoint.metric_model_latency(statistic="p99", unit=cloudwatch.Unit.MICROSECONDS)
+    assert (latency.statistic, latency.unit) == ("p99", cloudwatch.Unit.MICROSECONDS)
+    assert endpoint.metric("ModelSetupTime", dimensions_map={"EndpointName": "x"}).dimensions == {
+        "EndpointName": "x"
+    }
+
+
+def test_an_endpoint_on_another_instance_type_binds_the_model_again(
+    new_stack: Callable[..., Stack],
 ) -> None:
-    with pytest.raises(ConfigurationError, match=message):
-        _endpoint(new_stack(), **props)
-
-
-def test_endpoint_instance_type_must_match_the_model(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN a model whose default placement is ml.g5.2xlarge
     stack = new_stack()
     model = LlmModel(
         stack,
@@ -273,17 +258,14 @@ def test_endpoint_instance_type_must_match_the_model(new_stack: Callable[..., St
         engine=Engine.tgi(),
         instance_type="ml.g5.2xlarge",
     )
-    with pytest.raises(
-        ConfigurationError, match="ml.g5.4xlarge differs from the model's ml.g5.2xlarge"
-    ):
-        LlmEndpoint(stack, "Endpoint", model=model, instance_type="ml.g5.4xlarge")
-
-
-def test_kms_key_on_nvme_instance_is_rejected(new_stack: Callable[..., Stack]) -> None:
-    stack = new_stack()
-    key = kms.Key(stack, "Key")
-    with pytest.raises(ConfigurationError, match="kms_key cannot be used with ml.g5.2xlarge"):
-        _endpoint(stack, kms_key=key)
+    # WHEN an endpoint serves it on ml.g5.12xlarge
+    endpoint = LlmEndpoint(stack, "Endpoint", model=model, instance_type="ml.g5.12xlarge")
+    # THEN that endpoint's Model is derived for 4 GPUs, under an id of the placement's own
+    template = Template.from_stack(stack)
+    (model_id,) = template.find_resources("AWS::SageMaker::Model")
+    assert model_id.startswith("ModelG512xlarge")
+    assert endpoint.binding.environment["SM_NUM_GPUS"] == "4"
+    assert _variant(template)["ModelName"] == {"Fn::GetAtt": [model_id, "ModelName"]}
 
 
 def test_cuda13_images_get_the_driver_580_host_ami(new_stack: Callable[..., Stack]) -> None:

@@ -1,4 +1,4 @@
-"""LlmModel: a nameless CfnModel with derived env and a least-privilege execution role."""
+"""LlmModel: a definition with a least-privilege role; each binding is a nameless CfnModel."""
 
 from __future__ import annotations
 
@@ -9,17 +9,21 @@ from typing import Any
 import pytest
 from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
-from aws_cdk.assertions import Annotations, Match, Template
+from aws_cdk.assertions import Match, Template
 
-from constructs_llm import Engine, LlmModel, ModelSource
-from constructs_llm.errors import ConfigurationError, SizingError
+from constructs_llm import Engine, LlmModel, ModelSource, Placement
+from constructs_llm.errors import ConfigurationError
+
+LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
 
 
 def _model(stack: Stack, **overrides: Any) -> LlmModel:
     props: dict[str, Any] = {
-        "source": ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+        "source": ModelSource.hugging_face(LLAMA3),
         "engine": Engine.tgi(),
         "instance_type": "ml.g5.2xlarge",
     }
@@ -27,82 +31,79 @@ def _model(stack: Stack, **overrides: Any) -> LlmModel:
     return LlmModel(stack, "Model", **props)
 
 
+def _only(template: Template, kind: str) -> dict[str, Any]:
+    (resource,) = template.find_resources(kind).values()
+    return dict(resource)
+
+
 @pytest.fixture(scope="module")
 def tgi(new_stack: Callable[..., Stack]) -> tuple[LlmModel, Template]:
     stack = new_stack()
     model = _model(stack, max_input_tokens=2048, max_total_tokens=4096)
+    model.bind()  # the default placement, as an endpoint on ml.g5.2xlarge would
     return model, Template.from_stack(stack)
 
 
 def test_model_has_no_physical_name_and_uses_its_role(tgi: tuple[LlmModel, Template]) -> None:
-    _, template = tgi
-    template.resource_count_is("AWS::SageMaker::Model", 1)
-    template.has_resource_properties(
-        "AWS::SageMaker::Model",
-        {
-            "ModelName": Match.absent(),
-            "ExecutionRoleArn": {"Fn::GetAtt": [Match.string_like_regexp("ModelRole"), "Arn"]},
-            "PrimaryContainer": {
-                "Environment": Match.object_like(
-                    {"HF_MODEL_ID": "meta-llama/Meta-Llama-3-8B-Instruct", "SM_NUM_GPUS": "1"}
-                )
-            },
-        },
-    )
+    model, template = tgi
+    props = _only(template, "AWS::SageMaker::Model")["Properties"]
+    role_id = Stack.of(model).get_logical_id(model.role.node.default_child)  # type: ignore[arg-type]
+    assert "ModelName" not in props
+    assert props["ExecutionRoleArn"] == {"Fn::GetAtt": [role_id, "Arn"]}
+    assert props["PrimaryContainer"]["Environment"] == {
+        "HF_MODEL_ID": LLAMA3,
+        "SM_NUM_GPUS": "1",
+        "MAX_INPUT_TOKENS": "2048",
+        "MAX_TOTAL_TOKENS": "4096",
+        "MAX_BATCH_TOTAL_TOKENS": "30464",
+        "MESSAGES_API_ENABLED": "true",
+    }
+
+
+def test_the_default_placement_keeps_the_resource_id(tgi: tuple[LlmModel, Template]) -> None:
+    model, _ = tgi
+    assert model.node.default_child is model.resource
+    assert model.resource.node.id == "Resource"
+    assert model.bind() is model.bind(Placement("ml.g5.2xlarge"))  # one binding per placement
 
 
 def test_model_waits_for_its_role_policy(tgi: tuple[LlmModel, Template]) -> None:
     _, template = tgi
-    model = next(iter(template.find_resources("AWS::SageMaker::Model").values()))
-    assert any("DefaultPolicy" in d for d in model["DependsOn"])
+    depends = _only(template, "AWS::SageMaker::Model")["DependsOn"]
+    assert [d for d in depends if "DefaultPolicy" in d] and all("Role" in d for d in depends)
 
 
 def test_role_has_no_managed_policy_and_no_unscoped_ecr_pull(
     tgi: tuple[LlmModel, Template],
 ) -> None:
     _, template = tgi
-    template.has_resource_properties(
-        "AWS::IAM::Role",
-        {
-            "ManagedPolicyArns": Match.absent(),
-            "AssumeRolePolicyDocument": Match.object_like(
-                {
-                    "Statement": [
-                        Match.object_like({"Principal": {"Service": "sagemaker.amazonaws.com"}})
-                    ]
-                }
-            ),
-        },
-    )
-    statements = next(iter(template.find_resources("AWS::IAM::Policy").values()))["Properties"][
-        "PolicyDocument"
-    ]["Statement"]
-    for statement in statements:
-        actions = (
-            statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-        )
-        if statement["Resource"] == "*":
-            assert set(actions) <= {"ecr:GetAuthorizationToken", "cloudwatch:PutMetricData"}, (
-                actions
-            )
-        if "ecr:BatchGetImage" in actions:
-            assert "repository/huggingface-pytorch-tgi-inference" in json.dumps(
-                statement["Resource"]
-            )
+    role = _only(template, "AWS::IAM::Role")["Properties"]
+    assert "ManagedPolicyArns" not in role
+    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "sagemaker.amazonaws.com"}
+    for policy in template.find_resources("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            actions = statement["Action"]
+            actions = actions if isinstance(actions, list) else [actions]
+            if statement["Resource"] == "*":
+                assert set(actions) <= {"ecr:GetAuthorizationToken", "cloudwatch:PutMetricData"}
+            if "ecr:BatchGetImage" in actions:
+                assert "repository/huggingface-pytorch-tgi-inference" in json.dumps(
+                    statement["Resource"]
+                )
 
 
 def test_sizing_plan_is_computed_for_the_whole_instance(tgi: tuple[LlmModel, Template]) -> None:
     model, _ = tgi
     assert model.plan is not None
-    assert model.plan.weights_gib > 14  # 8B parameters in bf16
+    assert (model.plan.devices, model.plan.weights_gib) == (1, 14.96)  # 8.03B in bf16
 
 
 def test_hub_model_without_isolation_records_the_checkov_reason(
     tgi: tuple[LlmModel, Template],
 ) -> None:
     _, template = tgi
-    model = next(iter(template.find_resources("AWS::SageMaker::Model").values()))
-    (skip,) = model["Metadata"]["checkov"]["skip"]
+    (skip,) = _only(template, "AWS::SageMaker::Model")["Metadata"]["checkov"]["skip"]
     assert skip["id"] == "CKV_AWS_370" and "Hub weights" in skip["comment"]
 
 
@@ -111,16 +112,17 @@ def test_hf_token_is_a_dynamic_reference_under_every_engine_name(
 ) -> None:
     stack = new_stack()
     secret = secretsmanager.Secret.from_secret_name_v2(stack, "Token", "hf/token")
-    _model(
+    model = _model(
         stack,
         source=ModelSource.hugging_face("meta-llama/Llama-2-13b-chat-hf", token=secret),
         instance_type="ml.g5.12xlarge",
     )
-    env = next(iter(Template.from_stack(stack).find_resources("AWS::SageMaker::Model").values()))[
-        "Properties"
-    ]["PrimaryContainer"]["Environment"]
+    model.bind()
+    env = _only(Template.from_stack(stack), "AWS::SageMaker::Model")["Properties"][
+        "PrimaryContainer"
+    ]["Environment"]
     names = [k for k in env if "TOKEN" in k]
-    assert set(names) >= {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}
+    assert set(names) == {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}
     for name in names:
         assert "{{resolve:secretsmanager:" in json.dumps(env[name])
     assert "hf_" not in json.dumps(env)
@@ -130,70 +132,90 @@ def test_s3_weights_with_network_isolation_and_vpc(new_stack: Callable[..., Stac
     stack = new_stack()
     bucket = s3.Bucket.from_bucket_name(stack, "Weights", "my-weights")
     vpc = ec2.Vpc(stack, "Vpc", max_azs=2, nat_gateways=1)
-    _model(
-        stack,
-        source=ModelSource.s3(bucket, "llama3/"),
-        vpc=vpc,
-        architecture=None,
+    model = _model(stack, source=ModelSource.s3(bucket, "llama3/"), vpc=vpc, architecture=None)
+    model.bind()
+    group = Stack.of(model).get_logical_id(
+        model.node.find_child("SecurityGroup").node.default_child  # type: ignore[arg-type]
     )
+    props = _only(Template.from_stack(stack), "AWS::SageMaker::Model")["Properties"]
+    assert props["EnableNetworkIsolation"] is True
+    assert props["VpcConfig"]["SecurityGroupIds"] == [{"Fn::GetAtt": [group, "GroupId"]}]
+    assert len(props["VpcConfig"]["Subnets"]) == 2  # the private subnet of each of 2 AZs
+    assert props["PrimaryContainer"]["ModelDataSource"] == {
+        "S3DataSource": {
+            "S3Uri": "s3://my-weights/llama3/",
+            "S3DataType": "S3Prefix",
+            "CompressionType": "None",
+        }
+    }
+
+
+def test_a_model_is_a_grantable_with_its_role(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN a model and a key it must use
+    stack = new_stack()
+    model = _model(stack)
+    key = kms.Key(stack, "Key")
+    # WHEN the key is granted to the model, as to any IGrantable
+    key.grant_decrypt(model)
+    iam.Grant.add_to_principal(grantee=model, actions=["s3:GetObject"], resource_arns=["*"])
+    # THEN the model's role holds the grants
+    assert model.grant_principal is model.role
     template = Template.from_stack(stack)
+    role_id = stack.get_logical_id(model.role.node.default_child)  # type: ignore[arg-type]
     template.has_resource_properties(
-        "AWS::SageMaker::Model",
+        "AWS::IAM::Policy",
         {
-            "EnableNetworkIsolation": True,
-            "VpcConfig": {"SecurityGroupIds": Match.any_value(), "Subnets": Match.any_value()},
-            "PrimaryContainer": Match.object_like(
-                {
-                    "ModelDataSource": {
-                        "S3DataSource": Match.object_like(
-                            {"S3DataType": "S3Prefix", "CompressionType": "None"}
-                        )
-                    }
-                }
-            ),
+            "Roles": [{"Ref": role_id}],
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like({"Action": "kms:Decrypt"}),
+                        Match.object_like({"Action": "s3:GetObject", "Resource": "*"}),
+                    ]
+                )
+            },
         },
     )
 
 
-@pytest.mark.parametrize(
-    ("overrides", "error", "message"),
-    [
-        ({"instance_type": "g5.2xlarge"}, ConfigurationError, "g5.2xlarge"),
-        ({"instance_type": "ml.g5.45xlarge"}, ConfigurationError, r"ml\.g5\.45xlarge.*48xlarge"),
-        ({"engine": Engine.tgi_neuronx()}, ConfigurationError, "ml.g5.2xlarge"),
-        ({"instance_type": "ml.inf2.xlarge"}, ConfigurationError, "ml.inf2.xlarge"),
-        (
-            {"env": {"HF_TOKEN": "hf_abcdefghijklmnopqrstuvwxyz123456"}},
-            ConfigurationError,
-            "HF_TOKEN",
-        ),
-        ({"env": {"HF_MODEL_ID": "other/model"}}, ConfigurationError, "other/model"),
-        ({"max_input_tokens": 4096, "max_total_tokens": 2048}, ConfigurationError, "4096"),
-        ({"network_isolation": True}, ConfigurationError, "network_isolation"),
-        ({"max_total_tokens": 0}, ConfigurationError, "got 0"),
-        ({"engine": Engine.tgi(num_shard=4)}, ConfigurationError, "4"),
-    ],
-)
-def test_bad_input_fails_at_synth_naming_the_value(
-    new_stack: Callable[..., Stack], overrides: dict[str, Any], error: type[Exception], message: str
+def test_a_vpc_model_exposes_the_connections_of_the_group_it_creates(
+    new_stack: Callable[..., Stack],
 ) -> None:
-    with pytest.raises(error, match=message):
-        _model(new_stack(), **overrides)
-
-
-def test_seventy_billion_on_four_a10g_is_rejected(new_stack: Callable[..., Stack]) -> None:
-    with pytest.raises(SizingError, match="70"):
-        _model(
-            new_stack(),
-            source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-70B-Instruct"),
-            instance_type="ml.g5.12xlarge",
-        )
-
-
-def test_unknown_family_warns_and_skips_hardware_checks(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
-    _model(stack, instance_type="ml.g9x.2xlarge")
-    warnings = Annotations.from_stack(stack).find_warning(
-        "*", Match.string_like_regexp("not in the packaged hardware catalog")
+    vpc = ec2.Vpc(stack, "Vpc", max_azs=2, nat_gateways=1)
+    model = _model(stack, vpc=vpc)
+    database = ec2.SecurityGroup(stack, "Database", vpc=vpc)
+    # WHEN another resource lets the model in
+    database.connections.allow_from(model.connections, ec2.Port.tcp(5432))
+    # THEN the rule names the model's own security group
+    group = model.node.find_child("SecurityGroup").node.default_child
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::EC2::SecurityGroupIngress",
+        {
+            "FromPort": 5432,
+            "SourceSecurityGroupId": {
+                "Fn::GetAtt": [stack.get_logical_id(group), "GroupId"]  # type: ignore[arg-type]
+            },
+        },
     )
-    assert warnings
+
+
+def test_connections_outside_a_vpc_name_the_fix(new_stack: Callable[..., Stack]) -> None:
+    with pytest.raises(ConfigurationError, match=r"runs outside a VPC; pass vpc=\.\.\."):
+        _ = _model(new_stack()).connections
+
+
+def test_a_model_without_instance_type_creates_nothing_until_bound(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN a model with no default placement
+    stack = new_stack()
+    model = _model(stack, instance_type=None)
+    # THEN nothing derived from hardware exists, and asking for it names the fix
+    assert model.default_placement is None
+    Template.from_stack(stack).resource_count_is("AWS::SageMaker::Model", 0)
+    with pytest.raises(ConfigurationError, match=r"has no default placement.*instance_type="):
+        _ = model.model_name
+    # WHEN it is bound THEN the placement gets an id of its own
+    binding = model.bind(Placement("ml.g5.12xlarge"))
+    assert (binding.resource.node.id, binding.environment["SM_NUM_GPUS"]) == ("G5-12xlarge", "4")

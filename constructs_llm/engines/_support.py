@@ -6,13 +6,32 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any, ClassVar
 
-from constructs_llm._validation import positive_int_problem
 from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import Accelerator, Engine, EngineContext
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.engines import messages
+from constructs_llm.engines.base import ServingEngine
+from constructs_llm.engines.context import Accelerator, EngineContext
+from constructs_llm.engines.settings import DTYPE_ALIASES, SettingsChecked
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.sizing import DTYPE_BYTES
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+
+__all__ = [
+    "EXTRA_QUANT_BYTES",
+    "TORCH_DTYPES",
+    "VLLM_QUANTIZE",
+    "DlcEngine",
+    "GpuEngine",
+    "at_least",
+    "dtype_name",
+    "enum_value",
+    "int_value",
+    "planned_batch",
+    "planned_weight_dtype",
+    "planner_dtype",
+    "present",
+    "put",
+    "vllm_full_context_problem",
+]
 
 VLLM_QUANTIZE = ("awq", "gptq", "marlin", "fp8", "bitsandbytes", "compressed-tensors")
 #: Bytes per weight the planner assumes for quantizations outside ``DTYPE_BYTES``
@@ -21,25 +40,15 @@ EXTRA_QUANT_BYTES = {"compressed-tensors": "int4", "exl2": "int4", "smoothquant"
 
 
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
-DTYPE_ALIASES = {
-    "fp16": "fp16",
-    "float16": "fp16",
-    "half": "fp16",
-    "bf16": "bf16",
-    "bfloat16": "bf16",
-    "fp32": "fp32",
-    "float32": "fp32",
-    "float": "fp32",
-}
 
 
-class DlcEngine(Engine):
+class DlcEngine(SettingsChecked, ServingEngine):
     """An engine served by an AWS Deep Learning Container, whose default image is the newest
     the library knows for its family. Chat requests and an OpenAI stream unless overridden.
     """
 
-    stream_format: ClassVar[StreamFormat] = StreamFormat.OPENAI
-    request_format: ClassVar[RequestFormat] = RequestFormat.MESSAGES
+    stream_format: StreamFormat = StreamFormat.OPENAI
+    request_format: RequestFormat = RequestFormat.MESSAGES
     image: ContainerImage | None  # a field of each engine: the user's image, if any
 
     @property
@@ -74,7 +83,7 @@ class GpuEngine(DlcEngine):
         return self._tensor_parallel or super().devices_used(instance, accelerators)
 
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
-        setting = f"Engine.{self._factory}({self._parallel_setting})"
+        setting = f"Engine.{self.factory_name}({self._parallel_setting})"
         return present([self._parallel_problem(setting, self._tensor_parallel, ctx)])
 
 
@@ -95,27 +104,6 @@ def planned_weight_dtype(quantize: str | None, dtype: str | None) -> str | None:
 def planner_dtype(name: str) -> str | None:
     key = name.lower()
     return key if key in DTYPE_BYTES else None
-
-
-def check_settings(
-    factory: str,
-    *,
-    ints: Mapping[str, int | None],
-    choices: Mapping[str, tuple[str | None, tuple[str, ...]]] | None = None,
-    fractions: Mapping[str, float | None] | None = None,
-    dtype: str | None = None,
-) -> None:
-    problems = [p for name, value in ints.items() if (p := positive_int_problem(name, value))]
-    for name, (value, allowed) in (choices or {}).items():
-        if value is not None and value not in allowed:
-            problems.append(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    for name, fraction in (fractions or {}).items():
-        if fraction is not None and not 0 < fraction <= 1:
-            problems.append(f"{name} must be in (0, 1], got {fraction!r}")
-    if dtype is not None and dtype.lower() not in DTYPE_ALIASES:
-        problems.append(f"dtype must be fp16, bf16 or fp32, got {dtype!r}")
-    if problems:
-        raise ConfigurationError(f"{factory}(): " + "; ".join(problems))
 
 
 def enum_value(kind: type[Enum], value: object, name: str, problems: list[str]) -> Any:
@@ -149,11 +137,8 @@ def at_least(
     value, floor = int_value(env, key), int_value(env, floor_key)
     if value is None or floor is None or value >= floor:
         return None
-    reason = what or f"the engine refuses to start with {key} < {floor_key}"
-    return (
-        f"{key}={value} is below {floor_key}={floor} ({reason}); raise {setting} to at least "
-        f"{floor} or lower {floor_key}"
-    )
+    why = what or f"the engine refuses to start with {key} < {floor_key}"
+    return messages.below_floor(key, value, floor_key, floor, setting, why)
 
 
 def vllm_full_context_problem(ctx: EngineContext) -> str | None:
@@ -161,11 +146,8 @@ def vllm_full_context_problem(ctx: EngineContext) -> str | None:
     plan = ctx.plan
     if plan is None or ctx.max_total_tokens is not None or plan.max_concurrent_sequences >= 1:
         return None
-    return (
-        f"vLLM sizes for the full {plan.max_total_tokens:,}-token context of {plan.model} by "
-        f"default, but the KV cache on {plan.instance} holds about "
-        f"{plan.max_batch_total_tokens:,} tokens, so it would fail at start-up; set "
-        f"max_total_tokens <= {plan.max_batch_total_tokens:,} on the model"
+    return messages.vllm_full_context(
+        plan.model, plan.max_total_tokens, plan.instance, plan.max_batch_total_tokens
     )
 
 

@@ -3,104 +3,85 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import Accelerator, Engine, EngineContext, EnvRule
 from constructs_llm.engines._support import enum_value, planner_dtype
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.engines.base import ServingEngine
+from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
+from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.sizing import DTYPE_BYTES
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
+__all__ = ["CustomEngine"]
 
-class CustomEngine(Engine):
-    """A user-described serving image. Create with :meth:`Engine.custom`."""
 
-    __slots__ = (
-        "_accelerator",
-        "_env",
-        "_image",
-        "_model_env_name",
-        "_request_format",
-        "_stream_format",
-        "_token_env_names",
-        "_weight_dtype",
-    )
+@dataclass(frozen=True, kw_only=True)
+class CustomEngine(SettingsChecked, ServingEngine):
+    """Bring your own serving image; you state its contract.
+
+    :param image: the container image.
+    :param stream_format: how it frames streamed tokens (``StreamFormat`` or its value).
+    :param request_format: the request body it expects. @default MESSAGES
+    :param accelerator: "nvidia" or "neuron" to check the instance type. @default any
+    :param env: fixed environment of the image. @default none
+    :param model_env_name: env name that receives the Hub id or ``/opt/ml/model``; None
+        to pass nothing. @default "HF_MODEL_ID"
+    :param token_env_names: env names that receive a Hub token. @default HF_TOKEN and
+        HUGGING_FACE_HUB_TOKEN
+    :param weight_dtype: dtype or quantization for memory sizing. @default the model's
+    """
 
     name = "custom"
+    factory_name = "custom"
 
-    def __init__(
-        self,
-        *,
-        image: ContainerImage,
-        stream_format: StreamFormat | str,
-        request_format: RequestFormat | str,
-        accelerator: Accelerator | None,
-        env: Mapping[str, str] | None,
-        model_env_name: str | None,
-        token_env_names: tuple[str, ...],
-        weight_dtype: str | None,
-    ) -> None:
+    image: ContainerImage
+    # Given as members or their values; __post_init__ stores the members.
+    stream_format: StreamFormat | str  # type: ignore[assignment]
+    request_format: RequestFormat | str = RequestFormat.MESSAGES  # type: ignore[assignment]
+    accelerator: Accelerator | None = setting(choices=("nvidia", "neuron"))
+    env: Mapping[str, str] = field(default_factory=dict)
+    model_env_name: str | None = "HF_MODEL_ID"
+    token_env_names: tuple[str, ...] = HF_TOKEN_ENV_NAMES
+    weight_dtype: str | None = None
+
+    def _more_problems(self) -> list[str]:
         problems: list[str] = []
-        if image is None:
+        if self.image is None:
             problems.append("image is required; pass ContainerImage.from_uri(...) or .dlc(...)")
-        stream = enum_value(StreamFormat, stream_format, "stream_format", problems)
-        request = enum_value(RequestFormat, request_format, "request_format", problems)
-        if accelerator not in (None, "nvidia", "neuron"):
-            problems.append(f"accelerator must be 'nvidia', 'neuron' or None, got {accelerator!r}")
-        if weight_dtype is not None and planner_dtype(weight_dtype) is None:
+        # Formats may be given by value ("openai"); store the enum members.
+        stream = enum_value(StreamFormat, self.stream_format, "stream_format", problems)
+        request = enum_value(RequestFormat, self.request_format, "request_format", problems)
+        object.__setattr__(self, "stream_format", stream or StreamFormat.AUTO)
+        object.__setattr__(self, "request_format", request or RequestFormat.MESSAGES)
+        object.__setattr__(self, "env", dict(self.env or {}))
+        if self.weight_dtype is not None and planner_dtype(self.weight_dtype) is None:
             problems.append(
-                f"weight_dtype must be one of {sorted(DTYPE_BYTES)}, got {weight_dtype!r}"
+                f"weight_dtype must be one of {sorted(DTYPE_BYTES)}, got {self.weight_dtype!r}"
             )
-        if isinstance(token_env_names, str):
+        if isinstance(self.token_env_names, str):
             problems.append(
-                f"token_env_names must be a tuple of names, got the string {token_env_names!r}"
+                f"token_env_names must be a tuple of names, got the string {self.token_env_names!r}"
             )
-        if problems:
-            raise ConfigurationError("Engine.custom: " + "; ".join(problems))
-        self._image = image
-        self._stream_format = stream or StreamFormat.AUTO
-        self._request_format = request or RequestFormat.MESSAGES
-        self._accelerator: Accelerator | None = accelerator
-        self._env = dict(env or {})
-        self._model_env_name = model_env_name
-        self._token_env_names = tuple(token_env_names)
-        self._weight_dtype = weight_dtype
-
-    @property
-    def accelerator(self) -> Accelerator | None:
-        return self._accelerator
-
-    @property
-    def stream_format(self) -> StreamFormat:
-        return self._stream_format
-
-    @property
-    def request_format(self) -> RequestFormat:
-        return self._request_format
-
-    @property
-    def token_env_names(self) -> tuple[str, ...]:
-        return self._token_env_names
-
-    @property
-    def weight_dtype(self) -> str | None:
-        return self._weight_dtype
+        else:
+            object.__setattr__(self, "token_env_names", tuple(self.token_env_names))
+        return problems
 
     def image_for(self, instance: InstanceType) -> ContainerImage:
-        return self._image
+        return self.image
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
-        env = dict(self._env)
-        if self._model_env_name:
-            env[self._model_env_name] = ctx.model_location
+        env = dict(self.env)
+        if self.model_env_name:
+            env[self.model_env_name] = ctx.model_location
         return env
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
-        return {self._model_env_name: EnvRule.MODEL} if self._model_env_name else {}
+        return {self.model_env_name: EnvRule.MODEL} if self.model_env_name else {}
 
     def _hardware_problems(self, ctx: EngineContext) -> list[str]:
-        return super()._hardware_problems(ctx) if self._accelerator else []
+        return super()._hardware_problems(ctx) if self.accelerator else []
 
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         if ctx.max_input_tokens is None and ctx.max_total_tokens is None:

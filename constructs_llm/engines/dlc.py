@@ -8,17 +8,19 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import EngineContext, EnvRule
 from constructs_llm.engines._support import (
     TORCH_DTYPES,
     VLLM_QUANTIZE,
     GpuEngine,
     at_least,
-    check_settings,
     dtype_name,
     present,
     vllm_full_context_problem,
 )
+from constructs_llm.engines.context import EngineContext, EnvRule
+from constructs_llm.engines.settings import setting
+
+__all__ = ["SglangEngine", "VllmEngine"]
 
 
 class _FlagEngine(GpuEngine):
@@ -61,33 +63,34 @@ class _FlagEngine(GpuEngine):
 
 @dataclass(frozen=True, kw_only=True)
 class VllmEngine(_FlagEngine):
-    """The AWS vLLM SageMaker DLC. Create with :meth:`Engine.vllm`."""
+    """The AWS vLLM SageMaker DLC (``SM_VLLM_<FLAG>`` env becomes ``--<flag>``).
+
+    ``/invocations`` is vLLM's SageMaker router (chat requests, OpenAI SSE stream).
+    The CUDA 13 images need a recent host AMI (``InferenceAmiVersion``).
+
+    :param image: @default the newest vLLM DLC the library knows
+    :param tensor_parallel_size: @default every GPU the copy gets
+    :param max_num_seqs: @default vLLM's
+    :param max_num_batched_tokens: @default vLLM's
+    :param gpu_memory_utilization: @default vLLM's 0.9
+    :param dtype: fp16, bf16 or fp32. @default the checkpoint's
+    :param quantization: @default detected from the checkpoint
+    :param trust_remote_code: @default False
+    """
 
     name = "vllm"
+    factory_name = "vllm"
     _prefix, _model_flag, _length_flag = "SM_VLLM_", "MODEL", "MAX_MODEL_LEN"
     _parallel_setting = "tensor_parallel_size"
 
     image: ContainerImage | None = None
-    tensor_parallel_size: int | None = None
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
-    gpu_memory_utilization: float | None = None
-    dtype: str | None = None
-    quantization: str | None = None
+    tensor_parallel_size: int | None = setting(positive=True)
+    max_num_seqs: int | None = setting(positive=True)
+    max_num_batched_tokens: int | None = setting(positive=True)
+    gpu_memory_utilization: float | None = setting(fraction=True)
+    dtype: str | None = setting(dtype=True)
+    quantization: str | None = setting(choices=VLLM_QUANTIZE)
     trust_remote_code: bool = False
-
-    def __post_init__(self) -> None:
-        check_settings(
-            "Engine.vllm",
-            ints={
-                "tensor_parallel_size": self.tensor_parallel_size,
-                "max_num_seqs": self.max_num_seqs,
-                "max_num_batched_tokens": self.max_num_batched_tokens,
-            },
-            fractions={"gpu_memory_utilization": self.gpu_memory_utilization},
-            choices={"quantization": (self.quantization, VLLM_QUANTIZE)},
-            dtype=self.dtype,
-        )
 
     def _tuning_flags(self) -> dict[str, object]:
         return {
@@ -118,29 +121,32 @@ class VllmEngine(_FlagEngine):
 
 @dataclass(frozen=True, kw_only=True)
 class SglangEngine(_FlagEngine):
-    """The AWS SGLang SageMaker DLC (``/invocations`` takes chat requests only). Create with
-    :meth:`Engine.sglang`."""
+    """The AWS SGLang SageMaker DLC (``SM_SGLANG_<FLAG>`` env becomes ``--<flag>``).
+
+    SGLang's ``/invocations`` accepts only chat requests (``messages``) and streams OpenAI
+    SSE chunks.
+
+    :param image: @default the newest SGLang DLC the library knows
+    :param tp_size: @default every GPU the copy gets
+    :param max_running_requests: @default SGLang's
+    :param mem_fraction_static: @default SGLang's
+    :param dtype: fp16, bf16 or fp32. @default the checkpoint's
+    :param quantization: @default detected from the checkpoint
+    :param trust_remote_code: @default False
+    """
 
     name = "sglang"
+    factory_name = "sglang"
     _prefix, _model_flag, _length_flag = "SM_SGLANG_", "MODEL_PATH", "CONTEXT_LENGTH"
     _parallel_setting = "tp_size"
 
     image: ContainerImage | None = None
-    tp_size: int | None = None
-    max_running_requests: int | None = None
-    mem_fraction_static: float | None = None
-    dtype: str | None = None
-    quantization: str | None = None
+    tp_size: int | None = setting(positive=True)
+    max_running_requests: int | None = setting(positive=True)
+    mem_fraction_static: float | None = setting(fraction=True)
+    dtype: str | None = setting(dtype=True)
+    quantization: str | None = setting(choices=VLLM_QUANTIZE)
     trust_remote_code: bool = False
-
-    def __post_init__(self) -> None:
-        check_settings(
-            "Engine.sglang",
-            ints={"tp_size": self.tp_size, "max_running_requests": self.max_running_requests},
-            fractions={"mem_fraction_static": self.mem_fraction_static},
-            choices={"quantization": (self.quantization, VLLM_QUANTIZE)},
-            dtype=self.dtype,
-        )
 
     def _tuning_flags(self) -> dict[str, object]:
         return {

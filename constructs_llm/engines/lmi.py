@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
 from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import EngineContext, EnvRule, rule_problem
+from constructs_llm.engines import messages
 from constructs_llm.engines._support import (
     VLLM_QUANTIZE,
     GpuEngine,
     at_least,
-    check_settings,
     dtype_name,
     planned_batch,
     present,
     put,
     vllm_full_context_problem,
 )
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.engines.context import EngineContext, EnvRule
+from constructs_llm.engines.env_rules import rule_problem
+from constructs_llm.engines.settings import setting
 from constructs_llm.streaming.runtime.events import StreamFormat
+
+__all__ = ["LmiBackend", "LmiEngine"]
 
 LmiBackend = Literal["vllm", "trtllm"]
 
@@ -35,43 +38,61 @@ _LMI_ASYNC = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class LmiEngine(GpuEngine):
-    """AWS LMI (DJL Serving). Create with :meth:`Engine.lmi`."""
+    """AWS Large Model Inference (DJL Serving) with continuous (rolling) batching.
 
+    Backends the current LMI images ship: ``"vllm"`` (the default; the ``-lmi`` image line,
+    served by LMI's async vLLM handler, the default since LMI v17) and ``"trtllm"``
+    (TensorRT-LLM, only in the separate ``-tensorrtllm`` image line, whose last release is
+    0.33.0). ``lmi-dist`` and ``scheduler`` were removed in LMI v15 (0.33.0); use
+    ``"vllm"``. With vLLM, continuous batching is vLLM's own scheduler in LMI's async mode:
+    ``OPTION_ROLLING_BATCH=disable`` only turns off LMI's older rolling-batch wrapper, and
+    ``max_rolling_batch_size`` still caps the sequences vLLM runs at once.
+
+    Both accept the OpenAI messages schema on ``/invocations`` (TensorRT-LLM through LMI's
+    rolling-batch input parser) and stream chat chunks as JSON lines, so requests are
+    MESSAGES and the stream is LMI_JSONLINES. Token log-probs are per request
+    (``"logprobs": true``).
+
+    :param backend: "vllm" or "trtllm" (the one positional argument). @default "vllm"
+    :param image: @default the newest LMI DLC the library knows for the backend
+    :param tensor_parallel_degree: ``OPTION_TENSOR_PARALLEL_DEGREE``. @default every GPU
+        the copy gets
+    :param max_rolling_batch_size: ``OPTION_MAX_ROLLING_BATCH_SIZE``. @default 256 (LMI's),
+        lowered to the full-length sequences the memory plan fits when it is known
+    :param max_rolling_batch_prefill_tokens: ``OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS``
+        (vLLM ``max_num_batched_tokens``; ``OPTION_MAX_NUM_TOKENS`` for TensorRT-LLM).
+        @default the engine's
+    :param dtype: ``OPTION_DTYPE`` (fp16, bf16, fp32). @default the checkpoint's
+    :param quantize: ``OPTION_QUANTIZE``. Runtime fp8/bitsandbytes for vLLM; leave unset
+        for pre-quantized AWQ/GPTQ checkpoints unless you want the planner to size for
+        them. @default none
+    :param trust_remote_code: ``OPTION_TRUST_REMOTE_CODE``. @default False
+    """
+
+    factory_name = "lmi"
     stream_format = StreamFormat.LMI_JSONLINES
     _parallel_setting = "tensor_parallel_degree"
 
-    backend: LmiBackend = "vllm"
+    backend: str = "vllm"  # an LmiBackend, checked below
+    _: KW_ONLY
     image: ContainerImage | None = None
-    tensor_parallel_degree: int | None = None
-    max_rolling_batch_size: int | None = None
-    max_rolling_batch_prefill_tokens: int | None = None
-    dtype: str | None = None
-    quantize: str | None = None
+    tensor_parallel_degree: int | None = setting(positive=True)
+    max_rolling_batch_size: int | None = setting(positive=True)
+    max_rolling_batch_prefill_tokens: int | None = setting(positive=True)
+    dtype: str | None = setting(dtype=True)
+    quantize: str | None = setting(choices=(*VLLM_QUANTIZE, "smoothquant"))
     trust_remote_code: bool = False
 
-    def __post_init__(self) -> None:
-        if self.backend not in ("vllm", "trtllm"):
-            raise ConfigurationError(_lmi_backend_message(self.backend))
-        check_settings(
-            "Engine.lmi",
-            ints={
-                "tensor_parallel_degree": self.tensor_parallel_degree,
-                "max_rolling_batch_size": self.max_rolling_batch_size,
-                "max_rolling_batch_prefill_tokens": self.max_rolling_batch_prefill_tokens,
-            },
-            choices={"quantize": (self.quantize, (*VLLM_QUANTIZE, "smoothquant"))},
-            dtype=self.dtype,
-        )
+    def _more_problems(self) -> list[str]:
+        backend = self.backend
+        ok = isinstance(backend, str) and backend in ("vllm", "trtllm")
+        return [] if ok else [messages.lmi_backend(str(backend))]
 
     @property
     def name(self) -> str:
         return f"lmi-{self.backend}"
-
-    @property
-    def _factory(self) -> str:
-        return "lmi"
 
     @property
     def _image_family(self) -> str:
@@ -148,8 +169,8 @@ class LmiEngine(GpuEngine):
     def _rule_problem(
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
     ) -> str | None:
-        if key == "OPTION_ROLLING_BATCH" and value.strip().lower() in _REMOVED_LMI_BACKENDS:
-            return f"env OPTION_ROLLING_BATCH={value!r}: " + _lmi_backend_message(value)
+        if key == "OPTION_ROLLING_BATCH" and value.strip().lower() in messages.REMOVED_LMI_BACKENDS:
+            return f"env OPTION_ROLLING_BATCH={value!r}: " + messages.lmi_backend(value)
         return rule_problem(kind, key, value, derived, ctx)
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
@@ -169,24 +190,5 @@ class LmiEngine(GpuEngine):
 
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         if self.backend == "trtllm" and ctx.max_input_tokens is None:
-            return [
-                "LMI TensorRT-LLM compiles the engine for "
-                f"{_TRT_DEFAULT_INPUT_LEN}-token prompts by default and rejects longer ones; "
-                "set max_input_tokens (and max_total_tokens) on the model"
-            ]
+            return [messages.trtllm_without_input_length(_TRT_DEFAULT_INPUT_LEN)]
         return []
-
-
-_REMOVED_LMI_BACKENDS = ("lmi-dist", "scheduler")  # removed in LMI v15 (0.33.0)
-
-
-def _lmi_backend_message(backend: str) -> str:
-    if backend.strip().lower() in _REMOVED_LMI_BACKENDS:
-        return (
-            f"LMI backend {backend!r} was removed in LMI v15 (0.33.0); current LMI images ship "
-            "vLLM (the default) and, in the separate -tensorrtllm images, TensorRT-LLM: use "
-            "Engine.lmi(backend='vllm')"
-        )
-    return (
-        f"LMI backend must be 'vllm' or 'trtllm', got {backend!r}; use Engine.lmi(backend='vllm')"
-    )

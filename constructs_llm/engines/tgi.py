@@ -7,19 +7,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from constructs_llm.container_image import ContainerImage
-from constructs_llm.engine import EngineContext, EnvRule, available_cores, cores_per_chip
+from constructs_llm.engines import messages
 from constructs_llm.engines._support import (
     DlcEngine,
     GpuEngine,
     at_least,
-    check_settings,
     dtype_name,
     int_value,
     planned_batch,
     present,
     put,
 )
+from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, cores_per_chip
+from constructs_llm.engines.settings import setting
 from constructs_llm.instance_type import InstanceType
+
+__all__ = ["TgiEngine", "TgiNeuronxEngine"]
 
 _TGI_QUANTIZE = (
     "awq",
@@ -39,30 +42,37 @@ _TGI_BATCH_TOKENS_STEP = 256  # round the planned batch tokens down to a block m
 
 @dataclass(frozen=True, kw_only=True)
 class TgiEngine(GpuEngine):
-    """Hugging Face TGI on NVIDIA GPUs. Create with :meth:`Engine.tgi`."""
+    """Hugging Face Text Generation Inference on NVIDIA GPUs.
+
+    TGI >= 2.4 accepts the OpenAI messages API on ``/invocations`` and streams
+    ``chat.completion.chunk`` server-sent events, so requests are MESSAGES and the stream
+    is OPENAI. ``MESSAGES_API_ENABLED=true`` is also set for images from TGI 2.0-2.3.
+    Hugging Face has put TGI in maintenance mode; prefer ``Engine.vllm()`` or
+    ``Engine.lmi()`` for new models.
+
+    :param image: @default the newest TGI DLC the library knows (``data/dlc_images.json``)
+    :param num_shard: GPUs to shard over (``SM_NUM_GPUS``). @default every GPU the copy gets
+    :param max_batch_prefill_tokens: ``MAX_BATCH_PREFILL_TOKENS``; must be >=
+        ``max_input_tokens``. @default TGI's (max_input_tokens + 50)
+    :param max_batch_total_tokens: ``MAX_BATCH_TOTAL_TOKENS``; must be >=
+        ``max_total_tokens``. @default 90% of the memory plan's KV capacity when the model
+        and ``max_total_tokens`` are known (TGI infers it itself for flash-attention models)
+    :param quantize: ``HF_MODEL_QUANTIZE`` (awq, gptq, fp8, bitsandbytes, ...). @default none
+    :param dtype: ``DTYPE`` (fp16 or bf16). @default the checkpoint's
+    :param trust_remote_code: ``HF_MODEL_TRUST_REMOTE_CODE``. @default False
+    """
 
     name = "tgi"
+    factory_name = "tgi"
     _parallel_setting = "num_shard"
 
     image: ContainerImage | None = None
-    num_shard: int | None = None
-    max_batch_prefill_tokens: int | None = None
-    max_batch_total_tokens: int | None = None
-    quantize: str | None = None
-    dtype: str | None = None
+    num_shard: int | None = setting(positive=True)
+    max_batch_prefill_tokens: int | None = setting(positive=True)
+    max_batch_total_tokens: int | None = setting(positive=True)
+    quantize: str | None = setting(choices=_TGI_QUANTIZE)
+    dtype: str | None = setting(dtype=True)
     trust_remote_code: bool = False
-
-    def __post_init__(self) -> None:
-        check_settings(
-            "Engine.tgi",
-            ints={
-                "num_shard": self.num_shard,
-                "max_batch_prefill_tokens": self.max_batch_prefill_tokens,
-                "max_batch_total_tokens": self.max_batch_total_tokens,
-            },
-            choices={"quantize": (self.quantize, _TGI_QUANTIZE)},
-            dtype=self.dtype,
-        )
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
         env = {"HF_MODEL_ID": ctx.model_location}
@@ -109,11 +119,7 @@ class TgiEngine(GpuEngine):
             ]
         )
         if "MAX_INPUT_LENGTH" in env:
-            problems.append(
-                f"env MAX_INPUT_LENGTH={env['MAX_INPUT_LENGTH']!r} is TGI's legacy name for "
-                "MAX_INPUT_TOKENS (setting both fails at launch); remove it and set "
-                "max_input_tokens= on the model"
-            )
+            problems.append(messages.legacy_input_length(env["MAX_INPUT_LENGTH"]))
         return problems
 
 
@@ -122,27 +128,31 @@ class TgiEngine(GpuEngine):
 
 @dataclass(frozen=True, kw_only=True)
 class TgiNeuronxEngine(DlcEngine):
-    """TGI on Inferentia2 / Trainium. Create with :meth:`Engine.tgi_neuronx`."""
+    """TGI on AWS Inferentia2 / Trainium (optimum-neuron), same router and API as TGI.
+
+    Neuron compiles static shapes: batch size x sequence length x cores x dtype. When they
+    match an entry of the public optimum-neuron cache the model loads in minutes; otherwise
+    it compiles at start-up, which can take close to an hour and needs host memory.
+    ``max_total_tokens`` on the model becomes the compiled sequence length.
+
+    :param image: @default the newest TGI NeuronX DLC the library knows
+    :param num_cores: ``HF_NUM_CORES`` (tensor parallel NeuronCores; 2 per Inferentia2
+        chip). @default every core of the chips the copy gets
+    :param batch_size: static batch (``MAX_BATCH_SIZE`` and the legacy ``HF_BATCH_SIZE``).
+        @default 4, or fewer if the memory plan holds fewer full-length sequences
+    :param auto_cast_type: ``HF_AUTO_CAST_TYPE`` (bf16 or fp16). @default "bf16"
+    :param max_batch_prefill_tokens: @default batch_size x max_input_tokens (the image's)
+    """
 
     name = "tgi-neuronx"
+    factory_name = "tgi_neuronx"
     accelerator = "neuron"
 
     image: ContainerImage | None = None
-    num_cores: int | None = None
-    batch_size: int | None = None
-    auto_cast_type: str = "bf16"
-    max_batch_prefill_tokens: int | None = None
-
-    def __post_init__(self) -> None:
-        check_settings(
-            "Engine.tgi_neuronx",
-            ints={
-                "num_cores": self.num_cores,
-                "batch_size": self.batch_size,
-                "max_batch_prefill_tokens": self.max_batch_prefill_tokens,
-            },
-            choices={"auto_cast_type": (self.auto_cast_type, ("bf16", "fp16"))},
-        )
+    num_cores: int | None = setting(positive=True)
+    batch_size: int | None = setting(positive=True)
+    auto_cast_type: str = setting("bf16", choices=("bf16", "fp16"))
+    max_batch_prefill_tokens: int | None = setting(positive=True)
 
     @property
     def weight_dtype(self) -> str | None:
@@ -202,20 +212,11 @@ class TgiNeuronxEngine(DlcEngine):
         inst = ctx.instance
         if inst.accelerator != "neuron" or not inst.known:
             return []
-        problems = []
-        if inst.family == "inf1":
-            problems.append(
-                f"{inst.name} is Inferentia1, which TGI NeuronX does not support; use an "
-                "ml.inf2 or ml.trn1 instance"
-            )
+        problems = [messages.inferentia1(inst)] if inst.family == "inf1" else []
         cores = self.cores(inst, ctx.accelerators)
         available = available_cores(ctx)
         if cores is not None and available is not None and cores > available:
-            problems.append(
-                f"Engine.tgi_neuronx(num_cores={cores}) exceeds the {available} NeuronCores "
-                f"{'this copy gets on' if ctx.accelerators else 'of'} {inst.name}; use "
-                f"num_cores <= {available}"
-            )
+            problems.append(messages.neuron_cores_above(cores, available, ctx))
         return problems
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
@@ -235,16 +236,12 @@ class TgiNeuronxEngine(DlcEngine):
             return None  # unknown hardware, or already reported as too many cores
         if not inst.family.startswith("trn1") or _trn1_topology(cores):
             return None
-        setting = (
+        source = (
             f"Engine.tgi_neuronx(num_cores={cores})"
             if cores == self.cores(inst, ctx.accelerators)
             else f"env HF_NUM_CORES={cores}"
         )
-        return (
-            f"{setting} is not a topology the Neuron runtime supports on {inst.name} (1, 2, 8, "
-            f"16 or a multiple of 32 cores); use one of "
-            f"{[c for c in (1, 2, 8, 16, 32) if c <= available]}"
-        )
+        return messages.trn1_topology(source, inst, available)
 
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         inst = ctx.instance
@@ -254,17 +251,9 @@ class TgiNeuronxEngine(DlcEngine):
         found = []
         is_power_of_two = cores & (cores - 1) == 0
         if inst.family.startswith("inf2") and not (is_power_of_two or cores == inst.neuron_cores):
-            found.append(
-                f"HF_NUM_CORES={cores} on {inst.name}: the Neuron docs list 1, 2, 4, 8 and 24 "
-                "cores as Inferentia2 tensor-parallel degrees; verify the model compiles for "
-                f"{cores} cores, or use a power of two or all {inst.neuron_cores} cores"
-            )
+            found.append(messages.neuron_odd_cores(cores, inst))
         if ctx.max_total_tokens is None:
-            found.append(
-                "max_total_tokens is not set, so the Neuron image picks a cached configuration "
-                "for you (or fails if none matches); set max_total_tokens to fix the compiled "
-                "sequence length"
-            )
+            found.append(messages.neuron_without_length())
         return found
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, str] = {
     "parse_stream": "constructs_llm.streaming.runtime.parser",
     "TokenEvent": "constructs_llm.streaming.runtime.events",
+    "ToolCallEvent": "constructs_llm.streaming.runtime.events",
     "DoneEvent": "constructs_llm.streaming.runtime.events",
     "ErrorEvent": "constructs_llm.streaming.runtime.events",
     "StreamEvent": "constructs_llm.streaming.runtime.events",
@@ -22,8 +23,10 @@ _EXPORTS: dict[str, str] = {
     "UpstreamStreamError": "constructs_llm.streaming.runtime.parser",
     "stream_chat": "constructs_llm.streaming.client",
     "sigv4_hook": "constructs_llm.streaming.client",
+    "content_sha256_hook": "constructs_llm.streaming.client",
     "ChatStreamError": "constructs_llm.streaming.client",
     "StreamingInvoker": "constructs_llm.streaming.infrastructure",
+    "InvokerAuth": "constructs_llm.streaming.invoker_auth",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -44,15 +47,18 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.streaming.client import ChatStreamError as ChatStreamError
+    from constructs_llm.streaming.client import content_sha256_hook as content_sha256_hook
     from constructs_llm.streaming.client import sigv4_hook as sigv4_hook
     from constructs_llm.streaming.client import stream_chat as stream_chat
     from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker
+    from constructs_llm.streaming.invoker_auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.runtime.events import DoneEvent as DoneEvent
     from constructs_llm.streaming.runtime.events import ErrorEvent as ErrorEvent
     from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
     from constructs_llm.streaming.runtime.events import StreamEvent as StreamEvent
     from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat
     from constructs_llm.streaming.runtime.events import TokenEvent as TokenEvent
+    from constructs_llm.streaming.runtime.events import ToolCallEvent as ToolCallEvent
     from constructs_llm.streaming.runtime.parser import UpstreamStreamError as UpstreamStreamError
     from constructs_llm.streaming.runtime.parser import parse_stream as parse_stream
     from constructs_llm.streaming.runtime.sagemaker_stream import (

@@ -10,8 +10,13 @@ The request is SigV4-signed for the ``lambda`` service (function URLs use ``AWS_
 with credentials from botocore's usual chain, and always carries the body's SHA-256 in
 ``x-amz-content-sha256``: Lambda accepts no unsigned payloads, and a CloudFront origin access
 control in front of the URL needs that header from the client to sign a POST. Pass
-``sign=False`` when CloudFront (OAC) does the signing. Any OpenAI client works against the
-URL too when auth is ``NONE`` or a proxy signs for it.
+``sign=False`` when CloudFront (OAC) does the signing, or ``api_key=`` for an invoker with
+``InvokerAuth.api_keys`` (sent as ``Authorization: Bearer``, nothing signed).
+
+For the ``openai`` SDK (or any httpx-style client): ``sigv4_hook()`` signs for a function URL
+with ``AWS_IAM`` auth; ``content_sha256_hook()`` only adds the body hash, for a CloudFront
+distribution with origin access control in front of it. With API keys no hook is needed.
+Install these helpers' dependency with the ``[client]`` extra (botocore, for SigV4 only).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
+
+__all__ = ["ChatStreamError", "content_sha256_hook", "signed_headers", "sigv4_hook", "stream_chat"]
 
 CHAT_PATH = "/v1/chat/completions"
 _FUNCTION_URL_HOST = re.compile(r"\.lambda-url\.([a-z0-9-]+)\.on\.aws$")
@@ -45,6 +52,7 @@ def stream_chat(
     region: str | None = None,
     credentials: Any = None,
     sign: bool = True,
+    api_key: str | None = None,
     timeout: float = 300.0,
     **params: Any,
 ) -> Iterator[str]:
@@ -54,12 +62,17 @@ def stream_chat(
     is appended unless already there. ``params`` are further request fields
     (``max_tokens``, ``temperature``, ...). ``region`` defaults to the one in a function URL's
     host name, then to botocore's configured region; ``credentials`` (botocore
-    ``Credentials``) default to botocore's credential chain. ``timeout`` bounds each socket
-    operation, including the wait for the next token. Raises ``ChatStreamError``.
+    ``Credentials``) default to botocore's credential chain. ``api_key`` sends
+    ``Authorization: Bearer <api_key>`` instead of a signature (``sign`` is then ignored).
+    ``timeout`` bounds each socket operation, including the wait for the next token. Raises
+    ``ChatStreamError``.
     """
     target = _chat_url(url)
     body = json.dumps({**params, "messages": list(messages), "stream": True}).encode()
-    headers = signed_headers(target, body, region=region, credentials=credentials, sign=sign)
+    signing = sign and api_key is None
+    headers = signed_headers(target, body, region=region, credentials=credentials, sign=signing)
+    if api_key is not None:
+        headers["Authorization"] = f"Bearer {api_key}"
     parts = urlsplit(target)
     connection_class = (
         http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
@@ -123,6 +136,28 @@ def sigv4_hook(*, region: str | None = None, credentials: Any = None) -> Callabl
         request.headers["x-amz-content-sha256"] = headers["x-amz-content-sha256"]
 
     return sign
+
+
+def content_sha256_hook() -> Callable[[Any], None]:
+    """A request event hook for httpx-style clients that adds ``x-amz-content-sha256`` (the
+    hex SHA-256 of the body), as CloudFront origin access control requires of every POST to
+    a Lambda function URL; CloudFront then signs the request itself::
+
+        client = openai.OpenAI(
+            base_url=distribution_url + "v1",
+            api_key="unused",
+            http_client=openai.DefaultHttpx2Client(
+                event_hooks={"request": [content_sha256_hook()]}
+            ),
+        )
+
+    Stdlib only: no AWS credentials are involved.
+    """
+
+    def add_hash(request: Any) -> None:
+        request.headers["x-amz-content-sha256"] = hashlib.sha256(bytes(request.read())).hexdigest()
+
+    return add_hash
 
 
 def _sigv4(

@@ -8,14 +8,13 @@ from aws_cdk import (
     ArnFormat,
     Aws,
     CfnResource,
-    CfnRule,
-    CfnRuleAssertion,
     Duration,
     Fn,
     RemovalPolicy,
     Stack,
     Token,
 )
+from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -23,22 +22,36 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct, IConstruct
 
 from constructs_llm import catalogs
-from constructs_llm._validation import Problems, describe, duration_problem
+from constructs_llm._compliance import CheckovSkip, NagAcknowledgment, waive
+from constructs_llm._validation import Problems, describe, duration_problem, positive_int_problem
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.invocation_target import InvocationTarget
+from constructs_llm.streaming.distribution import (
+    MAX_RATE_LIMIT,
+    MIN_RATE_LIMIT,
+    WAF_REGION,
+    DistributionSettings,
+    build_distribution,
+    rate_limit_web_acl,
+)
+from constructs_llm.streaming.invoker_auth import AuthMode, InvokerAuth
+from constructs_llm.streaming.stack_rules import assert_before_deploy
+
+__all__ = ["StreamingInvoker", "adapter_layer_arn"]
 
 _RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 _PORT = "8080"
 _MAX_TIMEOUT_S = 900
 # Stream reads give up a little before the function itself would be stopped.
 _READ_TIMEOUT_MARGIN_S = 10
+_CONCURRENCY_SKIP = {
+    "id": "CKV_AWS_115",
+    "comment": "Reserved concurrency is left to the account unless max_concurrency=... is "
+    "given: reserving any by default fails deploys in accounts whose unreserved concurrency "
+    "is at the minimum.",
+}
 # checkov checks that do not apply to a synchronous, URL-invoked streaming function.
 _CHECKOV_SKIPS = [
-    {
-        "id": "CKV_AWS_115",
-        "comment": "Reserved concurrency is left to the account: reserving any by default fails "
-        "deploys in accounts whose unreserved concurrency is at the minimum.",
-    },
     {
         "id": "CKV_AWS_116",
         "comment": "Invoked synchronously through its function URL; a dead-letter queue only "
@@ -55,6 +68,39 @@ _CHECKOV_SKIPS = [
 ]
 
 
+_PUBLIC_URL_REASON = (
+    "API-key auth: the function URL is public by design (OpenAI clients cannot sign "
+    "requests); the runtime checks a Bearer key from Secrets Manager before any other work "
+    "and answers 401 without one. max_concurrency=... caps what a flood can run."
+)
+# cdk-nag findings of a distribution whose fixes are choices the user makes (with reasons).
+_DISTRIBUTION_NAG = {
+    "AwsSolutions-CFR1": "Geo restrictions are a business decision; set them on the returned "
+    "Distribution if needed.",
+    "AwsSolutions-CFR3": "Every request is logged by the invoker's function (one JSON line, "
+    "no prompt or key); CloudFront access logs would add a bucket to manage.",
+    "AwsSolutions-CFR4": "The default *.cloudfront.net certificate allows TLSv1; add a domain "
+    "and certificate to the returned Distribution to require TLS 1.2.",
+}
+_NO_WAF_REASON = (
+    "No web ACL was asked for: pass rate_limit=... (a WAF rate rule) or web_acl_arn=... to "
+    "add_distribution."
+)
+_DISTRIBUTION_SKIPS = [
+    {"id": "CKV_AWS_174", "comment": _DISTRIBUTION_NAG["AwsSolutions-CFR4"]},
+    {"id": "CKV_AWS_86", "comment": _DISTRIBUTION_NAG["AwsSolutions-CFR3"]},
+    {"id": "CKV_AWS_305", "comment": "An API, not a website: there is no root object."},
+    {"id": "CKV_AWS_310", "comment": "One origin: the function URL (no failover group)."},
+    {"id": "CKV_AWS_374", "comment": _DISTRIBUTION_NAG["AwsSolutions-CFR1"]},
+]
+_WAF_LOG4J_SKIP = {
+    "id": "CKV_AWS_192",
+    "comment": "This web ACL holds the rate rule only; the origin is the invoker's Python "
+    "runtime (no Log4j). Pass web_acl_arn=... for a web ACL with managed rule groups.",
+}
+# A heartbeat well inside CloudFront's origin read timeout, when the invoker has none.
+_DISTRIBUTION_HEARTBEAT_S = 15
+
 _LOG_KEY_SKIP = {
     "id": "CKV_AWS_158",
     "comment": "CloudWatch Logs encrypts every log group at rest; these logs hold request "
@@ -66,8 +112,10 @@ class StreamingInvoker(Construct):
     """A streaming, OpenAI-compatible front door to an ``LlmEndpoint`` or ``InferenceComponent``.
 
     A Python Lambda (stdlib + boto3, no bundling) behind the Lambda Web Adapter layer, with a
-    function URL in ``RESPONSE_STREAM`` mode and ``AWS_IAM`` auth. ``POST
-    /v1/chat/completions`` works for every engine; tokens are flushed as they arrive.
+    function URL in ``RESPONSE_STREAM`` mode: ``AWS_IAM`` auth by default, or public with
+    Bearer keys checked by the runtime (``auth=InvokerAuth.api_keys(secret)``).
+    ``add_distribution()`` puts CloudFront in front. ``POST /v1/chat/completions`` works for
+    every engine; tokens are flushed as they arrive.
 
     :param target: the endpoint or inference component to call.
     :param timeout: longest request, generation included. @default 5 minutes (max 15)
@@ -83,6 +131,11 @@ class StreamingInvoker(Construct):
         stream instead of an HTTP status. @default no heartbeat
     :param log_encryption_key: customer key for the log group. @default CloudWatch Logs'
         own encryption (logs hold request metadata only, never prompts or completions)
+    :param auth: ``InvokerAuth.iam()`` (SigV4) or ``InvokerAuth.api_keys(secret)`` (Bearer
+        keys: the URL is public and the runtime checks the key). @default ``InvokerAuth.iam()``
+    :param max_concurrency: reserved concurrency: at most this many requests run at once, so
+        a flood (authenticated or not) can cost at most this many concurrent executions;
+        requests above it get 429. @default none reserved (the account's pool)
     """
 
     def __init__(
@@ -98,12 +151,17 @@ class StreamingInvoker(Construct):
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         log_encryption_key: kms.IKey | None = None,
         heartbeat: Duration | None = None,
+        auth: InvokerAuth | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
         super().__init__(scope, id)
         timeout = timeout or Duration.minutes(5)
-        _check(self, target, timeout, memory_size, heartbeat)
+        auth = InvokerAuth.iam() if auth is None else auth
+        _check(self, target, timeout, memory_size, heartbeat, auth, max_concurrency)
         self._heartbeat = heartbeat
+        self.auth = auth
         self.target = target
+        self.distribution: cloudfront.Distribution | None = None
         architecture, layer = self._adapter(adapter_layer, architecture)
         log_group = logs.LogGroup(
             self,
@@ -136,25 +194,139 @@ class StreamingInvoker(Construct):
             role=self.role,
             log_group=log_group,
             retry_attempts=0,
+            reserved_concurrent_executions=max_concurrency,
             environment=self._environment(target, timeout),
         )
-        _skip_checkov(self.function.node.default_child, *_CHECKOV_SKIPS)
+        skips = _CHECKOV_SKIPS if max_concurrency else [_CONCURRENCY_SKIP, *_CHECKOV_SKIPS]
+        _skip_checkov(self.function.node.default_child, *skips)
         target.grant_invoke(self.role)
+        for name, value in auth.bind(self.function).items():
+            self.function.add_environment(name, value)
         _depend_on_policy_only(self.function, self.role)
         self.function_url = self.function.add_function_url(
-            auth_type=lambda_.FunctionUrlAuthType.AWS_IAM,
+            auth_type=auth.url_auth_type,
             invoke_mode=lambda_.InvokeMode.RESPONSE_STREAM,
         )
+        if auth.mode is AuthMode.API_KEYS:
+            _record_public_url(self.function_url, self.function)
 
     @property
     def url(self) -> str:
         """The function URL; append ``v1`` for an OpenAI client's ``base_url``."""
         return self.function_url.url
 
+    @property
+    def distribution_url(self) -> str | None:
+        """``https://<domain>/`` of the distribution (``add_distribution``), else None."""
+        if self.distribution is None:
+            return None
+        return f"https://{self.distribution.distribution_domain_name}/"
+
     def grant_invoke_url(self, grantee: iam.IGrantable) -> iam.Grant:
         """Lets ``grantee`` call the URL (``InvokeFunctionUrl`` and, via the URL only,
         ``InvokeFunction``, as function URLs require since October 2025)."""
         return self.function.grant_invoke_url(grantee)
+
+    def add_distribution(
+        self,
+        *,
+        origin_access_control: bool | None = None,
+        read_timeout: Duration | None = None,
+        rate_limit: int | None = None,
+        rate_limit_window: Duration | None = None,
+        web_acl_arn: str | None = None,
+    ) -> cloudfront.Distribution:
+        """CloudFront in front of the function URL, for browsers and CDN or WAF fronts:
+        caching off, every method (POST) allowed, HTTPS only, no compression.
+
+        With ``InvokerAuth.iam()`` CloudFront signs each request with origin access control
+        and becomes the only caller the URL admits (both ``lambda:InvokeFunctionUrl`` and
+        ``lambda:InvokeFunction``, scoped to this distribution): viewers need no AWS
+        credentials, but a POST must carry its body's SHA-256 in ``x-amz-content-sha256``
+        (``constructs_llm.streaming.content_sha256_hook``). With API keys the viewer's
+        ``Authorization: Bearer`` header is forwarded and checked by the runtime; the function
+        URL itself stays reachable with a key.
+
+        If the invoker has no ``heartbeat``, one of 15 s (at most half ``read_timeout``) is
+        set, so a stream waiting for its first token outlives the origin read timeout.
+
+        :param origin_access_control: sign origin requests (OAC). Required with IAM auth (a
+            distribution cannot call an ``AWS_IAM`` URL unsigned); refused with API keys
+            (OAC overwrites ``Authorization`` and needs an ``AWS_IAM`` URL).
+            @default True with IAM auth, False with API keys
+        :param read_timeout: CloudFront's origin read timeout: the longest silence it accepts
+            from the function, including before the first byte (a ``stream: false`` answer
+            must be complete within it). Above 60 s needs a CloudFront quota increase.
+            @default 60 seconds (1-180)
+        :param rate_limit: add a WAF web ACL that blocks an IP address sending more than this
+            many requests per ``rate_limit_window``. CloudFront web ACLs exist only in
+            us-east-1, so the stack must deploy there. @default no WAF
+        :param rate_limit_window: 1, 2, 5 or 10 minutes. @default 5 minutes
+        :param web_acl_arn: an existing CloudFront web ACL instead (e.g. from a us-east-1
+            stack). @default none
+        """
+        read_timeout = read_timeout or Duration.seconds(60)
+        window = rate_limit_window or Duration.minutes(5)
+        oac = (
+            self.auth.mode is AuthMode.IAM
+            if origin_access_control is None
+            else origin_access_control
+        )
+        self._check_distribution(oac, read_timeout, rate_limit, window, web_acl_arn)
+        if rate_limit is not None:
+            web_acl = rate_limit_web_acl(self, limit=rate_limit, window=window)
+            _skip_checkov(web_acl, _WAF_LOG4J_SKIP)
+            web_acl_arn = web_acl.attr_arn
+        if self._heartbeat is None:
+            beat = min(_DISTRIBUTION_HEARTBEAT_S, max(1, int(read_timeout.to_seconds()) // 2))
+            self.function.add_environment("HEARTBEAT_SECONDS", str(beat))
+        self.distribution = build_distribution(
+            self,
+            self.function_url,
+            DistributionSettings(
+                origin_access_control=oac, read_timeout=read_timeout, web_acl_arn=web_acl_arn
+            ),
+        )
+        _acknowledge_distribution(self.distribution, waf=web_acl_arn is not None)
+        return self.distribution
+
+    def _check_distribution(
+        self,
+        oac: object,
+        read_timeout: Duration,
+        rate_limit: int | None,
+        window: Duration,
+        web_acl_arn: str | None,
+    ) -> None:
+        problems = Problems(f"StreamingInvoker '{self.node.path}'.add_distribution")
+        if self.distribution is not None:
+            problems.add("the invoker already has a distribution; use invoker.distribution")
+        problems.add(_oac_problem(self.auth.mode, oac))
+        problems.add(
+            duration_problem(
+                "read_timeout",
+                read_timeout,
+                minimum_s=1,
+                maximum_s=180,
+                bounds="1 and 180 seconds",
+                why="CloudFront's origin read timeout (above 60 s needs a quota increase)",
+            )
+        )
+        problems.add(self._heartbeat_problem(read_timeout))
+        problems.add(_rate_limit_problem(rate_limit, window, web_acl_arn, Stack.of(self)))
+        problems.raise_if_any()
+
+    def _heartbeat_problem(self, read_timeout: Duration) -> str | None:
+        if self._heartbeat is None or not isinstance(read_timeout, Duration):
+            return None
+        beat, limit = self._heartbeat.to_seconds(), read_timeout.to_seconds()
+        if beat < limit:
+            return None
+        return (
+            f"the invoker's heartbeat ({beat:g} s) must be shorter than read_timeout "
+            f"({limit:g} s), or CloudFront drops a stream still waiting for its first token; "
+            "lower heartbeat= or raise read_timeout="
+        )
 
     def _environment(self, target: InvocationTarget, timeout: Duration) -> dict[str, str]:
         env = {
@@ -196,6 +368,68 @@ class StreamingInvoker(Construct):
         return architecture, lambda_.LayerVersion.from_layer_version_arn(self, "Adapter", arn)
 
 
+def _oac_problem(mode: AuthMode, oac: object) -> str | None:
+    if not isinstance(oac, bool):
+        return f"origin_access_control must be True or False, got {oac!r}"
+    if mode is AuthMode.IAM and not oac:
+        return (
+            "origin_access_control=False with auth=InvokerAuth.iam(): the function URL "
+            "requires SigV4 (AWS_IAM), so CloudFront must sign with origin access control or "
+            "every request gets 403; keep the default, or use "
+            "auth=InvokerAuth.api_keys(secret) for an unsigned front door"
+        )
+    if mode is AuthMode.API_KEYS and oac:
+        return (
+            "origin_access_control=True with auth=InvokerAuth.api_keys(...): OAC needs an "
+            "AWS_IAM function URL and overwrites the client's Authorization header, so no key "
+            "would reach the runtime; keep the default (False)"
+        )
+    return None
+
+
+def _rate_limit_problem(
+    rate_limit: int | None, window: Duration, web_acl_arn: str | None, stack: Stack
+) -> str | None:
+    if rate_limit is None:
+        return None
+    if web_acl_arn is not None:
+        return "pass rate_limit=... or web_acl_arn=..., not both"
+    problem = positive_int_problem("rate_limit", rate_limit, minimum=MIN_RATE_LIMIT)
+    if problem is None and rate_limit > MAX_RATE_LIMIT:
+        problem = f"rate_limit must be at most {MAX_RATE_LIMIT:,}, got {rate_limit!r}"
+    if problem is not None:
+        return f"{problem} (requests per IP address per window; WAF's minimum is 10)"
+    seconds = window.to_seconds() if isinstance(window, Duration) else None
+    if seconds not in (60, 120, 300, 600):
+        return f"rate_limit_window must be 1, 2, 5 or 10 minutes, got {window!r}"
+    if not Token.is_unresolved(stack.region) and stack.region != WAF_REGION:
+        return (
+            f"rate_limit=... creates a CloudFront WAF web ACL, which AWS accepts only in "
+            f"{WAF_REGION}, but this stack is in {stack.region!r}; create the web ACL in a "
+            f"{WAF_REGION} stack and pass web_acl_arn=..., or deploy this stack to {WAF_REGION}"
+        )
+    return None
+
+
+def _record_public_url(url: lambda_.FunctionUrl, function: lambda_.Function) -> None:
+    """API-key auth: the public URL's checkov findings and cdk-nag findings, with reasons."""
+    _skip_checkov(url.node.default_child, {"id": "CKV_AWS_258", "comment": _PUBLIC_URL_REASON})
+    for child in function.node.find_all():
+        if isinstance(child, lambda_.CfnPermission) and child.principal == "*":
+            _skip_checkov(child, {"id": "CKV_AWS_301", "comment": _PUBLIC_URL_REASON})
+
+
+def _acknowledge_distribution(distribution: cloudfront.Distribution, *, waf: bool) -> None:
+    reasons = dict(_DISTRIBUTION_NAG)
+    skips = list(_DISTRIBUTION_SKIPS)
+    if not waf:
+        reasons["AwsSolutions-CFR2"] = _NO_WAF_REASON
+        skips.append({"id": "CKV_AWS_68", "comment": _NO_WAF_REASON})
+    for rule, reason in reasons.items():
+        waive(distribution, NagAcknowledgment(rule, reason=reason))
+    _skip_checkov(distribution.node.default_child, *skips)
+
+
 def _allow_logs_to_use(key: kms.IKey, stack: Stack) -> None:
     """CloudWatch Logs encrypts with the key only if the key policy lets it (an imported key's
     policy cannot be changed here: it must already allow this)."""
@@ -229,22 +463,13 @@ def _allow_logs_to_use(key: kms.IKey, stack: Stack) -> None:
 def _commercial_partition_rule(stack: Stack) -> None:
     """An environment-agnostic stack uses the commercial layer ARN; outside the commercial
     partition the deploy stops in seconds, before any resource is created, saying why."""
-    rule_id = "ConstructsLlmAdapterPartition"
-    if stack.node.try_find_child(rule_id) is not None:
-        return
-    CfnRule(
+    assert_before_deploy(
         stack,
-        rule_id,
-        assertions=[
-            CfnRuleAssertion(
-                assert_=Fn.condition_equals(Aws.PARTITION, "aws"),
-                assert_description=(
-                    "StreamingInvoker: this environment-agnostic stack uses the Lambda Web "
-                    "Adapter layer of the commercial partition; give the stack a concrete region "
-                    "(China gets its x86_64 layer) or pass adapter_layer=..."
-                ),
-            )
-        ],
+        "ConstructsLlmAdapterPartition",
+        Fn.condition_equals(Aws.PARTITION, "aws"),
+        "StreamingInvoker: this environment-agnostic stack uses the Lambda Web Adapter layer "
+        "of the commercial partition; give the stack a concrete region (China gets its x86_64 "
+        "layer) or pass adapter_layer=...",
     )
 
 
@@ -260,7 +485,7 @@ def _depend_on_policy_only(function: lambda_.Function, role: iam.Role) -> None:
 def _skip_checkov(resource: IConstruct | None, *skips: dict[str, str]) -> None:
     """Records checkov skips, each with its reason, in the resource's metadata."""
     if isinstance(resource, CfnResource):
-        resource.add_metadata("checkov", {"skip": list(skips)})
+        waive(resource, *(CheckovSkip(s["id"], s["comment"]) for s in skips))
 
 
 def adapter_layer_arn(region: str) -> tuple[str, str]:
@@ -292,8 +517,21 @@ def _check(
     timeout: Duration,
     memory_size: int,
     heartbeat: Duration | None,
+    auth: object,
+    max_concurrency: int | None,
 ) -> None:
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
+    if not isinstance(auth, InvokerAuth):
+        problems.add(
+            f"auth must be InvokerAuth.iam() or InvokerAuth.api_keys(secret), got "
+            f"{describe(auth)}; wrap a secret of keys as InvokerAuth.api_keys(secret)"
+        )
+    problem = positive_int_problem("max_concurrency", max_concurrency)
+    if problem is not None:
+        problems.add(
+            f"{problem}; it is the function's reserved concurrency (requests at once), or "
+            "leave it unset to use the account's pool"
+        )
     if not isinstance(target, InvocationTarget):
         problems.add(
             f"target must be an LlmEndpoint or an InferenceComponent, got "

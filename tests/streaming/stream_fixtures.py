@@ -1,7 +1,9 @@
 """Stream fixtures and re-chunking helpers shared by the streaming tests.
 
 Each fixture is a raw capture-shaped stream (``<name>.sse`` or ``<name>.jsonl``, bytes kept
-exactly) next to ``<name>.events.json``: its format, what it shows, and the events expected.
+exactly) next to ``<name>.events.json``: its format, what it shows, the engine source it is
+written from (repository, file and commit; null for malformed input that no engine writes),
+and the events expected.
 """
 
 from __future__ import annotations
@@ -14,11 +16,23 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from constructs_llm.streaming.runtime.events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent
+from constructs_llm.streaming.runtime.events import (
+    DoneEvent,
+    ErrorEvent,
+    StreamEvent,
+    TokenEvent,
+    ToolCallEvent,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
-_TYPE_NAMES = {TokenEvent: "token", DoneEvent: "done", ErrorEvent: "error"}
+_TYPE_NAMES = {
+    TokenEvent: "token",
+    ToolCallEvent: "tool_call",
+    DoneEvent: "done",
+    ErrorEvent: "error",
+}
+EVENT_TYPES = {name: kind for kind, name in _TYPE_NAMES.items()}
 
 
 @dataclass(frozen=True)
@@ -28,6 +42,7 @@ class StreamFixture:
     about: str
     raw: bytes
     events: list[dict[str, Any]]
+    source: dict[str, str] | None
 
 
 def load_fixtures() -> list[StreamFixture]:
@@ -37,13 +52,22 @@ def load_fixtures() -> list[StreamFixture]:
         (stream_path,) = [p for p in FIXTURES.glob(f"{name}.*") if p != spec_path]
         spec = json.loads(spec_path.read_text(encoding="utf-8"))
         raw = stream_path.read_bytes()
-        fixtures.append(StreamFixture(name, spec["format"], spec["about"], raw, spec["events"]))
+        fixtures.append(
+            StreamFixture(name, spec["format"], spec["about"], raw, spec["events"], spec["source"])
+        )
     return fixtures
 
 
 def as_dicts(events: Iterator[StreamEvent] | list[StreamEvent]) -> list[dict[str, Any]]:
     """Events in the fixtures' JSON shape: ``{"type": "token", "text": ..., ...}``."""
     return [{"type": _TYPE_NAMES[type(event)], **asdict(event)} for event in events]
+
+
+def from_dict(spec: dict[str, Any]) -> StreamEvent:
+    """The event a fixture's JSON describes."""
+    fields = {k: v for k, v in spec.items() if k != "type"}
+    event: StreamEvent = EVENT_TYPES[spec["type"]](**fields)
+    return event
 
 
 def fixed(size: int) -> Callable[[bytes], list[bytes]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,7 +19,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from constructs_llm.streaming.client import sigv4_hook
+from constructs_llm.streaming.client import content_sha256_hook, sigv4_hook
 from tests.streaming.conftest import SOCKET_TIMEOUT, StartRuntime
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
@@ -106,3 +108,78 @@ def test_openai_sdk_with_signing_streams_through_the_runtime(
         model="m", messages=[{"role": "user", "content": "hi"}], stream=True
     )
     assert "".join(c.choices[0].delta.content or "" for c in stream) == "Hi there"
+
+
+def test_content_sha256_hook_adds_only_the_body_hash_cloudfront_oac_needs(recorder: str) -> None:
+    # Behind CloudFront with origin access control the viewer sends no signature, only the
+    # body's SHA-256; CloudFront signs the origin request itself.
+    client = openai.OpenAI(
+        base_url=recorder + "/v1",
+        api_key="unused",
+        max_retries=0,
+        timeout=SOCKET_TIMEOUT,
+        http_client=openai.DefaultHttpx2Client(event_hooks={"request": [content_sha256_hook()]}),
+    )
+    stream = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "héllo"}], stream=True
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream) == "Hi there"
+    ((_, _, headers, body),) = _Recorder.seen
+    assert headers["x-amz-content-sha256"] == hashlib.sha256(body).hexdigest()
+    assert "X-Amz-Date" not in headers
+    assert headers["authorization"] == "Bearer unused"  # the SDK's own, unsigned
+
+
+def test_langchain_with_the_signing_hook_streams_through_the_runtime(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    from langchain_openai import ChatOpenAI
+
+    runtime = start_runtime()
+    fake.enqueue(Scenario(parts=engine_streams.rechunk(engine_streams.tgi(["Sig", "ned"]), 3)))
+    sign = sigv4_hook(region="us-east-1", credentials=CREDENTIALS)
+    signatures: list[str] = []
+
+    def hook(request: Any) -> None:
+        sign(request)
+        signatures.append(request.headers["Authorization"])
+
+    llm = ChatOpenAI(
+        base_url=runtime.url + "/v1",
+        api_key="unused",  # type: ignore[arg-type]
+        model="m",
+        max_retries=0,
+        http_client=openai.DefaultHttpx2Client(event_hooks={"request": [hook]}),
+    )
+    assert "".join(str(chunk.content) for chunk in llm.stream("hi")) == "Signed"
+    assert len(signatures) == 1 and "/lambda/aws4_request" in signatures[0]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_curl_aws_sigv4_signs_as_botocore_does(recorder: str) -> None:
+    # The README's IAM-mode curl line; the service checks the same signature botocore computes.
+    body = '{"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": true}'
+    key, secret, token = CREDENTIALS.access_key, CREDENTIALS.secret_key, CREDENTIALS.token
+    subprocess.run(
+        [
+            "curl", "-sS", "-N", "--max-time", str(SOCKET_TIMEOUT),
+            f"{recorder}/v1/chat/completions", "--aws-sigv4", "aws:amz:us-east-1:lambda",
+            "--user", f"{key}:{secret}", "-H", f"x-amz-security-token: {token}",
+            "-H", "Content-Type: application/json", "-d", body,
+        ],
+        check=True, capture_output=True, timeout=SOCKET_TIMEOUT * 2,
+    )  # fmt: skip
+    ((method, path, headers, sent),) = _Recorder.seen
+    assert sent == body.encode()
+    signed = headers["Authorization"].split("SignedHeaders=", 1)[1].split(",", 1)[0].split(";")
+    assert signed == ["content-type", "host", "x-amz-date", "x-amz-security-token"]
+    signed_at = datetime.datetime.strptime(headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ")
+    expected = AWSRequest(
+        method=method,
+        url=f"http://{headers['Host']}{path}",
+        data=sent,
+        headers={"Content-Type": headers["Content-Type"]},
+    )
+    with mock.patch("botocore.auth.get_current_datetime", return_value=signed_at):
+        SigV4Auth(CREDENTIALS, "lambda", "us-east-1").add_auth(expected)
+    assert headers["Authorization"] == expected.headers["Authorization"]

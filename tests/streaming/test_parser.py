@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import tracemalloc
 from collections.abc import Iterator
 
@@ -17,6 +18,7 @@ from constructs_llm.streaming.runtime.events import (
     StreamEvent,
     StreamFormat,
     TokenEvent,
+    ToolCallEvent,
 )
 from constructs_llm.streaming.runtime.parser import (
     ERROR_CODE_INVALID_JSON,
@@ -24,7 +26,14 @@ from constructs_llm.streaming.runtime.parser import (
     UpstreamStreamError,
     parse_stream,
 )
-from tests.streaming.stream_fixtures import CHUNKINGS, StreamFixture, as_dicts, at, load_fixtures
+from tests.streaming.stream_fixtures import (
+    CHUNKINGS,
+    StreamFixture,
+    as_dicts,
+    at,
+    from_dict,
+    load_fixtures,
+)
 
 FIXTURES = load_fixtures()
 FIXTURE_IDS = [f.name for f in FIXTURES]
@@ -45,8 +54,32 @@ def test_the_fixture_table_covers_every_engine_shape() -> None:
     assert {"tgi_generate_details", "tgi_messages", "vllm_chat", "lmi_jsonlines"} <= names
     assert {"lmi_outputs", "lmi_transition", "lmi_chat", "tgi_crlf_fields"} <= names
     assert {"tgi_error", "tgi_messages_error", "vllm_error", "lmi_error_msg"} <= names
+    assert {"vllm_tool_calls", "vllm_parallel_tool_calls", "sglang_tool_calls"} <= names
+    assert {"tgi_messages_tools", "vllm_abort", "sglang_abort", "sglang_abort_status"} <= names
+    assert {"djl_3p_stream", "djl_3p_error", "djl_code_error", "djl_sse_chat_done_early"} <= names
+    assert {"djl_chat_logprobs_list", "vllm_not_found", "tgi_messages_overloaded"} <= names
     for fixture in FIXTURES:
-        assert_one_terminal_last([_from_dict(e) for e in fixture.events])
+        assert_one_terminal_last([from_dict(e) for e in fixture.events])
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=FIXTURE_IDS)
+def test_every_engine_fixture_names_the_engine_source_it_follows(fixture: StreamFixture) -> None:
+    if fixture.name == "invalid_json":  # malformed input no engine writes
+        assert fixture.source is None
+        return
+    assert fixture.source is not None
+    assert set(fixture.source) == {"repository", "file", "commit"}
+    assert fixture.source["repository"].count("/") == 1
+    assert re.fullmatch(r"[0-9a-f]{40}", fixture.source["commit"])
+    engine = fixture.name.split("_")[0]
+    repositories = {
+        "tgi": "huggingface/text-generation-inference",
+        "vllm": "vllm-project/vllm",
+        "sglang": "sgl-project/sglang",
+        "lmi": "deepjavalibrary/djl-serving",
+        "djl": "deepjavalibrary/djl-serving",
+    }
+    assert fixture.source["repository"] == repositories[engine]
 
 
 # -- the table: each fixture, under each chunking, in its own format and in AUTO ------------
@@ -128,18 +161,42 @@ def test_json_object_split_across_many_parts() -> None:
 
 
 @pytest.mark.parametrize("done", [b"data:[DONE]", b"data: [DONE]", b"data:  [DONE] "])
-def test_done_marker_ends_the_stream_and_nothing_after_it_is_read(done: bytes) -> None:
-    consumed = []
+def test_done_marker_ends_the_answer_but_a_late_token_of_the_same_step_still_counts(
+    done: bytes,
+) -> None:
+    # GIVEN [DONE] followed by one more chunk, as DJL's sse_chat formatter can write them
+    stream = (
+        b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n'
+        + done
+        + b'\ndata: {"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"length"}]}\n'
+        + done
+        + b"\n"
+    )
+    # THEN the late token is not lost, and the stream ends once, at the end of the input
+    assert parse([stream], "openai") == [
+        TokenEvent("a"),
+        TokenEvent("b"),
+        DoneEvent(finish_reason="length"),
+    ]
 
+
+@pytest.mark.parametrize(
+    "after",
+    [b"data: {not json}\n", b'data: {"error": "late"}\n', b"x" * 200 + b"\n"],
+    ids=["invalid-json", "error-object", "line-too-long"],
+)
+def test_nothing_read_after_done_turns_the_stream_into_an_error(after: bytes) -> None:
+    stream = b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\ndata: [DONE]\n' + after
+    events = list(parse_stream([stream], "openai", max_line_bytes=100))
+    assert events == [TokenEvent("a"), DoneEvent()]
+
+
+def test_a_failed_read_after_done_is_a_normal_end() -> None:
     def source() -> Iterator[bytes]:
-        for part in [b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n', done + b"\n"]:
-            consumed.append(part)
-            yield part
-        consumed.append(b"after")
-        yield b'data: {"choices":[{"index":0,"delta":{"content":"late"}}]}\n'
+        yield b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: [DONE]\n\n'
+        raise UpstreamStreamError("Read timed out", "ReadTimeoutError")
 
     assert list(parse_stream(source(), "openai")) == [TokenEvent("a"), DoneEvent()]
-    assert b"after" not in consumed
 
 
 @pytest.mark.parametrize("fmt", ["tgi", "openai"])
@@ -255,12 +312,44 @@ def test_only_the_first_choice_is_streamed() -> None:
     ]
 
 
-def test_tool_call_and_role_deltas_give_no_text() -> None:
+def test_role_deltas_give_no_event_and_tool_call_deltas_give_tool_call_events() -> None:
     stream = (
         b'{"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n'
         b'{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}}]}}]}\n'
     )
-    assert parse([stream]) == [DoneEvent()]
+    assert parse([stream]) == [ToolCallEvent(index=0, name="f"), DoneEvent()]
+
+
+def test_each_calls_id_and_name_come_once_and_empty_pieces_are_dropped() -> None:
+    # GIVEN an engine that repeats the id and name on every entry (as TGI and SGLang do)
+    def line(pairs: list[tuple[int, str]]) -> str:
+        calls = [
+            {"index": i, "id": f"c{i}", "function": {"name": f"f{i}", "arguments": a}}
+            for i, a in pairs
+        ]
+        return json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": calls}}]}) + "\n"
+
+    lines = [line(p) for p in ([(0, "{")], [(0, "}"), (1, "")], [(1, "")], [(1, "[]")])]
+    # THEN each call's id and name are passed on once, and an entry with nothing new is skipped
+    assert parse(["".join(lines).encode()])[:-1] == [
+        ToolCallEvent(0, "c0", "f0", "{"),
+        ToolCallEvent(0, None, None, "}"),
+        ToolCallEvent(1, "c1", "f1", ""),
+        ToolCallEvent(1, None, None, "[]"),
+    ]
+
+
+def test_tool_call_arguments_sent_as_an_object_become_json_text() -> None:
+    # TGI's non-streamed tool call carries its arguments as a JSON object
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"id": "0", "function": {"name": "f", "arguments": {"x": "é"}}}],
+    }
+    line = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+    assert parse([line.encode()]) == [
+        ToolCallEvent(0, "0", "f", '{"x":"é"}'),
+        DoneEvent(finish_reason="stop"),
+    ]
 
 
 def test_chat_finish_reason_error_is_an_error() -> None:
@@ -282,12 +371,64 @@ def test_chat_finish_reason_error_is_an_error() -> None:
         ),
         ({"error": ""}, 'the model reported an error: {"error": ""}', None),
         ({"error": {"type": "X"}}, 'the model reported an error: {"error": {"type": "X"}}', "X"),
+        ({"code": 424, "error": "Input parsing failed"}, "Input parsing failed", "424"),
+        ({"error": {"error": {"error_code": 400, "error_msg": "bad"}}}, "bad", "400"),
+        ({"error": {"error_code": 400, "error_msg": "bad"}}, "bad", "400"),
+        (
+            {"error": {"message": "busy", "type": "SERVICE_UNAVAILABLE", "code": 503}},
+            "busy",
+            "SERVICE_UNAVAILABLE",
+        ),
+        (
+            {"error": {"message": "Tool error: x", "http_status_code": 422}},
+            "Tool error: x",
+            "tool_error",
+        ),
+        ({"error": {"message": "new", "http_status_code": 422}}, "new", None),
+        ({"error": {"message": "odd", "http_status_code": 500}}, "odd", None),
     ],
 )
 def test_error_payload_shapes(payload: object, message: str, code: str | None) -> None:
     (event,) = parse([b"data:" + json.dumps(payload).encode() + b"\n"])
     assert isinstance(event, ErrorEvent)
     assert (event.message, event.code) == (message, code)
+
+
+@pytest.mark.parametrize(
+    ("payload", "code", "status"),
+    [
+        ({"error": {"message": "m", "type": "NotFoundError", "code": 404}}, "NotFoundError", 404),
+        ({"error": {"message": "m", "type": "SERVICE_UNAVAILABLE", "code": 503}}, None, 503),
+        ({"code": 424, "error": "m"}, "424", 424),
+        ({"error": "m", "error_type": "validation"}, "validation", None),
+        (
+            {"error": {"message": "Tool error: no tool", "http_status_code": 422}},
+            "tool_error",
+            None,
+        ),
+        (
+            {"error": {"message": "Model is overloaded", "http_status_code": 422}},
+            "overloaded",
+            None,
+        ),
+        (
+            {"error": {"message": "Incomplete generation stream", "http_status_code": 422}},
+            "incomplete_generation_stream",
+            None,
+        ),
+        ({"error": {"message": "odd", "http_status_code": 500}}, None, 500),
+        ({"error": {"message": "something new", "http_status_code": 422}}, None, None),
+        ({"error": {"message": "m", "code": 1}}, "1", None),
+    ],
+)
+def test_error_codes_and_the_engines_http_status(
+    payload: object, code: str | None, status: int | None
+) -> None:
+    (event,) = parse([b"data:" + json.dumps(payload).encode() + b"\n"])
+    assert isinstance(event, ErrorEvent)
+    if code is not None:
+        assert event.code == code
+    assert event.status == status
 
 
 def test_error_null_is_not_an_error() -> None:
@@ -531,11 +672,8 @@ def test_hot_path_token_events_equal_constructed_ones() -> None:
         fast.text = "y"  # type: ignore[misc]
 
 
-def _from_dict(spec: dict[str, object]) -> StreamEvent:
-    kind = spec["type"]
-    fields = {k: v for k, v in spec.items() if k != "type"}
-    if kind == "token":
-        return TokenEvent(**fields)  # type: ignore[arg-type]
-    if kind == "done":
-        return DoneEvent(**fields)  # type: ignore[arg-type]
-    return ErrorEvent(**fields)  # type: ignore[arg-type]
+def test_tool_call_events_are_exported_with_the_other_events() -> None:
+    import constructs_llm.streaming as streaming
+
+    assert streaming.ToolCallEvent is ToolCallEvent
+    assert "ToolCallEvent" in streaming.__all__

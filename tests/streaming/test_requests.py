@@ -6,9 +6,12 @@ import json
 from typing import Any
 
 import pytest
+from openai.types.chat.completion_create_params import CompletionCreateParamsBase
 
 from constructs_llm.streaming.runtime.events import RequestFormat
+from constructs_llm.streaming.runtime.request_fields import HONOURED, IGNORED, REFUSED
 from constructs_llm.streaming.runtime.requests import RequestError, parse_chat_request
+from tests.streaming.conversations import tool_turn
 
 USER = [{"role": "user", "content": "Hello"}]
 
@@ -44,10 +47,11 @@ def test_messages_format_forwards_messages_and_always_asks_the_engine_to_stream(
     }
     # WHEN it is converted for a messages-API engine
     parsed = parse_chat_request(json.dumps(request).encode(), RequestFormat.MESSAGES)
-    # THEN the engine is asked to stream anyway, with OpenAI parameter names
+    # THEN the engine is asked to stream anyway, with OpenAI parameter names, and for usage
     assert json.loads(parsed.engine_body) == {
         "messages": request["messages"],
         "stream": True,
+        "stream_options": {"include_usage": True},
         "max_tokens": 64,
         "temperature": 0.2,
         "top_p": 0.9,
@@ -69,23 +73,30 @@ def test_max_completion_tokens_wins_over_the_deprecated_max_tokens() -> None:
 
 
 def test_unset_parameters_are_not_sent() -> None:
-    assert engine_body({"messages": USER}) == {"messages": USER, "stream": True}
+    assert engine_body({"messages": USER}) == {
+        "messages": USER,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
 
 
-def test_include_usage_is_forwarded_to_a_messages_engine_only_when_asked() -> None:
-    # GIVEN a streaming request asking for usage, and one that does not
-    asked = {"messages": USER, "stream": True, "stream_options": {"include_usage": True}}
-    parsed = parse_chat_request(json.dumps(asked).encode(), RequestFormat.MESSAGES)
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_messages_engine_is_always_asked_for_usage_and_the_client_gets_it_when_asked(
+    stream: bool,
+) -> None:
+    # GIVEN requests with and without stream_options.include_usage
     plain = parse_chat_request(
-        json.dumps({"messages": USER, "stream": True}).encode(), RequestFormat.MESSAGES
+        json.dumps({"messages": USER, "stream": stream}).encode(), RequestFormat.MESSAGES
     )
-    # THEN only the first asks the engine for its usage chunk
-    assert json.loads(parsed.engine_body)["stream_options"] == {"include_usage": True}
-    assert parsed.include_usage is True
-    assert "stream_options" not in json.loads(plain.engine_body)
+    # THEN the engine always reports usage (stream:false replies need it), the client's
+    # stream carries a usage chunk only when asked, as OpenAI's does
+    assert json.loads(plain.engine_body)["stream_options"] == {"include_usage": True}
     assert plain.include_usage is False
-    off = {**asked, "stream_options": {"include_usage": False}}
-    assert "stream_options" not in engine_body(off)
+    if stream:
+        asked = {"messages": USER, "stream": True, "stream_options": {"include_usage": True}}
+        assert parse_chat_request(json.dumps(asked).encode(), "messages").include_usage
+        obfuscation = {**asked, "stream_options": {"include_obfuscation": False}}
+        assert not parse_chat_request(json.dumps(obfuscation).encode(), "messages").include_usage
 
 
 def test_include_usage_is_not_sent_to_a_generate_engine() -> None:
@@ -192,11 +203,15 @@ def test_generate_format_rejects_anything_but_one_user_prompt_naming_the_limitat
             "must be a string",
         ),
         ({"messages": USER, "n": 2}, "n", "only n=1"),
-        ({"messages": USER, "tools": [{"type": "function"}]}, "tools", "'tools' is not supported"),
-        ({"messages": USER, "tool_choice": "auto"}, "tool_choice", "'auto'"),
+        ({"messages": USER, "tool_choice": "auto"}, "tool_choice", "needs 'tools'"),
         ({"messages": USER, "stream": "yes"}, "stream", "must be a boolean"),
         ({"messages": USER, "stream_options": {}}, "stream_options", "only allowed"),
         ({"messages": USER, "stream": True, "stream_options": 1}, "stream_options", "an object"),
+        (
+            {"messages": USER, "stream": True, "stream_options": {"x": 1}},
+            "stream_options.x",
+            "unrecognized stream option",
+        ),
         (
             {"messages": USER, "stream": True, "stream_options": {"include_usage": "yes"}},
             "stream_options.include_usage",
@@ -226,3 +241,284 @@ def test_invalid_requests_are_rejected_naming_the_field(
 
 def test_n_equal_to_one_and_tool_choice_none_are_accepted() -> None:
     assert engine_body({"messages": USER, "n": 1, "tool_choice": "none"})["messages"] == USER
+
+
+# -- every field of the OpenAI schema has a rule ---------------------------------------------
+
+
+def test_every_field_of_the_openai_sdks_request_schema_has_a_rule() -> None:
+    # The openai SDK's typed request is the published schema this runtime follows.
+    schema = set(CompletionCreateParamsBase.__annotations__) | {"stream"}
+    ruled = HONOURED | set(IGNORED) | set(REFUSED)
+    assert schema <= ruled, f"fields with no rule: {sorted(schema - ruled)}"
+    assert not HONOURED & set(IGNORED) and not HONOURED & set(REFUSED)
+    assert not set(IGNORED) & set(REFUSED)
+
+
+@pytest.mark.parametrize("name", sorted(IGNORED))
+def test_ignored_fields_are_accepted_and_not_sent(name: str) -> None:
+    value: Any = {"a": "b"} if name in ("metadata", "prompt_cache_options") else "x"
+    if name == "store":
+        value = True
+    assert engine_body({"messages": USER, name: value}) == engine_body({"messages": USER})
+
+
+REFUSED_VALUES: dict[str, Any] = {
+    "audio": {"voice": "alloy", "format": "wav"},
+    "prediction": {"type": "content", "content": "x"},
+    "functions": [{"name": "f"}],
+    "function_call": "auto",
+    "logit_bias": {"50256": -100},
+    "reasoning_effort": "low",
+    "verbosity": "low",
+    "web_search_options": {"search_context_size": "low"},
+    "moderation": {"model": "omni-moderation-latest"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_fields_get_400_naming_them_and_why(name: str) -> None:
+    error = rejects({"messages": USER, name: REFUSED_VALUES[name]})
+    assert (error.param, error.code) == (name, "unsupported_parameter")
+    assert f"'{name}' is not supported by this endpoint: {REFUSED[name]}" == error.message
+    # a null value asks for nothing and is accepted
+    assert engine_body({"messages": USER, name: None}) == engine_body({"messages": USER})
+
+
+def test_a_field_outside_the_schema_is_refused_by_name() -> None:
+    error = rejects({"messages": USER, "top_k": 5})
+    assert (error.param, error.code) == ("top_k", "unknown_parameter")
+    assert "'top_k'" in error.message
+
+
+@pytest.mark.parametrize(
+    "modalities", [["text", "audio"], ["audio"], "text"], ids=["text+audio", "audio", "string"]
+)
+def test_modalities_other_than_text_get_400(modalities: Any) -> None:
+    assert rejects({"messages": USER, "modalities": modalities}).param == "modalities"
+    assert "modalities" not in engine_body({"messages": USER, "modalities": ["text"]})
+
+
+def test_a_lone_surrogate_escape_gets_400_naming_where_it_is() -> None:
+    raw = b'{"messages": [{"role": "user", "content": "caf\\udce9"}]}'
+    error = rejects(raw)
+    assert error.param == "messages[0].content"
+    assert "unpaired UTF-16 surrogate" in error.message
+    # a surrogate pair is one character and fine
+    pair = b'{"messages": [{"role": "user", "content": "\\ud83d\\ude80"}]}'
+    assert (
+        json.loads(parse_chat_request(pair, "messages").engine_body)["messages"][0]["content"]
+        == "\U0001f680"
+    )
+
+
+# -- tools ------------------------------------------------------------------------------------
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "strict": True,
+    },
+}
+TOOL_TURNS = [{"role": "user", "content": "Weather in Paris?"}, *tool_turn("Paris")]
+
+
+@pytest.mark.parametrize(
+    "choice",
+    ["auto", "none", "required", {"type": "function", "function": {"name": "get_weather"}}],
+    ids=["auto", "none", "required", "named"],
+)
+def test_tools_tool_choice_and_tool_turns_are_forwarded_unchanged(choice: Any) -> None:
+    request = {
+        "messages": TOOL_TURNS,
+        "tools": [WEATHER],
+        "tool_choice": choice,
+        "parallel_tool_calls": False,
+    }
+    body = engine_body(request)
+    assert body["messages"] == TOOL_TURNS
+    assert (body["tools"], body["tool_choice"], body["parallel_tool_calls"]) == (
+        [WEATHER],
+        choice,
+        False,
+    )
+
+
+def test_tools_without_tool_choice_leave_the_choice_to_the_engine() -> None:
+    body = engine_body({"messages": USER, "tools": [WEATHER]})
+    assert body["tools"] == [WEATHER] and "tool_choice" not in body
+
+
+@pytest.mark.parametrize(
+    ("extra", "param", "fragment"),
+    [
+        ({"tools": [{"type": "custom", "custom": {"name": "x"}}]}, "tools[0].type", "'custom'"),
+        ({"tools": [{"type": "function"}]}, "tools[0].function", "must be an object"),
+        (
+            {"tools": [{"type": "function", "function": {"name": "bad name"}}]},
+            "tools[0].function.name",
+            "'bad name'",
+        ),
+        ({"tools": [WEATHER, WEATHER]}, "tools[1].function.name", "duplicate"),
+        (
+            {"tools": [{"type": "function", "function": {"name": "f", "parameters": "{}"}}]},
+            "tools[0].function.parameters",
+            "JSON Schema object",
+        ),
+        ({"tools": "get_weather"}, "tools", "must be an array"),
+        ({"tools": [WEATHER], "tool_choice": "any"}, "tool_choice", "'any'"),
+        (
+            {"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": "x"}}},
+            "tool_choice.function.name",
+            "'x' is not one of the tools ['get_weather']",
+        ),
+        (
+            {"tools": [WEATHER], "tool_choice": {"type": "allowed_tools"}},
+            "tool_choice",
+            "'allowed_tools'",
+        ),
+        ({"tools": [WEATHER], "parallel_tool_calls": "yes"}, "parallel_tool_calls", "boolean"),
+        ({"parallel_tool_calls": True}, "parallel_tool_calls", "needs 'tools'"),
+    ],
+)
+def test_invalid_tool_fields_are_rejected_naming_the_field(
+    extra: dict[str, Any], param: str, fragment: str
+) -> None:
+    error = rejects({"messages": USER, **extra})
+    assert error.param == param
+    assert fragment in error.message
+
+
+@pytest.mark.parametrize(
+    ("message", "param"),
+    [
+        ({"role": "tool", "content": "x"}, "messages[0].tool_call_id"),
+        ({"role": "user", "content": "x", "tool_calls": []}, None),
+        (
+            {"role": "assistant", "tool_calls": [{"id": "", "type": "function"}]},
+            "messages[0].tool_calls[0].id",
+        ),
+        (
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f"}}],
+            },
+            "messages[0].tool_calls[0].function.arguments",
+        ),
+        (
+            {"role": "user", "content": "x", "tool_calls": [{"id": "c"}]},
+            "messages[0]",
+        ),
+    ],
+)
+def test_invalid_tool_turns_are_rejected_naming_the_field(
+    message: dict[str, Any], param: str | None
+) -> None:
+    if param is None:  # an empty tool_calls list on a user message asks for nothing
+        engine_body({"messages": [message]})
+        return
+    assert rejects({"messages": [message]}).param == param
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"messages": USER, "tools": [WEATHER]},
+        {"messages": TOOL_TURNS},
+    ],
+    ids=["tools", "tool-turns"],
+)
+def test_with_tools_off_every_tool_field_gets_400_naming_it_and_the_setting(
+    request_: dict[str, Any],
+) -> None:
+    raw = json.dumps(request_).encode()
+    with pytest.raises(RequestError) as info:
+        parse_chat_request(raw, RequestFormat.MESSAGES, tools=False)
+    assert info.value.code == "unsupported_parameter"
+    assert "TOOLS=off" in info.value.message
+    assert info.value.param in ("tools", "messages[1]")
+    # tool_choice 'none' without tools asks for nothing and is fine
+    parse_chat_request(
+        json.dumps({"messages": USER, "tool_choice": "none"}).encode(), "messages", tools=False
+    )
+
+
+def test_the_generate_format_has_no_tools() -> None:
+    error = rejects({"messages": USER, "tools": [WEATHER]}, RequestFormat.GENERATE)
+    assert error.param == "tools"
+    assert "REQUEST_FORMAT=generate" in error.message
+
+
+# -- response_format ---------------------------------------------------------------------------
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def test_json_schema_is_forwarded_in_openai_and_tgi_shape() -> None:
+    spec = {"name": "person", "schema": SCHEMA, "strict": True}
+    body = engine_body(
+        {"messages": USER, "response_format": {"type": "json_schema", "json_schema": spec}}
+    )
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": spec,  # vLLM, SGLang
+        "value": {"name": "person", "schema": SCHEMA},  # TGI's GrammarType
+    }
+
+
+def test_json_object_is_forwarded_with_the_schema_of_any_object_for_tgi() -> None:
+    body = engine_body({"messages": USER, "response_format": {"type": "json_object"}})
+    assert body["response_format"] == {"type": "json_object", "value": {"type": "object"}}
+
+
+def test_text_response_format_is_the_default_and_not_sent() -> None:
+    assert "response_format" not in engine_body(
+        {"messages": USER, "response_format": {"type": "text"}}
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "param"),
+    [
+        ({"type": "json_schema"}, "response_format.json_schema"),
+        (
+            {"type": "json_schema", "json_schema": {"schema": SCHEMA}},
+            "response_format.json_schema.name",
+        ),
+        (
+            {"type": "json_schema", "json_schema": {"name": "p"}},
+            "response_format.json_schema.schema",
+        ),
+        ({"type": "grammar"}, "response_format.type"),
+        ("json", "response_format"),
+    ],
+)
+def test_invalid_response_formats_are_rejected_naming_the_field(value: Any, param: str) -> None:
+    assert rejects({"messages": USER, "response_format": value}).param == param
+
+
+def test_the_generate_format_refuses_structured_output() -> None:
+    error = rejects(
+        {"messages": USER, "response_format": {"type": "json_object"}}, RequestFormat.GENERATE
+    )
+    assert (error.param, error.code) == ("response_format", "unsupported_parameter")
+
+
+# -- generate format: penalties and logprobs ----------------------------------------------------
+
+
+def test_generate_format_forwards_frequency_penalty_and_refuses_presence_penalty() -> None:
+    body = engine_body({"messages": USER, "frequency_penalty": 0.5}, RequestFormat.GENERATE)
+    assert body["parameters"]["frequency_penalty"] == 0.5
+    error = rejects({"messages": USER, "presence_penalty": 0.5}, RequestFormat.GENERATE)
+    assert (error.param, error.code) == ("presence_penalty", "unsupported_parameter")
+
+
+def test_generate_format_serves_logprobs_from_the_stream() -> None:
+    parsed = parse_chat_request(
+        json.dumps({"messages": USER, "logprobs": True}).encode(), RequestFormat.GENERATE
+    )
+    assert parsed.logprobs is True  # relayed from token.logprob / token.log_prob

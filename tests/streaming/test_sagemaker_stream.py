@@ -286,10 +286,13 @@ def test_stream_read_to_its_end_is_not_closed_so_the_connection_can_be_reused(
 
 @pytest.mark.parametrize("chunking", ["1-byte", "random-seed-1"])
 def test_terminal_event_before_the_end_closes_the_body(chunking: str, boto_body: Any) -> None:
-    payload = b'data:{"token":{"text":"a"}}\n\ndata:[DONE]\n\ndata:{"token":{"text":"late"}}\n\n'
+    # GIVEN a TGI final event (generated_text) followed by more data
+    payload = (
+        b'data:{"token":{"text":"a"},"generated_text":"a"}\n\ndata:{"token":{"text":"late"}}\n\n'
+    )
     frames = b"".join(encode_payload_part(p) for p in CHUNKINGS[chunking](payload))
     raw = RawStream(frames)
-    assert list(stream_events(boto_body(raw))) == [TokenEvent("a"), DoneEvent()]
+    assert list(stream_events(boto_body(raw))) == [TokenEvent("a"), DoneEvent(generated_text="a")]
     assert raw.closed
 
 

@@ -17,6 +17,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.settings import new_sagemaker_client
 from tests.streaming.conftest import BASE_SETTINGS, MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
+from tests.streaming.stream_fixtures import load_fixtures
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import CallError, FakeSageMaker, ReceivedRequest, Scenario
 
@@ -133,8 +134,13 @@ def test_openai_sdk_streams_one_chunk_per_token(
     assert chunks[-1].choices[0].finish_reason == finish
     assert {c.model for c in chunks} == {MODEL}
     assert len({c.id for c in chunks}) == 1
-    # AND the engine was asked to stream a messages request
-    assert fake.requests[0].json() == {"messages": USER, "stream": True, "max_tokens": 16}
+    # AND the engine was asked to stream a messages request, with its usage
+    assert fake.requests[0].json() == {
+        "messages": USER,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": 16,
+    }
     assert fake.requests[0].headers["content-type"] == "application/json"
 
 
@@ -157,7 +163,12 @@ def test_openai_sdk_gets_one_completion_when_not_streaming(
     assert [e.logprob for e in choice.logprobs.content] == [log_prob] * len(TOKENS)
     assert completion.model == MODEL
     # the engine streams even for a stream:false client
-    assert fake.requests[0].json() == {"messages": USER, "stream": True, "logprobs": True}
+    assert fake.requests[0].json() == {
+        "messages": USER,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "logprobs": True,
+    }
 
 
 def test_generate_request_format_sends_the_prompt_as_inputs(
@@ -261,7 +272,8 @@ def test_a_stream_without_include_usage_gets_no_usage_chunk(
     events = sse_data(body)
     assert events[-2]["choices"][0]["finish_reason"] == "stop"
     assert all("usage" not in e for e in events[:-1])
-    assert "stream_options" not in fake.requests[0].json()
+    # the engine reported usage (it always is asked to), the client did not ask for it
+    assert fake.requests[0].json()["stream_options"] == {"include_usage": True}
 
 
 def test_generate_request_format_rejects_a_conversation_naming_the_limitation(
@@ -306,22 +318,22 @@ def test_invalid_requests_get_400_with_an_openai_error(
     assert fake.requests == []
 
 
-def test_oversized_body_gets_413_before_the_body_is_read(
+def test_a_body_over_the_function_url_limit_gets_413_at_once_and_the_connection_closes(
     start_runtime: StartRuntime, fake: FakeSageMaker
 ) -> None:
     runtime = start_runtime(max_body_bytes=1024)
     connection = connect(runtime)
-    # headers announce 5000 bytes, and no body byte is ever sent
+    # headers announce 7 MB, more than a function URL passes, and no body byte is ever sent
     connection.putrequest("POST", CHAT)
     connection.putheader("Content-Type", "application/json")
-    connection.putheader("Content-Length", "5000")
+    connection.putheader("Content-Length", str(7 * 1024 * 1024))
     connection.endheaders()
     response = connection.getresponse()
     assert response.status == 413
     assert response.headers["Connection"] == "close"
     error = error_of(response.read())
     assert error["code"] == "request_too_large"
-    assert "5000 bytes" in error["message"] and "1024" in error["message"]
+    assert "7340032 bytes" in error["message"] and "1024" in error["message"]
     connection.close()
 
 
@@ -444,12 +456,13 @@ def test_an_unreachable_endpoint_gets_502_after_one_retry(
         dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
     monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", dead)
     runtime = start_runtime(client=new_sagemaker_client(BASE_SETTINGS))
-    # WHEN a request comes in THEN the connection failure is a 502 naming the cause
+    # WHEN a request comes in THEN the connection failure is a 502 naming the cause, but not
+    # the endpoint URL (it names the endpoint and region)
     status, _, raw = request(runtime, "POST", CHAT, stream_request())
     assert status == 502
     error = error_of(raw)
     assert error["code"] == "upstream_unreachable"
-    assert dead in error["message"]
+    assert "Could not connect" in error["message"] and dead not in error["message"]
 
 
 def test_a_retried_call_that_then_succeeds_streams_normally(
@@ -542,6 +555,137 @@ def test_a_stream_failing_before_its_first_token_gets_an_http_error_status(
     assert (got, error["type"]) == (status, error_type)
     assert headers["Content-Type"] == "application/json"
     assert error["code"] == code
+
+
+def _error_line(payload: dict[str, Any], done: bool = True) -> list[bytes]:
+    line = b"data: " + json.dumps(payload).encode() + b"\n\n"
+    return [line, b"data: [DONE]\n\n"] if done else [line]
+
+
+ABORT_FIRST = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"abort"}]}\n\n'
+FIXTURE_RAW = {f.name: f.raw for f in load_fixtures()}
+
+
+@pytest.mark.parametrize(
+    ("parts", "status", "code"),
+    [
+        ([FIXTURE_RAW["sglang_abort_status"]], 429, "TOO_MANY_REQUESTS"),
+        (
+            _error_line({"error": {"message": "m", "type": "BAD_REQUEST", "code": 400}}),
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            _error_line({"error": {"message": "m", "type": "SERVICE_UNAVAILABLE", "code": 503}}),
+            503,
+            "SERVICE_UNAVAILABLE",
+        ),
+        ([FIXTURE_RAW["vllm_not_found"]], 404, "NotFoundError"),
+        ([FIXTURE_RAW["djl_code_error"]], 400, "400"),
+        ([b'{"code":424,"error":"Custom formatter failed"}'], 502, "424"),
+        ([FIXTURE_RAW["tgi_messages_overloaded"]], 429, "overloaded"),
+        (
+            _error_line(
+                {
+                    "error": {
+                        "message": "Request failed during generation: x",
+                        "http_status_code": 422,
+                    }
+                }
+            ),
+            502,
+            "generation",
+        ),
+        (
+            _error_line(
+                {"error": {"message": "Input validation error: x", "http_status_code": 422}}
+            ),
+            400,
+            "validation",
+        ),
+        ([ABORT_FIRST, b"data: [DONE]\n\n"], 502, "abort"),
+    ],
+    ids=[
+        "sglang-429",
+        "sglang-400",
+        "sglang-503",
+        "vllm-404",
+        "djl-code-400",
+        "djl-code-424",
+        "tgi-messages-overloaded",
+        "tgi-messages-generation-422",
+        "tgi-messages-validation-422",
+        "abort",
+    ],
+)
+def test_engine_errors_before_the_first_token_get_the_engines_status(
+    runtime: Runtime, fake: FakeSageMaker, parts: list[bytes], status: int, code: str
+) -> None:
+    # GIVEN an engine failing before any token, in its own error shape, cut into small parts
+    fake.enqueue(Scenario(parts=engine_streams.rechunk(parts, 5)))
+    got, _, raw = request(runtime, "POST", CHAT, stream_request())
+    # THEN the status the engine meant, the engine's code, and its message
+    assert got == status
+    error = error_of(raw)
+    assert error["code"] == code
+    assert error["message"].startswith("the model stream failed: ")
+
+
+@pytest.mark.parametrize("fixture", ["vllm_abort", "sglang_abort"])
+def test_an_abort_after_tokens_ends_the_stream_with_an_error_not_a_stop(
+    runtime: Runtime, fake: FakeSageMaker, fixture: str
+) -> None:
+    fake.enqueue(Scenario(parts=engine_streams.rechunk([FIXTURE_RAW[fixture]], 9)))
+    status, _, raw = request(runtime, "POST", CHAT, stream_request())
+    assert status == 200
+    events = sse_data(raw)
+    assert events[-2]["error"]["code"] == "abort"
+    assert events[-1] == "[DONE]"
+    assert not any(
+        e != "[DONE]" and e.get("choices") and e["choices"][0]["finish_reason"] for e in events
+    )
+
+
+def test_djl_sse_chat_keeps_the_token_after_its_early_done(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    fake.enqueue(
+        Scenario(parts=engine_streams.rechunk([FIXTURE_RAW["djl_sse_chat_done_early"]], 4))
+    )
+    completion = sdk(runtime).chat.completions.create(model="m", messages=USER)
+    assert completion.choices[0].message.content == "Bonjour !"
+    assert completion.choices[0].finish_reason == "length"
+
+
+def test_djl_3p_stream_gives_text_reason_and_usage(runtime: Runtime, fake: FakeSageMaker) -> None:
+    fake.enqueue(Scenario(parts=engine_streams.rechunk([FIXTURE_RAW["djl_3p_stream"]], 6)))
+    completion = sdk(runtime).chat.completions.create(model="m", messages=USER)
+    assert completion.choices[0].message.content == "Hello wörld!"
+    assert completion.choices[0].finish_reason == "length"
+    assert completion.usage is not None
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (12, 3)
+
+
+def test_djl_chat_log_probs_sent_as_a_list_reach_the_client(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    fake.enqueue(Scenario(parts=[FIXTURE_RAW["djl_chat_logprobs_list"]]))
+    completion = sdk(runtime).chat.completions.create(model="m", messages=USER, logprobs=True)
+    logprobs = completion.choices[0].logprobs
+    assert logprobs is not None and logprobs.content is not None
+    assert [(e.token, e.logprob) for e in logprobs.content] == [("Hi", -0.25), (" there", -0.5)]
+
+
+def test_stream_false_replies_carry_the_usage_the_chat_engine_reports(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    # GIVEN a chat engine that sends its usage chunk (it is always asked for it)
+    runtime = start_runtime(stream_format=StreamFormat.OPENAI)
+    fake.enqueue(Scenario(parts=engine_streams.openai(TOKENS, prompt_tokens=17)))
+    completion = sdk(runtime).chat.completions.create(model="m", messages=USER)
+    assert completion.usage is not None
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (17, 6)
+    assert fake.requests[0].json()["stream_options"] == {"include_usage": True}
 
 
 def test_mid_stream_error_without_streaming_gets_502(runtime: Runtime, fake: FakeSageMaker) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -23,6 +24,7 @@ def test_defaults_need_only_the_endpoint_name() -> None:
     assert settings.inference_component_name is None
     assert settings.served_model == "ep"
     assert settings.heartbeat_seconds == 0  # off
+    assert settings.serves_tools is True  # the messages format's default
 
 
 def test_every_variable_is_read() -> None:
@@ -39,6 +41,7 @@ def test_every_variable_is_read() -> None:
             "UPSTREAM_READ_TIMEOUT": "30.5",
             "CLIENT_TIMEOUT": "15",
             "HEARTBEAT_SECONDS": "20",
+            "TOOLS": "off",
         }
     )
     assert settings == Settings(
@@ -53,6 +56,7 @@ def test_every_variable_is_read() -> None:
         upstream_read_timeout=30.5,
         client_timeout=15.0,
         heartbeat_seconds=20.0,
+        tools=False,
     )
     assert settings.served_model == "llama"
 
@@ -68,6 +72,37 @@ def test_all_problems_are_reported_at_once_with_the_bad_values() -> None:
     assert "REQUEST_FORMAT must be one of messages, generate (got 'x')" in message
     assert "PORT must be an integer (got 'http')" in message
     assert "MAX_BODY_BYTES must be between 1 and" in message and "(got '0')" in message
+
+
+@pytest.mark.parametrize(
+    ("env", "serves"),
+    [
+        ({}, True),
+        ({"TOOLS": "off"}, False),
+        ({"TOOLS": "ON"}, True),
+        ({"REQUEST_FORMAT": "generate"}, False),
+        ({"REQUEST_FORMAT": "generate", "TOOLS": "off"}, False),
+    ],
+)
+def test_tools_default_by_request_format_and_can_be_turned_off(
+    env: dict[str, str], serves: bool
+) -> None:
+    assert Settings.from_env({"ENDPOINT_NAME": "ep", **env}).serves_tools is serves
+
+
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"TOOLS": "yes"}, "TOOLS must be on or off (got 'yes')"),
+        (
+            {"TOOLS": "on", "REQUEST_FORMAT": "generate"},
+            "TOOLS=on needs REQUEST_FORMAT=messages: the generate API has no tool calling",
+        ),
+    ],
+)
+def test_a_bad_tools_setting_is_a_settings_problem(env: dict[str, str], problem: str) -> None:
+    with pytest.raises(SettingsError, match=re.escape(problem)):
+        Settings.from_env({"ENDPOINT_NAME": "ep", **env})
 
 
 @pytest.mark.parametrize(("raw", "seconds"), [("0", 0.0), ("0.1", 0.1), ("2.5", 2.5), ("300", 300)])

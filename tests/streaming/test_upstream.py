@@ -19,43 +19,71 @@ from constructs_llm.streaming.runtime.upstream import (
     invoke,
 )
 
+URL = "https://runtime.sagemaker.eu-west-1.amazonaws.com/endpoints/prod-llm/invocations"
+
 
 @pytest.mark.parametrize(
     ("exc", "status", "code"),
     [
-        (ReadTimeoutError(endpoint_url="https://x"), 504, "upstream_timeout"),
-        (ConnectTimeoutError(endpoint_url="https://x"), 504, "upstream_timeout"),
-        (EndpointConnectionError(endpoint_url="https://x"), 502, "upstream_unreachable"),
-        (RuntimeError("odd"), 502, "upstream_error"),
+        (ReadTimeoutError(endpoint_url=URL), 504, "upstream_timeout"),
+        (ConnectTimeoutError(endpoint_url=URL), 504, "upstream_timeout"),
+        (EndpointConnectionError(endpoint_url=URL), 502, "upstream_unreachable"),
+        (RuntimeError(f"odd: {URL}"), 502, "upstream_error"),
     ],
 )
-def test_transport_failures_map_to_gateway_errors(exc: Exception, status: int, code: str) -> None:
+def test_transport_failures_map_to_gateway_errors_without_the_endpoint_url(
+    exc: Exception, status: int, code: str
+) -> None:
     failure = describe_failure(exc)
     assert (failure.status, failure.code, failure.error_type) == (status, code, "upstream_error")
-    assert str(exc) in failure.message
+    assert failure.upstream_code == type(exc).__name__
+    # the URL names the endpoint and region: it stays out of what the client reads
+    assert "amazonaws.com" not in failure.message and "prod-llm" not in failure.message
 
 
 @pytest.mark.parametrize(
-    ("code", "status", "error_type"),
+    ("code", "engine_status", "status", "error_type"),
     [
-        ("ModelStreamError", 502, "upstream_error"),
-        ("InternalStreamFailure", 502, "upstream_error"),
-        ("generation", 502, "upstream_error"),  # TGI
-        ("ReadTimeoutError", 504, "upstream_error"),
-        ("validation", 400, "invalid_request_error"),  # TGI
-        ("BadRequestError", 400, "invalid_request_error"),  # vLLM
-        ("422", 400, "invalid_request_error"),  # TGI Messages API http_status_code
-        ("overloaded", 429, "rate_limit_error"),  # TGI
-        ("429", 429, "rate_limit_error"),
-        ("500", 502, "upstream_error"),
-        (None, 502, "upstream_error"),
+        ("ModelStreamError", None, 502, "upstream_error"),
+        ("InternalStreamFailure", None, 502, "upstream_error"),
+        ("generation", None, 502, "upstream_error"),  # TGI, also from a Messages API 422
+        ("incomplete_generation_stream", None, 502, "upstream_error"),  # TGI
+        ("abort", None, 502, "upstream_error"),  # vLLM / SGLang finish_reason
+        ("ReadTimeoutError", None, 504, "upstream_error"),
+        ("validation", None, 400, "invalid_request_error"),  # TGI
+        ("template_error", None, 400, "invalid_request_error"),  # TGI
+        ("tool_error", None, 400, "invalid_request_error"),  # TGI
+        ("BadRequestError", None, 400, "invalid_request_error"),  # vLLM, no code
+        ("overloaded", None, 429, "rate_limit_error"),  # TGI
+        ("NotFoundError", 404, 404, "invalid_request_error"),  # vLLM
+        ("InternalServerError", 500, 502, "upstream_error"),  # vLLM
+        ("TOO_MANY_REQUESTS", 429, 429, "rate_limit_error"),  # SGLang
+        ("BAD_REQUEST", 400, 400, "invalid_request_error"),  # SGLang
+        ("SERVICE_UNAVAILABLE", 503, 503, "upstream_error"),  # SGLang
+        ("SERVICE_UNAVAILABLE", None, 503, "upstream_error"),  # the name alone says it
+        ("400", 400, 400, "invalid_request_error"),  # DJL {"code": 400, "error": ...}
+        ("424", 424, 502, "upstream_error"),  # DJL: its own worker failed
+        ("429", None, 429, "rate_limit_error"),
+        ("500", None, 502, "upstream_error"),
+        (None, None, 502, "upstream_error"),
     ],
 )
-def test_stream_errors_map_by_their_code(code: str | None, status: int, error_type: str) -> None:
-    failure = describe_stream_error(ErrorEvent(message="it broke", code=code))
+def test_stream_errors_map_by_the_engines_status_else_their_code(
+    code: str | None, engine_status: int | None, status: int, error_type: str
+) -> None:
+    event = ErrorEvent(message="it broke", code=code, status=engine_status)
+    failure = describe_stream_error(event)
     assert (failure.status, failure.error_type) == (status, error_type)
     assert failure.code == (code or "upstream_stream_error")
-    assert failure.message == "the model stream failed: it broke"
+    expected = "it broke"
+    if code == "ReadTimeoutError":
+        expected = "SageMaker sent nothing within the read timeout (UPSTREAM_READ_TIMEOUT)"
+    assert failure.message == f"the model stream failed: {expected}"
+
+
+def test_a_stream_error_message_loses_the_endpoint_url() -> None:
+    event = ErrorEvent(message=f'Connection broken: "{URL}"', code="ProtocolError")
+    assert "amazonaws" not in describe_stream_error(event).message
 
 
 class _Client:

@@ -20,7 +20,9 @@ How the Lambda function must be configured (zip package, Lambda Web Adapter laye
 - runtime environment: ``ENDPOINT_NAME`` (required), ``INFERENCE_COMPONENT_NAME`` (for an
   inference component), ``STREAM_FORMAT`` and ``REQUEST_FORMAT`` (from the engine),
   ``MODEL_NAME`` (optional), ``UPSTREAM_READ_TIMEOUT`` (below the function timeout),
-  ``MAX_BODY_BYTES`` (optional), ``HEARTBEAT_SECONDS`` (optional, e.g. ``10`` behind CloudFront);
+  ``MAX_BODY_BYTES`` (optional), ``HEARTBEAT_SECONDS`` (optional, e.g. ``10`` behind CloudFront),
+  ``API_KEYS_SECRET_ID`` (optional: Bearer keys, see ``auth.py``; the role then needs
+  ``secretsmanager:GetSecretValue`` on that secret);
 - function URL with ``InvokeMode: RESPONSE_STREAM``; the role needs
   ``sagemaker:InvokeEndpoint`` on the endpoint.
 """
@@ -45,6 +47,8 @@ def main() -> int:
     # Build the boto3 client now, during init, so the first request does not pay for it.
     sagemaker_client(settings)
     server = make_server(settings)
+    if server.auth is not None:  # read the keys during init too; a failure is retried later
+        server.auth.current_digests()
     signal.signal(signal.SIGTERM, _exit)
     emit_log_line(
         {

@@ -5,6 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+__all__ = [
+    "DoneEvent",
+    "ErrorEvent",
+    "RequestFormat",
+    "StreamEvent",
+    "StreamFormat",
+    "TokenEvent",
+    "ToolCallEvent",
+]
+
 
 class StreamFormat(str, Enum):
     """How a serving container frames its token stream."""
@@ -32,6 +42,21 @@ class TokenEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """A piece of a tool call the model is making (OpenAI ``delta.tool_calls[]``).
+
+    ``index`` tells a reply's calls apart. A call's ``id`` and ``name`` come once, on the
+    first event that has them (``id`` is None when the engine gave none); its ``arguments``
+    come in pieces, whose concatenation is the call's JSON arguments.
+    """
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class DoneEvent:
     """The stream ended normally. Token counts are the engine's own, when it reports them."""
 
@@ -43,10 +68,15 @@ class DoneEvent:
 
 @dataclass(frozen=True, slots=True)
 class ErrorEvent:
-    """The stream ended with an error (engine payload or SageMaker stream exception)."""
+    """The stream ended with an error (engine payload or SageMaker stream exception).
+
+    ``code`` is the engine's own error type or code, ``status`` the HTTP status the engine
+    gave the error, when it gave one.
+    """
 
     message: str
     code: str | None = None
+    status: int | None = None
 
 
-StreamEvent = TokenEvent | DoneEvent | ErrorEvent
+StreamEvent = TokenEvent | ToolCallEvent | DoneEvent | ErrorEvent

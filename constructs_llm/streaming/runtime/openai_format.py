@@ -3,6 +3,12 @@
 Stdlib only: this file ships in the Lambda asset. Token chunks are built from a pre-encoded
 template because they are the hot path (one per generated token); everything else goes
 through ``json.dumps``.
+
+Tool calls: the first chunk of each call carries its ``index``, ``id`` (the engine's, else a
+new ``call_…`` one: TGI's is empty), ``type`` and ``name``; later chunks carry argument
+pieces only, as OpenAI streams them. A reply with tool calls that stopped normally finishes
+with ``"tool_calls"`` (TGI says ``"stop"``; vLLM and SGLang say ``"tool_calls"`` already), and
+a non-streamed one carries ``message.tool_calls`` with ``content`` null unless text came too.
 """
 
 from __future__ import annotations
@@ -11,7 +17,20 @@ import json
 import os
 from typing import Any
 
-from .events import DoneEvent, TokenEvent
+from .events import DoneEvent, TokenEvent, ToolCallEvent
+
+__all__ = [
+    "DONE",
+    "KEEP_ALIVE",
+    "ChunkEncoder",
+    "CompletionBuilder",
+    "error_object",
+    "finish_reason",
+    "new_completion_id",
+    "new_tool_call_id",
+    "sse",
+    "usage_object",
+]
 
 DONE = b"data: [DONE]\n\n"
 KEEP_ALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it, proxies see bytes flow
@@ -29,13 +48,20 @@ _FINISH_REASONS = {
 }
 
 
-def finish_reason(raw: str | None) -> str:
-    """OpenAI finish reason for an engine's one; unknown or missing means a normal stop."""
-    return _FINISH_REASONS.get(raw or "stop", "stop")
+def finish_reason(raw: str | None, *, tool_calls: bool = False) -> str:
+    """OpenAI finish reason for an engine's one; unknown or missing means a normal stop,
+    which is ``"tool_calls"`` when the reply made tool calls."""
+    reason = _FINISH_REASONS.get(raw or "stop", "stop")
+    return "tool_calls" if tool_calls and reason == "stop" else reason
 
 
 def new_completion_id() -> str:
     return "chatcmpl-" + os.urandom(12).hex()
+
+
+def new_tool_call_id() -> str:
+    """An id for a tool call whose engine gave none (OpenAI's ``call_`` form)."""
+    return "call_" + os.urandom(12).hex()
 
 
 def sse(obj: Any) -> bytes:
@@ -90,6 +116,7 @@ class ChunkEncoder:
             "model": model,
         }
         self._logprobs = logprobs
+        self._calls: set[int] = set()
         head = json.dumps(self._base, separators=(",", ":"))[:-1]
         self._token_prefix = (
             b"data: " + head.encode() + b',"choices":[{"index":0,"delta":{"content":'
@@ -109,9 +136,29 @@ class ChunkEncoder:
             return self._chunk({"content": event.text}, reason=None, logprobs=_logprobs(event))
         return self._token_prefix + json.dumps(event.text).encode() + self._token_suffix
 
+    def tool_call(self, event: ToolCallEvent) -> bytes:
+        """One ``delta.tool_calls`` chunk: the call's id, type and name on its first one."""
+        entry: dict[str, Any] = {"index": event.index}
+        if event.index not in self._calls:
+            self._calls.add(event.index)
+            entry["id"] = event.id or new_tool_call_id()
+            entry["type"] = "function"
+        function: dict[str, str] = {}
+        if event.name is not None:
+            function["name"] = event.name
+        function["arguments"] = event.arguments
+        entry["function"] = function
+        return self._chunk({"tool_calls": [entry]}, reason=None)
+
+    @property
+    def tool_calls(self) -> int:
+        """How many tool calls were streamed."""
+        return len(self._calls)
+
     def finish(self, done: DoneEvent) -> bytes:
         """The last chunk: empty delta and the finish reason."""
-        return self._chunk({}, reason=finish_reason(done.finish_reason))
+        reason = finish_reason(done.finish_reason, tool_calls=bool(self._calls))
+        return self._chunk({}, reason=reason)
 
     def usage(self, done: DoneEvent) -> bytes:
         """The ``stream_options.include_usage`` chunk (empty ``choices``), or nothing when the
@@ -130,6 +177,7 @@ class CompletionBuilder:
         self._want_logprobs = logprobs
         self._texts: list[str] = []
         self._logprobs: list[dict[str, Any]] = []
+        self._calls: dict[int, dict[str, Any]] = {}
         self.tokens = 0
 
     def add(self, event: TokenEvent) -> None:
@@ -140,10 +188,35 @@ class CompletionBuilder:
             if lp is not None:
                 self._logprobs.extend(lp["content"])
 
+    def add_tool_call(self, event: ToolCallEvent) -> None:
+        call = self._calls.get(event.index)
+        if call is None:
+            call = {"id": event.id or new_tool_call_id(), "name": "", "arguments": []}
+            self._calls[event.index] = call
+        if event.name is not None:
+            call["name"] = event.name
+        call["arguments"].append(event.arguments)
+
+    @property
+    def tool_calls(self) -> int:
+        """How many tool calls the reply makes."""
+        return len(self._calls)
+
     def build(self, done: DoneEvent) -> dict[str, Any]:
-        text = "".join(self._texts)
+        text: str | None = "".join(self._texts)
         if not text and done.generated_text:
             text = done.generated_text
+        message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+        if self._calls:
+            message["content"] = text or None  # OpenAI's null content beside tool calls
+            message["tool_calls"] = [
+                {
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": "".join(call["arguments"])},
+                }
+                for _, call in sorted(self._calls.items())
+            ]
         logprobs = {"content": self._logprobs, "refusal": None} if self._want_logprobs else None
         completion: dict[str, Any] = {
             "id": self._id,
@@ -153,9 +226,11 @@ class CompletionBuilder:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "message": message,
                     "logprobs": logprobs,
-                    "finish_reason": finish_reason(done.finish_reason),
+                    "finish_reason": finish_reason(
+                        done.finish_reason, tool_calls=bool(self._calls)
+                    ),
                 }
             ],
         }

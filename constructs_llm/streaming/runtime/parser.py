@@ -1,14 +1,14 @@
 """Pure, incremental parser for LLM token streams. Stdlib only: this file ships in the Lambda.
 
 ``parse_stream(chunks, fmt)`` turns the raw bytes a serving container streams (in whatever
-parts they arrive) into ``TokenEvent``s and exactly one terminal ``DoneEvent`` or
-``ErrorEvent``. Any chunking of the same bytes gives the same events, and bad input gives an
-``ErrorEvent``, never an exception.
+parts they arrive) into ``TokenEvent``s and ``ToolCallEvent``s, then exactly one terminal
+``DoneEvent`` or ``ErrorEvent``. Any chunking of the same bytes gives the same events, and
+bad input gives an ``ErrorEvent``, never an exception.
 
 Framing, per line (``LineBuffer`` splits lines; CRLF and a missing final newline are fine):
 
 - ``data:{json}`` with or without a space after the colon (SSE), or a bare ``{json}`` line
-  (JSON lines), in every format. ``data: [DONE]`` ends the stream.
+  (JSON lines), in every format. ``data: [DONE]`` marks the end (see the terminal rule).
 - Blank lines, SSE comments / keep-alives (``:...``) and the SSE fields ``event:``, ``id:``
   and ``retry:`` are skipped. Each ``data:`` line is parsed on its own, without waiting for
   the blank line that closes the SSE event: no engine splits one JSON object over several
@@ -22,10 +22,10 @@ Framing, per line (``LineBuffer`` splits lines; CRLF and a missing final newline
 Payload shapes are recognised by their keys in every format, so a container whose output
 option differs from the configured format (for example LMI with ``tgi_compat``) still parses:
 
-- Errors. ``{"error": "text", "error_type": ...}`` (TGI), ``{"error": {"message", "type",
-  "code" | "http_status_code"}}`` (OpenAI, vLLM, TGI Messages) and ``{"object": "error",
-  "message", "type", "code"}`` (older vLLM). ``ErrorEvent.code`` is the engine's own
-  ``error_type``, else ``type``, else ``code``/``http_status_code`` as a string.
+- Errors: any object with a non-null ``error`` key, and older vLLM's ``{"object": "error",
+  ...}``; ``engine_errors.py`` lists the shapes. ``ErrorEvent.code`` is the engine's own
+  error type (TGI's ``error_type``, else ``type``, else the code), ``ErrorEvent.status`` the
+  HTTP status the engine gave the error, if any.
 - ``{"token": {"id", "text", "logprob" | "log_prob", "special"}, "generated_text",
   "details"}``: TGI ``generate_stream`` and DJL LMI jsonlines. Special tokens and empty
   texts give no ``TokenEvent``. The object with a non-null ``generated_text`` or ``details``
@@ -35,25 +35,33 @@ option differs from the configured format (for example LMI with ``tgi_compat``) 
   ``token.error_msg`` or ``details.finish_reason == "error"`` (``code="model_error"``).
   The LMI transition form also carries ``"outputs"``: its text is the token's, so it is
   not emitted twice.
-- ``{"choices": [{"delta": {"content"}, "logprobs", "finish_reason"}]}``: OpenAI
-  ``chat.completion.chunk`` (TGI Messages, vLLM, SGLang, LMI chat; ``text_completion``
-  chunks with ``choices[].text`` too). Only choice index 0 is read; role, tool-call and
-  reasoning deltas carry no text. ``log_prob`` is the sum of ``logprobs.content[].logprob``
-  (one entry in practice). A chunk with empty ``choices`` (the usage chunk) gives no event.
-  ``finish_reason`` and the last ``usage`` object's ``prompt_tokens``/``completion_tokens``
-  are remembered for the ``DoneEvent``; ``finish_reason: "error"`` is an ``ErrorEvent``.
+- ``{"choices": [{"delta": {"content", "tool_calls"}, "logprobs", "finish_reason"}]}``:
+  OpenAI ``chat.completion.chunk`` (TGI Messages, vLLM, SGLang, LMI chat; ``text_completion``
+  chunks with ``choices[].text`` and a whole ``chat.completion``'s ``choices[].message``
+  too). Only choice index 0 is read; role and reasoning deltas carry no text, tool-call
+  deltas become ``ToolCallEvent``s (``tool_calls.py``). ``log_prob`` is the sum of
+  ``logprobs.content[].logprob`` (one entry in practice; DJL wraps the object in a list).
+  A chunk with empty ``choices`` (the usage chunk) gives no event. ``finish_reason`` and the
+  last ``usage`` object's ``prompt_tokens``/``completion_tokens`` are remembered for the
+  ``DoneEvent``; ``finish_reason`` ``"error"`` or ``"abort"`` is an ``ErrorEvent``.
+- ``{"body": {"generation", "prompt_token_count", "generation_token_count",
+  "stop_reason"}}``: DJL LMI's ``3p`` form; the line with a ``stop_reason`` is the last.
 - ``{"outputs": ["text", ...]}``: the old LMI jsonlines form.
 - An object with ``generated_text`` but no token (a non-streamed response): ``DoneEvent``,
   preceded by one ``TokenEvent`` with that text if no text was streamed before it.
 - Other objects are skipped, so new metadata events do not break the parser.
 
-Terminal rule: the stream ends at the first of ``data: [DONE]``, a token-form object with
-``generated_text``/``details``, an error, or the end of the input. Reaching the end of the
-input without a marker gives ``DoneEvent(finish_reason=<last finish_reason seen, else
-None>)`` (and the remembered usage): the normal end for LMI chat jsonlines and the old
-``outputs`` form, which have no marker. ``DoneEvent.generated_text`` and the token counts are
-set only when the engine sends them; a count that is not a non-negative integer is ignored.
-Nothing is emitted after the terminal event, and the rest of the input is not read.
+Terminal rule: the stream ends at the first of a token-form object with
+``generated_text``/``details``, a ``3p`` line with a ``stop_reason``, an error, or the end of
+the input. ``data: [DONE]`` marks the answer complete, but the input is still read to its
+end: DJL's ``sse_chat`` formatter can write ``[DONE]`` before the last token of the same
+step, and nothing read after the marker can turn the stream into an error (a failed or
+stalled read after it ends the stream normally). Reaching the end of the input gives
+``DoneEvent(finish_reason=<last finish_reason seen, else None>)`` (and the remembered usage):
+the normal end for OpenAI streams and LMI chat jsonlines. ``DoneEvent.generated_text`` and
+the token counts are set only when the engine sends them; a count that is not a
+non-negative integer is ignored. Nothing is emitted after the terminal event, and the rest
+of the input is not read.
 
 If the chunk iterable raises ``UpstreamStreamError`` (as ``iter_payload_parts`` does for
 SageMaker ``ModelStreamError``/``InternalStreamFailure`` and failed reads), that becomes the
@@ -72,8 +80,10 @@ import types
 from collections.abc import Callable, Generator, Iterable
 from typing import Any, cast
 
+from .engine_errors import engine_error
 from .events import DoneEvent, ErrorEvent, StreamEvent, StreamFormat, TokenEvent
 from .line_buffer import DEFAULT_MAX_LINE_BYTES, LineBuffer, LineTooLongError
+from .tool_calls import ToolCallDeltas
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -102,6 +112,12 @@ _scan = cast(
 _FINISH_REASON_ERROR = ErrorEvent(
     message="the model stopped with finish_reason 'error'", code=ERROR_CODE_MODEL_ERROR
 )
+# vLLM (FinishReason.ABORT, vllm/v1/engine/__init__.py) and SGLang (a graceful abort,
+# serving_chat.py) end an aborted request with this finish reason: an error, not a stop.
+_FINISH_REASON_ABORT = ErrorEvent(
+    message="the engine aborted the request (finish_reason 'abort')", code="abort"
+)
+_FAILED_FINISH_REASONS = {"error": _FINISH_REASON_ERROR, "abort": _FINISH_REASON_ABORT}
 _SSE_FIELDS = frozenset({"data", "event", "id", "retry"})
 
 
@@ -178,23 +194,25 @@ def _events(
             for lines in buffer.iter_lines(source):
                 for line in lines:
                     if line and handle(line, out):
-                        yield from out
+                        yield from state.settle(out)
                         return
                 if out:
                     yield from out
                     out.clear()
             last = buffer.flush()
             if last and handle(last, out):
-                yield from out
+                yield from state.settle(out)
                 return
         except UpstreamStreamError as exc:
-            terminal = exc.to_event()
+            terminal = state.done() if state.after_done else exc.to_event()
         except LineTooLongError as exc:
             for line in exc.lines:
                 if line and handle(line, out):
-                    yield from out
+                    yield from state.settle(out)
                     return
             terminal = ErrorEvent(message=str(exc), code=ERROR_CODE_LINE_TOO_LONG)
+            if state.after_done:
+                terminal = state.done()
         else:
             terminal = state.done()
         yield from out
@@ -209,7 +227,15 @@ class _LineParser:
     """Per-stream state and the per-line dispatch. ``handle`` appends the line's events to
     ``out`` and returns True once it appended the terminal event."""
 
-    __slots__ = ("completion_tokens", "finish_reason", "prompt_tokens", "sse", "streamed_text")
+    __slots__ = (
+        "after_done",
+        "completion_tokens",
+        "finish_reason",
+        "prompt_tokens",
+        "sse",
+        "streamed_text",
+        "tool_calls",
+    )
 
     def __init__(self, fmt: StreamFormat) -> None:
         # SSE formats skip unknown lines (unknown SSE fields); the others report them.
@@ -218,11 +244,21 @@ class _LineParser:
         self.streamed_text = False
         self.prompt_tokens: int | None = None  # from an OpenAI-style usage object
         self.completion_tokens: int | None = None
+        self.tool_calls = ToolCallDeltas()
+        self.after_done = False  # a [DONE] marker was read: the answer is complete
 
-    def done(self) -> DoneEvent:
-        """The terminal event of a stream that ends at ``[DONE]`` or at the end of the input."""
+    def settle(self, out: list[StreamEvent]) -> list[StreamEvent]:
+        """``out`` ending in its terminal event: after ``[DONE]`` the answer is complete, so a
+        failure read after it (a stalled or broken end of the body) does not undo it."""
+        if self.after_done and type(out[-1]) is ErrorEvent:
+            out[-1] = self.done()
+        return out
+
+    def done(self, finish_reason: str | None = None) -> DoneEvent:
+        """The terminal event of a stream that ends at the end of the input (or a final line
+        whose ``finish_reason`` is given)."""
         return DoneEvent(
-            finish_reason=self.finish_reason,
+            finish_reason=finish_reason or self.finish_reason,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
         )
@@ -256,7 +292,7 @@ class _LineParser:
 
     def _object(self, obj: dict[str, Any], out: list[StreamEvent]) -> bool:
         if "error" in obj and obj["error"] is not None:
-            out.append(_engine_error(obj))
+            out.append(engine_error(obj))
             return True
         token = obj.get("token")
         if type(token) is dict:
@@ -267,6 +303,9 @@ class _LineParser:
             if usage:  # the usage chunk, or every chunk with vLLM's continuous usage stats
                 self._usage(usage)
             return self._chat_chunk(choices, out)
+        body = obj.get("body")
+        if type(body) is dict and "generation" in body:
+            return self._generation(body, out)
         outputs = obj.get("outputs")
         if type(outputs) is list:
             for text in outputs:
@@ -277,7 +316,7 @@ class _LineParser:
         if obj.get("generated_text") is not None or obj.get("details"):
             return self._final(obj, out)
         if obj.get("object") == "error":  # older vLLM: {"object": "error", "message", ...}
-            out.append(_engine_error({"error": obj}))
+            out.append(engine_error({"error": obj}))
             return True
         return False  # an object of no known shape: skip it
 
@@ -334,6 +373,27 @@ class _LineParser:
         )
         return True
 
+    def _generation(self, body: dict[str, Any], out: list[StreamEvent]) -> bool:
+        """DJL LMI's ``3p`` form: ``{"body": {"generation", "prompt_token_count",
+        "generation_token_count", "stop_reason"}}``, the last line with a ``stop_reason``
+        (``djl_python/output_formatter.py`` ``_jsonlines_3p_output_formatter``)."""
+        text = body.get("generation")
+        if text and type(text) is str:
+            out.append(_token_event(text, None, None))
+            self.streamed_text = True
+        prompt = _count(body.get("prompt_token_count"))  # on the first line only
+        if prompt is not None:
+            self.prompt_tokens = prompt
+        generated = _count(body.get("generation_token_count"))  # running total
+        if generated is not None:
+            self.completion_tokens = generated
+        reason = body.get("stop_reason")
+        if reason is None:
+            return False
+        failed = _FAILED_FINISH_REASONS.get(reason)
+        out.append(failed if failed is not None else self.done(str(reason)))
+        return True
+
     def _usage(self, usage: Any) -> None:
         """Remember an OpenAI ``usage`` object's counts (the last one wins: it is cumulative)."""
         if type(usage) is dict:
@@ -350,14 +410,26 @@ class _LineParser:
             if index is not None and index != 0:
                 continue  # only the first choice: n > 1 is not one text
             delta = choice.get("delta")
-            text = delta.get("content") if type(delta) is dict else choice.get("text")
+            if type(delta) is dict:
+                text = delta.get("content")
+                log_prob = _chat_log_prob(choice.get("logprobs"))
+            else:  # a completions chunk, or a whole chat.completion's message
+                delta = choice.get("message")
+                if type(delta) is not dict:
+                    delta = {}
+                text = delta.get("content") or choice.get("text")
+                log_prob = None if "message" in choice else _chat_log_prob(choice.get("logprobs"))
             if text and type(text) is str:
-                out.append(_token_event(text, None, _chat_log_prob(choice.get("logprobs"))))
+                out.append(_token_event(text, None, log_prob))
                 self.streamed_text = True
+            calls = delta.get("tool_calls")
+            if calls:
+                self.tool_calls.add(calls, out)
             reason = choice.get("finish_reason")
             if reason is not None:
-                if reason == "error":
-                    out.append(_FINISH_REASON_ERROR)
+                failed = _FAILED_FINISH_REASONS.get(reason)
+                if failed is not None:
+                    out.append(failed)
                     return True
                 self.finish_reason = _str_or_none(reason)
         return False
@@ -368,8 +440,11 @@ class _LineParser:
         """A payload the fast path could not take: [DONE], padded JSON or a bad line."""
         stripped = payload.strip()
         if stripped == "[DONE]":
-            out.append(self.done())
-            return True
+            # Not terminal yet: DJL's sse_chat formatter can write [DONE] and then the last
+            # token of the same step (djl_python/output_formatter.py,
+            # _sse_chat_output_formatter, at 76158f2a), so the body is read to its end.
+            self.after_done = True
+            return False
         if not stripped:
             return False  # "data:" with no value
         try:
@@ -403,22 +478,12 @@ class _LineParser:
         return True
 
 
-def _engine_error(obj: dict[str, Any]) -> ErrorEvent:
-    """``{"error": "text", "error_type": ...}`` (TGI) or ``{"error": {"message", "type" |
-    "code" | "http_status_code"}}`` (OpenAI, vLLM, TGI Messages)."""
-    error = obj["error"]
-    if type(error) is dict:
-        message = error.get("message")
-        code = error.get("type") or error.get("code") or error.get("http_status_code")
-    else:
-        message, code = error, obj.get("error_type")
-    if message is None or message == "":
-        message = f"the model reported an error: {json.dumps(obj, ensure_ascii=False)}"
-    return ErrorEvent(message=str(message), code=None if code is None else str(code))
-
-
 def _chat_log_prob(logprobs: Any) -> float | None:
     """Log-prob of a chunk's text: the sum over its tokens (usually exactly one)."""
+    if type(logprobs) is list and len(logprobs) == 1:
+        # DJL's jsonlines_chat formatter wraps the object in a one-element list (a trailing
+        # comma makes it a tuple: djl_python/output_formatter.py at 76158f2a).
+        logprobs = logprobs[0]
     if type(logprobs) is not dict:
         return None
     entries = logprobs.get("content")

@@ -16,14 +16,21 @@ Whatever the client asks, the engine is always asked to stream (``"stream": true
 ``stream: false`` client is served by aggregating the stream, which keeps time to first token
 low on the engine side and uses one code path.
 
-Token usage: ``stream_options: {"include_usage": true}`` (stream only, as in OpenAI's API) is
-forwarded to a MESSAGES engine only when the client sends it, so engines that reject unknown
-fields are unaffected by default; GENERATE engines report counts in ``details`` anyway.
+Every field of the OpenAI schema is honoured, ignored because it cannot change the answer,
+or refused with a 400 naming it (``request_fields.py``). Honoured beyond the sampling
+parameters: tools (``request_tools.py``), ``response_format`` (``response_format.py``), and
+usage: a MESSAGES engine is always asked for its usage chunk
+(``stream_options: {"include_usage": true}``, which TGI, vLLM, SGLang and LMI's vLLM backend
+all accept), so ``stream: false`` replies carry ``usage`` too; a streaming client gets the
+usage chunk only when it asks for it, as with OpenAI. GENERATE engines report counts in
+``details`` anyway.
 
-Not supported (400 naming the field): ``n`` > 1, ``tools``/``functions``/``tool_choice``,
-``top_logprobs`` > 0 (only the sampled token's log-probability is relayed), and in GENERATE
-format anything but a single user message. ``frequency_penalty``/``presence_penalty`` are
-forwarded in MESSAGES format only (the generate APIs disagree on them).
+Refused (400 naming the field): ``n`` > 1, ``top_logprobs`` > 0 (only the sampled token's
+log-probability is relayed), and in GENERATE format anything but a single user message,
+tools, ``response_format`` and ``presence_penalty`` (TGI's generate API has no such
+parameter). In GENERATE format ``frequency_penalty`` is forwarded (TGI and LMI's generate
+parameters both take it) and ``logprobs`` is served from the token log-probs the generate
+streams always carry (TGI ``token.logprob``, LMI ``token.log_prob``).
 """
 
 from __future__ import annotations
@@ -34,32 +41,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from .events import RequestFormat
+from .request_errors import RequestError, unsupported
+from .request_fields import check_fields
+from .request_tools import check_tool_message, tool_fields
+from .response_format import engine_response_format
+
+__all__ = ["ChatRequest", "RequestError", "parse_chat_request"]
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _CONTENT_PART_TYPES = frozenset({"text", "image_url"})
-_UNSUPPORTED_FIELDS = ("tools", "functions", "function_call", "audio", "prediction")
+_STREAM_OPTIONS = frozenset({"include_usage", "include_obfuscation"})
 _MAX_STOP_SEQUENCES = 16
 _MAX_MESSAGES = 10_000
-
-
-class RequestError(Exception):
-    """The request cannot be served; maps to a 4xx with an OpenAI-shaped error body."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        param: str | None = None,
-        code: str | None = "invalid_value",
-        status: int = 400,
-        error_type: str = "invalid_request_error",
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.param = param
-        self.code = code
-        self.status = status
-        self.error_type = error_type
+_GENERATE_NO_TOOLS = (
+    "its engine takes the generate API (REQUEST_FORMAT=generate), which has no tool calling; "
+    "deploy the model with a messages (chat) API"
+)
+_TOOLS_OFF = (
+    "tool calling is off for this endpoint (TOOLS=off): deploy the engine with tool calling "
+    "on and set TOOLS=on"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,34 +87,98 @@ class _Sampling:
     presence_penalty: float | None
 
 
-def parse_chat_request(body: bytes, request_format: RequestFormat | str) -> ChatRequest:
+def parse_chat_request(
+    body: bytes, request_format: RequestFormat | str, *, tools: bool | None = None
+) -> ChatRequest:
     """Validate an OpenAI chat request body and build the engine request for ``request_format``.
 
-    Raises ``RequestError`` (status 400) naming the offending field.
+    ``tools`` says whether the engine serves tool calls. @default True for the messages
+    format, False for generate (which has none). Raises ``RequestError`` (status 400) naming
+    the offending field.
     """
     fmt = RequestFormat(request_format)
+    generate = fmt is RequestFormat.GENERATE
+    served = (not generate) if tools is None else tools
+    why_not = _GENERATE_NO_TOOLS if generate else _TOOLS_OFF
     data = _load_object(body)
-    _reject_unsupported(data)
-    messages = _messages(data.get("messages"))
+    check_fields(data)
+    _check_choices_and_modalities(data)
+    messages = _messages(data.get("messages"), served=served, why_not=why_not)
     stream = _optional_bool(data, "stream") or False
     include_usage = _include_usage(data, stream)
     model = data.get("model")
     if model is not None and not isinstance(model, str):
         raise RequestError("'model' must be a string", param="model")
     sampling = _sampling(data)
-    if fmt is RequestFormat.GENERATE:
+    tool_body = tool_fields(data, served=served, why_not=why_not)
+    response_format = engine_response_format(data.get("response_format"), generate=generate)
+    if generate:
         engine: dict[str, Any] = _generate_body(messages, sampling)
     else:
         engine = _messages_body(messages, sampling)
-        if include_usage:
-            engine["stream_options"] = {"include_usage": True}
+        engine.update(tool_body)
+        if response_format is not None:
+            engine["response_format"] = response_format
+        engine["stream_options"] = {"include_usage": True}  # usage for stream:false too
     return ChatRequest(
         stream=stream,
         model=model,
         logprobs=sampling.logprobs,
-        engine_body=json.dumps(engine, ensure_ascii=False, separators=(",", ":")).encode(),
+        engine_body=_encode(engine, data),
         include_usage=include_usage,
     )
+
+
+def _check_choices_and_modalities(data: dict[str, Any]) -> None:
+    n = data.get("n")
+    if n is not None and (isinstance(n, bool) or n != 1):
+        raise RequestError(
+            f"only n=1 is supported (got {n!r}); send separate requests for several choices",
+            param="n",
+            code="unsupported_parameter",
+        )
+    modalities = data.get("modalities")
+    if modalities is not None and modalities != ["text"]:
+        raise unsupported(
+            "modalities",
+            f"the runtime answers with text only (got {modalities!r}); send "
+            "['text'] or leave it out",
+        )
+
+
+def _encode(engine: dict[str, Any], data: dict[str, Any]) -> bytes:
+    """The engine body as UTF-8 JSON. A lone surrogate escape (``"\\udce9"``) parses as JSON
+    but has no UTF-8 form: that is the client's error, named like any other."""
+    text = json.dumps(engine, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        where = _surrogate_path(data, "") or "the request body"
+        raise RequestError(
+            f"'{where}' holds an unpaired UTF-16 surrogate escape (such as \\udce9), which is "
+            "not a character; send valid Unicode text",
+            param=where if where != "the request body" else None,
+        ) from None
+
+
+def _surrogate_path(value: Any, where: str) -> str | None:
+    """The path of the first string in ``value`` that has no UTF-8 form."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return where
+        return None
+    items: Any = ()
+    if isinstance(value, dict):
+        items = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    for path, item in items:
+        found = _surrogate_path(item, path)
+        if found is not None:
+            return found
+    return None
 
 
 def _include_usage(data: dict[str, Any], stream: bool) -> bool:
@@ -127,6 +192,14 @@ def _include_usage(data: dict[str, Any], stream: bool) -> bool:
         )
     if not isinstance(options, dict):
         raise RequestError("'stream_options' must be an object", param="stream_options")
+    for key in options:
+        if key not in _STREAM_OPTIONS:
+            raise RequestError(
+                f"unrecognized stream option 'stream_options.{key}'",
+                param=f"stream_options.{key}",
+                code="unknown_parameter",
+            )
+    # include_obfuscation pads OpenAI's own chunks; it cannot change the answer: ignored.
     return _optional_bool(options, "include_usage", "stream_options.include_usage") or False
 
 
@@ -144,33 +217,7 @@ def _load_object(body: bytes) -> dict[str, Any]:
     return data
 
 
-def _reject_unsupported(data: dict[str, Any]) -> None:
-    for name in _UNSUPPORTED_FIELDS:
-        if data.get(name):
-            raise RequestError(
-                f"'{name}' is not supported by this endpoint: the streaming runtime relays "
-                "generated text only (no tool or function calls, no audio); remove it",
-                param=name,
-                code="unsupported_parameter",
-            )
-    tool_choice = data.get("tool_choice")
-    if tool_choice not in (None, "none"):
-        raise RequestError(
-            f"'tool_choice' is not supported by this endpoint (got {tool_choice!r}); "
-            "remove it or set it to 'none'",
-            param="tool_choice",
-            code="unsupported_parameter",
-        )
-    n = data.get("n")
-    if n is not None and (isinstance(n, bool) or n != 1):
-        raise RequestError(
-            f"only n=1 is supported (got {n!r}); send separate requests for several choices",
-            param="n",
-            code="unsupported_parameter",
-        )
-
-
-def _messages(value: Any) -> list[dict[str, Any]]:
+def _messages(value: Any, *, served: bool, why_not: str) -> list[dict[str, Any]]:
     if value is None:
         raise RequestError("'messages' is required", param="messages", code="missing_required")
     if not isinstance(value, list) or not value:
@@ -178,11 +225,11 @@ def _messages(value: Any) -> list[dict[str, Any]]:
     if len(value) > _MAX_MESSAGES:
         raise RequestError(f"'messages' has more than {_MAX_MESSAGES} items", param="messages")
     for index, message in enumerate(value):
-        _check_message(message, f"messages[{index}]")
+        _check_message(message, f"messages[{index}]", served=served, why_not=why_not)
     return value
 
 
-def _check_message(message: Any, where: str) -> None:
+def _check_message(message: Any, where: str, *, served: bool, why_not: str) -> None:
     if not isinstance(message, dict):
         raise RequestError(f"'{where}' must be an object", param=where)
     role = message.get("role")
@@ -190,6 +237,7 @@ def _check_message(message: Any, where: str) -> None:
         raise RequestError(
             f"'{where}.role' must be one of {sorted(_ROLES)}, got {role!r}", param=f"{where}.role"
         )
+    check_tool_message(message, where, served=served, why_not=why_not)
     content = message.get("content")
     if content is None:
         if role == "assistant":  # an assistant turn may carry only tool calls
@@ -318,6 +366,12 @@ def _messages_body(messages: list[dict[str, Any]], s: _Sampling) -> dict[str, An
 
 def _generate_body(messages: list[dict[str, Any]], s: _Sampling) -> dict[str, Any]:
     prompt = _single_prompt(messages)
+    if s.presence_penalty is not None:
+        raise unsupported(
+            "presence_penalty",
+            "the generate API (REQUEST_FORMAT=generate) has no presence penalty (TGI's "
+            "generate parameters do not take it); use frequency_penalty, or a messages API",
+        )
     params: dict[str, Any] = {"details": True}  # details carry the finish reason
     if s.max_tokens is not None:
         params["max_new_tokens"] = s.max_tokens
@@ -333,6 +387,8 @@ def _generate_body(messages: list[dict[str, Any]], s: _Sampling) -> dict[str, An
         params["stop"] = s.stop
     if s.seed is not None:
         params["seed"] = s.seed
+    if s.frequency_penalty is not None:  # TGI and LMI take it, in OpenAI's -2..2 range
+        params["frequency_penalty"] = s.frequency_penalty
     return {"inputs": prompt, "parameters": params, "stream": True}
 
 

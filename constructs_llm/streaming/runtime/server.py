@@ -20,16 +20,25 @@ Routes:
   ``settings.py`` and ``heartbeat.py``). ``stream: false`` answers one
   ``chat.completion`` JSON (the engine still streams; the server aggregates), with ``usage``
   on the same condition.
+  Tool calls stream as ``delta.tool_calls`` chunks and come back as ``message.tool_calls``
+  (``openai_format.py``).
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
-- ``GET /v1/models``: the one served model.
+- ``GET /v1/models``: the one served model; ``GET /v1/models/{model}``: that model, or 404.
 
-Errors: 400 invalid request, 411 no body length, 413 body over ``MAX_BODY_BYTES``, 404, 405,
-and the upstream tables in ``upstream.py``; all with an OpenAI-shaped ``{"error": {...}}``
-body. A failure after the first token ends the stream with ``data: {"error": {...}}`` then
-``data: [DONE]`` and a clean end of the body. A client that hangs up closes the upstream
-stream at the next write (or, for ``stream: false``, within ``_PEER_CHECK_SECONDS``).
+Errors: 400 invalid request, 411 no body length, 413 body over ``MAX_BODY_BYTES`` (read to
+its end first when it is within the function URL's 6 MB, so the client reads the 413; see
+``request_body.py``), 404, 405, and the upstream tables in ``upstream.py``; all with an
+OpenAI-shaped ``{"error": {...}}`` body, and always after a status line, even for a request
+line that cannot be parsed. A failure after the first token ends the stream with
+``data: {"error": {...}}`` then ``data: [DONE]`` and a clean end of the body. A client that
+hangs up closes the upstream stream at the next write (or, for ``stream: false``, within
+``_PEER_CHECK_SECONDS``).
 
-Each request except ``/health`` logs one JSON line to stdout (never the prompt or the text).
+With ``API_KEYS_SECRET_ID`` set, every route but ``/health`` first checks the request's
+``Authorization: Bearer`` key (``auth.py``): 401 ``invalid_api_key`` without a current key.
+
+Each request except ``/health`` logs one JSON line to stdout (never the prompt, the text or a
+key).
 """
 
 from __future__ import annotations
@@ -43,11 +52,13 @@ import sys
 import threading
 import time
 import traceback
+import urllib.parse
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent
+from .auth import ApiKeyAuth
+from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
 from .heartbeat import Heartbeat
 from .openai_format import (
     DONE,
@@ -59,21 +70,32 @@ from .openai_format import (
     sse,
 )
 from .parser import parse_stream
+from .request_body import BodyTooLarge, read_body
 from .requests import ChatRequest, RequestError, parse_chat_request
 from .sagemaker_stream import iter_payload_parts
 from .settings import Settings, sagemaker_client
 from .upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke, release
 
+__all__ = [
+    "CHAT_PATH",
+    "HEALTH_PATH",
+    "MODELS_PATH",
+    "RuntimeServer",
+    "emit_log_line",
+    "make_server",
+]
+
 CHAT_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/health"
 MODELS_PATH = "/v1/models"
+_MODEL_PREFIX = MODELS_PATH + "/"
 _ROUTES: dict[str, tuple[str, ...]] = {
     CHAT_PATH: ("POST",),
     HEALTH_PATH: ("GET", "HEAD"),
     MODELS_PATH: ("GET", "HEAD"),
+    _MODEL_PREFIX + "{model}": ("GET", "HEAD"),
 }
 _PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
-_MAX_CHUNK_LINE = 1024  # a chunked request body's size line
 
 LogSink = Callable[[dict[str, Any]], None]
 
@@ -107,6 +129,7 @@ class RuntimeServer(ThreadingHTTPServer):
         self.settings = settings
         self.log = log
         self._client = client
+        self.auth = _api_key_auth(settings)
         super().__init__(address or (settings.bind_address, settings.port), _Handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -159,7 +182,12 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_GET
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Protocol-level errors (bad request line, unknown method) as OpenAI-shaped JSON."""
+        """Protocol-level errors (bad request line, unknown method) as OpenAI-shaped JSON.
+
+        Always with a status line: a request line that cannot be parsed leaves the handler
+        at HTTP/0.9, whose responses have none, and a body alone is no answer."""
+        if self.request_version == "HTTP/0.9":
+            self.request_version = "HTTP/1.0"
         self._record = {"msg": "request", "method": getattr(self, "command", None)}
         self._started = time.perf_counter()
         self._headers_sent, self._must_close, self._logged = False, True, False
@@ -170,6 +198,9 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routing -----------------------------------------------------------------------------
 
     def _dispatch(self) -> None:
+        if self.request_version == "HTTP/0.9":  # "GET /": answer with a status line
+            self.send_error(400, "HTTP/0.9 requests are not served; send HTTP/1.1")
+            return
         self._started = time.perf_counter()
         path = self.path.split("?", 1)[0]
         self._headers_sent = False
@@ -198,6 +229,22 @@ class _Handler(BaseHTTPRequestHandler):
             self._log()
 
     def _route(self, path: str) -> None:
+        auth = self.server.auth
+        denial = (
+            auth.check(self.headers.get("Authorization")) if auth and path != HEALTH_PATH else None
+        )
+        if denial is not None:
+            self._record["auth"] = denial.reason
+            self._send_error(
+                denial.status, denial.message, error_type=denial.error_type, code=denial.code
+            )
+            return
+        model = None
+        if path.startswith(_MODEL_PREFIX):
+            model, path = (
+                urllib.parse.unquote(path[len(_MODEL_PREFIX) :]),
+                _MODEL_PREFIX + "{model}",
+            )
         allowed = _ROUTES.get(path)
         if allowed is None:
             routes = ", ".join(sorted(_ROUTES))
@@ -210,9 +257,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._chat()
         elif path == HEALTH_PATH:
             self._send_json(200, {"status": "ok"})
+        elif model is None:
+            self._send_json(200, {"object": "list", "data": [self._model_object()]})
+        elif model == self.server.settings.served_model:
+            self._send_json(200, self._model_object())
         else:
-            model = {"id": self.server.settings.served_model, "object": "model", "created": 0}
-            self._send_json(200, {"object": "list", "data": [{**model, "owned_by": "sagemaker"}]})
+            served = self.server.settings.served_model
+            message = f"the model {model[:200]!r} does not exist; this endpoint serves {served!r}"
+            self._send_error(404, message, param="model", code="model_not_found")
+
+    def _model_object(self) -> dict[str, Any]:
+        served = self.server.settings.served_model
+        return {"id": served, "object": "model", "created": 0, "owned_by": "sagemaker"}
 
     # -- chat completions ---------------------------------------------------------------------
 
@@ -220,7 +276,7 @@ class _Handler(BaseHTTPRequestHandler):
         settings = self.server.settings
         try:
             body = self._read_body(settings.max_body_bytes)
-            request = parse_chat_request(body, settings.request_format)
+            request = parse_chat_request(body, settings.request_format, tools=settings.serves_tools)
         except RequestError as err:
             self._send_error(
                 err.status, err.message, error_type=err.error_type, param=err.param, code=err.code
@@ -301,14 +357,20 @@ class _Handler(BaseHTTPRequestHandler):
         self._record["status"] = 200
         tokens = 0
         for event in itertools.chain((first,), events):
-            if type(event) is TokenEvent:
-                self._write(pending + frame(encoder.token(event)))
+            kind = type(event)
+            if kind is TokenEvent or kind is ToolCallEvent:
+                if kind is TokenEvent:
+                    self._write(pending + frame(encoder.token(event)))  # type: ignore[arg-type]
+                else:
+                    self._write(pending + frame(encoder.tool_call(event)))  # type: ignore[arg-type]
                 pending = b""
                 tokens += 1
                 if tokens == 1:
                     self._record["ttft_ms"] = self._elapsed_ms()
                 continue
             self._record["tokens"] = tokens
+            if encoder.tool_calls:
+                self._record["tool_calls"] = encoder.tool_calls
             if type(event) is DoneEvent:
                 last = encoder.finish(event)
                 if request.include_usage:
@@ -385,9 +447,13 @@ class _Handler(BaseHTTPRequestHandler):
         )
         next_check = time.monotonic() + _PEER_CHECK_SECONDS
         for event in events:
-            if type(event) is TokenEvent:
-                builder.add(event)
-                if builder.tokens == 1:
+            kind = type(event)
+            if kind is TokenEvent or kind is ToolCallEvent:
+                if kind is TokenEvent:
+                    builder.add(event)  # type: ignore[arg-type]
+                else:
+                    builder.add_tool_call(event)  # type: ignore[arg-type]
+                if "ttft_ms" not in self._record:
                     self._record["ttft_ms"] = self._elapsed_ms()
                 if time.monotonic() >= next_check:
                     if _peer_closed(self.connection):
@@ -395,6 +461,8 @@ class _Handler(BaseHTTPRequestHandler):
                     next_check = time.monotonic() + _PEER_CHECK_SECONDS
                 continue
             self._record["tokens"] = builder.tokens
+            if builder.tool_calls:
+                self._record["tool_calls"] = builder.tool_calls
             if type(event) is DoneEvent:
                 self._record_done(event)
                 self._send_json(200, builder.build(event))
@@ -422,62 +490,15 @@ class _Handler(BaseHTTPRequestHandler):
     # -- request body -------------------------------------------------------------------------
 
     def _read_body(self, limit: int) -> bytes:
-        encoding = self.headers.get("Transfer-Encoding")
         try:
-            if encoding is not None:
-                if encoding.strip().lower() != "chunked":
-                    raise RequestError(
-                        f"unsupported Transfer-Encoding {encoding!r}; send Content-Length",
-                        code="unsupported_transfer_encoding",
-                    )
-                data = self._read_chunked(limit)
-            else:
-                data = self._read_sized(limit)
-        except OSError as exc:  # includes the socket timeout of a client that stopped sending
+            data = read_body(self.rfile, self.headers, limit=limit)
+        except BodyTooLarge as err:
+            self._must_close = not err.drained  # a drained body leaves the connection usable
+            raise
+        except (OSError, EOFError) as exc:  # a client that stopped sending, or went away
             raise _ClientGone from exc
         self._must_close = False
         return data
-
-    def _read_sized(self, limit: int) -> bytes:
-        raw = self.headers.get("Content-Length")
-        if raw is None:
-            raise RequestError(
-                "the request needs a JSON body with a Content-Length header",
-                status=411,
-                code="length_required",
-            )
-        try:
-            length = int(raw)
-        except ValueError:
-            length = -1
-        if length < 0:
-            raise RequestError(f"invalid Content-Length {raw!r}", code="invalid_content_length")
-        if length > limit:
-            raise _too_large(f"{length} bytes", limit)
-        data = self.rfile.read(length)
-        if len(data) != length:
-            raise _ClientGone
-        return data
-
-    def _read_chunked(self, limit: int) -> bytes:
-        parts: list[bytes] = []
-        total = 0
-        while True:
-            line = self.rfile.readline(_MAX_CHUNK_LINE)
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise RequestError("malformed chunked request body", code="invalid_body") from None
-            if size == 0:
-                break
-            total += size
-            if total > limit:
-                raise _too_large(f"more than {limit} bytes", limit)
-            parts.append(self.rfile.read(size))
-            self.rfile.readline(_MAX_CHUNK_LINE)  # the CRLF after the chunk
-        while self.rfile.readline(_MAX_CHUNK_LINE) not in (b"\r\n", b"\n", b""):
-            pass  # trailers
-        return b"".join(parts)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -546,20 +567,12 @@ def _terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
     try:
         for event in events:
             yield event
-            if type(event) is not TokenEvent:
+            if type(event) is not TokenEvent and type(event) is not ToolCallEvent:
                 return
     except Exception as exc:  # the upstream read failed in a way the parser did not map
         yield ErrorEvent(message=f"reading the model stream failed: {exc}", code=type(exc).__name__)
         return
     yield ErrorEvent(message="the model stream ended without a final event", code="incomplete")
-
-
-def _too_large(size: str, limit: int) -> RequestError:
-    return RequestError(
-        f"request body is {size}; the limit is {limit} bytes (MAX_BODY_BYTES)",
-        status=413,
-        code="request_too_large",
-    )
 
 
 def _chunk(data: bytes) -> bytes:
@@ -585,6 +598,12 @@ def _lambda_request_id(header: str | None) -> str | None:
     except (ValueError, AttributeError):
         return None
     return str(value) if value else None
+
+
+def _api_key_auth(settings: Settings) -> ApiKeyAuth | None:
+    if settings.api_keys_secret_id is None:
+        return None
+    return ApiKeyAuth(settings.api_keys_secret_id, ttl=settings.api_keys_ttl)
 
 
 def make_server(

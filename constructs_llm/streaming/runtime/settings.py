@@ -18,7 +18,20 @@ MAX_BODY_BYTES           1048576       largest accepted request body
 UPSTREAM_READ_TIMEOUT    120           seconds of upstream silence that fail the stream
 CLIENT_TIMEOUT           60            socket timeout towards the HTTP client
 HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first token
+API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see auth.py
+API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
+TOOLS                    see below     on | off: whether the engine serves tool calls
 ======================== ============= ==================================================
+
+Without ``API_KEYS_SECRET_ID`` the runtime checks no keys: the function URL's ``AWS_IAM``
+auth (or CloudFront's origin access control) decides who gets in.
+
+``TOOLS`` defaults to ``on`` for ``REQUEST_FORMAT=messages`` (TGI's Messages API, vLLM,
+SGLang and LMI's vLLM backend all take ``tools``; vLLM needs its tool-call parser enabled for
+``tool_choice: "auto"``) and is ``off``, and cannot be turned on, for ``generate``, whose
+API has no tools. With ``off``, a request with ``tools``, a ``tool_choice`` other than
+``"none"`` or a tool turn in its messages gets a 400 naming the field, instead of an engine
+that ignores them and answers without tools.
 
 ``HEARTBEAT_SECONDS`` (0, or 0.1 to 300) is opt-in, for a proxy that drops a silent origin
 (CloudFront in front of a function URL gives up after 30 s by default). When set, a
@@ -46,6 +59,8 @@ from typing import Any
 
 from .events import RequestFormat, StreamFormat
 
+__all__ = ["Settings", "SettingsError", "new_sagemaker_client", "sagemaker_client"]
+
 _UPSTREAM_CONNECT_TIMEOUT = 10.0
 # The first call plus one retry. Retries cover only the call: a broken stream is not resumed.
 _UPSTREAM_MAX_ATTEMPTS = 2
@@ -72,10 +87,20 @@ class Settings:
     upstream_connect_timeout: float = _UPSTREAM_CONNECT_TIMEOUT
     client_timeout: float = 60.0
     heartbeat_seconds: float = 0.0  # 0: off
+    api_keys_secret_id: str | None = None  # None: no key check (IAM auth)
+    api_keys_ttl: float = 60.0
+    tools: bool | None = None  # None: on for the messages format, off for generate
 
     @property
     def served_model(self) -> str:
         return self.model_name or self.endpoint_name
+
+    @property
+    def serves_tools(self) -> bool:
+        """Whether tool-calling requests are forwarded (see ``TOOLS``)."""
+        if self.tools is None:
+            return self.request_format is RequestFormat.MESSAGES
+        return self.tools
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -84,13 +109,14 @@ class Settings:
         endpoint = env.get("ENDPOINT_NAME", "").strip()
         if not endpoint:
             problems.append("ENDPOINT_NAME is required: set it to the SageMaker endpoint's name")
+        request_format = _enum(
+            env, "REQUEST_FORMAT", RequestFormat, RequestFormat.MESSAGES, problems
+        )
         settings = cls(
             endpoint_name=endpoint,
             inference_component_name=env.get("INFERENCE_COMPONENT_NAME", "").strip() or None,
             stream_format=_enum(env, "STREAM_FORMAT", StreamFormat, StreamFormat.AUTO, problems),
-            request_format=_enum(
-                env, "REQUEST_FORMAT", RequestFormat, RequestFormat.MESSAGES, problems
-            ),
+            request_format=request_format,
             model_name=env.get("MODEL_NAME", "").strip(),
             port=int(_number(env, "PORT", 8080, 1, 65535, problems, integer=True)),
             bind_address=env.get("BIND_ADDRESS", "").strip() or "127.0.0.1",
@@ -100,6 +126,9 @@ class Settings:
             upstream_read_timeout=_number(env, "UPSTREAM_READ_TIMEOUT", 120.0, 1, 3600, problems),
             client_timeout=_number(env, "CLIENT_TIMEOUT", 60.0, 1, 3600, problems),
             heartbeat_seconds=_heartbeat(env, problems),
+            api_keys_secret_id=env.get("API_KEYS_SECRET_ID", "").strip() or None,
+            api_keys_ttl=_number(env, "API_KEYS_TTL_SECONDS", 60.0, 0.1, 3600, problems),
+            tools=_tools(env, request_format, problems),
         )
         if problems:
             raise SettingsError("invalid runtime environment: " + "; ".join(problems))
@@ -140,6 +169,22 @@ def _number(
         problems.append(f"{name} must be between {low:g} and {high:g} (got {raw!r})")
         return default
     return value
+
+
+def _tools(env: Mapping[str, str], fmt: RequestFormat, problems: list[str]) -> bool | None:
+    """``TOOLS``: None (the format's default), or on/off as set."""
+    raw = env.get("TOOLS", "").strip().lower()
+    if not raw:
+        return None
+    if raw not in ("on", "off"):
+        problems.append(f"TOOLS must be on or off (got {raw!r})")
+        return None
+    if raw == "on" and fmt is RequestFormat.GENERATE:
+        problems.append(
+            "TOOLS=on needs REQUEST_FORMAT=messages: the generate API has no tool calling"
+        )
+        return None
+    return raw == "on"
 
 
 def _heartbeat(env: Mapping[str, str], problems: list[str]) -> float:

@@ -9,6 +9,9 @@ upstream failure                             status type                  code
 ============================================ ====== ===================== =========================
 ``ValidationError`` (input, unknown endpoint)  400  invalid_request_error upstream_validation_error
 ``ModelError``, container answered 429         429  rate_limit_error      model_overloaded
+``ModelError``, container answered 404         404  invalid_request_error model_not_found
+``ModelError``, container answered 503         503  upstream_error        model_unavailable
+``ModelError``, container answered 424         502  upstream_error        model_error
 ``ModelError``, container answered other 4xx   400  invalid_request_error model_rejected_request
 ``ModelError``, container answered 5xx         502  upstream_error        model_error
 throttling (``ThrottlingException``, 429)      429  rate_limit_error      upstream_throttled
@@ -20,19 +23,28 @@ endpoint unreachable, connection dropped       502  upstream_error        upstre
 ============================================ ====== ===================== =========================
 
 4xx means the client can fix the request (or retry later, for 429); 5xx means the model or
-the deployment failed. The OpenAI SDKs retry 429 and 5xx by themselves.
+the deployment failed. The OpenAI SDKs retry 429 and 5xx by themselves. 424 is DJL LMI's
+status for its own Python worker failing (a formatter or the input parser), not the
+client's request, so it is a 502.
 
-A stream that fails (``ErrorEvent``) maps by its code: an engine's validation error (TGI
-``validation``, vLLM ``BadRequestError``, a 4xx code) is 400, ``overloaded``/429 is 429, a
-read timeout is 504, anything else (``ModelStreamError``, ``InternalStreamFailure``, engine
-``generation`` errors) is 502. That status is used when nothing was sent yet; once tokens
-went out, the same error ends the SSE stream as ``data: {"error": ...}``.
+A stream that fails (``ErrorEvent``) maps by the HTTP status the engine gave the error
+(``ErrorEvent.status``: vLLM's and SGLang's ``code``, DJL's ``code``/``error_code``) with the
+same rule (429, 404, 503, 424 as above, other 4xx 400, other 5xx 502), else by its code: a
+status name (SGLang's ``BAD_REQUEST``), an engine's client error (TGI ``validation``,
+``template_error``, ``missing_template_variable``, ``tool_error``, vLLM ``BadRequestError``)
+is 400, ``overloaded`` 429, a read timeout 504, anything else (``ModelStreamError``,
+``InternalStreamFailure``, TGI ``generation``, ``abort``) 502. That status is used when
+nothing was sent yet; once tokens went out, the same error ends the SSE stream as
+``data: {"error": ...}``. Messages never carry the SageMaker URL (it names the endpoint and
+region); the log line keeps the upstream error's name.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http
 import itertools
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,12 +60,31 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
 from .events import ErrorEvent
 from .settings import Settings
 
+__all__ = [
+    "UpstreamFailure",
+    "describe_failure",
+    "describe_stream_error",
+    "engine_status",
+    "invoke",
+    "release",
+]
+
 _THROTTLING_CODES = frozenset(
     {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
 )
 _STREAM_TIMEOUT_CODES = frozenset({"ReadTimeoutError", "ReadTimeout", "TimeoutError", "timeout"})
-_STREAM_CLIENT_CODES = frozenset({"validation", "BadRequestError", "invalid_request_error"})
+_STREAM_CLIENT_CODES = frozenset(
+    {
+        "validation",
+        "template_error",
+        "missing_template_variable",
+        "tool_error",
+        "BadRequestError",
+        "invalid_request_error",
+    }
+)
 _STREAM_BUSY_CODES = frozenset({"overloaded", "RateLimitError", "rate_limit_error"})
+_URL = re.compile(r"https?://[^\s\"'<>]+")
 _ACCESS_CODES = frozenset(
     {
         "AccessDeniedException",
@@ -133,24 +164,28 @@ def describe_failure(exc: Exception) -> UpstreamFailure:
     if isinstance(exc, ClientError):
         return _client_error(exc)
     if isinstance(exc, (ReadTimeoutError, ConnectTimeoutError)):
+        waited = "read" if isinstance(exc, ReadTimeoutError) else "connect"
         return UpstreamFailure(
             status=504,
             error_type="upstream_error",
             code="upstream_timeout",
-            message=f"SageMaker did not answer in time: {exc}",
+            message=f"SageMaker did not answer in time ({waited} timeout)",
+            upstream_code=type(exc).__name__,
         )
     if isinstance(exc, BotoCoreError):
         return UpstreamFailure(
             status=502,
             error_type="upstream_error",
             code="upstream_unreachable",
-            message=f"could not reach SageMaker: {exc}",
+            message=f"could not reach SageMaker: {_without_urls(str(exc))}",
+            upstream_code=type(exc).__name__,
         )
     return UpstreamFailure(
         status=502,
         error_type="upstream_error",
         code="upstream_error",
-        message=f"calling SageMaker failed: {type(exc).__name__}: {exc}",
+        message=f"calling SageMaker failed: {type(exc).__name__}: {_without_urls(str(exc))}",
+        upstream_code=type(exc).__name__,
     )
 
 
@@ -166,12 +201,8 @@ def _client_error(exc: ClientError) -> UpstreamFailure:
         original = exc.response.get("OriginalStatusCode")
         original = original if isinstance(original, int) else None
         text = f"the model container answered {original or 'an error'}: {message}"
-        if original == 429:
-            status, error_type, our_code = 429, "rate_limit_error", "model_overloaded"
-        elif original is not None and 400 <= original < 500:
-            status, error_type, our_code = 400, "invalid_request_error", "model_rejected_request"
-        else:
-            our_code = "model_error"
+        status, error_type = engine_status(original)
+        our_code = _MODEL_ERROR_CODES.get(status, "model_error")
     elif code in _THROTTLING_CODES or http == 429:
         status, error_type, our_code = 429, "rate_limit_error", "upstream_throttled"
     elif code == "ServiceUnavailable" or http == 503:
@@ -183,26 +214,68 @@ def _client_error(exc: ClientError) -> UpstreamFailure:
         status=status,
         error_type=error_type,
         code=our_code,
-        message=f"SageMaker {code}: {text}",
+        message=f"SageMaker {code}: {_without_urls(text)}",
         upstream_code=code,
     )
+
+
+_MODEL_ERROR_CODES = {
+    429: "model_overloaded",
+    404: "model_not_found",
+    503: "model_unavailable",
+    400: "model_rejected_request",
+}
+
+
+def engine_status(status: int | None) -> tuple[int, str]:
+    """The client's status and error type for an error the engine gave ``status``."""
+    if status == 429:
+        return 429, "rate_limit_error"
+    if status == 404:
+        return 404, "invalid_request_error"
+    if status == 503:
+        return 503, "upstream_error"
+    if status is not None and 400 <= status < 500 and status != 424:
+        return 400, "invalid_request_error"
+    return 502, "upstream_error"
 
 
 def describe_stream_error(event: ErrorEvent) -> UpstreamFailure:
     """The status and error for a stream that ended with ``event`` (see the module doc)."""
     code = event.code or "upstream_stream_error"
-    numeric = int(code) if code.isdigit() else None
-    status, error_type = 502, "upstream_error"
+    status = event.status or _status_named(code)
+    if status is not None:
+        client_status, error_type = engine_status(status)
+    elif code in _STREAM_TIMEOUT_CODES:
+        client_status, error_type = 504, "upstream_error"
+    elif code in _STREAM_BUSY_CODES:
+        client_status, error_type = 429, "rate_limit_error"
+    elif code in _STREAM_CLIENT_CODES:
+        client_status, error_type = 400, "invalid_request_error"
+    else:
+        client_status, error_type = 502, "upstream_error"
+    message = event.message
     if code in _STREAM_TIMEOUT_CODES:
-        status = 504
-    elif code in _STREAM_BUSY_CODES or numeric == 429:
-        status, error_type = 429, "rate_limit_error"
-    elif code in _STREAM_CLIENT_CODES or (numeric is not None and 400 <= numeric < 500):
-        status, error_type = 400, "invalid_request_error"
+        message = "SageMaker sent nothing within the read timeout (UPSTREAM_READ_TIMEOUT)"
     return UpstreamFailure(
-        status=status,
+        status=client_status,
         error_type=error_type,
         code=code,
-        message=f"the model stream failed: {event.message}",
+        message=f"the model stream failed: {_without_urls(message)}",
         upstream_code=event.code,
     )
+
+
+def _status_named(code: str) -> int | None:
+    """The HTTP status a code names: digits (``"400"``) or a status name (``"BAD_REQUEST"``,
+    as SGLang's ``HTTPStatus.X.name`` error types are)."""
+    if code.isdigit():
+        return int(code)
+    member = http.HTTPStatus.__members__.get(code)
+    return None if member is None else member.value
+
+
+def _without_urls(text: str) -> str:
+    """``text`` without URLs: botocore's messages name the endpoint URL, which tells a client
+    the endpoint's name and region."""
+    return _URL.sub("<SageMaker endpoint URL>", text)

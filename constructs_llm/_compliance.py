@@ -1,0 +1,147 @@
+"""Every checkov skip and cdk-nag acknowledgment of the library, each with its reason, and the
+one helper that records them (:func:`waive`).
+
+checkov reads skips from a resource's ``Metadata.checkov.skip`` list; cdk-nag 3 runs as a CDK
+validation plugin and honours ``Validations.of(scope).acknowledge(...)`` for the scope and its
+children, with the finding id ``AwsSolutions::<rule>[<finding>]``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
+from constructs import IConstruct
+
+__all__ = [
+    "ECR_AUTHORIZATION_TOKEN",
+    "ENDPOINT_LOG_GROUPS",
+    "ENDPOINT_LOG_STREAMS",
+    "HUB_DOWNLOAD",
+    "NVME_VOLUME_KEY",
+    "UNSCOPED_ACTIONS",
+    "CheckovSkip",
+    "NagAcknowledgment",
+    "nag_resource",
+    "waive",
+    "weights_prefix",
+]
+
+
+@dataclass(frozen=True)
+class CheckovSkip:
+    """A checkov check that does not apply, and why."""
+
+    id: str
+    comment: str
+
+
+@dataclass(frozen=True)
+class NagAcknowledgment:
+    """A cdk-nag ``AwsSolutions`` finding accepted on purpose, and why.
+
+    :param rule: e.g. ``"AwsSolutions-IAM5"``.
+    :param finding: the finding's detail, e.g. ``"Resource::*"``. @default the whole rule
+    """
+
+    rule: str
+    reason: str
+    finding: str | None = None
+
+    @property
+    def id(self) -> str:
+        detail = f"[{self.finding}]" if self.finding else ""
+        return f"AwsSolutions::{self.rule}{detail}"
+
+
+def waive(scope: IConstruct | None, *waivers: CheckovSkip | NagAcknowledgment) -> None:
+    """Records each waiver on ``scope``: checkov skips in the resource's metadata (added to
+    those already there), cdk-nag acknowledgments on the construct and its children."""
+    skips = [w for w in waivers if isinstance(w, CheckovSkip)]
+    if skips and isinstance(scope, CfnResource):
+        existing: dict[str, Any] = scope.get_metadata("checkov") or {}
+        recorded = list(existing.get("skip", []))
+        recorded += [{"id": s.id, "comment": s.comment} for s in skips]
+        scope.add_metadata("checkov", {**existing, "skip": recorded})
+    elif skips:
+        raise TypeError(f"checkov skips go on a CfnResource, got {scope!r}")
+    for ack in (w for w in waivers if isinstance(w, NagAcknowledgment)):
+        if scope is not None:
+            Validations.of(scope).acknowledge(Acknowledgment(id=ack.id, reason=ack.reason))
+
+
+def nag_resource(scope: IConstruct, arn: str) -> str:
+    """A resource as cdk-nag prints it in a finding id (its ``flattenCfnReference``)."""
+    return _flatten(Stack.of(scope).resolve(arn))
+
+
+def weights_prefix(scope: IConstruct, objects_arn: str) -> NagAcknowledgment:
+    """The object wildcard of an S3 weights prefix, which SageMaker reads whole."""
+    return NagAcknowledgment(
+        "AwsSolutions-IAM5",
+        finding=f"Resource::{nag_resource(scope, objects_arn)}",
+        reason="SageMaker reads every object under the model's weights prefix; the grant "
+        "covers that prefix only",
+    )
+
+
+def _flatten(node: Any) -> str:
+    if isinstance(node, str):
+        return node.replace("${", "<").replace("}", ">")
+    if isinstance(node, dict) and len(node) == 1:
+        ((fn, arg),) = node.items()
+        if fn == "Fn::Join":
+            delimiter, items = arg
+            return str(delimiter).join(_flatten(i) for i in items)
+        if fn in ("Fn::Sub", "Fn::ImportValue"):
+            return _flatten(arg)
+        if fn == "Fn::GetAtt":
+            return f"<{_flatten(arg[0])}.{_flatten(arg[1])}>"
+        if fn == "Ref":
+            return f"<{_flatten(arg)}>"
+    return json.dumps(node, separators=(",", ":"))
+
+
+# -- checkov ---------------------------------------------------------------------------------
+
+NVME_VOLUME_KEY = CheckovSkip(
+    "CKV_AWS_98",
+    "Instance type has local NVMe storage, which is hardware-encrypted; SageMaker does not "
+    "accept KmsKeyId for instance storage (it only encrypts EBS ML volumes).",
+)
+HUB_DOWNLOAD = CheckovSkip(
+    "CKV_AWS_370",
+    "The container downloads its Hub weights at start-up, which network isolation blocks; "
+    "ModelSource.s3(...) sources get network isolation by default.",
+)
+# -- cdk-nag -----------------------------------------------------------------------------------
+
+_LOG_GROUPS = (
+    "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*"
+)
+UNSCOPED_ACTIONS = NagAcknowledgment(
+    "AwsSolutions-IAM5",
+    finding="Resource::*",
+    reason="cloudwatch:PutMetricData has no resource-level permissions; it is limited to the "
+    "/aws/sagemaker/* namespaces by condition. ecr:GetAuthorizationToken has no resource-level "
+    "permissions either.",
+)
+ENDPOINT_LOG_GROUPS = NagAcknowledgment(
+    "AwsSolutions-IAM5",
+    finding=f"Resource::{_LOG_GROUPS}",
+    reason="SageMaker names the log group after the endpoint, which is created after the model "
+    "and may be generated; the grant stays inside /aws/sagemaker/Endpoints/.",
+)
+ECR_AUTHORIZATION_TOKEN = NagAcknowledgment(
+    "AwsSolutions-IAM5",
+    finding="Resource::*",
+    reason="ecr:GetAuthorizationToken does not support resource-level permissions; image "
+    "pulls themselves are scoped to the image's repository ARN",
+)
+ENDPOINT_LOG_STREAMS = NagAcknowledgment(
+    "AwsSolutions-IAM5",
+    finding=f"Resource::{_LOG_GROUPS}:log-stream:*",
+    reason="Log streams are created by SageMaker per instance at run time.",
+)

@@ -1,0 +1,150 @@
+"""Checks of the values ``ModelSource`` factories take: Hub ids, revisions, tokens, buckets,
+prefixes and archive keys. Each returns a problem (or None) naming the value and the fix."""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import Token
+
+__all__ = [
+    "archive_key_problem",
+    "bucket_problem",
+    "declared_id_problem",
+    "hub_id_problem",
+    "prefix_problem",
+    "revision_problem",
+    "token_problem",
+]
+
+# Hub rules: letters, digits, '-', '_', '.'; no '--' or '..'; '-' and '.' neither start nor end
+# a part; the repository name is at most 96 characters.
+_HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?")
+_MAX_HUB_NAME = 96
+# Git ref names (branch or tag) or a commit hash.
+_REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}")
+
+
+def hub_id_problem(model_id: object) -> str | None:
+    if not isinstance(model_id, str):
+        return f"model_id must be a Hub id string such as 'org/name', got {model_id!r}"
+    if Token.is_unresolved(model_id):
+        return None
+    hint = _hub_id_hint(model_id)
+    if hint:
+        return f"model_id must be a Hub id 'org/name', got {model_id!r}; {hint}"
+    return None
+
+
+def _hub_id_hint(model_id: str) -> str | None:
+    if model_id != model_id.strip() or any(c.isspace() for c in model_id):
+        return f"remove the whitespace: {''.join(model_id.split())!r}"
+    if model_id.startswith("s3://"):
+        return "for weights in S3 use ModelSource.s3(bucket, prefix)"
+    url = re.match(r"https?://(?:www\.)?huggingface\.co/([^/]+/[^/?#]+)", model_id)
+    if url:
+        return f"pass the id, not the URL: {url.group(1)!r}"
+    parts = model_id.split("/")
+    if len(parts) != 2:
+        return (
+            "the Hub id names the organisation or user too, e.g. 'openai-community/gpt2'"
+            if len(parts) == 1
+            else "it has exactly one '/', between organisation and name"
+        )
+    bad = [p for p in parts if not _HUB_PART.fullmatch(p) or "--" in p or ".." in p]
+    if bad:
+        return (
+            f"{bad[0]!r} may use only letters, digits, '-', '_' and '.', without '--' or '..', "
+            "and may not start or end with '-' or '.'"
+        )
+    if len(parts[1]) > _MAX_HUB_NAME:
+        return f"the name part has {len(parts[1])} characters; the Hub allows {_MAX_HUB_NAME}"
+    return None
+
+
+def revision_problem(revision: object) -> str | None:
+    if revision is None:
+        return None
+    if not isinstance(revision, str):
+        return f"revision must be a string (branch, tag or commit), got {revision!r}"
+    if Token.is_unresolved(revision):
+        return None
+    ok = (
+        _REVISION.fullmatch(revision)
+        and ".." not in revision
+        and "//" not in revision
+        and not revision.endswith(("/", ".", ".lock"))
+    )
+    if not ok:
+        return (
+            f"revision must be a branch, tag or commit hash, got {revision!r}; use e.g. 'main' "
+            "or a 40-character commit hash from the model's Files and versions tab"
+        )
+    return None
+
+
+def token_problem(token: object) -> str | None:
+    if token is None:
+        return None
+    if isinstance(token, str):
+        shown = f"'{token[:5]}…'" if token.startswith("hf_") else "a string"
+        return (
+            f"token must be a Secrets Manager secret, got {shown}; a plain string would be "
+            "readable in the template. Store the token in Secrets Manager (e.g. `aws "
+            "secretsmanager create-secret --name hf/token --secret-string <token>`) and pass "
+            "secretsmanager.Secret.from_secret_name_v2(self, 'HfToken', 'hf/token')"
+        )
+    if not hasattr(token, "secret_value"):
+        return f"token must be a secretsmanager.ISecret, got {type(token).__name__}"
+    return None
+
+
+def declared_id_problem(model_id: str | None) -> str | None:
+    return None if model_id is None else hub_id_problem(model_id)
+
+
+def bucket_problem(bucket: object) -> str | None:
+    if not hasattr(bucket, "arn_for_objects"):
+        return (
+            f"bucket must be an s3.IBucket, got {type(bucket).__name__} {bucket!r}; use "
+            "s3.Bucket.from_bucket_name(self, 'Weights', 'my-bucket')"
+        )
+    return None
+
+
+def prefix_problem(prefix: object) -> str | None:
+    if not isinstance(prefix, str):
+        return f"prefix must be a string such as 'llama3-8b/', got {prefix!r}"
+    if Token.is_unresolved(prefix):
+        return None
+    if prefix.startswith("s3://"):
+        return f"prefix is the key prefix inside the bucket, got the URI {prefix!r}"
+    if not prefix or prefix == "/":
+        return "prefix must name the folder holding the weights, e.g. 'llama3-8b/', got ''"
+    if prefix.startswith("/"):
+        return f"prefix must not start with '/', got {prefix!r}; use {prefix.lstrip('/')!r}"
+    if not prefix.endswith("/"):
+        return (
+            f"prefix must end with '/', got {prefix!r}; use {prefix + '/'!r} (SageMaker copies "
+            "every object under it, and without the slash 'llama' would also match 'llama-old/')"
+        )
+    return None
+
+
+def archive_key_problem(key: object) -> str | None:
+    if not isinstance(key, str):
+        return f"key must be a string such as 'models/model.tar.gz', got {key!r}"
+    if Token.is_unresolved(key):
+        return None
+    if key.startswith("s3://"):
+        return f"key is the object key inside the bucket, got the URI {key!r}"
+    if key.startswith("/"):
+        return f"key must not start with '/', got {key!r}; use {key.lstrip('/')!r}"
+    if not key.endswith(".tar.gz"):
+        hint = (
+            "use ModelSource.s3(bucket, prefix) for uncompressed weights"
+            if key.endswith("/")
+            else "compress the weights as model.tar.gz"
+        )
+        return f"key must name a .tar.gz archive, got {key!r}; {hint}"
+    return None

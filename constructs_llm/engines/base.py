@@ -1,0 +1,127 @@
+"""The contract every serving engine implements (``constructs_llm.engine.Engine`` wraps one).
+
+An engine turns typed settings plus the hardware of one model copy into the container
+environment, picks the default image for its accelerator, and tells the streaming invoker
+which request body to send and how the reply streams.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from typing import ClassVar
+
+from constructs_llm.container_image import ContainerImage
+from constructs_llm.engines import messages
+from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
+from constructs_llm.engines.env_rules import (
+    EnvContract,
+    rule_problem,
+    token_limit_problems,
+    user_env_problems,
+)
+from constructs_llm.instance_type import InstanceType
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+
+__all__ = ["ServingEngine"]
+
+
+class ServingEngine(abc.ABC):
+    """Base of each engine's implementation. ``factory_name`` names its ``Engine`` factory in
+    messages; an engine whose contract is fixed states ``name``, ``accelerator``,
+    ``stream_format`` and ``request_format`` as class attributes."""
+
+    factory_name: ClassVar[str]
+    #: How the container frames a streamed reply.
+    stream_format: StreamFormat
+    #: The request body the container expects on ``/invocations``.
+    request_format: RequestFormat
+
+    @property
+    @abc.abstractmethod
+    def name(self) -> str:
+        """Short engine name, e.g. "tgi" or "lmi-vllm"."""
+
+    @property
+    @abc.abstractmethod
+    def accelerator(self) -> Accelerator | None:
+        """Accelerator the engine serves on; None = any."""
+
+    @property
+    def token_env_names(self) -> tuple[str, ...]:
+        """Env names that receive the Hugging Face token (a Secrets Manager reference)."""
+        return HF_TOKEN_ENV_NAMES
+
+    @property
+    def weight_dtype(self) -> str | None:
+        """Quantization or dtype the weights load in (memory sizing); None = the model's."""
+        return None
+
+    @abc.abstractmethod
+    def image_for(self, instance: InstanceType) -> ContainerImage:
+        """The image to run on ``instance``: the user's, else the default DLC."""
+
+    def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
+        """Accelerator devices one model copy shards over (its tensor-parallel group); by
+        default every device the copy gets, at least one."""
+        return accelerators or max(instance.accelerator_count, 1)
+
+    @abc.abstractmethod
+    def derive_env(self, ctx: EngineContext) -> dict[str, str]:
+        """The container environment for ``ctx`` (before user ``env`` and the token)."""
+
+    def validate(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+        """Problems with this engine on ``ctx`` with ``user_env``; each names value and fix."""
+        problems = self._hardware_problems(ctx)
+        problems += token_limit_problems(ctx)
+        problems += self._settings_problems(ctx)
+        derived = self.derive_env(ctx)
+        problems += user_env_problems(self._env_contract(), ctx, derived, user_env)
+        problems += self._effective_problems(ctx, {**derived, **user_env})
+        return problems
+
+    def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+        """Things that may work but deserve a look; each says what to verify."""
+        return []
+
+    # -- what subclasses refine -------------------------------------------------------------
+
+    def _key_rules(self) -> Mapping[str, EnvRule]:
+        """Env keys the engine derives that user env may not freely override."""
+        return {}
+
+    def _aliases(self) -> Mapping[str, str]:
+        """Env names the container reads as another (derived) name: alias -> derived key."""
+        return {}
+
+    def _rule_problem(
+        self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
+    ) -> str | None:
+        return rule_problem(kind, key, value, derived, ctx)
+
+    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+        return []
+
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+        return []
+
+    def _hardware_problems(self, ctx: EngineContext) -> list[str]:
+        inst, wanted = ctx.instance, self.accelerator
+        if wanted is None or inst.accelerator == wanted:
+            return []
+        if inst.accelerator is None and not inst.family_known:
+            return []  # an unknown family (warned about elsewhere)
+        return [messages.wrong_hardware(self.factory_name, wanted, inst)]
+
+    def _parallel_problem(self, setting: str, value: int | None, ctx: EngineContext) -> str | None:
+        if value is None or not ctx.instance.known or not ctx.devices:
+            return None
+        return messages.parallel_above(setting, value, ctx) if value > ctx.devices else None
+
+    def _env_contract(self) -> EnvContract:
+        return EnvContract(
+            rules=self._key_rules(),
+            aliases=self._aliases(),
+            token_env_names=self.token_env_names,
+            check=self._rule_problem,
+        )

@@ -1,0 +1,83 @@
+"""What an engine is told about one model copy, and how user env may touch derived keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal
+
+from constructs_llm.instance_type import InstanceType
+from constructs_llm.sizing import MemoryPlan
+
+__all__ = [
+    "HF_TOKEN_ENV_NAMES",
+    "Accelerator",
+    "EngineContext",
+    "EnvRule",
+    "available_cores",
+    "cores_per_chip",
+]
+
+Accelerator = Literal["nvidia", "neuron"]
+
+#: Env names Hugging Face libraries read a Hub token from (huggingface_hub: HF_TOKEN first,
+#: then the legacy HUGGING_FACE_HUB_TOKEN; TGI's router reads the legacy name).
+HF_TOKEN_ENV_NAMES: tuple[str, ...] = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+
+
+class EnvRule(Enum):
+    """How user ``env`` may touch a key the engine derives (keys without a rule are free)."""
+
+    MODEL = "model"  # from the model source; never contradicted
+    REVISION = "revision"
+    PARALLEL = "parallel"  # may be lowered, never beyond the hardware
+    LIMIT = "limit"  # from max_input_tokens / max_total_tokens; never contradicted
+    PROTOCOL = "protocol"  # request/stream contract; never contradicted
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineContext:
+    """What the engine needs to know about one model copy.
+
+    :param instance: the instance type the copy runs on.
+    :param accelerators: devices (GPUs, or Neuron chips) the copy gets; None = all of the
+        instance (inference components give a copy a subset).
+    :param model_location: Hub id, or ``/opt/ml/model`` for weights SageMaker downloads.
+    :param revision: Hub revision (branch, tag or commit). @default None
+    :param max_input_tokens: longest prompt. @default the engine's default
+    :param max_total_tokens: longest prompt + generation. @default the engine's default
+    :param plan: memory plan for the copy, used to size batch defaults. @default None
+    """
+
+    instance: InstanceType
+    model_location: str
+    accelerators: int | None = None
+    revision: str | None = None
+    max_input_tokens: int | None = None
+    max_total_tokens: int | None = None
+    plan: MemoryPlan | None = None
+
+    @property
+    def devices(self) -> int:
+        """Devices available to the copy (0 when the hardware is unknown)."""
+        return self.accelerators or self.instance.accelerator_count
+
+    @property
+    def where(self) -> str:
+        """``"this copy gets on ml.x"`` for a share of the instance, else ``"of ml.x"``."""
+        return f"{'this copy gets on' if self.accelerators else 'of'} {self.instance.name}"
+
+
+def cores_per_chip(instance: InstanceType) -> int | None:
+    """NeuronCores per Neuron chip (2 on Inferentia2 and Trainium1); None without data."""
+    if not instance.neuron_cores or not instance.accelerator_count:
+        return None
+    return instance.neuron_cores // instance.accelerator_count
+
+
+def available_cores(ctx: EngineContext) -> int | None:
+    """NeuronCores of the chips the copy gets; None without Neuron data."""
+    per_chip = cores_per_chip(ctx.instance)
+    if per_chip is None:
+        return None
+    return (ctx.accelerators or ctx.instance.accelerator_count) * per_chip

@@ -1,0 +1,89 @@
+"""Engine settings written once: a dataclass field whose metadata carries its check.
+
+Each engine is a frozen dataclass; ``Engine.<factory>(...)`` is its constructor, so a setting's
+name, type, default and check live in one line::
+
+    num_shard: int | None = setting(positive=True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, ClassVar
+
+from constructs_llm._problems import Problems
+
+__all__ = ["DTYPE_ALIASES", "SettingCheck", "SettingsChecked", "setting"]
+
+_CHECK = "constructs_llm.check"
+
+DTYPE_ALIASES: Mapping[str, str] = {
+    "fp16": "fp16",
+    "float16": "fp16",
+    "half": "fp16",
+    "bf16": "bf16",
+    "bfloat16": "bf16",
+    "fp32": "fp32",
+    "float32": "fp32",
+    "float": "fp32",
+}
+
+
+@dataclass(frozen=True)
+class SettingCheck:
+    """What a setting's value must be (None always passes: the engine's default)."""
+
+    positive: bool = False
+    choices: tuple[str, ...] | None = None
+    fraction: bool = False
+    dtype: bool = False
+
+    def problem(self, name: str, value: Any) -> str | None:
+        if value is None:
+            return None
+        if self.positive and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            return f"{name} must be an integer >= 1, got {value!r}"
+        if self.choices is not None and value not in self.choices:
+            return f"{name} must be one of {', '.join(self.choices)}, got {value!r}"
+        if self.fraction and not (isinstance(value, int | float) and 0 < value <= 1):
+            return f"{name} must be in (0, 1], got {value!r}"
+        if self.dtype and str(value).lower() not in DTYPE_ALIASES:
+            return f"{name} must be fp16, bf16 or fp32, got {value!r}"
+        return None
+
+
+def setting(
+    default: Any = None,
+    *,
+    positive: bool = False,
+    choices: tuple[str, ...] | None = None,
+    fraction: bool = False,
+    dtype: bool = False,
+) -> Any:
+    """A dataclass field checked when the engine is built. @default None (engine's default)"""
+    check = SettingCheck(positive=positive, choices=choices, fraction=fraction, dtype=dtype)
+    return field(default=default, metadata={_CHECK: check})
+
+
+class SettingsChecked:
+    """Checks every ``setting()`` field after ``__init__`` and raises once, naming the factory
+    (``Engine.tgi(): num_shard must be ...``)."""
+
+    factory_name: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        problems = Problems(f"Engine.{self.factory_name}()")
+        for item in fields(self):  # type: ignore[arg-type]  # every subclass is a dataclass
+            problems.add(_check_of(item).problem(item.name, getattr(self, item.name)))
+        problems.extend(self._more_problems())
+        problems.raise_if_any()
+
+    def _more_problems(self) -> list[str]:
+        """Checks that span settings or normalise them; override where needed."""
+        return []
+
+
+def _check_of(item: Field[Any]) -> SettingCheck:
+    check = item.metadata.get(_CHECK)
+    return check if isinstance(check, SettingCheck) else SettingCheck()

@@ -1,0 +1,113 @@
+"""An endpoint deployed elsewhere (``LlmEndpoint.from_endpoint_name/attributes``): a target for
+a ``StreamingInvoker`` and for ``grant_invoke``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_cdk import Stack, Token
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from constructs_llm._hosting import grant_invoke
+from constructs_llm._problems import Problems
+from constructs_llm._validation import name_problem
+from constructs_llm.errors import ConfigurationError
+from constructs_llm.metrics import InvocationMetrics
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+
+if TYPE_CHECKING:
+    from constructs_llm.engine import Engine
+
+__all__ = ["ImportedEndpoint"]
+
+
+class ImportedEndpoint(InvocationMetrics, Construct):
+    """A SageMaker real-time endpoint this app does not create. Create it with
+    ``LlmEndpoint.from_endpoint_name(scope, id, name)`` or
+    ``LlmEndpoint.from_endpoint_attributes(scope, id, endpoint_name=..., ...)``.
+
+    :param endpoint_name: the endpoint's name.
+    :param engine: the engine it serves, for its request and stream formats. @default unknown
+    :param stream_format: how it frames streamed tokens. @default the engine's, else
+        ``StreamFormat.AUTO`` (detected per line: TGI, OpenAI or LMI framing)
+    :param request_format: the request body it takes. @default the engine's, else
+        ``RequestFormat.MESSAGES`` (every built-in engine takes chat requests)
+    :param variant_name: its production variant, for ``metric*()``. @default unknown (metrics
+        then raise, naming this parameter)
+    :param served_model_name: the model name the invoker reports to OpenAI clients.
+        @default the endpoint name
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        endpoint_name: str,
+        engine: Engine | None = None,
+        stream_format: StreamFormat | None = None,
+        request_format: RequestFormat | None = None,
+        variant_name: str | None = None,
+        served_model_name: str | None = None,
+    ) -> None:
+        super().__init__(scope, id)
+        problems = Problems(f"LlmEndpoint.from_endpoint_attributes '{self.node.path}'")
+        problems.add(name_problem("endpoint_name", endpoint_name))
+        problems.add(name_problem("variant_name", variant_name))
+        problems.add(_format_problem("stream_format", stream_format, StreamFormat))
+        problems.add(_format_problem("request_format", request_format, RequestFormat))
+        problems.raise_if_any()
+        self._endpoint_name = endpoint_name
+        self._stream_format = stream_format or (engine.stream_format if engine else None)
+        self._request_format = request_format or (engine.request_format if engine else None)
+        self.variant_name = variant_name
+        self.served_model_name = served_model_name or endpoint_name
+
+    @property
+    def endpoint_name(self) -> str:
+        return self._endpoint_name
+
+    @property
+    def endpoint_arn(self) -> str:
+        """``arn:...:endpoint/<name>``. SageMaker writes endpoint ARNs in lower case whatever
+        the name's case (``DescribeEndpoint``'s ``EndpointArn``; see
+        prometheus-community/yet-another-cloudwatch-exporter#1178), so the name is lowered
+        here when it is known at synth."""
+        name = self._endpoint_name
+        name = name if Token.is_unresolved(name) else name.lower()
+        return Stack.of(self).format_arn(
+            service="sagemaker", resource="endpoint", resource_name=name
+        )
+
+    @property
+    def inference_component_name(self) -> str | None:
+        return None
+
+    @property
+    def stream_format(self) -> StreamFormat:
+        return self._stream_format or StreamFormat.AUTO
+
+    @property
+    def request_format(self) -> RequestFormat:
+        return self._request_format or RequestFormat.MESSAGES
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on the endpoint."""
+        return grant_invoke(grantee, self.endpoint_arn)
+
+    def _metric_dimensions(self) -> dict[str, str]:
+        if self.variant_name is None:
+            raise ConfigurationError(
+                f"endpoint '{self.node.path}' was imported without its variant name, which "
+                "SageMaker's endpoint metrics are keyed by; pass "
+                "LlmEndpoint.from_endpoint_attributes(..., variant_name=...)"
+            )
+        return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
+
+
+def _format_problem(prop: str, value: object, kind: type) -> str | None:
+    if value is None or isinstance(value, kind):
+        return None
+    members = ", ".join(f"{kind.__name__}.{m.name}" for m in kind)  # type: ignore[attr-defined]
+    return f"{prop} must be one of {members}, got {value!r}"

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Llama 3 8B Instruct on a SageMaker endpoint, streamed to OpenAI clients with an API key."""
+
+from aws_cdk import App, Aws, CfnOutput, Stack
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from constructs_llm import (Engine, InvokerAuth, LlmEndpoint, LlmModel, ModelSource,
+                            StreamingInvoker)
+
+
+class ChatStack(Stack):
+    def __init__(self, scope: Construct, id: str, **kwargs) -> None:
+        super().__init__(scope, id, **kwargs)
+        # Both secrets exist before the deploy (see "Deploy it and call it").
+        hf_token = secretsmanager.Secret.from_secret_name_v2(self, "HfToken", "hugging-face/token")
+        api_keys = secretsmanager.Secret.from_secret_name_v2(self, "ApiKeys", "llm/api-keys")
+
+        model = LlmModel(self, "Model",
+            source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", token=hf_token),
+            engine=Engine.tgi(),
+            instance_type="ml.g5.2xlarge",
+            max_input_tokens=2048, max_total_tokens=4096)
+        endpoint = LlmEndpoint(self, "Endpoint", model=model)
+        invoker = StreamingInvoker(self, "Chat", target=endpoint,
+            auth=InvokerAuth.api_keys(api_keys),   # or InvokerAuth.iam(): SigV4 callers
+            max_concurrency=10)                    # at most 10 requests at once
+        # invoker.add_distribution(rate_limit=600) # CloudFront + WAF in front (us-east-1)
+
+        CfnOutput(self, "Url", value=invoker.url)
+        CfnOutput(self, "EndpointName", value=endpoint.endpoint_name)
+        CfnOutput(self, "Dashboard", value=f"https://{Aws.REGION}.console.aws.amazon.com/"
+                  f"sagemaker/home?region={Aws.REGION}#/endpoints/{endpoint.endpoint_name}")
+
+
+app = App()
+ChatStack(app, "ChatStack")
+app.synth()

@@ -1,0 +1,1 @@
+"""The bad-input matrix: its rows, by what they build, and the builders they share."""

@@ -1,0 +1,374 @@
+"""Bad hosting: endpoints, inference-component endpoints and components, streaming invokers,
+props of the wrong kind, and Python typing."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Duration, Size
+from aws_cdk import aws_kms as kms
+
+from constructs_llm import (
+    Engine,
+    InferenceComponent,
+    LlmEndpoint,
+    StreamingInvoker,
+)
+from constructs_llm.errors import (
+    ConfigurationError,
+    InstanceTypeError,
+    ScalingError,
+    SizingError,
+)
+from tests.matrix.builders import (
+    EBS_ONLY,
+    G5,
+    component,
+    custom,
+    endpoint,
+    ic_endpoint,
+    invoker,
+    model,
+    scaling,
+)
+
+BAD_HOSTING = [
+    # LlmEndpoint
+    pytest.param(
+        lambda s: endpoint(s, health_check_timeout=Duration.seconds(59)),
+        ConfigurationError,
+        r"health_check_timeout must be between 60 and 3600 seconds, got 59 s",
+        id="endpoint-timeout-too-short",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, download_timeout=Duration.seconds(3601)),
+        ConfigurationError,
+        r"download_timeout must be between 60 and 3600 seconds, got 3601 s",
+        id="endpoint-download-timeout-too-long",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, health_check_timeout=900),
+        ConfigurationError,
+        r"health_check_timeout must be a Duration, got 900; use Duration\.minutes",
+        id="endpoint-timeout-not-a-duration",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, instance_count=0),
+        ConfigurationError,
+        r"instance_count must be an integer >= 1, got 0",
+        id="endpoint-instance-count-zero",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, instance_count=5, autoscaling=scaling(max_capacity=4)),
+        ConfigurationError,
+        r"instance_count 5 is outside autoscaling's \[1, 4\]",
+        id="endpoint-instance-count-outside-autoscaling",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, autoscaling=scaling(min_capacity=0, max_capacity=2)),
+        ScalingError,
+        r"min_capacity=0.*cannot scale to zero.*InferenceComponent",
+        id="endpoint-scale-to-zero",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, volume_size=Size.gibibytes(100)),
+        ConfigurationError,
+        r"volume_size cannot be set on ml\.g5\.2xlarge: it has local NVMe.*drop volume_size",
+        id="endpoint-volume-size-on-nvme",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, instance_type=EBS_ONLY, volume_size=Size.gibibytes(1024)),
+        ConfigurationError,
+        r"volume_size must be 1-512 GiB, got 1024 GiB",
+        id="endpoint-volume-size-too-large",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, kms_key=kms.Key(s, "Key")),
+        ConfigurationError,
+        r"kms_key cannot be used with ml\.g5\.2xlarge: it has local NVMe.*drop kms_key",
+        id="endpoint-kms-key-on-nvme",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, endpoint_name="chat_llama3"),
+        ConfigurationError,
+        r"endpoint_name must match .* got 'chat_llama3'",
+        id="endpoint-name-underscore",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, endpoint_name="e" * 64),
+        ConfigurationError,
+        r"at most 63 characters.*got 'e{64}' \(64 characters\)",
+        id="endpoint-name-64-chars",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, endpoint_name="chat-"),
+        ConfigurationError,
+        r"endpoint_name must match .* got 'chat-'",
+        id="endpoint-name-trailing-hyphen",
+    ),
+    # InferenceComponentEndpoint
+    pytest.param(
+        lambda s: ic_endpoint(s, instance_type="ml.inf2.4xlarge"),
+        InstanceTypeError,
+        r"got 'ml\.inf2\.4xlarge'.*Sizes of ml\.inf2: xlarge, 8xlarge",
+        id="ic-endpoint-unknown-size",
+    ),
+    pytest.param(
+        lambda s: ic_endpoint(s, min_instances=3, max_instances=1),
+        ConfigurationError,
+        r"min_instances \(3\) is above max_instances \(1\)",
+        id="ic-endpoint-min-above-max",
+    ),
+    pytest.param(
+        lambda s: ic_endpoint(s, max_instances=0),
+        ConfigurationError,
+        r"max_instances must be an integer >= 1, got 0",
+        id="ic-endpoint-max-instances-zero",
+    ),
+    pytest.param(
+        lambda s: ic_endpoint(s, health_check_timeout=Duration.hours(2)),
+        ConfigurationError,
+        r"health_check_timeout must be between 60 and 3600 seconds, got 7200 s",
+        id="ic-endpoint-timeout-too-long",
+    ),
+    pytest.param(
+        lambda s: ic_endpoint(s, endpoint_name="shared_llms"),
+        ConfigurationError,
+        r"endpoint_name must match .* got 'shared_llms'",
+        id="ic-endpoint-name-underscore",
+    ),
+    pytest.param(
+        lambda s: ic_endpoint(s, volume_size=Size.gibibytes(200)),
+        ConfigurationError,
+        r"volume_size cannot be set on ml\.g5\.12xlarge",
+        id="ic-endpoint-volume-size-on-nvme",
+    ),
+    # InferenceComponent
+    pytest.param(
+        lambda s: component(s, accelerators=8),
+        ConfigurationError,
+        r"accelerators=8 per copy but ml\.g5\.12xlarge has 4.*lower accelerators",
+        id="ic-accelerators-above-instance",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, min_memory_mib=300 * 1024),
+        ConfigurationError,
+        r"min_memory_mib=307200 per copy but ml\.g5\.12xlarge has 196608 MiB",
+        id="ic-memory-above-instance",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, cpu_cores=64),
+        ConfigurationError,
+        r"cpu_cores=64 per copy but ml\.g5\.12xlarge has 48 vCPUs",
+        id="ic-cpu-cores-above-instance",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            instance_type="ml.m5.xlarge",
+            model_props={"engine": custom()},
+            accelerators=1,
+            min_memory_mib=1024,
+        ),
+        ConfigurationError,
+        r"accelerators=1 but ml\.m5\.xlarge has no accelerators \(CPU only\)",
+        id="ic-accelerators-on-cpu-instance",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, copies=0),
+        ConfigurationError,
+        r"copies must be an integer >= 1, got 0",
+        id="ic-zero-copies",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, copies=5),
+        ConfigurationError,
+        r"copies=5 copies need 2 instances of ml\.g5\.12xlarge.*max_instances is 1",
+        id="ic-copies-above-fleet",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, min_memory_mib=64),
+        ConfigurationError,
+        r"min_memory_mib must be an integer >= 128, got 64",
+        id="ic-memory-below-minimum",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, cpu_cores=0.1),
+        ConfigurationError,
+        r"cpu_cores must be at least 0\.25 .*got 0\.1",
+        id="ic-cpu-cores-below-minimum",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, download_timeout=Duration.seconds(30)),
+        ConfigurationError,
+        r"download_timeout must be between 60 and 3600 seconds, got 30 s",
+        id="ic-download-timeout-too-short",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, inference_component_name="chat_llama3"),
+        ConfigurationError,
+        r"inference_component_name must match .* got 'chat_llama3'",
+        id="ic-name-underscore",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, autoscaling=scaling(min_capacity=0, max_capacity=4)),
+        ScalingError,
+        r"min_capacity=0 \(scale to zero\).*min_instances=1; create the InferenceComponentEndpoint with min_instances=0",
+        id="ic-scale-to-zero-with-min-instances",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, copies=3, autoscaling=scaling(max_capacity=2)),
+        ScalingError,
+        r"copies 3 is outside autoscaling's \[1, 2\]",
+        id="ic-copies-outside-autoscaling",
+    ),
+    pytest.param(
+        lambda s: InferenceComponent(
+            s,
+            "Chat",
+            endpoint=endpoint(s),  # type: ignore[arg-type]
+            model=model(s, id="Other"),
+            min_memory_mib=1024,
+        ),
+        ConfigurationError,
+        r"endpoint must be an InferenceComponentEndpoint, got LlmEndpoint 'Test/Endpoint'; create one with InferenceComponentEndpoint",
+        id="ic-on-an-llm-endpoint",
+    ),
+    pytest.param(
+        lambda s: component(s, instance_type="ml.p3.8xlarge", accelerators=1),
+        SizingError,
+        r"(?s)InferenceComponent 'Test/Chat': LlmModel 'Test/Model' does not fit on the 1 accelerator\(s\) each copy gets on ml\.p3\.8xlarge: .*weights need 15\.0 GiB .* 1 x 16\.0 GiB .* leave 13\.4 GiB.*choose an instance with more accelerator memory",
+        id="ic-model-does-not-fit-one-v100",
+    ),
+    # StreamingInvoker
+    pytest.param(
+        lambda s: invoker(s, timeout=Duration.minutes(16)),
+        ConfigurationError,
+        r"timeout must be between 30 s and 15 minutes, got 960 s; Lambda stops a function after 15 minutes",
+        id="invoker-timeout-above-15-min",
+    ),
+    pytest.param(
+        lambda s: invoker(s, timeout=Duration.seconds(10)),
+        ConfigurationError,
+        r"timeout must be between 30 s and 15 minutes, got 10 s",
+        id="invoker-timeout-too-short",
+    ),
+    pytest.param(
+        lambda s: invoker(s, timeout=300),
+        ConfigurationError,
+        r"timeout must be a Duration, got 300",
+        id="invoker-timeout-not-a-duration",
+    ),
+    pytest.param(
+        lambda s: invoker(s, memory_size=64),
+        ConfigurationError,
+        r"memory_size must be 128-10240 MiB, got 64",
+        id="invoker-memory-too-small",
+    ),
+    pytest.param(
+        lambda s: StreamingInvoker(s, "Stream", target=model(s)),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"target must be an LlmEndpoint or an InferenceComponent, got LlmModel 'Test/Model'",
+        id="invoker-target-is-a-model",
+    ),
+    # Props of the wrong kind: the library's error, naming the value and how to build the right one
+    pytest.param(
+        lambda s: LlmEndpoint(s, "Endpoint", model="Model"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"model must be an LlmModel, got str 'Model'; create it with LlmModel\(",
+        id="endpoint-model-is-a-string",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, autoscaling={"max_capacity": 2}),
+        ConfigurationError,
+        r"autoscaling must be an Autoscaling, got dict \{'max_capacity': 2\}; use Autoscaling\(max_capacity=",
+        id="endpoint-autoscaling-is-a-dict",
+    ),
+    pytest.param(
+        lambda s: InferenceComponent(
+            s,
+            "Chat",
+            endpoint=ic_endpoint(s),
+            model="Model",  # type: ignore[arg-type]
+            min_memory_mib=1024,
+        ),
+        ConfigurationError,
+        r"model must be an LlmModel, got str 'Model'",
+        id="ic-model-is-a-string",
+    ),
+    # Python typing: the constructs take keyword arguments only
+    pytest.param(
+        lambda s: LlmEndpoint(s, "Endpoint", model(s)),  # type: ignore[call-arg]
+        TypeError,
+        r"takes 3 positional arguments but 4 were given",
+        id="endpoint-props-positional",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint(s, "Endpoint", model=model(s), instance_typ=G5),  # type: ignore[call-arg]
+        TypeError,
+        r"unexpected keyword argument 'instance_typ'",
+        id="endpoint-misspelt-prop",
+    ),
+    # Bindings, and several problems of one construct named together
+    pytest.param(
+        lambda s: LlmEndpoint(s, "Endpoint", model=model(s, instance_type=None, bound=False)),
+        ConfigurationError,
+        r"instance_type is required: model 'Test/Model' has no default instance type; pass LlmEndpoint\(instance_type=\.\.\.\) or LlmModel\(instance_type=\.\.\.\)",
+        id="endpoint-instance-type-required",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint(
+            s, "Endpoint", model=model(s, bound=False), instance_type="ml.inf2.xlarge"
+        ),
+        ConfigurationError,
+        r"LlmEndpoint 'Test/Endpoint': LlmModel 'Test/Model' on ml\.inf2\.xlarge: Engine\.tgi\(\) serves NVIDIA GPUs",
+        id="endpoint-binds-the-model-to-hardware-it-cannot-use",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, instance_count=0, endpoint_name="bad_name"),
+        ConfigurationError,
+        r"(?s)LlmEndpoint 'Test/Endpoint' has 2 problems:.*instance_count must be an integer >= 1, got 0.*endpoint_name must match .* got 'bad_name'",
+        id="endpoint-count-and-name-named-together",
+    ),
+    pytest.param(
+        lambda s: ic_endpoint(
+            s,
+            endpoint_name="bad_name",
+            health_check_timeout=Duration.hours(2),
+            volume_size=Size.gibibytes(100),
+        ),
+        ConfigurationError,
+        r"(?s)has 3 problems:.*got 7200 s.*got 'bad_name'.*volume_size cannot be set on ml\.g5\.12xlarge",
+        id="ic-endpoint-timeout-name-and-volume-named-together",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, copies=9, endpoint_props={"max_instances": 2}),
+        ConfigurationError,
+        r"copies=9 copies need 3 instances of ml\.g5\.12xlarge \(4 copies of 1 accelerator\(s\) \+ 16384 MiB fit on one\) but the endpoint's max_instances is 2; raise max_instances or lower copies",
+        id="ic-copies-above-fleet-names-the-packing",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            accelerators=1,
+            endpoint_props={"max_instances": 2},
+            autoscaling=scaling(max_capacity=9),
+        ),
+        ScalingError,
+        r"autoscaling max_capacity=9 copies at most need 3 instances .* max_instances is 2",
+        id="ic-autoscaling-max-above-fleet",
+    ),
+    pytest.param(
+        lambda s: component(s, model_props={"engine": Engine.tgi(num_shard=2)}, accelerators=1),
+        ConfigurationError,
+        r"LlmModel 'Test/Model' on the 1 accelerator\(s\) each copy gets on ml\.g5\.12xlarge: Engine\.tgi\(num_shard\)=2 exceeds the 1 GPU\(s\) this copy gets on ml\.g5\.12xlarge",
+        id="ic-engine-num-shard-above-copy-gpus",
+    ),
+    pytest.param(
+        lambda s: component(
+            s, instance_type=EBS_ONLY, accelerators=1, copies=4, autoscaling=scaling(max_capacity=3)
+        ),
+        (SizingError, ScalingError),
+        r"(?s)InferenceComponent 'Test/Chat' has 2 problems:.*copies 4 is outside autoscaling's \[1, 3\].*does not fit on the 1 accelerator",
+        id="ic-sizing-and-scaling-named-together",
+    ),
+]

@@ -1,0 +1,451 @@
+"""Bad models: engines on the wrong hardware, parallelism, env, token limits and memory fit,
+network, and props of the wrong kind."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import aws_ec2 as ec2
+
+from constructs_llm import (
+    Engine,
+    ModelSource,
+)
+from constructs_llm.errors import (
+    ConfigurationError,
+    InstanceTypeError,
+    SizingError,
+)
+from tests.matrix.builders import (
+    G5_4GPU,
+    INF2,
+    LLAMA3,
+    LLAMA31,
+    MISTRAL,
+    TOKEN,
+    TRN1,
+    custom,
+    model,
+    vpc,
+)
+
+BAD_MODELS = [
+    pytest.param(
+        lambda s: model(s, instance_type="ml.g5.45xlarge"),
+        InstanceTypeError,
+        r"got 'ml\.g5\.45xlarge'.*Sizes of ml\.g5: xlarge, 2xlarge, .*48xlarge.*allow_unknown_size=True",
+        id="model-seed-typo-g5-45xlarge",
+    ),
+    # Engines on the wrong hardware
+    pytest.param(
+        lambda s: model(s, instance_type=INF2, engine=Engine.tgi()),
+        ConfigurationError,
+        r"Engine\.tgi\(\) serves NVIDIA GPUs but ml\.inf2\.xlarge has AWS Neuron.*Engine\.tgi_neuronx\(\)",
+        id="engine-tgi-on-neuron",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.tgi_neuronx()),
+        ConfigurationError,
+        r"Engine\.tgi_neuronx\(\) serves AWS Neuron.* but ml\.g5\.2xlarge has NVIDIA GPUs",
+        id="engine-tgi-neuronx-on-gpu",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=INF2, engine=Engine.lmi()),
+        ConfigurationError,
+        r"Engine\.lmi\(\) serves NVIDIA GPUs but ml\.inf2\.xlarge",
+        id="engine-lmi-on-neuron",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type="ml.m5.xlarge", engine=Engine.vllm()),
+        ConfigurationError,
+        r"Engine\.vllm\(\) serves NVIDIA GPUs but ml\.m5\.xlarge has no accelerator",
+        id="engine-vllm-on-cpu",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=TRN1, engine=Engine.sglang()),
+        ConfigurationError,
+        r"Engine\.sglang\(\) serves NVIDIA GPUs but ml\.trn1\.32xlarge",
+        id="engine-sglang-on-neuron",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=custom(accelerator="neuron")),
+        ConfigurationError,
+        r"Engine\.custom\(\) serves AWS Neuron.* but ml\.g5\.2xlarge",
+        id="engine-custom-neuron-on-gpu",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type="ml.inf1.xlarge", engine=Engine.tgi_neuronx()),
+        ConfigurationError,
+        r"ml\.inf1\.xlarge is Inferentia1.*ml\.inf2",
+        id="engine-tgi-neuronx-on-inferentia1",
+    ),
+    # Parallelism beyond the hardware, or that the engine cannot use
+    pytest.param(
+        lambda s: model(s, instance_type=G5_4GPU, engine=Engine.tgi(num_shard=8)),
+        ConfigurationError,
+        r"num_shard\)=8 exceeds the 4 GPU\(s\) of ml\.g5\.12xlarge; use .* <= 4",
+        id="engine-tgi-num-shard-above-gpus",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=G5_4GPU, engine=Engine.lmi(tensor_parallel_degree=8)),
+        ConfigurationError,
+        r"tensor_parallel_degree\)=8 exceeds the 4 GPU\(s\) of ml\.g5\.12xlarge",
+        id="engine-lmi-tensor-parallel-above-gpus",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=G5_4GPU, engine=Engine.vllm(tensor_parallel_size=8)),
+        ConfigurationError,
+        r"tensor_parallel_size\)=8 exceeds the 4 GPU\(s\)",
+        id="engine-vllm-tensor-parallel-above-gpus",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=G5_4GPU, engine=Engine.sglang(tp_size=8)),
+        ConfigurationError,
+        r"tp_size\)=8 exceeds the 4 GPU\(s\)",
+        id="engine-sglang-tp-size-above-gpus",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=G5_4GPU, env={"SM_NUM_GPUS": "8"}),
+        ConfigurationError,
+        r"env SM_NUM_GPUS=8 exceeds the 4 GPUs of ml\.g5\.12xlarge; use at most 4",
+        id="model-env-gpu-count-above-gpus",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=G5_4GPU, engine=Engine.lmi(tensor_parallel_degree=3)),
+        SizingError,
+        r"tensor parallel degree 3 does not split .*heads.*use a degree among \[1, 2, 4\]",
+        id="engine-lmi-tensor-parallel-does-not-split-heads",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(MISTRAL),
+            instance_type=INF2,
+            engine=Engine.tgi_neuronx(num_cores=4),
+        ),
+        ConfigurationError,
+        r"num_cores=4\) exceeds the 2 NeuronCores of ml\.inf2\.xlarge; use num_cores <= 2",
+        id="engine-tgi-neuronx-cores-above-instance",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(MISTRAL),
+            instance_type=TRN1,
+            engine=Engine.tgi_neuronx(num_cores=4),
+        ),
+        ConfigurationError,
+        r"num_cores=4\) is not a topology .* ml\.trn1\.32xlarge \(1, 2, 8, 16 or a multiple of 32",
+        id="engine-tgi-neuronx-trn1-4-cores",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(MISTRAL),
+            instance_type=TRN1,
+            engine=Engine.tgi_neuronx(),
+            env={"HF_NUM_CORES": "4"},
+        ),
+        ConfigurationError,
+        r"HF_NUM_CORES=4 is not a topology .* ml\.trn1\.32xlarge",
+        id="model-env-neuron-cores-trn1-4",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(MISTRAL),
+            instance_type=INF2,
+            engine=Engine.tgi_neuronx(),
+            env={"HF_NUM_CORES": "4"},
+        ),
+        ConfigurationError,
+        r"env HF_NUM_CORES=4 exceeds the 2 NeuronCores of ml\.inf2\.xlarge",
+        id="model-env-neuron-cores-above-instance",
+    ),
+    # Environment
+    pytest.param(
+        lambda s: model(s, env={"HF_TOKEN": TOKEN}),
+        ConfigurationError,
+        r"env HF_TOKEN holds 'hf_Ab…'.*Secrets Manager.*token=secret",
+        id="model-env-literal-hf-token",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"MY_SETTING": f"--token {TOKEN}"}),
+        ConfigurationError,
+        r"env MY_SETTING holds a value that looks like a Hugging Face token",
+        id="model-env-hf-token-under-another-name",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"HF_MODEL_ID": MISTRAL}),
+        ConfigurationError,
+        r"env HF_MODEL_ID='mistralai/Mistral-7B-Instruct-v0\.2' contradicts the model source 'meta-llama/Meta-Llama-3-8B-Instruct'.*ModelSource\.hugging_face",
+        id="model-env-contradicts-model-source",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(), env={"SM_VLLM_MODEL": "/opt/ml/other"}),
+        ConfigurationError,
+        r"env SM_VLLM_MODEL='/opt/ml/other' contradicts the model source",
+        id="model-env-vllm-contradicts-model-source",
+    ),
+    pytest.param(
+        lambda s: model(s, max_total_tokens=4096, env={"MAX_TOTAL_TOKENS": "8192"}),
+        ConfigurationError,
+        r"env MAX_TOTAL_TOKENS='8192' contradicts max_total_tokens=4096.*set max_total_tokens=8192 on the model",
+        id="model-env-contradicts-token-limit",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"OPTION_ROLLING_BATCH": "lmi-dist"}),
+        ConfigurationError,
+        r"env OPTION_ROLLING_BATCH='lmi-dist'.*removed",
+        id="model-env-lmi-removed-backend",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"CONTAINER_HEALTH_CHECK_TIMEOUT": "1800"}),
+        ConfigurationError,
+        r"env CONTAINER_HEALTH_CHECK_TIMEOUT looks like a SageMaker startup timeout.*health_check_timeout=Duration",
+        id="model-env-timeout-instead-of-prop",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"MAX_BATCH_SIZE": 8}),
+        ConfigurationError,
+        r"env\['MAX_BATCH_SIZE'\] must map a string to a string, got int 8; write it as '8'",
+        id="model-env-value-not-a-string",
+    ),
+    # Token limits and memory fit
+    pytest.param(
+        lambda s: model(s, max_input_tokens=4096, max_total_tokens=4096),
+        ConfigurationError,
+        r"max_input_tokens \(4096\) must be less than max_total_tokens \(4096\)",
+        id="model-max-input-not-below-max-total",
+    ),
+    pytest.param(
+        lambda s: model(s, max_input_tokens=0),
+        ConfigurationError,
+        r"max_input_tokens must be an integer >= 1, got 0",
+        id="model-max-input-tokens-zero",
+    ),
+    pytest.param(
+        lambda s: model(s, max_total_tokens=16384),
+        SizingError,
+        r"max_total_tokens 16,384 exceeds the 8,192-token context of meta-llama/Meta-Llama-3-8B-Instruct; set max_total_tokens <= 8,192",
+        id="model-max-total-above-model-context",
+    ),
+    pytest.param(
+        lambda s: model(
+            s, source=ModelSource.hugging_face("tiiuae/falcon-40b"), engine=Engine.lmi()
+        ),
+        SizingError,
+        r"tiiuae/falcon-40b weights need 77\.9 GiB .*ml\.g5\.2xlarge.*more accelerator memory",
+        id="model-falcon-40b-on-g5-2xlarge",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-70B-Instruct"),
+            instance_type=G5_4GPU,
+        ),
+        SizingError,
+        r"Meta-Llama-3-70B-Instruct weights need 131\.\d GiB .*4 x 22\.\d GiB \(ml\.g5\.12xlarge\)",
+        id="model-llama-3-70b-on-g5-12xlarge",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("microsoft/Phi-3-mini-128k-instruct"),
+            instance_type="ml.g4dn.xlarge",
+            max_total_tokens=131072,
+        ),
+        SizingError,
+        r"KV cache left on 1 x 16\.0 GiB \(ml\.g4dn\.xlarge\) holds [\d,]+ tokens .* less than one 131,072-token sequence; lower max_total_tokens to <= [\d,]+",
+        id="model-kv-cache-below-one-sequence",
+    ),
+    # Network
+    pytest.param(
+        lambda s: model(s, network_isolation=True),
+        ConfigurationError,
+        r"network_isolation=True blocks the download of Hub model 'meta-llama/Meta-Llama-3-8B-Instruct'.*ModelSource\.s3",
+        id="model-hub-with-network-isolation",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            vpc=vpc(s, ec2.SubnetType.PRIVATE_ISOLATED),
+            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+        ),
+        ConfigurationError,
+        r"Hub model 'meta-llama/Meta-Llama-3-8B-Instruct' cannot download from isolated subnets",
+        id="model-hub-in-isolated-subnets",
+    ),
+    pytest.param(
+        lambda s: model(s, vpc=vpc(s, ec2.SubnetType.PRIVATE_ISOLATED)),
+        ConfigurationError,
+        r"Hub model 'meta-llama/Meta-Llama-3-8B-Instruct'.*no subnets with egress",
+        id="model-hub-in-vpc-without-egress",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            vpc=vpc(s, ec2.SubnetType.PUBLIC),
+            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC),
+        ),
+        ConfigurationError,
+        r"Hub model 'meta-llama/Meta-Llama-3-8B-Instruct' cannot download from public subnets",
+        id="model-hub-in-public-subnets",
+    ),
+    pytest.param(
+        lambda s: model(s, vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC)),
+        ConfigurationError,
+        r"vpc_subnets was given without vpc",
+        id="model-subnets-without-vpc",
+    ),
+    # Props of the wrong kind
+    pytest.param(
+        lambda s: model(s, source=LLAMA3),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"source must be a ModelSource, got str 'meta-llama/Meta-Llama-3-8B-Instruct'; use ModelSource\.hugging_face\('meta-llama/Meta-Llama-3-8B-Instruct'\)",
+        id="model-source-is-a-model-id-string",
+    ),
+    pytest.param(
+        lambda s: model(s, engine="tgi"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"engine must be an Engine, got str 'tgi'; use Engine\.tgi\(\)",
+        id="model-engine-is-a-string",
+    ),
+    # Engine checks on the model's hardware
+    pytest.param(
+        lambda s: model(s, instance_type="ml.trn1.2xlarge", engine=Engine.lmi()),
+        ConfigurationError,
+        r"Engine\.lmi\(\) serves NVIDIA.*ml\.trn1\.2xlarge.*use Engine\.tgi_neuronx\(\)",
+        id="engine-lmi-on-trainium-names-the-neuron-engine",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(tensor_parallel_size=2)),
+        ConfigurationError,
+        r"tensor_parallel_size\)=2 exceeds the 1 GPU\(s\) of ml\.g5\.2xlarge",
+        id="engine-vllm-tensor-parallel-above-one-gpu",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=G5_4GPU, env={"SM_NUM_GPUS": "all"}),
+        ConfigurationError,
+        r"env SM_NUM_GPUS='all' must be a positive integer",
+        id="model-env-gpu-count-not-a-number",
+    ),
+    pytest.param(
+        lambda s: model(
+            s, instance_type=G5_4GPU, engine=Engine.lmi(), env={"TENSOR_PARALLEL_DEGREE": "2"}
+        ),
+        ConfigurationError,
+        r"TENSOR_PARALLEL_DEGREE='2' is read by the container as OPTION_TENSOR_PARALLEL_DEGREE, which the engine sets to '4'",
+        id="model-env-alias-loses-to-the-derived-key",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(MISTRAL),
+            instance_type=TRN1,
+            engine=Engine.tgi_neuronx(num_cores=24),
+        ),
+        ConfigurationError,
+        r"num_cores=24\) is not a topology.*1, 2, 8, 16 or a multiple of 32",
+        id="engine-tgi-neuronx-trn1-24-cores",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(MISTRAL),
+            instance_type="ml.inf2.48xlarge",
+            engine=Engine.tgi_neuronx(),
+            env={"HF_NUM_CORES": "32"},
+        ),
+        ConfigurationError,
+        r"env HF_NUM_CORES=32 exceeds the 24 NeuronCores of ml\.inf2\.48xlarge",
+        id="model-env-neuron-cores-above-inf2-48xlarge",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            engine=Engine.tgi(max_batch_prefill_tokens=1024),
+            max_input_tokens=2048,
+            max_total_tokens=4096,
+        ),
+        ConfigurationError,
+        r"MAX_BATCH_PREFILL_TOKENS=1024 is below MAX_INPUT_TOKENS=2048.*raise max_batch_prefill_tokens to at least 2048",
+        id="engine-tgi-prefill-below-max-input",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.tgi(max_batch_total_tokens=2048), max_total_tokens=4096),
+        ConfigurationError,
+        r"MAX_BATCH_TOTAL_TOKENS=2048 is below MAX_TOTAL_TOKENS=4096",
+        id="engine-tgi-batch-total-below-max-total",
+    ),
+    pytest.param(
+        lambda s: model(s, max_input_tokens=2048, env={"MAX_INPUT_LENGTH": "1024"}),
+        ConfigurationError,
+        r"env MAX_INPUT_LENGTH='1024' is TGI's legacy name for MAX_INPUT_TOKENS",
+        id="model-env-tgi-legacy-input-length",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"OPTION_MAX_MODEL_LEN": "8192"}),
+        ConfigurationError,
+        r"env OPTION_MAX_MODEL_LEN='8192' bypasses max_total_tokens of the model",
+        id="model-env-lmi-bypasses-max-total",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            instance_type=G5_4GPU,
+            engine=Engine.lmi(max_rolling_batch_size=64, max_rolling_batch_prefill_tokens=32),
+        ),
+        ConfigurationError,
+        r"OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS=32 is below OPTION_MAX_ROLLING_BATCH_SIZE=64",
+        id="engine-lmi-prefill-below-batch-size",
+    ),
+    pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face(LLAMA31), engine=Engine.vllm()),
+        ConfigurationError,
+        r"vLLM sizes for the full 131,072-token context.*holds about 34,073 tokens.*max_total_tokens <= 34,073",
+        id="engine-vllm-full-context-does-not-fit",
+    ),
+    pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face(LLAMA31), engine=Engine.lmi()),
+        ConfigurationError,
+        r"vLLM sizes for the full 131,072-token context",
+        id="engine-lmi-full-context-does-not-fit",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA3, revision="main"),
+            env={"HF_MODEL_REVISION": "dev"},
+        ),
+        ConfigurationError,
+        r"env HF_MODEL_REVISION='dev' contradicts the source revision 'main'",
+        id="model-env-contradicts-revision",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"OPTION_ENTRYPOINT": "my.handler"}),
+        ConfigurationError,
+        r"env OPTION_ENTRYPOINT='my\.handler' changes the request/stream contract.*Engine\.custom",
+        id="model-env-lmi-changes-the-entrypoint",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"OPTION_OUTPUT_FORMATTER": "sse"}),
+        ConfigurationError,
+        r"env OPTION_OUTPUT_FORMATTER='sse' changes the request/stream contract",
+        id="model-env-lmi-changes-the-output-format",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"ModelDataDownloadTimeoutInSeconds": "1800"}),
+        ConfigurationError,
+        r"env ModelDataDownloadTimeoutInSeconds looks like a SageMaker startup timeout.*download_timeout",
+        id="model-env-download-timeout-instead-of-prop",
+    ),
+    # Several problems of one model, named together
+    pytest.param(
+        lambda s: model(
+            s, max_input_tokens=0, network_isolation=True, instance_type="ml.g5.45xlarge"
+        ),
+        InstanceTypeError,
+        r"(?s)LlmModel 'Test/Model' has 3 problems:.*Sizes of ml\.g5.*max_input_tokens must be an integer >= 1, got 0.*network_isolation=True blocks",
+        id="model-several-problems-named-together",
+    ),
+]

@@ -1,0 +1,430 @@
+"""Bad values, built without a construct: instance types, autoscaling, engine settings, model
+sources, images, and the memory planner's inputs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from aws_cdk import aws_secretsmanager as secretsmanager
+
+from constructs_llm import (
+    Autoscaling,
+    ContainerImage,
+    Engine,
+    InstanceType,
+    ModelSource,
+)
+from constructs_llm.errors import (
+    ConfigurationError,
+    ImageError,
+    InstanceTypeError,
+    ScalingError,
+    SizingError,
+)
+from constructs_llm.sizing import ModelArchitecture, plan_memory
+from tests.matrix.builders import (
+    G5,
+    G5_4GPU,
+    IMAGE,
+    LLAMA3,
+    TOKEN,
+    bucket,
+    custom,
+    in_region,
+    model,
+    scaling,
+)
+
+_PHI3 = ModelArchitecture.lookup("microsoft/Phi-3-mini-4k-instruct")
+assert _PHI3 is not None
+PHI3: ModelArchitecture = _PHI3
+
+
+def architecture(**figures: Any) -> ModelArchitecture:
+    """A user-stated architecture with a 7B model's figures, changed by ``figures``."""
+    props: dict[str, Any] = {
+        "params_billion": 7,
+        "layers": 32,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "hidden_size": 4096,
+        "context_length": 8192,
+        **figures,
+    }
+    return ModelArchitecture(**props)
+
+
+BAD_VALUES = [
+    # InstanceType
+    pytest.param(
+        lambda s: InstanceType("g5.2xlarge"),
+        InstanceTypeError,
+        r"got 'g5\.2xlarge'.*use 'ml\.g5\.2xlarge'",
+        id="instance-type-missing-ml-prefix",
+    ),
+    pytest.param(
+        lambda s: InstanceType("ML.G5.2XLARGE"),
+        InstanceTypeError,
+        r"got 'ML\.G5\.2XLARGE'.*lower case: use 'ml\.g5\.2xlarge'",
+        id="instance-type-upper-case",
+    ),
+    pytest.param(
+        lambda s: InstanceType("ml.g5"),
+        InstanceTypeError,
+        r"got 'ml\.g5'.*size is missing.*2xlarge",
+        id="instance-type-missing-size",
+    ),
+    pytest.param(
+        lambda s: InstanceType(5),  # type: ignore[arg-type]
+        InstanceTypeError,
+        r"got int 5",
+        id="instance-type-not-a-string",
+    ),
+    # Autoscaling
+    pytest.param(
+        lambda s: scaling(min_capacity=5, max_capacity=2),
+        ScalingError,
+        r"min_capacity \(5\) is above max_capacity \(2\)",
+        id="autoscaling-min-above-max",
+    ),
+    pytest.param(
+        lambda s: Autoscaling(
+            max_capacity=2, target_concurrent_requests=4, target_invocations_per_instance=20
+        ),
+        ScalingError,
+        r"exactly one of target_concurrent_requests or target_invocations_per_instance, got both",
+        id="autoscaling-both-targets",
+    ),
+    pytest.param(
+        lambda s: Autoscaling(max_capacity=2),
+        ScalingError,
+        r"exactly one of target_concurrent_requests or target_invocations_per_instance, got neither",
+        id="autoscaling-no-target",
+    ),
+    pytest.param(
+        lambda s: scaling(max_capacity=0),
+        ScalingError,
+        r"max_capacity must be an integer >= 1, got 0",
+        id="autoscaling-max-capacity-zero",
+    ),
+    pytest.param(
+        lambda s: scaling(max_capacity=2, target_concurrent_requests=0),
+        ScalingError,
+        r"target_concurrent_requests must be a number > 0, got 0",
+        id="autoscaling-target-zero",
+    ),
+    pytest.param(
+        lambda s: scaling(max_capacity=2, scale_in_cooldown=600),
+        ScalingError,
+        r"scale_in_cooldown must be a Duration, got 600",
+        id="autoscaling-cooldown-not-a-duration",
+    ),
+    pytest.param(
+        lambda s: scaling(min_capacity=-1, max_capacity=2),
+        ScalingError,
+        r"min_capacity must be an integer >= 0, got -1",
+        id="autoscaling-min-capacity-negative",
+    ),
+    # Engine settings
+    pytest.param(
+        lambda s: Engine.tgi(num_shard=0),
+        ConfigurationError,
+        r"Engine\.tgi\(\): num_shard must be an integer >= 1, got 0",
+        id="engine-tgi-num-shard-zero",
+    ),
+    pytest.param(
+        lambda s: Engine.tgi(quantize="int3"),
+        ConfigurationError,
+        r"quantize must be one of .*awq.*, got 'int3'",
+        id="engine-tgi-unknown-quantization",
+    ),
+    pytest.param(
+        lambda s: Engine.lmi(backend="lmi-dist"),
+        ConfigurationError,
+        r"LMI backend 'lmi-dist' was removed.*Engine\.lmi\(backend='vllm'\)",
+        id="engine-lmi-removed-backend",
+    ),
+    pytest.param(
+        lambda s: Engine.vllm(gpu_memory_utilization=1.5),
+        ConfigurationError,
+        r"gpu_memory_utilization must be in \(0, 1\], got 1\.5",
+        id="engine-vllm-memory-fraction-above-one",
+    ),
+    pytest.param(
+        lambda s: Engine.sglang(dtype="fp12"),
+        ConfigurationError,
+        r"dtype must be fp16, bf16 or fp32, got 'fp12'",
+        id="engine-sglang-unknown-dtype",
+    ),
+    pytest.param(
+        lambda s: Engine.tgi_neuronx(auto_cast_type="fp8"),
+        ConfigurationError,
+        r"auto_cast_type must be one of bf16, fp16, got 'fp8'",
+        id="engine-tgi-neuronx-unknown-cast-type",
+    ),
+    pytest.param(
+        lambda s: Engine.custom(image=ContainerImage.from_uri(IMAGE), stream_format="sse"),
+        ConfigurationError,
+        r"stream_format must be one of .*openai.*, got 'sse'",
+        id="engine-custom-unknown-stream-format",
+    ),
+    pytest.param(
+        lambda s: Engine.lmi(backend="scheduler"),
+        ConfigurationError,
+        r"LMI backend 'scheduler' was removed in LMI v15",
+        id="engine-lmi-scheduler-removed",
+    ),
+    pytest.param(
+        lambda s: Engine.lmi(backend="tensorrt"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"LMI backend must be 'vllm' or 'trtllm', got 'tensorrt'",
+        id="engine-lmi-unknown-backend",
+    ),
+    pytest.param(
+        lambda s: Engine.lmi(dtype="fp64"),
+        ConfigurationError,
+        r"dtype must be fp16, bf16 or fp32, got 'fp64'",
+        id="engine-lmi-unknown-dtype",
+    ),
+    pytest.param(
+        lambda s: Engine.tgi_neuronx(batch_size=-1),
+        ConfigurationError,
+        r"Engine\.tgi_neuronx\(\): batch_size must be an integer >= 1, got -1",
+        id="engine-tgi-neuronx-batch-size-negative",
+    ),
+    pytest.param(
+        lambda s: Engine.custom(image=None, stream_format="sse"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"(?s)Engine\.custom\(\) has 2 problems.*image is required.*stream_format must be one of tgi, lmi_jsonlines, openai, auto, got 'sse'",
+        id="engine-custom-without-image-and-format",
+    ),
+    # Model sources
+    pytest.param(
+        lambda s: ModelSource.hugging_face("gpt2"),
+        ConfigurationError,
+        r"got 'gpt2'.*names the organisation or user too",
+        id="hub-id-without-organisation",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face("https://huggingface.co/meta-llama/Llama-2-7b"),
+        ConfigurationError,
+        r"got 'https://huggingface\.co/meta-llama/Llama-2-7b'; pass the id, not the URL: 'meta-llama/Llama-2-7b'",
+        id="hub-id-is-a-url",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face("meta-llama/Llama--2"),
+        ConfigurationError,
+        r"got 'meta-llama/Llama--2'.*without '--'",
+        id="hub-id-double-hyphen",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face(LLAMA3, revision="main..x"),
+        ConfigurationError,
+        r"revision must be a branch, tag or commit hash, got 'main\.\.x'",
+        id="hub-revision-malformed",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face(LLAMA3, token=TOKEN),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"token must be a Secrets Manager secret, got 'hf_Ab…'.*from_secret_name_v2",
+        id="hub-token-plain-string",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face("s3://bucket/llama/"),
+        ConfigurationError,
+        r"got 's3://bucket/llama/'; for weights in S3 use ModelSource\.s3",
+        id="hub-id-is-an-s3-uri",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face("meta-llama/Llama 2"),
+        ConfigurationError,
+        r"got 'meta-llama/Llama 2'; remove the whitespace: 'meta-llama/Llama2'",
+        id="hub-id-with-whitespace",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face("meta-llama/Llama-2/7b"),
+        ConfigurationError,
+        r"exactly one '/'",
+        id="hub-id-two-slashes",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face("meta-llama/-llama"),
+        ConfigurationError,
+        r"'-llama' may use only letters, digits",
+        id="hub-id-leading-hyphen",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face("org/model."),
+        ConfigurationError,
+        r"'model\.' may use only",
+        id="hub-id-trailing-dot",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face("org/" + "m" * 97),
+        ConfigurationError,
+        r"the name part has 97 characters; the Hub allows 96",
+        id="hub-id-name-too-long",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face(""),
+        ConfigurationError,
+        r"model_id must be a Hub id 'org/name', got ''",
+        id="hub-id-empty",
+    ),
+    *(
+        pytest.param(
+            lambda s, r=revision: ModelSource.hugging_face("org/model", revision=r),
+            ConfigurationError,
+            f"revision must be a branch, tag or commit hash, got '{re.escape(revision)}'",
+            id=f"hub-revision-{name}",
+        )
+        for name, revision in (
+            ("parent", "../main"),
+            ("trailing-slash", "main/"),
+            ("space", "has space"),
+            ("lock", "v1.lock"),
+        )
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            engine=custom(token_env_names=()),
+            source=ModelSource.hugging_face(
+                LLAMA3, token=secretsmanager.Secret.from_secret_name_v2(s, "Hf", "hf/token")
+            ),
+        ),
+        ConfigurationError,
+        r"has a token but the engine reads none; give Engine\.custom\(token_env_names=\.\.\.\)",
+        id="hub-token-for-an-engine-that-reads-none",
+    ),
+    pytest.param(
+        lambda s: ModelSource.s3(bucket(s), "llama3-8b"),
+        ConfigurationError,
+        r"prefix must end with '/', got 'llama3-8b'; use 'llama3-8b/'",
+        id="s3-prefix-without-trailing-slash",
+    ),
+    pytest.param(
+        lambda s: ModelSource.s3(bucket(s), "s3://my-weights/llama3-8b/"),
+        ConfigurationError,
+        r"got the URI 's3://my-weights/llama3-8b/'",
+        id="s3-prefix-is-a-uri",
+    ),
+    pytest.param(
+        lambda s: ModelSource.s3_archive(bucket(s), "models/llama3.zip"),
+        ConfigurationError,
+        r"key must name a \.tar\.gz archive, got 'models/llama3\.zip'",
+        id="s3-archive-not-tar-gz",
+    ),
+    pytest.param(
+        lambda s: ModelSource.s3(bucket(s), "llama3/", model_id="llama3"),
+        ConfigurationError,
+        r"got 'llama3'",
+        id="s3-declared-model-id-malformed",
+    ),
+    pytest.param(
+        lambda s: ModelSource.s3(bucket(s), "/llama3/"),
+        ConfigurationError,
+        r"prefix must not start with '/', got '/llama3/'; use 'llama3/'",
+        id="s3-prefix-leading-slash",
+    ),
+    pytest.param(
+        lambda s: ModelSource.s3(bucket(s), ""),
+        ConfigurationError,
+        r"prefix must name the folder holding the weights",
+        id="s3-prefix-empty",
+    ),
+    pytest.param(
+        lambda s: ModelSource.s3_archive(bucket(s), "phi3/"),
+        ConfigurationError,
+        r"got 'phi3/'; use ModelSource\.s3\(bucket, prefix\) for uncompressed weights",
+        id="s3-archive-key-is-a-prefix",
+    ),
+    pytest.param(
+        lambda s: ModelSource.s3_archive(bucket(s), "/phi3/model.tar.gz"),
+        ConfigurationError,
+        r"key must not start with '/'",
+        id="s3-archive-key-leading-slash",
+    ),
+    pytest.param(
+        lambda s: ModelSource.s3("my-weights", "llama/"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"bucket must be an s3\.IBucket, got str 'my-weights'",
+        id="s3-bucket-is-a-string",
+    ),
+    # Container images
+    pytest.param(
+        lambda s: model(in_region(s, "ap-southeast-9")),
+        ImageError,
+        r"region 'ap-southeast-9'.*ContainerImage\.from_uri",
+        id="dlc-unmapped-concrete-region",
+    ),
+    pytest.param(
+        lambda s: ContainerImage.dlc(IMAGE, "1.0"),
+        ImageError,
+        r"got the image URI '123456789012\.dkr\.ecr.*'; use ContainerImage\.from_uri",
+        id="dlc-given-a-uri",
+    ),
+    pytest.param(
+        lambda s: ContainerImage.dlc("huggingface-pytorch-tgi-inference", "latest tag"),
+        ImageError,
+        r"Invalid image tag: got 'latest tag'",
+        id="dlc-tag-with-space",
+    ),
+    pytest.param(
+        lambda s: ContainerImage.from_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm"),
+        ImageError,
+        r"got '123456789012\.dkr\.ecr\.us-east-1\.amazonaws\.com/my-llm'.*no tag or digest",
+        id="image-uri-without-tag",
+    ),
+    pytest.param(
+        lambda s: model(in_region(s, "eu-west-1"), engine=custom()),
+        ImageError,
+        r"is in 'us-east-1' but stack .* deploys to 'eu-west-1'.*Replicate the image",
+        id="image-ecr-in-another-region",
+    ),
+    # The memory planner and model figures, used directly
+    pytest.param(
+        lambda s: plan_memory(PHI3, instance="ml.m5.xlarge"),
+        SizingError,
+        r"ml\.m5\.xlarge has no accelerators",
+        id="sizing-plan-on-a-cpu-instance",
+    ),
+    pytest.param(
+        lambda s: plan_memory(PHI3, instance=G5_4GPU, accelerators=5),
+        SizingError,
+        r"between 1 and the 4 of ml\.g5\.12xlarge, got 5",
+        id="sizing-plan-accelerators-above-instance",
+    ),
+    pytest.param(
+        lambda s: plan_memory(PHI3, instance=G5, dtype="int3"),
+        SizingError,
+        r"unknown dtype or quantization 'int3'",
+        id="sizing-plan-unknown-dtype",
+    ),
+    pytest.param(
+        lambda s: plan_memory(PHI3, instance=G5, max_total_tokens=0),
+        SizingError,
+        r"max_total_tokens must be >= 1, got 0",
+        id="sizing-plan-max-total-tokens-zero",
+    ),
+    pytest.param(
+        lambda s: plan_memory(PHI3, instance=G5_4GPU, engine=Engine.tgi(num_shard=8)),
+        SizingError,
+        r"shards over 8 devices but ml\.g5\.12xlarge has 4",
+        id="sizing-plan-engine-shards-beyond-instance",
+    ),
+    pytest.param(
+        lambda s: architecture(kv_heads=0),
+        ConfigurationError,
+        r"ModelArchitecture: kv_heads must be a positive integer, got 0",
+        id="sizing-architecture-kv-heads-zero",
+    ),
+    pytest.param(
+        lambda s: architecture(kv_heads=16, attention_heads=8),
+        ConfigurationError,
+        r"kv_heads \(16\) cannot exceed attention_heads \(8\)",
+        id="sizing-architecture-more-kv-heads-than-heads",
+    ),
+]

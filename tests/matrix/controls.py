@@ -1,0 +1,305 @@
+"""Valid edge cases that must synthesize cleanly (with only the warnings named), and one
+builder for each warning users can acknowledge."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Duration, Size, Stack
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_secretsmanager as secretsmanager
+
+from constructs_llm import (
+    Engine,
+    InferenceComponent,
+    InstanceType,
+    LlmEndpoint,
+    ModelSource,
+    StreamingInvoker,
+)
+from tests.matrix.builders import (
+    EBS_ONLY,
+    G5,
+    G5_4GPU,
+    INF2,
+    LLAMA3,
+    MISTRAL,
+    TRN1,
+    bucket,
+    component,
+    custom,
+    endpoint,
+    ic_endpoint,
+    in_region,
+    model,
+    scaling,
+    vpc,
+)
+
+# (builder, the warning ids it is expected to raise; anything else is a failure)
+
+
+def _s3_isolated(s: Stack) -> object:
+    weights = bucket(s)
+    model(
+        s,
+        source=ModelSource.s3(weights, "llama3-8b/", model_id=LLAMA3),
+        vpc=vpc(s, ec2.SubnetType.PRIVATE_ISOLATED),
+        vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+    )
+    return model(
+        s,
+        id="Archive",
+        source=ModelSource.s3_archive(weights, "llama3/model.tar.gz", model_id=LLAMA3),
+    )
+
+
+def _component_filling_one_instance(s: Stack) -> object:
+    return component(
+        s,
+        endpoint_props={"min_instances": 0, "max_instances": 1},
+        model_props={"max_input_tokens": 2048, "max_total_tokens": 4096},
+        accelerators=1,
+        copies=4,
+        min_memory_mib=40 * 1024,
+        cpu_cores=12,
+        autoscaling=scaling(min_capacity=0, max_capacity=4),
+    )
+
+
+def _invokers_at_both_limits(s: Stack) -> object:
+    target = endpoint(s)
+    return [
+        StreamingInvoker(s, "Longest", target=target, timeout=Duration.minutes(15)),
+        StreamingInvoker(s, "Shortest", target=target, timeout=Duration.seconds(30)),
+    ]
+
+
+CONTROLS = [
+    pytest.param(
+        lambda s: endpoint(
+            s, health_check_timeout=Duration.seconds(60), download_timeout=Duration.seconds(3600)
+        ),
+        set(),
+        id="endpoint-timeouts-at-60-and-3600-s",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s, instance_count=2, autoscaling=scaling(min_capacity=2, max_capacity=2)
+        ),
+        set(),
+        id="endpoint-max-capacity-equals-min-capacity",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, endpoint_name="llama3-" + "x" * 55 + "1"),
+        set(),
+        id="endpoint-name-63-chars",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s, instance_type=EBS_ONLY, volume_size=Size.gibibytes(512), kms_key=kms.Key(s, "Key")
+        ),
+        set(),
+        id="endpoint-ebs-volume-512-gib-with-kms",
+    ),
+    pytest.param(
+        lambda s: model(in_region(s, "us-east-1"), max_input_tokens=8191, max_total_tokens=8192),
+        set(),
+        id="model-max-total-equals-context-in-mapped-region",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            max_input_tokens=2048,
+            max_total_tokens=4096,
+            env={"MAX_BATCH_PREFILL_TOKENS": "4096", "HF_MODEL_ID": LLAMA3, "SM_NUM_GPUS": "1"},
+        ),
+        set(),
+        id="model-env-tuning-override-and-restated-values",
+    ),
+    pytest.param(
+        lambda s: [
+            model(s, id=name, instance_type=G5_4GPU, engine=engine)
+            for name, engine in (
+                ("Lmi", Engine.lmi(tensor_parallel_degree=4)),
+                ("Vllm", Engine.vllm(tensor_parallel_size=4)),
+                ("Sglang", Engine.sglang(tp_size=4)),
+                ("Tgi", Engine.tgi(num_shard=4)),
+                ("Custom", custom("nvidia")),
+            )
+        ],
+        set(),
+        id="engine-gpu-tensor-parallel-equals-gpus",
+    ),
+    pytest.param(
+        lambda s: [
+            model(
+                s,
+                id=f"Cores{cores}",
+                source=ModelSource.hugging_face(MISTRAL),
+                instance_type=instance,
+                engine=Engine.tgi_neuronx(num_cores=cores),
+                max_input_tokens=2048,
+                max_total_tokens=4096,
+            )
+            for instance, cores in ((INF2, 2), (TRN1, 8), (TRN1, 32))
+        ],
+        {"constructs-llm:sizing-estimate"},  # Neuron: the static KV-cache note
+        id="engine-tgi-neuronx-cores-it-can-use",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            vpc=vpc(s, ec2.SubnetType.PUBLIC, ec2.SubnetType.PRIVATE_WITH_EGRESS),
+        ),
+        set(),
+        id="model-hub-in-private-subnets-with-egress",
+    ),
+    pytest.param(_s3_isolated, set(), id="s3-sources-isolated-and-archive"),
+    pytest.param(
+        _component_filling_one_instance,
+        {
+            "constructs-llm:scale-to-zero",
+            "constructs-llm:scale-to-zero-metric",
+            "constructs-llm:min-instances-zero-region",
+        },
+        id="ic-four-copies-fill-one-instance-and-scale-to-zero",
+    ),
+    pytest.param(
+        _invokers_at_both_limits,
+        set(),
+        id="invoker-timeouts-at-30-s-and-15-min",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=InstanceType("ml.g5.45xlarge", allow_unknown_size=True)),
+        {"constructs-llm:unknown-instance-type"},
+        id="instance-type-unknown-size-opted-out",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint(s, "Endpoint", model=model(s, bound=False), instance_type=G5_4GPU),
+        set(),
+        id="endpoint-on-another-instance-type-than-the-model",
+    ),
+    pytest.param(
+        lambda s: InferenceComponent(
+            s, "Chat", endpoint=ic_endpoint(s), model=model(s, bound=False), min_memory_mib=1024
+        ),
+        set(),
+        id="ic-model-for-another-instance-type",
+    ),
+    pytest.param(
+        lambda s: [
+            LlmEndpoint(s, name, model=served, instance_type=instance)
+            for served in [model(s, instance_type=None, bound=False)]
+            for name, instance in (("Small", G5), ("Big", G5_4GPU))
+        ],
+        set(),
+        id="model-without-instance-type-on-two-endpoints",
+    ),
+]
+
+# (builder, warning id, what the message says)
+
+WARNINGS = [
+    pytest.param(
+        lambda s: model(s),
+        "gated-model-no-token",
+        r"meta-llama/Meta-Llama-3-8B-Instruct is a gated Hugging Face repository.*token=",
+        id="gated-model-no-token",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type="ml.g8.2xlarge"),
+        "unknown-instance-type",
+        r"ml\.g8\.2xlarge is not in the packaged hardware catalog",
+        id="unknown-instance-type",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            instance_type=INF2,
+            engine=Engine.tgi_neuronx(),
+            source=ModelSource.hugging_face(MISTRAL),
+        ),
+        "engine-setting",
+        r"max_total_tokens is not set, so the Neuron image picks a cached configuration",
+        id="engine-setting",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            instance_type=INF2,
+            engine=Engine.tgi_neuronx(),
+            source=ModelSource.hugging_face(MISTRAL),
+            max_input_tokens=2048,
+            max_total_tokens=4096,
+        ),
+        "sizing-estimate",
+        r"Neuron engines allocate the KV cache statically",
+        id="sizing-estimate",
+    ),
+    pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face("acme/private-llm-7b")),
+        "unknown-model-size",
+        r"the size of 'acme/private-llm-7b' is unknown.*architecture=ModelArchitecture",
+        id="unknown-model-size",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(
+                LLAMA3, token=secretsmanager.Secret.from_secret_name_v2(s, "Hf", "hf/token")
+            ),
+        ),
+        "hf-token-in-model-env",
+        r"sagemaker:DescribeModel can read it",
+        id="hf-token-in-model-env",
+    ),
+    pytest.param(
+        lambda s: model(
+            in_region(s, "ap-east-2"),
+            engine=Engine.lmi(backend="trtllm"),
+            instance_type=G5_4GPU,
+            max_input_tokens=2048,
+            max_total_tokens=4096,
+        ),
+        "dlc-region-not-listed",
+        r"does not list lmi-trtllm images .* in ap-east-2.*aws ecr describe-images",
+        id="dlc-region-not-listed",
+    ),
+    pytest.param(
+        lambda s: ic_endpoint(s, min_instances=0),
+        "min-instances-zero-region",
+        r"min_instances=0 .* is rejected in some regions",
+        id="min-instances-zero-region",
+    ),
+    pytest.param(
+        lambda s: component(
+            s, accelerators=1, model_props={"env": {f"APP_SETTING_{i}": "1" for i in range(16)}}
+        ),
+        "component-env-size",
+        r"environment has \d+ entries.*at most 16",
+        id="component-env-size",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            endpoint_props={"min_instances": 0},
+            accelerators=1,
+            autoscaling=scaling(min_capacity=0, max_capacity=2),
+        ),
+        "scale-to-zero",
+        r"scale to zero: the first deploy starts 1 copy",
+        id="scale-to-zero",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            endpoint_props={"min_instances": 0},
+            accelerators=1,
+            autoscaling=scaling(min_capacity=0, max_capacity=2),
+        ),
+        "scale-to-zero-metric",
+        r"target_invocations_per_instance=1.*verify",
+        id="scale-to-zero-metric",
+    ),
+]

@@ -1,0 +1,173 @@
+"""Malformed and hostile HTTP against the runtime server: every case gets a real answer."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import openai
+import pytest
+
+from constructs_llm.streaming.runtime.request_body import DRAIN_LIMIT
+from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
+from tests.support import engine_streams
+from tests.support.fake_sagemaker import FakeSageMaker, Scenario
+
+CHAT = "/v1/chat/completions"
+USER = [{"role": "user", "content": "Hi"}]
+
+
+def raw_exchange(runtime: Runtime, data: bytes, *, wait: float = 5.0) -> bytes:
+    """Send ``data`` on a fresh connection and read until the server closes it."""
+    with socket.create_connection(("127.0.0.1", runtime.port), timeout=wait) as sock:
+        sock.sendall(data)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+        return received
+
+
+def error_body(response: bytes) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(response.partition(b"\r\n\r\n")[2])["error"]
+    return body
+
+
+def test_a_lone_surrogate_escape_in_a_prompt_gets_400_not_500(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    body = b'{"messages": [{"role": "user", "content": "caf\\udce9"}]}'
+    head = f"POST {CHAT} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+    response = raw_exchange(runtime, f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    assert response.startswith(b"HTTP/1.1 400 ")
+    error = error_body(response)
+    assert error["param"] == "messages[0].content"
+    assert "unpaired UTF-16 surrogate" in error["message"]
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize("size", [b"-1", b"-5", b"+5", b"0x5", b"1_0", b"zz", b"1" * 17])
+def test_a_bad_chunk_size_gets_400_at_once_and_the_connection_closes(
+    runtime: Runtime, fake: FakeSageMaker, size: bytes
+) -> None:
+    head = f"POST {CHAT} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+    started = time.monotonic()
+    response = raw_exchange(runtime, head + size + b"\r\n{}\r\n0\r\n\r\n")
+    assert time.monotonic() - started < 3  # no wait for a client timeout
+    assert response.startswith(b"HTTP/1.1 400 ")
+    assert b"Connection: close" in response
+    error = error_body(response)
+    assert error["code"] == "invalid_body"
+    assert "bad chunk size" in error["message"]
+    assert fake.requests == []
+
+
+def test_a_chunk_without_its_crlf_gets_400(runtime: Runtime) -> None:
+    head = f"POST {CHAT} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+    response = raw_exchange(runtime, head + b"2\r\n{}XX\r\n0\r\n\r\n")
+    assert response.startswith(b"HTTP/1.1 400 ")
+    assert "does not end with CRLF" in error_body(response)["message"]
+
+
+def test_a_5_mb_body_is_read_back_as_413_by_a_plain_urllib_client(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    # GIVEN a 5 MB body: over the 1 MiB default, under the function URL's 6 MB
+    body = json.dumps({"messages": [{"role": "user", "content": "x" * (5 * 1024 * 1024)}]})
+    request = urllib.request.Request(
+        runtime.url + CHAT, data=body.encode(), headers={"Content-Type": "application/json"}
+    )
+    # WHEN urllib sends all of it THEN it reads the 413, not a broken pipe
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=SOCKET_TIMEOUT)
+    assert info.value.code == 413
+    error = json.loads(info.value.read())["error"]
+    assert error["code"] == "request_too_large"
+    assert f"{len(body)} bytes" in error["message"] and "1048576" in error["message"]
+    assert fake.requests == []
+
+
+def test_a_drained_oversized_body_leaves_the_connection_usable(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime(max_body_bytes=1024)
+    fake.enqueue(Scenario(parts=engine_streams.tgi(["ok"])))
+    connection = http.client.HTTPConnection("127.0.0.1", runtime.port, timeout=SOCKET_TIMEOUT)
+    # a chunked body over the limit, then a good request on the same connection
+    connection.request("POST", CHAT, body=iter([b" " * 4000, b" " * 4000]))
+    response = connection.getresponse()
+    assert response.status == 413
+    assert response.headers["Connection"] is None
+    response.read()
+    connection.request("POST", CHAT, body=json.dumps({"messages": USER}).encode())
+    response = connection.getresponse()
+    assert response.status == 200
+    assert json.loads(response.read())["choices"][0]["message"]["content"] == "ok"
+    connection.close()
+
+
+def test_a_chunked_body_past_the_drain_limit_is_not_read_to_its_end(
+    start_runtime: StartRuntime,
+) -> None:
+    runtime = start_runtime(max_body_bytes=1024)
+    head = f"POST {CHAT} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+    huge = b"%x\r\n" % (DRAIN_LIMIT + 1)  # announces more than a function URL passes
+    response = raw_exchange(runtime, head + huge)
+    assert response.startswith(b"HTTP/1.1 413 ")
+    assert b"Connection: close" in response
+
+
+@pytest.mark.parametrize(
+    ("line", "status"),
+    [
+        (b"GARBAGE\r\n\r\n", b"400"),
+        (b"POST / HTTP/1.1 extra\r\n\r\n", b"400"),
+        (b"GET / HTTP/9.9\r\n\r\n", b"505"),
+        (b"GET /\r\n\r\n", b"400"),  # HTTP/0.9, whose answers would have no status line
+    ],
+    ids=["one-word", "four-words", "bad-version", "http-0.9"],
+)
+def test_a_malformed_request_line_gets_a_status_line_and_a_json_error(
+    runtime: Runtime, line: bytes, status: bytes
+) -> None:
+    response = raw_exchange(runtime, line)
+    status_line, _, rest = response.partition(b"\r\n")
+    assert status_line.startswith(b"HTTP/1.") and status_line.split()[1] == status, response
+    assert b"Content-Type: application/json" in rest
+    assert error_body(response)["type"] == "invalid_request_error"
+
+
+def test_a_timeout_before_the_stream_gets_504_without_the_endpoint_url(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    # GIVEN SageMaker answering later than the read timeout (both attempts)
+    runtime = start_runtime(upstream_read_timeout=0.5)
+    fake.enqueue(*[Scenario(parts=engine_streams.tgi(["x"]), header_delay=3.0)] * 2)
+    connection = http.client.HTTPConnection("127.0.0.1", runtime.port, timeout=SOCKET_TIMEOUT)
+    connection.request("POST", CHAT, body=json.dumps({"messages": USER}).encode())
+    response = connection.getresponse()
+    error = json.loads(response.read())["error"]
+    connection.close()
+    assert response.status == 504
+    assert error["code"] == "upstream_timeout"
+    assert error["message"] == "SageMaker did not answer in time (read timeout)"
+    assert "127.0.0.1" not in error["message"] and "endpoints" not in error["message"]
+
+
+def test_models_retrieve_answers_for_the_served_model_and_404_for_others(
+    runtime: Runtime,
+) -> None:
+    client = openai.OpenAI(
+        base_url=runtime.url + "/v1", api_key="unused", timeout=SOCKET_TIMEOUT, max_retries=0
+    )
+    model = client.models.retrieve(MODEL)
+    assert (model.id, model.object, model.owned_by) == (MODEL, "model", "sagemaker")
+    with pytest.raises(openai.NotFoundError) as info:
+        client.models.retrieve("gpt-4o")
+    body: Any = info.value.body
+    assert (body["code"], body["param"]) == ("model_not_found", "model")
+    assert "'gpt-4o'" in body["message"] and MODEL in body["message"]

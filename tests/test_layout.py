@@ -1,0 +1,137 @@
+"""The package's layout: no import cycle (runtime, function-level or type-only), modules of a
+readable size with their public names in ``__all__``, and no module reaching into another
+object's private members."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import constructs_llm
+
+PACKAGE = Path(constructs_llm.__file__).parent
+ROOT = PACKAGE.parent
+MAX_LINES = 400
+#: The Lambda's code asset, whose layout its own tests govern (stdlib + boto3 only).
+RUNTIME = PACKAGE / "streaming" / "runtime"
+#: Modules above MAX_LINES today, outside the construct layer; the list may only shrink.
+KNOWN_LONG = {
+    "container_image.py",
+    "streaming/infrastructure.py",
+    "streaming/runtime/parser.py",
+    "streaming/runtime/requests.py",
+    "streaming/runtime/server.py",
+}
+#: namedtuple's public API is spelt with a leading underscore.
+NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def _modules() -> Iterator[tuple[str, Path]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        yield name, path
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every module ``name`` imports, wherever the import statement stands."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            for alias in node.names:
+                child = f"{base}.{alias.name}"
+                found.add(child if child in known else base)
+    return {m for m in found if m in known and m != name}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle, or none."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> list[str]:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                return [*stack[stack.index(target) :], target]
+            if target not in state and (found := visit(target)):
+                return found
+        stack.pop()
+        state[module] = 2
+        return []
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module)):
+            return found
+    return []
+
+
+def test_no_module_imports_itself_back() -> None:
+    modules = dict(_modules())
+    graph = {name: _imports(name, path, set(modules)) for name, path in modules.items()}
+    assert _cycle(graph) == []
+
+
+def test_the_engines_depend_on_nothing_that_depends_on_them() -> None:
+    modules = dict(_modules())
+    engines = {n for n in modules if n.startswith("constructs_llm.engines")}
+    for name in engines:
+        imported = _imports(name, modules[name], set(modules))
+        assert "constructs_llm.engine" not in imported, name
+
+
+def test_modules_stay_readable() -> None:
+    long = {
+        str(path.relative_to(PACKAGE))
+        for _, path in _modules()
+        if len(path.read_text().splitlines()) > MAX_LINES
+    }
+    assert long == KNOWN_LONG
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for _, p in _modules() if RUNTIME not in p.parents and p.name != "__main__.py"],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
+def test_every_module_states_its_public_names(path: Path) -> None:
+    targets = [
+        target
+        for node in ast.parse(path.read_text()).body
+        for target in (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+    ]
+    assert any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets), path.name
+
+
+@pytest.mark.parametrize("path", [p for _, p in _modules()], ids=lambda p: p.name)
+def test_no_module_reads_another_object_s_private_members(path: Path) -> None:
+    offenders = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
+            continue
+        if node.attr.startswith("__") or node.attr in NAMEDTUPLE_API:
+            continue
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+            continue
+        if isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super":
+            continue
+        offenders.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert offenders == []
