@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "AdapterComponent": "constructs_llm.adapter_component",
     "Variant": "constructs_llm.variant",
     "EndpointVariant": "constructs_llm.variant",
+    "ToolCalling": "constructs_llm.engines.tools",
     "StreamingInvoker": "constructs_llm.streaming.infrastructure",
     "InvokerAuth": "constructs_llm.streaming.invoker_auth",
 }
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.container_image import ContainerImage as ContainerImage
     from constructs_llm.endpoint import LlmEndpoint as LlmEndpoint
     from constructs_llm.engine import Engine as Engine
+    from constructs_llm.engines.tools import ToolCalling as ToolCalling
     from constructs_llm.errors import ConfigurationError as ConfigurationError
     from constructs_llm.errors import ConstructsLlmError as ConstructsLlmError
     from constructs_llm.imported_endpoint import ImportedEndpoint as ImportedEndpoint

@@ -1,6 +1,6 @@
 """The packaged catalogs, read through one schema-checked loader into typed records.
 
-Every ``data/*.json`` file of the package (instances, DLC images, models) and of
+Every ``data/*.json`` file of the package (instances, DLC images, models, tool-call parsers) and of
 ``constructs_llm.streaming`` (Lambda Web Adapter layers) is read here. The record
 dataclasses below are the schema: each JSON object must have exactly the fields of its
 record (keys starting with ``_`` are comments), with values of the annotated types, so a
@@ -34,14 +34,19 @@ __all__ = [
     "LwaLayers",
     "ModelCatalog",
     "ModelRecord",
+    "ParserNames",
     "Registry",
+    "ToolParserCatalog",
+    "ToolParsers",
     "dlc_images",
     "instances",
     "is_gated",
     "load_catalog",
     "lwa_layers",
+    "model_family",
     "models",
     "parse_catalog",
+    "tool_parsers",
 ]
 
 T = TypeVar("T")
@@ -133,6 +138,7 @@ class ModelRecord:
 
     id: str
     aliases: tuple[str, ...] = ()
+    family: str  # a key of tool_parsers.json's families
     params_billion: float
     layers: int
     attention_heads: int
@@ -149,6 +155,32 @@ class ModelRecord:
 @dataclass(frozen=True, kw_only=True)
 class ModelCatalog:
     models: tuple[ModelRecord, ...]
+
+
+# -- tool_parsers.json ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParserNames:
+    """The tool-call parser names one engine registers."""
+
+    parsers: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolParsers:
+    """The parser each engine needs for one model family; None: no parser fits it."""
+
+    vllm: str | None
+    sglang: str | None
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolParserCatalog:
+    engines: dict[str, ParserNames]
+    families: dict[str, ToolParsers]
 
 
 # -- streaming/data/lwa_layers.json ----------------------------------------------------------
@@ -193,6 +225,11 @@ def models() -> ModelCatalog:
 
 
 @cache
+def tool_parsers() -> ToolParserCatalog:
+    return load_catalog("constructs_llm", "tool_parsers.json", ToolParserCatalog)
+
+
+@cache
 def lwa_layers() -> LwaLayers:
     return load_catalog("constructs_llm.streaming", "lwa_layers.json", LwaLayers)
 
@@ -200,6 +237,16 @@ def lwa_layers() -> LwaLayers:
 def is_gated(model_id: str) -> bool:
     """True when the packaged table marks this Hub id (or an alias of it) gated."""
     return model_id.strip().lower() in _gated_ids()
+
+
+def model_family(model_id: str | None) -> str | None:
+    """The family the packaged table gives this Hub id (or an alias of it); None if unknown."""
+    return _families().get(model_id.strip().lower()) if model_id else None
+
+
+@cache
+def _families() -> dict[str, str]:
+    return {name.lower(): row.family for row in models().models for name in (row.id, *row.aliases)}
 
 
 @cache

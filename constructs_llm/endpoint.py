@@ -225,6 +225,12 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         """The production variants' names, which ``X-Target-Variant`` may pin."""
         return tuple(v.name for v in self.variants)
 
+    @property
+    def tool_calls(self) -> bool:
+        """Whether every production variant's engine serves tool calls (a request may reach
+        any of them; the shadow's answers never reach the client)."""
+        return all(v.model.tool_calling.served for v in self.variants)
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)

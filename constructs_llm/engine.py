@@ -38,11 +38,12 @@ from constructs_llm.engines.custom import CustomEngine
 from constructs_llm.engines.dlc import SglangEngine, VllmEngine
 from constructs_llm.engines.lmi import LmiEngine
 from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
+from constructs_llm.engines.tools import ToolCalling
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
-__all__ = ["Engine", "EngineContext", "ServingEngine"]
+__all__ = ["Engine", "EngineContext", "ServingEngine", "ToolCalling"]
 
 _P = ParamSpec("_P")
 
@@ -67,7 +68,8 @@ class Engine:
 
     Every engine exposes ``name``, ``accelerator`` ("nvidia", "neuron" or None = any),
     ``stream_format``, ``request_format``, ``token_env_names``, ``weight_dtype``, and
-    :meth:`image_for`, :meth:`derive_env`, :meth:`validate`, :meth:`warnings`.
+    :meth:`image_for`, :meth:`derive_env`, :meth:`validate`, :meth:`warnings`,
+    :meth:`tool_calling`.
     """
 
     __slots__ = ("implementation",)
@@ -146,3 +148,14 @@ class Engine:
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         """Things that may work but deserve a look; each says what to verify."""
         return self.implementation.warnings(ctx, user_env)
+
+    def tool_calling(
+        self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
+    ) -> ToolCalling:
+        """Whether the engine serves OpenAI tool calls for a model of ``family`` (a family of
+        the packaged model table) with ``user_env``, and with which parser.
+
+        :param family: @default None (a model the table does not know)
+        :param user_env: the model's extra env. @default none
+        """
+        return self.implementation.tool_calling(family=family, user_env=user_env)

@@ -37,6 +37,10 @@ class ImportedEndpoint(InvocationMetrics, Construct):
         then raise, naming this parameter)
     :param served_model_name: the model name the invoker reports to OpenAI clients.
         @default the endpoint name
+    :param tool_calls: whether the endpoint's engine serves OpenAI tool calls (its tool
+        parsing is on), so the invoker forwards ``tools``. @default what ``engine`` serves for a
+        model the library does not know (TGI: on; vLLM, SGLang, LMI: only with
+        ``tool_call_parser=``), else off: the model deployed there is not known
     """
 
     def __init__(
@@ -50,6 +54,7 @@ class ImportedEndpoint(InvocationMetrics, Construct):
         request_format: RequestFormat | None = None,
         variant_name: str | None = None,
         served_model_name: str | None = None,
+        tool_calls: bool | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint.from_endpoint_attributes '{self.node.path}'")
@@ -57,12 +62,15 @@ class ImportedEndpoint(InvocationMetrics, Construct):
         problems.add(name_problem("variant_name", variant_name))
         problems.add(_format_problem("stream_format", stream_format, StreamFormat))
         problems.add(_format_problem("request_format", request_format, RequestFormat))
+        problems.add(_tools_problem(tool_calls, request_format or _engine_format(engine)))
         problems.raise_if_any()
         self._endpoint_name = endpoint_name
         self._stream_format = stream_format or (engine.stream_format if engine else None)
         self._request_format = request_format or (engine.request_format if engine else None)
         self.variant_name = variant_name
         self.served_model_name = served_model_name or endpoint_name
+        engine_tools = engine.tool_calling().served if engine else False
+        self._tool_calls = engine_tools if tool_calls is None else tool_calls
 
     @property
     def endpoint_name(self) -> str:
@@ -97,6 +105,10 @@ class ImportedEndpoint(InvocationMetrics, Construct):
     def request_format(self) -> RequestFormat:
         return self._request_format or RequestFormat.MESSAGES
 
+    @property
+    def tool_calls(self) -> bool:
+        return self._tool_calls
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on the endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
@@ -109,6 +121,21 @@ class ImportedEndpoint(InvocationMetrics, Construct):
                 "LlmEndpoint.from_endpoint_attributes(..., variant_name=...)"
             )
         return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
+
+
+def _engine_format(engine: Engine | None) -> RequestFormat | None:
+    return engine.request_format if engine else None
+
+
+def _tools_problem(tool_calls: object, request_format: RequestFormat | None) -> str | None:
+    if tool_calls is not None and not isinstance(tool_calls, bool):
+        return f"tool_calls must be True, False or None, got {tool_calls!r}"
+    if tool_calls and request_format is RequestFormat.GENERATE:
+        return (
+            "tool_calls=True needs the messages request format: the generate request format "
+            "has no tool calling"
+        )
+    return None
 
 
 def _format_problem(prop: str, value: object, kind: type) -> str | None:

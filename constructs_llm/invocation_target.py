@@ -43,6 +43,11 @@ class InvocationTarget(Protocol):
         not known."""
         ...
 
+    @property
+    def tool_calls(self) -> bool:
+        """Whether the engine serves OpenAI tool calls, so the invoker forwards ``tools``."""
+        ...
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
 
 
@@ -75,3 +80,7 @@ class ServesModel:
     @property
     def variant_names(self) -> tuple[str, ...]:
         return ()
+
+    @property
+    def tool_calls(self) -> bool:
+        return self.model.tool_calling.served

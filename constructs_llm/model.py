@@ -18,7 +18,7 @@ from constructs_llm._hosting import depend_on_policies, execution_role
 from constructs_llm._model_network import ModelNetwork, subnet_problem
 from constructs_llm._problems import Problem, Problems
 from constructs_llm._validation import positive_int_problem, type_problem
-from constructs_llm.engine import Engine
+from constructs_llm.engine import Engine, ToolCalling
 from constructs_llm.errors import ConfigurationError, InstanceTypeError, SizingError
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.model_binding import Definition, Derivation, ModelBinding
@@ -298,6 +298,13 @@ class LlmModel(Construct):
     @property
     def request_format(self) -> RequestFormat:
         return self.engine.request_format
+
+    @property
+    def tool_calling(self) -> ToolCalling:
+        """Whether this model's engine serves OpenAI tool calls (and with which parser), from
+        the engine's ``tool_calls`` setting, the model family and ``env``; the streaming
+        invoker forwards ``tools`` only when it does."""
+        return self.engine.tool_calling(family=self.definition.model_family, user_env=self.env)
 
     def grant_read(self, grantee: iam.IGrantable, placement: Placement | None = None) -> None:
         """Lets ``grantee`` pull this model's image and read its weights, as its role can.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from constructs_llm import _messages as msg
+from constructs_llm import catalogs
 from constructs_llm._hosting import host_ami_for
 from constructs_llm._problems import Problem
 from constructs_llm.engine import Engine, EngineContext
@@ -60,6 +61,11 @@ class Definition:
     env: Mapping[str, str] | None = None
     architecture: ModelArchitecture | None = None
 
+    @property
+    def model_family(self) -> str | None:
+        """The family the packaged table gives the weights' Hub id (None: not known)."""
+        return catalogs.model_family(self.source.model_id)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Derivation:
@@ -90,6 +96,7 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
         revision=definition.source.revision,
         max_input_tokens=definition.max_input_tokens,
         max_total_tokens=definition.max_total_tokens,
+        model_family=definition.model_family,
     )
     image = engine.image_for(inst)
     problems = [Problem(p) for p in placement.problems()]

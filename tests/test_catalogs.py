@@ -19,6 +19,7 @@ from constructs_llm.catalogs import (
     InstanceCatalog,
     LwaLayers,
     ModelCatalog,
+    ToolParserCatalog,
     load_catalog,
     parse_catalog,
 )
@@ -28,6 +29,7 @@ SCHEMAS: dict[tuple[str, str], type] = {
     ("constructs_llm", "instances.json"): InstanceCatalog,
     ("constructs_llm", "dlc_images.json"): DlcCatalog,
     ("constructs_llm", "models.json"): ModelCatalog,
+    ("constructs_llm", "tool_parsers.json"): ToolParserCatalog,
     ("constructs_llm.streaming", "lwa_layers.json"): LwaLayers,
 }
 
@@ -226,3 +228,49 @@ def test_a_gpu_engine_on_gaudi_is_refused_naming_the_hardware(
             engine=Engine.tgi(),
             instance_type="ml.dl1.24xlarge",
         )
+
+
+# -- tool_parsers.json: a parser per model family, checked against the engines' registries ------
+
+
+def test_every_model_family_has_a_tool_parser_row_and_every_row_a_model() -> None:
+    families = {row.family for row in catalogs.models().models}
+    assert families == set(catalogs.tool_parsers().families)
+
+
+def test_every_family_parser_is_one_its_engine_registers_and_cites_its_source() -> None:
+    table = catalogs.tool_parsers()
+    for family, parsers in table.families.items():
+        for engine in ("vllm", "sglang"):
+            parser = getattr(parsers, engine)
+            assert parser is None or parser in table.engines[engine].parsers, (family, parser)
+        assert "@" in parsers.source or "model card" in parsers.source, family
+    assert all(" @ " in e.source for e in table.engines.values())
+
+
+@pytest.mark.parametrize(
+    ("model_id", "family", "vllm", "sglang"),
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1", "llama3_json", "llama3"),
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1", "llama3_json", "llama3"),
+        ("meta-llama/Llama-3.3-70B-Instruct", "llama-3.3", "llama3_json", "llama3"),
+        ("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3", "mistral", "mistral"),
+        ("mistralai/Mistral-7B-Instruct-v0.2", "mistral-7b-v0.2", None, None),
+        ("mistralai/Mixtral-8x22B-Instruct-v0.1", "mixtral-8x22b", "mistral", "mistral"),
+        ("Qwen/Qwen2.5-7B-Instruct", "qwen2.5", "hermes", "qwen25"),
+        ("qwen/qwen3-8b", "qwen3", "hermes", "qwen25"),
+        ("microsoft/Phi-3-mini-4k-instruct", "phi-3", None, None),
+        ("meta-llama/Meta-Llama-3-8B-Instruct", "llama-3", None, None),
+    ],
+)
+def test_a_hub_id_finds_its_family_and_parsers(
+    model_id: str, family: str, vllm: str | None, sglang: str | None
+) -> None:
+    assert catalogs.model_family(model_id) == family
+    parsers = catalogs.tool_parsers().families[family]
+    assert (parsers.vllm, parsers.sglang) == (vllm, sglang)
+
+
+def test_an_unknown_model_has_no_family() -> None:
+    assert catalogs.model_family("my-org/my-finetune") is None
+    assert catalogs.model_family(None) is None

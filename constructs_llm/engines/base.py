@@ -14,6 +14,7 @@ from typing import ClassVar
 from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines import messages
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
+from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.engines.env_rules import (
     EnvContract,
     rule_problem,
@@ -36,6 +37,10 @@ class ServingEngine(abc.ABC):
     stream_format: StreamFormat
     #: The request body the container expects on ``/invocations``.
     request_format: RequestFormat
+    #: Tool calling: None = on where the engine and model are known to serve it, True = asked
+    #: for (fails at synth where it cannot be served), False = off. Engines that serve tools
+    #: take it as a setting.
+    tool_calls: bool | None = None
 
     @property
     @abc.abstractmethod
@@ -75,6 +80,7 @@ class ServingEngine(abc.ABC):
         problems = self._hardware_problems(ctx)
         problems += token_limit_problems(ctx)
         problems += self._settings_problems(ctx)
+        problems += self._tool_problems(ctx, user_env)
         derived = self.derive_env(ctx)
         problems += user_env_problems(self._env_contract(), ctx, derived, user_env)
         problems += self._effective_problems(ctx, {**derived, **user_env})
@@ -83,6 +89,13 @@ class ServingEngine(abc.ABC):
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         """Things that may work but deserve a look; each says what to verify."""
         return []
+
+    def tool_calling(
+        self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
+    ) -> ToolCalling:
+        """Whether this engine serves OpenAI tool calls for a model of ``family`` with
+        ``user_env``, and with which parser. @default off: an engine says how it serves tools"""
+        return tools_off(f"Engine.{self.factory_name}() does not serve tool calls; drop tool_calls=True")
 
     # -- what subclasses refine -------------------------------------------------------------
 
@@ -101,6 +114,13 @@ class ServingEngine(abc.ABC):
 
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
         return []
+
+    def _tool_problems(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+        """``tool_calls=True`` where this model cannot be served."""
+        if self.tool_calls is not True:
+            return []
+        calling = self.tool_calling(family=ctx.model_family, user_env=user_env)
+        return [] if calling.served else [messages.tools_not_served(self.factory_name, calling.reason)]
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
         return []

@@ -33,6 +33,7 @@ class EnvRule(Enum):
     PARALLEL = "parallel"  # may be lowered, never beyond the hardware
     LIMIT = "limit"  # from max_input_tokens / max_total_tokens; never contradicted
     PROTOCOL = "protocol"  # request/stream contract; never contradicted
+    TOOLS = "tools"  # from tool_calls / tool_call_parser; never contradicted, even when unset
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,6 +48,8 @@ class EngineContext:
     :param max_input_tokens: longest prompt. @default the engine's default
     :param max_total_tokens: longest prompt + generation. @default the engine's default
     :param plan: memory plan for the copy, used to size batch defaults. @default None
+    :param model_family: the model's family in the packaged table, which picks the tool-call
+        parser. @default None (unknown)
     """
 
     instance: InstanceType
@@ -56,6 +59,7 @@ class EngineContext:
     max_input_tokens: int | None = None
     max_total_tokens: int | None = None
     plan: MemoryPlan | None = None
+    model_family: str | None = None
 
     @property
     def devices(self) -> int:

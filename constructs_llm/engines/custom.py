@@ -10,6 +10,7 @@ from constructs_llm.engines._support import enum_value, planner_dtype
 from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
 from constructs_llm.engines.settings import SettingsChecked, setting
+from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.sizing import DTYPE_BYTES
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
@@ -31,6 +32,10 @@ class CustomEngine(SettingsChecked, ServingEngine):
     :param token_env_names: env names that receive a Hub token. @default HF_TOKEN and
         HUGGING_FACE_HUB_TOKEN
     :param weight_dtype: dtype or quantization for memory sizing. @default the model's
+    :param tool_calls: True when the image serves OpenAI tool calls on its messages API (tool
+        parsing on), so the invoker forwards ``tools``; the generate request format has none.
+        @default None: off (the library cannot know what the image does), so a request with
+        tools gets a 400 naming the field
     """
 
     name = "custom"
@@ -45,6 +50,7 @@ class CustomEngine(SettingsChecked, ServingEngine):
     model_env_name: str | None = "HF_MODEL_ID"
     token_env_names: tuple[str, ...] = HF_TOKEN_ENV_NAMES
     weight_dtype: str | None = None
+    tool_calls: bool | None = setting(boolean=True)
 
     def _more_problems(self) -> list[str]:
         problems: list[str] = []
@@ -66,7 +72,22 @@ class CustomEngine(SettingsChecked, ServingEngine):
             )
         else:
             object.__setattr__(self, "token_env_names", tuple(self.token_env_names))
+        if self.tool_calls is True and request is RequestFormat.GENERATE:
+            problems.append(
+                "tool_calls=True needs request_format=RequestFormat.MESSAGES: the generate "
+                "request format has no tool calling"
+            )
         return problems
+
+    def tool_calling(
+        self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
+    ) -> ToolCalling:
+        if self.tool_calls and self.request_format is RequestFormat.MESSAGES:
+            return ToolCalling(served=True)
+        return tools_off(
+            "Engine.custom() serves tool calls only when declared: pass tool_calls=True if the "
+            "image parses them on its messages API"
+        )
 
     def image_for(self, instance: InstanceType) -> ContainerImage:
         return self.image

@@ -19,6 +19,12 @@ from constructs_llm.engines._support import (
 )
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.settings import setting
+from constructs_llm.engines.tools import (
+    ParserEngine,
+    ToolCalling,
+    parser_setting_problems,
+    parser_tool_calling,
+)
 
 __all__ = ["SglangEngine", "VllmEngine"]
 
@@ -31,13 +37,33 @@ class _FlagEngine(GpuEngine):
     _prefix: ClassVar[str]  # "SM_VLLM_"
     _model_flag: ClassVar[str]  # takes the Hub id or /opt/ml/model
     _length_flag: ClassVar[str]  # longest prompt + generation
+    _parsers: ClassVar[ParserEngine]  # whose tool-call parser names apply
     _quantize_setting = "quantization"
     quantization: str | None
     trust_remote_code: bool
+    tool_call_parser: str | None
 
     @abc.abstractmethod
     def _tuning_flags(self) -> dict[str, object]:
         """The engine's own flags (batching, memory), between the length and the dtype."""
+
+    @abc.abstractmethod
+    def _tool_flags(self, parser: str) -> dict[str, object]:
+        """The flags that turn tool-call parsing on with ``parser``."""
+
+    def _more_problems(self) -> list[str]:
+        return parser_setting_problems(self._parsers, self.tool_calls, self.tool_call_parser)
+
+    def tool_calling(
+        self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
+    ) -> ToolCalling:
+        return parser_tool_calling(
+            self._parsers,
+            factory=self.factory_name,
+            tool_calls=self.tool_calls,
+            parser=self.tool_call_parser,
+            family=family,
+        )
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
         flags = {
@@ -50,14 +76,19 @@ class _FlagEngine(GpuEngine):
             "QUANTIZATION": self.quantization,
             "TRUST_REMOTE_CODE": "true" if self.trust_remote_code else None,
         }
+        tools = self.tool_calling(family=ctx.model_family)
+        if tools.served and tools.parser:
+            flags.update(self._tool_flags(tools.parser))
         return {self._prefix + flag: str(v) for flag, v in flags.items() if v is not None}
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
+        tool_keys = ("ENABLE_AUTO_TOOL_CHOICE", "TOOL_CALL_PARSER")
         return {
             self._prefix + self._model_flag: EnvRule.MODEL,
             self._prefix + "REVISION": EnvRule.REVISION,
             self._prefix + self._parallel_setting.upper(): EnvRule.PARALLEL,
             self._prefix + self._length_flag: EnvRule.LIMIT,
+            **{self._prefix + key: EnvRule.TOOLS for key in tool_keys},
         }
 
 
@@ -76,12 +107,22 @@ class VllmEngine(_FlagEngine):
     :param dtype: fp16, bf16 or fp32. @default the checkpoint's
     :param quantization: @default detected from the checkpoint
     :param trust_remote_code: @default False
+    :param tool_calls: OpenAI tool calls, parsed by vLLM (``SM_VLLM_ENABLE_AUTO_TOOL_CHOICE``
+        and ``SM_VLLM_TOOL_CALL_PARSER``). True fails at synth when no parser is known for the
+        model and none is given; False turns it off (the invoker then answers a request with
+        tools with a 400). @default None: on when the packaged table knows the model
+        family's parser (Llama 3.1-3.3, Mistral 7B v0.3, Mixtral 8x22B, Qwen 2.5 and 3), off
+        otherwise
+    :param tool_call_parser: a vLLM parser name (``hermes``, ``llama3_json``, ...) for a model
+        the table does not know or to override it; turns tool calling on. @default the model
+        family's
     """
 
     name = "vllm"
     factory_name = "vllm"
     _prefix, _model_flag, _length_flag = "SM_VLLM_", "MODEL", "MAX_MODEL_LEN"
     _parallel_setting = "tensor_parallel_size"
+    _parsers = "vllm"
 
     image: ContainerImage | None = None
     tensor_parallel_size: int | None = setting(positive=True)
@@ -91,6 +132,8 @@ class VllmEngine(_FlagEngine):
     dtype: str | None = setting(dtype=True)
     quantization: str | None = setting(choices=VLLM_QUANTIZE)
     trust_remote_code: bool = False
+    tool_calls: bool | None = setting(boolean=True)
+    tool_call_parser: str | None = None
 
     def _tuning_flags(self) -> dict[str, object]:
         return {
@@ -98,6 +141,13 @@ class VllmEngine(_FlagEngine):
             "MAX_NUM_BATCHED_TOKENS": self.max_num_batched_tokens,
             "GPU_MEMORY_UTILIZATION": self.gpu_memory_utilization,
         }
+
+    def _tool_flags(self, parser: str) -> dict[str, object]:
+        # An empty value is a bare --enable-auto-tool-choice in every version of the DLC's
+        # entrypoint: before aws/deep-learning-containers@1c1aacc0 (vLLM 0.17.1) a value was
+        # always passed on after the flag ("true" would break argparse), since then "true" and
+        # "" both give the bare flag (scripts/docker/vllm/sagemaker_args.py, build_args).
+        return {"ENABLE_AUTO_TOOL_CHOICE": "", "TOOL_CALL_PARSER": parser}
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
         return {**super()._key_rules(), "HF_MODEL_ID": EnvRule.MODEL}
@@ -133,12 +183,19 @@ class SglangEngine(_FlagEngine):
     :param dtype: fp16, bf16 or fp32. @default the checkpoint's
     :param quantization: @default detected from the checkpoint
     :param trust_remote_code: @default False
+    :param tool_calls: OpenAI tool calls, parsed by SGLang (``SM_SGLANG_TOOL_CALL_PARSER``;
+        SGLang has no auto-choice flag). True fails at synth when no parser is known for the
+        model and none is given; False turns it off. @default None: on when the packaged table
+        knows the model family's parser, off otherwise
+    :param tool_call_parser: an SGLang parser name (``qwen25``, ``llama3``, ``mistral``, ...)
+        for a model the table does not know or to override it. @default the model family's
     """
 
     name = "sglang"
     factory_name = "sglang"
     _prefix, _model_flag, _length_flag = "SM_SGLANG_", "MODEL_PATH", "CONTEXT_LENGTH"
     _parallel_setting = "tp_size"
+    _parsers = "sglang"
 
     image: ContainerImage | None = None
     tp_size: int | None = setting(positive=True)
@@ -147,12 +204,19 @@ class SglangEngine(_FlagEngine):
     dtype: str | None = setting(dtype=True)
     quantization: str | None = setting(choices=VLLM_QUANTIZE)
     trust_remote_code: bool = False
+    tool_calls: bool | None = setting(boolean=True)
+    tool_call_parser: str | None = None
 
     def _tuning_flags(self) -> dict[str, object]:
         return {
             "MAX_RUNNING_REQUESTS": self.max_running_requests,
             "MEM_FRACTION_STATIC": self.mem_fraction_static,
         }
+
+    def _tool_flags(self, parser: str) -> dict[str, object]:
+        # SGLang parses tools only with --tool-call-parser, which the DLC's entrypoint makes of
+        # SM_SGLANG_TOOL_CALL_PARSER (scripts/docker/sglang/sagemaker_entrypoint.sh).
+        return {"TOOL_CALL_PARSER": parser}
 
     def _aliases(self) -> Mapping[str, str]:
         return {"SM_SGLANG_TENSOR_PARALLEL_SIZE": "SM_SGLANG_TP_SIZE"}  # --tp-size alias

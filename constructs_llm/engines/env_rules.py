@@ -73,6 +73,8 @@ def rule_problem(
     kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
 ) -> str | None:
     """The problem with user ``env[key] = value`` for a derived key of ``kind``, if any."""
+    if kind is EnvRule.TOOLS:
+        return None if _same_tool_value(key, value, derived) else messages.rule_tools(key, value, derived)
     if kind is None or value == derived:
         return None
     if (kind is EnvRule.MODEL and value == ctx.model_location) or (
@@ -89,6 +91,17 @@ def rule_problem(
     if kind is EnvRule.PROTOCOL:
         return messages.rule_protocol(key, value, derived)
     return _parallel_env_problem(key, value, ctx)
+
+
+def _same_tool_value(key: str, value: str, derived: str | None) -> bool:
+    """Whether user env restates the derived tool setting: a flag's ``true`` and ``""`` both
+    turn it on (the DLC entrypoints' bare flag), and ``false`` equals unset."""
+    if key.endswith("ENABLE_AUTO_TOOL_CHOICE"):
+        given, on = value.strip().lower(), {"", "true"}
+        if given not in {*on, "false"}:
+            return False
+        return (given in on) == (derived is not None and derived.lower() in on)
+    return value == derived
 
 
 def _parallel_env_problem(key: str, value: str, ctx: EngineContext) -> str | None:

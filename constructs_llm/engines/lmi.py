@@ -21,12 +21,22 @@ from constructs_llm.engines._support import (
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.env_rules import rule_problem
 from constructs_llm.engines.settings import setting
+from constructs_llm.engines.tools import (
+    ToolCalling,
+    parser_setting_problems,
+    parser_tool_calling,
+    tools_off,
+)
 from constructs_llm.streaming.runtime.events import StreamFormat
 
 __all__ = ["LmiBackend", "LmiEngine"]
 
 LmiBackend = Literal["vllm", "trtllm"]
 
+# LMI's async vLLM service hands these to vLLM's chat serving (enable_auto_tools, tool_parser):
+# djl_python/lmi_vllm/vllm_async_service.py @ d21927c4; LMI serves tools "through the vLLM
+# backend only" (serving/docs/lmi/user_guides/tool_calling.md).
+_LMI_TOOL_KEYS = ("OPTION_ENABLE_AUTO_TOOL_CHOICE", "OPTION_TOOL_CALL_PARSER")
 _LMI_DEFAULT_BATCH = 256  # OPTION_MAX_ROLLING_BATCH_SIZE default for vllm and trtllm
 _TRT_DEFAULT_INPUT_LEN = 1024  # option.max_input_len default of the TRT-LLM image
 
@@ -69,6 +79,13 @@ class LmiEngine(GpuEngine):
         for pre-quantized AWQ/GPTQ checkpoints unless you want the planner to size for
         them. @default none
     :param trust_remote_code: ``OPTION_TRUST_REMOTE_CODE``. @default False
+    :param tool_calls: OpenAI tool calls, parsed by vLLM (``OPTION_ENABLE_AUTO_TOOL_CHOICE``,
+        ``OPTION_TOOL_CALL_PARSER``); the vLLM backend only (TensorRT-LLM's chat input drops
+        ``tools``). True fails at synth when no parser is known for the model and none is
+        given; False turns it off. @default None: on with the vLLM backend when the packaged
+        table knows the model family's parser, off otherwise
+    :param tool_call_parser: a vLLM parser name for a model the table does not know or to
+        override it. @default the model family's
     """
 
     factory_name = "lmi"
@@ -84,11 +101,29 @@ class LmiEngine(GpuEngine):
     dtype: str | None = setting(dtype=True)
     quantize: str | None = setting(choices=(*VLLM_QUANTIZE, "smoothquant"))
     trust_remote_code: bool = False
+    tool_calls: bool | None = setting(boolean=True)
+    tool_call_parser: str | None = None
 
     def _more_problems(self) -> list[str]:
         backend = self.backend
         ok = isinstance(backend, str) and backend in ("vllm", "trtllm")
-        return [] if ok else [messages.lmi_backend(str(backend))]
+        problems = [] if ok else [messages.lmi_backend(str(backend))]
+        if backend == "trtllm" and (self.tool_calls or self.tool_call_parser):
+            problems.append(messages.trtllm_tools())
+        return problems + parser_setting_problems("vllm", self.tool_calls, self.tool_call_parser)
+
+    def tool_calling(
+        self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
+    ) -> ToolCalling:
+        if self.backend != "vllm":
+            return tools_off(messages.trtllm_tools())
+        return parser_tool_calling(
+            "vllm",
+            factory=self.factory_name,
+            tool_calls=self.tool_calls,
+            parser=self.tool_call_parser,
+            family=family,
+        )
 
     @property
     def name(self) -> str:
@@ -120,6 +155,9 @@ class LmiEngine(GpuEngine):
                 self.max_rolling_batch_prefill_tokens,
             )
             put(env, "OPTION_MAX_MODEL_LEN", ctx.max_total_tokens)
+            tools = self.tool_calling(family=ctx.model_family)
+            if tools.served and tools.parser:
+                env.update(zip(_LMI_TOOL_KEYS, ("true", tools.parser), strict=True))
         else:
             put(env, "OPTION_MAX_NUM_TOKENS", self.max_rolling_batch_prefill_tokens)
             put(env, "OPTION_MAX_INPUT_LEN", ctx.max_input_tokens)
@@ -144,6 +182,7 @@ class LmiEngine(GpuEngine):
             "OPTION_TENSOR_PARALLEL_DEGREE": EnvRule.PARALLEL,
             "OPTION_ROLLING_BATCH": EnvRule.PROTOCOL,
             "OPTION_OUTPUT_FORMATTER": EnvRule.PROTOCOL,
+            **dict.fromkeys(_LMI_TOOL_KEYS, EnvRule.TOOLS),
         }
         if self.backend == "vllm":
             rules |= dict.fromkeys(_LMI_ASYNC, EnvRule.PROTOCOL)

@@ -15,17 +15,26 @@ __all__ = [
     "neuron_cores_above",
     "neuron_odd_cores",
     "neuron_without_length",
+    "no_tool_parser",
     "parallel_above",
+    "parser_with_tools_off",
     "parallel_env_above",
     "rule_limit",
     "rule_model",
     "rule_protocol",
     "rule_revision",
+    "rule_tools",
+    "tgi_neuronx_tools",
     "timeout_in_env",
     "token_in_env",
     "token_limits_order",
+    "tools_not_served",
+    "tools_turned_off",
+    "tools_without_grammar",
     "trn1_topology",
+    "trtllm_tools",
     "trtllm_without_input_length",
+    "unknown_tool_parser",
     "vllm_full_context",
     "wrong_hardware",
 ]
@@ -222,4 +231,67 @@ def vllm_full_context(model: str, context: int, instance: str, fits: int) -> str
         f"vLLM sizes for the full {context:,}-token context of {model} by default, but the KV "
         f"cache on {instance} holds about {fits:,} tokens, so it would fail at start-up; set "
         f"max_total_tokens <= {fits:,} on the model"
+    )
+
+
+# -- tool calling -------------------------------------------------------------------------------
+
+
+def unknown_tool_parser(parser: str, known: tuple[str, ...]) -> str:
+    return (
+        f"tool_call_parser must be a parser the engine registers, got {parser!r}; known: "
+        f"{', '.join(sorted(known))}"
+    )
+
+
+def parser_with_tools_off(parser: str) -> str:
+    return (
+        f"tool_call_parser={parser!r} was given with tool_calls=False; drop one of them "
+        "(tool_calls=None or True turns the parser on)"
+    )
+
+
+def trtllm_tools() -> str:
+    return (
+        "LMI serves tool calls through its vLLM backend only (TensorRT-LLM's chat input drops "
+        "tools); use Engine.lmi(backend='vllm'), or drop tool_calls/tool_call_parser"
+    )
+
+
+def tgi_neuronx_tools() -> str:
+    return (
+        "tool_calls=True: TGI NeuronX does not serve tool calls (its Neuron backend has no "
+        "grammar, which TGI's tool calls are built on); use Engine.tgi() on GPUs, or drop "
+        "tool_calls=True"
+    )
+
+
+def tools_turned_off(factory: str) -> str:
+    return f"Engine.{factory}(tool_calls=False) turns tool calling off"
+
+
+def no_tool_parser(family: str | None) -> str:
+    which = f"the model family {family!r}" if family else "this model (not in the packaged table)"
+    return (
+        f"no tool-call parser is known for {which}; pass tool_call_parser=... naming the parser "
+        "that fits the model's chat template, or drop tool_calls=True"
+    )
+
+
+def tools_not_served(factory: str, why: str) -> str:
+    return f"Engine.{factory}(tool_calls=True) cannot be served: {why}"
+
+
+def tools_without_grammar(key: str, value: str) -> str:
+    return (
+        f"env {key}={value!r} turns off TGI's grammar, which its tool calls are built on; remove "
+        "it, or drop tool_calls=True"
+    )
+
+
+def rule_tools(key: str, value: str, derived: str | None) -> str:
+    sets = f"sets {key}={derived!r}" if derived is not None else f"leaves {key} unset"
+    return (
+        f"env {key}={value!r} contradicts the engine's tool calling (it {sets}), which the "
+        "streaming invoker follows; set tool_calls= and tool_call_parser= on the engine instead"
     )

@@ -38,6 +38,7 @@ class SettingCheck:
     choices: tuple[str, ...] | None = None
     fraction: bool = False
     dtype: bool = False
+    boolean: bool = False
 
     def problem(self, name: str, value: Any) -> str | None:
         if value is None:
@@ -48,6 +49,8 @@ class SettingCheck:
             return f"{name} must be one of {', '.join(self.choices)}, got {value!r}"
         if self.fraction and not (isinstance(value, int | float) and 0 < value <= 1):
             return f"{name} must be in (0, 1], got {value!r}"
+        if self.boolean and not isinstance(value, bool):
+            return f"{name} must be True, False or None, got {value!r}"
         if self.dtype and str(value).lower() not in DTYPE_ALIASES:
             return f"{name} must be fp16, bf16 or fp32, got {value!r}"
         return None
@@ -60,9 +63,12 @@ def setting(
     choices: tuple[str, ...] | None = None,
     fraction: bool = False,
     dtype: bool = False,
+    boolean: bool = False,
 ) -> Any:
     """A dataclass field checked when the engine is built. @default None (engine's default)"""
-    check = SettingCheck(positive=positive, choices=choices, fraction=fraction, dtype=dtype)
+    check = SettingCheck(
+        positive=positive, choices=choices, fraction=fraction, dtype=dtype, boolean=boolean
+    )
     return field(default=default, metadata={_CHECK: check})
 
 

@@ -20,6 +20,7 @@ from constructs_llm.engines._support import (
 )
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, cores_per_chip
 from constructs_llm.engines.settings import setting
+from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.instance_type import InstanceType
 
 __all__ = ["TgiEngine", "TgiNeuronxEngine"]
@@ -36,6 +37,8 @@ _TGI_QUANTIZE = (
     "bitsandbytes-fp4",
     "fp8",
 )
+# TGI's launcher reads DISABLE_GRAMMAR_SUPPORT as a clap bool flag; these values leave it off.
+_FALSE_VALUES = frozenset({"", "0", "false", "no", "off", "n", "f"})
 _NEURON_DEFAULT_BATCH = 4  # matches the batch sizes of the public Neuron compilation cache
 _TGI_BATCH_TOKENS_STEP = 256  # round the planned batch tokens down to a block multiple
 
@@ -60,6 +63,11 @@ class TgiEngine(GpuEngine):
     :param quantize: ``HF_MODEL_QUANTIZE`` (awq, gptq, fp8, bitsandbytes, ...). @default none
     :param dtype: ``DTYPE`` (fp16 or bf16). @default the checkpoint's
     :param trust_remote_code: ``HF_MODEL_TRUST_REMOTE_CODE``. @default False
+    :param tool_calls: OpenAI tool calls through the Messages API, which needs no env: TGI
+        constrains the output to the tools' JSON schema with its grammar, whatever the model
+        (``router/src/lib.rs`` ``ChatRequest::try_into_generate``). False turns it off (the
+        invoker then answers a request with tools with a 400). @default None: on, unless
+        ``DISABLE_GRAMMAR_SUPPORT`` in env turns the grammar off
     """
 
     name = "tgi"
@@ -73,6 +81,18 @@ class TgiEngine(GpuEngine):
     quantize: str | None = setting(choices=_TGI_QUANTIZE)
     dtype: str | None = setting(dtype=True)
     trust_remote_code: bool = False
+    tool_calls: bool | None = setting(boolean=True)
+
+    def tool_calling(
+        self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
+    ) -> ToolCalling:
+        if self.tool_calls is False:
+            return tools_off(messages.tools_turned_off(self.factory_name))
+        # router/src/validation.rs: with grammar disabled, any grammar (tools use one) is refused.
+        grammar_off = (user_env or {}).get("DISABLE_GRAMMAR_SUPPORT")
+        if grammar_off is not None and grammar_off.strip().lower() not in _FALSE_VALUES:
+            return tools_off(messages.tools_without_grammar("DISABLE_GRAMMAR_SUPPORT", grammar_off))
+        return ToolCalling(served=True)
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
         env = {"HF_MODEL_ID": ctx.model_location}
@@ -142,6 +162,11 @@ class TgiNeuronxEngine(DlcEngine):
         @default 4, or fewer if the memory plan holds fewer full-length sequences
     :param auto_cast_type: ``HF_AUTO_CAST_TYPE`` (bf16 or fp16). @default "bf16"
     :param max_batch_prefill_tokens: @default batch_size x max_input_tokens (the image's)
+    :param tool_calls: only None or False: the Neuron backend has no grammar, which TGI's tool
+        calls are built on ("The basic TGI features are supported: continuous batching, token
+        streaming, greedy search and multinomial sampling", text-generation-inference
+        ``docs/source/backends/neuron.md``), so the invoker answers tools with a 400.
+        @default None (off)
     """
 
     name = "tgi-neuronx"
@@ -153,6 +178,10 @@ class TgiNeuronxEngine(DlcEngine):
     batch_size: int | None = setting(positive=True)
     auto_cast_type: str = setting("bf16", choices=("bf16", "fp16"))
     max_batch_prefill_tokens: int | None = setting(positive=True)
+    tool_calls: bool | None = setting(boolean=True)
+
+    def _more_problems(self) -> list[str]:
+        return [messages.tgi_neuronx_tools()] if self.tool_calls is True else []
 
     @property
     def weight_dtype(self) -> str | None:

@@ -3,7 +3,9 @@ routing table (one route per served model name, ``runtime/routing.py``).
 
 One target keeps the single-target environment (``ENDPOINT_NAME``, ``MODEL_NAME``, ...), so an
 invoker of one model synthesizes as it did before routing existed. Several targets become
-``ROUTES``, a JSON list whose endpoint names CloudFormation fills in at deploy time.
+``ROUTES``, a JSON list whose endpoint names CloudFormation fills in at deploy time. Either way
+the runtime is told whether each target's engine serves tool calls (``TOOLS=on|off``, or each
+route's ``"tools"``), so a request with tools for a target without them gets a 400.
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
             "STREAM_FORMAT": target.stream_format.value,
             "REQUEST_FORMAT": target.request_format.value,
             "MODEL_NAME": target.served_model_name,
+            "TOOLS": "on" if target.tool_calls else "off",
         }
         if target.inference_component_name is not None:
             env["INFERENCE_COMPONENT_NAME"] = target.inference_component_name
@@ -117,6 +120,7 @@ def _route(target: InvocationTarget) -> dict[str, Any]:
         "endpoint": target.endpoint_name,
         "stream_format": target.stream_format.value,
         "request_format": target.request_format.value,
+        "tools": target.tool_calls,
     }
     if target.inference_component_name is not None:
         route["component"] = target.inference_component_name

@@ -3,6 +3,7 @@ and the runtime serving several models to the real ``openai`` SDK against the fa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -53,6 +54,7 @@ def _routes_json(*routes: Route) -> str:
                 "stream_format": r.stream_format.value,
                 "request_format": r.request_format.value,
                 **({"variants": list(r.variants)} if r.variants else {}),
+                **({"tools": r.tools} if r.tools is not None else {}),
             }
             for r in routes
         ]
@@ -96,6 +98,11 @@ def test_a_route_defaults_to_auto_framing_and_chat_requests() -> None:
             '[{"model": "m", "endpoint": "e", "url": "x"}]',
             r"ROUTES\[0\] has unknown keys \['url'\]",
         ),
+        ('[{"model": "m", "endpoint": "e", "tools": "on"}]', r"ROUTES\[0\]\.tools must be true"),
+        (
+            '[{"model": "m", "endpoint": "e", "request_format": "generate", "tools": true}]',
+            r"ROUTES\[0\]\.tools is true, but the generate API has no tool calling",
+        ),
         (
             '[{"model": "m", "endpoint": "a"}, {"model": "m", "endpoint": "b"}]',
             r"ROUTES serves the model 'm' twice",
@@ -117,6 +124,16 @@ def test_tools_on_needs_every_route_to_take_messages() -> None:
         Settings.from_env({"ROUTES": _routes_json(CHAT, AB), "TOOLS": "on"})
     settings = Settings.from_env({"ROUTES": _routes_json(CHAT, AB)})
     assert settings.tools_for(CHAT.request_format) and not settings.tools_for(AB.request_format)
+
+
+def test_a_route_s_own_tools_win_over_the_tools_setting() -> None:
+    with_tools = Route(model="a", endpoint_name="ep", tools=True)
+    without = Route(model="b", endpoint_name="ep", tools=False)
+    settings = Settings.from_env({"ROUTES": _routes_json(with_tools, without, CHAT)})
+    assert settings.routes == (with_tools, without, CHAT)
+    assert [settings.tools_for(r) for r in settings.routes] == [True, False, True]
+    off = Settings.from_env({"ROUTES": _routes_json(with_tools, CHAT), "TOOLS": "off"})
+    assert [off.tools_for(r) for r in off.routes] == [True, False]
 
 
 def test_without_routes_the_single_target_is_the_one_route() -> None:
@@ -265,6 +282,33 @@ def test_each_route_keeps_its_own_request_rules(gateway: Runtime, fake: FakeSage
     fake.enqueue(_answer("chat"))
     _sdk(gateway).chat.completions.create(model="chat", messages=USER, tools=tools)
     assert fake.requests[0].json()["tools"] == tools
+
+
+def test_a_route_with_tools_off_refuses_them_while_another_serves_them(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    # GIVEN two chat routes, one whose engine parses tool calls and one whose engine does not
+    plain = Route(model="plain", endpoint_name="plain-ep", stream_format=StreamFormat.OPENAI)
+    runtime = start_runtime(
+        routes=(Route(model="chat", endpoint_name="shared-ep", tools=True), replace_tools(plain))
+    )
+    tools: Any = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    # WHEN the openai SDK sends tools to the route without them THEN a 400 names the field
+    with pytest.raises(openai.BadRequestError) as info:
+        _sdk(runtime).chat.completions.create(model="plain", messages=USER, tools=tools)
+    assert info.value.code == "unsupported_parameter"
+    assert (info.value.body or {}).get("param") == "tools"  # type: ignore[union-attr]
+    assert fake.requests == []
+    # AND the same route still answers without tools, while the other forwards them
+    fake.enqueue(_answer("plain"))
+    assert _stream(_sdk(runtime), "plain")[0] == "from plain!"
+    fake.enqueue(_answer("chat"))
+    _sdk(runtime).chat.completions.create(model="chat", messages=USER, tools=tools)
+    assert fake.requests[-1].json()["tools"] == tools
+
+
+def replace_tools(route: Route) -> Route:
+    return dataclasses.replace(route, tools=False)
 
 
 def test_a_header_pins_a_production_variant(gateway: Runtime, fake: FakeSageMaker) -> None:

@@ -4,13 +4,19 @@ Stdlib only: this file ships in the Lambda asset.
 
 One invoker may front several models (``StreamingInvoker(targets=[...])``). Each is a
 :class:`Route`: the name clients send as ``model``, the endpoint, the inference component
-when there is one, the engine's request and stream formats, and the production variants a
-request may pin. ``StreamingInvoker`` writes them to ``ROUTES``, a JSON list::
+when there is one, the engine's request and stream formats, whether its engine serves tool
+calls, and the production variants a request may pin. ``StreamingInvoker`` writes them to
+``ROUTES``, a JSON list::
 
     [{"model": "chat", "endpoint": "shared-ep", "component": "chat-ic",
-      "stream_format": "openai", "request_format": "messages"},
+      "stream_format": "openai", "request_format": "messages", "tools": true},
      {"model": "ab", "endpoint": "ab-ep", "stream_format": "auto",
-      "request_format": "messages", "variants": ["Llama-g5-2xlarge", "Qwen-g5-2xlarge"]}]
+      "request_format": "messages", "tools": false,
+      "variants": ["Llama-g5-2xlarge", "Qwen-g5-2xlarge"]}]
+
+A route's ``tools`` (true or false) says whether its engine serves tool calls; without it the
+``TOOLS`` setting decides (see ``settings.py``). A route with ``"tools": false`` answers a
+request with tools with a 400 naming the field, while another route serves them.
 
 Without ``ROUTES`` the single-target variables (``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``,
 ``STREAM_FORMAT``, ``REQUEST_FORMAT``, ``MODEL_NAME``) make the one route, which serves every
@@ -49,7 +55,9 @@ __all__ = [
 VARIANT_HEADER = "X-Target-Variant"
 # SageMaker's variant name pattern and length (botocore ``TargetVariantHeader``).
 _VARIANT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-_KEYS = frozenset({"model", "endpoint", "component", "stream_format", "request_format", "variants"})
+_KEYS = frozenset(
+    {"model", "endpoint", "component", "stream_format", "request_format", "tools", "variants"}
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +71,8 @@ class Route:
     :param request_format: the body the engine takes. @default MESSAGES
     :param variants: production variants a request may pin. @default () (not known: any
         well-formed name is passed to SageMaker)
+    :param tools: whether the engine serves tool calls. @default None (the ``TOOLS`` setting,
+        else on for the messages format and off for generate)
     """
 
     model: str
@@ -71,6 +81,7 @@ class Route:
     stream_format: StreamFormat = StreamFormat.AUTO
     request_format: RequestFormat = RequestFormat.MESSAGES
     variants: tuple[str, ...] = ()
+    tools: bool | None = None
 
 
 class RoutingTable:
@@ -194,6 +205,11 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
     request = _member(
         item, "request_format", RequestFormat, RequestFormat.MESSAGES, where, problems
     )
+    tools = item.get("tools")
+    if tools is not None and not isinstance(tools, bool):
+        problems.append(f"{where}.tools must be true or false (got {tools!r:.100})")
+    elif tools and request is RequestFormat.GENERATE:
+        problems.append(f"{where}.tools is true, but the generate API has no tool calling")
     if len(problems) > found or not isinstance(model, str) or not isinstance(endpoint, str):
         return None
     return Route(
@@ -203,6 +219,7 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
         stream_format=stream,
         request_format=request,
         variants=tuple(variants),
+        tools=tools,
     )
 
 

@@ -284,7 +284,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._target = route = self.server.routes.pick(data.get("model"))
             self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
             fmt = route.request_format
-            request = build_chat_request(data, fmt, tools=settings.tools_for(fmt))
+            request = build_chat_request(data, fmt, tools=settings.tools_for(route))
         except RequestError as err:
             self._send_error(
                 err.status, err.message, error_type=err.error_type, param=err.param, code=err.code

@@ -31,7 +31,9 @@ model, endpoint, component and formats.
 Without ``API_KEYS_SECRET_ID`` the runtime checks no keys: the function URL's ``AWS_IAM``
 auth (or CloudFront's origin access control) decides who gets in.
 
-``TOOLS`` defaults to ``on`` for ``REQUEST_FORMAT=messages`` (TGI's Messages API, vLLM,
+``StreamingInvoker`` always sets ``TOOLS`` (or each route's ``"tools"``) from its target's
+engine: ``on`` only where the engine's tool parsing is on. Unset, ``TOOLS`` defaults to ``on``
+for ``REQUEST_FORMAT=messages`` (TGI's Messages API, vLLM,
 SGLang and LMI's vLLM backend all take ``tools``; vLLM needs its tool-call parser enabled for
 ``tool_choice: "auto"``) and is ``off``, and cannot be turned on, for ``generate``, whose
 API has no tools. With ``off``, a request with ``tools``, a ``tool_choice`` other than
@@ -114,8 +116,14 @@ class Settings:
         """Whether tool-calling requests are forwarded (see ``TOOLS``)."""
         return self.tools_for(self.request_format)
 
-    def tools_for(self, request_format: RequestFormat) -> bool:
-        """Whether a route of ``request_format`` forwards tool calls (generate never does)."""
+    def tools_for(self, target: Route | RequestFormat) -> bool:
+        """Whether requests to ``target`` (a route, or a route of that request format) forward
+        tool calls: the route's own ``tools``, else ``TOOLS``; generate never does."""
+        if isinstance(target, Route):
+            if target.tools is not None:
+                return target.tools
+            target = target.request_format
+        request_format = target
         if self.tools is None or request_format is RequestFormat.GENERATE:
             return request_format is RequestFormat.MESSAGES
         return self.tools
