@@ -14,6 +14,7 @@ from constructs_llm import (
     InferenceComponent,
     LlmEndpoint,
     ModelSource,
+    RequestFormat,
     StreamingInvoker,
     Variant,
 )
@@ -104,6 +105,18 @@ BAD_GATEWAY = [
         r"targets\[0\] LlmEndpoint 'Models/Endpoint' is in stack 'Models', the invoker in "
         r"'Test'; import it into this stack with LlmEndpoint\.from_endpoint_attributes",
         id="invoker-targets-in-another-stack",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint.from_endpoint_attributes(
+            s,
+            "Legacy",
+            endpoint_name="legacy-endpoint",
+            request_format=RequestFormat.GENERATE,
+            tool_calls=True,
+        ),
+        ConfigurationError,
+        r"tool_calls=True needs the messages request format: the generate request format has no tool calling",
+        id="invoker-imported-tools-with-the-generate-format",
     ),
     pytest.param(
         lambda s: StreamingInvoker(s, "Stream", target=(e := endpoint(s)), targets=[e]),

@@ -23,6 +23,7 @@ from tests.matrix.builders import (
     MISTRAL,
     TOKEN,
     TRN1,
+    bucket,
     custom,
     model,
     vpc,
@@ -203,6 +204,48 @@ BAD_MODELS = [
         ConfigurationError,
         r"env CONTAINER_HEALTH_CHECK_TIMEOUT looks like a SageMaker startup timeout.*health_check_timeout=Duration",
         id="model-env-timeout-instead-of-prop",
+    ),
+    # Tool calling: asked for where it cannot be served, or env that contradicts it
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(tool_calls=True)),
+        ConfigurationError,
+        r"Engine\.vllm\(tool_calls=True\) cannot be served: no tool-call parser is known for the model family 'llama-3'.*tool_call_parser=",
+        id="engine-vllm-tools-without-a-parser",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.s3(bucket(s), "weights/"),
+            engine=Engine.sglang(tool_calls=True),
+        ),
+        ConfigurationError,
+        r"Engine\.sglang\(tool_calls=True\) cannot be served: no tool-call parser is known for this model \(not in the packaged table\)",
+        id="engine-sglang-tools-for-an-unknown-model",
+    ),
+    pytest.param(
+        lambda s: model(
+            s, engine=Engine.tgi(tool_calls=True), env={"DISABLE_GRAMMAR_SUPPORT": "true"}
+        ),
+        ConfigurationError,
+        r"Engine\.tgi\(tool_calls=True\) cannot be served: env DISABLE_GRAMMAR_SUPPORT='true' turns off TGI's grammar",
+        id="engine-tgi-tools-with-grammar-off",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA31),
+            engine=Engine.vllm(),
+            env={"SM_VLLM_TOOL_CALL_PARSER": "hermes"},
+        ),
+        ConfigurationError,
+        r"env SM_VLLM_TOOL_CALL_PARSER='hermes' contradicts the engine's tool calling \(it sets SM_VLLM_TOOL_CALL_PARSER='llama3_json'\).*tool_call_parser=",
+        id="model-env-vllm-tool-parser-contradicts",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"OPTION_ENABLE_AUTO_TOOL_CHOICE": "true"}),
+        ConfigurationError,
+        r"env OPTION_ENABLE_AUTO_TOOL_CHOICE='true' contradicts the engine's tool calling \(it leaves OPTION_ENABLE_AUTO_TOOL_CHOICE unset\)",
+        id="model-env-lmi-tools-on-behind-the-invoker",
     ),
     pytest.param(
         lambda s: model(s, env={"MAX_BATCH_SIZE": 8}),

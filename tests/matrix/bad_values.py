@@ -200,6 +200,53 @@ BAD_VALUES = [
         r"(?s)Engine\.custom\(\) has 2 problems.*image is required.*stream_format must be one of tgi, lmi_jsonlines, openai, auto, got 'sse'",
         id="engine-custom-without-image-and-format",
     ),
+    pytest.param(
+        lambda s: Engine.vllm(tool_call_parser="llama3"),
+        ConfigurationError,
+        r"Engine\.vllm\(\): tool_call_parser must be a parser the engine registers, got 'llama3'; known: .*llama3_json",
+        id="engine-vllm-unknown-tool-parser",
+    ),
+    pytest.param(
+        lambda s: Engine.sglang(tool_call_parser="hermes"),
+        ConfigurationError,
+        r"Engine\.sglang\(\): tool_call_parser must be a parser the engine registers, got 'hermes'; known: .*qwen25",
+        id="engine-sglang-unknown-tool-parser",
+    ),
+    pytest.param(
+        lambda s: Engine.lmi(backend="trtllm", tool_calls=True),
+        ConfigurationError,
+        r"Engine\.lmi\(\): LMI serves tool calls through its vLLM backend only.*Engine\.lmi\(backend='vllm'\)",
+        id="engine-lmi-trtllm-tool-calls",
+    ),
+    pytest.param(
+        lambda s: Engine.tgi_neuronx(tool_calls=True),
+        ConfigurationError,
+        r"Engine\.tgi_neuronx\(\): tool_calls=True: TGI NeuronX does not serve tool calls.*Engine\.tgi\(\)",
+        id="engine-tgi-neuronx-tool-calls",
+    ),
+    pytest.param(
+        lambda s: Engine.custom(
+            image=ContainerImage.from_uri(IMAGE),
+            stream_format="tgi",
+            request_format="generate",
+            tool_calls=True,
+        ),
+        ConfigurationError,
+        r"Engine\.custom\(\): tool_calls=True needs request_format=RequestFormat\.MESSAGES",
+        id="engine-custom-generate-tool-calls",
+    ),
+    pytest.param(
+        lambda s: Engine.vllm(tool_calls="auto"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"tool_calls must be True, False or None, got 'auto'",
+        id="engine-vllm-tool-calls-not-a-bool",
+    ),
+    pytest.param(
+        lambda s: Engine.sglang(tool_calls=False, tool_call_parser="qwen25"),
+        ConfigurationError,
+        r"tool_call_parser='qwen25' was given with tool_calls=False",
+        id="engine-sglang-parser-with-tools-off",
+    ),
     # Model sources
     pytest.param(
         lambda s: ModelSource.hugging_face("gpt2"),

@@ -103,7 +103,31 @@ def _invokers_at_both_limits(s: Stack) -> object:
     ]
 
 
+def _tools_where_served(s: Stack) -> object:
+    """Tool calling asked for where it can be served, and env that restates it."""
+    weights = ModelSource.s3(bucket(s), "finetune/")  # not in the table: the parser is named
+    return [
+        model(s, id="Named", source=weights, engine=Engine.vllm(tool_call_parser="hermes")),
+        model(s, id="Tgi", engine=Engine.tgi(tool_calls=True)),
+        model(s, id="Custom", engine=custom("nvidia", tool_calls=True)),
+        model(s, id="Trt", engine=Engine.lmi(backend="trtllm", tool_calls=False)),
+        model(
+            s,
+            id="Restated",
+            source=ModelSource.hugging_face("meta-llama/Llama-3.1-8B-Instruct"),
+            engine=Engine.vllm(tool_calls=True),
+            max_total_tokens=8192,
+            env={"SM_VLLM_ENABLE_AUTO_TOOL_CHOICE": "true", "SM_VLLM_TOOL_CALL_PARSER": "llama3_json"},
+        ),
+    ]
+
+
 CONTROLS = [
+    pytest.param(
+        _tools_where_served,
+        {"constructs-llm:unknown-model-size"},  # the S3 weights of a model the table lacks
+        id="engine-tool-calls-where-served",
+    ),
     pytest.param(
         lambda s: endpoint(
             s, health_check_timeout=Duration.seconds(60), download_timeout=Duration.seconds(3600)
