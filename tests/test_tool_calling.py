@@ -31,9 +31,7 @@ TOOL_KEYS = ("ENABLE_AUTO_TOOL_CHOICE", "TOOL_CALL_PARSER", "GRAMMAR")
 
 
 def _ctx(family: str | None) -> EngineContext:
-    return EngineContext(
-        instance=InstanceType(G5), model_location="org/model", model_family=family
-    )
+    return EngineContext(instance=InstanceType(G5), model_location="org/model", model_family=family)
 
 
 def _tool_env(engine: Engine, family: str | None) -> dict[str, str]:
@@ -132,7 +130,9 @@ def test_the_model_s_family_comes_from_its_hub_id_or_its_declared_s3_copy(
 ) -> None:
     stack = new_stack()
     hub = _model(stack, "Hub", ModelSource.hugging_face(QWEN), Engine.vllm())
-    copy = _model(stack, "Copy", ModelSource.s3(bucket(stack), "qwen/", model_id=QWEN), Engine.lmi())
+    copy = _model(
+        stack, "Copy", ModelSource.s3(bucket(stack), "qwen/", model_id=QWEN), Engine.lmi()
+    )
     assert hub.tool_calling == ToolCalling(served=True, parser="hermes")
     assert copy.tool_calling == ToolCalling(served=True, parser="hermes")
     assert copy.environment["OPTION_TOOL_CALL_PARSER"] == "hermes"
@@ -164,7 +164,9 @@ def test_an_endpoint_serves_tools_only_if_every_production_variant_does(
     llama = _model(stack, "Llama", ModelSource.hugging_face(LLAMA31), Engine.vllm())
     phi = _model(stack, "Phi", ModelSource.hugging_face(PHI3), Engine.vllm())
     mixed = LlmEndpoint(stack, "Mixed", variants=[Variant(model=llama), Variant(model=phi)])
-    shadowed = LlmEndpoint(stack, "Shadowed", variants=[Variant(model=llama)], shadow=Variant(model=phi))
+    shadowed = LlmEndpoint(
+        stack, "Shadowed", variants=[Variant(model=llama)], shadow=Variant(model=phi)
+    )
     assert not mixed.tool_calls
     assert shadowed.tool_calls  # the shadow's answers never reach the client
 
@@ -174,7 +176,9 @@ def test_an_imported_endpoint_serves_tools_only_as_declared(
 ) -> None:
     stack = new_stack()
     unknown = LlmEndpoint.from_endpoint_name(stack, "Unknown", "unknown-endpoint")
-    tgi = LlmEndpoint.from_endpoint_attributes(stack, "Tgi", endpoint_name="tgi", engine=Engine.tgi())
+    tgi = LlmEndpoint.from_endpoint_attributes(
+        stack, "Tgi", endpoint_name="tgi", engine=Engine.tgi()
+    )
     vllm = LlmEndpoint.from_endpoint_attributes(
         stack, "Vllm", endpoint_name="vllm", engine=Engine.vllm()
     )

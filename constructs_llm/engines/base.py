@@ -14,13 +14,13 @@ from typing import ClassVar
 from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines import messages
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
-from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.engines.env_rules import (
     EnvContract,
     rule_problem,
     token_limit_problems,
     user_env_problems,
 )
+from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
@@ -95,7 +95,9 @@ class ServingEngine(abc.ABC):
     ) -> ToolCalling:
         """Whether this engine serves OpenAI tool calls for a model of ``family`` with
         ``user_env``, and with which parser. @default off: an engine says how it serves tools"""
-        return tools_off(f"Engine.{self.factory_name}() does not serve tool calls; drop tool_calls=True")
+        return tools_off(
+            f"Engine.{self.factory_name}() does not serve tool calls; drop tool_calls=True"
+        )
 
     # -- what subclasses refine -------------------------------------------------------------
 
@@ -120,7 +122,9 @@ class ServingEngine(abc.ABC):
         if self.tool_calls is not True:
             return []
         calling = self.tool_calling(family=ctx.model_family, user_env=user_env)
-        return [] if calling.served else [messages.tools_not_served(self.factory_name, calling.reason)]
+        return (
+            [] if calling.served else [messages.tools_not_served(self.factory_name, calling.reason)]
+        )
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
         return []

@@ -74,7 +74,11 @@ def rule_problem(
 ) -> str | None:
     """The problem with user ``env[key] = value`` for a derived key of ``kind``, if any."""
     if kind is EnvRule.TOOLS:
-        return None if _same_tool_value(key, value, derived) else messages.rule_tools(key, value, derived)
+        return (
+            None
+            if _same_tool_value(key, value, derived)
+            else messages.rule_tools(key, value, derived)
+        )
     if kind is None or value == derived:
         return None
     if (kind is EnvRule.MODEL and value == ctx.model_location) or (

@@ -110,14 +110,23 @@ def _tools_where_served(s: Stack) -> object:
         model(s, id="Named", source=weights, engine=Engine.vllm(tool_call_parser="hermes")),
         model(s, id="Tgi", engine=Engine.tgi(tool_calls=True)),
         model(s, id="Custom", engine=custom("nvidia", tool_calls=True)),
-        model(s, id="Trt", engine=Engine.lmi(backend="trtllm", tool_calls=False)),
+        model(
+            s,
+            id="Trt",
+            engine=Engine.lmi(backend="trtllm", tool_calls=False),
+            max_input_tokens=2048,
+            max_total_tokens=4096,
+        ),
         model(
             s,
             id="Restated",
             source=ModelSource.hugging_face("meta-llama/Llama-3.1-8B-Instruct"),
             engine=Engine.vllm(tool_calls=True),
             max_total_tokens=8192,
-            env={"SM_VLLM_ENABLE_AUTO_TOOL_CHOICE": "true", "SM_VLLM_TOOL_CALL_PARSER": "llama3_json"},
+            env={
+                "SM_VLLM_ENABLE_AUTO_TOOL_CHOICE": "true",
+                "SM_VLLM_TOOL_CALL_PARSER": "llama3_json",
+            },
         ),
     ]
 

@@ -103,7 +103,9 @@ def test_the_openai_sdk_gets_tool_calls_from_the_target_with_tools(
     client = _sdk(api)
     if stream:
         chunks = list(
-            client.chat.completions.create(model="llama", messages=ASK, tools=[WEATHER], stream=True)
+            client.chat.completions.create(
+                model="llama", messages=ASK, tools=[WEATHER], stream=True
+            )
         )
         calls = [d for c in chunks if c.choices for d in c.choices[0].delta.tool_calls or []]
         names = [d.function.name for d in calls if d.function and d.function.name]

@@ -64,7 +64,7 @@ _GENERATE_NO_TOOLS = (
     "deploy the model with a messages (chat) API"
 )
 _TOOLS_OFF = (
-    "tool calling is off for this model (TOOLS=off, or \"tools\": false in its ROUTES entry): "
+    'tool calling is off for this model (TOOLS=off, or "tools": false in its ROUTES entry): '
     "its engine does not parse tool calls; deploy it with tool calling on (the engine's "
     "tool_calls=True, with a tool_call_parser where it needs one)"
 )
