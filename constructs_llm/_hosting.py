@@ -4,9 +4,10 @@ host AMIs."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
-from aws_cdk import ArnFormat, Size, Stack, Token
+from aws_cdk import ArnFormat, Names, Size, Stack, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -19,7 +20,7 @@ from constructs_llm._compliance import (
     UNSCOPED_ACTIONS,
     waive,
 )
-from constructs_llm._validation import name_problem
+from constructs_llm._validation import SAGEMAKER_NAME, name_problem
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.instance_type import InstanceType
 
@@ -36,6 +37,7 @@ __all__ = [
     "EndpointAttributes",
     "depend_on_policies",
     "execution_role",
+    "generated_name",
     "grant_invoke",
     "host_ami_for",
     "kms_problem",
@@ -182,3 +184,15 @@ def host_ami_for(image: ContainerImage, instance: InstanceType) -> str | None:
     if instance.accelerator == "nvidia" and major is not None and major >= 13:
         return CUDA13_HOST_AMI
     return None
+
+
+def generated_name(scope: Construct, prop: str) -> str:
+    """A stable, account-unique SageMaker name derived from ``scope``'s path (63 characters at
+    most), for resources something must name before CloudFormation creates them."""
+    name = Names.unique_resource_name(scope, max_length=63, separator="-")
+    name = re.sub(r"[^a-zA-Z0-9-]", "", name).strip("-")
+    if not SAGEMAKER_NAME.match(name):
+        raise ConfigurationError(
+            f"'{scope.node.path}': cannot derive a valid name (got {name!r}); pass {prop}='...'"
+        )
+    return name

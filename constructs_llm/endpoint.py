@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration, Size
+from aws_cdk import Annotations, Duration, Size
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import _messages as msg
+from constructs_llm import _operations_messages as ops
 from constructs_llm import scaling as _scaling
+from constructs_llm._capacity import add_capacity_note
 from constructs_llm._hosting import (
     EndpointAttributes,
+    generated_name,
     grant_invoke,
     kms_problem,
     storage_settings,
@@ -29,26 +32,26 @@ from constructs_llm._validation import (
     type_problem,
 )
 from constructs_llm._variant import VariantSettings, production_variant, startup_timeouts
+from constructs_llm.alarms import AlarmMetrics, Alarms, LlmAlarms, alarm_settings, create_alarms
+from constructs_llm.deployment import Deployment, endpoint_deployment_config
 from constructs_llm.errors import InstanceTypeError, ScalingError
 from constructs_llm.imported_endpoint import ImportedEndpoint
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.invocation_target import ServesModel
-from constructs_llm.metrics import InvocationMetrics, MetricOverrides
+from constructs_llm.metrics import InstanceMetrics
 from constructs_llm.model import LlmModel
 from constructs_llm.placement import Placement
 from constructs_llm.scaling import Autoscaling
 
 if TYPE_CHECKING:
     from aws_cdk import aws_applicationautoscaling as appscaling
-    from aws_cdk import aws_cloudwatch as cloudwatch
     from aws_cdk import aws_kms as kms
-    from typing_extensions import Unpack
 
 
 __all__ = ["LlmEndpoint"]
 
 
-class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct):
+class LlmEndpoint(EndpointAttributes, ServesModel, InstanceMetrics, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances.
 
     The endpoint binds the model to its instance type (``model.bind``): the model's env and
@@ -69,7 +72,15 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
         @default sized from the model's weights where known, else SageMaker's default
     :param kms_key: encrypts the ML storage volume; not for NVMe instance types. @default none
     :param endpoint_name: physical name of the Endpoint. @default generated
-    :param autoscaling: target tracking on the instance count. @default none
+    :param autoscaling: target tracking on the instance count, and scheduled bounds.
+        @default none
+    :param deployment: how updates roll out (``Deployment.canary(...)``, ``linear``,
+        ``all_at_once``, ``rolling``), rolled back by the endpoint's alarms. It guards updates
+        that keep the instance type; the Endpoint then gets a physical name (generated from
+        its path unless ``endpoint_name`` is given), which its alarms name. @default
+        SageMaker's blue/green update with all traffic shifted at once and no bake
+    :param alarms: the default alarms (``endpoint.alarms``): ``True``, ``Alarms(...)`` for
+        other thresholds and an SNS topic, or ``False`` for none. @default True
     """
 
     def __init__(
@@ -86,6 +97,8 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
         kms_key: kms.IKey | None = None,
         endpoint_name: str | None = None,
         autoscaling: Autoscaling | None = None,
+        deployment: Deployment | None = None,
+        alarms: Alarms | bool = True,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
@@ -95,17 +108,38 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
                 "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
             )
         )
+        problems.add(
+            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+        )
+        alarm_props = alarm_settings(alarms, problems)
         problems.raise_if_any()  # nothing below can be checked without them
         placement = _placement(model, instance_type, problems)
         problems.add(positive_int_problem("instance_count", instance_count))
-        problems.add(timeout_problem("health_check_timeout", health_check_timeout))
-        problems.add(timeout_problem("download_timeout", download_timeout))
+        timeouts = [
+            timeout_problem("health_check_timeout", health_check_timeout),
+            timeout_problem("download_timeout", download_timeout),
+        ]
+        problems.extend(timeouts)
         problems.add(name_problem("endpoint_name", endpoint_name))
-        problems.add(_scaling_problem(autoscaling, instance_count), ScalingError)
+        problems.extend(_scaling_problems(autoscaling, instance_count), ScalingError)
         if placement is not None:
             problems.add(volume_problem(placement.instance_type, volume_size))
             problems.add(kms_problem(placement.instance_type, kms_key))
             problems.extend(model.problems_for(placement))
+            startup = startup_timeouts(
+                placement.instance_type, model.architecture, health_check_timeout, download_timeout
+            )
+            if deployment is not None and not any(timeouts):
+                fleet = autoscaling.lowest_min if autoscaling else instance_count
+                problems.extend(
+                    deployment.problems_for(
+                        fleet=fleet if isinstance(fleet, int) else 1,
+                        startup=startup[0].plus(startup[1]),
+                        instance_type=placement.instance_type,
+                    )
+                )
+        if deployment is not None and alarm_props is None and deployment.rollback_alarms is None:
+            problems.add(ops.rollback_needs_alarms(self.node.path))
         problems.raise_if_any()
         assert placement is not None  # a missing one is a problem raised above
 
@@ -114,9 +148,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
         self.binding = model.bind(placement)
         self.instance_type = placement.instance_type
         self.variant_name = variant_name_for(self.instance_type)
-        self.health_check_timeout, self.download_timeout = startup_timeouts(
-            self.binding, model.architecture, health_check_timeout, download_timeout
-        )
+        self.health_check_timeout, self.download_timeout = startup
         settings = VariantSettings(
             instance_count=instance_count,
             health_check_timeout=self.health_check_timeout,
@@ -131,6 +163,10 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
             kms_key_id=kms_key.key_arn if kms_key else None,
         )
         storage_settings(self.config, self.instance_type, kms_key, model.role)
+        if deployment is not None and endpoint_name is None:
+            # The rollback alarms name the endpoint and the endpoint names them: a name known
+            # before CloudFormation creates the endpoint breaks that cycle.
+            endpoint_name = generated_name(self, "endpoint_name")
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -140,11 +176,38 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
             retain_all_variant_properties=True if autoscaling else None,
         )
         self.scalable_target = self._autoscale(autoscaling) if autoscaling else None
+        self.alarms: LlmAlarms | None = (
+            create_alarms(self, self, alarm_props) if alarm_props else None
+        )
+        self.deployment = deployment
+        if deployment is not None:
+            self._guard(deployment)
+        self._annotate(instance_count)
+
+    # -- notes and guarded rollouts ------------------------------------------------------------
+
+    def _annotate(self, instance_count: int) -> None:
         add_memory_plan_note(self, self.binding.plan, per_copy=False)
-        add_quota_note(
-            self,
-            self.instance_type.name,
-            autoscaling.max_capacity if autoscaling else instance_count,
+        scaling = self.autoscaling
+        name = self.instance_type.name
+        add_quota_note(self, name, scaling.highest_max if scaling else instance_count)
+        add_capacity_note(self, name, scaling, instance_count)
+
+    def _guard(self, deployment: Deployment) -> None:
+        rollback = deployment.rollback_alarms
+        if rollback is None:
+            assert self.alarms is not None  # checked with the props
+            rollback = self.alarms.rollback
+        self.resource.deployment_config = endpoint_deployment_config(
+            deployment,
+            alarms=rollback,
+            startup=self.health_check_timeout.plus(self.download_timeout),
+        )
+        Annotations.of(self).add_warning_v2(
+            "constructs-llm:guarded-rollout-hardware",
+            ops.guardrails_hardware_change(
+                deployment.describe, self.instance_type.name, self.variant_name
+            ),
         )
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
@@ -173,17 +236,26 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InvocationMetrics, Construct)
         return grant_invoke(grantee, self.endpoint_arn)
 
     def _metric_dimensions(self) -> dict[str, str]:
-        return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
+        # A name given to the Endpoint is used as is, so alarms that the Endpoint's rollback
+        # configuration names do not depend on it in turn.
+        name = self.resource.endpoint_name or self.endpoint_name
+        return {"EndpointName": name, "VariantName": self.variant_name}
 
-    def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
-        """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
-        return self.metric("GPUUtilization", namespace="/aws/sagemaker/Endpoints", **options)
+    def alarm_metrics(self) -> AlarmMetrics:
+        """What the default alarms watch (see ``constructs_llm.alarms``)."""
+        gpus = self.instance_type.accelerator_count if self._has_gpu_metrics else 0
+        return AlarmMetrics(
+            errors=self.metric_invocation_5xx_errors(),
+            model_errors=self.metric_invocation_model_errors(),
+            latency=self.metric_model_latency(),
+            gpu_memory=self.metric_gpu_memory_utilization() if gpus else None,
+            gpu_memory_scale=gpus or 1,
+            disk=self.metric_disk_utilization(),
+        )
 
-    def metric_gpu_memory_utilization(
-        self, **options: Unpack[MetricOverrides]
-    ) -> cloudwatch.Metric:
-        """GPU memory in use on the variant's instances."""
-        return self.metric("GPUMemoryUtilization", namespace="/aws/sagemaker/Endpoints", **options)
+    @property
+    def _has_gpu_metrics(self) -> bool:
+        return self.instance_type.accelerator == "nvidia" and self.instance_type.known
 
     # -- construction helpers ------------------------------------------------------------------
 
@@ -222,12 +294,21 @@ def _placement(
         return None
 
 
-def _scaling_problem(autoscaling: Autoscaling | None, instance_count: int) -> str | None:
+def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> list[str | None]:
     if autoscaling is None or not isinstance(instance_count, int):
-        return None
+        return []
     low, high = autoscaling.min_capacity, autoscaling.max_capacity
     if low < 1:
-        return msg.variant_scale_to_zero(low)
-    if not low <= instance_count <= high:
-        return msg.instance_count_outside_scaling(instance_count, low, high)
-    return None
+        return [msg.variant_scale_to_zero(low)]
+    return [
+        msg.instance_count_outside_scaling(instance_count, low, high)
+        if not low <= instance_count <= high
+        else None,
+        *(
+            ops.schedule_to_zero_on_variant(
+                index, "min_capacity" if item.min_capacity == 0 else "max_capacity"
+            )
+            for index, item in enumerate(autoscaling.schedule)
+            if 0 in (item.min_capacity, item.max_capacity)
+        ),
+    ]

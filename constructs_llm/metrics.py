@@ -1,4 +1,11 @@
-"""CloudWatch metrics shared by endpoints and inference components."""
+"""CloudWatch metrics of endpoint variants and inference components.
+
+Names, namespaces and dimensions are SageMaker's
+(https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html): invocation
+metrics in ``AWS/SageMaker``, instance metrics in ``/aws/sagemaker/Endpoints`` (by
+``EndpointName, VariantName``), per-copy metrics in ``/aws/sagemaker/InferenceComponents``
+(by ``InferenceComponentName``).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,16 @@ if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
     from typing_extensions import Unpack
 
-__all__ = ["InvocationMetrics", "MetricOverrides", "with_defaults"]
+__all__ = [
+    "CopyMetrics",
+    "InstanceMetrics",
+    "InvocationMetrics",
+    "MetricOverrides",
+    "with_defaults",
+]
+
+INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
+COPY_NAMESPACE = "/aws/sagemaker/InferenceComponents"
 
 
 class MetricOverrides(TypedDict, total=False):
@@ -84,6 +100,13 @@ class InvocationMetrics:
         """Requests the model answered with a 5xx. @default statistic "Sum" """
         return self.metric("Invocation5XXErrors", **with_defaults(options, statistic="Sum"))
 
+    def metric_invocation_model_errors(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """Requests that got no 2xx from the model container: an error status, a broken
+        connection or a timeout. @default statistic "Sum" """
+        return self.metric("InvocationModelErrors", **with_defaults(options, statistic="Sum"))
+
     def metric_model_latency(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
         """Microseconds the container took to answer (until the last byte when streaming).
         @default statistic "p90" """
@@ -93,3 +116,56 @@ class InvocationMetrics:
         """Requests in flight (per model or per copy): what the default autoscaling tracks.
         @default statistic "Maximum" """
         return self.metric(self._CONCURRENCY_METRIC, **with_defaults(options, statistic="Maximum"))
+
+
+class InstanceMetrics(InvocationMetrics):
+    """The invocation metrics plus the instance metrics of an endpoint variant."""
+
+    def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
+        return self.metric("GPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
+
+    def metric_gpu_memory_utilization(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """GPU memory in use on the variant's instances (percent of one GPU, summed)."""
+        return self.metric("GPUMemoryUtilization", namespace=INSTANCE_NAMESPACE, **options)
+
+    def metric_disk_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """Disk in use on the variant's instances, in percent."""
+        return self.metric("DiskUtilization", namespace=INSTANCE_NAMESPACE, **options)
+
+    def metric_cpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """CPU use of the variant's instances (percent of one vCPU, summed over vCPUs); each
+        instance reports it, so its SampleCount per minute counts the instances."""
+        return self.metric("CPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
+
+
+class CopyMetrics(InvocationMetrics):
+    """The invocation metrics plus the per-copy metrics of an inference component."""
+
+    _CONCURRENCY_METRIC = "ConcurrentRequestsPerCopy"
+
+    def metric_no_capacity_invocation_failures(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """Requests that found no copy to serve them (scaled to zero, or all copies busy).
+        @default statistic "Sum" """
+        return self.metric(
+            "NoCapacityInvocationFailures", **with_defaults(options, statistic="Sum")
+        )
+
+    def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """GPU use of the copies, normalized to the accelerators they reserve."""
+        return self.metric("GPUUtilizationNormalized", namespace=COPY_NAMESPACE, **options)
+
+    def metric_gpu_memory_utilization(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """GPU memory in use by the copies, in percent of the accelerators they reserve."""
+        return self.metric("GPUMemoryUtilizationNormalized", namespace=COPY_NAMESPACE, **options)
+
+    def metric_cpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """CPU use of the copies; each copy reports it, so its SampleCount per minute counts
+        the copies running."""
+        return self.metric("CPUUtilizationNormalized", namespace=COPY_NAMESPACE, **options)
