@@ -145,6 +145,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InstanceMetrics, Construct):
 
         self.model = model
         self.autoscaling = autoscaling
+        self.instance_count = instance_count
         self.binding = model.bind(placement)
         self.instance_type = placement.instance_type
         self.variant_name = variant_name_for(self.instance_type)

@@ -38,6 +38,8 @@ from constructs_llm.streaming.distribution import (
     rate_limit_web_acl,
 )
 from constructs_llm.streaming.invoker_auth import AuthMode, InvokerAuth
+from constructs_llm.streaming.invoker_metrics import InvokerMetrics, served_model
+from constructs_llm.streaming.runtime.metrics import NAMESPACE
 from constructs_llm.streaming.stack_rules import assert_before_deploy
 
 __all__ = ["StreamingInvoker", "adapter_layer_arn"]
@@ -111,14 +113,16 @@ _LOG_KEY_SKIP = {
 }
 
 
-class StreamingInvoker(Construct):
+class StreamingInvoker(InvokerMetrics, Construct):
     """A streaming, OpenAI-compatible front door to an ``LlmEndpoint`` or ``InferenceComponent``.
 
     A Python Lambda (stdlib + boto3, no bundling) behind the Lambda Web Adapter layer, with a
     function URL in ``RESPONSE_STREAM`` mode: ``AWS_IAM`` auth by default, or public with
     Bearer keys checked by the runtime (``auth=InvokerAuth.api_keys(secret)``).
     ``add_distribution()`` puts CloudFront in front. ``POST /v1/chat/completions`` works for
-    every engine; tokens are flushed as they arrive.
+    every engine; tokens are flushed as they arrive. Each chat request's log line is also a
+    CloudWatch Embedded Metric Format record of its LLM metrics (time to first token, duration,
+    tokens, pace, errors by kind, disconnects), read with ``metric_*()``.
 
     :param target: the endpoint or inference component to call.
     :param timeout: longest request, generation included. @default 5 minutes (max 15)
@@ -341,8 +345,9 @@ class StreamingInvoker(Construct):
             "ENDPOINT_NAME": target.endpoint_name,
             "STREAM_FORMAT": target.stream_format.value,
             "REQUEST_FORMAT": target.request_format.value,
-            "MODEL_NAME": getattr(target, "served_model_name", "model"),
+            "MODEL_NAME": served_model(target),
             "UPSTREAM_READ_TIMEOUT": str(_read_timeout(timeout)),
+            "METRICS_NAMESPACE": NAMESPACE,
         }
         if target.inference_component_name is not None:
             env["INFERENCE_COMPONENT_NAME"] = target.inference_component_name

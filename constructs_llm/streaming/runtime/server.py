@@ -38,7 +38,8 @@ With ``API_KEYS_SECRET_ID`` set, every route but ``/health`` first checks the re
 ``Authorization: Bearer`` key (``auth.py``): 401 ``invalid_api_key`` without a current key.
 
 Each request except ``/health`` logs one JSON line to stdout (never the prompt, the text or a
-key).
+key); a chat request's line is also a CloudWatch Embedded Metric Format record of its LLM
+metrics, by the target and model it went to (``metrics.py``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from typing import Any
 from .auth import ApiKeyAuth
 from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
 from .heartbeat import Heartbeat
+from .metrics import with_metrics
 from .openai_format import (
     DONE,
     KEEP_ALIVE,
@@ -167,6 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
     _must_close: bool
     _logged: bool
     _started: float
+    _metrics_target: tuple[str, str] | None  # (target, model) of a chat request's metrics
 
     def setup(self) -> None:
         # socket timeout for every read and write towards the client
@@ -189,6 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.request_version == "HTTP/0.9":
             self.request_version = "HTTP/1.0"
         self._record = {"msg": "request", "method": getattr(self, "command", None)}
+        self._metrics_target = None
         self._started = time.perf_counter()
         self._headers_sent, self._must_close, self._logged = False, True, False
         text = message or self.responses.get(code, ("error",))[0]
@@ -210,6 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
         self._record = {"msg": "request", "method": self.command, "path": path[:200]}
         self._logged = path == HEALTH_PATH  # readiness checks are not logged
+        self._metrics_target = self._chat_target() if path == CHAT_PATH else None
         request_id = _lambda_request_id(self.headers.get("x-amzn-lambda-context"))
         if request_id:
             self._record["request_id"] = request_id
@@ -266,6 +271,12 @@ class _Handler(BaseHTTPRequestHandler):
             message = f"the model {model[:200]!r} does not exist; this endpoint serves {served!r}"
             self._send_error(404, message, param="model", code="model_not_found")
 
+    def _chat_target(self) -> tuple[str, str]:
+        """The (target, model) a chat request goes to, for its metrics' dimensions."""
+        settings = self.server.settings
+        target = settings.inference_component_name or settings.endpoint_name
+        return target, settings.served_model
+
     def _model_object(self) -> dict[str, Any]:
         served = self.server.settings.served_model
         return {"id": served, "object": "model", "created": 0, "owned_by": "sagemaker"}
@@ -295,6 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _invoke_and_answer(self, request: ChatRequest, heartbeat: Heartbeat | None) -> None:
         settings = self.server.settings
+        self._record["overhead_ms"] = self._elapsed_ms()
         try:
             upstream = invoke(self.server.client, settings, request.engine_body)
         except Exception as exc:
@@ -507,7 +519,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._logged:
             self._logged = True
             self._record["duration_ms"] = self._elapsed_ms()
-            self.server.log(self._record)
+            record = self._record
+            if self._metrics_target is not None:
+                target, model = self._metrics_target
+                namespace = self.server.settings.metrics_namespace
+                record = with_metrics(record, target=target, model=model, namespace=namespace)
+            self.server.log(record)
 
     def _elapsed_ms(self) -> float:
         return round((time.perf_counter() - self._started) * 1000, 3)

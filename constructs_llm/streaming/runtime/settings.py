@@ -21,6 +21,8 @@ HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first 
 API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see auth.py
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
 TOOLS                    see below     on | off: whether the engine serves tool calls
+METRICS_NAMESPACE        ConstructsLlm CloudWatch namespace of the chat requests' metrics
+                         /Invoker      (``metrics.py``)
 ======================== ============= ==================================================
 
 Without ``API_KEYS_SECRET_ID`` the runtime checks no keys: the function URL's ``AWS_IAM``
@@ -58,6 +60,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .events import RequestFormat, StreamFormat
+from .metrics import NAMESPACE
 
 __all__ = ["Settings", "SettingsError", "new_sagemaker_client", "sagemaker_client"]
 
@@ -90,6 +93,7 @@ class Settings:
     api_keys_secret_id: str | None = None  # None: no key check (IAM auth)
     api_keys_ttl: float = 60.0
     tools: bool | None = None  # None: on for the messages format, off for generate
+    metrics_namespace: str = NAMESPACE
 
     @property
     def served_model(self) -> str:
@@ -129,6 +133,7 @@ class Settings:
             api_keys_secret_id=env.get("API_KEYS_SECRET_ID", "").strip() or None,
             api_keys_ttl=_number(env, "API_KEYS_TTL_SECONDS", 60.0, 0.1, 3600, problems),
             tools=_tools(env, request_format, problems),
+            metrics_namespace=_namespace(env, problems),
         )
         if problems:
             raise SettingsError("invalid runtime environment: " + "; ".join(problems))
@@ -185,6 +190,21 @@ def _tools(env: Mapping[str, str], fmt: RequestFormat, problems: list[str]) -> b
         )
         return None
     return raw == "on"
+
+
+def _namespace(env: Mapping[str, str], problems: list[str]) -> str:
+    """A CloudWatch namespace: 1-255 characters, not starting with ``:`` or ``AWS/``
+    (PutMetricData's rules, which metrics extracted from logs follow)."""
+    raw = env.get("METRICS_NAMESPACE", "").strip()
+    if not raw:
+        return NAMESPACE
+    if len(raw) > 255 or raw.startswith(("AWS/", ":")):
+        problems.append(
+            "METRICS_NAMESPACE must be 1-255 characters, not starting with ':' or 'AWS/' "
+            f"(got {raw[:300]!r})"
+        )
+        return NAMESPACE
+    return raw
 
 
 def _heartbeat(env: Mapping[str, str], problems: list[str]) -> float:
