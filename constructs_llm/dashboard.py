@@ -18,7 +18,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from constructs_llm._problems import Problems
-from constructs_llm._validation import describe
+from constructs_llm._validation import type_problem
 from constructs_llm.endpoint import LlmEndpoint
 from constructs_llm.inference_component import InferenceComponent
 from constructs_llm.scaling import Autoscaling
@@ -86,8 +86,7 @@ def _check(
             problems.add(f"{prop} must be a list of {kind.__name__}, got {items!r}")
             continue
         for index, item in enumerate(items):
-            if not isinstance(item, kind):
-                problems.add(f"{prop}[{index}] must be a {kind.__name__}, got {describe(item)}")
+            problems.add(type_problem(f"{prop}[{index}]", item, kind, "pass the construct"))
     if not problems and not (endpoints or components or invokers):
         problems.add("nothing to show: pass endpoints=[...], components=[...] or invokers=[...]")
     problems.raise_if_any()
