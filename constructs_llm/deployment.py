@@ -38,6 +38,7 @@ __all__ = [
     "MAX_EXECUTION_S",
     "Deployment",
     "DeploymentKind",
+    "Fleet",
     "component_deployment_config",
     "endpoint_deployment_config",
 ]
@@ -49,6 +50,20 @@ MAX_ROLLBACK_ALARMS = 10
 #: Room for SageMaker's own steps (routing changes, draining) beyond the start-up timeouts and
 #: the bakes, in the derived timeout.
 MARGIN_S = 600
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """What an update replaces: the fewest and most instances (or copies) it may find, and
+    how long a new one may take to start (download plus health check timeouts).
+
+    :param unit: "instance" or "copy". @default "instance"
+    """
+
+    smallest: int
+    largest: int
+    startup: Duration
+    unit: str = "instance"
 
 
 class DeploymentKind(str, Enum):
@@ -212,66 +227,66 @@ class Deployment:
         share = f" {self.percent} %," if self.percent is not None else ""
         return f"{self.kind.value.replace('_', ' ')}{share} bake {_minutes(self.bake)}"
 
-    @property
-    def steps(self) -> int:
-        """Traffic steps (blue/green) or batches (rolling)."""
+    def steps(self, fleet: Fleet) -> int:
+        """Traffic steps (blue/green), or batches (rolling) of the largest fleet: a batch is
+        at least one instance or copy."""
         if self.kind is DeploymentKind.CANARY:
             return 2
         if self.percent is None:
             return 1
+        if self.kind is DeploymentKind.ROLLING:
+            per_batch = max(1, fleet.largest * self.percent // 100)
+            return math.ceil(fleet.largest / per_batch)
         return math.ceil(100 / self.percent)
 
-    @property
-    def waits_s(self) -> int:
+    def waits_s(self, fleet: Fleet) -> int:
         """Every bake of the update: after each step or batch; the last one runs before the
         old fleet is terminated (a canary bakes twice)."""
-        return self.steps * int(self.bake.to_seconds())
+        return self.steps(fleet) * int(self.bake.to_seconds())
 
-    def needed_s(self, startup: Duration) -> int:
-        """The longest the update may take: a new fleet (or each batch) starting within
-        ``startup`` (download plus health check timeouts), every bake, and a margin."""
-        start = int(startup.to_seconds())
+    def needed_s(self, fleet: Fleet) -> int:
+        """The longest the update may take: a new fleet (or each batch) starting within the
+        fleet's start-up time (download plus health check timeouts), every bake, a margin."""
+        start = int(fleet.startup.to_seconds())
         if self.kind is DeploymentKind.ROLLING:
-            return self.steps * start + self.waits_s + MARGIN_S
-        return start + self.waits_s + MARGIN_S
+            start *= self.steps(fleet)
+        return start + self.waits_s(fleet) + MARGIN_S
 
-    def execution_timeout_s(self, startup: Duration) -> int:
+    def execution_timeout_s(self, fleet: Fleet) -> int:
         if self.timeout is not None:
             return int(self.timeout.to_seconds())
-        return max(MIN_EXECUTION_S, self.needed_s(startup))
+        return max(MIN_EXECUTION_S, self.needed_s(fleet))
 
     def problems_for(
         self,
+        fleet: Fleet,
         *,
-        fleet: int,
-        startup: Duration,
-        unit: str = "instance",
         instance_type: InstanceType | None = None,
         variants: int = 1,
         serverless: bool = False,
     ) -> list[str]:
-        """What this rollout cannot do on a fleet whose smallest size is ``fleet`` (instances,
-        or copies with ``unit="copy"``), each new fleet or batch starting within ``startup``."""
+        """What this rollout cannot do on ``fleet`` (of ``instance_type``, with ``variants``
+        variants, or serverless)."""
         found = []
         if instance_type is not None and instance_type.family == "inf1":
             found.append(msg.guardrails_on_inf1(instance_type.name))
         if self.kind is DeploymentKind.ROLLING and (variants > 1 or serverless):
             found.append(msg.rolling_excluded(variants, serverless))
-        if self.percent is not None and fleet < 2:
-            found.append(msg.share_larger_than_fleet(self.describe, fleet, unit))
-        found.extend(self._timeout_problems(startup))
+        if self.percent is not None and fleet.smallest < 2:
+            found.append(msg.share_larger_than_fleet(self.describe, fleet.smallest, fleet.unit))
+        found.extend(self._timeout_problems(fleet))
         return found
 
-    def _timeout_problems(self, startup: Duration) -> list[str]:
-        needed = self.needed_s(startup)
+    def _timeout_problems(self, fleet: Fleet) -> list[str]:
+        needed, waits = self.needed_s(fleet), self.waits_s(fleet)
         rolling = self.kind is DeploymentKind.ROLLING
         if self.timeout is None:
             if needed <= MAX_EXECUTION_S:
                 return []
-            return [msg.rollout_too_long(self.describe, needed, self.steps, rolling)]
+            return [msg.rollout_too_long(self.describe, needed, self.steps(fleet), rolling)]
         timeout = int(self.timeout.to_seconds())
-        if timeout <= self.waits_s:
-            return [msg.timeout_within_waits(self.describe, timeout, self.waits_s)]
+        if timeout <= waits:
+            return [msg.timeout_within_waits(self.describe, timeout, waits)]
         return []
 
     def _percent_problem(self) -> str | None:
@@ -307,12 +322,12 @@ def _minutes(duration: Duration) -> str:
 
 
 def endpoint_deployment_config(
-    deployment: Deployment, *, alarms: Sequence[cloudwatch.IAlarm], startup: Duration
+    deployment: Deployment, *, alarms: Sequence[cloudwatch.IAlarm], fleet: Fleet
 ) -> sagemaker.CfnEndpoint.DeploymentConfigProperty:
     """The Endpoint's ``DeploymentConfig``: blue/green traffic routing or a rolling update."""
     cfn = sagemaker.CfnEndpoint
     bake = int(deployment.bake.to_seconds())
-    timeout = deployment.execution_timeout_s(startup)
+    timeout = deployment.execution_timeout_s(fleet)
     rollback = cfn.AutoRollbackConfigProperty(
         alarms=[cfn.AlarmProperty(alarm_name=a.alarm_name) for a in alarms]
     )
@@ -344,7 +359,7 @@ def endpoint_deployment_config(
 
 
 def component_deployment_config(
-    deployment: Deployment, *, alarms: Sequence[cloudwatch.IAlarm], startup: Duration
+    deployment: Deployment, *, alarms: Sequence[cloudwatch.IAlarm], fleet: Fleet
 ) -> sagemaker.CfnInferenceComponent.InferenceComponentDeploymentConfigProperty:
     """An inference component's rolling update with auto-rollback."""
     cfn = sagemaker.CfnInferenceComponent
@@ -354,7 +369,7 @@ def component_deployment_config(
                 type="CAPACITY_PERCENT", value=deployment.percent or 100
             ),
             wait_interval_in_seconds=int(deployment.bake.to_seconds()),
-            maximum_execution_timeout_in_seconds=deployment.execution_timeout_s(startup),
+            maximum_execution_timeout_in_seconds=deployment.execution_timeout_s(fleet),
         ),
         auto_rollback_configuration=cfn.AutoRollbackConfigurationProperty(
             alarms=[cfn.AlarmProperty(alarm_name=a.alarm_name) for a in alarms]

@@ -33,7 +33,7 @@ from constructs_llm._validation import (
 )
 from constructs_llm._variant import VariantSettings, production_variant, startup_timeouts
 from constructs_llm.alarms import AlarmMetrics, Alarms, LlmAlarms, alarm_settings, create_alarms
-from constructs_llm.deployment import Deployment, endpoint_deployment_config
+from constructs_llm.deployment import Deployment, Fleet, endpoint_deployment_config
 from constructs_llm.errors import InstanceTypeError, ScalingError
 from constructs_llm.imported_endpoint import ImportedEndpoint
 from constructs_llm.instance_type import InstanceType
@@ -129,14 +129,10 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InstanceMetrics, Construct):
             startup = startup_timeouts(
                 placement.instance_type, model.architecture, health_check_timeout, download_timeout
             )
-            if deployment is not None and not any(timeouts):
-                fleet = autoscaling.lowest_min if autoscaling else instance_count
+            if deployment is not None and not any(timeouts) and isinstance(instance_count, int):
+                fleet = _fleet(autoscaling, instance_count, startup)
                 problems.extend(
-                    deployment.problems_for(
-                        fleet=fleet if isinstance(fleet, int) else 1,
-                        startup=startup[0].plus(startup[1]),
-                        instance_type=placement.instance_type,
-                    )
+                    deployment.problems_for(fleet, instance_type=placement.instance_type)
                 )
         if deployment is not None and alarm_props is None and deployment.rollback_alarms is None:
             problems.add(ops.rollback_needs_alarms(self.node.path))
@@ -199,10 +195,11 @@ class LlmEndpoint(EndpointAttributes, ServesModel, InstanceMetrics, Construct):
         if rollback is None:
             assert self.alarms is not None  # checked with the props
             rollback = self.alarms.rollback
+        startup = (self.health_check_timeout, self.download_timeout)
         self.resource.deployment_config = endpoint_deployment_config(
             deployment,
             alarms=rollback,
-            startup=self.health_check_timeout.plus(self.download_timeout),
+            fleet=_fleet(self.autoscaling, self.instance_count, startup),
         )
         Annotations.of(self).add_warning_v2(
             "constructs-llm:guarded-rollout-hardware",
@@ -293,6 +290,17 @@ def _placement(
     except InstanceTypeError as err:
         problems.add(str(err), InstanceTypeError)
         return None
+
+
+def _fleet(
+    autoscaling: Autoscaling | None, instance_count: int, startup: tuple[Duration, Duration]
+) -> Fleet:
+    """The instances an update may find, and how long a new one may take to start."""
+    return Fleet(
+        smallest=autoscaling.lowest_min if autoscaling else instance_count,
+        largest=autoscaling.highest_max if autoscaling else instance_count,
+        startup=startup[0].plus(startup[1]),
+    )
 
 
 def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> list[str | None]:

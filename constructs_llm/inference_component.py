@@ -30,7 +30,12 @@ from constructs_llm._validation import (
 )
 from constructs_llm.alarms import AlarmMetrics, Alarms, LlmAlarms, alarm_settings, create_alarms
 from constructs_llm.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
-from constructs_llm.deployment import Deployment, DeploymentKind, component_deployment_config
+from constructs_llm.deployment import (
+    Deployment,
+    DeploymentKind,
+    Fleet,
+    component_deployment_config,
+)
 from constructs_llm.errors import ScalingError
 from constructs_llm.inference_component_endpoint import InferenceComponentEndpoint
 from constructs_llm.instance_type import InstanceType
@@ -194,7 +199,7 @@ class InferenceComponent(ServesModel, CopyMetrics, Construct):
         if deployment is not None:
             rollback = deployment.rollback_alarms or (self.alarms.rollback if self.alarms else [])
             self.resource.deployment_config = component_deployment_config(
-                deployment, alarms=rollback, startup=self._startup
+                deployment, alarms=rollback, fleet=self._fleet
             )
         self._annotate()
 
@@ -321,29 +326,23 @@ class InferenceComponent(ServesModel, CopyMetrics, Construct):
             return []
         if deployment.kind is not DeploymentKind.ROLLING:
             return [ops.component_rollout_kind(deployment.describe)]
-        found = deployment.problems_for(
-            fleet=self._smallest_running_fleet, startup=self._startup, unit="copy"
-        )
+        found = deployment.problems_for(self._fleet)
         if alarms is None and deployment.rollback_alarms is None:
             found.append(ops.rollback_needs_alarms(self.node.path))
         return found
 
     @property
-    def _smallest_running_fleet(self) -> int:
-        """The fewest copies an update can find running: scheduled bounds move the count
-        straight to their minimum, while scaling out from zero starts one copy."""
+    def _fleet(self) -> Fleet:
+        """The copies an update may find running: scheduled bounds move the count straight
+        to their minimum, while scaling out from zero starts one copy; and how long a new
+        copy may take to start."""
         scaling = self.autoscaling
+        startup = self.health_check_timeout.plus(self.download_timeout)
         if scaling is None:
-            return self.copies
-        if scaling.min_capacity == 0:
-            return 1
+            return Fleet(self.copies, self.copies, startup, unit="copy")
         bounds = [s.min_capacity for s in scaling.schedule if s.min_capacity]
-        return min([scaling.min_capacity, *bounds])
-
-    @property
-    def _startup(self) -> Duration:
-        """The longest a new copy may take to start: download plus health check."""
-        return self.health_check_timeout.plus(self.download_timeout)
+        smallest = 1 if scaling.min_capacity == 0 else min([scaling.min_capacity, *bounds])
+        return Fleet(smallest, scaling.highest_max, startup, unit="copy")
 
     # -- construction helpers ------------------------------------------------------------------
 
