@@ -11,6 +11,7 @@ from stacks.llama3_components import Llama3ComponentsStack
 from stacks.mistral_inf2 import MistralInf2Stack
 from stacks.mixtral_trtllm import MixtralTrtLlmStack
 from stacks.phi3_lmi import Phi3LmiStack
+from stacks.production import ProductionStack
 from stacks.shared_endpoint import SharedEndpointStack
 
 EXAMPLES: dict[str, type[Stack]] = {
@@ -22,4 +23,5 @@ EXAMPLES: dict[str, type[Stack]] = {
     "llama3-components": Llama3ComponentsStack,
     "shared-endpoint": SharedEndpointStack,
     "front-doors": FrontDoorsStack,
+    "production": ProductionStack,
 }
