@@ -22,6 +22,7 @@ from constructs_llm import (
     LlmModel,
     ModelSource,
 )
+from tests.matrix.builders import model as llama3
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
 
@@ -38,13 +39,7 @@ def _without(props: dict[str, Any], *keys: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def endpoint(new_stack: Callable[..., Stack]) -> tuple[LlmEndpoint, Template]:
     stack = new_stack()
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face(LLAMA3),
-        engine=Engine.tgi(),
-        instance_type="ml.g5.12xlarge",
-    )
+    model = llama3(stack, instance_type="ml.g5.12xlarge", bound=False)
     served = LlmEndpoint(stack, "Endpoint", model=model, endpoint_name="chat")
     return served, Template.from_stack(stack)
 
@@ -111,7 +106,7 @@ def test_thresholds_a_latency_alarm_and_an_sns_topic(new_stack: Callable[..., St
     stack = new_stack()
     key = kms.Key(stack, "TopicKey", enable_key_rotation=True)
     topic = sns.Topic(stack, "Oncall", master_key=key)
-    model = LlmModel(stack, "Model", source=ModelSource.hugging_face(LLAMA3), engine=Engine.tgi())
+    model = llama3(stack, instance_type=None, bound=False)
     served = LlmEndpoint(
         stack,
         "Endpoint",
@@ -161,13 +156,7 @@ def test_thresholds_a_latency_alarm_and_an_sns_topic(new_stack: Callable[..., St
 
 def test_alarms_false_creates_none(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face(LLAMA3),
-        engine=Engine.tgi(),
-        instance_type="ml.g5.2xlarge",
-    )
+    model = llama3(stack, instance_type="ml.g5.2xlarge", bound=False)
     served = LlmEndpoint(stack, "Endpoint", model=model, alarms=False)
     assert served.alarms is None
     Template.from_stack(stack).resource_count_is("AWS::CloudWatch::Alarm", 0)
@@ -197,7 +186,7 @@ def components(new_stack: Callable[..., Stack]) -> tuple[dict[str, InferenceComp
     shared = InferenceComponentEndpoint(
         stack, "Shared", instance_type="ml.g5.12xlarge", min_instances=0, max_instances=2
     )
-    model = LlmModel(stack, "Model", source=ModelSource.hugging_face(LLAMA3), engine=Engine.tgi())
+    model = llama3(stack, instance_type=None, bound=False)
     made = {
         name: InferenceComponent(
             stack,

@@ -12,16 +12,14 @@ from aws_cdk.assertions import Template
 
 from constructs_llm import (
     Autoscaling,
-    Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
     LlmDashboard,
     LlmEndpoint,
-    LlmModel,
-    ModelSource,
     StreamingInvoker,
 )
 from constructs_llm.errors import ConfigurationError
+from tests.matrix.builders import model as llama3
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
 
@@ -57,13 +55,7 @@ def _metrics(widget: dict[str, Any]) -> list[list[Any]]:
 @pytest.fixture(scope="module")
 def dashboard(new_stack: Callable[..., Stack]) -> dict[str, Any]:
     stack = new_stack()
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face(LLAMA3),
-        engine=Engine.tgi(),
-        instance_type="ml.g5.12xlarge",
-    )
+    model = llama3(stack, instance_type="ml.g5.12xlarge", bound=False)
     big = LlmEndpoint(
         stack,
         "Big",

@@ -14,14 +14,12 @@ from aws_cdk.assertions import Annotations, Match, Template
 from constructs_llm import (
     Autoscaling,
     Deployment,
-    Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
     LlmEndpoint,
-    LlmModel,
-    ModelSource,
 )
 from constructs_llm.deployment import MARGIN_S
+from tests.matrix.builders import model as llama3
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
 BAKE = Duration.minutes(10)
@@ -34,14 +32,7 @@ def _endpoint(
     env: dict[str, str] | None = None,
     **props: Any,
 ) -> LlmEndpoint:
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face(LLAMA3),
-        engine=Engine.tgi(),
-        instance_type=instance_type,
-        env=env,
-    )
+    model = llama3(stack, instance_type=instance_type, env=env, bound=False)
     return LlmEndpoint(stack, "Endpoint", model=model, **props)
 
 
@@ -285,7 +276,7 @@ def test_a_component_rolls_its_copies_in_batches_with_rollback(
     shared = InferenceComponentEndpoint(
         stack, "Shared", instance_type="ml.g5.12xlarge", max_instances=2
     )
-    model = LlmModel(stack, "Model", source=ModelSource.hugging_face(LLAMA3), engine=Engine.tgi())
+    model = llama3(stack, instance_type=None, bound=False)
     chat = InferenceComponent(
         stack,
         "Chat",

@@ -12,15 +12,13 @@ from aws_cdk.assertions import Annotations, Match, Template
 
 from constructs_llm import (
     Autoscaling,
-    Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
     LlmEndpoint,
-    LlmModel,
-    ModelSource,
     ScheduledCapacity,
 )
 from constructs_llm.schedule import MINUTES_PER_WEEK, hours_per_month, weekly_floor
+from tests.matrix.builders import model as llama3
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
 EVENING = appscaling.Schedule.cron(hour="20", minute="0", week_day="MON-FRI")
@@ -90,13 +88,7 @@ def test_actions_that_set_only_the_maximum_leave_the_floor() -> None:
 @pytest.fixture(scope="module")
 def scheduled_endpoint(new_stack: Callable[..., Stack]) -> tuple[Stack, Template]:
     stack = new_stack()
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face(LLAMA3),
-        engine=Engine.tgi(),
-        instance_type="ml.g5.2xlarge",
-    )
+    model = llama3(stack, instance_type="ml.g5.2xlarge", bound=False)
     LlmEndpoint(
         stack,
         "Endpoint",
@@ -168,13 +160,7 @@ def test_an_endpoint_without_scaling_notes_its_fixed_fleet(
     new_stack: Callable[..., Stack],
 ) -> None:
     stack = new_stack()
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face(LLAMA3),
-        engine=Engine.tgi(),
-        instance_type="ml.g5.2xlarge",
-    )
+    model = llama3(stack, instance_type="ml.g5.2xlarge", bound=False)
     LlmEndpoint(stack, "Endpoint", model=model, instance_count=3)
     Annotations.from_stack(stack).has_info(
         "/Test/Endpoint",
@@ -194,7 +180,7 @@ def test_a_night_schedule_to_zero_copies_releases_the_instances(
     shared = InferenceComponentEndpoint(
         stack, "Shared", instance_type="ml.g5.12xlarge", min_instances=0, max_instances=2
     )
-    model = LlmModel(stack, "Model", source=ModelSource.hugging_face(LLAMA3), engine=Engine.tgi())
+    model = llama3(stack, instance_type=None, bound=False)
     InferenceComponent(
         stack,
         "Chat",
@@ -243,7 +229,7 @@ def test_components_without_schedules_keep_the_instances_their_copies_need(
     shared = InferenceComponentEndpoint(
         stack, "Shared", instance_type="ml.g5.12xlarge", min_instances=0, max_instances=3
     )
-    model = LlmModel(stack, "Model", source=ModelSource.hugging_face(LLAMA3), engine=Engine.tgi())
+    model = llama3(stack, instance_type=None, bound=False)
     InferenceComponent(
         stack,
         "Chat",

@@ -212,13 +212,13 @@ BAD_OPERATIONS = [
         id="alarms-gpu-memory-zero",
     ),
     pytest.param(
-        lambda s: Alarms(model_latency=30),
+        lambda s: Alarms(model_latency=30),  # type: ignore[arg-type]
         ConfigurationError,
         r"model_latency must be a Duration, got 30",
         id="alarms-latency-not-a-duration",
     ),
     pytest.param(
-        lambda s: Alarms(topic="arn:aws:sns:us-east-1:123456789012:oncall"),
+        lambda s: Alarms(topic="arn:aws:sns:us-east-1:123456789012:oncall"),  # type: ignore[arg-type]
         ConfigurationError,
         r"topic must be an SNS topic \(sns\.ITopic\), got 'arn:aws:sns",
         id="alarms-topic-as-a-string",
@@ -292,7 +292,11 @@ BAD_OPERATIONS = [
         id="dashboard-empty",
     ),
     pytest.param(
-        lambda s: LlmDashboard(s, "Dashboard", components=[ic_endpoint(s, instance_type=G5_4GPU)]),
+        lambda s: LlmDashboard(
+            s,
+            "Dashboard",
+            components=[ic_endpoint(s, instance_type=G5_4GPU)],  # type: ignore[list-item]
+        ),
         ConfigurationError,
         r"components\[0\] must be an InferenceComponent, got InferenceComponentEndpoint "
         r"'Test/Shared'",

@@ -11,16 +11,14 @@ from aws_cdk import Stack
 from aws_cdk.assertions import Template
 
 from constructs_llm import (
-    Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
     LlmEndpoint,
-    LlmModel,
-    ModelSource,
     StreamingInvoker,
 )
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.streaming.runtime.metrics import ERROR_KINDS, METRIC_UNITS, NAMESPACE
+from tests.matrix.builders import model as llama3
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
 
@@ -45,13 +43,7 @@ def _env(template: Template) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def endpoint_invoker(new_stack: Callable[..., Stack]) -> tuple[StreamingInvoker, Template]:
     stack = new_stack()
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face(LLAMA3),
-        engine=Engine.tgi(),
-        instance_type="ml.g5.2xlarge",
-    )
+    model = llama3(stack, instance_type="ml.g5.2xlarge", bound=False)
     invoker = StreamingInvoker(stack, "Api", target=LlmEndpoint(stack, "Endpoint", model=model))
     return invoker, Template.from_stack(stack)
 
@@ -104,7 +96,7 @@ def test_a_component_s_invoker_names_the_component_as_its_target(
 ) -> None:
     stack = new_stack()
     shared = InferenceComponentEndpoint(stack, "Shared", instance_type="ml.g5.12xlarge")
-    model = LlmModel(stack, "Model", source=ModelSource.hugging_face(LLAMA3), engine=Engine.tgi())
+    model = llama3(stack, instance_type=None, bound=False)
     chat = InferenceComponent(
         stack,
         "Chat",
