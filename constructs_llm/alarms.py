@@ -112,9 +112,9 @@ class AlarmMetrics:
         trips (longer where a cold start is expected). @default 5
     """
 
-    errors: cloudwatch.IMetric
-    model_errors: cloudwatch.IMetric
-    latency: cloudwatch.IMetric
+    errors: cloudwatch.Metric
+    model_errors: cloudwatch.Metric
+    latency: cloudwatch.Metric
     gpu_memory: cloudwatch.Metric | None = None
     gpu_memory_scale: int = 1
     disk: cloudwatch.Metric | None = None
@@ -188,8 +188,7 @@ def create_alarms(
             _notify(created, settings.topic)
         return created
 
-    def with_(metric: cloudwatch.IMetric, statistic: str, period: Duration) -> cloudwatch.IMetric:
-        assert isinstance(metric, cloudwatch.Metric)  # the sources' metric_*() build Metrics
+    def with_(metric: cloudwatch.Metric, statistic: str, period: Duration) -> cloudwatch.IMetric:
         return metric.with_(statistic=statistic, period=period)
 
     errors = alarm(

@@ -21,8 +21,8 @@ HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first 
 API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see auth.py
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
 TOOLS                    see below     on | off: whether the engine serves tool calls
-METRICS_NAMESPACE        ConstructsLlm CloudWatch namespace of the chat requests' metrics
-                         /Invoker      (``metrics.py``)
+METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests' metrics
+                                       (``metrics.NAMESPACE``: ``ConstructsLlm/Invoker``)
 ======================== ============= ==================================================
 
 Without ``API_KEYS_SECRET_ID`` the runtime checks no keys: the function URL's ``AWS_IAM``
