@@ -29,6 +29,9 @@ _EXPORTS: dict[str, str] = {
     "Autoscaling": "constructs_llm.scaling",
     "InferenceComponentEndpoint": "constructs_llm.inference_component_endpoint",
     "InferenceComponent": "constructs_llm.inference_component",
+    "AdapterComponent": "constructs_llm.adapter_component",
+    "Variant": "constructs_llm.variant",
+    "EndpointVariant": "constructs_llm.variant",
     "StreamingInvoker": "constructs_llm.streaming.infrastructure",
     "InvokerAuth": "constructs_llm.streaming.invoker_auth",
     "Deployment": "constructs_llm.deployment",
@@ -55,6 +58,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
+    from constructs_llm.adapter_component import AdapterComponent as AdapterComponent
     from constructs_llm.alarms import Alarms as Alarms
     from constructs_llm.alarms import LlmAlarms as LlmAlarms
     from constructs_llm.container_image import ContainerImage as ContainerImage
@@ -82,3 +86,5 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.streaming.invoker_auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
     from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat
+    from constructs_llm.variant import EndpointVariant as EndpointVariant
+    from constructs_llm.variant import Variant as Variant

@@ -34,6 +34,7 @@ __all__ = [
     "INVOKE_ACTIONS",
     "MAX_VOLUME_GB",
     "VOLUME_KEY_ACTIONS",
+    "ComponentAttributes",
     "EndpointAttributes",
     "depend_on_policies",
     "execution_role",
@@ -73,6 +74,41 @@ class EndpointAttributes:
     def endpoint_arn(self) -> str:
         """The Endpoint's ARN (its ``Ref``)."""
         return self.resource.ref
+
+
+class ComponentAttributes:
+    """Name, ARN, endpoint, invoke grant and metric dimensions of an inference component (or
+    adapter component) whose ``resource`` is the component and ``endpoint`` its endpoint."""
+
+    resource: sagemaker.CfnInferenceComponent
+    endpoint: EndpointAttributes
+    component_name: str  # the physical name given to ``resource``
+
+    @property
+    def inference_component_name(self) -> str:
+        """The component's name, passed as ``InferenceComponentName`` on every invocation."""
+        return self.component_name
+
+    @property
+    def inference_component_arn(self) -> str:
+        return self.resource.attr_inference_component_arn
+
+    @property
+    def endpoint_name(self) -> str:
+        return self.endpoint.endpoint_name
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this component.
+
+        The IAM Service Authorization Reference lists the endpoint as the required resource
+        of both actions and the inference component as an optional one; there is no
+        condition key for the component's name. The grant therefore names the endpoint's ARN
+        and this component's ARN (``arn:...:inference-component/<name>``).
+        """
+        return grant_invoke(grantee, self.endpoint.endpoint_arn, self.inference_component_arn)
+
+    def _metric_dimensions(self) -> dict[str, str]:
+        return {"InferenceComponentName": self.inference_component_name}
 
 
 def grant_invoke(grantee: iam.IGrantable, *resource_arns: str) -> iam.Grant:
@@ -188,11 +224,13 @@ def host_ami_for(image: ContainerImage, instance: InstanceType) -> str | None:
 
 def generated_name(scope: Construct, prop: str) -> str:
     """A stable, account-unique SageMaker name derived from ``scope``'s path (63 characters at
-    most), for resources something must name before CloudFormation creates them."""
+    most), for resources something must name before CloudFormation creates them (components,
+    guarded endpoints)."""
     name = Names.unique_resource_name(scope, max_length=63, separator="-")
     name = re.sub(r"[^a-zA-Z0-9-]", "", name).strip("-")
     if not SAGEMAKER_NAME.match(name):
         raise ConfigurationError(
-            f"'{scope.node.path}': cannot derive a valid name (got {name!r}); pass {prop}='...'"
+            f"{type(scope).__name__} '{scope.node.path}': cannot derive a valid name "
+            f"(got {name!r}); pass {prop}='...'"
         )
     return name

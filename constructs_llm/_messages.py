@@ -136,10 +136,10 @@ def no_default_placement(path: str) -> str:
     )
 
 
-def instance_type_required(model_path: str) -> str:
+def instance_type_required(model_path: str, who: str = "LlmEndpoint") -> str:
     return (
         f"instance_type is required: model '{model_path}' has no default instance type; pass "
-        "LlmEndpoint(instance_type=...) or LlmModel(instance_type=...)"
+        f"{who}(instance_type=...) or LlmModel(instance_type=...)"
     )
 
 

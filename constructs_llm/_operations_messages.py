@@ -20,6 +20,7 @@ __all__ = [
     "schedule_to_zero_on_variant",
     "share_larger_than_fleet",
     "timeout_within_waits",
+    "too_many_rollback_alarms",
 ]
 
 DEPLOYMENT_FIX = (
@@ -99,6 +100,14 @@ def rollback_needs_alarms(path: str) -> str:
         f"'{path}' has deployment= but no alarms to roll back on (alarms=False and no "
         "rollback_alarms): a guarded rollout watches alarms during each bake; keep the default "
         "alarms or pass Deployment....(rollback_alarms=[...])"
+    )
+
+
+def too_many_rollback_alarms(variants: int, each: int) -> str:
+    return (
+        f"the {variants} production variants have {each} rollback alarms each, "
+        f"{variants * each} in all, but a deployment may watch at most 10 (CloudFormation's "
+        "limit); pass Deployment....(rollback_alarms=[...]) with the ones to watch"
     )
 
 

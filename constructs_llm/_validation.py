@@ -27,6 +27,7 @@ __all__ = [
     "duration_type_problem",
     "name_problem",
     "positive_int_problem",
+    "served_name_problem",
     "timeout_problem",
     "type_problem",
 ]
@@ -87,6 +88,21 @@ def name_problem(prop: str, value: str | None) -> str | None:
         f"{prop} must match {SAGEMAKER_NAME.pattern} ({hint}, starting and ending with a letter "
         f"or digit), got {value!r} ({len(value)} characters)"
     )
+
+
+def served_name_problem(prop: str, value: object) -> str | None:
+    """A model name clients send as ``model``: known at synth (the invoker routes by it and
+    checks it is unique), 1-256 printable characters, no whitespace."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or Token.is_unresolved(value):
+        return f"{prop} must be a string known at synth, got {value!r}"
+    if not 1 <= len(value) <= 256 or not value.isprintable() or any(c.isspace() for c in value):
+        return (
+            f"{prop} must be 1-256 printable characters without spaces (clients send it as "
+            f"'model'), got {value!r}"
+        )
+    return None
 
 
 def positive_int_problem(prop: str, value: object, *, minimum: int = 1) -> str | None:

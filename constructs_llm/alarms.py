@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Duration
-from constructs import Construct, Node
+from constructs import Construct
 
 from constructs_llm._operations_messages import ALARMS_FIX
 from constructs_llm._problems import Problems
@@ -123,10 +123,8 @@ class AlarmMetrics:
 
 
 class AlarmSource(Protocol):
-    """Anything alarms can watch: ``LlmEndpoint`` (its variant), ``InferenceComponent``."""
-
-    @property
-    def node(self) -> Node: ...
+    """Anything alarms can watch: an endpoint variant (``LlmEndpoint``, ``EndpointVariant``),
+    an ``InferenceComponent``."""
 
     def alarm_metrics(self) -> AlarmMetrics: ...
 
@@ -156,16 +154,24 @@ class LlmAlarms:
 
 
 def create_alarms(
-    scope: Construct, source: AlarmSource, settings: Alarms, *, id: str = "Alarms"
+    scope: Construct,
+    source: AlarmSource,
+    settings: Alarms,
+    *,
+    id: str = "Alarms",
+    label: str | None = None,
 ) -> LlmAlarms:
     """The default alarms of ``source``, in a construct ``id`` under ``scope``. Every alarm
     states how missing data counts: as not breaching (no traffic, or no instance, is not a
-    failure)."""
+    failure).
+
+    :param label: what the alarms' descriptions name. @default ``scope``'s path
+    """
     from aws_cdk import aws_cloudwatch as cloudwatch  # loaded only when alarms are built
 
     metrics = source.alarm_metrics()
     group = Construct(scope, id)
-    path = source.node.path
+    path = label or scope.node.path
     minute, five = Duration.minutes(1), Duration.minutes(5)
     at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
     rate = f"{settings.error_rate:.0%}"

@@ -89,6 +89,11 @@ class ImportedEndpoint(InvocationMetrics, Construct):
         return self._stream_format or StreamFormat.AUTO
 
     @property
+    def variant_names(self) -> tuple[str, ...]:
+        """Not known: ``X-Target-Variant`` passes any well-formed name on to SageMaker."""
+        return ()
+
+    @property
     def request_format(self) -> RequestFormat:
         return self._request_format or RequestFormat.MESSAGES
 

@@ -12,22 +12,23 @@ import math
 from typing import TYPE_CHECKING
 
 from aws_cdk import Annotations, Duration
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import _messages as msg
 from constructs_llm import _operations_messages as ops
 from constructs_llm._component_scaling import autoscale_component
-from constructs_llm._hosting import generated_name, grant_invoke
+from constructs_llm._hosting import ComponentAttributes, generated_name
 from constructs_llm._problems import Problems
 from constructs_llm._validation import (
     add_memory_plan_note,
     name_problem,
     positive_int_problem,
+    served_name_problem,
     timeout_problem,
     type_problem,
 )
+from constructs_llm.adapter_component import AdapterComponent
 from constructs_llm.alarms import AlarmMetrics, Alarms, LlmAlarms, alarm_settings, create_alarms
 from constructs_llm.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
 from constructs_llm.deployment import (
@@ -42,6 +43,7 @@ from constructs_llm.instance_type import InstanceType
 from constructs_llm.invocation_target import ServesModel
 from constructs_llm.metrics import CopyMetrics
 from constructs_llm.model import LlmModel
+from constructs_llm.model_source import ModelSource
 from constructs_llm.placement import Placement
 from constructs_llm.scaling import Autoscaling
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
@@ -56,7 +58,7 @@ __all__ = ["InferenceComponent"]
 MAX_COMPONENT_ENV = 16
 
 
-class InferenceComponent(ServesModel, CopyMetrics, Construct):
+class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construct):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
     Each copy gets ``accelerators`` devices, ``cpu_cores`` and ``min_memory_mib`` of the
@@ -72,10 +74,9 @@ class InferenceComponent(ServesModel, CopyMetrics, Construct):
     tracking down to zero copies plus a step policy that adds a copy when a request finds no
     capacity (``NoCapacityInvocationFailures``).
 
-    CloudFormation exposes no attribute with the component's name, and callers and the
-    scalable target need it, so the component is given a physical name (derived from its
-    construct path unless ``inference_component_name`` is set). Components update in place,
-    so the name never blocks an update.
+    CloudFormation exposes no attribute with the component's name, which callers and the
+    scalable target need, so it gets a physical name (from its path unless
+    ``inference_component_name`` is set); components update in place, so it never blocks one.
 
     :param endpoint: the endpoint that hosts the copies.
     :param model: the model to serve (bound to the endpoint's instance type, whatever its
@@ -92,12 +93,16 @@ class InferenceComponent(ServesModel, CopyMetrics, Construct):
         else as ``LlmEndpoint``
     :param download_timeout: model download. @default as ``LlmEndpoint``
     :param inference_component_name: physical name. @default generated from the path
+    :param served_model_name: the name OpenAI clients send as ``model`` to a
+        ``StreamingInvoker``. @default the Hub id of the weights, else the model's id
     :param deployment: ``Deployment.rolling(batch_percent=..., bake=...)``: updates replace the
         copies in batches, rolled back by the component's alarms. @default SageMaker's update
         of all copies at once
     :param alarms: the default alarms (``component.alarms``): ``True``, ``Alarms(...)`` for
         other thresholds and an SNS topic, or ``False`` for none. @default True
     """
+
+    endpoint: InferenceComponentEndpoint
 
     def __init__(
         self,
@@ -114,11 +119,13 @@ class InferenceComponent(ServesModel, CopyMetrics, Construct):
         health_check_timeout: Duration | None = None,
         download_timeout: Duration | None = None,
         inference_component_name: str | None = None,
+        served_model_name: str | None = None,
         deployment: Deployment | None = None,
         alarms: Alarms | bool = True,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"InferenceComponent '{self.node.path}'")
+        problems.add(served_name_problem("served_model_name", served_model_name))
         problems.add(
             type_problem("endpoint", endpoint, InferenceComponentEndpoint, msg.IC_ENDPOINT_FIX)
         )
@@ -133,8 +140,8 @@ class InferenceComponent(ServesModel, CopyMetrics, Construct):
         )
         alarm_props = alarm_settings(alarms, problems)
         problems.raise_if_any()  # nothing below can be checked without them
-        self.endpoint = endpoint
-        self.model = model
+        self.endpoint, self.model = endpoint, model
+        self.chosen_served_name = served_model_name
         self.instance_type = endpoint.instance_type
         self.accelerators = _default_accelerators(accelerators, self.instance_type)
         self.placement = Placement(self.instance_type, self.accelerators)
@@ -176,11 +183,13 @@ class InferenceComponent(ServesModel, CopyMetrics, Construct):
         problems.raise_if_any()
 
         self.binding = model.bind(self.placement)
-        self._name = inference_component_name or generated_name(self, "inference_component_name")
+        self.component_name = inference_component_name or generated_name(
+            self, "inference_component_name"
+        )
         self.resource = sagemaker.CfnInferenceComponent(
             self,
             "Resource",
-            inference_component_name=self._name,
+            inference_component_name=self.component_name,
             # GetAtt, not the literal name: the component is created after the endpoint and
             # deleted before it.
             endpoint_name=endpoint.endpoint_name,
@@ -205,31 +214,18 @@ class InferenceComponent(ServesModel, CopyMetrics, Construct):
 
     # -- public API ----------------------------------------------------------------------------
 
-    @property
-    def inference_component_name(self) -> str:
-        """The component's name, passed as ``InferenceComponentName`` on every invocation."""
-        return self._name
+    def add_adapter(
+        self, name: str, *, source: ModelSource, inference_component_name: str | None = None
+    ) -> AdapterComponent:
+        """Serves the LoRA adapter ``source`` (``ModelSource.s3_archive``) on this component's
+        copies, to clients as ``model=name`` (see :class:`AdapterComponent`).
 
-    @property
-    def inference_component_arn(self) -> str:
-        return self.resource.attr_inference_component_arn
-
-    @property
-    def endpoint_name(self) -> str:
-        return self.endpoint.endpoint_name
-
-    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this component.
-
-        The IAM Service Authorization Reference lists the endpoint as the required resource
-        of both actions and the inference component as an optional one; there is no
-        condition key for the component's name. The grant therefore names the endpoint's ARN
-        and this component's ARN (``arn:...:inference-component/<name>``).
+        :param inference_component_name: physical name. @default generated from the path
         """
-        return grant_invoke(grantee, self.endpoint.endpoint_arn, self.inference_component_arn)
-
-    def _metric_dimensions(self) -> dict[str, str]:
-        return {"InferenceComponentName": self.inference_component_name}
+        named = inference_component_name
+        return AdapterComponent(
+            self, base=self, name=name, source=source, inference_component_name=named
+        )
 
     def alarm_metrics(self) -> AlarmMetrics:
         """What the default alarms watch (see ``constructs_llm.alarms``); a component that may

@@ -19,11 +19,14 @@ if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
     from typing_extensions import Unpack
 
+    from constructs_llm.alarms import AlarmMetrics
+    from constructs_llm.instance_type import InstanceType
+
 __all__ = [
     "CopyMetrics",
-    "InstanceMetrics",
     "InvocationMetrics",
     "MetricOverrides",
+    "VariantMetrics",
     "with_defaults",
 ]
 
@@ -118,8 +121,11 @@ class InvocationMetrics:
         return self.metric(self._CONCURRENCY_METRIC, **with_defaults(options, statistic="Maximum"))
 
 
-class InstanceMetrics(InvocationMetrics):
-    """The invocation metrics plus the instance metrics of an endpoint variant."""
+class VariantMetrics(InvocationMetrics):
+    """The metrics of an endpoint variant's instances (an ``LlmEndpoint``'s first variant, or
+    one ``EndpointVariant``), on top of the invocation metrics."""
+
+    instance_type: InstanceType
 
     def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
         """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
@@ -139,6 +145,22 @@ class InstanceMetrics(InvocationMetrics):
         """CPU use of the variant's instances (percent of one vCPU, summed over vCPUs); each
         instance reports it, so its SampleCount per minute counts the instances."""
         return self.metric("CPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
+
+    def alarm_metrics(self) -> AlarmMetrics:
+        """What the variant's default alarms watch (see ``constructs_llm.alarms``)."""
+        from constructs_llm.alarms import AlarmMetrics
+
+        instance = self.instance_type
+        nvidia = instance.accelerator == "nvidia" and instance.known
+        gpus = instance.accelerator_count if nvidia else 0
+        return AlarmMetrics(
+            errors=self.metric_invocation_5xx_errors(),
+            model_errors=self.metric_invocation_model_errors(),
+            latency=self.metric_model_latency(),
+            gpu_memory=self.metric_gpu_memory_utilization() if gpus else None,
+            gpu_memory_scale=gpus or 1,
+            disk=self.metric_disk_utilization(),
+        )
 
 
 class CopyMetrics(InvocationMetrics):

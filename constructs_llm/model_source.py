@@ -127,6 +127,11 @@ class ModelSource(abc.ABC):
         """The Hub revision, if one is pinned."""
         return None
 
+    @property
+    def archive_url(self) -> str | None:
+        """``s3://bucket/key`` of a ``model.tar.gz`` source (``s3_archive``); None otherwise."""
+        return None
+
     @abc.abstractmethod
     def bind(
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
@@ -276,14 +281,15 @@ class _S3ArchiveSource(_S3Source):
         )
         self._key = key
 
+    @property
+    def archive_url(self) -> str:
+        return f"s3://{self._bucket.bucket_name}/{self._key}"
+
     def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
         _add_statement(
             grantee, actions=["s3:GetObject"], resources=[self._bucket.arn_for_objects(self._key)]
         )
-        return SourceBinding(
-            model_location=MODEL_DIR,
-            model_data_url=f"s3://{self._bucket.bucket_name}/{self._key}",
-        )
+        return SourceBinding(model_location=MODEL_DIR, model_data_url=self.archive_url)
 
 
 # -- grants ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from stacks.llama2_tgi import Llama2TgiStack
 from stacks.llama3_components import Llama3ComponentsStack
 from stacks.mistral_inf2 import MistralInf2Stack
 from stacks.mixtral_trtllm import MixtralTrtLlmStack
+from stacks.model_gateway import ModelGatewayStack
 from stacks.phi3_lmi import Phi3LmiStack
 from stacks.production import ProductionStack
 from stacks.shared_endpoint import SharedEndpointStack
@@ -23,5 +24,6 @@ EXAMPLES: dict[str, type[Stack]] = {
     "llama3-components": Llama3ComponentsStack,
     "shared-endpoint": SharedEndpointStack,
     "front-doors": FrontDoorsStack,
+    "model-gateway": ModelGatewayStack,
     "production": ProductionStack,
 }

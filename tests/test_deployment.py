@@ -17,6 +17,7 @@ from constructs_llm import (
     InferenceComponent,
     InferenceComponentEndpoint,
     LlmEndpoint,
+    Variant,
 )
 from constructs_llm.deployment import MARGIN_S
 from tests.matrix.builders import model as llama3
@@ -302,3 +303,46 @@ def test_a_component_rolls_its_copies_in_batches_with_rollback(
             "Alarms": [{"AlarmName": stack.resolve(a.alarm_name)} for a in chat.alarms.rollback]
         },
     }
+
+
+# -- weighted variants ---------------------------------------------------------------------
+
+
+def test_each_variant_gets_its_alarms_and_a_canary_watches_them_all(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an A/B endpoint of two models, two instances each, under a canary
+    stack = new_stack()
+    a, b = (llama3(stack, id=name, bound=False) for name in ("A", "B"))
+    endpoint = LlmEndpoint(
+        stack,
+        "AB",
+        variants=[
+            Variant(model=a, weight=90, instance_count=2),
+            Variant(model=b, weight=10, instance_count=2, instance_type="ml.g5.12xlarge"),
+        ],
+        deployment=Deployment.canary(percent=10, bake=BAKE),
+    )
+    template = Template.from_stack(stack)
+    # THEN each production variant has its own alarms, by its own variant name
+    names = [v.name for v in endpoint.variants]
+    assert names == ["A-g5-2xlarge", "B-g5-12xlarge"]
+    for variant in endpoint.variants:
+        assert variant.alarms is not None
+        template.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "MetricName": "Invocation5XXErrors",
+                "Dimensions": [
+                    {"Name": "EndpointName", "Value": endpoint.resource.endpoint_name},
+                    {"Name": "VariantName", "Value": variant.name},
+                ],
+                "AlarmDescription": Match.string_like_regexp(f"^Test/AB variant {variant.name}: "),
+            },
+        )
+    assert endpoint.alarms is endpoint.variants[0].alarms
+    # AND the canary rolls back on any variant's error alarms
+    rollback = _deployment_config(template)["AutoRollbackConfiguration"]["Alarms"]
+    expected = [a for v in endpoint.variants if v.alarms for a in v.alarms.rollback]
+    assert rollback == [{"AlarmName": stack.resolve(a.alarm_name)} for a in expected]
+    assert len(rollback) == 4

@@ -27,6 +27,7 @@ from constructs_llm._validation import SAGEMAKER_NAME
 from constructs_llm.errors import ConfigurationError, ConstructsLlmError
 from constructs_llm.instance_type import sizes_of
 from tests.conftest import ROOT, cdk_context
+from tests.matrix.bad_gateway import BAD_GATEWAY
 from tests.matrix.bad_hosting import BAD_HOSTING
 from tests.matrix.bad_models import BAD_MODELS
 from tests.matrix.bad_operations import BAD_OPERATIONS
@@ -34,7 +35,7 @@ from tests.matrix.bad_values import BAD_VALUES
 from tests.matrix.builders import G5_4GPU, TOKEN, Build, app_of, endpoint, ic_endpoint, model
 from tests.matrix.controls import CONTROLS, WARNINGS
 
-BAD = [*BAD_VALUES, *BAD_MODELS, *BAD_HOSTING, *BAD_OPERATIONS]
+BAD = [*BAD_VALUES, *BAD_MODELS, *BAD_HOSTING, *BAD_GATEWAY, *BAD_OPERATIONS]
 
 
 # -- bad inputs --------------------------------------------------------------------------------
@@ -90,6 +91,9 @@ def test_the_tables_span_every_construct_and_match_the_readme() -> None:
         "alarms-",
         "schedule-",
         "dashboard-",
+        "invoker-targets-",
+        "adapter-",
+        "variants-",
     ):
         assert any(i.startswith(prefix) for i in ids), prefix
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -38,9 +39,14 @@ from constructs_llm.streaming.distribution import (
     rate_limit_web_acl,
 )
 from constructs_llm.streaming.invoker_auth import AuthMode, InvokerAuth
-from constructs_llm.streaming.invoker_metrics import InvokerMetrics, served_model
+from constructs_llm.streaming.invoker_metrics import InvokerMetrics
 from constructs_llm.streaming.runtime.metrics import NAMESPACE
 from constructs_llm.streaming.stack_rules import assert_before_deploy
+from constructs_llm.streaming.targets import (
+    check_targets,
+    environment_size_problem,
+    routes_environment,
+)
 
 __all__ = ["StreamingInvoker", "adapter_layer_arn"]
 
@@ -114,7 +120,8 @@ _LOG_KEY_SKIP = {
 
 
 class StreamingInvoker(InvokerMetrics, Construct):
-    """A streaming, OpenAI-compatible front door to an ``LlmEndpoint`` or ``InferenceComponent``.
+    """A streaming, OpenAI-compatible front door to one or several models: ``LlmEndpoint``,
+    ``InferenceComponent`` or adapter (``component.add_adapter``) targets.
 
     A Python Lambda (stdlib + boto3, no bundling) behind the Lambda Web Adapter layer, with a
     function URL in ``RESPONSE_STREAM`` mode: ``AWS_IAM`` auth by default, or public with
@@ -124,7 +131,13 @@ class StreamingInvoker(InvokerMetrics, Construct):
     CloudWatch Embedded Metric Format record of its LLM metrics (time to first token, duration,
     tokens, pace, errors by kind, disconnects), read with ``metric_*()``.
 
-    :param target: the endpoint or inference component to call.
+    With ``targets=[...]`` the request's ``model`` picks the target (its served model name:
+    ``served_model_name=``, else derived; an adapter's name), each with its own request and
+    stream format; ``GET /v1/models`` lists them all and an unknown ``model`` gets a 404
+    (``model_not_found``). The function may invoke exactly those endpoints and components.
+
+    :param target: the endpoint, inference component or adapter to call. @default none: give
+        ``targets`` instead
     :param timeout: longest request, generation included. @default 5 minutes (max 15)
     :param memory_size: MiB. @default 512
     :param architecture: the function's architecture, which must match ``adapter_layer``.
@@ -143,6 +156,10 @@ class StreamingInvoker(InvokerMetrics, Construct):
     :param max_concurrency: reserved concurrency: at most this many requests run at once, so
         a flood (authenticated or not) can cost at most this many concurrent executions;
         requests above it get 429. @default none reserved (the account's pool)
+    :param targets: several models behind one URL, routed by the request's ``model``; each
+        in the invoker's stack (import endpoints from elsewhere with
+        ``LlmEndpoint.from_endpoint_attributes``), each served model name once.
+        @default none: ``target``
     """
 
     def __init__(
@@ -150,7 +167,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         scope: Construct,
         id: str,
         *,
-        target: InvocationTarget,
+        target: InvocationTarget | None = None,
         timeout: Duration | None = None,
         memory_size: int = 512,
         adapter_layer: lambda_.ILayerVersion | None = None,
@@ -160,14 +177,23 @@ class StreamingInvoker(InvokerMetrics, Construct):
         heartbeat: Duration | None = None,
         auth: InvokerAuth | None = None,
         max_concurrency: int | None = None,
+        targets: Sequence[InvocationTarget] | None = None,
     ) -> None:
         super().__init__(scope, id)
         timeout = timeout or Duration.minutes(5)
         auth = InvokerAuth.iam() if auth is None else auth
-        _check(self, target, timeout, memory_size, heartbeat, auth, max_concurrency)
+        called = _check(
+            self, target, targets, timeout, memory_size, heartbeat, auth, max_concurrency
+        )
         self._heartbeat = heartbeat
         self.auth = auth
-        self.target = target
+        #: Every target; ``target`` is the first.
+        self.targets = tuple(called)
+        self.target = called[0]
+        environment = self._environment(called, timeout)
+        too_big = environment_size_problem(environment, called)
+        if too_big:
+            raise ConfigurationError(f"StreamingInvoker '{self.node.path}': {too_big}")
         self.distribution: cloudfront.Distribution | None = None
         architecture, layer = self._adapter(adapter_layer, architecture)
         log_group = logs.LogGroup(
@@ -202,11 +228,12 @@ class StreamingInvoker(InvokerMetrics, Construct):
             log_group=log_group,
             retry_attempts=0,
             reserved_concurrent_executions=max_concurrency,
-            environment=self._environment(target, timeout),
+            environment=environment,
         )
         skips = _CHECKOV_SKIPS if max_concurrency else [_CONCURRENCY_SKIP, *_CHECKOV_SKIPS]
         _skip_checkov(self.function.node.default_child, *skips)
-        target.grant_invoke(self.role)
+        for each in called:
+            each.grant_invoke(self.role)
         for name, value in auth.bind(self.function).items():
             self.function.add_environment(name, value)
         _depend_on_policy_only(self.function, self.role)
@@ -335,22 +362,23 @@ class StreamingInvoker(InvokerMetrics, Construct):
             "lower heartbeat= or raise read_timeout="
         )
 
-    def _environment(self, target: InvocationTarget, timeout: Duration) -> dict[str, str]:
+    def _environment(
+        self, targets: Sequence[InvocationTarget], timeout: Duration
+    ) -> dict[str, str]:
+        routes = routes_environment(self, targets)
+        component = routes.pop("INFERENCE_COMPONENT_NAME", None)
         env = {
             "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
             "AWS_LWA_INVOKE_MODE": "response_stream",
             "AWS_LWA_PORT": _PORT,
             "AWS_LWA_READINESS_CHECK_PATH": "/health",
             "PORT": _PORT,
-            "ENDPOINT_NAME": target.endpoint_name,
-            "STREAM_FORMAT": target.stream_format.value,
-            "REQUEST_FORMAT": target.request_format.value,
-            "MODEL_NAME": served_model(target),
+            **routes,
             "UPSTREAM_READ_TIMEOUT": str(_read_timeout(timeout)),
             "METRICS_NAMESPACE": NAMESPACE,
         }
-        if target.inference_component_name is not None:
-            env["INFERENCE_COMPONENT_NAME"] = target.inference_component_name
+        if component is not None:  # listed last, as before routing existed
+            env["INFERENCE_COMPONENT_NAME"] = component
         if self._heartbeat is not None:
             env["HEARTBEAT_SECONDS"] = str(int(self._heartbeat.to_seconds()))
         return env
@@ -522,13 +550,17 @@ def adapter_layer_arn(region: str) -> tuple[str, str]:
 def _check(
     invoker: Construct,
     target: object,
+    targets: object,
     timeout: Duration,
     memory_size: int,
     heartbeat: Duration | None,
     auth: object,
     max_concurrency: int | None,
-) -> None:
+) -> list[InvocationTarget]:
+    """The invoker's targets; raises one error naming every problem of the props."""
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
+    called, target_problems = check_targets(invoker, target, targets)
+    problems.extend(target_problems)
     if not isinstance(auth, InvokerAuth):
         problems.add(
             f"auth must be InvokerAuth.iam() or InvokerAuth.api_keys(secret), got "
@@ -539,11 +571,6 @@ def _check(
         problems.add(
             f"{problem}; it is the function's reserved concurrency (requests at once), or "
             "leave it unset to use the account's pool"
-        )
-    if not isinstance(target, InvocationTarget):
-        problems.add(
-            f"target must be an LlmEndpoint or an InferenceComponent, got "
-            f"{describe(target)}; create an LlmEndpoint for the model and pass that"
         )
     problems.add(
         duration_problem(
@@ -572,6 +599,7 @@ def _check(
     elif not 128 <= memory_size <= 10240:
         problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}")
     problems.raise_if_any()
+    return called
 
 
 def _read_timeout(timeout: Duration) -> int:

@@ -267,7 +267,7 @@ BAD_HOSTING = [
     pytest.param(
         lambda s: StreamingInvoker(s, "Stream", target=model(s)),  # type: ignore[arg-type]
         ConfigurationError,
-        r"target must be an LlmEndpoint or an InferenceComponent, got LlmModel 'Test/Model'",
+        r"target must be an LlmEndpoint, an InferenceComponent or an adapter, got LlmModel 'Test/Model'",
         id="invoker-target-is-a-model",
     ),
     # Props of the wrong kind: the library's error, naming the value and how to build the right one

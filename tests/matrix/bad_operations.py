@@ -9,11 +9,27 @@ from aws_cdk import Duration, Stack
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 
-from constructs_llm import Alarms, Deployment, LlmDashboard, ModelSource, ScheduledCapacity
+from constructs_llm import (
+    Alarms,
+    Deployment,
+    LlmDashboard,
+    LlmEndpoint,
+    ModelSource,
+    ScheduledCapacity,
+    Variant,
+)
 from constructs_llm._problems import Problems
 from constructs_llm.deployment import Fleet
 from constructs_llm.errors import ConfigurationError, ScalingError
-from tests.matrix.builders import G5_4GPU, component, custom, endpoint, ic_endpoint, scaling
+from tests.matrix.builders import (
+    G5_4GPU,
+    component,
+    custom,
+    endpoint,
+    ic_endpoint,
+    model,
+    scaling,
+)
 
 BAKE = Duration.minutes(10)
 NIGHT = appscaling.Schedule.cron(hour="20", minute="0", week_day="MON-FRI")
@@ -35,12 +51,19 @@ def night(**props: Any) -> ScheduledCapacity:
     return ScheduledCapacity(schedule=NIGHT, **props)
 
 
-def rollout_on(stack: Stack, *, variants: int = 1, serverless: bool = False) -> None:
-    """The check an endpoint with several variants (or a serverless one) runs on its rollout."""
+def rollout_on_serverless(stack: Stack) -> None:
+    """The check a serverless endpoint would run on its rollout (no construct makes one yet)."""
     problems = Problems("LlmEndpoint 'Test/Endpoint'")
     fleet = Fleet(smallest=4, largest=4, startup=Duration.minutes(30))
-    problems.extend(rolling().problems_for(fleet, variants=variants, serverless=serverless))
+    problems.extend(rolling().problems_for(fleet, serverless=True))
     problems.raise_if_any()
+
+
+def two_variants(stack: Stack, *, count: int = 2, **props: Any) -> LlmEndpoint:
+    """An endpoint of ``count`` weighted variants, two instances each."""
+    served = [model(stack, id=f"M{i}", bound=False) for i in range(count)]
+    variants = [Variant(model=m, instance_count=2) for m in served]
+    return LlmEndpoint(stack, "Endpoint", variants=variants, **props)
 
 
 def _alarms(stack: Stack, count: int) -> list[cloudwatch.Alarm]:
@@ -158,13 +181,25 @@ BAD_OPERATIONS = [
         id="deployment-on-inf1",
     ),
     pytest.param(
-        lambda s: rollout_on(s, variants=2),
+        lambda s: two_variants(s, deployment=rolling()),
         ConfigurationError,
         r"Deployment\.rolling\(\.\.\.\) is not available on a 2-variant endpoint",
         id="deployment-rolling-on-a-multi-variant-endpoint",
     ),
     pytest.param(
-        lambda s: rollout_on(s, serverless=True),
+        lambda s: two_variants(
+            s,
+            count=4,
+            alarms=Alarms(model_latency=Duration.seconds(30)),
+            deployment=canary(),
+        ),
+        ConfigurationError,
+        r"the 4 production variants have 3 rollback alarms each, 12 in all, but a deployment "
+        r"may watch at most 10",
+        id="deployment-too-many-variant-alarms-to-watch",
+    ),
+    pytest.param(
+        lambda s: rollout_on_serverless(s),
         ConfigurationError,
         r"Deployment\.rolling\(\.\.\.\) is not available on a serverless endpoint",
         id="deployment-rolling-on-a-serverless-endpoint",

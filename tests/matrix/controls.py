@@ -20,6 +20,7 @@ from constructs_llm import (
     ModelSource,
     ScheduledCapacity,
     StreamingInvoker,
+    Variant,
 )
 from tests.matrix.builders import (
     EBS_ONLY,
@@ -45,6 +46,33 @@ from tests.matrix.builders import (
 GUARDED = "constructs-llm:guarded-rollout-hardware"
 NIGHT = appscaling.Schedule.cron(hour="20", minute="0", week_day="MON-FRI")
 MORNING = appscaling.Schedule.cron(hour="8", minute="0", week_day="MON-FRI")
+
+
+def _ab_and_shadow(s: Stack) -> object:
+    a, b = model(s, id="A", bound=False), model(s, id="B", bound=False)
+    return [
+        LlmEndpoint(
+            s,
+            "AB",
+            variants=[
+                Variant(model=a, weight=90, autoscaling=scaling(max_capacity=2)),
+                Variant(model=b, weight=10, instance_type=G5_4GPU),
+            ],
+        ),
+        LlmEndpoint(s, "Shadowed", variants=[Variant(model=a)], shadow=Variant(model=b)),
+    ]
+
+
+def _gateway(s: Stack) -> object:
+    lora = {"OPTION_ENABLE_LORA": "true"}
+    base = component(
+        s,
+        accelerators=1,
+        model_props={"engine": Engine.lmi(), "env": lora, "max_total_tokens": 8192},
+    )
+    adapter = base.add_adapter("support-bot", source=ModelSource.s3_archive(bucket(s), "a.tar.gz"))
+    imported = LlmEndpoint.from_endpoint_name(s, "Legacy", "legacy-endpoint")
+    return StreamingInvoker(s, "Stream", targets=[base, adapter, imported])
 
 
 def _s3_isolated(s: Stack) -> object:
@@ -258,6 +286,8 @@ CONTROLS = [
         set(),
         id="alarms-at-their-bounds",
     ),
+    pytest.param(_ab_and_shadow, set(), id="variants-ab-with-scaling-and-a-shadow"),
+    pytest.param(_gateway, set(), id="invoker-targets-component-adapter-and-import"),
 ]
 # (builder, warning id, what the message says)
 
@@ -365,5 +395,14 @@ WARNINGS = [
         r"guards updates on ml\.g5\.2xlarge.*Changing instance_type creates a new variant.*"
         r"shifts all traffic to the new fleet at once",
         id="guarded-rollout-hardware",
+    ),
+    pytest.param(
+        lambda s: component(
+            s, accelerators=1, model_props={"engine": custom("nvidia")}
+        ).add_adapter("support-bot", source=ModelSource.s3_archive(bucket(s), "a.tar.gz")),
+        "adapter-engine-unverified",
+        r"adapter 'support-bot' on a custom engine: verify that its image registers SageMaker "
+        r"adapter components",
+        id="adapter-engine-unverified",
     ),
 ]

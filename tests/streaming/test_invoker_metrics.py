@@ -111,3 +111,21 @@ def test_a_component_s_invoker_names_the_component_as_its_target(
     metric = _resolved(stack, invoker.metric_tokens_per_second())
     assert metric["dimensions"] == {"Target": "chat", "Model": LLAMA3}
     assert (env["INFERENCE_COMPONENT_NAME"], env["MODEL_NAME"]) == ("chat", LLAMA3)
+
+
+def test_an_invoker_of_several_targets_has_metrics_for_each(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    small = LlmEndpoint(
+        stack, "Small", model=llama3(stack, instance_type="ml.g5.2xlarge", bound=False)
+    )
+    legacy = LlmEndpoint.from_endpoint_name(stack, "Legacy", "legacy-endpoint")
+    other = LlmEndpoint.from_endpoint_name(stack, "Other", "other-endpoint")
+    invoker = StreamingInvoker(stack, "Gateway", targets=[small, legacy])
+    first = _resolved(stack, invoker.metric_requests())
+    second = _resolved(stack, invoker.metric_requests(target=legacy))
+    assert first["dimensions"]["Model"] == LLAMA3  # the first target by default
+    assert second["dimensions"] == {"Target": "legacy-endpoint", "Model": "legacy-endpoint"}
+    with pytest.raises(ConfigurationError, match=r"'other-endpoint' is not one of this invoker"):
+        invoker.metric_errors(target=other)

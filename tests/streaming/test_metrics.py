@@ -18,11 +18,14 @@ import pytest
 from constructs_llm.streaming.runtime.metrics import (
     ERROR_KINDS,
     NAMESPACE,
+    UNROUTED,
     error_kind,
     with_metrics,
 )
 from constructs_llm.streaming.runtime.settings import Settings, SettingsError
-from tests.streaming.conftest import SOCKET_TIMEOUT
+from tests.streaming.conftest import SOCKET_TIMEOUT, StartRuntime
+from tests.streaming.test_routing import ROUTES
+from tests.streaming.test_server import USER
 from tests.support import engine_streams
 from tests.support.emf import check, emf_metrics, parse_emf_line
 from tests.support.fake_sagemaker import CallError, FakeSageMaker, Scenario
@@ -298,3 +301,31 @@ def test_other_routes_log_without_metrics(sdk: openai.OpenAI, process: RuntimePr
     assert [m.id for m in sdk.models.list()] == [SERVED]
     (record,) = process.records(1, path="/v1/models")
     assert record["status"] == 200 and "_aws" not in record
+
+
+# -- several models behind one runtime -------------------------------------------------------
+
+
+def test_a_gateway_counts_each_request_under_its_route(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    # GIVEN a runtime serving several models (ROUTES)
+    runtime = start_runtime(routes=ROUTES)
+    client = openai.OpenAI(
+        base_url=runtime.url + "/v1", api_key="unused", max_retries=0, timeout=SOCKET_TIMEOUT
+    )
+    # WHEN clients ask for two of them, and for one it does not serve
+    for model, stream in (("chat", engine_streams.openai), ("ab", engine_streams.tgi)):
+        fake.enqueue(Scenario(parts=stream(["Hi", "!"])))
+        list(client.chat.completions.create(model=model, messages=USER, stream=True))
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="gpt-4o", messages=USER)
+    # THEN each record counts under its route's target (the component, else the endpoint)
+    # and served model; the request refused before a route was known counts under "-"
+    records = [parse_emf_line(json.dumps(r)) for r in runtime.logs]
+    assert [(r["Target"], r["Model"], emf_metrics(r)[TARGET_MODEL]["Errors"]) for r in records] == [
+        ("chat-ic", "chat", 0),
+        ("ab-ep", "ab", 0),
+        (UNROUTED, UNROUTED, 1),
+    ]
+    assert records[2]["ErrorKind"] == "invalid_request"

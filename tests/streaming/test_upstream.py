@@ -12,7 +12,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
 )
 
 from constructs_llm.streaming.runtime.events import ErrorEvent
-from constructs_llm.streaming.runtime.settings import Settings
+from constructs_llm.streaming.runtime.routing import Route
 from constructs_llm.streaming.runtime.upstream import (
     describe_failure,
     describe_stream_error,
@@ -95,10 +95,11 @@ class _Client:
         return {"Body": "the event stream"}
 
 
-def test_invoke_names_the_inference_component_only_when_set() -> None:
+def test_invoke_names_the_inference_component_and_variant_only_when_set() -> None:
     client = _Client()
-    assert invoke(client, Settings(endpoint_name="ep"), b"{}") == "the event stream"
-    invoke(client, Settings(endpoint_name="ep", inference_component_name="ic"), b"{}")
+    assert invoke(client, Route(model="m", endpoint_name="ep"), b"{}") == "the event stream"
+    invoke(client, Route(model="m", endpoint_name="ep", inference_component_name="ic"), b"{}")
+    invoke(client, Route(model="m", endpoint_name="ep"), b"{}", target_variant="b")
     assert client.calls == [
         {"EndpointName": "ep", "ContentType": "application/json", "Body": b"{}"},
         {
@@ -106,5 +107,11 @@ def test_invoke_names_the_inference_component_only_when_set() -> None:
             "ContentType": "application/json",
             "Body": b"{}",
             "InferenceComponentName": "ic",
+        },
+        {
+            "EndpointName": "ep",
+            "ContentType": "application/json",
+            "Body": b"{}",
+            "TargetVariant": "b",
         },
     ]

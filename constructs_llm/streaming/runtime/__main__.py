@@ -19,7 +19,8 @@ How the Lambda function must be configured (zip package, Lambda Web Adapter laye
   ``PORT=8080`` (read by both the adapter and the server);
 - runtime environment: ``ENDPOINT_NAME`` (required), ``INFERENCE_COMPONENT_NAME`` (for an
   inference component), ``STREAM_FORMAT`` and ``REQUEST_FORMAT`` (from the engine),
-  ``MODEL_NAME`` (optional), ``UPSTREAM_READ_TIMEOUT`` (below the function timeout),
+  ``MODEL_NAME`` (optional), or instead ``ROUTES`` for several models (``routing.py``),
+  ``UPSTREAM_READ_TIMEOUT`` (below the function timeout),
   ``MAX_BODY_BYTES`` (optional), ``HEARTBEAT_SECONDS`` (optional, e.g. ``10`` behind CloudFront),
   ``API_KEYS_SECRET_ID`` (optional: Bearer keys, see ``auth.py``; the role then needs
   ``secretsmanager:GetSecretValue`` on that secret);
@@ -54,11 +55,16 @@ def main() -> int:
         {
             "msg": "listening",
             "url": server.url,
-            "endpoint_name": settings.endpoint_name,
-            "inference_component_name": settings.inference_component_name,
-            "stream_format": settings.stream_format.value,
-            "request_format": settings.request_format.value,
-            "model": settings.served_model,
+            "routes": [
+                {
+                    "model": route.model,
+                    "endpoint_name": route.endpoint_name,
+                    "inference_component_name": route.inference_component_name,
+                    "stream_format": route.stream_format.value,
+                    "request_format": route.request_format.value,
+                }
+                for route in server.routes.routes
+            ],
         }
     )
     try:

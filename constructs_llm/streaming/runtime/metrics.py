@@ -7,9 +7,11 @@ Logs extracts the metrics (https://docs.aws.amazon.com/AmazonCloudWatch/latest/m
 CloudWatch_Embedded_Metric_Format_Specification.html).
 
 Dimensions are bounded: ``Target`` (the endpoint or inference component the request was sent
-to) and ``Model`` (the served model's name), both chosen by the server per request from its
-own configuration, never from the client's input; errors add ``ErrorKind``, one of
-:data:`ERROR_KINDS`. Metrics (the log line's fields they come from in brackets):
+to) and ``Model`` (the served model's name), both from the request's route, never from the
+client's input (a request refused before a runtime that serves several models knew its model,
+for want of a key or a readable body, or for an unknown model, counts under ``-``, as
+:data:`UNROUTED`); errors add ``ErrorKind``, one of :data:`ERROR_KINDS`. Metrics (the log
+line's fields they come from in brackets):
 
 ================= ============ ==========================================================
 metric            unit         meaning
@@ -36,11 +38,13 @@ __all__ = [
     "ERROR_KINDS",
     "METRIC_UNITS",
     "NAMESPACE",
+    "UNROUTED",
     "error_kind",
     "with_metrics",
 ]
 
 NAMESPACE = "ConstructsLlm/Invoker"
+UNROUTED = "-"
 METRIC_UNITS = {
     "Requests": "Count",
     "Duration": "Milliseconds",

@@ -46,7 +46,13 @@ from .request_fields import check_fields
 from .request_tools import check_tool_message, tool_fields
 from .response_format import engine_response_format
 
-__all__ = ["ChatRequest", "RequestError", "parse_chat_request"]
+__all__ = [
+    "ChatRequest",
+    "RequestError",
+    "build_chat_request",
+    "load_request",
+    "parse_chat_request",
+]
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _CONTENT_PART_TYPES = frozenset({"text", "image_url"})
@@ -96,11 +102,18 @@ def parse_chat_request(
     format, False for generate (which has none). Raises ``RequestError`` (status 400) naming
     the offending field.
     """
+    return build_chat_request(load_request(body), request_format, tools=tools)
+
+
+def build_chat_request(
+    data: dict[str, Any], request_format: RequestFormat | str, *, tools: bool | None = None
+) -> ChatRequest:
+    """As :func:`parse_chat_request`, from a body already decoded by :func:`load_request`
+    (the router reads its ``model`` first to learn the engine's format)."""
     fmt = RequestFormat(request_format)
     generate = fmt is RequestFormat.GENERATE
     served = (not generate) if tools is None else tools
     why_not = _GENERATE_NO_TOOLS if generate else _TOOLS_OFF
-    data = _load_object(body)
     check_fields(data)
     _check_choices_and_modalities(data)
     messages = _messages(data.get("messages"), served=served, why_not=why_not)
@@ -203,7 +216,8 @@ def _include_usage(data: dict[str, Any], stream: bool) -> bool:
     return _optional_bool(options, "include_usage", "stream_options.include_usage") or False
 
 
-def _load_object(body: bytes) -> dict[str, Any]:
+def load_request(body: bytes) -> dict[str, Any]:
+    """The request body as a JSON object; ``RequestError`` (400 ``invalid_json``) otherwise."""
     try:
         data = json.loads(body)
     except (UnicodeDecodeError, ValueError) as err:

@@ -23,7 +23,12 @@ Routes:
   Tool calls stream as ``delta.tool_calls`` chunks and come back as ``message.tool_calls``
   (``openai_format.py``).
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
-- ``GET /v1/models``: the one served model; ``GET /v1/models/{model}``: that model, or 404.
+- ``GET /v1/models``: every served model; ``GET /v1/models/{model}``: that model, or 404.
+
+Routing (``routing.py``): with several routes, a request's ``model`` picks the endpoint and
+inference component it goes to, and that route's request and stream formats; a missing
+``model`` is a 400, an unknown one a 404 ``model_not_found``. ``X-Target-Variant`` pins a
+production variant (SageMaker's ``TargetVariant``).
 
 Errors: 400 invalid request, 411 no body length, 413 body over ``MAX_BODY_BYTES`` (read to
 its end first when it is within the function URL's 6 MB, so the client reads the 413; see
@@ -61,7 +66,7 @@ from typing import Any
 from .auth import ApiKeyAuth
 from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
 from .heartbeat import Heartbeat
-from .metrics import with_metrics
+from .metrics import UNROUTED, with_metrics
 from .openai_format import (
     DONE,
     KEEP_ALIVE,
@@ -73,7 +78,8 @@ from .openai_format import (
 )
 from .parser import parse_stream
 from .request_body import BodyTooLarge, read_body
-from .requests import ChatRequest, RequestError, parse_chat_request
+from .requests import ChatRequest, RequestError, build_chat_request, load_request
+from .routing import VARIANT_HEADER, Route, model_not_found, target_variant
 from .sagemaker_stream import iter_payload_parts
 from .settings import Settings, sagemaker_client
 from .upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke, release
@@ -129,6 +135,7 @@ class RuntimeServer(ThreadingHTTPServer):
         address: tuple[str, int] | None = None,
     ) -> None:
         self.settings = settings
+        self.routes = settings.routing()
         self.log = log
         self._client = client
         self.auth = _api_key_auth(settings)
@@ -169,7 +176,10 @@ class _Handler(BaseHTTPRequestHandler):
     _must_close: bool
     _logged: bool
     _started: float
-    _metrics_target: tuple[str, str] | None  # (target, model) of a chat request's metrics
+    _target: Route  # the chat request's route, once picked
+    _variant: str | None  # the production variant it pins (X-Target-Variant)
+    _metered: bool  # a chat request: its log line carries its metrics
+    _routed: Route | None  # the route its metrics are counted under, once known
 
     def setup(self) -> None:
         # socket timeout for every read and write towards the client
@@ -192,7 +202,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.request_version == "HTTP/0.9":
             self.request_version = "HTTP/1.0"
         self._record = {"msg": "request", "method": getattr(self, "command", None)}
-        self._metrics_target = None
+        self._metered, self._routed = False, None
         self._started = time.perf_counter()
         self._headers_sent, self._must_close, self._logged = False, True, False
         text = message or self.responses.get(code, ("error",))[0]
@@ -214,7 +224,9 @@ class _Handler(BaseHTTPRequestHandler):
         )
         self._record = {"msg": "request", "method": self.command, "path": path[:200]}
         self._logged = path == HEALTH_PATH  # readiness checks are not logged
-        self._metrics_target = self._chat_target() if path == CHAT_PATH else None
+        self._metered = path == CHAT_PATH
+        routes = self.server.routes.routes  # one route counts every request, even unread ones
+        self._routed = routes[0] if len(routes) == 1 else None
         request_id = _lambda_request_id(self.headers.get("x-amzn-lambda-context"))
         if request_id:
             self._record["request_id"] = request_id
@@ -263,36 +275,32 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == HEALTH_PATH:
             self._send_json(200, {"status": "ok"})
         elif model is None:
-            self._send_json(200, {"object": "list", "data": [self._model_object()]})
-        elif model == self.server.settings.served_model:
-            self._send_json(200, self._model_object())
+            listed = [_model_object(name) for name in self.server.routes.models]
+            self._send_json(200, {"object": "list", "data": listed})
+        elif self.server.routes.find(model) is not None:
+            self._send_json(200, _model_object(model))
         else:
-            served = self.server.settings.served_model
-            message = f"the model {model[:200]!r} does not exist; this endpoint serves {served!r}"
-            self._send_error(404, message, param="model", code="model_not_found")
-
-    def _chat_target(self) -> tuple[str, str]:
-        """The (target, model) a chat request goes to, for its metrics' dimensions."""
-        settings = self.server.settings
-        target = settings.inference_component_name or settings.endpoint_name
-        return target, settings.served_model
-
-    def _model_object(self) -> dict[str, Any]:
-        served = self.server.settings.served_model
-        return {"id": served, "object": "model", "created": 0, "owned_by": "sagemaker"}
+            err = model_not_found(model, self.server.routes.models)
+            self._send_error(err.status, err.message, param=err.param, code=err.code)
 
     # -- chat completions ---------------------------------------------------------------------
 
     def _chat(self) -> None:
         settings = self.server.settings
         try:
-            body = self._read_body(settings.max_body_bytes)
-            request = parse_chat_request(body, settings.request_format, tools=settings.serves_tools)
+            data = load_request(self._read_body(settings.max_body_bytes))
+            self._target = self._routed = route = self.server.routes.pick(data.get("model"))
+            self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
+            fmt = route.request_format
+            request = build_chat_request(data, fmt, tools=settings.tools_for(fmt))
         except RequestError as err:
             self._send_error(
                 err.status, err.message, error_type=err.error_type, param=err.param, code=err.code
             )
             return
+        self._record["model"] = route.model
+        if self._variant is not None:
+            self._record["target_variant"] = self._variant
         self._record["stream"] = request.stream
         # Started before the call: the wait for SageMaker's answer is silence too.
         heartbeat = None
@@ -305,10 +313,12 @@ class _Handler(BaseHTTPRequestHandler):
                 heartbeat.stop()  # a no-op unless something unexpected raised
 
     def _invoke_and_answer(self, request: ChatRequest, heartbeat: Heartbeat | None) -> None:
-        settings = self.server.settings
+        route = self._target
         self._record["overhead_ms"] = self._elapsed_ms()
         try:
-            upstream = invoke(self.server.client, settings, request.engine_body)
+            upstream = invoke(
+                self.server.client, route, request.engine_body, target_variant=self._variant
+            )
         except Exception as exc:
             failure = describe_failure(exc)
             self._record["upstream_error"] = failure.upstream_code or type(exc).__name__
@@ -325,7 +335,7 @@ class _Handler(BaseHTTPRequestHandler):
         parts = iter_payload_parts(upstream)
         # parse_stream closes an iterator it is given; the callable-iterator form has no
         # close(), so the connection's fate stays here (see upstream.release).
-        events = parse_stream(iter(parts.__next__, None), settings.stream_format)
+        events = parse_stream(iter(parts.__next__, None), route.stream_format)
         completed = False
         try:
             if request.stream:
@@ -356,7 +366,7 @@ class _Handler(BaseHTTPRequestHandler):
         encoder = ChunkEncoder(
             completion_id=new_completion_id(),
             created=int(time.time()),
-            model=self.server.settings.served_model,
+            model=self._target.model,
             logprobs=request.logprobs,
         )
         chunked = self.request_version != "HTTP/1.0"  # 1.0 clients get a close-delimited body
@@ -454,7 +464,7 @@ class _Handler(BaseHTTPRequestHandler):
         builder = CompletionBuilder(
             completion_id=new_completion_id(),
             created=int(time.time()),
-            model=self.server.settings.served_model,
+            model=self._target.model,
             logprobs=request.logprobs,
         )
         next_check = time.monotonic() + _PEER_CHECK_SECONDS
@@ -520,8 +530,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._logged = True
             self._record["duration_ms"] = self._elapsed_ms()
             record = self._record
-            if self._metrics_target is not None:
-                target, model = self._metrics_target
+            if self._metered:
+                target, model = _dimensions(self._routed)
                 namespace = self.server.settings.metrics_namespace
                 record = with_metrics(record, target=target, model=model, namespace=namespace)
             self.server.log(record)
@@ -579,6 +589,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(status, message, error_type=error_type, code=error_type)
 
 
+def _model_object(name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "sagemaker"}
+
+
 def _terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
     """The events, guaranteed to end with one terminal event even if the source raises."""
     try:
@@ -590,6 +604,14 @@ def _terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
         yield ErrorEvent(message=f"reading the model stream failed: {exc}", code=type(exc).__name__)
         return
     yield ErrorEvent(message="the model stream ended without a final event", code="incomplete")
+
+
+def _dimensions(route: Route | None) -> tuple[str, str]:
+    """A chat request's metric dimensions: its route's target and model; a request refused
+    before a runtime serving several models knew its model is counted under ``-``."""
+    if route is None:
+        return UNROUTED, UNROUTED
+    return route.inference_component_name or route.endpoint_name, route.model
 
 
 def _chunk(data: bytes) -> bytes:

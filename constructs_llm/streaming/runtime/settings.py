@@ -9,7 +9,7 @@ variable                 default       meaning
 ======================== ============= ==================================================
 PORT                     8080          port to listen on (the Lambda Web Adapter's too)
 BIND_ADDRESS             127.0.0.1     address to bind; 0.0.0.0 to serve off the host
-ENDPOINT_NAME            (required)    SageMaker endpoint to invoke
+ENDPOINT_NAME            (required)    SageMaker endpoint to invoke (unless ROUTES is set)
 INFERENCE_COMPONENT_NAME (unset)       inference component on that endpoint, if any
 STREAM_FORMAT            auto          tgi | lmi_jsonlines | openai | auto
 REQUEST_FORMAT           messages      messages | generate
@@ -21,9 +21,14 @@ HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first 
 API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see auth.py
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
 TOOLS                    see below     on | off: whether the engine serves tool calls
+ROUTES                   (unset)       several models, routed by ``model``: see routing.py
 METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests' metrics
                                        (``metrics.NAMESPACE``: ``ConstructsLlm/Invoker``)
 ======================== ============= ==================================================
+
+``ROUTES`` replaces ``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``,
+``REQUEST_FORMAT`` and ``MODEL_NAME`` (setting both is an error): each route names its
+model, endpoint, component and formats.
 
 Without ``API_KEYS_SECRET_ID`` the runtime checks no keys: the function URL's ``AWS_IAM``
 auth (or CloudFront's origin access control) decides who gets in.
@@ -61,6 +66,7 @@ from typing import Any
 
 from .events import RequestFormat, StreamFormat
 from .metrics import NAMESPACE
+from .routing import Route, RoutingTable, parse_routes
 
 __all__ = ["Settings", "SettingsError", "new_sagemaker_client", "sagemaker_client"]
 
@@ -70,6 +76,13 @@ _UPSTREAM_MAX_ATTEMPTS = 2
 _UPSTREAM_POOL = 64
 _MIN_HEARTBEAT = 0.1
 _MAX_HEARTBEAT = 300.0
+_SINGLE_TARGET = (
+    "ENDPOINT_NAME",
+    "INFERENCE_COMPONENT_NAME",
+    "STREAM_FORMAT",
+    "REQUEST_FORMAT",
+    "MODEL_NAME",
+)
 
 
 class SettingsError(ValueError):
@@ -78,7 +91,7 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    endpoint_name: str
+    endpoint_name: str = ""
     inference_component_name: str | None = None
     stream_format: StreamFormat = StreamFormat.AUTO
     request_format: RequestFormat = RequestFormat.MESSAGES
@@ -93,6 +106,7 @@ class Settings:
     api_keys_secret_id: str | None = None  # None: no key check (IAM auth)
     api_keys_ttl: float = 60.0
     tools: bool | None = None  # None: on for the messages format, off for generate
+    routes: tuple[Route, ...] = ()  # (): the single target above
     metrics_namespace: str = NAMESPACE
 
     @property
@@ -102,16 +116,34 @@ class Settings:
     @property
     def serves_tools(self) -> bool:
         """Whether tool-calling requests are forwarded (see ``TOOLS``)."""
-        if self.tools is None:
-            return self.request_format is RequestFormat.MESSAGES
+        return self.tools_for(self.request_format)
+
+    def tools_for(self, request_format: RequestFormat) -> bool:
+        """Whether a route of ``request_format`` forwards tool calls (generate never does)."""
+        if self.tools is None or request_format is RequestFormat.GENERATE:
+            return request_format is RequestFormat.MESSAGES
         return self.tools
+
+    def routing(self) -> RoutingTable:
+        """The routes by model: ``ROUTES``, else the single target as one route."""
+        if self.routes:
+            return RoutingTable(self.routes)
+        single = Route(
+            model=self.served_model,
+            endpoint_name=self.endpoint_name,
+            inference_component_name=self.inference_component_name,
+            stream_format=self.stream_format,
+            request_format=self.request_format,
+        )
+        return RoutingTable([single])
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Read the settings, gathering every problem into one ``SettingsError``."""
         problems: list[str] = []
         endpoint = env.get("ENDPOINT_NAME", "").strip()
-        if not endpoint:
+        routes = _routes(env, problems)
+        if not endpoint and not routes:
             problems.append("ENDPOINT_NAME is required: set it to the SageMaker endpoint's name")
         request_format = _enum(
             env, "REQUEST_FORMAT", RequestFormat, RequestFormat.MESSAGES, problems
@@ -133,11 +165,34 @@ class Settings:
             api_keys_secret_id=env.get("API_KEYS_SECRET_ID", "").strip() or None,
             api_keys_ttl=_number(env, "API_KEYS_TTL_SECONDS", 60.0, 0.1, 3600, problems),
             tools=_tools(env, request_format, problems),
+            routes=routes,
             metrics_namespace=_namespace(env, problems),
         )
+        if (
+            routes
+            and settings.tools
+            and any(r.request_format is RequestFormat.GENERATE for r in routes)
+        ):
+            problems.append(
+                "TOOLS=on needs every route to take messages: the generate API has no tool calling"
+            )
         if problems:
             raise SettingsError("invalid runtime environment: " + "; ".join(problems))
         return settings
+
+
+def _routes(env: Mapping[str, str], problems: list[str]) -> tuple[Route, ...]:
+    """``ROUTES``, which replaces the single-target variables."""
+    raw = env.get("ROUTES", "").strip()
+    if not raw:
+        return ()
+    both = [name for name in _SINGLE_TARGET if env.get(name, "").strip()]
+    if both:
+        problems.append(
+            f"set ROUTES or {', '.join(both)}, not both: each route names its endpoint, "
+            "component, formats and model"
+        )
+    return parse_routes(raw, problems)
 
 
 def _enum(env: Mapping[str, str], name: str, kind: Any, default: Any, problems: list[str]) -> Any:

@@ -58,7 +58,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
 )
 
 from .events import ErrorEvent
-from .settings import Settings
+from .routing import Route
 
 __all__ = [
     "UpstreamFailure",
@@ -107,18 +107,21 @@ class UpstreamFailure:
     upstream_code: str | None = None
 
 
-def invoke(client: Any, settings: Settings, body: bytes) -> Any:
-    """Start the streamed invocation; returns boto3's ``EventStream`` (``response["Body"]``).
+def invoke(client: Any, route: Route, body: bytes, *, target_variant: str | None = None) -> Any:
+    """Start the streamed invocation of ``route``; returns boto3's ``EventStream``
+    (``response["Body"]``). ``target_variant`` pins a production variant (``TargetVariant``).
 
     Raises botocore's ``ClientError``/``BotoCoreError``; ``describe_failure`` maps them.
     """
     kwargs: dict[str, Any] = {
-        "EndpointName": settings.endpoint_name,
+        "EndpointName": route.endpoint_name,
         "ContentType": "application/json",
         "Body": body,
     }
-    if settings.inference_component_name:
-        kwargs["InferenceComponentName"] = settings.inference_component_name
+    if route.inference_component_name:
+        kwargs["InferenceComponentName"] = route.inference_component_name
+    if target_variant:
+        kwargs["TargetVariant"] = target_variant
     return client.invoke_endpoint_with_response_stream(**kwargs)["Body"]
 
 

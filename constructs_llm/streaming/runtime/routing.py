@@ -1,0 +1,220 @@
+"""Which SageMaker endpoint (and inference component) serves a request, chosen by its ``model``.
+
+Stdlib only: this file ships in the Lambda asset.
+
+One invoker may front several models (``StreamingInvoker(targets=[...])``). Each is a
+:class:`Route`: the name clients send as ``model``, the endpoint, the inference component
+when there is one, the engine's request and stream formats, and the production variants a
+request may pin. ``StreamingInvoker`` writes them to ``ROUTES``, a JSON list::
+
+    [{"model": "chat", "endpoint": "shared-ep", "component": "chat-ic",
+      "stream_format": "openai", "request_format": "messages"},
+     {"model": "ab", "endpoint": "ab-ep", "stream_format": "auto",
+      "request_format": "messages", "variants": ["Llama-g5-2xlarge", "Qwen-g5-2xlarge"]}]
+
+Without ``ROUTES`` the single-target variables (``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``,
+``STREAM_FORMAT``, ``REQUEST_FORMAT``, ``MODEL_NAME``) make the one route, which serves every
+request whatever its ``model`` (as before routing existed). With several routes a request's
+``model`` picks its route: a missing ``model`` is a 400 and an unknown one a 404 with OpenAI's
+``model_not_found`` code, both listing the served names.
+
+Pinning a variant: a request header ``X-Target-Variant: <variant>`` is passed to SageMaker as
+``TargetVariant``, which "overrides the default behavior for the endpoint, which is to
+distribute the invocation traffic based on the variant weights" (botocore ``sagemaker-runtime``
+``InvokeEndpointWithResponseStream``, sent as ``X-Amzn-SageMaker-Target-Variant``). The name
+must be one of the route's production variants when they are known; a model served by an
+inference component has no variant to pin (400).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .events import RequestFormat, StreamFormat
+from .request_errors import RequestError
+
+__all__ = [
+    "VARIANT_HEADER",
+    "Route",
+    "RoutingTable",
+    "model_not_found",
+    "parse_routes",
+    "target_variant",
+]
+
+VARIANT_HEADER = "X-Target-Variant"
+# SageMaker's variant name pattern and length (botocore ``TargetVariantHeader``).
+_VARIANT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+_KEYS = frozenset({"model", "endpoint", "component", "stream_format", "request_format", "variants"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Route:
+    """One served model and where its requests go.
+
+    :param model: the name clients send as ``model`` and see in ``/v1/models``.
+    :param endpoint_name: the SageMaker endpoint.
+    :param inference_component_name: the component on it. @default None (a model endpoint)
+    :param stream_format: how the engine frames its stream. @default AUTO (per line)
+    :param request_format: the body the engine takes. @default MESSAGES
+    :param variants: production variants a request may pin. @default () (not known: any
+        well-formed name is passed to SageMaker)
+    """
+
+    model: str
+    endpoint_name: str
+    inference_component_name: str | None = None
+    stream_format: StreamFormat = StreamFormat.AUTO
+    request_format: RequestFormat = RequestFormat.MESSAGES
+    variants: tuple[str, ...] = ()
+
+
+class RoutingTable:
+    """The routes of one runtime, by model name."""
+
+    def __init__(self, routes: Sequence[Route]) -> None:
+        if not routes:
+            raise ValueError("a routing table needs at least one route")
+        self.routes = tuple(routes)
+        self._by_model = {route.model: route for route in self.routes}
+
+    @property
+    def models(self) -> list[str]:
+        """The served model names, in the order the routes were given."""
+        return [route.model for route in self.routes]
+
+    def find(self, model: str) -> Route | None:
+        return self._by_model.get(model)
+
+    def pick(self, model: object) -> Route:
+        """The route for a request's ``model``; one route serves every request.
+
+        :raises RequestError: 400 without a ``model`` (several routes), 404 for an unknown one
+        """
+        if len(self.routes) == 1:
+            return self.routes[0]
+        served = ", ".join(repr(m) for m in self.models)
+        if model is not None and not isinstance(model, str):
+            raise RequestError("'model' must be a string", param="model")
+        if model is None:
+            raise RequestError(
+                f"'model' is required: this endpoint serves several models ({served})",
+                param="model",
+                code="missing_required",
+            )
+        route = self._by_model.get(model)
+        if route is None:
+            raise model_not_found(model, self.models)
+        return route
+
+
+def model_not_found(model: str, served: Sequence[str]) -> RequestError:
+    """OpenAI's 404 for a model that is not served here, listing those that are."""
+    names = ", ".join(repr(m) for m in served)
+    return RequestError(
+        f"the model {model[:200]!r} does not exist; this endpoint serves {names}",
+        param="model",
+        code="model_not_found",
+        status=404,
+    )
+
+
+def target_variant(route: Route, header: str | None) -> str | None:
+    """The variant a request pins with ``X-Target-Variant``, checked against ``route``.
+
+    :raises RequestError: 400 naming the header, the value and the variants there are
+    """
+    if header is None:
+        return None
+    name = header.strip()
+    if route.inference_component_name is not None:
+        raise RequestError(
+            f"header {VARIANT_HEADER}: the model {route.model!r} is served by an inference "
+            "component, which has no variants to pin; drop the header",
+            code="invalid_header",
+        )
+    if route.variants and name not in route.variants:
+        known = ", ".join(repr(v) for v in route.variants)
+        raise RequestError(
+            f"header {VARIANT_HEADER}: {name[:100]!r} is not a production variant of the "
+            f"model {route.model!r}; use one of {known}",
+            code="invalid_header",
+        )
+    if not _VARIANT_NAME.match(name):
+        raise RequestError(
+            f"header {VARIANT_HEADER}: {name[:100]!r} is not a SageMaker variant name "
+            "(letters, digits and hyphens, at most 63 characters)",
+            code="invalid_header",
+        )
+    return name
+
+
+def parse_routes(raw: str, problems: list[str]) -> tuple[Route, ...]:
+    """``ROUTES`` as routes; every problem (naming the entry and value) goes to ``problems``."""
+    try:
+        data = json.loads(raw)
+    except ValueError as err:
+        problems.append(f"ROUTES must be a JSON list of routes ({err})")
+        return ()
+    if not isinstance(data, list) or not data:
+        problems.append(f"ROUTES must be a non-empty JSON list of routes (got {raw[:100]!r})")
+        return ()
+    routes = [r for i, item in enumerate(data) if (r := _route(i, item, problems)) is not None]
+    seen: set[str] = set()
+    for route in routes:
+        if route.model in seen:
+            problems.append(f"ROUTES serves the model {route.model!r} twice; give each its name")
+        seen.add(route.model)
+    return tuple(routes)
+
+
+def _route(index: int, item: Any, problems: list[str]) -> Route | None:
+    where = f"ROUTES[{index}]"
+    if not isinstance(item, dict):
+        problems.append(f"{where} must be an object (got {item!r:.100})")
+        return None
+    unknown = sorted(set(item) - _KEYS)
+    if unknown:
+        problems.append(f"{where} has unknown keys {unknown}; known: {sorted(_KEYS)}")
+    model, endpoint, component = (item.get(k) for k in ("model", "endpoint", "component"))
+    variants = item.get("variants", [])
+    found = len(problems)
+    for key, value in (("model", model), ("endpoint", endpoint)):
+        if not isinstance(value, str) or not value.strip():
+            problems.append(f"{where}.{key} must be a non-empty string (got {value!r:.100})")
+    if component is not None and (not isinstance(component, str) or not component.strip()):
+        problems.append(f"{where}.component must be a non-empty string (got {component!r:.100})")
+    if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
+        problems.append(f"{where}.variants must be a list of names (got {variants!r:.100})")
+    stream = _member(item, "stream_format", StreamFormat, StreamFormat.AUTO, where, problems)
+    request = _member(
+        item, "request_format", RequestFormat, RequestFormat.MESSAGES, where, problems
+    )
+    if len(problems) > found or not isinstance(model, str) or not isinstance(endpoint, str):
+        return None
+    return Route(
+        model=model,
+        endpoint_name=endpoint,
+        inference_component_name=component,
+        stream_format=stream,
+        request_format=request,
+        variants=tuple(variants),
+    )
+
+
+def _member(
+    item: dict[str, Any], key: str, kind: Any, default: Any, where: str, problems: list[str]
+) -> Any:
+    raw = item.get(key)
+    if raw is None:
+        return default
+    try:
+        return kind(str(raw).strip().lower())
+    except ValueError:
+        allowed = ", ".join(member.value for member in kind)
+        problems.append(f"{where}.{key} must be one of {allowed} (got {raw!r:.100})")
+        return default

@@ -1,0 +1,318 @@
+"""Bad gateways: invokers of several models, LoRA adapters, endpoint variants and served model
+names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk import Stack
+from aws_cdk import aws_kms as kms
+
+from constructs_llm import (
+    Engine,
+    InferenceComponent,
+    LlmEndpoint,
+    ModelSource,
+    StreamingInvoker,
+    Variant,
+)
+from constructs_llm.errors import ConfigurationError, ScalingError
+from tests.matrix.builders import (
+    EBS_ONLY,
+    G5,
+    G5_4GPU,
+    app_of,
+    bucket,
+    component,
+    custom,
+    endpoint,
+    ic_endpoint,
+    model,
+    scaling,
+)
+
+LORA_ENV = {"SM_VLLM_ENABLE_LORA": "true", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "true"}
+ARCHIVE = "adapters/support-bot.tar.gz"
+
+
+def lora_component(s: Stack, **model_props: Any) -> InferenceComponent:
+    """A Llama-3-8B component on the vLLM DLC, adapters on unless ``env`` says otherwise."""
+    model_props.setdefault("env", LORA_ENV)
+    model_props.setdefault("engine", Engine.vllm())
+    return component(s, accelerators=1, model_props={"max_total_tokens": 8192, **model_props})
+
+
+def adapter(s: Stack, name: str = "support-bot", **model_props: Any) -> object:
+    base = lora_component(s, **model_props)
+    return base.add_adapter(name, source=ModelSource.s3_archive(bucket(s), ARCHIVE))
+
+
+def two_components(s: Stack, **second: Any) -> list[InferenceComponent]:
+    shared = ic_endpoint(s)
+    served = model(s, instance_type=G5_4GPU, bound=False)
+    return [
+        InferenceComponent(
+            s, "Chat", endpoint=shared, model=served, accelerators=1, min_memory_mib=1024
+        ),
+        InferenceComponent(
+            s, "Chat2", endpoint=shared, model=served, accelerators=1, min_memory_mib=1024, **second
+        ),
+    ]
+
+
+def _in_another_stack(s: Stack) -> object:
+    other = Stack(app_of(s), "Models")
+    return StreamingInvoker(s, "Stream", targets=[endpoint(other)])
+
+
+def _too_many_for_lambda_env(s: Stack) -> object:
+    imported = [
+        LlmEndpoint.from_endpoint_name(s, f"Ep{i}", f"endpoint-{i:02d}-" + "x" * 50)
+        for i in range(20)
+    ]
+    return StreamingInvoker(s, "Stream", targets=imported)
+
+
+def variants(s: Stack, *specs: Variant, **props: Any) -> LlmEndpoint:
+    return LlmEndpoint(s, "AB", variants=list(specs), **props)
+
+
+def two_models(s: Stack) -> tuple[Any, Any]:
+    return model(s, id="A", bound=False), model(s, id="B", bound=False)
+
+
+BAD_GATEWAY = [
+    # StreamingInvoker(targets=[...])
+    pytest.param(
+        lambda s: StreamingInvoker(s, "Stream", targets=[]),
+        ConfigurationError,
+        r"targets must hold at least one endpoint or component, got \[\]",
+        id="invoker-targets-empty",
+    ),
+    pytest.param(
+        lambda s: StreamingInvoker(s, "Stream", targets=two_components(s)),
+        ConfigurationError,
+        r"targets serve the model name 'meta-llama/Meta-Llama-3-8B-Instruct' 2 times "
+        r"\(InferenceComponent 'Test/Chat', InferenceComponent 'Test/Chat2'\); pass "
+        r"served_model_name=\.\.\.",
+        id="invoker-targets-repeat-a-model-name",
+    ),
+    pytest.param(
+        _in_another_stack,
+        ConfigurationError,
+        r"targets\[0\] LlmEndpoint 'Models/Endpoint' is in stack 'Models', the invoker in "
+        r"'Test'; import it into this stack with LlmEndpoint\.from_endpoint_attributes",
+        id="invoker-targets-in-another-stack",
+    ),
+    pytest.param(
+        lambda s: StreamingInvoker(s, "Stream", target=(e := endpoint(s)), targets=[e]),
+        ConfigurationError,
+        r"pass target=\.\.\. for one model or targets=\[\.\.\.\] for several, not both",
+        id="invoker-target-and-targets",
+    ),
+    pytest.param(
+        lambda s: StreamingInvoker(s, "Stream", targets=endpoint(s)),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"targets must be a list of endpoints or components, got LlmEndpoint 'Test/Endpoint'",
+        id="invoker-targets-not-a-list",
+    ),
+    pytest.param(
+        lambda s: StreamingInvoker(s, "Stream", targets=[endpoint(s), "my-endpoint"]),  # type: ignore[list-item]
+        ConfigurationError,
+        r"targets\[1\] must be an LlmEndpoint, an InferenceComponent or an adapter, got str "
+        r"'my-endpoint'",
+        id="invoker-targets-hold-a-name",
+    ),
+    pytest.param(
+        _too_many_for_lambda_env,
+        ConfigurationError,
+        r"environment would take up to [\d,]+ bytes with 20 targets, above Lambda's "
+        r"4,096-byte limit.*split the targets over two invokers",
+        id="invoker-targets-over-lambda-environment-limit",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, served_model_name="my model"),
+        ConfigurationError,
+        r"served_model_name must be 1-256 printable characters without spaces.*got 'my model'",
+        id="ic-served-model-name-with-a-space",
+    ),
+    # LoRA adapters
+    pytest.param(
+        lambda s: adapter(s, engine=Engine.tgi(), env={}),
+        ConfigurationError,
+        r"add_adapter\('support-bot'\): engine 'tgi' of LlmModel 'Test/Model' serves no "
+        r"SageMaker adapter components; serve the base model with Engine\.lmi\(backend='vllm'\) "
+        r"or Engine\.vllm\(\)",
+        id="adapter-on-an-engine-without-adapters",
+    ),
+    pytest.param(
+        lambda s: adapter(s, env={}),
+        ConfigurationError,
+        r"LlmModel 'Test/Model' \(vllm\) does not turn adapters on; add env=\{'SM_VLLM_ENABLE_LORA':"
+        r" 'true', 'VLLM_ALLOW_RUNTIME_LORA_UPDATING': 'true'\}",
+        id="adapter-lora-off-on-vllm",
+    ),
+    pytest.param(
+        lambda s: adapter(s, engine=Engine.lmi(), env={}),
+        ConfigurationError,
+        r"\(lmi-vllm\) does not turn adapters on; add env=\{'OPTION_ENABLE_LORA': 'true'\}",
+        id="adapter-lora-off-on-lmi",
+    ),
+    pytest.param(
+        lambda s: lora_component(s).add_adapter(
+            "support-bot", source=ModelSource.s3(bucket(s), "adapters/support-bot/")
+        ),
+        ConfigurationError,
+        r"source must be the adapter's \.tar\.gz in S3, got an S3 prefix: SageMaker's ArtifactUrl "
+        r"must point to a single gzip compressed tar archive.*ModelSource\.s3_archive",
+        id="adapter-from-an-s3-prefix",
+    ),
+    pytest.param(
+        lambda s: lora_component(s).add_adapter(
+            "support-bot", source=ModelSource.hugging_face("acme/support-bot-lora")
+        ),
+        ConfigurationError,
+        r"source must be the adapter's \.tar\.gz in S3, got a Hugging Face Hub model",
+        id="adapter-from-the-hub",
+    ),
+    pytest.param(
+        lambda s: adapter(s, name="support bot"),
+        ConfigurationError,
+        r"the adapter name must be 1-63 letters, digits.*got 'support bot'",
+        id="adapter-name-with-a-space",
+    ),
+    pytest.param(
+        lambda s: [
+            (base := lora_component(s), weights := bucket(s)),
+            *(
+                base.add_adapter("support-bot", source=ModelSource.s3_archive(weights, key))
+                for key in ("1/a.tar.gz", "2/a.tar.gz")
+            ),
+        ],
+        ConfigurationError,
+        r"the component already has an adapter named 'support-bot'",
+        id="adapter-name-twice",
+    ),
+    # LlmEndpoint(variants=[...], shadow=...)
+    pytest.param(
+        lambda s: LlmEndpoint(
+            s,
+            "AB",
+            model=(m := model(s, bound=False)),
+            autoscaling=scaling(max_capacity=2),
+            variants=[Variant(model=m)],
+        ),
+        ConfigurationError,
+        r"(?s)has 2 problems:.*model= applies to one variant; with variants=\[\.\.\.\] give it "
+        r"to each Variant.*autoscaling= applies to one variant",
+        id="variants-with-model-and-autoscaling",
+    ),
+    pytest.param(
+        lambda s: variants(s),
+        ConfigurationError,
+        r"variants must hold at least one Variant\(\.\.\.\), got \[\]",
+        id="variants-empty",
+    ),
+    pytest.param(
+        lambda s: variants(
+            s, *(Variant(model=model(s, id=f"M{i}", bound=False)) for i in range(11))
+        ),
+        ConfigurationError,
+        r"variants holds 11 production variants; SageMaker allows at most 10",
+        id="variants-over-ten",
+    ),
+    pytest.param(
+        lambda s: variants(
+            s,
+            *(Variant(model=m) for m in two_models(s)),
+            shadow=Variant(model=model(s, id="C", bound=False)),
+        ),
+        ConfigurationError,
+        r"shadow= needs exactly one production variant \(SageMaker allows one production and "
+        r"one shadow variant when a shadow is used\), got 2",
+        id="variants-shadow-with-two-production-variants",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint(s, "AB", shadow=Variant(model=model(s, bound=False))),
+        ConfigurationError,
+        r"shadow= needs variants=\[Variant\(\.\.\.\)\] with the one production variant",
+        id="variants-shadow-without-variants",
+    ),
+    pytest.param(
+        lambda s: variants(s, Variant(model=(m := model(s, bound=False))), Variant(model=m)),
+        ConfigurationError,
+        r"the variant name 'Model-g5-2xlarge' is used 2 times.*pass Variant\(name=\.\.\.\)",
+        id="variants-with-one-name",
+    ),
+    pytest.param(
+        lambda s: variants(s, *(Variant(model=m, weight=-1) for m in two_models(s))),
+        ConfigurationError,
+        r"variants\[0\]: weight must be a number >= 0 \(its share of the traffic\), got -1",
+        id="variants-negative-weight",
+    ),
+    pytest.param(
+        lambda s: variants(s, *(Variant(model=m, weight=0) for m in two_models(s))),
+        ConfigurationError,
+        r"every production variant has weight 0: give at least one weight > 0",
+        id="variants-all-weights-zero",
+    ),
+    pytest.param(
+        lambda s: variants(
+            s,
+            Variant(model=model(s, id="Chat", bound=False)),
+            Variant(
+                model=model(
+                    s, id="Raw", engine=custom("nvidia", request_format="generate"), bound=False
+                )
+            ),
+        ),
+        ConfigurationError,
+        r"the variants take different request bodies \(Chat-g5-2xlarge \(tgi\) takes messages, "
+        r"Raw-g5-2xlarge \(custom\) takes generate\)",
+        id="variants-different-request-bodies",
+    ),
+    pytest.param(
+        lambda s: variants(s, model(s, bound=False)),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"variants\[0\] must be a Variant\(model=\.\.\., \.\.\.\), got LlmModel 'Test/Model'",
+        id="variants-hold-a-model",
+    ),
+    pytest.param(
+        lambda s: variants(
+            s,
+            Variant(
+                model=model(s, bound=False), autoscaling=scaling(min_capacity=0, max_capacity=2)
+            ),
+        ),
+        ScalingError,
+        r"variants\[0\]: autoscaling min_capacity=0: a real-time endpoint variant cannot scale",
+        id="variants-scale-to-zero",
+    ),
+    pytest.param(
+        lambda s: variants(
+            s,
+            Variant(model=(m := model(s, bound=False)), name="ebs", instance_type=EBS_ONLY),
+            Variant(model=m, name="nvme", instance_type=G5),
+            kms_key=kms.Key(s, "Key"),
+        ),
+        ConfigurationError,
+        r"variants\[1\]: kms_key cannot be used with ml\.g5\.2xlarge: it has local NVMe",
+        id="variants-kms-key-with-an-nvme-variant",
+    ),
+    pytest.param(
+        lambda s: variants(s, Variant(model=model(s, bound=False), name="a_b")),
+        ConfigurationError,
+        r"variants\[0\]: name must match .* got 'a_b'",
+        id="variants-name-with-an-underscore",
+    ),
+    pytest.param(
+        lambda s: variants(
+            s, Variant(model=model(s, instance_type=None, bound=False)), served_model_name=""
+        ),
+        ConfigurationError,
+        r"(?s)variants\[0\]: instance_type is required: model 'Test/Model' has no default "
+        r"instance type; pass Variant\(instance_type=\.\.\.\).*served_model_name must be 1-256",
+        id="variants-instance-type-required-and-empty-served-name",
+    ),
+]
