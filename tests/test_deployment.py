@@ -14,12 +14,11 @@ from aws_cdk.assertions import Annotations, Match, Template
 from constructs_llm import (
     Autoscaling,
     Deployment,
-    InferenceComponent,
-    InferenceComponentEndpoint,
     LlmEndpoint,
     Variant,
 )
 from constructs_llm.deployment import MARGIN_S
+from tests.matrix.builders import component
 from tests.matrix.builders import model as llama3
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
@@ -274,25 +273,19 @@ def test_a_component_rolls_its_copies_in_batches_with_rollback(
     new_stack: Callable[..., Stack],
 ) -> None:
     stack = new_stack()
-    shared = InferenceComponentEndpoint(
-        stack, "Shared", instance_type="ml.g5.12xlarge", max_instances=2
-    )
-    model = llama3(stack, instance_type=None, bound=False)
-    chat = InferenceComponent(
+    chat = component(
         stack,
-        "Chat",
-        endpoint=shared,
-        model=model,
+        endpoint_props={"max_instances": 2},
         accelerators=1,
         min_memory_mib=16 * 1024,
         copies=4,
         deployment=Deployment.rolling(batch_percent=25, bake=Duration.minutes(5)),
     )
     assert chat.alarms is not None
-    (component,) = (
+    (resource,) = (
         Template.from_stack(stack).find_resources("AWS::SageMaker::InferenceComponent").values()
     )
-    assert component["Properties"]["DeploymentConfig"] == {
+    assert resource["Properties"]["DeploymentConfig"] == {
         "RollingUpdatePolicy": {
             "MaximumBatchSize": {"Type": "CAPACITY_PERCENT", "Value": 25},
             "WaitIntervalInSeconds": 300,

@@ -12,12 +12,11 @@ from aws_cdk.assertions import Annotations, Match, Template
 
 from constructs_llm import (
     Autoscaling,
-    InferenceComponent,
-    InferenceComponentEndpoint,
     LlmEndpoint,
     ScheduledCapacity,
 )
 from constructs_llm.schedule import MINUTES_PER_WEEK, hours_per_month, weekly_floor
+from tests.matrix.builders import component
 from tests.matrix.builders import model as llama3
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
@@ -177,15 +176,9 @@ def test_a_night_schedule_to_zero_copies_releases_the_instances(
     # GIVEN a component whose copies go to zero on weekday evenings and weekends, on an
     # endpoint that may release every instance
     stack = new_stack()
-    shared = InferenceComponentEndpoint(
-        stack, "Shared", instance_type="ml.g5.12xlarge", min_instances=0, max_instances=2
-    )
-    model = llama3(stack, instance_type=None, bound=False)
-    InferenceComponent(
+    component(
         stack,
-        "Chat",
-        endpoint=shared,
-        model=model,
+        endpoint_props={"min_instances": 0, "max_instances": 2},
         accelerators=1,
         min_memory_mib=16 * 1024,
         copies=2,
@@ -226,15 +219,9 @@ def test_components_without_schedules_keep_the_instances_their_copies_need(
     new_stack: Callable[..., Stack],
 ) -> None:
     stack = new_stack()
-    shared = InferenceComponentEndpoint(
-        stack, "Shared", instance_type="ml.g5.12xlarge", min_instances=0, max_instances=3
-    )
-    model = llama3(stack, instance_type=None, bound=False)
-    InferenceComponent(
+    component(
         stack,
-        "Chat",
-        endpoint=shared,
-        model=model,
+        endpoint_props={"min_instances": 0, "max_instances": 3},
         accelerators=2,
         min_memory_mib=16 * 1024,
         copies=3,  # 6 GPUs: two 4-GPU instances

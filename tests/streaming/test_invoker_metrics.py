@@ -11,13 +11,12 @@ from aws_cdk import Stack
 from aws_cdk.assertions import Template
 
 from constructs_llm import (
-    InferenceComponent,
-    InferenceComponentEndpoint,
     LlmEndpoint,
     StreamingInvoker,
 )
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.streaming.runtime.metrics import ERROR_KINDS, METRIC_UNITS, NAMESPACE
+from tests.matrix.builders import component
 from tests.matrix.builders import model as llama3
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
@@ -95,13 +94,8 @@ def test_a_component_s_invoker_names_the_component_as_its_target(
     new_stack: Callable[..., Stack],
 ) -> None:
     stack = new_stack()
-    shared = InferenceComponentEndpoint(stack, "Shared", instance_type="ml.g5.12xlarge")
-    model = llama3(stack, instance_type=None, bound=False)
-    chat = InferenceComponent(
+    chat = component(
         stack,
-        "Chat",
-        endpoint=shared,
-        model=model,
         accelerators=1,
         min_memory_mib=16 * 1024,
         inference_component_name="chat",
