@@ -1,56 +1,91 @@
-# Two commands: `make synth` and `make test`. Everything they need is installed here.
+# Two commands: `make synth` and `make test`. Everything they need is installed here, from
+# the registries, with exact pins: uv (requirements-bootstrap.txt) creates every venv.
 SHELL := /bin/bash
 .DEFAULT_GOAL := synth
 
-export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 1
+PYTHON ?= python3
+# jsii silences its Node end-of-life banner only for the Node majors listed in this variable.
+NODE_MAJOR := $(shell node -p "process.versions.node.split('.')[0]" 2>/dev/null)
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(NODE_MAJOR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
+# uv: use the interpreter found here (no downloads), copy files out of its cache.
+export UV_PYTHON_DOWNLOADS := never
+export UV_LINK_MODE := copy
 
-PYTHON ?= python3
+TOOLS := .venv-tools
+UV := $(TOOLS)/bin/uv
 VENV := .venv
 PY := $(VENV)/bin/python
 CHECKOV_VENV := .venv-checkov
 CDK := node_modules/.bin/cdk
 PYTEST_ARGS ?=
 STACKS ?= all
+CDK_OUT := cdk.out
 
-.PHONY: install synth test lint typecheck bench clean
+.PHONY: install synth test lint typecheck bench refresh-catalogs clean
 
-install: $(VENV)/.installed $(CHECKOV_VENV)/.installed $(CDK)
+install: $(VENV)/.dev $(CHECKOV_VENV)/.installed $(CDK)
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
-	touch $@
+$(UV): requirements-bootstrap.txt
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install -qq --disable-pip-version-check -r $<
+	@touch $@
 
-$(CHECKOV_VENV)/.installed: requirements-checkov.txt constraints-checkov.txt
-	$(PYTHON) -m venv $(CHECKOV_VENV)
-	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt -c constraints-checkov.txt
-	touch $@
+$(PY): | $(UV)
+	$(UV) venv --quiet --python $(PYTHON) $(VENV)
+
+# What synth needs: the runtime pins only (no test tools, no checkov).
+$(VENV)/.synth: requirements.txt constraints.txt | $(PY)
+	$(UV) pip install --quiet --python $(PY) -r requirements.txt -c constraints.txt
+	@touch $@
+
+$(VENV)/.dev: $(VENV)/.synth requirements-dev.txt requirements-catalogs.txt constraints.txt
+	$(UV) pip install --quiet --python $(PY) -r requirements-dev.txt -c constraints.txt
+	$(UV) pip install --quiet --python $(PY) --no-deps -r requirements-catalogs.txt -c constraints.txt
+	@touch $@
+
+# checkov pins an older boto3, so it gets a venv of its own.
+$(CHECKOV_VENV)/.installed: requirements-checkov.txt constraints-checkov.txt | $(UV)
+	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(CHECKOV_VENV)
+	$(UV) pip install --quiet --python $(CHECKOV_VENV)/bin/python \
+		-r requirements-checkov.txt -c constraints-checkov.txt
+	@touch $@
 
 $(CDK): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	npm ci --no-audit --no-fund --loglevel=error > /dev/null
+	@touch $@
 
-synth: $(VENV)/.installed $(CDK)
-	rm -rf cdk.out
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(CDK) synth --no-notices --quiet --output cdk.out \
-		-c constructs-llm:stacks=$(STACKS)
-	@ls cdk.out/*.template.json
+# The stack names are checked first; a failed synth puts the previous cdk.out back.
+synth: $(VENV)/.synth $(CDK)
+	@$(PY) stacks/selection.py "$(STACKS)"
+	@rm -rf $(CDK_OUT).previous && if [ -d $(CDK_OUT) ]; then mv $(CDK_OUT) $(CDK_OUT).previous; fi
+	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(CDK) synth --no-notices --quiet --output $(CDK_OUT) \
+		-c constructs-llm:stacks=$(STACKS) \
+		|| { rm -rf $(CDK_OUT); mv $(CDK_OUT).previous $(CDK_OUT) 2>/dev/null; exit 1; }
+	@rm -rf $(CDK_OUT).previous
+	@ls $(CDK_OUT)/*.template.json
 
-lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check constructs_llm stacks tests bench app.py
-	$(VENV)/bin/ruff format --check constructs_llm stacks tests bench app.py
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check constructs_llm stacks tests bench scripts app.py
+	$(VENV)/bin/ruff format --check constructs_llm stacks tests bench scripts app.py
 
-typecheck: $(VENV)/.installed
+typecheck: $(VENV)/.dev
 	$(VENV)/bin/mypy
 
-test: install lint typecheck
+# mypy --strict runs inside the suite (tests/test_typecheck.py), beside the other tests;
+# --dist loadscope keeps each module on one worker, so module fixtures (synths) run once.
+test: install lint
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov" \
-		$(PY) -m pytest -n auto $(PYTEST_ARGS)
+		$(PY) -m pytest -n auto --dist loadscope $(PYTEST_ARGS)
 
-bench: $(VENV)/.installed
-	$(PY) -m bench
+bench: $(VENV)/.dev $(CDK)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m bench
+
+# Maintainers: regenerate the packaged catalogs from the pinned SageMaker SDK image config
+# and botocore's service model; review the diff, then commit it.
+refresh-catalogs: $(VENV)/.dev
+	$(PY) -m scripts.refresh_catalogs
 
 clean:
-	rm -rf cdk.out $(VENV) $(CHECKOV_VENV) node_modules build dist *.egg-info
+	rm -rf $(CDK_OUT) $(CDK_OUT).previous $(VENV) $(CHECKOV_VENV) $(TOOLS) node_modules build dist *.egg-info

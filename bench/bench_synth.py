@@ -24,11 +24,7 @@ IMPORT_GOAL = 1.1
 PER_ENDPOINT_GOAL_S = 0.2
 SIZES = (1, 10, 50)
 
-_ENV = {
-    **os.environ,
-    "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "1",
-    "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1",
-}
+_ENV = dict(os.environ)  # bench/__main__.py sets the jsii banner switches
 
 
 def _import_once(statement: str) -> float:

@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import jsii
-from aws_cdk import Annotations, Aspects, IAspect
+from aws_cdk import Aspects, IAspect
 from constructs import IConstruct
 
 from constructs_llm import _operations_messages as ops
 from constructs_llm.copy_demand import CopyDemand
+from constructs_llm.notes import add_note
 from constructs_llm.schedule import MINUTES_PER_WEEK, hours_per_month, weekly_floor
 
 if TYPE_CHECKING:
@@ -31,16 +32,17 @@ def add_capacity_note(
 ) -> None:
     """The note of an endpoint whose instances are its variant's (``LlmEndpoint``)."""
     if scaling is None:
-        Annotations.of(scope).add_info(ops.capacity_note(instance, count, count, None))
+        add_note(scope, ops.capacity_note(instance, count, count, None))
         return
     floor = weekly_floor(scaling.min_capacity, scaling.schedule) if scaling.schedule else None
-    Annotations.of(scope).add_info(
+    add_note(
+        scope,
         ops.capacity_note(
             instance,
             min(floor) if floor else scaling.lowest_min,
             scaling.highest_max,
             _scheduled(floor, bool(scaling.schedule)),
-        )
+        ),
     )
 
 
@@ -95,13 +97,14 @@ class _FleetNote:
         floor = _fleet_floor(endpoint)
         scheduled = any(c.autoscaling and c.autoscaling.schedule for c in endpoint.components)
         low = min(floor) if floor else endpoint.min_instances
-        Annotations.of(node).add_info(
+        add_note(
+            node,
             ops.capacity_note(
                 endpoint.instance_type.name,
                 low,
                 endpoint.max_instances,
                 _scheduled(floor, scheduled),
-            )
+            ),
         )
 
 

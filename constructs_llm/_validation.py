@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from aws_cdk import Annotations, Duration, Token
+from aws_cdk import Duration, Token
 from constructs import Construct
 
 from constructs_llm._problems import Problems
+from constructs_llm.notes import add_note
 
 if TYPE_CHECKING:
     from constructs_llm.sizing import MemoryPlan
@@ -138,9 +139,10 @@ def all_ints(*values: object) -> bool:
 
 def add_quota_note(scope: Construct, instance_type: str, instances: int) -> None:
     """Service Quotas are per account and region; only a deploy sees them, so say what to check."""
-    Annotations.of(scope).add_info(
+    add_note(
+        scope,
         f"Service Quotas: '{instance_type} for endpoint usage' must allow at least {instances} "
-        "instance(s) in the target region (new accounts often have 0)"
+        "instance(s) in the target region (new accounts often have 0)",
     )
 
 
@@ -150,4 +152,4 @@ def add_memory_plan_note(scope: Construct, plan: MemoryPlan | None, *, per_copy:
     if plan is None:
         return
     label = "Memory plan per copy" if per_copy else "Memory plan"
-    Annotations.of(scope).add_info(f"{label}: {plan.summary()}")
+    add_note(scope, f"{label}: {plan.summary()}")

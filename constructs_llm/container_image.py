@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import abc
 import functools
-import json
 import re
 from dataclasses import dataclass
-from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aws_cdk import (
     Annotations,
@@ -29,6 +27,7 @@ from aws_cdk import (
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_llm import catalogs
 from constructs_llm._compliance import ECR_AUTHORIZATION_TOKEN, waive
 from constructs_llm.errors import ImageError
 
@@ -90,7 +89,7 @@ class DlcFamily:
     tag_contains: str | None
     cuda: str | None
     regions: frozenset[str] | None
-    """Regions where the SageMaker Python SDK lists the image; None = not listed, no check."""
+    """Regions where the SageMaker Python SDK lists the image; None = unknown, no check."""
 
     def matches(self, repository: str, tag: str) -> bool:
         if repository != self.repository:
@@ -98,33 +97,24 @@ class DlcFamily:
         return self.tag_contains is None or self.tag_contains in tag
 
 
-@dataclass(frozen=True, kw_only=True)
-class _DlcData:
-    registries: dict[str, dict[str, str]]
-    families: dict[str, DlcFamily]
-
-
 @functools.cache
-def _dlc_data() -> _DlcData:
-    text = resources.files("constructs_llm").joinpath("data/dlc_images.json").read_text("utf-8")
-    raw: dict[str, Any] = json.loads(text)
-    families = {
+def _dlc_families() -> dict[str, DlcFamily]:
+    return {
         name: DlcFamily(
             name=name,
-            repository=spec["repository"],
-            tag=spec["tag"],
-            tag_contains=spec["tag_contains"],
-            cuda=spec["cuda"],
-            regions=None if spec["regions"] is None else frozenset(spec["regions"]),
+            repository=spec.repository,
+            tag=spec.tag,
+            tag_contains=spec.tag_contains,
+            cuda=spec.cuda,
+            regions=frozenset(spec.regions),
         )
-        for name, spec in raw["families"].items()
+        for name, spec in catalogs.dlc_images().families.items()
     }
-    return _DlcData(registries=raw["regions"], families=families)
 
 
 def dlc_family(name: str) -> DlcFamily:
     """The default image of an engine family: tgi, tgi-neuronx, lmi, lmi-trtllm, vllm, sglang."""
-    families = _dlc_data().families
+    families = _dlc_families()
     if name not in families:
         raise ImageError(
             f"Unknown Deep Learning Container family: got {name!r}. "
@@ -135,7 +125,10 @@ def dlc_family(name: str) -> DlcFamily:
 
 def dlc_regions() -> dict[str, dict[str, str]]:
     """Region -> {"account", "domain"} of the Deep Learning Container registries."""
-    return dict(_dlc_data().registries)
+    return {
+        region: {"account": registry.account, "domain": registry.domain}
+        for region, registry in catalogs.dlc_images().regions.items()
+    }
 
 
 _CUDA_TAG = re.compile(r"-cu(\d{3})(?:\b|-)")
@@ -226,7 +219,7 @@ class _DlcImage(ContainerImage):
         return f"{account}.dkr.ecr.{region}.{domain}/{self._repository}:{self._tag}"
 
     def _check_region(self, scope: Construct, region: str) -> None:
-        registries = _dlc_data().registries
+        registries = catalogs.dlc_images().regions
         if region not in registries:
             raise ImageError(
                 f"No Deep Learning Container registry is known for region {region!r} "
@@ -237,7 +230,7 @@ class _DlcImage(ContainerImage):
         family = self._family
         if family is None or family.regions is None or region in family.regions:
             return
-        account = registries[region]["account"]
+        account = registries[region].account
         Annotations.of(scope).add_warning_v2(
             "constructs-llm:dlc-region-not-listed",
             f"The SageMaker Python SDK does not list {family.name} images "
@@ -373,7 +366,7 @@ def _region_rule(stack: Stack) -> None:
 def _infer_family(repository: str, tag: str) -> DlcFamily | None:
     if Token.is_unresolved(repository) or Token.is_unresolved(tag):
         return None
-    return next((f for f in _dlc_data().families.values() if f.matches(repository, tag)), None)
+    return next((f for f in _dlc_families().values() if f.matches(repository, tag)), None)
 
 
 def _check_repository(repository: str) -> None:

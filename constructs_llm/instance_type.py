@@ -1,23 +1,24 @@
 """SageMaker instance types with the hardware facts that drive defaults and validation.
 
 Pure Python (no ``aws_cdk`` import): the catalog is ``data/instances.json``, read once on
-first use. Any well-formed ``ml.<family>.<size>`` string is accepted, so new AWS launches
-work before the catalog knows them; only a typo inside a known family is an error.
+first use through ``constructs_llm.catalogs``. Any well-formed ``ml.<family>.<size>`` string
+is accepted, so new AWS launches work before the catalog knows them; only a typo inside a
+known family is an error.
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
-import json
 import re
-from dataclasses import dataclass
-from importlib import resources
-from typing import Any, Literal
+from typing import Literal
 
+from constructs_llm import catalogs
+from constructs_llm.catalogs import InstanceFamily
 from constructs_llm.errors import InstanceTypeError
 
-Accelerator = Literal["nvidia", "neuron"]
+__all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of"]
+
+Accelerator = Literal["nvidia", "neuron", "habana"]
 
 # Family may carry a hyphenated variant (ml.p6-b200.48xlarge); size is e.g. "2xlarge".
 __all__ = ["InstanceType", "is_token", "sizes_of"]
@@ -27,61 +28,13 @@ _LOOSE = re.compile(r"(?:ml\.)?[a-z0-9-]+\.[a-z0-9-]+")
 _EXAMPLE = "ml.g5.2xlarge"
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Size:
-    vcpus: int
-    memory_gib: float
-    accelerators: int
-    neuron_cores: int | None
-    local_nvme_gb: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Family:
-    accelerator: Accelerator | None
-    accelerator_model: str | None
-    accelerator_memory_mib: int | None
-    sizes: dict[str, _Size]
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Catalog:
-    families: dict[str, _Family]
-    nvme_only_families: frozenset[str]
-
-
-@functools.cache
-def _catalog() -> _Catalog:
-    text = resources.files("constructs_llm").joinpath("data/instances.json").read_text("utf-8")
-    raw: dict[str, Any] = json.loads(text)
-    families = {name: _parse_family(spec) for name, spec in raw["families"].items()}
-    nvme_only = frozenset(raw["nvme_only_families"]["families"])
-    return _Catalog(families=families, nvme_only_families=nvme_only)
-
-
-def _parse_family(spec: dict[str, Any]) -> _Family:
-    sizes = {
-        size: _Size(
-            vcpus=int(row["vcpus"]),
-            memory_gib=float(row["memory_gib"]),
-            accelerators=int(row["accelerators"]),
-            neuron_cores=None if row.get("neuron_cores") is None else int(row["neuron_cores"]),
-            local_nvme_gb=int(row["local_nvme_gb"]),
-        )
-        for size, row in spec["sizes"].items()
-    }
-    mib = spec["accelerator_memory_mib"]
-    return _Family(
-        accelerator=spec["accelerator"],
-        accelerator_model=spec["accelerator_model"],
-        accelerator_memory_mib=None if mib is None else int(mib),
-        sizes=sizes,
-    )
+def _families() -> dict[str, InstanceFamily]:
+    return catalogs.instances().families
 
 
 def sizes_of(family: str) -> list[str]:
     """Sizes the catalog knows for ``family`` (e.g. ``"g5"``), smallest first; [] if unknown."""
-    spec = _catalog().families.get(family)
+    spec = _families().get(family)
     return [] if spec is None else list(spec.sizes)
 
 
@@ -102,7 +55,7 @@ class InstanceType:
 
     def __init__(self, name: str, *, allow_unknown_size: bool = False) -> None:
         family, size = _parse_name(name)
-        family_spec = _catalog().families.get(family)
+        family_spec = _families().get(family)
         size_spec = None if family_spec is None else family_spec.sizes.get(size)
         if family_spec is not None and size_spec is None and not allow_unknown_size:
             raise InstanceTypeError(_unknown_size_message(name, family, family_spec))
@@ -221,7 +174,7 @@ class InstanceType:
 
         An unknown size follows its family when all known sizes agree. Unknown families
         fall back to the SageMaker Python SDK's rule (a "d" in the family, or g5/g6/p5/trn1
-        families) plus newer families known to carry NVMe.
+        families) plus the newer g7 and p6 families, which carry NVMe too.
         """
         if self._spec is not None:
             return self._spec.local_nvme_gb > 0
@@ -230,9 +183,7 @@ class InstanceType:
             if len(kinds) == 1:
                 return kinds.pop()
         family = self._family
-        if family in _catalog().nvme_only_families:
-            return True
-        return "d" in family or family.startswith(("g5", "g6", "p5", "trn1"))
+        return "d" in family or family.startswith(("g5", "g6", "g7", "p5", "p6", "trn1"))
 
     @property
     def supports_volume_size(self) -> bool:
@@ -320,7 +271,7 @@ def _malformed_hint(name: str) -> str:
     return ""
 
 
-def _unknown_size_message(name: str, family: str, spec: _Family) -> str:
+def _unknown_size_message(name: str, family: str, spec: InstanceFamily) -> str:
     sizes = list(spec.sizes)
     size = name.rsplit(".", 1)[-1]
     close = difflib.get_close_matches(size, sizes, n=2, cutoff=0.75)

@@ -20,6 +20,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import _source_checks as _checks
+from constructs_llm import catalogs
 from constructs_llm._compliance import waive, weights_prefix
 from constructs_llm._problems import Problems
 from constructs_llm.errors import ConfigurationError
@@ -186,6 +187,16 @@ class _HubSource(ModelSource):
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
     ) -> SourceBinding:
         env: dict[str, str] = {}
+        if self._token is None and catalogs.is_gated(self._model_id):
+            Annotations.of(scope).add_warning_v2(
+                "constructs-llm:gated-model-no-token",
+                f"{self._model_id} is a gated Hugging Face repository and no token is given, so "
+                "the container cannot download it and the endpoint fails at deploy; accept the "
+                "model's terms on the Hub, create a Secrets Manager secret holding that "
+                "account's token (e.g. 'hugging-face/token') and pass token="
+                "secretsmanager.Secret.from_secret_name_v2(self, 'HfToken', "
+                "'hugging-face/token') to ModelSource.hugging_face",
+            )
         if self._token is not None:
             if not token_env_names:
                 raise ConfigurationError(

@@ -37,13 +37,12 @@ the one the engine enforces), conservatively and only where the user set nothing
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING
 
 from constructs_llm import _sizing_messages as msg
+from constructs_llm import catalogs
 from constructs_llm._planner import (
     GIB,
     EngineSizing,
@@ -330,24 +329,21 @@ def _dtype_names() -> str:
 
 @cache
 def _table() -> dict[str, ModelArchitecture]:
-    raw = json.loads(
-        resources.files("constructs_llm").joinpath("data/models.json").read_text(encoding="utf-8")
-    )
     table: dict[str, ModelArchitecture] = {}
-    for row in raw["models"]:
+    for row in catalogs.models().models:
         arch = ModelArchitecture(
-            params_billion=row["params_billion"],
-            layers=row["layers"],
-            kv_heads=row["kv_heads"],
-            head_dim=row["head_dim"],
-            hidden_size=row["hidden_size"],
-            context_length=row["context_length"],
-            attention_heads=row["attention_heads"],
-            default_dtype=row["default_dtype"],
-            model_id=row["id"],
-            source=row["source"],
-            notes=tuple(row.get("notes", ())),
+            params_billion=row.params_billion,
+            layers=row.layers,
+            kv_heads=row.kv_heads,
+            head_dim=row.head_dim,
+            hidden_size=row.hidden_size,
+            context_length=row.context_length,
+            attention_heads=row.attention_heads,
+            default_dtype=row.default_dtype,
+            model_id=row.id,
+            source=row.source,
+            notes=row.notes,
         )
-        for key in (row["id"], *row.get("aliases", ())):
+        for key in (row.id, *row.aliases):
             table[key.lower()] = arch
     return table

@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
@@ -15,10 +16,12 @@ from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
 class MistralInf2Stack(Stack):
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
+        # A gated repository: the token of an account that accepted its terms.
+        token = secretsmanager.Secret.from_secret_name_v2(self, "HfToken", "hugging-face/token")
         model = LlmModel(
             self,
             "Model",
-            source=ModelSource.hugging_face("mistralai/Mistral-7B-Instruct-v0.2"),
+            source=ModelSource.hugging_face("mistralai/Mistral-7B-Instruct-v0.2", token=token),
             engine=Engine.tgi_neuronx(),
             instance_type="ml.inf2.xlarge",
             max_input_tokens=2048,
@@ -28,7 +31,11 @@ class MistralInf2Stack(Stack):
         self.endpoint = LlmEndpoint(self, "Endpoint", model=model, kms_key=key)
         Validations.of(self).acknowledge(
             Acknowledgment(
+                id="Annotation::constructs-llm:hf-token-in-model-env",
+                reason="Only the platform team may call sagemaker:DescribeModel in this account.",
+            ),
+            Acknowledgment(
                 id="Annotation::constructs-llm:sizing-estimate",
                 reason="Neuron KV cache is sized at compile time; checked at start-up.",
-            )
+            ),
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import Acknowledgment, CfnOutput, Duration, Stack, Validations
+from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
@@ -13,10 +14,12 @@ from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, Streaming
 class MixtralTrtLlmStack(Stack):
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
+        # A gated repository: the token of an account that accepted its terms.
+        token = secretsmanager.Secret.from_secret_name_v2(self, "HfToken", "hugging-face/token")
         model = LlmModel(
             self,
             "Model",
-            source=ModelSource.hugging_face("mistralai/Mixtral-8x7B-Instruct-v0.1"),
+            source=ModelSource.hugging_face("mistralai/Mixtral-8x7B-Instruct-v0.1", token=token),
             engine=Engine.lmi(backend="trtllm"),
             instance_type="ml.p4d.24xlarge",
             max_input_tokens=4096,
@@ -32,7 +35,11 @@ class MixtralTrtLlmStack(Stack):
         CfnOutput(self, "StreamUrl", value=self.invoker.url)
         Validations.of(self).acknowledge(
             Acknowledgment(
+                id="Annotation::constructs-llm:hf-token-in-model-env",
+                reason="Only the platform team may call sagemaker:DescribeModel in this account.",
+            ),
+            Acknowledgment(
                 id="Annotation::constructs-llm:sizing-estimate",
                 reason="The plan counts all 46.7B parameters: every expert stays in memory.",
-            )
+            ),
         )

@@ -5,13 +5,29 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "1")
+
+def _node_major() -> str:
+    """jsii silences its Node end-of-life banner only for the Node major named (as make does)."""
+    try:
+        node = subprocess.run(
+            ["node", "-p", "process.versions.node.split('.')[0]"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return node.stdout.strip()
+
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", _node_major())
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 
@@ -34,3 +50,10 @@ def new_stack() -> Callable[..., Any]:
         return Stack(app, "Test", env=env)
 
     return make
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow modules (mypy, the CLI synth, the wheel install) start first, so the workers
+    finish together instead of one waiting on a late slow test. The sort is stable and the
+    slow marks are per module, so each module's tests stay together (one fixture setup)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -436,10 +436,10 @@ def test_unknown_family_lists_the_known_ones() -> None:
             "huggingface-pytorch-tgi-inference",
             "2.7.0-optimum3.3.6-neuronx-py310-ubuntu22.04",
         ),
-        ("lmi", "djl-inference", "0.36.0-lmi27.0.0-cu130"),
+        ("lmi", "djl-inference", "0.38.0-lmi29.0.0-cu130"),
         ("lmi-trtllm", "djl-inference", "0.33.0-tensorrtllm0.21.0-cu128"),
-        ("vllm", "vllm", "0.27.1-gpu-py312-cu130-ubuntu22.04-sagemaker"),
-        ("sglang", "sglang", "0.5.17-gpu-py312-cu130-ubuntu24.04-sagemaker"),
+        ("vllm", "vllm", "0.30.0-gpu-py312-cu130-ubuntu24.04-sagemaker"),
+        ("sglang", "sglang", "0.5.20-gpu-py312-cu130-ubuntu24.04-sagemaker"),
     ],
 )
 def test_default_images_per_family(family: str, repository: str, tag: str) -> None:
@@ -475,3 +475,26 @@ def test_concrete_region_needs_no_rule(new_stack: Callable[..., Stack]) -> None:
     ).bind(stack, role)
     rules = Template.from_stack(stack).to_json().get("Rules", {})
     assert not any(name.startswith("ConstructsLlmDlcRegistryRegion") for name in rules)
+
+
+@pytest.mark.parametrize(
+    ("family", "region", "listed"),
+    [
+        ("vllm", "me-west-1", True),
+        ("sglang", "me-west-1", True),
+        ("lmi", "me-west-1", False),
+        ("vllm", "cn-north-1", False),
+        ("sglang", "us-gov-west-1", False),
+        ("lmi", "cn-north-1", True),
+    ],
+)
+def test_every_family_knows_its_regions(family: str, region: str, listed: bool) -> None:
+    """vLLM and SGLang images are listed in fewer regions than the registries; each family
+    warns where the SageMaker SDK does not list it (me-west-1 is mapped since sagemaker-core
+    2.27)."""
+    bound = _bind(App(context=cdk_context()), "Region", ContainerImage.dlc_default(family), region)
+    warnings = Annotations.from_stack(bound.stack).find_warning(
+        "*", Match.string_like_regexp(f"does not list {family} images")
+    )
+    assert bool(warnings) is not listed
+    assert region in dlc_regions()

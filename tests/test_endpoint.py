@@ -4,6 +4,7 @@ instance-type changes, grants and metrics."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -12,9 +13,10 @@ from aws_cdk import Duration, Size, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk.assertions import Annotations, Match, Template
+from aws_cdk.assertions import Match, Template
 
 from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource
+from constructs_llm.notes import notes_of
 
 
 def _endpoint(
@@ -183,18 +185,13 @@ def test_metrics_use_the_endpoint_and_variant(scaled: tuple[LlmEndpoint, Templat
 
 def test_memory_plan_is_annotated_per_endpoint(scaled: tuple[LlmEndpoint, Template]) -> None:
     endpoint, _ = scaled
-    notes = Annotations.from_stack(Stack.of(endpoint)).find_info(
-        "*", Match.string_like_regexp("Memory plan: .*weights")
-    )
-    assert notes
+    assert any(re.match("Memory plan: .*weights", note) for note in notes_of(endpoint))
 
 
 def test_quota_note_names_instance_type_and_maximum(scaled: tuple[LlmEndpoint, Template]) -> None:
     endpoint, _ = scaled
-    notes = Annotations.from_stack(Stack.of(endpoint)).find_info(
-        "*", Match.string_like_regexp("ml.g5.2xlarge for endpoint usage.*4 instance")
-    )
-    assert notes
+    notes = notes_of(endpoint)
+    assert any(re.search("ml.g5.2xlarge for endpoint usage.*4 instance", n) for n in notes)
 
 
 def test_neuron_defaults_to_an_hour_and_ebs_volume_with_key(

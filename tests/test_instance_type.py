@@ -143,8 +143,8 @@ def test_catalog_is_self_consistent() -> None:
 def test_data_file_names_its_sources() -> None:
     raw = json.loads(resources.files("constructs_llm").joinpath("data/instances.json").read_text())
 
-    assert "karpenter" in raw["_source"]
-    assert "g7" not in raw["families"]  # incomplete public data: handled as unknown
+    assert all(family["source"] for family in raw["families"].values())
+    assert "karpenter" in raw["families"]["g7e"]["source"]
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,7 @@ def test_data_file_names_its_sources() -> None:
             "12 \u00d7 AWS Inferentia2 32 GiB (24 NeuronCores), 192 vCPU, 768 GiB",
         ),
         ("ml.m5.xlarge", "no accelerators, 4 vCPU, 16 GiB"),
-        ("ml.g7.2xlarge", "unknown hardware (ml.g7.2xlarge is not in the instance catalog)"),
+        ("ml.g8.2xlarge", "unknown hardware (ml.g8.2xlarge is not in the instance catalog)"),
     ],
 )
 def test_describe(name: str, text: str) -> None:
@@ -244,9 +244,9 @@ def test_allow_unknown_size_opts_out_and_keeps_family_facts() -> None:
 @pytest.mark.parametrize(
     ("name", "family", "accelerator", "nvme"),
     [
-        ("ml.g7.2xlarge", "g7", "nvidia", True),
-        ("ml.g7e.48xlarge", "g7e", "nvidia", True),
-        ("ml.p6-b200.48xlarge", "p6-b200", "nvidia", True),
+        ("ml.g8.2xlarge", "g8", "nvidia", False),
+        ("ml.g7x.48xlarge", "g7x", "nvidia", True),
+        ("ml.p6-b400.48xlarge", "p6-b400", "nvidia", True),
         ("ml.trn3.48xlarge", "trn3", "neuron", False),
         ("ml.c6id.large", "c6id", None, True),
         ("ml.x9.large", "x9", None, False),

@@ -226,3 +226,35 @@ def test_s3_sources_are_not_hub_and_may_declare_their_model(bucket: s3.IBucket) 
     assert ModelSource.s3(bucket, "x/").is_hub is False
     assert ModelSource.s3(bucket, "x/").model_id is None
     assert ModelSource.s3_archive(bucket, "m.tar.gz", model_id="org/m").model_id == "org/m"
+
+
+# -- gated Hub models -----------------------------------------------------------------------
+
+
+def _hub_warnings(stack: Stack, model_id: str, token: bool) -> list[str]:
+    role = iam.Role(stack, "GatedRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "GatedToken", "hf/token")
+    source = ModelSource.hugging_face(model_id, token=secret if token else None)
+    source.bind(stack, role, token_env_names=TOKEN_NAMES)
+    return [
+        str(w.entry.data)
+        for w in Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    ]
+
+
+def test_a_gated_model_without_a_token_warns_naming_the_secret_to_create(
+    new_stack: Callable[..., Stack],
+) -> None:
+    (warning,) = _hub_warnings(new_stack(), "mistralai/Mixtral-8x7B-Instruct-v0.1", token=False)
+    assert warning.startswith("mistralai/Mixtral-8x7B-Instruct-v0.1 is a gated Hugging Face")
+    assert "Secrets Manager secret" in warning and "'hugging-face/token'" in warning
+    assert "token=secretsmanager.Secret.from_secret_name_v2(" in warning
+    assert warning.endswith("[ack: constructs-llm:gated-model-no-token]")
+
+
+def test_a_gated_model_with_a_token_or_an_open_model_gets_no_gated_warning(
+    new_stack: Callable[..., Stack],
+) -> None:
+    with_token = _hub_warnings(new_stack(), "google/gemma-2-9b-it", token=True)
+    assert not any("gated" in w for w in with_token)
+    assert _hub_warnings(new_stack(), "Qwen/Qwen2.5-7B-Instruct", token=False) == []

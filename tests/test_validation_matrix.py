@@ -21,7 +21,7 @@ from constructs import Construct
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_llm import InferenceComponent, InstanceType
+from constructs_llm import InferenceComponent, InstanceType, catalogs
 from constructs_llm._hosting import variant_name_for
 from constructs_llm._validation import SAGEMAKER_NAME
 from constructs_llm.errors import ConfigurationError, ConstructsLlmError
@@ -36,6 +36,14 @@ from tests.matrix.builders import G5_4GPU, TOKEN, Build, app_of, endpoint, ic_en
 from tests.matrix.controls import CONTROLS, WARNINGS
 
 BAD = [*BAD_VALUES, *BAD_MODELS, *BAD_HOSTING, *BAD_GATEWAY, *BAD_OPERATIONS]
+
+
+@pytest.fixture(autouse=True)
+def _default_model_ungated(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows build gated Llama 3 without a token to exercise other checks; only the
+    gated-model row keeps the packaged gated flags (its warning is tested there)."""
+    if "gated-model-no-token" not in request.node.name:
+        monkeypatch.setattr(catalogs, "is_gated", lambda model_id: False)
 
 
 # -- bad inputs --------------------------------------------------------------------------------
@@ -120,11 +128,11 @@ def test_valid_edge_cases_synthesize_cleanly(
 
 
 def test_an_unknown_instance_family_only_warns(new_stack: Callable[..., Stack]) -> None:
-    # GIVEN a family launched after the catalog (ml.g7), on a model, an endpoint and components
+    # GIVEN a family launched after the catalog (ml.g8), on a model, an endpoint and components
     stack = new_stack()
-    endpoint(stack, instance_type="ml.g7.2xlarge")
-    shared = ic_endpoint(stack, instance_type="ml.g7.12xlarge")
-    served = model(stack, id="SharedModel", instance_type="ml.g7.12xlarge", bound=False)
+    endpoint(stack, instance_type="ml.g8.2xlarge")
+    shared = ic_endpoint(stack, instance_type="ml.g8.12xlarge")
+    served = model(stack, id="SharedModel", instance_type="ml.g8.12xlarge", bound=False)
     chat = InferenceComponent(
         stack, "Chat", endpoint=shared, model=served, accelerators=1, min_memory_mib=1024
     )
@@ -138,7 +146,7 @@ def test_an_unknown_instance_family_only_warns(new_stack: Callable[..., Stack]) 
         annotations.has_warning(
             path,
             Match.string_like_regexp(
-                r"ml\.g7\.\d+xlarge is not in the packaged hardware catalog.*verify"
+                r"ml\.g8\.\d+xlarge is not in the packaged hardware catalog.*verify"
             ),
         )
     annotations.has_no_error("*", Match.any_value())
@@ -168,10 +176,10 @@ STRICT = "@aws-cdk/core:strictCfnValidateErrors"
 def _unknown_instance_app(*, strict: bool, acknowledged: bool) -> App:
     app = App(context={**cdk_context(), STRICT: strict})
     stack = Stack(app, "Test")
-    model(stack, instance_type="ml.g7.2xlarge")
+    model(stack, instance_type="ml.g8.2xlarge")
     if acknowledged:
         Validations.of(stack).acknowledge(
-            Acknowledgment(id=ACK_ID, reason="ml.g7 launched after the catalog; sized by hand")
+            Acknowledgment(id=ACK_ID, reason="ml.g8 launched after the catalog; sized by hand")
         )
     return app
 

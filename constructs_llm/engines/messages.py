@@ -30,7 +30,11 @@ __all__ = [
     "wrong_hardware",
 ]
 
-_KINDS = {"nvidia": "NVIDIA GPUs", "neuron": "AWS Neuron accelerators (Inferentia/Trainium)"}
+_KINDS = {
+    "nvidia": "NVIDIA GPUs",
+    "neuron": "AWS Neuron accelerators (Inferentia/Trainium)",
+    "habana": "Habana Gaudi accelerators",  # ml.dl1: no built-in engine serves it
+}
 _INSTEAD = {
     "nvidia": "a GPU instance such as ml.g5.2xlarge",
     "neuron": "an ml.inf2 or ml.trn1 instance",
@@ -54,7 +58,9 @@ def wrong_hardware(factory: str, wanted: str, inst: InstanceType) -> str:
 def _engines_for(accelerator: str) -> str:
     if accelerator == "neuron":
         return "Engine.tgi_neuronx()"
-    return "Engine.tgi(), Engine.lmi(), Engine.vllm() or Engine.sglang()"
+    if accelerator == "nvidia":
+        return "Engine.tgi(), Engine.lmi(), Engine.vllm() or Engine.sglang()"
+    return "Engine.custom(image=...) with an image built for it"
 
 
 def parallel_above(setting: str, value: int, ctx: EngineContext) -> str:

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from aws_cdk import (
     ArnFormat,
@@ -26,6 +22,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IConstruct
 
+from constructs_llm import catalogs
 from constructs_llm._compliance import CheckovSkip, NagAcknowledgment, waive
 from constructs_llm._validation import Problems, describe, duration_problem, positive_int_problem
 from constructs_llm.errors import ConfigurationError
@@ -526,25 +523,25 @@ def _skip_checkov(resource: IConstruct | None, *skips: dict[str, str]) -> None:
 
 def adapter_layer_arn(region: str) -> tuple[str, str]:
     """The Lambda Web Adapter layer ARN and its architecture for ``region`` (may be a token)."""
-    data = _layers()
-    version = data["version"]
-    commercial = data["commercial"]
+    data = catalogs.lwa_layers()
+    version = data.version
+    commercial = data.commercial
     if Token.is_unresolved(region):
-        name = commercial["layers"]["arm64"]
-        arn = f"arn:aws:lambda:{region}:{commercial['account']}:layer:{name}:{version}"
+        name = commercial.layers["arm64"]
+        arn = f"arn:aws:lambda:{region}:{commercial.account}:layer:{name}:{version}"
         return arn, "arm64"
-    china = data["china"]["accounts"].get(region)
+    china = data.china.accounts.get(region)
     if china is not None:
-        name = data["china"]["layers"]["x86_64"]
+        name = data.china.layers["x86_64"]
         return f"arn:aws-cn:lambda:{region}:{china}:layer:{name}:{version}", "x86_64"
-    if any(region.startswith(p) for p in data["unsupported_partition_prefixes"]):
+    if any(region.startswith(p) for p in data.unsupported_partition_prefixes):
         raise ConfigurationError(
             f"no published Lambda Web Adapter layer is known for region {region!r}; publish "
             "the adapter in that partition and pass adapter_layer=LayerVersion."
             "from_layer_version_arn(...) (an arm64 build)"
         )
-    name = commercial["layers"]["arm64"]
-    return f"arn:aws:lambda:{region}:{commercial['account']}:layer:{name}:{version}", "arm64"
+    name = commercial.layers["arm64"]
+    return f"arn:aws:lambda:{region}:{commercial.account}:layer:{name}:{version}", "arm64"
 
 
 def _check(
@@ -612,10 +609,3 @@ def _runtime_code() -> lambda_.Code:
         str(_RUNTIME_DIR.parent),
         exclude=["*", "!runtime", "!runtime/**", "**/__pycache__", "**/*.pyc"],
     )
-
-
-@cache
-def _layers() -> dict[str, Any]:
-    text = resources.files("constructs_llm.streaming").joinpath("data/lwa_layers.json")
-    data: dict[str, Any] = json.loads(text.read_text())
-    return data

@@ -293,9 +293,15 @@ CONTROLS = [
 
 WARNINGS = [
     pytest.param(
-        lambda s: model(s, instance_type="ml.g7.2xlarge"),
+        lambda s: model(s),
+        "gated-model-no-token",
+        r"meta-llama/Meta-Llama-3-8B-Instruct is a gated Hugging Face repository.*token=",
+        id="gated-model-no-token",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type="ml.g8.2xlarge"),
         "unknown-instance-type",
-        r"ml\.g7\.2xlarge is not in the packaged hardware catalog",
+        r"ml\.g8\.2xlarge is not in the packaged hardware catalog",
         id="unknown-instance-type",
     ),
     pytest.param(

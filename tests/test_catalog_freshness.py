@@ -1,0 +1,58 @@
+"""The packaged catalogs agree with their pinned sources: the SageMaker SDK image config
+(sagemaker-core, a dev dependency) and botocore's service model. Bumping either pin makes
+this fail with the diff; `make refresh-catalogs` rewrites the files."""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+from scripts import refresh_catalogs as refresh
+
+FIX = "the packaged catalog is stale: run `make refresh-catalogs`, review and commit the diff"
+
+
+def _diff(name: str, expected: str) -> str:
+    current = (refresh.DATA / name).read_text("utf-8")
+    lines = difflib.unified_diff(
+        current.splitlines(), expected.splitlines(), f"packaged {name}", "pinned sources", n=1
+    )
+    return "\n".join(lines)
+
+
+def test_dlc_images_match_the_pinned_sagemaker_sdk() -> None:
+    diff = _diff("dlc_images.json", refresh.render(refresh.build_dlc_images()))
+    assert not diff, f"{FIX}\n{diff}"
+
+
+def test_hosting_instance_types_match_the_pinned_botocore() -> None:
+    current = json.loads((refresh.DATA / "instances.json").read_text("utf-8"))
+    diff = _diff("instances.json", refresh.render(refresh.build_instances(current)))
+    assert not diff, f"{FIX}\n{diff}"
+
+
+def test_every_hosting_type_has_hardware_figures() -> None:
+    current = json.loads((refresh.DATA / "instances.json").read_text("utf-8"))
+    assert refresh.missing_hardware(current) == []
+
+
+def test_the_newest_images_are_the_defaults() -> None:
+    families = refresh.build_dlc_images()["families"]
+    assert families["lmi"]["tag"] == "0.38.0-lmi29.0.0-cu130"
+    assert families["vllm"]["tag"] == "0.30.0-gpu-py312-cu130-ubuntu24.04-sagemaker"
+    assert families["sglang"]["tag"] == "0.5.20-gpu-py312-cu130-ubuntu24.04-sagemaker"
+    assert "me-west-1" in families["vllm"]["regions"]
+    assert all(f["reason"] for f in families.values())
+
+
+def test_a_changed_source_shows_up_as_a_diff() -> None:
+    stale = refresh.build_dlc_images()
+    stale["families"]["lmi"]["tag"] = "0.36.0-lmi27.0.0-cu130"
+    diff = "\n".join(
+        difflib.unified_diff(
+            refresh.render(stale).splitlines(),
+            refresh.render(refresh.build_dlc_images()).splitlines(),
+        )
+    )
+    assert '-   "tag": "0.36.0-lmi27.0.0-cu130",' in diff
+    assert '+   "tag": "0.38.0-lmi29.0.0-cu130",' in diff
