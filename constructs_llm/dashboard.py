@@ -113,14 +113,10 @@ def _rows(target: object, invokers: list[StreamingInvoker]) -> list[list[cloudwa
             _invoker_errors(target, invokers),
         ]
     shown = [w for w in widgets if w is not None]
-    return (
-        [[_title(target, invokers)], shown[:4], shown[4:]]
-        if shown[4:]
-        else [
-            [_title(target, invokers)],
-            shown,
-        ]
-    )
+    rows: list[list[cloudwatch.IWidget]] = [[_title(target, invokers)], shown[:4]]
+    if shown[4:]:
+        rows.append(shown[4:])
+    return rows
 
 
 def _title(target: object, invokers: list[StreamingInvoker]) -> cloudwatch.TextWidget:
