@@ -20,6 +20,7 @@ EXAMPLE_NAMES = (
     "llama3-components",
     "shared-endpoint",
     "front-doors",
+    "model-gateway",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 

@@ -140,7 +140,10 @@ def test_every_warning_in_the_examples_is_acknowledged(tmp_path: Path) -> None:
     from app import build_app
     from tests.conftest import cdk_context
 
-    context = {**cdk_context(), "@aws-cdk/core:strictCfnValidateErrors": True}
+    context = {
+        **cdk_context(annotations_in_report=True),
+        "@aws-cdk/core:strictCfnValidateErrors": True,
+    }
     build_app(App(outdir=str(tmp_path), context=context)).synth()
 
 

@@ -26,7 +26,7 @@ from constructs_llm._hosting import variant_name_for
 from constructs_llm._validation import SAGEMAKER_NAME
 from constructs_llm.errors import ConfigurationError, ConstructsLlmError
 from constructs_llm.instance_type import sizes_of
-from tests.conftest import ROOT, cdk_context
+from tests.conftest import REPORT_ANNOTATIONS, ROOT, cdk_context
 from tests.matrix.bad_gateway import BAD_GATEWAY
 from tests.matrix.bad_hosting import BAD_HOSTING
 from tests.matrix.bad_models import BAD_MODELS
@@ -174,7 +174,7 @@ STRICT = "@aws-cdk/core:strictCfnValidateErrors"
 
 
 def _unknown_instance_app(*, strict: bool, acknowledged: bool) -> App:
-    app = App(context={**cdk_context(), STRICT: strict})
+    app = App(context={**cdk_context(annotations_in_report=True), STRICT: strict})
     stack = Stack(app, "Test")
     model(stack, instance_type="ml.g8.2xlarge")
     if acknowledged:
@@ -186,7 +186,7 @@ def _unknown_instance_app(*, strict: bool, acknowledged: bool) -> App:
 
 def test_warnings_appear_in_the_validation_report_under_their_acknowledgment_id() -> None:
     # GIVEN cdk.json's @aws-cdk/core:annotationsInValidationReport (on)
-    assert cdk_context()["@aws-cdk/core:annotationsInValidationReport"] is True
+    assert cdk_context(annotations_in_report=True)[REPORT_ANNOTATIONS] is True
     # WHEN an app with a warning synthesizes THEN it succeeds and reports the warning by its id
     assembly = _unknown_instance_app(strict=False, acknowledged=False).synth()
     report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
