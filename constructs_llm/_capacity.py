@@ -89,11 +89,13 @@ class _FleetNote:
     def __init__(self, scope: IConstruct, endpoint: FleetOwner) -> None:
         self._scope = scope
         self._endpoint = endpoint
+        self._written = False  # aspects run on every synth of the app: write the note once
 
     def visit(self, node: IConstruct) -> None:
         endpoint = self._endpoint
-        if node is not self._scope:
+        if node is not self._scope or self._written:
             return
+        self._written = True
         floor = _fleet_floor(endpoint)
         scheduled = any(c.autoscaling and c.autoscaling.schedule for c in endpoint.components)
         low = min(floor) if floor else endpoint.min_instances

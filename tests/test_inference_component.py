@@ -192,8 +192,9 @@ def test_endpoint_annotates_quota_and_the_min_instances_zero_region_caveat(
     shared: Shared,
 ) -> None:
     annotations = Annotations.from_stack(shared.stack)
-    (quota,) = notes_of(shared.stack.node.find_child("Shared"))
+    quota, capacity = notes_of(shared.stack.node.find_child("Shared"))
     assert re.search("ml.g5.12xlarge for endpoint usage.*at least 2", quota)
+    assert capacity.startswith("Capacity: at minimum ")
     annotations.has_warning("/Test/Shared", Match.string_like_regexp("eu-west-3"))
 
 
