@@ -35,6 +35,11 @@ _EXPORTS: dict[str, str] = {
     "ToolCalling": "constructs_llm.engines.tools",
     "StreamingInvoker": "constructs_llm.streaming.infrastructure",
     "InvokerAuth": "constructs_llm.streaming.invoker_auth",
+    "Deployment": "constructs_llm.deployment",
+    "Alarms": "constructs_llm.alarms",
+    "LlmAlarms": "constructs_llm.alarms",
+    "ScheduledCapacity": "constructs_llm.schedule",
+    "LlmDashboard": "constructs_llm.dashboard",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -55,7 +60,11 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.adapter_component import AdapterComponent as AdapterComponent
+    from constructs_llm.alarms import Alarms as Alarms
+    from constructs_llm.alarms import LlmAlarms as LlmAlarms
     from constructs_llm.container_image import ContainerImage as ContainerImage
+    from constructs_llm.dashboard import LlmDashboard as LlmDashboard
+    from constructs_llm.deployment import Deployment as Deployment
     from constructs_llm.endpoint import LlmEndpoint as LlmEndpoint
     from constructs_llm.engine import Engine as Engine
     from constructs_llm.engines.tools import ToolCalling as ToolCalling
@@ -72,6 +81,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.model_source import ModelSource as ModelSource
     from constructs_llm.placement import Placement as Placement
     from constructs_llm.scaling import Autoscaling as Autoscaling
+    from constructs_llm.schedule import ScheduledCapacity as ScheduledCapacity
     from constructs_llm.sizing import MemoryPlan as MemoryPlan
     from constructs_llm.sizing import ModelArchitecture as ModelArchitecture
     from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker

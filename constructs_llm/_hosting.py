@@ -38,7 +38,7 @@ __all__ = [
     "EndpointAttributes",
     "depend_on_policies",
     "execution_role",
-    "generated_component_name",
+    "generated_name",
     "grant_invoke",
     "host_ami_for",
     "kms_problem",
@@ -222,14 +222,15 @@ def host_ami_for(image: ContainerImage, instance: InstanceType) -> str | None:
     return None
 
 
-def generated_component_name(component: Construct) -> str:
-    """A stable, account-unique inference component name within SageMaker's 63-character
-    pattern, derived from the construct's path."""
-    name = Names.unique_resource_name(component, max_length=63, separator="-")
+def generated_name(scope: Construct, prop: str) -> str:
+    """A stable, account-unique SageMaker name derived from ``scope``'s path (63 characters at
+    most), for resources something must name before CloudFormation creates them (components,
+    guarded endpoints)."""
+    name = Names.unique_resource_name(scope, max_length=63, separator="-")
     name = re.sub(r"[^a-zA-Z0-9-]", "", name).strip("-")
     if not SAGEMAKER_NAME.match(name):
         raise ConfigurationError(
-            f"{type(component).__name__} '{component.node.path}': cannot derive a valid name "
-            f"(got {name!r}); pass inference_component_name='...'"
+            f"{type(scope).__name__} '{scope.node.path}': cannot derive a valid name "
+            f"(got {name!r}); pass {prop}='...'"
         )
     return name

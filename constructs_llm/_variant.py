@@ -10,6 +10,7 @@ from aws_cdk import Duration, Size
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm._hosting import MAX_VOLUME_GB, least_outstanding_requests, variant_name_for
+from constructs_llm.instance_type import InstanceType
 from constructs_llm.model_binding import ModelBinding
 from constructs_llm.sizing import ModelArchitecture
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
@@ -39,16 +40,15 @@ class VariantSettings:
 
 
 def startup_timeouts(
-    binding: ModelBinding,
+    instance: InstanceType,
     architecture: ModelArchitecture | None,
     health_check: Duration | None,
     download: Duration | None,
 ) -> tuple[Duration, Duration]:
-    """The given timeouts, else the defaults for the binding's hardware and the model's size."""
-    inst = binding.placement.instance_type
+    """The given timeouts, else the defaults for the hardware and the model's size."""
     return (
-        health_check or default_health_check_timeout(inst, architecture),
-        download or default_download_timeout(inst, architecture),
+        health_check or default_health_check_timeout(instance, architecture),
+        download or default_download_timeout(instance, architecture),
     )
 
 

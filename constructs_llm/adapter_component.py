@@ -21,7 +21,7 @@ from aws_cdk import Annotations
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
 
-from constructs_llm._hosting import ComponentAttributes, generated_component_name
+from constructs_llm._hosting import ComponentAttributes, generated_name
 from constructs_llm._problems import Problems
 from constructs_llm._validation import describe, name_problem
 from constructs_llm.invocation_target import ServesModel
@@ -112,7 +112,9 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
         self.name = name
         self.chosen_served_name = name
         self.source = source
-        self.component_name = inference_component_name or generated_component_name(self)
+        self.component_name = inference_component_name or generated_name(
+            self, "inference_component_name"
+        )
         spec = sagemaker.CfnInferenceComponent
         self.resource = spec(
             self,

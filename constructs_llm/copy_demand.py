@@ -7,7 +7,11 @@ from dataclasses import dataclass
 
 from constructs_llm.instance_type import InstanceType
 
-__all__ = ["CopyDemand"]
+__all__ = ["MIN_CPU_CORES", "MIN_MEMORY_MIB", "CopyDemand", "cpu_cores_problem"]
+
+#: SageMaker's floors for one copy's requirements (CreateInferenceComponent).
+MIN_MEMORY_MIB = 128
+MIN_CPU_CORES = 0.25
 
 
 @dataclass(frozen=True)
@@ -59,3 +63,16 @@ class CopyDemand:
             parts.append(f"{self.cpu_cores:g} vCPU")
         parts.append(f"{self.memory_mib} MiB")
         return " + ".join(parts)
+
+
+def cpu_cores_problem(cpu_cores: float | None) -> str | None:
+    """``NumberOfCpuCoresRequired``: a number, at least SageMaker's minimum."""
+    if cpu_cores is None:
+        return None
+    if isinstance(cpu_cores, bool) or not isinstance(cpu_cores, int | float):
+        return f"cpu_cores must be a number, got {cpu_cores!r}"
+    if cpu_cores < MIN_CPU_CORES:
+        return (
+            f"cpu_cores must be at least {MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}"
+        )
+    return None

@@ -3,17 +3,24 @@ several models and instance types as weighted variants (with an optional shadow)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration, Size
+from aws_cdk import Annotations, Duration, Size
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import _messages as msg
+from constructs_llm import _operations_messages as ops
+from constructs_llm._capacity import add_capacity_note
 from constructs_llm._compliance import NVME_VOLUME_KEY, waive
-from constructs_llm._hosting import VOLUME_KEY_ACTIONS, EndpointAttributes, grant_invoke
+from constructs_llm._hosting import (
+    VOLUME_KEY_ACTIONS,
+    EndpointAttributes,
+    generated_name,
+    grant_invoke,
+)
 from constructs_llm._problems import Problems
 from constructs_llm._validation import (
     add_memory_plan_note,
@@ -22,6 +29,14 @@ from constructs_llm._validation import (
     name_problem,
     served_name_problem,
     type_problem,
+)
+from constructs_llm._variant import startup_timeouts
+from constructs_llm.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
+from constructs_llm.deployment import (
+    MAX_ROLLBACK_ALARMS,
+    Deployment,
+    Fleet,
+    endpoint_deployment_config,
 )
 from constructs_llm.imported_endpoint import ImportedEndpoint
 from constructs_llm.invocation_target import ServesModel, default_served_name
@@ -69,12 +84,21 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         @default sized from the model's weights where known, else SageMaker's default
     :param kms_key: encrypts the ML storage volume; not for NVMe instance types. @default none
     :param endpoint_name: physical name of the Endpoint. @default generated
-    :param autoscaling: target tracking on the instance count. @default none
+    :param autoscaling: target tracking on the instance count, and scheduled bounds.
+        @default none
     :param variants: production variants (1-10), instead of ``model``. @default none
     :param shadow: a shadow variant, next to exactly one production variant. @default none
     :param served_model_name: the name OpenAI clients send as ``model`` to a
         ``StreamingInvoker``. @default the Hub id of the weights, else the model's id; with
         variants of several models, the endpoint's id
+    :param deployment: how updates roll out (``Deployment.canary(...)``, ``linear``,
+        ``all_at_once``, ``rolling``), rolled back by the endpoint's alarms. It guards updates
+        that keep each variant's instance type; the Endpoint then gets a physical name
+        (generated from its path unless ``endpoint_name`` is given), which its alarms name.
+        @default SageMaker's blue/green update with all traffic shifted at once and no bake
+    :param alarms: the default alarms of each production variant (``endpoint.alarms`` for the
+        first, ``endpoint.variants[i].alarms``): ``True``, ``Alarms(...)`` for other thresholds
+        and an SNS topic, or ``False`` for none. @default True
     """
 
     def __init__(
@@ -94,9 +118,15 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         variants: Sequence[Variant] | None = None,
         shadow: Variant | None = None,
         served_model_name: str | None = None,
+        deployment: Deployment | None = None,
+        alarms: Alarms | bool = True,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
+        problems.add(
+            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+        )
+        alarm_props = alarm_settings(alarms, problems)
         single = variants is None and shadow is None
         if single:
             problems.add(type_problem("model", model, LlmModel, msg.MODEL_FIX))
@@ -136,10 +166,24 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         )
         problems.add(name_problem("endpoint_name", endpoint_name))
         problems.add(served_name_problem("served_model_name", served_model_name))
+        if deployment is not None and not problems:
+            problems.extend(_rollout_problems(self, deployment, planned, alarm_props))
         problems.raise_if_any()
 
         self.chosen_served_name = served_model_name
+        if deployment is not None and endpoint_name is None:
+            # The rollback alarms name the endpoint and the endpoint names them: a name known
+            # before CloudFormation creates the endpoint breaks that cycle.
+            endpoint_name = generated_name(self, "endpoint_name")
         self._host(planned, kms_key, endpoint_name, single)
+        for v in self.variants:
+            if alarm_props is not None:
+                group, label = ("Alarms", None) if single else (f"Alarms-{v.name}", v.describe)
+                v.alarms = create_alarms(self, v, alarm_props, id=group, label=label)
+        self.alarms: LlmAlarms | None = self.variants[0].alarms
+        self.deployment = deployment
+        if deployment is not None:
+            self._guard(deployment)
 
     def _host(
         self,
@@ -155,6 +199,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         # The first production variant, as before variants existed.
         self.model, self.binding, self.autoscaling = first.model, first.binding, first.autoscaling
         self.instance_type, self.variant_name = first.instance_type, first.name
+        self.instance_count = first.instance_count
         self.health_check_timeout = first.health_check_timeout
         self.download_timeout = first.download_timeout
         shadows = [self.shadow_variant] if self.shadow_variant else []
@@ -178,8 +223,26 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         for v in hosted:
             v.autoscale(self, "ScalableTarget" if single else f"ScalableTarget-{v.name}")
             add_memory_plan_note(self, v.binding.plan, per_copy=False)
+            add_capacity_note(self, v.instance_type.name, v.autoscaling, v.instance_count)
         self.scalable_target = first.scalable_target
         _quota_notes(self, hosted)
+
+    def _guard(self, deployment: Deployment) -> None:
+        rollback = deployment.rollback_alarms
+        if rollback is None:  # each production variant's (checked with the props)
+            rollback = [a for v in self.variants if v.alarms for a in v.alarms.rollback]
+        fleet = _fleet(
+            (v.autoscaling, v.instance_count, v.health_check_timeout.plus(v.download_timeout))
+            for v in self.variants
+        )
+        self.resource.deployment_config = endpoint_deployment_config(
+            deployment, alarms=rollback, fleet=fleet
+        )
+        for v in self.variants:
+            Annotations.of(self).add_warning_v2(
+                "constructs-llm:guarded-rollout-hardware",
+                ops.guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
+            )
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
 
@@ -235,8 +298,14 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
 
+    @property
+    def metric_endpoint_name(self) -> str:
+        """The endpoint's name in its metrics: a name given to the Endpoint as is (so alarms
+        its rollback configuration names do not depend on it in turn), else the generated one."""
+        return self.resource.endpoint_name or self.endpoint_name
+
     def _metric_dimensions(self) -> dict[str, str]:
-        return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
+        return {"EndpointName": self.metric_endpoint_name, "VariantName": self.variant_name}
 
 
 def _per_variant_problems(given: Mapping[str, object], variants: object) -> list[str]:
@@ -255,6 +324,60 @@ def _per_variant_problems(given: Mapping[str, object], variants: object) -> list
     return problems
 
 
+def _rollout_problems(
+    endpoint: Construct,
+    deployment: Deployment,
+    planned: list[PlannedVariant],
+    alarms: Alarms | None,
+) -> list[str]:
+    """What ``deployment`` cannot do on these production variants."""
+    production = [p for p in planned if not p.shadow]
+    fleet = _fleet(
+        (
+            p.spec.autoscaling,
+            p.spec.instance_count,
+            _startup(p),
+        )
+        for p in production
+    )
+    instances = [p.placement.instance_type for p in production]
+    inf1 = next((i for i in instances if i.family == "inf1"), instances[0])
+    found = deployment.problems_for(fleet, instance_type=inf1, variants=len(production))
+    if deployment.rollback_alarms is None:
+        if alarms is None:
+            found.append(ops.rollback_needs_alarms(endpoint.node.path))
+        else:
+            per_variant = 2 + (alarms.model_latency is not None)
+            if per_variant * len(production) > MAX_ROLLBACK_ALARMS:
+                found.append(ops.too_many_rollback_alarms(len(production), per_variant))
+    return found
+
+
+def _startup(planned: PlannedVariant) -> Duration:
+    spec = planned.spec
+    health, download = startup_timeouts(
+        planned.placement.instance_type,
+        spec.model.architecture,
+        spec.health_check_timeout,
+        spec.download_timeout,
+    )
+    return health.plus(download)
+
+
+def _fleet(variants: Iterable[tuple[Autoscaling | None, int, Duration]]) -> Fleet:
+    """The instances an update may find across the production variants, and how long a new
+    one may take to start."""
+    bounds = [
+        (s.lowest_min, s.highest_max, start) if s else (count, count, start)
+        for s, count, start in variants
+    ]
+    return Fleet(
+        smallest=min(b[0] for b in bounds),
+        largest=max(b[1] for b in bounds),
+        startup=max((b[2] for b in bounds), key=lambda d: d.to_seconds()),
+    )
+
+
 def _storage(
     config: sagemaker.CfnEndpointConfig, hosted: list[EndpointVariant], kms_key: kms.IKey | None
 ) -> None:
@@ -271,7 +394,7 @@ def _quota_notes(scope: Construct, hosted: list[EndpointVariant]) -> None:
     """One Service Quotas note per instance type: the most instances its variants may run."""
     most: dict[str, int] = {}
     for v in hosted:
-        count = v.autoscaling.max_capacity if v.autoscaling else v.instance_count
+        count = v.autoscaling.highest_max if v.autoscaling else v.instance_count
         most[v.instance_type.name] = most.get(v.instance_type.name, 0) + count
     for instance_type, instances in most.items():
         add_quota_note(scope, instance_type, instances)

@@ -12,13 +12,13 @@ import math
 from typing import TYPE_CHECKING
 
 from aws_cdk import Annotations, Duration
-from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import _messages as msg
-from constructs_llm import scaling as _scaling
-from constructs_llm._hosting import ComponentAttributes, generated_component_name
+from constructs_llm import _operations_messages as ops
+from constructs_llm._component_scaling import autoscale_component
+from constructs_llm._hosting import ComponentAttributes, generated_name
 from constructs_llm._problems import Problems
 from constructs_llm._validation import (
     add_memory_plan_note,
@@ -29,12 +29,19 @@ from constructs_llm._validation import (
     type_problem,
 )
 from constructs_llm.adapter_component import AdapterComponent
-from constructs_llm.copy_demand import CopyDemand
+from constructs_llm.alarms import AlarmMetrics, Alarms, LlmAlarms, alarm_settings, create_alarms
+from constructs_llm.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
+from constructs_llm.deployment import (
+    Deployment,
+    DeploymentKind,
+    Fleet,
+    component_deployment_config,
+)
 from constructs_llm.errors import ScalingError
 from constructs_llm.inference_component_endpoint import InferenceComponentEndpoint
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.invocation_target import ServesModel
-from constructs_llm.metrics import InvocationMetrics, MetricOverrides, with_defaults
+from constructs_llm.metrics import CopyMetrics
 from constructs_llm.model import LlmModel
 from constructs_llm.model_source import ModelSource
 from constructs_llm.placement import Placement
@@ -42,19 +49,16 @@ from constructs_llm.scaling import Autoscaling
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
 
 if TYPE_CHECKING:
-    from aws_cdk import aws_cloudwatch as cloudwatch
-    from typing_extensions import Unpack
+    pass
 
 __all__ = ["InferenceComponent"]
 
-#: SageMaker's floors for one copy's requirements (CreateInferenceComponent).
-MIN_MEMORY_MIB = 128
-MIN_CPU_CORES = 0.25
+
 #: Entries SageMaker documents for an inference component's container environment.
 MAX_COMPONENT_ENV = 16
 
 
-class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Construct):
+class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construct):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
     Each copy gets ``accelerators`` devices, ``cpu_cores`` and ``min_memory_mib`` of the
@@ -91,9 +95,13 @@ class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Co
     :param inference_component_name: physical name. @default generated from the path
     :param served_model_name: the name OpenAI clients send as ``model`` to a
         ``StreamingInvoker``. @default the Hub id of the weights, else the model's id
+    :param deployment: ``Deployment.rolling(batch_percent=..., bake=...)``: updates replace the
+        copies in batches, rolled back by the component's alarms. @default SageMaker's update
+        of all copies at once
+    :param alarms: the default alarms (``component.alarms``): ``True``, ``Alarms(...)`` for
+        other thresholds and an SNS topic, or ``False`` for none. @default True
     """
 
-    _CONCURRENCY_METRIC = "ConcurrentRequestsPerCopy"
     endpoint: InferenceComponentEndpoint
 
     def __init__(
@@ -112,6 +120,8 @@ class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Co
         download_timeout: Duration | None = None,
         inference_component_name: str | None = None,
         served_model_name: str | None = None,
+        deployment: Deployment | None = None,
+        alarms: Alarms | bool = True,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"InferenceComponent '{self.node.path}'")
@@ -125,6 +135,10 @@ class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Co
                 "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
             )
         )
+        problems.add(
+            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+        )
+        alarm_props = alarm_settings(alarms, problems)
         problems.raise_if_any()  # nothing below can be checked without them
         self.endpoint, self.model = endpoint, model
         self.chosen_served_name = served_model_name
@@ -141,24 +155,13 @@ class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Co
         props = [
             positive_int_problem("copies", copies),
             positive_int_problem("min_memory_mib", min_memory_mib, minimum=MIN_MEMORY_MIB),
-            _cpu_problem(cpu_cores),
+            cpu_cores_problem(cpu_cores),
             *self._accelerator_problems(),
             timeout_problem("health_check_timeout", health_check_timeout),
             timeout_problem("download_timeout", download_timeout),
             name_problem("inference_component_name", inference_component_name),
         ]
         problems.extend(props)
-        if not any(props):  # what follows needs well-formed numbers
-            problems.extend(self._hardware_problems())
-            problems.add(self._fleet_problem("copies", copies, "copies"))
-            problems.extend(self._scaling_problems(), ScalingError)
-            problems.extend(model.problems_for(self.placement))
-        if not problems:
-            ami = model.derive(self.placement).inference_ami_version
-            problems.add(endpoint.host_ami_problem(ami, self.node.path))
-        problems.raise_if_any()
-
-        self.binding = model.bind(self.placement)
         arch = model.architecture
         self.health_check_timeout = (
             health_check_timeout
@@ -168,7 +171,21 @@ class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Co
         self.download_timeout = download_timeout or default_download_timeout(
             self.instance_type, arch
         )
-        self.component_name = inference_component_name or generated_component_name(self)
+        if not any(props):  # what follows needs well-formed numbers
+            problems.extend(self._hardware_problems())
+            problems.add(self._fleet_problem("copies", copies, "copies"))
+            problems.extend(self._scaling_problems(), ScalingError)
+            problems.extend(model.problems_for(self.placement))
+            problems.extend(self._deployment_problems(deployment, alarm_props))
+        if not problems:
+            ami = model.derive(self.placement).inference_ami_version
+            problems.add(endpoint.host_ami_problem(ami, self.node.path))
+        problems.raise_if_any()
+
+        self.binding = model.bind(self.placement)
+        self.component_name = inference_component_name or generated_name(
+            self, "inference_component_name"
+        )
         self.resource = sagemaker.CfnInferenceComponent(
             self,
             "Resource",
@@ -183,7 +200,16 @@ class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Co
             ),
         )
         endpoint.add_component(self)
-        self.scalable_target = self._autoscale(autoscaling) if autoscaling else None
+        self.scalable_target = autoscale_component(self, autoscaling) if autoscaling else None
+        self.alarms: LlmAlarms | None = (
+            create_alarms(self, self, alarm_props) if alarm_props else None
+        )
+        self.deployment = deployment
+        if deployment is not None:
+            rollback = deployment.rollback_alarms or (self.alarms.rollback if self.alarms else [])
+            self.resource.deployment_config = component_deployment_config(
+                deployment, alarms=rollback, fleet=self._fleet
+            )
         self._annotate()
 
     # -- public API ----------------------------------------------------------------------------
@@ -201,19 +227,19 @@ class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Co
             self, base=self, name=name, source=source, inference_component_name=named
         )
 
-    def metric_no_capacity_invocation_failures(
-        self, **options: Unpack[MetricOverrides]
-    ) -> cloudwatch.Metric:
-        """Requests that found no copy to serve them (scaled to zero, or all copies busy).
-        @default statistic "Sum" """
-        return self.metric(
-            "NoCapacityInvocationFailures", **with_defaults(options, statistic="Sum")
+    def alarm_metrics(self) -> AlarmMetrics:
+        """What the default alarms watch (see ``constructs_llm.alarms``); a component that may
+        sit at zero copies waits out a cold start (15 minutes) before NoCapacity trips."""
+        gpus = self.instance_type.accelerator == "nvidia" and bool(self.accelerators)
+        may_be_zero = self.autoscaling is not None and self.autoscaling.lowest_min == 0
+        return AlarmMetrics(
+            errors=self.metric_invocation_5xx_errors(),
+            model_errors=self.metric_invocation_model_errors(),
+            latency=self.metric_model_latency(),
+            gpu_memory=self.metric_gpu_memory_utilization() if gpus else None,
+            no_capacity=self.metric_no_capacity_invocation_failures(),
+            no_capacity_minutes=15 if may_be_zero else 5,
         )
-
-    def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
-        """GPU use of the copies, normalized to the accelerators they reserve."""
-        namespace = "/aws/sagemaker/InferenceComponents"
-        return self.metric("GPUUtilizationNormalized", namespace=namespace, **options)
 
     # -- validation ----------------------------------------------------------------------------
 
@@ -270,7 +296,49 @@ class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Co
             if s.min_capacity == 0 and min_instances > 0
             else None,
             self._fleet_problem("autoscaling max_capacity", s.max_capacity, "copies at most"),
+            *self._schedule_problems(s),
         ]
+
+    def _schedule_problems(self, scaling: Autoscaling) -> list[str | None]:
+        min_instances = self.endpoint.min_instances
+        found: list[str | None] = []
+        for index, item in enumerate(scaling.schedule):
+            if item.min_capacity == 0 and scaling.min_capacity > 0 and min_instances > 0:
+                found.append(
+                    ops.schedule_releases_nothing(index, self.endpoint.node.path, min_instances)
+                )
+            if item.max_capacity is not None:
+                found.append(
+                    self._fleet_problem(
+                        f"schedule[{index}] max_capacity", item.max_capacity, "copies at most"
+                    )
+                )
+        return found
+
+    def _deployment_problems(
+        self, deployment: Deployment | None, alarms: Alarms | None
+    ) -> list[str]:
+        if deployment is None:
+            return []
+        if deployment.kind is not DeploymentKind.ROLLING:
+            return [ops.component_rollout_kind(deployment.describe)]
+        found = deployment.problems_for(self._fleet)
+        if alarms is None and deployment.rollback_alarms is None:
+            found.append(ops.rollback_needs_alarms(self.node.path))
+        return found
+
+    @property
+    def _fleet(self) -> Fleet:
+        """The copies an update may find running: scheduled bounds move the count straight
+        to their minimum, while scaling out from zero starts one copy; and how long a new
+        copy may take to start."""
+        scaling = self.autoscaling
+        startup = self.health_check_timeout.plus(self.download_timeout)
+        if scaling is None:
+            return Fleet(self.copies, self.copies, startup, unit="copy")
+        bounds = [s.min_capacity for s in scaling.schedule if s.min_capacity]
+        smallest = 1 if scaling.min_capacity == 0 else min([scaling.min_capacity, *bounds])
+        return Fleet(smallest, scaling.highest_max, startup, unit="copy")
 
     # -- construction helpers ------------------------------------------------------------------
 
@@ -291,49 +359,6 @@ class InferenceComponent(ComponentAttributes, ServesModel, InvocationMetrics, Co
                 ),
                 model_data_download_timeout_in_seconds=int(self.download_timeout.to_seconds()),
             ),
-        )
-
-    def _autoscale(self, autoscaling: Autoscaling) -> appscaling.ScalableTarget:
-        target = _scaling.scalable_target(
-            self,
-            "ScalableTarget",
-            resource_id=f"inference-component/{self.inference_component_name}",
-            dimension="sagemaker:inference-component:DesiredCopyCount",
-            min_capacity=autoscaling.min_capacity,
-            max_capacity=autoscaling.max_capacity,
-        )
-        # The resource id holds the literal name, so state the order: the target is
-        # registered after the component exists and deregistered before it is deleted.
-        target.node.add_dependency(self.resource)
-        _scaling.track(
-            target,
-            autoscaling,
-            concurrency_metric=appscaling.PredefinedMetric.SAGEMAKER_INFERENCE_COMPONENT_CONCURRENT_REQUESTS_PER_COPY_HIGH_RESOLUTION,
-            invocations_metric=appscaling.PredefinedMetric.SAGEMAKER_INFERENCE_COMPONENT_INVOCATIONS_PER_COPY,
-        )
-        if autoscaling.min_capacity == 0:
-            self._scale_out_from_zero(target)
-        return target
-
-    def _scale_out_from_zero(self, target: appscaling.ScalableTarget) -> None:
-        """Target tracking cannot leave zero copies; a failed request adds the first one.
-
-        The AWS recipe: a step policy (+1 copy) on an alarm on NoCapacityInvocationFailures
-        (Sum over 60 s, one period). ``scale_on_metric`` needs two intervals; the lower one
-        (change 0) adds no alarm, so this synthesizes one alarm at >= 1 and one policy.
-        """
-        target.scale_on_metric(
-            "ScaleOutFromZero",
-            metric=self.metric_no_capacity_invocation_failures(),
-            scaling_steps=[
-                appscaling.ScalingInterval(upper=0, change=0),
-                appscaling.ScalingInterval(lower=1, change=1),
-            ],
-            adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
-            cooldown=Duration.minutes(1),
-            evaluation_periods=1,
-            datapoints_to_alarm=1,
-            metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
         )
 
     def _annotate(self) -> None:
@@ -360,15 +385,3 @@ def _default_accelerators(accelerators: int | None, instance: InstanceType) -> i
     if accelerators is not None:
         return accelerators
     return instance.accelerator_count or None
-
-
-def _cpu_problem(cpu_cores: float | None) -> str | None:
-    if cpu_cores is None:
-        return None
-    if isinstance(cpu_cores, bool) or not isinstance(cpu_cores, int | float):
-        return f"cpu_cores must be a number, got {cpu_cores!r}"
-    if cpu_cores < MIN_CPU_CORES:
-        return (
-            f"cpu_cores must be at least {MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}"
-        )
-    return None

@@ -12,6 +12,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IValidation, Node
 
 from constructs_llm import _messages as msg
+from constructs_llm._capacity import note_fleet_capacity
 from constructs_llm._hosting import (
     VOLUME_KEY_ACTIONS,
     EndpointAttributes,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
 
     from constructs_llm.model_binding import ModelBinding
+    from constructs_llm.scaling import Autoscaling
 
 __all__ = ["HostedComponent", "InferenceComponentEndpoint"]
 
@@ -57,6 +59,9 @@ class HostedComponent(Protocol):
 
     @property
     def binding(self) -> ModelBinding: ...
+
+    @property
+    def autoscaling(self) -> Autoscaling | None: ...
 
 
 class InferenceComponentEndpoint(EndpointAttributes, Construct):
@@ -197,6 +202,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
 
     def _annotate(self) -> None:
         add_quota_note(self, self.instance_type.name, self.max_instances)
+        note_fleet_capacity(self, self)
         if not self.instance_type.known:
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:unknown-instance-type",

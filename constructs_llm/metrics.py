@@ -1,4 +1,11 @@
-"""CloudWatch metrics shared by endpoints and inference components."""
+"""CloudWatch metrics of endpoint variants and inference components.
+
+Names, namespaces and dimensions are SageMaker's
+(https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html): invocation
+metrics in ``AWS/SageMaker``, instance metrics in ``/aws/sagemaker/Endpoints`` (by
+``EndpointName, VariantName``), per-copy metrics in ``/aws/sagemaker/InferenceComponents``
+(by ``InferenceComponentName``).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,19 @@ if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
     from typing_extensions import Unpack
 
-__all__ = ["InvocationMetrics", "MetricOverrides", "VariantMetrics", "with_defaults"]
+    from constructs_llm.alarms import AlarmMetrics
+    from constructs_llm.instance_type import InstanceType
+
+__all__ = [
+    "CopyMetrics",
+    "InvocationMetrics",
+    "MetricOverrides",
+    "VariantMetrics",
+    "with_defaults",
+]
+
+INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
+COPY_NAMESPACE = "/aws/sagemaker/InferenceComponents"
 
 
 class MetricOverrides(TypedDict, total=False):
@@ -84,6 +103,13 @@ class InvocationMetrics:
         """Requests the model answered with a 5xx. @default statistic "Sum" """
         return self.metric("Invocation5XXErrors", **with_defaults(options, statistic="Sum"))
 
+    def metric_invocation_model_errors(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """Requests that got no 2xx from the model container: an error status, a broken
+        connection or a timeout. @default statistic "Sum" """
+        return self.metric("InvocationModelErrors", **with_defaults(options, statistic="Sum"))
+
     def metric_model_latency(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
         """Microseconds the container took to answer (until the last byte when streaming).
         @default statistic "p90" """
@@ -99,12 +125,69 @@ class VariantMetrics(InvocationMetrics):
     """The metrics of an endpoint variant's instances (an ``LlmEndpoint``'s first variant, or
     one ``EndpointVariant``), on top of the invocation metrics."""
 
+    instance_type: InstanceType
+
     def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
         """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
-        return self.metric("GPUUtilization", namespace="/aws/sagemaker/Endpoints", **options)
+        return self.metric("GPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
 
     def metric_gpu_memory_utilization(
         self, **options: Unpack[MetricOverrides]
     ) -> cloudwatch.Metric:
-        """GPU memory in use on the variant's instances."""
-        return self.metric("GPUMemoryUtilization", namespace="/aws/sagemaker/Endpoints", **options)
+        """GPU memory in use on the variant's instances (percent of one GPU, summed)."""
+        return self.metric("GPUMemoryUtilization", namespace=INSTANCE_NAMESPACE, **options)
+
+    def metric_disk_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """Disk in use on the variant's instances, in percent."""
+        return self.metric("DiskUtilization", namespace=INSTANCE_NAMESPACE, **options)
+
+    def metric_cpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """CPU use of the variant's instances (percent of one vCPU, summed over vCPUs); each
+        instance reports it, so its SampleCount per minute counts the instances."""
+        return self.metric("CPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
+
+    def alarm_metrics(self) -> AlarmMetrics:
+        """What the variant's default alarms watch (see ``constructs_llm.alarms``)."""
+        from constructs_llm.alarms import AlarmMetrics
+
+        instance = self.instance_type
+        nvidia = instance.accelerator == "nvidia" and instance.known
+        gpus = instance.accelerator_count if nvidia else 0
+        return AlarmMetrics(
+            errors=self.metric_invocation_5xx_errors(),
+            model_errors=self.metric_invocation_model_errors(),
+            latency=self.metric_model_latency(),
+            gpu_memory=self.metric_gpu_memory_utilization() if gpus else None,
+            gpu_memory_scale=gpus or 1,
+            disk=self.metric_disk_utilization(),
+        )
+
+
+class CopyMetrics(InvocationMetrics):
+    """The invocation metrics plus the per-copy metrics of an inference component."""
+
+    _CONCURRENCY_METRIC = "ConcurrentRequestsPerCopy"
+
+    def metric_no_capacity_invocation_failures(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """Requests that found no copy to serve them (scaled to zero, or all copies busy).
+        @default statistic "Sum" """
+        return self.metric(
+            "NoCapacityInvocationFailures", **with_defaults(options, statistic="Sum")
+        )
+
+    def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """GPU use of the copies, normalized to the accelerators they reserve."""
+        return self.metric("GPUUtilizationNormalized", namespace=COPY_NAMESPACE, **options)
+
+    def metric_gpu_memory_utilization(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """GPU memory in use by the copies, in percent of the accelerators they reserve."""
+        return self.metric("GPUMemoryUtilizationNormalized", namespace=COPY_NAMESPACE, **options)
+
+    def metric_cpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+        """CPU use of the copies; each copy reports it, so its SampleCount per minute counts
+        the copies running."""
+        return self.metric("CPUUtilizationNormalized", namespace=COPY_NAMESPACE, **options)

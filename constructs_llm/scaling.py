@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from constructs import Construct
 from constructs_llm._problems import Problems
 from constructs_llm._validation import all_ints, duration_type_problem, positive_int_problem
 from constructs_llm.errors import ScalingError
+from constructs_llm.schedule import ScheduledCapacity, schedule_problems
 
 __all__ = ["Autoscaling", "scalable_target", "scaling_role", "track"]
 
@@ -41,6 +43,8 @@ class Autoscaling:
     :param target_invocations_per_instance: invocations per instance per minute. @default None
     :param scale_in_cooldown: @default 10 minutes (LLM instances take minutes to come back).
     :param scale_out_cooldown: @default 2 minutes.
+    :param schedule: scheduled changes of the bounds (``ScheduledCapacity``), e.g. fewer
+        instances or no copies at night. @default none
     """
 
     max_capacity: int
@@ -49,6 +53,7 @@ class Autoscaling:
     target_invocations_per_instance: float | None = None
     scale_in_cooldown: Duration | None = None
     scale_out_cooldown: Duration | None = None
+    schedule: Sequence[ScheduledCapacity] = ()
 
     def __post_init__(self) -> None:
         problems = Problems("Autoscaling")
@@ -73,7 +78,20 @@ class Autoscaling:
             *(_positive(name, v) for name, v in zip(_TARGET_NAMES, targets, strict=True)),
             duration_type_problem("scale_in_cooldown", self.scale_in_cooldown),
             duration_type_problem("scale_out_cooldown", self.scale_out_cooldown),
+            *schedule_problems(self.schedule),
         ]
+
+    @property
+    def lowest_min(self) -> int:
+        """The lowest lower bound the target may get, schedules included."""
+        scheduled = [s.min_capacity for s in self.schedule if s.min_capacity is not None]
+        return min([self.min_capacity, *scheduled])
+
+    @property
+    def highest_max(self) -> int:
+        """The highest upper bound the target may get, schedules included."""
+        scheduled = [s.max_capacity for s in self.schedule if s.max_capacity is not None]
+        return max([self.max_capacity, *scheduled])
 
     @property
     def uses_concurrency(self) -> bool:
@@ -145,7 +163,15 @@ def track(
     concurrency_metric: appscaling.PredefinedMetric,
     invocations_metric: appscaling.PredefinedMetric,
 ) -> appscaling.TargetTrackingScalingPolicy:
-    """Adds the one target-tracking policy the settings ask for."""
+    """Adds the one target-tracking policy the settings ask for, and the scheduled actions."""
+    for index, item in enumerate(scaling.schedule):
+        target.scale_on_schedule(
+            f"Schedule{index}",
+            schedule=item.schedule,
+            min_capacity=item.min_capacity,
+            max_capacity=item.max_capacity,
+            time_zone=item.time_zone,
+        )
     metric = concurrency_metric if scaling.uses_concurrency else invocations_metric
     return target.scale_to_track_metric(
         "Tracking",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from aws_cdk import Duration, Size
 
 from constructs_llm import _messages as msg
+from constructs_llm import _operations_messages as ops
 from constructs_llm import scaling as _scaling
 from constructs_llm._hosting import kms_problem, variant_name_for, volume_problem
 from constructs_llm._problems import Problem, Problems
@@ -45,8 +46,9 @@ if TYPE_CHECKING:
     from aws_cdk import aws_applicationautoscaling as appscaling
     from aws_cdk import aws_kms as kms
     from aws_cdk import aws_sagemaker as sagemaker
-    from constructs import Construct
+    from constructs import Construct, Node
 
+    from constructs_llm.alarms import LlmAlarms
     from constructs_llm.model_binding import ModelBinding
 
 __all__ = ["MAX_VARIANTS", "EndpointVariant", "PlannedVariant", "Variant", "plan_variants"]
@@ -148,8 +150,8 @@ def _check_variant(
         return None
     placement = _placement(spec, problems, where, who)
     problems.extend(f"{where}{p}" for p in _prop_problems(spec) if p)
-    scaling = _scaling_problem(spec.autoscaling, spec.instance_count)
-    problems.add(f"{where}{scaling}" if scaling else None, ScalingError)
+    for scaling in _scaling_problems(spec.autoscaling, spec.instance_count):
+        problems.add(f"{where}{scaling}" if scaling else None, ScalingError)
     if placement is not None:
         inst = placement.instance_type
         problems.extend(
@@ -189,15 +191,24 @@ def _placement(spec: Variant, problems: Problems, where: str, who: str) -> Place
         return None
 
 
-def _scaling_problem(autoscaling: Autoscaling | None, instance_count: int) -> str | None:
+def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> list[str | None]:
     if autoscaling is None or not isinstance(instance_count, int):
-        return None
+        return []
     low, high = autoscaling.min_capacity, autoscaling.max_capacity
     if low < 1:
-        return msg.variant_scale_to_zero(low)
-    if not low <= instance_count <= high:
-        return msg.instance_count_outside_scaling(instance_count, low, high)
-    return None
+        return [msg.variant_scale_to_zero(low)]
+    return [
+        msg.instance_count_outside_scaling(instance_count, low, high)
+        if not low <= instance_count <= high
+        else None,
+        *(
+            ops.schedule_to_zero_on_variant(
+                index, "min_capacity" if item.min_capacity == 0 else "max_capacity"
+            )
+            for index, item in enumerate(autoscaling.schedule)
+            if 0 in (item.min_capacity, item.max_capacity)
+        ),
+    ]
 
 
 def _name(spec: Variant, instance: InstanceType, single: bool) -> str:
@@ -264,7 +275,13 @@ def _format_problems(planned: list[PlannedVariant]) -> list[str]:
 
 class HasEndpointName(Protocol):
     @property
+    def node(self) -> Node: ...
+
+    @property
     def endpoint_name(self) -> str: ...
+
+    @property
+    def metric_endpoint_name(self) -> str: ...
 
 
 class EndpointVariant(VariantMetrics):
@@ -284,10 +301,20 @@ class EndpointVariant(VariantMetrics):
         self.autoscaling = spec.autoscaling
         self.binding: ModelBinding = spec.model.bind(planned.placement)
         self.health_check_timeout, self.download_timeout = startup_timeouts(
-            self.binding, spec.model.architecture, spec.health_check_timeout, spec.download_timeout
+            self.instance_type,
+            spec.model.architecture,
+            spec.health_check_timeout,
+            spec.download_timeout,
         )
         self._volume_size = spec.volume_size
         self.scalable_target: appscaling.ScalableTarget | None = None
+        #: Its default alarms (``LlmEndpoint(alarms=...)``); None for the shadow or without.
+        self.alarms: LlmAlarms | None = None
+
+    @property
+    def describe(self) -> str:
+        """``<endpoint path> variant <name>`` (for messages)."""
+        return f"{self.endpoint.node.path} variant {self.name}"
 
     def production_variant(self) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
         """This variant in the endpoint config."""
@@ -327,4 +354,4 @@ class EndpointVariant(VariantMetrics):
         return self.scalable_target
 
     def _metric_dimensions(self) -> dict[str, str]:
-        return {"EndpointName": self.endpoint.endpoint_name, "VariantName": self.name}
+        return {"EndpointName": self.endpoint.metric_endpoint_name, "VariantName": self.name}

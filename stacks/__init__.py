@@ -12,6 +12,7 @@ from stacks.mistral_inf2 import MistralInf2Stack
 from stacks.mixtral_trtllm import MixtralTrtLlmStack
 from stacks.model_gateway import ModelGatewayStack
 from stacks.phi3_lmi import Phi3LmiStack
+from stacks.production import ProductionStack
 from stacks.shared_endpoint import SharedEndpointStack
 
 EXAMPLES: dict[str, type[Stack]] = {
@@ -24,4 +25,5 @@ EXAMPLES: dict[str, type[Stack]] = {
     "shared-endpoint": SharedEndpointStack,
     "front-doors": FrontDoorsStack,
     "model-gateway": ModelGatewayStack,
+    "production": ProductionStack,
 }

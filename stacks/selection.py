@@ -21,6 +21,7 @@ EXAMPLE_NAMES = (
     "shared-endpoint",
     "front-doors",
     "model-gateway",
+    "production",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 

@@ -3,7 +3,8 @@ failing while the app is built with an error users can catch (a ``constructs_llm
 and a message that names the bad value and, where practical, the fix. A second table of valid
 edge cases must synthesize cleanly, and each warning has an id users can acknowledge.
 
-The rows live in ``tests/matrix/`` by what they build (values, models, hosting); their ids are
+The rows live in ``tests/matrix/`` by what they build (values, models, hosting, operations:
+rollouts, alarms, schedules, dashboards); their ids are
 ``bad[<id>]`` and ``ok[<id>]`` in the README."""
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ from tests.conftest import REPORT_ANNOTATIONS, ROOT, cdk_context
 from tests.matrix.bad_gateway import BAD_GATEWAY
 from tests.matrix.bad_hosting import BAD_HOSTING
 from tests.matrix.bad_models import BAD_MODELS
+from tests.matrix.bad_operations import BAD_OPERATIONS
 from tests.matrix.bad_values import BAD_VALUES
 from tests.matrix.builders import G5_4GPU, TOKEN, Build, app_of, endpoint, ic_endpoint, model
 from tests.matrix.controls import CONTROLS, WARNINGS
 
-BAD = [*BAD_VALUES, *BAD_MODELS, *BAD_HOSTING, *BAD_GATEWAY]
+BAD = [*BAD_VALUES, *BAD_MODELS, *BAD_HOSTING, *BAD_GATEWAY, *BAD_OPERATIONS]
 
 
 @pytest.fixture(autouse=True)
@@ -93,6 +95,10 @@ def test_the_tables_span_every_construct_and_match_the_readme() -> None:
         "ic-endpoint-",
         "ic-",
         "invoker-",
+        "deployment-",
+        "alarms-",
+        "schedule-",
+        "dashboard-",
         "invoker-targets-",
         "adapter-",
         "variants-",

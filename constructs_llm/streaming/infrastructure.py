@@ -36,6 +36,8 @@ from constructs_llm.streaming.distribution import (
     rate_limit_web_acl,
 )
 from constructs_llm.streaming.invoker_auth import AuthMode, InvokerAuth
+from constructs_llm.streaming.invoker_metrics import InvokerMetrics
+from constructs_llm.streaming.runtime.metrics import NAMESPACE
 from constructs_llm.streaming.stack_rules import assert_before_deploy
 from constructs_llm.streaming.targets import (
     check_targets,
@@ -114,7 +116,7 @@ _LOG_KEY_SKIP = {
 }
 
 
-class StreamingInvoker(Construct):
+class StreamingInvoker(InvokerMetrics, Construct):
     """A streaming, OpenAI-compatible front door to one or several models: ``LlmEndpoint``,
     ``InferenceComponent`` or adapter (``component.add_adapter``) targets.
 
@@ -122,7 +124,9 @@ class StreamingInvoker(Construct):
     function URL in ``RESPONSE_STREAM`` mode: ``AWS_IAM`` auth by default, or public with
     Bearer keys checked by the runtime (``auth=InvokerAuth.api_keys(secret)``).
     ``add_distribution()`` puts CloudFront in front. ``POST /v1/chat/completions`` works for
-    every engine; tokens are flushed as they arrive.
+    every engine; tokens are flushed as they arrive. Each chat request's log line is also a
+    CloudWatch Embedded Metric Format record of its LLM metrics (time to first token, duration,
+    tokens, pace, errors by kind, disconnects), read with ``metric_*()``.
 
     With ``targets=[...]`` the request's ``model`` picks the target (its served model name:
     ``served_model_name=``, else derived; an adapter's name), each with its own request and
@@ -368,6 +372,7 @@ class StreamingInvoker(Construct):
             "PORT": _PORT,
             **routes,
             "UPSTREAM_READ_TIMEOUT": str(_read_timeout(timeout)),
+            "METRICS_NAMESPACE": NAMESPACE,
         }
         if component is not None:  # listed last, as before routing existed
             env["INFERENCE_COMPONENT_NAME"] = component

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import pytest
 from aws_cdk import Duration, Size, Stack
+from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 
 from constructs_llm import (
+    Alarms,
+    Deployment,
     Engine,
     InferenceComponent,
     InstanceType,
     LlmEndpoint,
     ModelSource,
+    ScheduledCapacity,
     StreamingInvoker,
     Variant,
 )
@@ -38,6 +42,10 @@ from tests.matrix.builders import (
 )
 
 # (builder, the warning ids it is expected to raise; anything else is a failure)
+
+GUARDED = "constructs-llm:guarded-rollout-hardware"
+NIGHT = appscaling.Schedule.cron(hour="20", minute="0", week_day="MON-FRI")
+MORNING = appscaling.Schedule.cron(hour="8", minute="0", week_day="MON-FRI")
 
 
 def _ab_and_shadow(s: Stack) -> object:
@@ -257,10 +265,63 @@ CONTROLS = [
         set(),
         id="model-without-instance-type-on-two-endpoints",
     ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            instance_count=2,
+            deployment=Deployment.canary(percent=50, bake=Duration.seconds(0)),
+        ),
+        {GUARDED},
+        id="deployment-canary-half-of-two-instances-no-bake",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            instance_count=2,
+            deployment=Deployment.linear(
+                step_percent=10, bake=Duration.minutes(45), timeout=Duration.hours(8)
+            ),
+        ),
+        {GUARDED},
+        id="deployment-linear-10-percent-45-minute-bakes-within-8-hours",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            accelerators=1,
+            copies=2,
+            deployment=Deployment.rolling(batch_percent=5, bake=Duration.minutes(1)),
+        ),
+        set(),
+        id="deployment-component-rolling-5-percent",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            endpoint_props={"min_instances": 0},
+            accelerators=1,
+            copies=2,
+            autoscaling=scaling(
+                min_capacity=2,
+                max_capacity=4,
+                schedule=[
+                    ScheduledCapacity(schedule=NIGHT, min_capacity=0, max_capacity=0),
+                    ScheduledCapacity(schedule=MORNING, min_capacity=2, max_capacity=4),
+                ],
+            ),
+            deployment=Deployment.rolling(batch_percent=50, bake=Duration.minutes(5)),
+        ),
+        {"constructs-llm:min-instances-zero-region"},
+        id="schedule-component-to-zero-at-night-with-rolling-updates-by-day",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, alarms=Alarms(model_latency=Duration.millis(1), error_rate=1)),
+        set(),
+        id="alarms-at-their-bounds",
+    ),
     pytest.param(_ab_and_shadow, set(), id="variants-ab-with-scaling-and-a-shadow"),
     pytest.param(_gateway, set(), id="invoker-targets-component-adapter-and-import"),
 ]
-
 # (builder, warning id, what the message says)
 
 WARNINGS = [
@@ -364,6 +425,15 @@ WARNINGS = [
         "scale-to-zero-metric",
         r"target_invocations_per_instance=1.*verify",
         id="scale-to-zero-metric",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s, instance_count=2, deployment=Deployment.canary(percent=10, bake=Duration.minutes(5))
+        ),
+        "guarded-rollout-hardware",
+        r"guards updates on ml\.g5\.2xlarge.*Changing instance_type creates a new variant.*"
+        r"shifts all traffic to the new fleet at once",
+        id="guarded-rollout-hardware",
     ),
     pytest.param(
         lambda s: component(

@@ -5,42 +5,29 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-import constructs_llm.streaming.runtime as runtime_package
 from tests.streaming.conftest import SOCKET_TIMEOUT
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
-
-RUNTIME_DIR = Path(runtime_package.__file__).parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def lambda_env(aws_env: dict[str, str], **extra: str) -> dict[str, str]:
-    """A minimal process environment: no PYTHONPATH into the source tree."""
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
-    return {**keep, **aws_env, "PYTHON": sys.executable, **extra}
+from tests.support.runtime_process import (
+    RUNTIME_DIR,
+    free_port,
+    lambda_env,
+    make_task_root,
+    running,
+    wait_healthy,
+)
 
 
 @pytest.fixture
 def task_root(tmp_path: Path) -> Path:
-    """A Lambda task root as the asset lays it out: the runtime directory and nothing else."""
-    root = tmp_path / "task"
-    shutil.copytree(RUNTIME_DIR, root / "runtime", ignore=shutil.ignore_patterns("__pycache__"))
-    return root
+    return make_task_root(tmp_path)
 
 
 def test_run_script_is_executable_with_lf_line_endings() -> None:
@@ -63,37 +50,8 @@ def lambda_process(
         MODEL_NAME="served",
         STREAM_FORMAT="tgi",
     )
-    process = subprocess.Popen(
-        ["/bin/sh", str(task_root / "runtime" / "run.sh")],
-        env=env,
-        cwd="/",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with running(task_root, env) as process:
         yield process, port
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=SOCKET_TIMEOUT)
-        assert process.stdout is not None and process.stderr is not None
-        process.stdout.close()
-        process.stderr.close()
-
-
-def _wait_healthy(port: int, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate(timeout=SOCKET_TIMEOUT)
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/health")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            time.sleep(0.05)
-    pytest.fail("the runtime did not become healthy within 15 s")
 
 
 def test_run_sh_serves_from_a_task_root_holding_only_the_runtime(
@@ -101,7 +59,7 @@ def test_run_sh_serves_from_a_task_root_holding_only_the_runtime(
 ) -> None:
     # GIVEN run.sh started as the adapter starts it, from an asset with only runtime/
     process, port = lambda_process
-    _wait_healthy(port, process)
+    wait_healthy(port, process)
     # WHEN a streaming chat request arrives
     fake.enqueue(Scenario(parts=engine_streams.tgi(["Hi", "!"])))
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=SOCKET_TIMEOUT)

@@ -43,7 +43,8 @@ With ``API_KEYS_SECRET_ID`` set, every route but ``/health`` first checks the re
 ``Authorization: Bearer`` key (``auth.py``): 401 ``invalid_api_key`` without a current key.
 
 Each request except ``/health`` logs one JSON line to stdout (never the prompt, the text or a
-key).
+key); a chat request's line is also a CloudWatch Embedded Metric Format record of its LLM
+metrics, by the target and model it went to (``metrics.py``).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from typing import Any
 from .auth import ApiKeyAuth
 from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
 from .heartbeat import Heartbeat
+from .metrics import UNROUTED, with_metrics
 from .openai_format import (
     DONE,
     KEEP_ALIVE,
@@ -176,6 +178,8 @@ class _Handler(BaseHTTPRequestHandler):
     _started: float
     _target: Route  # the chat request's route, once picked
     _variant: str | None  # the production variant it pins (X-Target-Variant)
+    _metered: bool  # a chat request: its log line carries its metrics
+    _routed: Route | None  # the route its metrics are counted under, once known
 
     def setup(self) -> None:
         # socket timeout for every read and write towards the client
@@ -198,6 +202,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.request_version == "HTTP/0.9":
             self.request_version = "HTTP/1.0"
         self._record = {"msg": "request", "method": getattr(self, "command", None)}
+        self._metered, self._routed = False, None
         self._started = time.perf_counter()
         self._headers_sent, self._must_close, self._logged = False, True, False
         text = message or self.responses.get(code, ("error",))[0]
@@ -219,6 +224,9 @@ class _Handler(BaseHTTPRequestHandler):
         )
         self._record = {"msg": "request", "method": self.command, "path": path[:200]}
         self._logged = path == HEALTH_PATH  # readiness checks are not logged
+        self._metered = path == CHAT_PATH
+        routes = self.server.routes.routes  # one route counts every request, even unread ones
+        self._routed = routes[0] if len(routes) == 1 else None
         request_id = _lambda_request_id(self.headers.get("x-amzn-lambda-context"))
         if request_id:
             self._record["request_id"] = request_id
@@ -281,7 +289,7 @@ class _Handler(BaseHTTPRequestHandler):
         settings = self.server.settings
         try:
             data = load_request(self._read_body(settings.max_body_bytes))
-            self._target = route = self.server.routes.pick(data.get("model"))
+            self._target = self._routed = route = self.server.routes.pick(data.get("model"))
             self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
             fmt = route.request_format
             request = build_chat_request(data, fmt, tools=settings.tools_for(route))
@@ -306,6 +314,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _invoke_and_answer(self, request: ChatRequest, heartbeat: Heartbeat | None) -> None:
         route = self._target
+        self._record["overhead_ms"] = self._elapsed_ms()
         try:
             upstream = invoke(
                 self.server.client, route, request.engine_body, target_variant=self._variant
@@ -520,7 +529,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._logged:
             self._logged = True
             self._record["duration_ms"] = self._elapsed_ms()
-            self.server.log(self._record)
+            record = self._record
+            if self._metered:
+                target, model = _dimensions(self._routed)
+                namespace = self.server.settings.metrics_namespace
+                record = with_metrics(record, target=target, model=model, namespace=namespace)
+            self.server.log(record)
 
     def _elapsed_ms(self) -> float:
         return round((time.perf_counter() - self._started) * 1000, 3)
@@ -590,6 +604,14 @@ def _terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
         yield ErrorEvent(message=f"reading the model stream failed: {exc}", code=type(exc).__name__)
         return
     yield ErrorEvent(message="the model stream ended without a final event", code="incomplete")
+
+
+def _dimensions(route: Route | None) -> tuple[str, str]:
+    """A chat request's metric dimensions: its route's target and model; a request refused
+    before a runtime serving several models knew its model is counted under ``-``."""
+    if route is None:
+        return UNROUTED, UNROUTED
+    return route.inference_component_name or route.endpoint_name, route.model
 
 
 def _chunk(data: bytes) -> bytes:

@@ -22,6 +22,8 @@ API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: 
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
 TOOLS                    see below     on | off: whether the engine serves tool calls
 ROUTES                   (unset)       several models, routed by ``model``: see routing.py
+METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests' metrics
+                                       (``metrics.NAMESPACE``: ``ConstructsLlm/Invoker``)
 ======================== ============= ==================================================
 
 ``ROUTES`` replaces ``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``,
@@ -65,6 +67,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .events import RequestFormat, StreamFormat
+from .metrics import NAMESPACE
 from .routing import Route, RoutingTable, parse_routes
 
 __all__ = ["Settings", "SettingsError", "new_sagemaker_client", "sagemaker_client"]
@@ -106,6 +109,7 @@ class Settings:
     api_keys_ttl: float = 60.0
     tools: bool | None = None  # None: on for the messages format, off for generate
     routes: tuple[Route, ...] = ()  # (): the single target above
+    metrics_namespace: str = NAMESPACE
 
     @property
     def served_model(self) -> str:
@@ -170,6 +174,7 @@ class Settings:
             api_keys_ttl=_number(env, "API_KEYS_TTL_SECONDS", 60.0, 0.1, 3600, problems),
             tools=_tools(env, request_format, problems),
             routes=routes,
+            metrics_namespace=_namespace(env, problems),
         )
         if (
             routes
@@ -248,6 +253,21 @@ def _tools(env: Mapping[str, str], fmt: RequestFormat, problems: list[str]) -> b
         )
         return None
     return raw == "on"
+
+
+def _namespace(env: Mapping[str, str], problems: list[str]) -> str:
+    """A CloudWatch namespace: 1-255 characters, not starting with ``:`` or ``AWS/``
+    (PutMetricData's rules, which metrics extracted from logs follow)."""
+    raw = env.get("METRICS_NAMESPACE", "").strip()
+    if not raw:
+        return NAMESPACE
+    if len(raw) > 255 or raw.startswith(("AWS/", ":")):
+        problems.append(
+            "METRICS_NAMESPACE must be 1-255 characters, not starting with ':' or 'AWS/' "
+            f"(got {raw[:300]!r})"
+        )
+        return NAMESPACE
+    return raw
 
 
 def _heartbeat(env: Mapping[str, str], problems: list[str]) -> float:

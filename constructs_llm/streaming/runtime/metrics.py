@@ -1,0 +1,135 @@
+"""LLM metrics of each chat request, as one CloudWatch Embedded Metric Format (EMF) record.
+
+Stdlib only: this file ships in the Lambda asset. The record is the request's own JSON log
+line with the EMF metadata added, so it costs no API call and no extra line: "On Lambda, ...
+writing JSON to standard out in the embedded metric format is sufficient", and CloudWatch
+Logs extracts the metrics (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/
+CloudWatch_Embedded_Metric_Format_Specification.html).
+
+Dimensions are bounded: ``Target`` (the endpoint or inference component the request was sent
+to) and ``Model`` (the served model's name), both from the request's route, never from the
+client's input (a request refused before a runtime that serves several models knew its model,
+for want of a key or a readable body, or for an unknown model, counts under ``-``, as
+:data:`UNROUTED`); errors add ``ErrorKind``, one of :data:`ERROR_KINDS`. Metrics (the log
+line's fields they come from in brackets):
+
+================= ============ ==========================================================
+metric            unit         meaning
+================= ============ ==========================================================
+Requests          Count        1 per chat request
+Duration          Milliseconds request start to the answer's end (``duration_ms``)
+TimeToFirstToken  Milliseconds request start to the first token relayed (``ttft_ms``)
+OutputTokens      Count        tokens (and tool-call pieces) relayed (``tokens``)
+TokensPerSecond   Count/Second (OutputTokens - 1) / (Duration - TimeToFirstToken): the pace
+                               after the first token, for answers of two tokens or more
+OverheadLatency   Milliseconds the runtime's time before SageMaker is called: reading and
+                               checking the request and its key (``overhead_ms``)
+Errors            Count        1 if the request failed, else 0
+ClientDisconnects Count        1 if the client went away before the end, else 0
+================= ============ ==========================================================
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+__all__ = [
+    "ERROR_KINDS",
+    "METRIC_UNITS",
+    "NAMESPACE",
+    "UNROUTED",
+    "error_kind",
+    "with_metrics",
+]
+
+NAMESPACE = "ConstructsLlm/Invoker"
+UNROUTED = "-"
+METRIC_UNITS = {
+    "Requests": "Count",
+    "Duration": "Milliseconds",
+    "TimeToFirstToken": "Milliseconds",
+    "OutputTokens": "Count",
+    "TokensPerSecond": "Count/Second",
+    "OverheadLatency": "Milliseconds",
+    "Errors": "Count",
+    "ClientDisconnects": "Count",
+}
+#: ``auth``: no valid key (401); ``invalid_request``: another 4xx before the answer;
+#: ``throttled``: 429; ``timeout``: 504; ``upstream``: SageMaker or the engine failed before
+#: the answer started (other 5xx); ``stream``: the answer started, then failed; ``internal``:
+#: a bug in the runtime (500).
+ERROR_KINDS = ("auth", "invalid_request", "throttled", "timeout", "upstream", "stream", "internal")
+_DIMENSIONS = ["Target", "Model"]
+
+
+def error_kind(record: dict[str, Any]) -> str | None:
+    """The kind of failure a request's log record shows, or None if it did not fail."""
+    if "exception" in record:
+        return "internal"
+    status = record.get("status")
+    if not isinstance(status, int):
+        return None
+    if status < 400:
+        return "stream" if "stream_error" in record else None
+    if status == 401:
+        return "auth"
+    if status == 429:
+        return "throttled"
+    if status == 504:
+        return "timeout"
+    return "invalid_request" if status < 500 else "upstream"
+
+
+def with_metrics(
+    record: dict[str, Any],
+    *,
+    target: str,
+    model: str,
+    namespace: str = NAMESPACE,
+    timestamp_ms: int | None = None,
+) -> dict[str, Any]:
+    """``record`` with the EMF metadata and metric members of its request added."""
+    values = _values(record)
+    kind = error_kind(record)
+    values["Errors"] = 0 if kind is None else 1
+    values["ClientDisconnects"] = 1 if record.get("client_disconnected") else 0
+    directives = [_directive(namespace, _DIMENSIONS, values)]
+    dimensions: dict[str, Any] = {"Target": target, "Model": model}
+    if kind is not None:
+        directives.append(_directive(namespace, [*_DIMENSIONS, "ErrorKind"], {"Errors": 1}))
+        dimensions["ErrorKind"] = kind
+    when = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+    return {
+        **record,
+        **dimensions,
+        **values,
+        "_aws": {"Timestamp": when, "CloudWatchMetrics": directives},
+    }
+
+
+def _values(record: dict[str, Any]) -> dict[str, float]:
+    values: dict[str, float] = {"Requests": 1}
+    duration, ttft = record.get("duration_ms"), record.get("ttft_ms")
+    tokens, overhead = record.get("tokens"), record.get("overhead_ms")
+    if isinstance(duration, int | float):
+        values["Duration"] = duration
+    if isinstance(ttft, int | float):
+        values["TimeToFirstToken"] = ttft
+    if isinstance(tokens, int):
+        values["OutputTokens"] = tokens
+    if isinstance(overhead, int | float):
+        values["OverheadLatency"] = overhead
+    if isinstance(tokens, int) and tokens >= 2 and isinstance(duration, int | float):
+        decoding_ms = duration - ttft if isinstance(ttft, int | float) else 0
+        if decoding_ms > 0:
+            values["TokensPerSecond"] = round((tokens - 1) / (decoding_ms / 1000), 3)
+    return values
+
+
+def _directive(namespace: str, dimensions: list[str], values: dict[str, float]) -> dict[str, Any]:
+    return {
+        "Namespace": namespace,
+        "Dimensions": [dimensions],
+        "Metrics": [{"Name": name, "Unit": METRIC_UNITS[name]} for name in values],
+    }

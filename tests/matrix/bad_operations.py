@@ -1,0 +1,340 @@
+"""Bad input to running in production: rollouts, alarms, schedules and the dashboard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_applicationautoscaling as appscaling
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+from constructs_llm import (
+    Alarms,
+    Deployment,
+    LlmDashboard,
+    LlmEndpoint,
+    ModelSource,
+    ScheduledCapacity,
+    Variant,
+)
+from constructs_llm._problems import Problems
+from constructs_llm.deployment import Fleet
+from constructs_llm.errors import ConfigurationError, ScalingError
+from tests.matrix.builders import (
+    G5_4GPU,
+    component,
+    custom,
+    endpoint,
+    ic_endpoint,
+    model,
+    scaling,
+)
+
+BAKE = Duration.minutes(10)
+NIGHT = appscaling.Schedule.cron(hour="20", minute="0", week_day="MON-FRI")
+
+
+def canary(**props: Any) -> Deployment:
+    props.setdefault("percent", 10)
+    props.setdefault("bake", BAKE)
+    return Deployment.canary(**props)
+
+
+def rolling(**props: Any) -> Deployment:
+    props.setdefault("batch_percent", 25)
+    props.setdefault("bake", BAKE)
+    return Deployment.rolling(**props)
+
+
+def night(**props: Any) -> ScheduledCapacity:
+    return ScheduledCapacity(schedule=NIGHT, **props)
+
+
+def rollout_on_serverless(stack: Stack) -> None:
+    """The check a serverless endpoint would run on its rollout (no construct makes one yet)."""
+    problems = Problems("LlmEndpoint 'Test/Endpoint'")
+    fleet = Fleet(smallest=4, largest=4, startup=Duration.minutes(30))
+    problems.extend(rolling().problems_for(fleet, serverless=True))
+    problems.raise_if_any()
+
+
+def two_variants(stack: Stack, *, count: int = 2, **props: Any) -> LlmEndpoint:
+    """An endpoint of ``count`` weighted variants, two instances each."""
+    served = [model(stack, id=f"M{i}", bound=False) for i in range(count)]
+    variants = [Variant(model=m, instance_count=2) for m in served]
+    return LlmEndpoint(stack, "Endpoint", variants=variants, **props)
+
+
+def _alarms(stack: Stack, count: int) -> list[cloudwatch.Alarm]:
+    metric = cloudwatch.Metric(namespace="Team", metric_name="BadAnswers")
+    return [
+        cloudwatch.Alarm(stack, f"A{i}", metric=metric, threshold=1, evaluation_periods=1)
+        for i in range(count)
+    ]
+
+
+BAD_OPERATIONS = [
+    # Deployment values
+    pytest.param(
+        lambda s: canary(percent=60),
+        ConfigurationError,
+        r"percent must be an integer from 1 to 50 \(percent of the fleet SageMaker accepts for "
+        r"a canary update\), got 60",
+        id="deployment-canary-above-half-the-fleet",
+    ),
+    pytest.param(
+        lambda s: Deployment.linear(step_percent=5, bake=BAKE),
+        ConfigurationError,
+        r"step_percent must be an integer from 10 to 50 .*linear update\), got 5",
+        id="deployment-linear-step-below-10",
+    ),
+    pytest.param(
+        lambda s: Deployment.linear(step_percent=75, bake=BAKE),
+        ConfigurationError,
+        r"step_percent must be an integer from 10 to 50 .*got 75",
+        id="deployment-linear-step-above-50",
+    ),
+    pytest.param(
+        lambda s: rolling(batch_percent=4),
+        ConfigurationError,
+        r"batch_percent must be an integer from 5 to 50 .*rolling update\), got 4",
+        id="deployment-rolling-batch-below-5",
+    ),
+    pytest.param(
+        lambda s: canary(bake=Duration.minutes(61)),
+        ConfigurationError,
+        r"bake must be between 0 and 60 minutes, got 3660 s",
+        id="deployment-bake-over-an-hour",
+    ),
+    pytest.param(
+        lambda s: canary(bake=600),
+        ConfigurationError,
+        r"bake must be a Duration, got 600; use Duration\.minutes",
+        id="deployment-bake-not-a-duration",
+    ),
+    pytest.param(
+        lambda s: canary(timeout=Duration.minutes(5)),
+        ConfigurationError,
+        r"timeout must be between 10 minutes and 8 hours, got 300 s",
+        id="deployment-timeout-below-10-minutes",
+    ),
+    pytest.param(
+        lambda s: canary(rollback_alarms=_alarms(s, 11)),
+        ConfigurationError,
+        r"rollback_alarms must hold 1-10 alarms \(CloudFormation's limit\), got 11",
+        id="deployment-rollback-alarms-above-10",
+    ),
+    # Deployment on an endpoint
+    pytest.param(
+        lambda s: endpoint(s, deployment=canary()),
+        ConfigurationError,
+        r"canary 10 %, bake 10 min: the fleet may be as small as 1 instance, and a step is at "
+        r"least one instance, more than the 50 % .*keep 2 or more \(instance_count or autoscaling "
+        r"min_capacity\), or use Deployment\.all_at_once",
+        id="deployment-canary-larger-than-a-one-instance-fleet",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            instance_count=2,
+            autoscaling=scaling(min_capacity=1, max_capacity=4),
+            deployment=Deployment.linear(step_percent=50, bake=BAKE),
+        ),
+        ConfigurationError,
+        r"linear 50 %, bake 10 min: the fleet may be as small as 1 instance",
+        id="deployment-linear-on-a-fleet-that-scales-to-one",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            instance_count=2,
+            deployment=canary(bake=Duration.minutes(30), timeout=Duration.minutes(40)),
+        ),
+        ConfigurationError,
+        r"canary 10 %, bake 30 min: timeout 2,400 s is not longer than the update's bakes "
+        r"\(3,600 s in all\).*raise timeout or leave it out",
+        id="deployment-timeout-shorter-than-the-bakes",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            instance_count=10,
+            deployment=Deployment.linear(step_percent=10, bake=Duration.minutes(50)),
+        ),
+        ConfigurationError,
+        r"linear 10 %, bake 50 min: the update may take up to 32,400 s .* SageMaker stops an "
+        r"update after 28,800 s \(8 h\); shorten bake, use larger steps",
+        id="deployment-longer-than-sagemaker-allows",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            instance_type="ml.inf1.xlarge",
+            engine=custom(accelerator="neuron"),
+            model_props={"source": ModelSource.hugging_face("acme/tiny-chat")},
+            deployment=Deployment.all_at_once(bake=BAKE),
+        ),
+        ConfigurationError,
+        r"deployment guardrails are not available on ml\.inf1\.xlarge: SageMaker falls back to "
+        r"an all-at-once blue/green update without a bake on Inf1 endpoints",
+        id="deployment-on-inf1",
+    ),
+    pytest.param(
+        lambda s: two_variants(s, deployment=rolling()),
+        ConfigurationError,
+        r"Deployment\.rolling\(\.\.\.\) is not available on a 2-variant endpoint",
+        id="deployment-rolling-on-a-multi-variant-endpoint",
+    ),
+    pytest.param(
+        lambda s: two_variants(
+            s,
+            count=4,
+            alarms=Alarms(model_latency=Duration.seconds(30)),
+            deployment=canary(),
+        ),
+        ConfigurationError,
+        r"the 4 production variants have 3 rollback alarms each, 12 in all, but a deployment "
+        r"may watch at most 10",
+        id="deployment-too-many-variant-alarms-to-watch",
+    ),
+    pytest.param(
+        lambda s: rollout_on_serverless(s),
+        ConfigurationError,
+        r"Deployment\.rolling\(\.\.\.\) is not available on a serverless endpoint",
+        id="deployment-rolling-on-a-serverless-endpoint",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, instance_count=2, alarms=False, deployment=canary()),
+        ConfigurationError,
+        r"'Test/Endpoint' has deployment= but no alarms to roll back on \(alarms=False and no "
+        r"rollback_alarms\)",
+        id="deployment-without-alarms",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, deployment="canary"),
+        ConfigurationError,
+        r"deployment must be a Deployment, got str 'canary'; use Deployment\.canary",
+        id="deployment-not-a-deployment",
+    ),
+    # Deployment on a component
+    pytest.param(
+        lambda s: component(s, accelerators=1, copies=2, deployment=canary()),
+        ConfigurationError,
+        r"an inference component updates its copies in rolling batches, got canary 10 %, bake "
+        r"10 min; use Deployment\.rolling",
+        id="deployment-canary-on-a-component",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, deployment=rolling()),
+        ConfigurationError,
+        r"rolling 25 %, bake 10 min: the fleet may be as small as 1 copy.*keep 2 or more "
+        r"\(copies or autoscaling min_capacity\), or drop deployment=",
+        id="deployment-rolling-a-single-copy",
+    ),
+    # Alarms
+    pytest.param(
+        lambda s: Alarms(error_rate=5),
+        ConfigurationError,
+        r"error_rate must be a number above 0 and at most 1 \(e\.g\. a share such as 0\.05\), "
+        r"got 5",
+        id="alarms-error-rate-above-1",
+    ),
+    pytest.param(
+        lambda s: Alarms(gpu_memory_percent=0),
+        ConfigurationError,
+        r"gpu_memory_percent must be a number above 0 and at most 100",
+        id="alarms-gpu-memory-zero",
+    ),
+    pytest.param(
+        lambda s: Alarms(model_latency=30),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"model_latency must be a Duration, got 30",
+        id="alarms-latency-not-a-duration",
+    ),
+    pytest.param(
+        lambda s: Alarms(topic="arn:aws:sns:us-east-1:123456789012:oncall"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"topic must be an SNS topic \(sns\.ITopic\), got 'arn:aws:sns",
+        id="alarms-topic-as-a-string",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, alarms="on"),
+        ConfigurationError,
+        r"alarms must be True, False or Alarms\(\.\.\.\), got 'on'",
+        id="alarms-not-alarms",
+    ),
+    # Schedules
+    pytest.param(
+        lambda s: scaling(max_capacity=4, schedule=[night(min_capacity=3, max_capacity=2)]),
+        ScalingError,
+        r"schedule\[0\] min_capacity \(3\) is above max_capacity \(2\)",
+        id="schedule-min-above-max",
+    ),
+    pytest.param(
+        lambda s: scaling(max_capacity=4, schedule=[night()]),
+        ScalingError,
+        r"schedule\[0\] sets neither min_capacity nor max_capacity",
+        id="schedule-sets-nothing",
+    ),
+    pytest.param(
+        lambda s: scaling(max_capacity=4, schedule=[{"hour": "20"}]),
+        ScalingError,
+        r"schedule\[0\] must be a ScheduledCapacity\(schedule=appscaling\.Schedule\.cron",
+        id="schedule-item-not-a-scheduled-capacity",
+    ),
+    pytest.param(
+        lambda s: scaling(max_capacity=4, schedule=[night(min_capacity=-1)]),
+        ScalingError,
+        r"schedule\[0\] min_capacity must be an integer >= 0, got -1",
+        id="schedule-negative-min",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            autoscaling=scaling(max_capacity=2, schedule=[night(min_capacity=0, max_capacity=0)]),
+        ),
+        ScalingError,
+        r"schedule\[0\] min_capacity=0: a real-time endpoint variant cannot scale to zero",
+        id="schedule-endpoint-variant-to-zero",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            accelerators=1,
+            autoscaling=scaling(max_capacity=2, schedule=[night(min_capacity=0, max_capacity=0)]),
+        ),
+        ScalingError,
+        r"schedule\[0\] scales the copies to zero, but endpoint 'Test/Shared' keeps "
+        r"min_instances=1 instance\(s\), which bill with no copy on them",
+        id="schedule-component-to-zero-keeps-the-instances",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            accelerators=2,
+            autoscaling=scaling(max_capacity=2, schedule=[night(max_capacity=5)]),
+        ),
+        ScalingError,
+        r"schedule\[0\] max_capacity=5 copies at most need 3 instances of ml\.g5\.12xlarge",
+        id="schedule-component-above-the-fleet",
+    ),
+    # Dashboard
+    pytest.param(
+        lambda s: LlmDashboard(s, "Dashboard"),
+        ConfigurationError,
+        r"nothing to show: pass endpoints=\[\.\.\.\], components=\[\.\.\.\] or invokers=\[\.\.\.\]",
+        id="dashboard-empty",
+    ),
+    pytest.param(
+        lambda s: LlmDashboard(
+            s,
+            "Dashboard",
+            components=[ic_endpoint(s, instance_type=G5_4GPU)],  # type: ignore[list-item]
+        ),
+        ConfigurationError,
+        r"components\[0\] must be an InferenceComponent, got InferenceComponentEndpoint "
+        r"'Test/Shared'",
+        id="dashboard-endpoint-as-a-component",
+    ),
+]

@@ -1,0 +1,244 @@
+"""Default alarms of endpoints and inference components: SageMaker's namespaces, metric names
+and dimensions, thresholds, missing data, and SNS notifications."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from aws_cdk.assertions import Template
+
+from constructs_llm import (
+    Alarms,
+    Autoscaling,
+    Engine,
+    InferenceComponent,
+    InferenceComponentEndpoint,
+    LlmEndpoint,
+    LlmModel,
+    ModelSource,
+)
+from tests.matrix.builders import model as llama3
+
+LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
+
+
+def _by_metric(template: Template) -> dict[str, dict[str, Any]]:
+    alarms = template.find_resources("AWS::CloudWatch::Alarm").values()
+    return {a["Properties"]["MetricName"]: a["Properties"] for a in alarms}
+
+
+def _without(props: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in props.items() if k not in keys}
+
+
+@pytest.fixture(scope="module")
+def endpoint(new_stack: Callable[..., Stack]) -> tuple[LlmEndpoint, Template]:
+    stack = new_stack()
+    model = llama3(stack, instance_type="ml.g5.12xlarge", bound=False)
+    served = LlmEndpoint(stack, "Endpoint", model=model, endpoint_name="chat")
+    return served, Template.from_stack(stack)
+
+
+ENDPOINT_DIMENSIONS = [
+    {"Name": "EndpointName", "Value": "chat"},
+    {"Name": "VariantName", "Value": "g5-12xlarge"},
+]
+
+
+def test_an_endpoint_gets_error_gpu_memory_and_disk_alarms_by_default(
+    endpoint: tuple[LlmEndpoint, Template],
+) -> None:
+    served, template = endpoint
+    alarms = _by_metric(template)
+    # no latency alarm unless a threshold is given
+    assert set(alarms) == {
+        "Invocation5XXErrors",
+        "InvocationModelErrors",
+        "GPUMemoryUtilization",
+        "DiskUtilization",
+    }
+    assert served.alarms is not None and len(list(served.alarms)) == 4
+    # every alarm says how missing data counts, and what it is for
+    for props in alarms.values():
+        assert props["TreatMissingData"] == "notBreaching"
+        assert props["AlarmDescription"].startswith("Test/Endpoint: ")
+        assert props["Dimensions"] == ENDPOINT_DIMENSIONS
+        assert "AlarmActions" not in props  # no topic: nobody is notified
+
+
+def test_error_alarms_watch_the_share_of_failed_requests(
+    endpoint: tuple[LlmEndpoint, Template],
+) -> None:
+    # Invocation5XXErrors and InvocationModelErrors send 1 per failure and 0 otherwise: their
+    # Average is the share of requests that failed
+    alarms = _by_metric(template=endpoint[1])
+    for metric in ("Invocation5XXErrors", "InvocationModelErrors"):
+        assert _without(alarms[metric], "AlarmDescription", "Dimensions", "MetricName") == {
+            "Namespace": "AWS/SageMaker",
+            "Statistic": "Average",
+            "Period": 60,
+            "EvaluationPeriods": 3,
+            "DatapointsToAlarm": 2,
+            "Threshold": 0.05,
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "TreatMissingData": "notBreaching",
+        }
+
+
+def test_instance_alarms_read_the_endpoints_namespace_scaled_to_the_gpus(
+    endpoint: tuple[LlmEndpoint, Template],
+) -> None:
+    alarms = _by_metric(template=endpoint[1])
+    gpu, disk = alarms["GPUMemoryUtilization"], alarms["DiskUtilization"]
+    assert (gpu["Namespace"], disk["Namespace"]) == ("/aws/sagemaker/Endpoints",) * 2
+    # GPUMemoryUtilization sums the 4 GPUs of an ml.g5.12xlarge (0-400 %)
+    assert (gpu["Statistic"], gpu["Threshold"], gpu["EvaluationPeriods"]) == ("Maximum", 392, 5)
+    assert (disk["Statistic"], disk["Period"], disk["Threshold"]) == ("Maximum", 300, 90)
+
+
+def test_thresholds_a_latency_alarm_and_an_sns_topic(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN custom thresholds, a latency limit and a topic encrypted with its own key
+    stack = new_stack()
+    key = kms.Key(stack, "TopicKey", enable_key_rotation=True)
+    topic = sns.Topic(stack, "Oncall", master_key=key)
+    model = llama3(stack, instance_type=None, bound=False)
+    served = LlmEndpoint(
+        stack,
+        "Endpoint",
+        model=model,
+        instance_type="ml.g5.2xlarge",
+        alarms=Alarms(
+            error_rate=0.02,
+            model_latency=Duration.seconds(30),
+            gpu_memory_percent=95,
+            disk_percent=80,
+            topic=topic,
+        ),
+    )
+    template = Template.from_stack(stack)
+    alarms = _by_metric(template)
+    # THEN the latency alarm watches the p90 ModelLatency in microseconds
+    latency = alarms["ModelLatency"]
+    assert (latency["ExtendedStatistic"], latency["Threshold"]) == ("p90", 30_000_000)
+    assert alarms["Invocation5XXErrors"]["Threshold"] == 0.02
+    assert alarms["GPUMemoryUtilization"]["Threshold"] == 95  # one GPU on ml.g5.2xlarge
+    assert alarms["DiskUtilization"]["Threshold"] == 80
+    # AND every alarm notifies the topic, whose key lets CloudWatch publish
+    topic_ref = stack.resolve(topic.topic_arn)
+    assert all(a["AlarmActions"] == [topic_ref] for a in alarms.values())
+    assert served.alarms is not None and served.alarms.latency is not None
+    assert served.alarms.rollback == [
+        served.alarms.errors,
+        served.alarms.model_errors,
+        served.alarms.latency,
+    ]
+    (policy,) = [
+        k["Properties"]["KeyPolicy"]["Statement"]
+        for k in template.find_resources("AWS::KMS::Key").values()
+    ]
+    cloudwatch = [
+        s for s in policy if s.get("Principal") == {"Service": "cloudwatch.amazonaws.com"}
+    ]
+    assert cloudwatch == [
+        {
+            "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+            "Effect": "Allow",
+            "Principal": {"Service": "cloudwatch.amazonaws.com"},
+            "Resource": "*",
+        }
+    ]
+
+
+def test_alarms_false_creates_none(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    model = llama3(stack, instance_type="ml.g5.2xlarge", bound=False)
+    served = LlmEndpoint(stack, "Endpoint", model=model, alarms=False)
+    assert served.alarms is None
+    Template.from_stack(stack).resource_count_is("AWS::CloudWatch::Alarm", 0)
+
+
+def test_neuron_endpoints_get_no_gpu_memory_alarm(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face("mistralai/Mistral-7B-Instruct-v0.2"),
+        engine=Engine.tgi_neuronx(),
+        instance_type="ml.inf2.xlarge",
+        max_total_tokens=4096,
+    )
+    served = LlmEndpoint(stack, "Endpoint", model=model)
+    assert served.alarms is not None and served.alarms.gpu_memory is None
+    assert "GPUMemoryUtilization" not in _by_metric(Template.from_stack(stack))
+
+
+# -- inference components ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def components(new_stack: Callable[..., Stack]) -> tuple[dict[str, InferenceComponent], Template]:
+    stack = new_stack()
+    shared = InferenceComponentEndpoint(
+        stack, "Shared", instance_type="ml.g5.12xlarge", min_instances=0, max_instances=2
+    )
+    model = llama3(stack, instance_type=None, bound=False)
+    made = {
+        name: InferenceComponent(
+            stack,
+            name,
+            endpoint=shared,
+            model=model,
+            accelerators=1,
+            min_memory_mib=16 * 1024,
+            inference_component_name=name.lower(),
+            autoscaling=Autoscaling(
+                min_capacity=low, max_capacity=2, target_invocations_per_instance=1
+            ),
+        )
+        for name, low in (("Chat", 1), ("Batch", 0))
+    }
+    return made, Template.from_stack(stack)
+
+
+def _component_alarms(template: Template, name: str) -> dict[str, dict[str, Any]]:
+    alarms = template.find_resources("AWS::CloudWatch::Alarm").values()
+    return {
+        a["Properties"]["MetricName"]: a["Properties"]
+        for a in alarms
+        if a["Properties"].get("Dimensions") == [{"Name": "InferenceComponentName", "Value": name}]
+        and "AlarmActions" not in a["Properties"]  # not the scale-out-from-zero alarm
+    }
+
+
+def test_a_component_alarms_on_errors_its_gpu_memory_and_requests_without_capacity(
+    components: tuple[dict[str, InferenceComponent], Template],
+) -> None:
+    _, template = components
+    alarms = _component_alarms(template, "chat")
+    assert {m: a["Namespace"] for m, a in alarms.items()} == {
+        "Invocation5XXErrors": "AWS/SageMaker",
+        "InvocationModelErrors": "AWS/SageMaker",
+        "GPUMemoryUtilizationNormalized": "/aws/sagemaker/InferenceComponents",
+        "NoCapacityInvocationFailures": "AWS/SageMaker",
+    }
+    # normalized to the copy's reservation: 0-100 %
+    assert alarms["GPUMemoryUtilizationNormalized"]["Threshold"] == 98
+    no_capacity = alarms["NoCapacityInvocationFailures"]
+    assert (no_capacity["Statistic"], no_capacity["Threshold"]) == ("Sum", 1)
+    assert (no_capacity["EvaluationPeriods"], no_capacity["DatapointsToAlarm"]) == (5, 5)
+    assert all(a["TreatMissingData"] == "notBreaching" for a in alarms.values())
+
+
+def test_a_component_that_may_sit_at_zero_waits_out_a_cold_start(
+    components: tuple[dict[str, InferenceComponent], Template],
+) -> None:
+    # Requests to a component at zero copies fail until a copy starts (minutes): the alarm
+    # trips only when that lasts 15 minutes
+    _, template = components
+    no_capacity = _component_alarms(template, "batch")["NoCapacityInvocationFailures"]
+    assert (no_capacity["EvaluationPeriods"], no_capacity["DatapointsToAlarm"]) == (15, 15)

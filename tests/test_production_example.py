@@ -1,0 +1,67 @@
+"""The `production` example: what it promises is in its template (cfn-lint, cdk-nag and checkov
+run on it with the other examples in tests/test_examples.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_cdk import App
+from aws_cdk.assertions import Template
+
+from stacks.production import ProductionStack
+from tests.conftest import cdk_context
+
+
+@pytest.fixture(scope="module")
+def template() -> Template:
+    app = App(context=cdk_context())
+    return Template.from_stack(ProductionStack(app, "Production"))
+
+
+def _one(template: Template, kind: str) -> dict[str, Any]:
+    (resource,) = template.find_resources(kind).values()
+    props: dict[str, Any] = resource["Properties"]
+    return props
+
+
+def test_updates_roll_out_as_a_canary_rolled_back_by_the_alarms(template: Template) -> None:
+    config = _one(template, "AWS::SageMaker::Endpoint")["DeploymentConfig"]
+    routing = config["BlueGreenUpdatePolicy"]["TrafficRoutingConfiguration"]
+    assert routing == {
+        "Type": "CANARY",
+        "CanarySize": {"Type": "CAPACITY_PERCENT", "Value": 10},
+        "WaitIntervalInSeconds": 600,
+    }
+    # errors, model errors and the 60 s latency alarm
+    assert len(config["AutoRollbackConfiguration"]["Alarms"]) == 3
+
+
+def test_every_alarm_notifies_the_encrypted_topic(template: Template) -> None:
+    assert "KmsMasterKeyId" in _one(template, "AWS::SNS::Topic")
+    (topic_id,) = template.find_resources("AWS::SNS::Topic")
+    alarms = template.find_resources("AWS::CloudWatch::Alarm").values()
+    metrics = sorted(a["Properties"]["MetricName"] for a in alarms)
+    assert metrics == [
+        "DiskUtilization",
+        "GPUMemoryUtilization",
+        "Invocation5XXErrors",
+        "InvocationModelErrors",
+        "ModelLatency",
+        "TimeToFirstToken",  # the invoker's
+    ]
+    for alarm in alarms:
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
+
+
+def test_a_weekday_schedule_in_berlin_time_and_the_dashboard(template: Template) -> None:
+    actions = _one(template, "AWS::ApplicationAutoScaling::ScalableTarget")["ScheduledActions"]
+    assert [(a["Schedule"], a["Timezone"], a["ScalableTargetAction"]) for a in actions] == [
+        ("cron(0 8 ? * MON-FRI *)", "Europe/Berlin", {"MinCapacity": 3, "MaxCapacity": 6}),
+        ("cron(0 19 ? * MON-FRI *)", "Europe/Berlin", {"MinCapacity": 2, "MaxCapacity": 3}),
+    ]
+    body = json.dumps(_one(template, "AWS::CloudWatch::Dashboard")["DashboardBody"])
+    assert "TimeToFirstToken" in body and "TokensPerSecond" in body and "ModelLatency" in body
+    env = _one(template, "AWS::Lambda::Function")["Environment"]["Variables"]
+    assert env["METRICS_NAMESPACE"] == "ConstructsLlm/Invoker"
