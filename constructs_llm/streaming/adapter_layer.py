@@ -18,6 +18,7 @@ __all__ = ["adapter_for", "adapter_layer_arn"]
 
 def adapter_for(
     invoker: Construct,
+    *,
     layer: lambda_.ILayerVersion | None,
     architecture: lambda_.Architecture | None,
 ) -> tuple[lambda_.Architecture, lambda_.ILayerVersion]:

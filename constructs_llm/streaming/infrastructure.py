@@ -109,7 +109,14 @@ class StreamingInvoker(InvokerMetrics, Construct):
         timeout = timeout or Duration.minutes(5)
         auth = InvokerAuth.iam() if auth is None else auth
         called = check_invoker(
-            self, target, targets, timeout, memory_size, heartbeat, auth, max_concurrency
+            self,
+            target=target,
+            targets=targets,
+            timeout=timeout,
+            memory_size=memory_size,
+            heartbeat=heartbeat,
+            auth=auth,
+            max_concurrency=max_concurrency,
         )
         self._heartbeat = heartbeat
         self.auth = auth
@@ -121,7 +128,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         if too_big:
             raise ConfigurationError(f"StreamingInvoker '{self.node.path}': {too_big}")
         self.distribution: cloudfront.Distribution | None = None
-        architecture, layer = adapter_for(self, adapter_layer, architecture)
+        architecture, layer = adapter_for(self, layer=adapter_layer, architecture=architecture)
         log_group = invoker_log_group(
             self, retention=log_retention, encryption_key=log_encryption_key
         )

@@ -19,6 +19,7 @@ __all__ = ["check_distribution", "check_invoker"]
 
 def check_invoker(
     invoker: Construct,
+    *,
     target: object,
     targets: object,
     timeout: Duration,
