@@ -149,13 +149,7 @@ class Deployment:
         :param timeout: @default derived (see :class:`Deployment`)
         :param rollback_alarms: @default the target's error and latency alarms
         """
-        return Deployment(
-            kind=DeploymentKind.CANARY,
-            percent=percent,
-            bake=bake,
-            timeout=timeout,
-            rollback_alarms=rollback_alarms,
-        )
+        return _deployment(DeploymentKind.CANARY, percent, bake, timeout, rollback_alarms)
 
     @staticmethod
     def linear(
@@ -170,13 +164,7 @@ class Deployment:
         :param timeout: @default derived (see :class:`Deployment`)
         :param rollback_alarms: @default the target's error and latency alarms
         """
-        return Deployment(
-            kind=DeploymentKind.LINEAR,
-            percent=step_percent,
-            bake=bake,
-            timeout=timeout,
-            rollback_alarms=rollback_alarms,
-        )
+        return _deployment(DeploymentKind.LINEAR, step_percent, bake, timeout, rollback_alarms)
 
     @staticmethod
     def all_at_once(
@@ -190,12 +178,7 @@ class Deployment:
         :param timeout: @default derived (see :class:`Deployment`)
         :param rollback_alarms: @default the target's error and latency alarms
         """
-        return Deployment(
-            kind=DeploymentKind.ALL_AT_ONCE,
-            bake=bake,
-            timeout=timeout,
-            rollback_alarms=rollback_alarms,
-        )
+        return _deployment(DeploymentKind.ALL_AT_ONCE, None, bake, timeout, rollback_alarms)
 
     @staticmethod
     def rolling(
@@ -211,13 +194,7 @@ class Deployment:
         :param timeout: @default derived (see :class:`Deployment`)
         :param rollback_alarms: @default the target's error and latency alarms
         """
-        return Deployment(
-            kind=DeploymentKind.ROLLING,
-            percent=batch_percent,
-            bake=bake,
-            timeout=timeout,
-            rollback_alarms=rollback_alarms,
-        )
+        return _deployment(DeploymentKind.ROLLING, batch_percent, bake, timeout, rollback_alarms)
 
     # -- arithmetic ----------------------------------------------------------------------------
 
@@ -297,6 +274,19 @@ class Deployment:
         if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
             return None
         return msg.percent_out_of_range(name, value, low, high, self.kind.value)
+
+
+def _deployment(
+    kind: DeploymentKind,
+    percent: int | None,
+    bake: Duration,
+    timeout: Duration | None,
+    rollback_alarms: Sequence[cloudwatch.IAlarm] | None,
+) -> Deployment:
+    """What every factory returns: the kind, with its percent (if any) and common settings."""
+    return Deployment(
+        kind=kind, percent=percent, bake=bake, timeout=timeout, rollback_alarms=rollback_alarms
+    )
 
 
 def _alarms_problem(alarms: Sequence[object] | None) -> str | None:

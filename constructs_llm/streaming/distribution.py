@@ -35,13 +35,47 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
+from constructs_llm._compliance import CheckovSkip, NagAcknowledgment, waive
 from constructs_llm.streaming.stack_rules import assert_before_deploy
 
-__all__ = ["DistributionSettings", "build_distribution", "rate_limit_web_acl"]
+__all__ = [
+    "MAX_RATE_LIMIT",
+    "MIN_RATE_LIMIT",
+    "WAF_REGION",
+    "DistributionSettings",
+    "build_distribution",
+    "rate_limit_web_acl",
+]
 
 WAF_REGION = "us-east-1"
 MIN_RATE_LIMIT = 10
 MAX_RATE_LIMIT = 2_000_000_000
+
+# cdk-nag findings of a distribution whose fixes are choices the user makes (with reasons).
+_DISTRIBUTION_NAG = {
+    "AwsSolutions-CFR1": "Geo restrictions are a business decision; set them on the returned "
+    "Distribution if needed.",
+    "AwsSolutions-CFR3": "Every request is logged by the invoker's function (one JSON line, "
+    "no prompt or key); CloudFront access logs would add a bucket to manage.",
+    "AwsSolutions-CFR4": "The default *.cloudfront.net certificate allows TLSv1; add a domain "
+    "and certificate to the returned Distribution to require TLS 1.2.",
+}
+_NO_WAF_REASON = (
+    "No web ACL was asked for: pass rate_limit=... (a WAF rate rule) or web_acl_arn=... to "
+    "add_distribution."
+)
+_DISTRIBUTION_SKIPS = (
+    CheckovSkip("CKV_AWS_174", _DISTRIBUTION_NAG["AwsSolutions-CFR4"]),
+    CheckovSkip("CKV_AWS_86", _DISTRIBUTION_NAG["AwsSolutions-CFR3"]),
+    CheckovSkip("CKV_AWS_305", "An API, not a website: there is no root object."),
+    CheckovSkip("CKV_AWS_310", "One origin: the function URL (no failover group)."),
+    CheckovSkip("CKV_AWS_374", _DISTRIBUTION_NAG["AwsSolutions-CFR1"]),
+)
+_WAF_LOG4J_SKIP = CheckovSkip(
+    "CKV_AWS_192",
+    "This web ACL holds the rate rule only; the origin is the invoker's Python runtime (no "
+    "Log4j). Pass web_acl_arn=... for a web ACL with managed rule groups.",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,7 +88,8 @@ class DistributionSettings:
 def build_distribution(
     scope: Construct, url: lambda_.FunctionUrl, settings: DistributionSettings
 ) -> cloudfront.Distribution:
-    """The distribution: one behavior for every path, straight to the function URL."""
+    """The distribution: one behavior for every path, straight to the function URL; the
+    findings whose fixes are the user's choices are recorded with their reasons."""
     if settings.origin_access_control:
         origin: cloudfront.IOrigin = origins.FunctionUrlOrigin.with_origin_access_control(
             url, read_timeout=settings.read_timeout
@@ -63,7 +98,7 @@ def build_distribution(
     else:
         origin = origins.FunctionUrlOrigin(url, read_timeout=settings.read_timeout)
         cache_policy = _authorization_key_policy(scope)
-    return cloudfront.Distribution(
+    distribution = cloudfront.Distribution(
         scope,
         "Distribution",
         comment="Streaming LLM invoker (constructs_llm)",
@@ -81,6 +116,19 @@ def build_distribution(
         http_version=cloudfront.HttpVersion.HTTP2_AND_3,
         web_acl_id=settings.web_acl_arn,
     )
+    _acknowledge(distribution, waf=settings.web_acl_arn is not None)
+    return distribution
+
+
+def _acknowledge(distribution: cloudfront.Distribution, *, waf: bool) -> None:
+    reasons = dict(_DISTRIBUTION_NAG)
+    skips = list(_DISTRIBUTION_SKIPS)
+    if not waf:
+        reasons["AwsSolutions-CFR2"] = _NO_WAF_REASON
+        skips.append(CheckovSkip("CKV_AWS_68", _NO_WAF_REASON))
+    for rule, reason in reasons.items():
+        waive(distribution, NagAcknowledgment(rule, reason=reason))
+    waive(distribution.node.default_child, *skips)
 
 
 def _authorization_key_policy(scope: Construct) -> cloudfront.CachePolicy:
@@ -120,7 +168,7 @@ def rate_limit_web_acl(scope: Construct, *, limit: int, window: Duration) -> waf
         ),
         visibility_config=visibility,
     )
-    return wafv2.CfnWebACL(
+    web_acl = wafv2.CfnWebACL(
         scope,
         "RateLimit",
         scope="CLOUDFRONT",
@@ -128,6 +176,8 @@ def rate_limit_web_acl(scope: Construct, *, limit: int, window: Duration) -> waf
         rules=[rule],
         visibility_config=visibility,
     )
+    waive(web_acl, _WAF_LOG4J_SKIP)
+    return web_acl
 
 
 def _assert_waf_region(stack: Stack) -> None:

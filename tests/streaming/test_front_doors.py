@@ -14,22 +14,12 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk.assertions import Template
 
-from constructs_llm import Engine, InvokerAuth, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
+from constructs_llm import InvokerAuth, StreamingInvoker
 from constructs_llm.errors import ConfigurationError
+from tests.matrix.builders import endpoint as llama3_endpoint
 
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"  # managed policy ids (CloudFront docs)
 ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
-
-
-def _endpoint(stack: Stack) -> LlmEndpoint:
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face("microsoft/Phi-3-mini-4k-instruct"),
-        engine=Engine.tgi(),
-        instance_type="ml.g5.2xlarge",
-    )
-    return LlmEndpoint(stack, "Endpoint", model=model)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +27,7 @@ def doors(new_stack: Callable[..., Stack]) -> tuple[Stack, Template]:
     """One stack: an API-key invoker (KMS-encrypted secret, max_concurrency) and an IAM
     invoker, each behind a distribution; the IAM one with a WAF rate rule."""
     stack = new_stack()
-    endpoint = _endpoint(stack)
+    endpoint = llama3_endpoint(stack)
     key = kms.Key(stack, "KeysKey", enable_key_rotation=True)
     secret = secretsmanager.Secret(stack, "Keys", encryption_key=key)
     keyed = StreamingInvoker(
@@ -152,7 +142,9 @@ def test_an_imported_secret_and_key_are_granted_on_the_role(
         secret_complete_arn="arn:aws:secretsmanager:us-east-1:123456789012:secret:llm/keys-AbCdEf",
         encryption_key=key,
     )
-    StreamingInvoker(stack, "Keyed", target=_endpoint(stack), auth=InvokerAuth.api_keys(secret))
+    StreamingInvoker(
+        stack, "Keyed", target=llama3_endpoint(stack), auth=InvokerAuth.api_keys(secret)
+    )
     template = Template.from_stack(stack)
     statements = _role_statements(template, "Keyed")
     read = next(s for s in statements if "secretsmanager:GetSecretValue" in s["Action"])
@@ -167,7 +159,7 @@ def test_a_secret_imported_by_name_is_read_by_name(new_stack: Callable[..., Stac
     stack = new_stack()
     secret = secretsmanager.Secret.from_secret_name_v2(stack, "Keys", "llm/api-keys")
     auth = InvokerAuth.api_keys(secret, cache_ttl=Duration.seconds(30))
-    StreamingInvoker(stack, "Keyed", target=_endpoint(stack), auth=auth)
+    StreamingInvoker(stack, "Keyed", target=llama3_endpoint(stack), auth=auth)
     template = Template.from_stack(stack)
     env = _function(template, "Keyed")["Environment"]["Variables"]
     assert env["API_KEYS_SECRET_ID"] == "llm/api-keys"
@@ -302,7 +294,7 @@ def test_an_agnostic_stack_with_a_web_acl_asserts_us_east_1(
 
 def test_an_existing_web_acl_is_attached(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack(region="eu-west-1")
-    invoker = StreamingInvoker(stack, "Signed", target=_endpoint(stack))
+    invoker = StreamingInvoker(stack, "Signed", target=llama3_endpoint(stack))
     arn = "arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/abcd"
     invoker.add_distribution(web_acl_arn=arn, read_timeout=Duration.seconds(20))
     template = Template.from_stack(stack)
@@ -317,7 +309,9 @@ def test_an_existing_web_acl_is_attached(new_stack: Callable[..., Stack]) -> Non
 
 def test_a_concrete_us_east_1_stack_needs_no_region_rule(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack(region="us-east-1")
-    StreamingInvoker(stack, "Signed", target=_endpoint(stack)).add_distribution(rate_limit=100)
+    StreamingInvoker(stack, "Signed", target=llama3_endpoint(stack)).add_distribution(
+        rate_limit=100
+    )
     template = Template.from_stack(stack)
     template.resource_count_is("AWS::WAFv2::WebACL", 1)
     assert "ConstructsLlmWafRegion" not in template.to_json().get("Rules", {})
@@ -326,7 +320,7 @@ def test_a_concrete_us_east_1_stack_needs_no_region_rule(new_stack: Callable[...
 def test_an_invoker_heartbeat_is_kept(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
     invoker = StreamingInvoker(
-        stack, "Signed", target=_endpoint(stack), heartbeat=Duration.seconds(5)
+        stack, "Signed", target=llama3_endpoint(stack), heartbeat=Duration.seconds(5)
     )
     invoker.add_distribution()
     env = _function(Template.from_stack(stack), "Signed")["Environment"]["Variables"]
@@ -386,7 +380,7 @@ def test_bad_invoker_props_fail_naming_the_value(
 ) -> None:
     stack = new_stack()
     with pytest.raises(ConfigurationError, match=message):
-        StreamingInvoker(stack, "Stream", target=_endpoint(stack), **props)
+        StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), **props)
 
 
 def test_a_secret_passed_as_auth_says_how_to_wrap_it(new_stack: Callable[..., Stack]) -> None:
@@ -395,7 +389,7 @@ def test_a_secret_passed_as_auth_says_how_to_wrap_it(new_stack: Callable[..., St
     with pytest.raises(
         ConfigurationError, match=r"got .*; wrap a secret of keys as InvokerAuth.api_keys\(secret\)"
     ):
-        StreamingInvoker(stack, "Stream", target=_endpoint(stack), auth=secret)  # type: ignore[arg-type]
+        StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), auth=secret)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -435,7 +429,7 @@ def test_bad_distributions_fail_at_synth_naming_the_value(
     stack = new_stack()
     secret = secretsmanager.Secret.from_secret_name_v2(stack, "Keys", "llm/api-keys")
     invoker_auth = InvokerAuth.iam() if auth == "iam" else InvokerAuth.api_keys(secret)
-    invoker = StreamingInvoker(stack, "Stream", target=_endpoint(stack), auth=invoker_auth)
+    invoker = StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), auth=invoker_auth)
     with pytest.raises(ConfigurationError, match=message):
         invoker.add_distribution(**props)
 
@@ -444,7 +438,7 @@ def test_a_web_acl_outside_us_east_1_fails_naming_the_region(
     new_stack: Callable[..., Stack],
 ) -> None:
     stack = new_stack(region="eu-west-1")
-    invoker = StreamingInvoker(stack, "Stream", target=_endpoint(stack))
+    invoker = StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack))
     with pytest.raises(
         ConfigurationError,
         match="only in us-east-1, but this stack is in 'eu-west-1'.*web_acl_arn=",
@@ -455,7 +449,7 @@ def test_a_web_acl_outside_us_east_1_fails_naming_the_region(
 def test_a_heartbeat_as_long_as_the_read_timeout_fails(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
     invoker = StreamingInvoker(
-        stack, "Stream", target=_endpoint(stack), heartbeat=Duration.seconds(30)
+        stack, "Stream", target=llama3_endpoint(stack), heartbeat=Duration.seconds(30)
     )
     with pytest.raises(
         ConfigurationError, match=r"heartbeat \(30 s\) must be shorter than read_timeout \(30 s\)"
@@ -465,7 +459,7 @@ def test_a_heartbeat_as_long_as_the_read_timeout_fails(new_stack: Callable[..., 
 
 def test_a_second_distribution_is_refused(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
-    invoker = StreamingInvoker(stack, "Stream", target=_endpoint(stack))
+    invoker = StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack))
     invoker.add_distribution()
     with pytest.raises(ConfigurationError, match="already has a distribution"):
         invoker.add_distribution()

@@ -13,25 +13,15 @@ from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match, Template
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
+from constructs_llm import StreamingInvoker
 from constructs_llm.errors import ConfigurationError
-
-
-def _endpoint(stack: Stack) -> LlmEndpoint:
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
-        engine=Engine.tgi(),
-        instance_type="ml.g5.2xlarge",
-    )
-    return LlmEndpoint(stack, "Endpoint", model=model)
+from tests.matrix.builders import endpoint as llama3_endpoint
 
 
 @pytest.fixture(scope="module")
 def synthesized(new_stack: Callable[..., Stack]) -> tuple[StreamingInvoker, Template]:
     stack = new_stack()
-    invoker = StreamingInvoker(stack, "Stream", target=_endpoint(stack))
+    invoker = StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack))
     caller = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())
     invoker.grant_invoke_url(caller)
     return invoker, Template.from_stack(stack)
@@ -111,7 +101,7 @@ def test_grant_invoke_url_adds_both_statements_function_urls_need(
 
 def test_china_regions_use_the_x86_layer(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack(region="cn-north-1")
-    StreamingInvoker(stack, "Stream", target=_endpoint(stack))
+    StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack))
     props = _function(Template.from_stack(stack))["Properties"]
     assert props["Architectures"] == ["x86_64"]
     assert "arn:aws-cn:lambda:cn-north-1:041581134020:layer:LambdaAdapterLayerX86:28" in json.dumps(
@@ -124,7 +114,7 @@ def test_unpublished_partition_fails_naming_region_and_override(
 ) -> None:
     stack = new_stack(region="us-gov-west-1")
     with pytest.raises(ConfigurationError, match="'us-gov-west-1'.*adapter_layer="):
-        StreamingInvoker(stack, "Stream", target=_endpoint(stack))
+        StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack))
 
 
 @pytest.mark.parametrize(
@@ -140,7 +130,7 @@ def test_bad_props_fail_naming_the_value(
 ) -> None:
     stack = new_stack()
     with pytest.raises(ConfigurationError, match=message):
-        StreamingInvoker(stack, "Stream", target=_endpoint(stack), **props)
+        StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), **props)
 
 
 def test_asset_holds_only_the_runtime_package(synthesized: tuple[Any, Template]) -> None:
@@ -169,7 +159,7 @@ def test_a_log_key_lets_cloudwatch_logs_use_it(new_stack: Callable[..., Stack]) 
 
     stack = new_stack()
     key = kms.Key(stack, "LogKey", enable_key_rotation=True)
-    StreamingInvoker(stack, "Stream", target=_endpoint(stack), log_encryption_key=key)
+    StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), log_encryption_key=key)
     template = Template.from_stack(stack)
     template.has_resource_properties(
         "AWS::Logs::LogGroup", {"KmsKeyId": {"Fn::GetAtt": [Match.any_value(), "Arn"]}}
@@ -190,7 +180,7 @@ def test_a_custom_layer_sets_the_architecture(new_stack: Callable[..., Stack]) -
     StreamingInvoker(
         stack,
         "Stream",
-        target=_endpoint(stack),
+        target=llama3_endpoint(stack),
         adapter_layer=layer,
         architecture=lambda_.Architecture.X86_64,
     )
@@ -205,13 +195,13 @@ def test_an_architecture_without_its_layer_is_refused(new_stack: Callable[..., S
     stack = new_stack()
     with pytest.raises(ConfigurationError, match="architecture=x86_64 needs adapter_layer="):
         StreamingInvoker(
-            stack, "Stream", target=_endpoint(stack), architecture=lambda_.Architecture.X86_64
+            stack, "Stream", target=llama3_endpoint(stack), architecture=lambda_.Architecture.X86_64
         )
 
 
 def test_heartbeat_is_passed_to_the_runtime(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
-    StreamingInvoker(stack, "Stream", target=_endpoint(stack), heartbeat=Duration.seconds(15))
+    StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), heartbeat=Duration.seconds(15))
     env = _function(Template.from_stack(stack))["Properties"]["Environment"]["Variables"]
     assert env["HEARTBEAT_SECONDS"] == "15"
 
@@ -226,4 +216,6 @@ def test_heartbeat_out_of_range_fails_naming_the_value(new_stack: Callable[..., 
     with pytest.raises(
         ConfigurationError, match="heartbeat must be between 1 and 300 seconds, got 600 s"
     ):
-        StreamingInvoker(stack, "Stream", target=_endpoint(stack), heartbeat=Duration.minutes(10))
+        StreamingInvoker(
+            stack, "Stream", target=llama3_endpoint(stack), heartbeat=Duration.minutes(10)
+        )

@@ -38,6 +38,8 @@ from typing import Any
 from .server import emit_log_line, make_server
 from .settings import Settings, SettingsError, sagemaker_client
 
+__all__ = ["main"]
+
 
 def main() -> int:
     try:

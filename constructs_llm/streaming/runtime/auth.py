@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .aws_clients import new_client
+
 __all__ = ["ApiKeyAuth", "Denial", "SecretFormatError", "parse_api_keys"]
 
 # RFC 6750 section 2.1, with the scheme case-insensitive and any non-space key accepted
@@ -167,15 +169,12 @@ class ApiKeyAuth:
 
 def new_secrets_client() -> Any:
     """A secretsmanager client with short timeouts: a slow read delays requests."""
-    import boto3  # type: ignore[import-untyped]  # deferred: only API-key auth needs it
-    from botocore.config import Config  # type: ignore[import-untyped]
-
-    config = Config(
+    return new_client(
+        "secretsmanager",
         connect_timeout=_CONNECT_TIMEOUT,
         read_timeout=_READ_TIMEOUT,
-        retries={"mode": "standard", "total_max_attempts": 2},
+        max_attempts=2,
     )
-    return boto3.session.Session().client("secretsmanager", config=config)
 
 
 def _bearer_token(header: str | None) -> str | None:

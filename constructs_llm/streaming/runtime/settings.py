@@ -66,6 +66,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .aws_clients import new_client
 from .events import RequestFormat, StreamFormat
 from .metrics import NAMESPACE
 from .routing import Route, RoutingTable, parse_routes
@@ -312,14 +313,11 @@ def sagemaker_client(settings: Settings) -> Any:
 
 def new_sagemaker_client(settings: Settings) -> Any:
     """A fresh sagemaker-runtime client with the runtime's timeouts and retry policy."""
-    import boto3  # type: ignore[import-untyped]  # deferred: keeps imports cheap
-    from botocore.config import Config  # type: ignore[import-untyped]
-
-    config = Config(
+    return new_client(
+        "sagemaker-runtime",
         connect_timeout=settings.upstream_connect_timeout,
         read_timeout=settings.upstream_read_timeout,
-        retries={"mode": "standard", "total_max_attempts": _UPSTREAM_MAX_ATTEMPTS},
+        max_attempts=_UPSTREAM_MAX_ATTEMPTS,
         max_pool_connections=_UPSTREAM_POOL,
         tcp_keepalive=True,
     )
-    return boto3.session.Session().client("sagemaker-runtime", config=config)

@@ -1,0 +1,91 @@
+"""Image references checked at synth: ECR repository names, tags and digests, and whole
+image URIs (with the ECR registry they name, if any).
+"""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import Token
+
+from constructs_llm.errors import ImageError
+
+__all__ = ["ECR_REGISTRY", "check_repository", "check_tag", "parse_uri"]
+
+_REPOSITORY = re.compile(r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*")
+_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+_DIGEST = re.compile(r"sha256:[a-f0-9]{64}")
+_URI = re.compile(
+    r"(?P<registry>[A-Za-z0-9.-]+(?::[0-9]+)?)/(?P<repository>[^:@\s]+)"
+    r"(?::(?P<tag>[^@\s]+))?(?:@(?P<digest>[^\s]+))?"
+)
+ECR_REGISTRY = re.compile(
+    r"(?P<account>[0-9]{12})\.dkr\.ecr(?:-fips)?\.(?P<region>[a-z0-9-]+)\."
+    r"(?:amazonaws\.com(?:\.cn)?|c2s\.ic\.gov|sc2s\.sgov\.gov|csp\.hci\.ic\.gov|cloud\.adc-e\.uk"
+    r"|amazonaws\.eu)"
+)
+_MAX_URI = 255  # ContainerDefinition.Image maximum length
+
+
+def check_repository(repository: str) -> None:
+    if not isinstance(repository, str) or not repository:
+        raise ImageError(f"DLC repository must be a non-empty string, got {repository!r}.")
+    if Token.is_unresolved(repository):
+        return
+    if ".dkr.ecr." in repository or ":" in repository:
+        raise ImageError(
+            f"ContainerImage.dlc takes a repository name, got the image URI {repository!r}; "
+            "use ContainerImage.from_uri(uri) for a full URI."
+        )
+    if not (2 <= len(repository) <= 256 and _REPOSITORY.fullmatch(repository)):
+        raise ImageError(
+            f"Invalid ECR repository name: got {repository!r}. Use lower-case letters, "
+            "digits and . _ - / separators, e.g. 'huggingface-pytorch-tgi-inference'."
+        )
+
+
+def check_tag(tag: str) -> None:
+    if not isinstance(tag, str) or not tag:
+        raise ImageError(f"Image tag must be a non-empty string, got {tag!r}.")
+    if Token.is_unresolved(tag) or _TAG.fullmatch(tag) or _DIGEST.fullmatch(tag):
+        return
+    raise ImageError(
+        f"Invalid image tag: got {tag!r}. A tag is 1-128 letters, digits, '_', '.' or '-', "
+        "with no whitespace and not starting with '.' or '-' (or a 'sha256:<64 hex>' digest)."
+    )
+
+
+def parse_uri(uri: str) -> re.Match[str]:
+    if not isinstance(uri, str) or not uri:
+        raise ImageError(f"Image URI must be a non-empty string, got {uri!r}.")
+    match = _URI.fullmatch(uri)
+    problem = _uri_problem(uri, match)
+    if problem:
+        raise ImageError(
+            f"Invalid image URI: got {uri!r}. {problem} Expected 'registry/repository:tag' or "
+            "'registry/repository@sha256:<digest>', e.g. "
+            "'123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm:1.0'."
+        )
+    assert match is not None
+    return match
+
+
+def _uri_problem(uri: str, match: re.Match[str] | None) -> str:
+    if len(uri) > _MAX_URI:
+        return f"It is {len(uri)} characters; SageMaker allows {_MAX_URI}."
+    if match is None:
+        if any(c.isspace() for c in uri):
+            return "It contains whitespace."
+        return "It needs a registry host and a repository."
+    if "." not in match["registry"] and ":" not in match["registry"]:
+        return f"{match['registry']!r} is not a registry host (it needs a dot, e.g. a domain)."
+    if not _REPOSITORY.fullmatch(match["repository"]):
+        return f"Repository {match['repository']!r} must be lower case letters, digits, . _ - /."
+    tag, digest = match["tag"], match["digest"]
+    if tag is None and digest is None:
+        return "It has no tag or digest; pin one (':1.0' or '@sha256:...')."
+    if tag is not None and not _TAG.fullmatch(tag):
+        return f"Tag {tag!r} is not a valid tag."
+    if digest is not None and not _DIGEST.fullmatch(digest):
+        return f"Digest {digest!r} must be 'sha256:' and 64 lower-case hex digits."
+    return ""

@@ -1,0 +1,100 @@
+"""A chat request from its body to its answer: read and route it, validate it, invoke the
+model's endpoint, parse the stream it returns and hand the events to the answer writer.
+
+Stdlib + boto3 only: this file ships in the Lambda asset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .chat_answers import AnswerWriter
+from .events import ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
+from .heartbeat import Heartbeat
+from .parser import parse_stream
+from .requests import ChatRequest, RequestError, build_chat_request, load_request
+from .routing import VARIANT_HEADER, target_variant
+from .sagemaker_stream import iter_payload_parts
+from .upstream import describe_failure, invoke, release
+
+__all__ = ["ChatExchange", "terminated"]
+
+
+class ChatExchange(AnswerWriter):
+    """Serves ``POST /v1/chat/completions`` (``_chat``)."""
+
+    _variant: str | None  # the production variant it pins (X-Target-Variant)
+
+    def _chat(self) -> None:
+        settings = self.server.settings
+        try:
+            data = load_request(self._read_body(settings.max_body_bytes))
+            self._target = self._routed = route = self.server.routes.pick(data.get("model"))
+            self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
+            fmt = route.request_format
+            request = build_chat_request(data, fmt, tools=settings.tools_for(route))
+        except RequestError as err:
+            self._send_error(
+                err.status, err.message, error_type=err.error_type, param=err.param, code=err.code
+            )
+            return
+        self._record["model"] = route.model
+        if self._variant is not None:
+            self._record["target_variant"] = self._variant
+        self._record["stream"] = request.stream
+        # Started before the call: the wait for SageMaker's answer is silence too.
+        heartbeat = None
+        if request.stream and settings.heartbeat_seconds > 0:
+            heartbeat = self._start_heartbeat(settings.heartbeat_seconds)
+        try:
+            self._invoke_and_answer(request, heartbeat)
+        finally:
+            if heartbeat is not None:
+                heartbeat.stop()  # a no-op unless something unexpected raised
+
+    def _invoke_and_answer(self, request: ChatRequest, heartbeat: Heartbeat | None) -> None:
+        route = self._target
+        self._record["overhead_ms"] = self._elapsed_ms()
+        try:
+            upstream = invoke(
+                self.server.client, route, request.engine_body, target_variant=self._variant
+            )
+        except Exception as exc:
+            failure = describe_failure(exc)
+            self._record["upstream_error"] = failure.upstream_code or type(exc).__name__
+            if heartbeat is not None and self._stop_heartbeat(heartbeat):
+                self._end_stream_with_error(failure)
+            else:
+                self._send_error(
+                    failure.status,
+                    failure.message,
+                    error_type=failure.error_type,
+                    code=failure.code,
+                )
+            return
+        parts = iter_payload_parts(upstream)
+        # parse_stream closes an iterator it is given; the callable-iterator form has no
+        # close(), so the connection's fate stays here (see upstream.release).
+        events = parse_stream(iter(parts.__next__, None), route.stream_format)
+        completed = False
+        try:
+            if request.stream:
+                completed = self._stream(terminated(events), request, heartbeat)
+            else:
+                completed = self._complete(terminated(events), request)
+        finally:
+            events.close()
+            release(parts, completed=completed)
+
+
+def terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """The events, guaranteed to end with one terminal event even if the source raises."""
+    try:
+        for event in events:
+            yield event
+            if type(event) is not TokenEvent and type(event) is not ToolCallEvent:
+                return
+    except Exception as exc:  # the upstream read failed in a way the parser did not map
+        yield ErrorEvent(message=f"reading the model stream failed: {exc}", code=type(exc).__name__)
+        return
+    yield ErrorEvent(message="the model stream ended without a final event", code="incomplete")
