@@ -36,8 +36,14 @@ $(PY): | $(UV)
 	$(UV) venv --quiet --python $(PYTHON) $(VENV)
 
 # What synth needs: the runtime pins only (no test tools, no checkov).
+# aws-cdk-lib and its dependency aws-cdk.cloud-assembly-schema both ship
+# aws_cdk/cloud_assembly_schema/__init__.py, and only aws-cdk-lib's copy registers the types
+# aws-cdk-lib names. pip installs dependencies first, so that copy wins; uv installs wheels in
+# parallel, so either may, and aws-cdk-lib is reinstalled last to make its copy win.
 $(VENV)/.synth: requirements.txt constraints.txt | $(PY)
 	$(UV) pip install --quiet --python $(PY) -r requirements.txt -c constraints.txt
+	$(UV) pip install --quiet --python $(PY) --no-deps --reinstall-package aws-cdk-lib \
+		-r requirements.txt -c constraints.txt
 	@touch $@
 
 $(VENV)/.dev: $(VENV)/.synth requirements-dev.txt requirements-catalogs.txt constraints.txt
