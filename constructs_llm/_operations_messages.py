@@ -155,9 +155,5 @@ def capacity_note(instance: str, low: int, high: int, scheduled: str | None) -> 
         f"Capacity: at minimum {low} x {instance} = {low * HOURS_PER_MONTH:,} instance-hours "
         f"per month (730 h), at most {high} = {high * HOURS_PER_MONTH:,}"
     )
-    if scheduled:
-        text += f"; {scheduled}"
-    return (
-        text + ". Multiply by the instance's hourly price for the region (Amazon SageMaker AI "
-        "pricing, real-time inference); no price is quoted here"
-    )
+    # Prices vary by region and change; the README says where to look them up.
+    return f"{text}; {scheduled}" if scheduled else text

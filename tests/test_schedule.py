@@ -158,7 +158,7 @@ def test_the_capacity_note_counts_the_schedule_s_floor_and_ceiling(
         "Endpoint",
         r"Capacity: at minimum 1 x ml\.g5\.2xlarge = 730 instance-hours per month \(730 h\), "
         rf"at most 8 = 5,840; with its schedule the floor holds {monthly:,} instance-hours "
-        r"a month\. Multiply by the instance's hourly price.*no price is quoted",
+        r"a month$",
     )
     _has_note(stack, "Endpoint", r"must allow at least 8")
 
@@ -169,7 +169,7 @@ def test_an_endpoint_without_scaling_notes_its_fixed_fleet(
     stack = new_stack()
     model = llama3(stack, instance_type="ml.g5.2xlarge", bound=False)
     LlmEndpoint(stack, "Endpoint", model=model, instance_count=3)
-    _has_note(stack, "Endpoint", r"at minimum 3 x ml\.g5\.2xlarge = 2,190 .* at most 3 = 2,190\.")
+    _has_note(stack, "Endpoint", r"at minimum 3 x ml\.g5\.2xlarge = 2,190 .* at most 3 = 2,190$")
 
 
 # -- components: scheduled copies, and instances released at night -----------------------------
@@ -230,4 +230,4 @@ def test_components_without_schedules_keep_the_instances_their_copies_need(
         min_memory_mib=16 * 1024,
         copies=3,  # 6 GPUs: two 4-GPU instances
     )
-    _has_note(stack, "Shared", r"at minimum 2 x ml\.g5\.12xlarge = 1,460 .* at most 3 = 2,190\.")
+    _has_note(stack, "Shared", r"at minimum 2 x ml\.g5\.12xlarge = 1,460 .* at most 3 = 2,190$")
