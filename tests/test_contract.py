@@ -158,7 +158,7 @@ def test_every_python_block_of_the_readme_parses_and_its_imports_resolve() -> No
                 for alias in node.names:
                     assert hasattr(module, alias.name), f"{node.module}.{alias.name}"
                     imported.add(f"{node.module}.{alias.name}")
-    assert len(blocks) >= 10
+    assert len(blocks) == 11  # the Python blocks of the README
     assert {"constructs_llm.StreamingInvoker", "constructs_llm.streaming.parse_stream"} <= imported
 
 
