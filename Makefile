@@ -18,6 +18,7 @@ UV := $(TOOLS)/bin/uv
 VENV := .venv
 PY := $(VENV)/bin/python
 CHECKOV_VENV := .venv-checkov
+LITELLM_VENV := .venv-litellm
 CDK := node_modules/.bin/cdk
 PYTEST_ARGS ?=
 STACKS ?= all
@@ -25,7 +26,7 @@ CDK_OUT := cdk.out
 
 .PHONY: install synth test lint typecheck bench refresh-catalogs clean
 
-install: $(VENV)/.dev $(CHECKOV_VENV)/.installed $(CDK)
+install: $(VENV)/.dev $(CHECKOV_VENV)/.installed $(LITELLM_VENV)/.installed $(CDK)
 
 $(UV): requirements-bootstrap.txt
 	$(PYTHON) -m venv $(TOOLS)
@@ -58,6 +59,13 @@ $(CHECKOV_VENV)/.installed: requirements-checkov.txt constraints-checkov.txt | $
 		-r requirements-checkov.txt -c constraints-checkov.txt
 	@touch $@
 
+# LiteLLM pins openai<3 (the dev venv has openai 3): the client tests run it from its own venv.
+$(LITELLM_VENV)/.installed: requirements-litellm.txt constraints-litellm.txt | $(UV)
+	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(LITELLM_VENV)
+	$(UV) pip install --quiet --python $(LITELLM_VENV)/bin/python \
+		-r requirements-litellm.txt -c constraints-litellm.txt
+	@touch $@
+
 $(CDK): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error > /dev/null
 	@touch $@
@@ -83,6 +91,7 @@ typecheck: $(VENV)/.dev
 # --dist loadscope keeps each module on one worker, so module fixtures (synths) run once.
 test: install lint
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" CHECKOV="$(CURDIR)/$(CHECKOV_VENV)/bin/checkov" \
+		LITELLM_PYTHON="$(CURDIR)/$(LITELLM_VENV)/bin/python" \
 		$(PY) -m pytest -n auto --dist loadscope $(PYTEST_ARGS)
 
 bench: $(VENV)/.dev $(CDK)
@@ -94,4 +103,4 @@ refresh-catalogs: $(VENV)/.dev
 	$(PY) -m scripts.refresh_catalogs
 
 clean:
-	rm -rf $(CDK_OUT) $(CDK_OUT).previous $(VENV) $(CHECKOV_VENV) $(TOOLS) node_modules build dist *.egg-info
+	rm -rf $(CDK_OUT) $(CDK_OUT).previous $(VENV) $(CHECKOV_VENV) $(LITELLM_VENV) $(TOOLS) node_modules build dist *.egg-info

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -111,31 +112,38 @@ BASE_SETTINGS = Settings(
 )
 
 
-@pytest.fixture
-def start_runtime(fake: FakeSageMaker) -> Iterator[StartRuntime]:
-    """``start_runtime(**settings)`` starts a runtime server (with the session's boto3 client
-    unless ``client=`` is given); all stop after the test."""
-    servers: list[RuntimeServer] = []
-
-    def start(*, client: Any = None, **overrides: Any) -> Runtime:
-        settings = replace(BASE_SETTINGS, **overrides)
-        logs: list[dict[str, Any]] = []
-        server = RuntimeServer(
-            settings,
-            client=client or client_for(settings.upstream_read_timeout),
-            log=logs.append,
-            address=("127.0.0.1", 0),
-        )
-        threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-        servers.append(server)
-        return Runtime(server=server, logs=logs)
-
-    yield start
-    for server in servers:
+@contextmanager
+def serving(settings: Settings, *, client: Any = None) -> Iterator[Runtime]:
+    """A runtime server for ``settings`` in a daemon thread (with the session's boto3 client
+    unless ``client=`` is given), stopped on exit."""
+    logs: list[dict[str, Any]] = []
+    server = RuntimeServer(
+        settings,
+        client=client or client_for(settings.upstream_read_timeout),
+        log=logs.append,
+        address=("127.0.0.1", 0),
+    )
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
+    try:
+        yield Runtime(server=server, logs=logs)
+    finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def start_runtime(fake: FakeSageMaker) -> Iterator[StartRuntime]:
+    """``start_runtime(**settings)`` starts a runtime server over ``BASE_SETTINGS``; all stop
+    after the test."""
+    with ExitStack() as servers:
+
+        def start(*, client: Any = None, **overrides: Any) -> Runtime:
+            settings = replace(BASE_SETTINGS, **overrides)
+            return servers.enter_context(serving(settings, client=client))
+
+        yield start
 
 
 @pytest.fixture

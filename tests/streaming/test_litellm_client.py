@@ -1,0 +1,149 @@
+"""LiteLLM, unchanged, against the runtime with API keys: the keys live in a real Secrets
+Manager API on loopback, the fake SageMaker replays vLLM's own streams (text with usage, and
+tool calls), and LiteLLM runs from its own venv (it pins ``openai<3``), as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from constructs_llm.streaming.runtime.events import StreamFormat
+from tests.streaming.conftest import BASE_SETTINGS, MODEL, SOCKET_TIMEOUT, Runtime, serving
+from tests.streaming.stream_fixtures import load_fixtures
+from tests.support import engine_streams
+from tests.support.fake_sagemaker import FakeSageMaker, Scenario
+from tests.support.secrets_manager import local_secrets_manager
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / "tests" / "support" / "litellm_client.py"
+KEY = "sk-litellm-3c1e9a7b5d2f4068"
+FIXTURES = {f.name: f.raw for f in load_fixtures()}
+ASK = [{"role": "user", "content": "Weather in Zürich?"}]
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+# (what the fake SageMaker replays, the call LiteLLM makes)
+CALLS: dict[str, tuple[str | None, dict[str, Any]]] = {
+    "stream": ("vllm_chat", {"stream": True, "stream_options": {"include_usage": True}}),
+    "whole": ("vllm_chat", {}),
+    "tools": ("vllm_tool_calls", {"tools": [WEATHER], "tool_choice": "auto"}),
+    "tools_stream": ("vllm_tool_calls", {"tools": [WEATHER], "stream": True}),
+    "wrong_key": (None, {}),
+}
+
+
+@pytest.fixture(scope="module")
+def session(fake_server: FakeSageMaker, aws_env: dict[str, str]) -> Iterator[Session]:
+    """Each call of CALLS made by LiteLLM in one process (its import takes seconds), in order,
+    and the bodies the fake SageMaker received."""
+    fake_server.reset()
+    with local_secrets_manager() as secrets, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", secrets.url)
+        arn = secrets.create(f"keys/{uuid.uuid4().hex}", KEY)
+        settings = replace(BASE_SETTINGS, api_keys_secret_id=arn, stream_format=StreamFormat.OPENAI)
+        for fixture, _ in CALLS.values():
+            if fixture:
+                fake_server.enqueue(Scenario(parts=engine_streams.rechunk([FIXTURES[fixture]], 5)))
+        calls = [
+            {
+                "api_key": KEY if name != "wrong_key" else "sk-wrong",
+                "messages": ASK,
+                "params": params,
+            }
+            for name, (_, params) in CALLS.items()
+        ]
+        with serving(settings) as runtime:
+            results = dict(zip(CALLS, _litellm(runtime, calls), strict=True))
+    yield Session(results, [request.json() for request in fake_server.requests])
+    fake_server.reset()
+
+
+@dataclass
+class Session:
+    results: dict[str, dict[str, Any]]
+    engine_received: list[dict[str, Any]]
+
+    def response(self, call: str) -> dict[str, Any]:
+        result = self.results[call]
+        assert "response" in result, result
+        response: dict[str, Any] = result["response"]
+        return response
+
+
+def test_litellm_streams_text_and_usage_with_an_api_key(session: Session) -> None:
+    streamed = session.response("stream")
+    assert session.results["stream"]["pieces"] == [" héllo", " 世界", " 🚀"]
+    assert streamed["choices"][0]["message"]["content"] == " héllo 世界 🚀"
+    assert _usage(streamed) == (9, 4)
+
+
+def test_litellm_gets_the_engine_usage_on_a_whole_reply(session: Session) -> None:
+    whole = session.response("whole")
+    assert whole["choices"][0]["message"]["content"] == " héllo 世界 🚀"
+    assert whole["choices"][0]["finish_reason"] == "length"
+    assert _usage(whole) == (9, 4)
+
+
+@pytest.mark.parametrize("call", ["tools", "tools_stream"])
+def test_litellm_gets_the_tool_call(session: Session, call: str) -> None:
+    choice = session.response(call)["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    (tool_call,) = choice["message"]["tool_calls"]
+    assert tool_call["id"] == "chatcmpl-tool-9a8b7c6d5e4f4a3b"
+    assert tool_call["function"]["name"] == "get_weather"
+    assert json.loads(tool_call["function"]["arguments"]) == {"city": "Zürich", "unit": "celsius"}
+
+
+def test_litellm_with_a_wrong_key_gets_401_and_sagemaker_is_not_called(session: Session) -> None:
+    wrong = session.results["wrong_key"]
+    assert (wrong["error"], wrong["status"]) == ("AuthenticationError", 401)
+    assert "Incorrect API key provided" in wrong["message"]  # the runtime's invalid_api_key text
+    assert len(session.engine_received) == len(CALLS) - 1
+
+
+def test_the_engine_receives_litellm_s_tools(session: Session) -> None:
+    sent = session.engine_received
+    assert [body.get("stream") for body in sent] == [True, True, True, True]
+    assert [body.get("tools") for body in sent] == [None, None, [WEATHER], [WEATHER]]
+    assert sent[2]["tool_choice"] == "auto"
+    assert {body["messages"][0]["content"] for body in sent} == {ASK[0]["content"]}
+
+
+def _usage(response: dict[str, Any]) -> tuple[int, int]:
+    usage = response["usage"]
+    return usage["prompt_tokens"], usage["completion_tokens"]
+
+
+def _litellm(runtime: Runtime, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    python = os.environ.get("LITELLM_PYTHON", str(ROOT / ".venv-litellm" / "bin" / "python"))
+    assert Path(python).exists(), f"{python}: LiteLLM's venv is missing; run `make install`"
+    plan = {"base_url": runtime.url + "/v1", "model": MODEL, "calls": calls}
+    done = subprocess.run(
+        [python, str(CLIENT)],
+        input=json.dumps(plan),
+        capture_output=True,
+        text=True,
+        timeout=SOCKET_TIMEOUT * 6,
+        env={**os.environ, "LITELLM_LOG": "ERROR"},
+    )
+    assert done.returncode == 0, done.stderr
+    results: list[dict[str, Any]] = json.loads(done.stdout.splitlines()[-1])
+    return results
