@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -187,6 +186,7 @@ class _OneShotServer:
 
     def __init__(self, failure: str) -> None:
         self.failure = failure
+        self.release = threading.Event()  # the stall lasts until the client has timed out
         self.socket = socket.create_server(("127.0.0.1", 0))
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -209,7 +209,7 @@ class _OneShotServer:
             if self.failure == "drop":
                 conn.sendall(b"40\r\nabc")  # a chunk cut short, then the connection closes
             else:
-                time.sleep(0.8)  # silent past the client's read timeout
+                self.release.wait(10)  # silent past the client's read timeout
         self.socket.close()
 
 
@@ -225,7 +225,7 @@ def test_real_boto3_client_read_failures_end_in_one_error(failure: str, code: st
         endpoint_url=server.url,
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
-        config=botocore.config.Config(read_timeout=0.3, retries={"max_attempts": 0}),
+        config=botocore.config.Config(read_timeout=1.0, retries={"max_attempts": 0}),
     )
     response = client.invoke_endpoint_with_response_stream(EndpointName="e", Body=b"{}")
     # WHEN the body is parsed THEN the token, then one ErrorEvent naming the failure
@@ -234,6 +234,7 @@ def test_real_boto3_client_read_failures_end_in_one_error(failure: str, code: st
     assert isinstance(events[1], ErrorEvent)
     assert events[1].code == code
     assert len(events) == 2
+    server.release.set()
     server.thread.join(timeout=5)  # the server is done: nothing leaks into other tests
 
 
