@@ -5,8 +5,6 @@ base URL and a key: the `openai` SDK, LangChain's ChatOpenAI and curl."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -20,6 +18,7 @@ import pytest
 from constructs_llm.streaming import ChatStreamError, stream_chat
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support import engine_streams
+from tests.support.curl import curl
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
 from tests.support.secrets_manager import LocalSecretsManager, local_secrets_manager
 
@@ -93,7 +92,6 @@ def test_langchain_chat_openai_streams_with_an_api_key(keyed: Runtime, fake: Fak
     assert "".join(str(chunk.content) for chunk in llm.stream("hi")) == "LangChain"
 
 
-@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_curl_with_a_bearer_header_streams(keyed: Runtime, fake: FakeSageMaker) -> None:
     _answer(fake, "cu", "rl")
     body = json.dumps({"model": "m", "messages": MESSAGES, "stream": True})
@@ -106,7 +104,6 @@ def test_curl_with_a_bearer_header_streams(keyed: Runtime, fake: FakeSageMaker) 
     assert text == "curl"
 
 
-@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_curl_without_a_key_gets_401_invalid_api_key(keyed: Runtime, fake: FakeSageMaker) -> None:
     output = _curl(keyed, json.dumps({"messages": MESSAGES}), "-w", "\n%{http_code}")
     body, status = output.rsplit("\n", 1)
@@ -209,12 +206,7 @@ def _eventually(call: Any, within: float = TTL * 10) -> Any:
 
 
 def _curl(runtime: Runtime, body: str, *args: str) -> str:
-    result = subprocess.run(
-        [
-            "curl", "-sS", "-N", "--max-time", str(SOCKET_TIMEOUT),
-            "-H", "Content-Type: application/json", "-d", body, *args,
-            runtime.url + "/v1/chat/completions",
-        ],
-        capture_output=True, text=True, check=True, timeout=SOCKET_TIMEOUT * 2,
+    return curl(
+        "-H", "Content-Type: application/json", "-d", body, *args,
+        runtime.url + "/v1/chat/completions", timeout=SOCKET_TIMEOUT,
     )  # fmt: skip
-    return result.stdout

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import shutil
-import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +20,7 @@ from botocore.credentials import Credentials
 from constructs_llm.streaming.client import content_sha256_hook, sigv4_hook
 from tests.streaming.conftest import SOCKET_TIMEOUT, StartRuntime
 from tests.support import engine_streams
+from tests.support.curl import curl
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
 
 CREDENTIALS = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session")
@@ -155,19 +154,14 @@ def test_langchain_with_the_signing_hook_streams_through_the_runtime(
     assert len(signatures) == 1 and "/lambda/aws4_request" in signatures[0]
 
 
-@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_curl_aws_sigv4_signs_as_botocore_does(recorder: str) -> None:
     # The README's IAM-mode curl line; the service checks the same signature botocore computes.
     body = '{"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": true}'
     key, secret, token = CREDENTIALS.access_key, CREDENTIALS.secret_key, CREDENTIALS.token
-    subprocess.run(
-        [
-            "curl", "-sS", "-N", "--max-time", str(SOCKET_TIMEOUT),
-            f"{recorder}/v1/chat/completions", "--aws-sigv4", "aws:amz:us-east-1:lambda",
-            "--user", f"{key}:{secret}", "-H", f"x-amz-security-token: {token}",
-            "-H", "Content-Type: application/json", "-d", body,
-        ],
-        check=True, capture_output=True, timeout=SOCKET_TIMEOUT * 2,
+    curl(
+        f"{recorder}/v1/chat/completions", "--aws-sigv4", "aws:amz:us-east-1:lambda",
+        "--user", f"{key}:{secret}", "-H", f"x-amz-security-token: {token}",
+        "-H", "Content-Type: application/json", "-d", body, timeout=SOCKET_TIMEOUT,
     )  # fmt: skip
     ((method, path, headers, sent),) = _Recorder.seen
     assert sent == body.encode()
