@@ -54,7 +54,7 @@ def autoscale_component(
         concurrency_metric=appscaling.PredefinedMetric.SAGEMAKER_INFERENCE_COMPONENT_CONCURRENT_REQUESTS_PER_COPY_HIGH_RESOLUTION,
         invocations_metric=appscaling.PredefinedMetric.SAGEMAKER_INFERENCE_COMPONENT_INVOCATIONS_PER_COPY,
     )
-    if autoscaling.min_capacity == 0:
+    if autoscaling.may_reach_zero:  # a scheduled zero needs the way back up as much
         _scale_out_from_zero(target, component.metric_no_capacity_invocation_failures())
     return target
 

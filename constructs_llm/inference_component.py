@@ -231,7 +231,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         """What the default alarms watch (see ``constructs_llm.alarms``); a component that may
         sit at zero copies waits out a cold start (15 minutes) before NoCapacity trips."""
         gpus = self.instance_type.accelerator == "nvidia" and bool(self.accelerators)
-        may_be_zero = self.autoscaling is not None and self.autoscaling.lowest_min == 0
+        may_be_zero = self.autoscaling is not None and self.autoscaling.may_reach_zero
         return AlarmMetrics(
             errors=self.metric_invocation_5xx_errors(),
             model_errors=self.metric_invocation_model_errors(),

@@ -88,6 +88,11 @@ class Autoscaling:
         return min([self.min_capacity, *scheduled])
 
     @property
+    def may_reach_zero(self) -> bool:
+        """Whether the count may drop to zero, by the base bounds or by a scheduled action."""
+        return self.lowest_min == 0
+
+    @property
     def highest_max(self) -> int:
         """The highest upper bound the target may get, schedules included."""
         scheduled = [s.max_capacity for s in self.schedule if s.max_capacity is not None]

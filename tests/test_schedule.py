@@ -219,6 +219,33 @@ def test_a_night_schedule_to_zero_copies_releases_the_instances(
     )
 
 
+def test_a_scheduled_zero_gets_the_step_policy_that_brings_the_first_copy_back(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN copies that may reach zero only through a scheduled action (the maximum stays 4)
+    stack = new_stack()
+    component(
+        stack,
+        endpoint_props={"min_instances": 0, "max_instances": 2},
+        accelerators=1,
+        min_memory_mib=16 * 1024,
+        copies=2,
+        autoscaling=Autoscaling(
+            min_capacity=2,
+            max_capacity=4,
+            target_invocations_per_instance=10,
+            schedule=[ScheduledCapacity(schedule=EVENING, min_capacity=0)],
+        ),
+    )
+    # THEN target tracking and the step policy on NoCapacityInvocationFailures: target
+    # tracking alone never leaves zero copies
+    policies = Template.from_stack(stack).find_resources(
+        "AWS::ApplicationAutoScaling::ScalingPolicy"
+    )
+    kinds = sorted(p["Properties"]["PolicyType"] for p in policies.values())
+    assert kinds == ["StepScaling", "TargetTrackingScaling"]
+
+
 def test_components_without_schedules_keep_the_instances_their_copies_need(
     new_stack: Callable[..., Stack],
 ) -> None:
