@@ -27,8 +27,11 @@ class Placement:
 
     def __init__(self, instance_type: str | InstanceType, accelerators: int | None = None) -> None:
         instance = InstanceType.of(instance_type)
-        if accelerators is not None and accelerators == instance.accelerator_count:
-            accelerators = None  # all devices = the whole instance
+        # All devices = the whole instance; only a valid count is read so, so that problems()
+        # still reports 0, True, 4.0 or a count on hardware with no devices.
+        whole = type(accelerators) is int and accelerators == instance.accelerator_count >= 1
+        if whole:
+            accelerators = None
         self._instance_type = instance
         self._accelerators = accelerators
 

@@ -174,6 +174,24 @@ BAD_HOSTING = [
         id="ic-accelerators-on-cpu-instance",
     ),
     pytest.param(
+        lambda s: component(
+            s,
+            instance_type="ml.m5.xlarge",
+            model_props={"engine": custom()},
+            accelerators=0,
+            min_memory_mib=1024,
+        ),
+        ConfigurationError,
+        r"accelerators=0 but ml\.m5\.xlarge has no accelerators \(CPU only\)",
+        id="ic-zero-accelerators-on-cpu-instance",
+    ),
+    pytest.param(
+        lambda s: component(s, instance_type="ml.g5.xlarge", accelerators=True),
+        ConfigurationError,
+        r"accelerators must be an integer >= 1, got True",
+        id="ic-accelerators-a-bool",
+    ),
+    pytest.param(
         lambda s: component(s, accelerators=1, copies=0),
         ConfigurationError,
         r"copies must be an integer >= 1, got 0",
