@@ -28,6 +28,7 @@ __all__ = [
     "host_ami_conflict",
     "hub_download_blocked",
     "hub_isolated",
+    "imported_name_unknown",
     "instance_count_outside_scaling",
     "instance_type_required",
     "kms_on_nvme",
@@ -306,4 +307,11 @@ def scale_to_zero_metric() -> str:
         "invocations per copy (target_invocations_per_instance=1); verify that "
         "ConcurrentRequestsPerCopy reaches 0 when idle so the last copy is released, or use "
         "the invocations target"
+    )
+
+
+def imported_name_unknown() -> str:
+    return (
+        "endpoint_name is not known at synth (an import or a parameter), so it cannot be the "
+        "name clients send as 'model'; pass served_model_name='...'"
     )

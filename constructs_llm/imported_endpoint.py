@@ -3,21 +3,18 @@ a ``StreamingInvoker`` and for ``grant_invoke``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_llm import _messages as msg
 from constructs_llm._hosting import grant_invoke
 from constructs_llm._problems import Problems
-from constructs_llm._validation import name_problem
+from constructs_llm._validation import name_problem, served_name_problem, type_problem
+from constructs_llm.engine import Engine
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.metrics import InvocationMetrics
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-
-if TYPE_CHECKING:
-    from constructs_llm.engine import Engine
 
 __all__ = ["ImportedEndpoint"]
 
@@ -62,6 +59,11 @@ class ImportedEndpoint(InvocationMetrics, Construct):
         problems.add(name_problem("variant_name", variant_name))
         problems.add(_format_problem("stream_format", stream_format, StreamFormat))
         problems.add(_format_problem("request_format", request_format, RequestFormat))
+        problems.add(type_problem("engine", engine, Engine, msg.ENGINE_FIX, optional=True))
+        problems.add(served_name_problem("served_model_name", served_model_name))
+        if served_model_name is None and Token.is_unresolved(endpoint_name):
+            problems.add(msg.imported_name_unknown())
+        problems.raise_if_any()  # the engine's type is known from here on
         problems.add(_tools_problem(tool_calls, request_format or _engine_format(engine)))
         problems.raise_if_any()
         self._endpoint_name = endpoint_name

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk import Stack
+from aws_cdk import Fn, Stack
 from aws_cdk import aws_kms as kms
 
 from constructs_llm import (
@@ -117,6 +117,28 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"tool_calls=True needs the messages request format: the generate request format has no tool calling",
         id="invoker-imported-tools-with-the-generate-format",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint.from_endpoint_attributes(
+            s, "Legacy", endpoint_name="legacy-endpoint", engine="vllm"
+        ),
+        ConfigurationError,
+        r"engine must be an Engine, got str 'vllm'; use Engine\.tgi\(\)",
+        id="invoker-imported-engine-a-string",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint.from_endpoint_attributes(
+            s, "Legacy", endpoint_name="legacy-endpoint", served_model_name="my model"
+        ),
+        ConfigurationError,
+        r"served_model_name must be 1-256 printable characters without spaces.*'my model'",
+        id="invoker-imported-served-name-with-a-space",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint.from_endpoint_name(s, "Legacy", Fn.import_value("LlmEndpointName")),
+        ConfigurationError,
+        r"endpoint_name is not known at synth .* pass served_model_name=",
+        id="invoker-imported-token-name-without-a-served-name",
     ),
     pytest.param(
         lambda s: StreamingInvoker(s, "Stream", target=(e := endpoint(s)), targets=[e]),
