@@ -9,7 +9,6 @@ copy autoscaling and, with ``Autoscaling(min_capacity=0, ...)``, scale to zero.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from aws_cdk import Annotations, Duration
 from aws_cdk import aws_sagemaker as sagemaker
@@ -47,9 +46,6 @@ from constructs_llm.model_source import ModelSource
 from constructs_llm.placement import Placement
 from constructs_llm.scaling import Autoscaling
 from constructs_llm.timeouts import default_download_timeout, default_health_check_timeout
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["InferenceComponent"]
 

@@ -170,6 +170,11 @@ class LlmModel(Construct):
         :raises ConfigurationError: the model cannot run there (each problem named), or no
             placement was given and the model has no default
         """
+        if placement is not None and not isinstance(placement, Placement):
+            raise ConfigurationError(
+                f"LlmModel '{self.node.path}': bind() takes a Placement, got "
+                f"{placement!r}; use Placement('ml.g5.2xlarge') or Placement(..., accelerators=1)"
+            )
         placement = placement or self._require_default()
         bound = self._bindings.get(placement)
         if bound is not None:

@@ -140,7 +140,7 @@ def _check_variant(
         problems.add(f"{label} must be a Variant(model=..., ...), got {describe(spec)}")
         return None
     found = [
-        type_problem(f"{label}.model", spec.model, LlmModel, msg.MODEL_FIX),
+        type_problem("model", spec.model, LlmModel, msg.MODEL_FIX),
         type_problem(
             "autoscaling", spec.autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
         ),

@@ -20,6 +20,7 @@ from constructs_llm import (
     ModelSource,
     Placement,
 )
+from constructs_llm.errors import ConfigurationError
 from constructs_llm.notes import notes_of
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
@@ -209,3 +210,13 @@ def test_a_neuron_copy_gets_its_own_plan_and_engine_warnings(
         path, Match.string_like_regexp(r"HF_NUM_CORES=6 .*verify the model compiles for 6 cores")
     )
     assert any(re.match(r"Memory plan per copy: .* on 3 x", n) for n in notes_of(component))
+
+
+def test_bind_takes_a_placement_and_names_the_fix(new_stack: Callable[..., Stack]) -> None:
+    model = _llama(new_stack(), instance_type="ml.g5.2xlarge")
+    with pytest.raises(
+        ConfigurationError,
+        match=r"bind\(\) takes a Placement, got 'ml\.g5\.2xlarge'; use Placement\(",
+    ):
+        model.bind("ml.g5.2xlarge")  # type: ignore[arg-type]
+    assert model.bind(Placement("ml.g5.2xlarge")) is model.bind()
