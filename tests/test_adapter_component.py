@@ -70,8 +70,15 @@ def test_the_adapter_is_a_component_on_its_base_with_no_compute(
             },
         },
     )
-    assert adapter.inference_component_name == "sql-expert-adapter"
-    assert adapter.endpoint_name == adapter.base.endpoint.endpoint_name
+    # AND it sits on its base's endpoint, with no compute of its own
+    components = template.find_resources("AWS::SageMaker::InferenceComponent")
+    by_name = {
+        json.dumps(c["Properties"]["InferenceComponentName"]): c for c in components.values()
+    }
+    spec = by_name['"sql-expert-adapter"']["Properties"]
+    base = next(c for n, c in by_name.items() if n != '"sql-expert-adapter"')["Properties"]
+    assert spec["EndpointName"] == base["EndpointName"]
+    assert "ComputeResourceRequirements" not in spec["Specification"]
 
 
 def test_clients_reach_it_by_its_name_in_its_base_s_formats(

@@ -200,4 +200,5 @@ def test_generated_variant_names_fit_sagemaker(new_stack: Callable[..., Stack]) 
     stack = new_stack()
     model = _model(stack, "A" * 80 + "_model!", LLAMA3)
     (variant,) = LlmEndpoint(stack, "Long", variants=[Variant(model=model)]).variants
-    assert len(variant.name) <= 63 and variant.name.endswith("-g5-2xlarge")
+    # the model's id loses what SageMaker refuses and is cut so the name holds 63 characters
+    assert variant.name == "A" * 52 + "-g5-2xlarge"
