@@ -148,5 +148,5 @@ def _scheduled(floor: list[int] | None, scheduled: bool) -> str | None:
     if not scheduled:
         return None
     if floor is None:
-        return "the schedule does not repeat weekly, so its hours were not counted"
+        return "the schedule does not repeat weekly in one time zone, so its hours were not counted"
     return f"with its schedule the floor holds {hours_per_month(floor):,.0f} instance-hours a month"

@@ -87,9 +87,13 @@ def schedule_problems(schedule: object) -> list[str | None]:
 
 def weekly_floor(initial: int, schedule: Sequence[ScheduledCapacity]) -> list[int] | None:
     """The lower bound in force at each minute of a week (Sunday 00:00 first), once the
-    schedule has cycled; None when an action does not repeat weekly. Time zones are ignored:
-    the week's total is the same in any zone."""
+    schedule has cycled; None when an action does not repeat weekly, or when the actions that
+    set the minimum use different time zones (their offsets move with daylight saving). In one
+    zone the week's total is the same as in UTC."""
     fires: list[tuple[int, int]] = []  # (minute of the week, new min)
+    setting_min = [item for item in schedule if item.min_capacity is not None]
+    if len({item.time_zone.timezone_name if item.time_zone else "UTC" for item in setting_min}) > 1:
+        return None
     for item in schedule:
         if item.min_capacity is None:
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from aws_cdk import Duration, Stack, TimeZone
@@ -86,6 +87,17 @@ def test_schedules_that_do_not_repeat_weekly_are_not_counted(
     assert weekly_floor(1, [ScheduledCapacity(schedule=schedule, min_capacity=2)]) is None
 
 
+def test_actions_in_different_time_zones_are_not_counted() -> None:
+    # 20:00 UTC and 08:00 Berlin are 11 or 12 hours apart, by the season: no one weekly floor
+    mixed = [
+        ScheduledCapacity(schedule=EVENING, min_capacity=1),
+        ScheduledCapacity(schedule=MORNING, min_capacity=2, time_zone=TimeZone.EUROPE_BERLIN),
+    ]
+    assert weekly_floor(2, mixed) is None
+    same = [replace(item, time_zone=TimeZone.EUROPE_BERLIN) for item in mixed]
+    assert _hours(weekly_floor(2, same)) == 2 * 12 * 5 + 1 * (168 - 60)
+
+
 def test_actions_that_set_only_the_maximum_leave_the_floor() -> None:
     floor = weekly_floor(2, [ScheduledCapacity(schedule=EVENING, max_capacity=3)])
     assert _hours(floor) == 2 * 7 * 24
@@ -108,7 +120,12 @@ def scheduled_endpoint(new_stack: Callable[..., Stack]) -> tuple[Stack, Template
             max_capacity=6,
             target_concurrent_requests=8,
             schedule=[
-                ScheduledCapacity(schedule=EVENING, min_capacity=1, max_capacity=2),
+                ScheduledCapacity(
+                    schedule=EVENING,
+                    min_capacity=1,
+                    max_capacity=2,
+                    time_zone=TimeZone.EUROPE_BERLIN,
+                ),
                 ScheduledCapacity(
                     schedule=MORNING,
                     min_capacity=2,
@@ -134,6 +151,7 @@ def test_schedules_become_scheduled_actions_on_the_variant_s_target(
                     "ScheduledActionName": "Schedule0",
                     "Schedule": "cron(0 20 ? * MON-FRI *)",
                     "ScalableTargetAction": {"MinCapacity": 1, "MaxCapacity": 2},
+                    "Timezone": "Europe/Berlin",
                 },
                 {
                     "ScheduledActionName": "Schedule1",
