@@ -75,9 +75,11 @@ def _stack_problems(invoker: Construct, target: InvocationTarget, where: str) ->
     here, there = Stack.of(invoker), Stack.of(target)
     if here is there:
         return []
+    located = f"{where} {describe(target)} is in stack '{there.node.path}', the invoker in "
+    if target.inference_component_name is not None:  # an import holds no component name
+        return [f"{located}'{here.node.path}'; move the invoker to the component's stack"]
     return [
-        f"{where} {describe(target)} is in stack '{there.node.path}', the invoker in "
-        f"'{here.node.path}'; import it into this stack with "
+        f"{located}'{here.node.path}'; import it into this stack with "
         "LlmEndpoint.from_endpoint_attributes(self, id, endpoint_name=..., engine=...) (or move "
         "the invoker to its stack)"
     ]

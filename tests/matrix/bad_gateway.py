@@ -67,6 +67,10 @@ def _in_another_stack(s: Stack) -> object:
     return StreamingInvoker(s, "Stream", targets=[endpoint(other)])
 
 
+def _component_in_another_stack(s: Stack) -> object:
+    return StreamingInvoker(s, "Stream", target=component(Stack(app_of(s), "Models")))
+
+
 def _too_many_for_lambda_env(s: Stack) -> object:
     imported = [
         LlmEndpoint.from_endpoint_name(s, f"Ep{i}", f"endpoint-{i:02d}-" + "x" * 50)
@@ -105,6 +109,13 @@ BAD_GATEWAY = [
         r"targets\[0\] LlmEndpoint 'Models/Endpoint' is in stack 'Models', the invoker in "
         r"'Test'; import it into this stack with LlmEndpoint\.from_endpoint_attributes",
         id="invoker-targets-in-another-stack",
+    ),
+    pytest.param(
+        _component_in_another_stack,
+        ConfigurationError,
+        r"InferenceComponent 'Models/Chat' is in stack 'Models', the invoker in 'Test'; move "
+        r"the invoker to the component's stack$",
+        id="invoker-targets-component-in-another-stack",
     ),
     pytest.param(
         lambda s: LlmEndpoint.from_endpoint_attributes(
