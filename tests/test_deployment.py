@@ -293,7 +293,10 @@ def test_a_component_rolls_its_copies_in_batches_with_rollback(
             "MaximumExecutionTimeoutInSeconds": 4 * (1800 + 300) + MARGIN_S,
         },
         "AutoRollbackConfiguration": {
-            "Alarms": [{"AlarmName": stack.resolve(a.alarm_name)} for a in chat.alarms.rollback]
+            "Alarms": [
+                {"AlarmName": stack.resolve(a.alarm_name)}
+                for a in (chat.alarms.errors, chat.alarms.model_errors)
+            ]
         },
     }
 
