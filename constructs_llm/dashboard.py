@@ -24,10 +24,11 @@ from constructs_llm.imported_endpoint import ImportedEndpoint
 from constructs_llm.inference_component import InferenceComponent
 from constructs_llm.scaling import Autoscaling
 from constructs_llm.streaming.infrastructure import StreamingInvoker
+from constructs_llm.variant import EndpointVariant
 
 __all__ = ["LlmDashboard"]
 
-Target = LlmEndpoint | InferenceComponent
+Target = LlmEndpoint | InferenceComponent | EndpointVariant
 _WIDTH, _HEIGHT = 6, 6
 _MINUTE = Duration.minutes(1)
 
@@ -94,29 +95,65 @@ def _check(
 
 
 def _rows(target: object, invokers: list[StreamingInvoker]) -> list[list[cloudwatch.IWidget]]:
-    widgets: list[cloudwatch.IWidget | None]
+    title: list[cloudwatch.IWidget] = [_title(target, invokers)]
+    if isinstance(target, LlmEndpoint) and len(_variants(target)) > 1:
+        # SageMaker measures each variant, the invokers the endpoint: their row, then one
+        # row of SageMaker's metrics per variant (the shadow's included)
+        rows = [title, *_lines(_invoker_widgets(target, invokers))]
+        for variant in _variants(target):
+            rows += [[_variant_title(variant)], *_lines(_target_widgets(variant, []))]
+        return rows
     if isinstance(target, LlmEndpoint | InferenceComponent):
-        widgets = [
-            _traffic(target, invokers),
-            _latency(target, invokers),
-            _errors(target, invokers),
-            _concurrency(target),
-            _capacity(target),
-            _gpus(target),
-            _tokens(target, invokers),
-            _alarms(target),
-        ]
-    else:  # an endpoint deployed elsewhere, an adapter: what its invokers measure
-        widgets = [
-            _tokens(target, invokers),
-            _invoker_latency(target, invokers),
-            _invoker_errors(target, invokers),
-        ]
+        return [title, *_lines(_target_widgets(target, invokers))]
+    # an endpoint deployed elsewhere, an adapter: what its invokers measure
+    return [title, *_lines(_invoker_widgets(target, invokers))]
+
+
+def _variants(endpoint: LlmEndpoint) -> list[EndpointVariant]:
+    shadow = [endpoint.shadow_variant] if endpoint.shadow_variant else []
+    return [*endpoint.variants, *shadow]
+
+
+def _target_widgets(
+    target: Target, invokers: list[StreamingInvoker]
+) -> list[cloudwatch.IWidget | None]:
+    return [
+        _traffic(target, invokers),
+        _latency(target, invokers),
+        _errors(target, invokers),
+        _concurrency(target),
+        _capacity(target),
+        _gpus(target),
+        _tokens(target, invokers),
+        _alarms(target),
+    ]
+
+
+def _invoker_widgets(
+    target: object, invokers: list[StreamingInvoker]
+) -> list[cloudwatch.IWidget | None]:
+    if not invokers:
+        return []
+    return [
+        _tokens(target, invokers),
+        _invoker_latency(target, invokers),
+        _invoker_errors(target, invokers),
+    ]
+
+
+def _lines(widgets: list[cloudwatch.IWidget | None]) -> list[list[cloudwatch.IWidget]]:
+    """The widgets shown, four a line."""
     shown = [w for w in widgets if w is not None]
-    rows: list[list[cloudwatch.IWidget]] = [[_title(target, invokers)], shown[:4]]
-    if shown[4:]:
-        rows.append(shown[4:])
-    return rows
+    return [shown[i : i + 4] for i in range(0, len(shown), 4)]
+
+
+def _variant_title(variant: EndpointVariant) -> cloudwatch.TextWidget:
+    role = "shadow" if variant.shadow else f"weight {variant.weight:g}"
+    return cloudwatch.TextWidget(
+        markdown=f"#### variant {variant.name} ({variant.instance_type.name}, {role})",
+        width=24,
+        height=1,
+    )
 
 
 def _title(target: object, invokers: list[StreamingInvoker]) -> cloudwatch.TextWidget:

@@ -17,6 +17,7 @@ from constructs_llm import (
     LlmDashboard,
     LlmEndpoint,
     StreamingInvoker,
+    Variant,
 )
 from constructs_llm.errors import ConfigurationError
 from tests.matrix.builders import model as llama3
@@ -192,3 +193,48 @@ def test_bad_input_names_the_value(new_stack: Callable[..., Stack]) -> None:
         ConfigurationError, match=r"endpoints\[0\] must be an LlmEndpoint, got str 'my-endpoint'"
     ):
         LlmDashboard(stack, "Wrong", endpoints=["my-endpoint"])  # type: ignore[list-item]
+
+
+def test_an_a_b_endpoint_gets_the_invokers_row_then_one_row_per_variant(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN two weighted variants behind one invoker, and a candidate in its shadow
+    stack = new_stack()
+    current = llama3(stack, instance_type="ml.g5.2xlarge", bound=False)
+    ab = LlmEndpoint(
+        stack,
+        "AB",
+        variants=[Variant(model=current, weight=90), Variant(model=current, weight=10, name="b")],
+    )
+    shadowed = LlmEndpoint(
+        stack,
+        "Shadowed",
+        variants=[Variant(model=current)],
+        shadow=Variant(model=current, instance_type="ml.g5.12xlarge", weight=0.5),
+    )
+    api = StreamingInvoker(stack, "Api", target=ab)
+    LlmDashboard(stack, "Dashboard", endpoints=[ab, shadowed], invokers=[api])
+    widgets = _body(stack)["widgets"]
+    # THEN the endpoint's title, the invoker's metrics, then a title and a row per variant
+    texts = [w["properties"]["markdown"].splitlines()[0] for w in widgets if w["type"] == "text"]
+    assert texts == [
+        "### Test/AB (endpoint, ml.g5.2xlarge)",
+        "#### variant Model-g5-2xlarge (ml.g5.2xlarge, weight 90)",
+        "#### variant b (ml.g5.2xlarge, weight 10)",
+        "### Test/Shadowed (endpoint, ml.g5.2xlarge)",
+        "#### variant Model-g5-2xlarge (ml.g5.2xlarge, weight 1)",
+        "#### variant Model-g5-12xlarge (ml.g5.12xlarge, shadow)",
+    ]
+    errors = [w for w in widgets if w["properties"].get("title") == "Errors per minute"]
+    variants = [{m[5] for m in _metrics(w) if m[1] == "Invocation5XXErrors"} for w in errors]
+    assert variants == [
+        {"Model-g5-2xlarge"},
+        {"b"},
+        {"Model-g5-2xlarge"},
+        {"Model-g5-12xlarge"},
+    ]
+    # each production variant's own alarms; the shadow has none
+    alarms = [w for w in widgets if w["properties"].get("title") == "Alarms"]
+    assert len(alarms) == 3
+    tokens = [w for w in widgets if w["properties"].get("title", "").startswith("Time to first")]
+    assert len(tokens) == 1  # the invoker measures the endpoint, once
