@@ -15,6 +15,7 @@ from typing import Any
 import openai
 import pytest
 
+from constructs_llm.streaming.runtime.events import StreamFormat, TokenEvent, ToolCallEvent
 from constructs_llm.streaming.runtime.metrics import (
     ERROR_KINDS,
     NAMESPACE,
@@ -22,10 +23,13 @@ from constructs_llm.streaming.runtime.metrics import (
     error_kind,
     with_metrics,
 )
+from constructs_llm.streaming.runtime.parser import parse_stream
 from constructs_llm.streaming.runtime.settings import Settings, SettingsError
-from tests.streaming.conftest import SOCKET_TIMEOUT, StartRuntime
+from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, StartRuntime
+from tests.streaming.stream_fixtures import load_fixtures
 from tests.streaming.test_routing import ROUTES
 from tests.streaming.test_server import USER
+from tests.streaming.test_tool_calls import ASK, WEATHER
 from tests.support import engine_streams
 from tests.support.emf import check, emf_metrics, parse_emf_line
 from tests.support.fake_sagemaker import CallError, FakeSageMaker, Scenario
@@ -301,6 +305,37 @@ def test_other_routes_log_without_metrics(sdk: openai.OpenAI, process: RuntimePr
     assert [m.id for m in sdk.models.list()] == [SERVED]
     (record,) = process.records(1, path="/v1/models")
     assert record["status"] == 200 and "_aws" not in record
+
+
+def test_a_tool_call_answer_counts_the_same_output_tokens_streamed_or_not(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    # GIVEN an engine answering with text and two tool calls, the same bytes for both requests
+    (fixture,) = [f for f in load_fixtures() if f.name == "vllm_parallel_tool_calls"]
+    pieces = [
+        e for e in parse_stream([fixture.raw], "openai") if type(e) in (TokenEvent, ToolCallEvent)
+    ]
+    assert {type(e) for e in pieces} == {TokenEvent, ToolCallEvent}
+    runtime = start_runtime(stream_format=StreamFormat.OPENAI)
+    client = openai.OpenAI(
+        base_url=runtime.url + "/v1", api_key="unused", max_retries=0, timeout=SOCKET_TIMEOUT
+    )
+    # WHEN one client streams the answer and another asks for it whole
+    for stream in (True, False):
+        fake.enqueue(Scenario(parts=engine_streams.rechunk([fixture.raw], 9)))
+        answer = client.chat.completions.create(
+            model=MODEL, messages=ASK, tools=[WEATHER], stream=stream
+        )
+        if stream:
+            list(answer)  # type: ignore[call-overload]
+    # THEN both records count every token and tool-call piece, and both have a first token
+    records = [parse_emf_line(json.dumps(r)) for r in runtime.logs]
+    assert [r["stream"] for r in records] == [True, False]
+    assert [r["tool_calls"] for r in records] == [2, 2]
+    metrics = [emf_metrics(r)[TARGET_MODEL] for r in records]
+    assert [m["OutputTokens"] for m in metrics] == [len(pieces), len(pieces)]
+    for m in metrics:
+        assert m["TimeToFirstToken"] <= m["Duration"]
 
 
 # -- several models behind one runtime -------------------------------------------------------

@@ -359,6 +359,69 @@ def test_chat_finish_reason_error_is_an_error() -> None:
     assert "finish_reason 'error'" in event.message
 
 
+_ABORT = ErrorEvent("the engine aborted the request (finish_reason 'abort')", "abort")
+
+
+@pytest.mark.parametrize(
+    ("stream", "fmt", "events"),
+    [
+        (
+            b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":["stop"]}]}\n',
+            "openai",
+            [TokenEvent("a"), DoneEvent(finish_reason="['stop']")],
+        ),
+        (
+            b'data: {"choices":[{"index":0,"delta":{},"finish_reason":{"type":"error"}}]}\n',
+            "openai",
+            [DoneEvent(finish_reason="{'type': 'error'}")],
+        ),
+        (
+            b'{"body":{"generation":"a","stop_reason":["error"]}}\n',
+            "lmi_jsonlines",
+            [TokenEvent("a"), DoneEvent(finish_reason="['error']")],
+        ),
+        (
+            b'{"body":{"generation":"a","stop_reason":{"reason":"abort"}}}\n',
+            "lmi_jsonlines",
+            [TokenEvent("a"), DoneEvent(finish_reason="{'reason': 'abort'}")],
+        ),
+        (
+            b'data:{"token":{"text":"a"},"generated_text":"a","details":{"finish_reason":[1]}}\n',
+            "tgi",
+            [TokenEvent("a"), DoneEvent(finish_reason="[1]", generated_text="a")],
+        ),
+        (
+            b'{"token":{"text":"a"},"generated_text":"a","details":{"finish_reason":{}}}\n',
+            "lmi_jsonlines",
+            [TokenEvent("a"), DoneEvent(finish_reason="{}", generated_text="a")],
+        ),
+        (
+            b'{"token":{"text":"a"},"generated_text":"a","details":{"finish_reason":"abort"}}\n',
+            "lmi_jsonlines",
+            [TokenEvent("a"), _ABORT],
+        ),
+        (b'{"body":{"generation":"","stop_reason":"abort"}}\n', "lmi_jsonlines", [_ABORT]),
+    ],
+    ids=[
+        "chat-list",
+        "chat-dict",
+        "3p-list",
+        "3p-dict",
+        "details-list",
+        "details-dict",
+        "details-abort",
+        "3p-abort",
+    ],
+)
+def test_only_a_string_finish_reason_is_looked_up_so_none_raises(
+    stream: bytes, fmt: str, events: list[StreamEvent]
+) -> None:
+    # GIVEN a finish reason an engine sent as a list or an object (not hashable), at any split
+    for offset in range(len(stream) + 1):
+        # THEN the stream ends with one terminal event; only a string reason is looked up
+        assert parse([stream[:offset], stream[offset:]], fmt) == events, f"split at {offset}"
+
+
 @pytest.mark.parametrize(
     ("payload", "message", "code"),
     [
@@ -398,7 +461,12 @@ def test_error_payload_shapes(payload: object, message: str, code: str | None) -
     ("payload", "code", "status"),
     [
         ({"error": {"message": "m", "type": "NotFoundError", "code": 404}}, "NotFoundError", 404),
-        ({"error": {"message": "m", "type": "SERVICE_UNAVAILABLE", "code": 503}}, None, 503),
+        # SGLang names the status in the type (as in the sglang_abort_status fixture)
+        (
+            {"error": {"message": "m", "type": "SERVICE_UNAVAILABLE", "code": 503}},
+            "SERVICE_UNAVAILABLE",
+            503,
+        ),
         ({"code": 424, "error": "m"}, "424", 424),
         ({"error": "m", "error_type": "validation"}, "validation", None),
         (
@@ -426,8 +494,7 @@ def test_error_codes_and_the_engines_http_status(
 ) -> None:
     (event,) = parse([b"data:" + json.dumps(payload).encode() + b"\n"])
     assert isinstance(event, ErrorEvent)
-    if code is not None:
-        assert event.code == code
+    assert event.code == code
     assert event.status == status
 
 

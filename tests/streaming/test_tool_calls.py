@@ -5,6 +5,7 @@ engines' source) cut at arbitrary byte boundaries."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import openai
@@ -51,6 +52,15 @@ ENGINES: dict[str, tuple[list[str], list[str | None]]] = {
 }
 
 
+def assert_call_id(call_id: str | None, engine_id: str | None) -> None:
+    """The engine's id when it sent one, else the ``call_`` + 24 hex digits the runtime makes
+    (``openai_format.new_tool_call_id``; TGI's id is empty)."""
+    if engine_id is not None:
+        assert call_id == engine_id
+    else:
+        assert call_id is not None and re.fullmatch(r"call_[0-9a-f]{24}", call_id), call_id
+
+
 def sdk(runtime: Runtime) -> openai.OpenAI:
     return openai.OpenAI(
         base_url=runtime.url + "/v1", api_key="unused", timeout=SOCKET_TIMEOUT, max_retries=0
@@ -85,11 +95,9 @@ def test_openai_sdk_streams_tool_call_deltas_exactly(
         else:
             assert (delta.id, delta.type) == (None, None)
             assert delta.function is not None and delta.function.name is None
+    assert sorted(firsts) == list(range(len(engine_ids)))
     for index, engine_id in enumerate(engine_ids):
-        expected = engine_id or firsts[index].id
-        assert firsts[index].id == expected
-        if engine_id is None:  # TGI's empty id is replaced by an OpenAI-style one
-            assert (firsts[index].id or "").startswith("call_")
+        assert_call_id(firsts[index].id, engine_id)
     # AND the SDK's own accumulator rebuilds the calls; the reply finishes with tool_calls
     state: ChatCompletionStreamState[None] = ChatCompletionStreamState(input_tools=[WEATHER])
     for chunk in chunks:
@@ -114,7 +122,7 @@ def test_openai_sdk_gets_message_tool_calls_when_not_streaming(
     calls = choice.message.tool_calls or []
     assert [c.function.arguments for c in calls] == arguments  # type: ignore[union-attr]
     for call, engine_id in zip(calls, engine_ids, strict=True):
-        assert call.id == (engine_id or call.id) and call.id.startswith(("call_", "chatcmpl-"))
+        assert_call_id(call.id, engine_id)
     expect_text = "Checking both." if engine == "vllm_parallel_tool_calls" else None
     assert choice.message.content == expect_text
 

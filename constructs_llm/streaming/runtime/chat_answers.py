@@ -166,7 +166,7 @@ class AnswerWriter(Exchange):
                     builder.add(event)  # type: ignore[arg-type]
                 else:
                     builder.add_tool_call(event)  # type: ignore[arg-type]
-                if "ttft_ms" not in self._record:
+                if builder.tokens == 1:
                     self._record["ttft_ms"] = self._elapsed_ms()
                 if time.monotonic() >= next_check:
                     if peer_closed(self.connection):

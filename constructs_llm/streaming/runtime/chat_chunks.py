@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .events import StreamEvent
-from .stream_state import FAILED_FINISH_REASONS, StreamState, count, str_or_none, token_event
+from .stream_state import StreamState, count, failed_finish, str_or_none, token_event
 
 __all__ = ["chat_chunk", "remember_usage"]
 
@@ -50,7 +50,7 @@ def chat_chunk(state: StreamState, choices: Any, out: list[StreamEvent]) -> bool
             state.tool_calls.add(calls, out)
         reason = choice.get("finish_reason")
         if reason is not None:
-            failed = FAILED_FINISH_REASONS.get(reason)
+            failed = failed_finish(reason)
             if failed is not None:
                 out.append(failed)
                 return True

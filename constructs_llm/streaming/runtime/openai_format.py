@@ -179,6 +179,8 @@ class CompletionBuilder:
         self._logprobs: list[dict[str, Any]] = []
         self._calls: dict[int, dict[str, Any]] = {}
         self.tokens = 0
+        """Events added: tokens and tool-call pieces, counted as the streamed answer counts
+        them (its ``tokens``, the ``OutputTokens`` metric)."""
 
     def add(self, event: TokenEvent) -> None:
         self._texts.append(event.text)
@@ -189,6 +191,7 @@ class CompletionBuilder:
                 self._logprobs.extend(lp["content"])
 
     def add_tool_call(self, event: ToolCallEvent) -> None:
+        self.tokens += 1
         call = self._calls.get(event.index)
         if call is None:
             call = {"id": event.id or new_tool_call_id(), "name": "", "arguments": []}

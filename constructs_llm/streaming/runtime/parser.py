@@ -34,7 +34,7 @@ option differs from the configured format (for example LMI with ``tgi_compat``) 
   is the last one: ``DoneEvent(details.finish_reason, generated_text)``, with the token
   counts ``details.generated_tokens`` and ``details.input_length`` (else the length of a
   non-empty ``details.prefill``) when present. LMI errors are
-  ``token.error_msg`` or ``details.finish_reason == "error"`` (``code="model_error"``).
+  ``token.error_msg`` (``code="model_error"``) or a failed ``details.finish_reason``.
   The LMI transition form also carries ``"outputs"``: its text is the token's, so it is
   not emitted twice.
 - ``{"choices": [{"delta": {"content", "tool_calls"}, "logprobs", "finish_reason"}]}``:
@@ -45,10 +45,13 @@ option differs from the configured format (for example LMI with ``tgi_compat``) 
   ``logprobs.content[].logprob`` (one entry in practice; DJL wraps the object in a list).
   A chunk with empty ``choices`` (the usage chunk) gives no event. ``finish_reason`` and the
   last ``usage`` object's ``prompt_tokens``/``completion_tokens`` are remembered for the
-  ``DoneEvent``; ``finish_reason`` ``"error"`` or ``"abort"`` is an ``ErrorEvent``.
+  ``DoneEvent``; a failed ``finish_reason`` is an ``ErrorEvent``.
 - ``{"body": {"generation", "prompt_token_count", "generation_token_count",
   "stop_reason"}}``: DJL LMI's ``3p`` form; the line with a ``stop_reason`` is the last.
 - ``{"outputs": ["text", ...]}``: the old LMI jsonlines form.
+- A failed finish reason (``details.finish_reason``, ``finish_reason``, ``stop_reason``) is
+  the string ``"error"`` (``code="model_error"``) or ``"abort"`` (``code="abort"``); a value
+  that is not a string is never looked up, so it cannot raise.
 - An object with ``generated_text`` but no token (a non-streamed response): ``DoneEvent``,
   preceded by one ``TokenEvent`` with that text if no text was streamed before it.
 - Other objects are skipped, so new metadata events do not break the parser.

@@ -73,7 +73,10 @@ def _read_sized(rfile: _Reader, raw: str | None, limit: int) -> bytes:
             status=411,
             code="length_required",
         )
-    length = int(raw) if raw.strip().isdigit() else -1
+    digits = raw.strip()
+    # ASCII decimal digits only: str.isdigit() also takes "²" (a latin-1 header byte), which
+    # int() refuses
+    length = int(digits) if digits.isascii() and digits.isdecimal() else -1
     if length < 0:
         raise RequestError(f"invalid Content-Length {raw!r}", code="invalid_content_length")
     if length > limit:

@@ -108,10 +108,10 @@ class RoutingTable:
         """
         if len(self.routes) == 1:
             return self.routes[0]
-        served = ", ".join(repr(m) for m in self.models)
         if model is not None and not isinstance(model, str):
             raise RequestError("'model' must be a string", param="model")
         if model is None:
+            served = ", ".join(repr(m) for m in self.models)  # for the message only
             raise RequestError(
                 f"'model' is required: this endpoint serves several models ({served})",
                 param="model",

@@ -21,6 +21,7 @@ __all__ = [
     "FINISH_REASON_ERROR",
     "StreamState",
     "count",
+    "failed_finish",
     "str_or_none",
     "token_event",
 ]
@@ -37,6 +38,12 @@ _FINISH_REASON_ABORT = ErrorEvent(
     message="the engine aborted the request (finish_reason 'abort')", code="abort"
 )
 FAILED_FINISH_REASONS = {"error": FINISH_REASON_ERROR, "abort": _FINISH_REASON_ABORT}
+
+
+def failed_finish(reason: Any) -> ErrorEvent | None:
+    """The error an engine's finish reason stands for, if it is one. Only a string is looked
+    up: the engine may send any JSON value, and a list or object is not hashable."""
+    return FAILED_FINISH_REASONS.get(reason) if type(reason) is str else None
 
 
 def _make_token_event_factory() -> Callable[[str, int | None, float | None], TokenEvent]:

@@ -12,10 +12,9 @@ from typing import Any
 from .events import DoneEvent, ErrorEvent, StreamEvent
 from .stream_state import (
     ERROR_CODE_MODEL_ERROR,
-    FAILED_FINISH_REASONS,
-    FINISH_REASON_ERROR,
     StreamState,
     count,
+    failed_finish,
     str_or_none,
     token_event,
 )
@@ -57,8 +56,9 @@ def final(state: StreamState, obj: dict[str, Any], out: list[StreamEvent]) -> bo
     if type(details) is not dict:
         details = {}
     reason = details.get("finish_reason")
-    if reason == "error":
-        out.append(FINISH_REASON_ERROR)
+    failed = failed_finish(reason)
+    if failed is not None:
+        out.append(failed)
         return True
     text = obj.get("generated_text")
     text = text if type(text) is str else None
@@ -97,7 +97,7 @@ def generation(state: StreamState, body: dict[str, Any], out: list[StreamEvent])
     reason = body.get("stop_reason")
     if reason is None:
         return False
-    failed = FAILED_FINISH_REASONS.get(reason)
+    failed = failed_finish(reason)
     out.append(failed if failed is not None else state.done(str(reason)))
     return True
 
