@@ -21,8 +21,6 @@ __all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of"]
 Accelerator = Literal["nvidia", "neuron", "habana"]
 
 # Family may carry a hyphenated variant (ml.p6-b200.48xlarge); size is e.g. "2xlarge".
-__all__ = ["InstanceType", "is_token", "sizes_of"]
-
 _NAME = re.compile(r"ml\.(?P<family>[a-z0-9]+(?:-[a-z0-9]+)*)\.(?P<size>[a-z0-9]+(?:-[a-z0-9]+)*)")
 _LOOSE = re.compile(r"(?:ml\.)?[a-z0-9-]+\.[a-z0-9-]+")
 _EXAMPLE = "ml.g5.2xlarge"

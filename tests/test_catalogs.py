@@ -23,7 +23,7 @@ from constructs_llm.catalogs import (
     load_catalog,
     parse_catalog,
 )
-from constructs_llm.instance_type import InstanceType
+from constructs_llm.instance_type import InstanceType, sizes_of
 
 SCHEMAS: dict[tuple[str, str], type] = {
     ("constructs_llm", "instances.json"): InstanceCatalog,
@@ -151,6 +151,18 @@ def test_every_accelerated_family_has_gpu_data_and_a_source() -> None:
         assert family.accelerator_model and family.accelerator_memory_mib, name
         assert all(size.accelerators > 0 for size in family.sizes.values()), name
     assert all(f.source for f in families.values())
+
+
+def test_every_family_lists_its_sizes_smallest_first() -> None:
+    # sizes_of() promises smallest first: by vCPUs, then memory (t2.medium and t2.large share
+    # 2 vCPUs). The refresh script keeps the families as written, so the order is checked here.
+    for name, family in catalogs.instances().families.items():
+        figures = [(size.vcpus, size.memory_gib) for size in family.sizes.values()]
+        assert figures == sorted(figures) and len(set(figures)) == len(figures), (
+            name,
+            list(family.sizes),
+        )
+    assert sizes_of("p5") == ["4xlarge", "48xlarge"]
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,6 +10,11 @@ import pytest
 
 from constructs_llm.container_image import dlc_family
 from constructs_llm.engine import Engine, EngineContext
+from constructs_llm.engines.custom import CustomEngine
+from constructs_llm.engines.dlc import SglangEngine, VllmEngine
+from constructs_llm.engines.lmi import LmiEngine
+from constructs_llm.engines.settings import SettingCheck
+from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.sizing import ModelArchitecture, plan_memory
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
@@ -431,3 +437,28 @@ def _search(pattern: str, text: str) -> bool:
     if re.search(pattern, text, re.S):
         return True
     raise AssertionError(f"{pattern!r} not found in:\n{text}")
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [TgiEngine, TgiNeuronxEngine, LmiEngine, VllmEngine, SglangEngine, CustomEngine],
+    ids=lambda kind: kind.__name__,
+)
+def test_every_engine_checks_its_image_and_remote_code_switch(kind: type) -> None:
+    """Each engine declares these fields itself, so each declaration must carry its check (the
+    bad values and their messages are rows of tests/test_validation_matrix.py)."""
+    checks = {f.name: f.metadata.get("constructs_llm.check") for f in dataclasses.fields(kind)}
+    image = checks["image"]
+    assert isinstance(image, SettingCheck) and image.image
+    if "trust_remote_code" in checks:
+        switch = checks["trust_remote_code"]
+        assert isinstance(switch, SettingCheck) and switch.boolean
+
+
+def test_env_numbers_are_ascii_digits_only() -> None:
+    # "²".isdigit() is True but int("²") raises; such a value is not a number, never a crash.
+    engine = Engine.tgi()
+    ctx = context(engine, "ml.g5.12xlarge", max_input_tokens=1024, max_total_tokens=2048)
+    found = problems(engine, ctx, {"SM_NUM_GPUS": "²", "MAX_BATCH_PREFILL_TOKENS": "1²"})
+    assert "env SM_NUM_GPUS='²' must be a positive integer" in found
+    assert engine.validate(ctx, {"SM_NUM_GPUS": " 2 ", "MAX_BATCH_PREFILL_TOKENS": "٣"}) == []

@@ -59,6 +59,7 @@ def test_wheel_carries_data_files_and_an_executable_runtime(wheel: Path) -> None
         "constructs_llm/data/instances.json",
         "constructs_llm/data/dlc_images.json",
         "constructs_llm/data/models.json",
+        "constructs_llm/data/tool_parsers.json",
         "constructs_llm/streaming/data/lwa_layers.json",
         "constructs_llm/streaming/runtime/server.py",
         "constructs_llm/py.typed",

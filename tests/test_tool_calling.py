@@ -43,53 +43,61 @@ def _tool_env(engine: Engine, family: str | None) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("engine", "family", "expected"),
+    ("engine", "family", "expected", "served"),
     [
         # vLLM DLC: a bare --enable-auto-tool-choice (empty value) and the family's parser
         (
             Engine.vllm(),
             "llama-3.1",
             {"SM_VLLM_ENABLE_AUTO_TOOL_CHOICE": "", "SM_VLLM_TOOL_CALL_PARSER": "llama3_json"},
+            True,
         ),
         (
             Engine.vllm(),
             "qwen3",
             {"SM_VLLM_ENABLE_AUTO_TOOL_CHOICE": "", "SM_VLLM_TOOL_CALL_PARSER": "hermes"},
+            True,
         ),
         # SGLang DLC: the parser only (no auto-choice flag)
-        (Engine.sglang(), "qwen2.5", {"SM_SGLANG_TOOL_CALL_PARSER": "qwen25"}),
-        (Engine.sglang(), "mistral-7b-v0.3", {"SM_SGLANG_TOOL_CALL_PARSER": "mistral"}),
+        (Engine.sglang(), "qwen2.5", {"SM_SGLANG_TOOL_CALL_PARSER": "qwen25"}, True),
+        (Engine.sglang(), "mistral-7b-v0.3", {"SM_SGLANG_TOOL_CALL_PARSER": "mistral"}, True),
         # LMI with vLLM: LMI's option names, vLLM's parser names
         (
             Engine.lmi(),
             "qwen2.5",
             {"OPTION_ENABLE_AUTO_TOOL_CHOICE": "true", "OPTION_TOOL_CALL_PARSER": "hermes"},
+            True,
         ),
-        # no parser for the family, tool calling off, TensorRT-LLM, TGI: nothing to set
-        (Engine.vllm(), "phi-3", {}),
-        (Engine.vllm(), None, {}),
-        (Engine.vllm(tool_calls=False), "llama-3.1", {}),
-        (Engine.lmi(backend="trtllm"), "qwen2.5", {}),
-        (Engine.tgi(), "llama-3.1", {}),
-        (Engine.tgi_neuronx(), "llama-3.1", {}),
+        # no parser for the family, tool calling off, TensorRT-LLM, TGI NeuronX: nothing to
+        # set and nothing served
+        (Engine.vllm(), "phi-3", {}, False),
+        (Engine.vllm(), None, {}, False),
+        (Engine.vllm(tool_calls=False), "llama-3.1", {}, False),
+        (Engine.lmi(backend="trtllm"), "qwen2.5", {}, False),
+        (Engine.tgi_neuronx(), "llama-3.1", {}, False),
+        # TGI: nothing to set, yet served (its grammar constrains the output to the tools)
+        (Engine.tgi(), "llama-3.1", {}, True),
+        (Engine.tgi(), None, {}, True),
         # a named parser serves a model the table does not know, and overrides the family's
         (
             Engine.sglang(tool_call_parser="pythonic"),
             None,
             {"SM_SGLANG_TOOL_CALL_PARSER": "pythonic"},
+            True,
         ),
         (
             Engine.vllm(tool_call_parser="pythonic"),
             "llama-3.2",
             {"SM_VLLM_ENABLE_AUTO_TOOL_CHOICE": "", "SM_VLLM_TOOL_CALL_PARSER": "pythonic"},
+            True,
         ),
     ],
 )
 def test_each_engine_derives_the_tool_env_of_the_family_s_parser(
-    engine: Engine, family: str | None, expected: dict[str, str]
+    engine: Engine, family: str | None, expected: dict[str, str], served: bool
 ) -> None:
     assert _tool_env(engine, family) == expected
-    assert engine.tool_calling(family=family).served is bool(expected) or engine.name == "tgi"
+    assert engine.tool_calling(family=family).served is served
 
 
 def test_tgi_serves_tools_for_any_model_unless_its_grammar_is_off() -> None:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines import messages
 from constructs_llm.engines.base import ServingEngine
-from constructs_llm.engines.context import Accelerator, EngineContext
+from constructs_llm.engines.context import Accelerator, EngineContext, decimal_int
 from constructs_llm.engines.settings import DTYPE_ALIASES, SettingsChecked
 from constructs_llm.instance_type import InstanceType
 from constructs_llm.sizing import DTYPE_BYTES
@@ -127,7 +127,7 @@ def present(items: list[str | None]) -> list[str]:
 
 def int_value(env: Mapping[str, str], key: str) -> int | None:
     value = env.get(key)
-    return int(value) if value is not None and value.strip().isdigit() else None
+    return decimal_int(value) if value is not None else None
 
 
 def at_least(

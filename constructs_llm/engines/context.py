@@ -16,6 +16,7 @@ __all__ = [
     "EnvRule",
     "available_cores",
     "cores_per_chip",
+    "decimal_int",
 ]
 
 Accelerator = Literal["nvidia", "neuron"]
@@ -85,3 +86,12 @@ def available_cores(ctx: EngineContext) -> int | None:
     if per_chip is None:
         return None
     return (ctx.accelerators or ctx.instance.accelerator_count) * per_chip
+
+
+def decimal_int(text: str) -> int | None:
+    """The whole number ``text`` spells in ASCII digits (spaces around allowed), else None.
+
+    ``str.isdigit`` also passes superscripts such as ``"²"``, which ``int`` refuses.
+    """
+    digits = text.strip()
+    return int(digits) if digits.isascii() and digits.isdecimal() else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 
 from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines._support import enum_value, planner_dtype
@@ -41,7 +41,7 @@ class CustomEngine(SettingsChecked, ServingEngine):
     name = "custom"
     factory_name = "custom"
 
-    image: ContainerImage
+    image: ContainerImage = setting(MISSING, image=True)
     # Given as members or their values; __post_init__ stores the members.
     stream_format: StreamFormat | str  # type: ignore[assignment]
     request_format: RequestFormat | str = RequestFormat.MESSAGES  # type: ignore[assignment]

@@ -18,7 +18,7 @@ from constructs_llm.engines._support import (
     vllm_full_context_problem,
 )
 from constructs_llm.engines.context import EngineContext, EnvRule
-from constructs_llm.engines.settings import setting
+from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.tools import (
     ParserEngine,
     ToolCalling,
@@ -124,14 +124,14 @@ class VllmEngine(_FlagEngine):
     _parallel_setting = "tensor_parallel_size"
     _parsers = "vllm"
 
-    image: ContainerImage | None = None
+    image: ContainerImage | None = setting(image=True)
     tensor_parallel_size: int | None = setting(positive=True)
     max_num_seqs: int | None = setting(positive=True)
     max_num_batched_tokens: int | None = setting(positive=True)
     gpu_memory_utilization: float | None = setting(fraction=True)
-    dtype: str | None = setting(dtype=True)
+    dtype: str | None = setting(dtype=ALL_DTYPES)
     quantization: str | None = setting(choices=VLLM_QUANTIZE)
-    trust_remote_code: bool = False
+    trust_remote_code: bool = setting(False, boolean=True)
     tool_calls: bool | None = setting(boolean=True)
     tool_call_parser: str | None = None
 
@@ -197,13 +197,13 @@ class SglangEngine(_FlagEngine):
     _parallel_setting = "tp_size"
     _parsers = "sglang"
 
-    image: ContainerImage | None = None
+    image: ContainerImage | None = setting(image=True)
     tp_size: int | None = setting(positive=True)
     max_running_requests: int | None = setting(positive=True)
     mem_fraction_static: float | None = setting(fraction=True)
-    dtype: str | None = setting(dtype=True)
+    dtype: str | None = setting(dtype=ALL_DTYPES)
     quantization: str | None = setting(choices=VLLM_QUANTIZE)
-    trust_remote_code: bool = False
+    trust_remote_code: bool = setting(False, boolean=True)
     tool_calls: bool | None = setting(boolean=True)
     tool_call_parser: str | None = None
 

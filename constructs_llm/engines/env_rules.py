@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from constructs_llm.engines import messages
-from constructs_llm.engines.context import EngineContext, EnvRule, available_cores
+from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, decimal_int
 from constructs_llm.instance_type import is_token
 
 __all__ = ["EnvContract", "RuleCheck", "rule_problem", "token_limit_problems", "user_env_problems"]
@@ -111,11 +111,12 @@ def _same_tool_value(key: str, value: str, derived: str | None) -> bool:
 def _parallel_env_problem(key: str, value: str, ctx: EngineContext) -> str | None:
     if key == "OPTION_TENSOR_PARALLEL_DEGREE" and value.strip().lower() == "max":
         return None
-    if not value.strip().isdigit() or int(value) < 1:
+    count = decimal_int(value)
+    if count is None or count < 1:
         return f"env {key}={value!r} must be a positive integer"
     neuron = key == "HF_NUM_CORES"
     available = available_cores(ctx) if neuron else (ctx.devices or None)
-    if available is not None and ctx.instance.known and int(value) > available:
+    if available is not None and ctx.instance.known and count > available:
         unit = "NeuronCores" if neuron else "GPUs"
         return messages.parallel_env_above(key, value, available, unit, ctx)
     return None

@@ -20,7 +20,7 @@ from constructs_llm.engines._support import (
 )
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.env_rules import rule_problem
-from constructs_llm.engines.settings import setting
+from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.tools import (
     ToolCalling,
     parser_setting_problems,
@@ -94,13 +94,13 @@ class LmiEngine(GpuEngine):
 
     backend: str = "vllm"  # an LmiBackend, checked below
     _: KW_ONLY
-    image: ContainerImage | None = None
+    image: ContainerImage | None = setting(image=True)
     tensor_parallel_degree: int | None = setting(positive=True)
     max_rolling_batch_size: int | None = setting(positive=True)
     max_rolling_batch_prefill_tokens: int | None = setting(positive=True)
-    dtype: str | None = setting(dtype=True)
+    dtype: str | None = setting(dtype=ALL_DTYPES)
     quantize: str | None = setting(choices=(*VLLM_QUANTIZE, "smoothquant"))
-    trust_remote_code: bool = False
+    trust_remote_code: bool = setting(False, boolean=True)
     tool_calls: bool | None = setting(boolean=True)
     tool_call_parser: str | None = None
 

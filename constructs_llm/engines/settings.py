@@ -13,8 +13,9 @@ from dataclasses import Field, dataclass, field, fields
 from typing import Any, ClassVar
 
 from constructs_llm._problems import Problems
+from constructs_llm.container_image import ContainerImage
 
-__all__ = ["DTYPE_ALIASES", "SettingCheck", "SettingsChecked", "setting"]
+__all__ = ["ALL_DTYPES", "DTYPE_ALIASES", "SettingCheck", "SettingsChecked", "setting"]
 
 _CHECK = "constructs_llm.check"
 
@@ -28,17 +29,25 @@ DTYPE_ALIASES: Mapping[str, str] = {
     "float32": "fp32",
     "float": "fp32",
 }
+#: Every dtype an engine may take, by its canonical name (``setting(dtype=ALL_DTYPES)``).
+ALL_DTYPES: tuple[str, ...] = ("fp16", "bf16", "fp32")
 
 
 @dataclass(frozen=True)
 class SettingCheck:
-    """What a setting's value must be (None always passes: the engine's default)."""
+    """What a setting's value must be (None always passes: the engine's default).
+
+    ``dtype`` is the engine's allowed dtypes by canonical name (fp16, bf16, fp32); any
+    spelling in ``DTYPE_ALIASES`` of an allowed one passes. ``image`` asks for a
+    ``ContainerImage``.
+    """
 
     positive: bool = False
     choices: tuple[str, ...] | None = None
     fraction: bool = False
-    dtype: bool = False
+    dtype: tuple[str, ...] | None = None
     boolean: bool = False
+    image: bool = False
 
     def problem(self, name: str, value: Any) -> str | None:
         if value is None:
@@ -47,13 +56,43 @@ class SettingCheck:
             return f"{name} must be an integer >= 1, got {value!r}"
         if self.choices is not None and value not in self.choices:
             return f"{name} must be one of {', '.join(self.choices)}, got {value!r}"
-        if self.fraction and not (isinstance(value, int | float) and 0 < value <= 1):
+        if self.fraction and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1
+        ):
             return f"{name} must be in (0, 1], got {value!r}"
         if self.boolean and not isinstance(value, bool):
-            return f"{name} must be True, False or None, got {value!r}"
-        if self.dtype and str(value).lower() not in DTYPE_ALIASES:
-            return f"{name} must be fp16, bf16 or fp32, got {value!r}"
+            return _boolean_problem(name, value)
+        if self.dtype is not None:
+            return _dtype_problem(name, value, self.dtype)
+        if self.image and not isinstance(value, ContainerImage):
+            return _image_problem(name, value)
         return None
+
+
+def _boolean_problem(name: str, value: Any) -> str:
+    problem = f"{name} must be True, False or None, got {value!r}"
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return f"{problem}; pass the bool {value.strip().capitalize()}, not a string"
+    return problem
+
+
+def _dtype_problem(name: str, value: Any, allowed: tuple[str, ...]) -> str | None:
+    canonical = DTYPE_ALIASES.get(value.lower()) if isinstance(value, str) else None
+    if canonical in allowed:
+        return None
+    names = ", ".join(allowed[:-1]) + f" or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
+    spellings = ", ".join(a for a, c in DTYPE_ALIASES.items() if c in allowed and a != c)
+    return f"{name} must be {names}, got {value!r} (also spelt {spellings})"
+
+
+def _image_problem(name: str, value: Any) -> str:
+    problem = f"{name} must be a ContainerImage, got {type(value).__name__} {value!r}"
+    if isinstance(value, str):
+        return f"{problem}; use ContainerImage.from_uri({value!r})"
+    return (
+        f"{problem}; use ContainerImage.from_uri(...), ContainerImage.dlc(...) or "
+        "ContainerImage.from_ecr_repository(...)"
+    )
 
 
 def setting(
@@ -62,12 +101,19 @@ def setting(
     positive: bool = False,
     choices: tuple[str, ...] | None = None,
     fraction: bool = False,
-    dtype: bool = False,
+    dtype: tuple[str, ...] | None = None,
     boolean: bool = False,
+    image: bool = False,
 ) -> Any:
-    """A dataclass field checked when the engine is built. @default None (engine's default)"""
+    """A dataclass field checked when the engine is built; ``MISSING`` as the default makes
+    it required. @default None (engine's default)"""
     check = SettingCheck(
-        positive=positive, choices=choices, fraction=fraction, dtype=dtype, boolean=boolean
+        positive=positive,
+        choices=choices,
+        fraction=fraction,
+        dtype=dtype,
+        boolean=boolean,
+        image=image,
     )
     return field(default=default, metadata={_CHECK: check})
 

@@ -37,6 +37,9 @@ _TGI_QUANTIZE = (
     "bitsandbytes-fp4",
     "fp8",
 )
+# TGI's launcher takes only float16 and bfloat16 for --dtype (DTYPE; "possible values: float16,
+# bfloat16" in docs/source/basic_tutorials/launcher.md), so fp32 would fail at start.
+_TGI_DTYPES = ("fp16", "bf16")
 # TGI's launcher reads DISABLE_GRAMMAR_SUPPORT as a clap bool flag; these values leave it off.
 _FALSE_VALUES = frozenset({"", "0", "false", "no", "off", "n", "f"})
 _NEURON_DEFAULT_BATCH = 4  # matches the batch sizes of the public Neuron compilation cache
@@ -74,13 +77,13 @@ class TgiEngine(GpuEngine):
     factory_name = "tgi"
     _parallel_setting = "num_shard"
 
-    image: ContainerImage | None = None
+    image: ContainerImage | None = setting(image=True)
     num_shard: int | None = setting(positive=True)
     max_batch_prefill_tokens: int | None = setting(positive=True)
     max_batch_total_tokens: int | None = setting(positive=True)
     quantize: str | None = setting(choices=_TGI_QUANTIZE)
-    dtype: str | None = setting(dtype=True)
-    trust_remote_code: bool = False
+    dtype: str | None = setting(dtype=_TGI_DTYPES)
+    trust_remote_code: bool = setting(False, boolean=True)
     tool_calls: bool | None = setting(boolean=True)
 
     def tool_calling(
@@ -173,7 +176,7 @@ class TgiNeuronxEngine(DlcEngine):
     factory_name = "tgi_neuronx"
     accelerator = "neuron"
 
-    image: ContainerImage | None = None
+    image: ContainerImage | None = setting(image=True)
     num_cores: int | None = setting(positive=True)
     batch_size: int | None = setting(positive=True)
     auto_cast_type: str = setting("bf16", choices=("bf16", "fp16"))

@@ -373,6 +373,12 @@ BAD_MODELS = [
         id="model-env-gpu-count-not-a-number",
     ),
     pytest.param(
+        lambda s: model(s, instance_type=G5_4GPU, env={"SM_NUM_GPUS": "²"}),
+        ConfigurationError,
+        r"env SM_NUM_GPUS='²' must be a positive integer",
+        id="model-env-gpu-count-superscript-digit",
+    ),
+    pytest.param(
         lambda s: model(
             s, instance_type=G5_4GPU, engine=Engine.lmi(), env={"TENSOR_PARALLEL_DEGREE": "2"}
         ),

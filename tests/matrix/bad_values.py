@@ -247,6 +247,66 @@ BAD_VALUES = [
         r"tool_call_parser='qwen25' was given with tool_calls=False",
         id="engine-sglang-parser-with-tools-off",
     ),
+    pytest.param(
+        lambda s: Engine.vllm(trust_remote_code="false"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"Engine\.vllm\(\): trust_remote_code must be True, False or None, got 'false'; pass the bool False, not a string",
+        id="engine-vllm-trust-remote-code-string",
+    ),
+    pytest.param(
+        lambda s: Engine.sglang(trust_remote_code="true"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"Engine\.sglang\(\): trust_remote_code must be True, False or None, got 'true'; pass the bool True",
+        id="engine-sglang-trust-remote-code-string",
+    ),
+    pytest.param(
+        lambda s: Engine.lmi(trust_remote_code="False"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"Engine\.lmi\(\): trust_remote_code must be True, False or None, got 'False'; pass the bool False",
+        id="engine-lmi-trust-remote-code-string",
+    ),
+    pytest.param(
+        lambda s: Engine.tgi(trust_remote_code=1),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"Engine\.tgi\(\): trust_remote_code must be True, False or None, got 1",
+        id="engine-tgi-trust-remote-code-not-a-bool",
+    ),
+    pytest.param(
+        lambda s: Engine.sglang(mem_fraction_static=True),
+        ConfigurationError,
+        r"Engine\.sglang\(\): mem_fraction_static must be in \(0, 1\], got True",
+        id="engine-sglang-memory-fraction-bool",
+    ),
+    pytest.param(
+        lambda s: Engine.tgi(dtype="fp32"),
+        ConfigurationError,
+        r"Engine\.tgi\(\): dtype must be fp16 or bf16, got 'fp32' \(also spelt float16, half, bfloat16\)",
+        id="engine-tgi-dtype-fp32",
+    ),
+    pytest.param(
+        lambda s: Engine.tgi(dtype="float"),
+        ConfigurationError,
+        r"Engine\.tgi\(\): dtype must be fp16 or bf16, got 'float'",
+        id="engine-tgi-dtype-float",
+    ),
+    pytest.param(
+        lambda s: Engine.vllm(image=IMAGE),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"Engine\.vllm\(\): image must be a ContainerImage, got str '123456789012\.dkr[^']*'; use ContainerImage\.from_uri\('123456789012\.dkr",
+        id="engine-vllm-image-uri-string",
+    ),
+    pytest.param(
+        lambda s: Engine.tgi_neuronx(image={"uri": IMAGE}),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"Engine\.tgi_neuronx\(\): image must be a ContainerImage, got dict .*; use ContainerImage\.from_uri\(\.\.\.\)",
+        id="engine-tgi-neuronx-image-not-an-image",
+    ),
+    pytest.param(
+        lambda s: Engine.custom(image=IMAGE, stream_format="openai"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"Engine\.custom\(\): image must be a ContainerImage, got str '[^']*'; use ContainerImage\.from_uri\(",
+        id="engine-custom-image-uri-string",
+    ),
     # Model sources
     pytest.param(
         lambda s: ModelSource.hugging_face("gpt2"),
