@@ -131,7 +131,10 @@ BAD_GATEWAY = [
     ),
     pytest.param(
         lambda s: LlmEndpoint.from_endpoint_attributes(
-            s, "Legacy", endpoint_name="legacy-endpoint", engine="vllm"
+            s,
+            "Legacy",
+            endpoint_name="legacy-endpoint",
+            engine="vllm",  # type: ignore[arg-type]
         ),
         ConfigurationError,
         r"engine must be an Engine, got str 'vllm'; use Engine\.tgi\(\)",
