@@ -193,19 +193,28 @@ def test_an_endpoint_without_scaling_notes_its_fixed_fleet(
 # -- components: scheduled copies, and instances released at night -----------------------------
 
 
+def _two_copies_on_a_releasing_endpoint(stack: Stack, autoscaling: Autoscaling) -> None:
+    """The README's example: two one-GPU copies on an endpoint that may release every
+    instance."""
+    component(
+        stack,
+        endpoint_props={"min_instances": 0, "max_instances": 2},
+        accelerators=1,
+        min_memory_mib=24 * 1024,
+        copies=2,
+        autoscaling=autoscaling,
+    )
+
+
 def test_a_night_schedule_to_zero_copies_releases_the_instances(
     new_stack: Callable[..., Stack],
 ) -> None:
     # GIVEN a component whose copies go to zero on weekday evenings and weekends, on an
     # endpoint that may release every instance
     stack = new_stack()
-    component(
+    _two_copies_on_a_releasing_endpoint(
         stack,
-        endpoint_props={"min_instances": 0, "max_instances": 2},
-        accelerators=1,
-        min_memory_mib=16 * 1024,
-        copies=2,
-        autoscaling=Autoscaling(
+        Autoscaling(
             min_capacity=2,
             max_capacity=4,
             target_concurrent_requests=4,
@@ -242,13 +251,9 @@ def test_a_scheduled_zero_gets_the_step_policy_that_brings_the_first_copy_back(
 ) -> None:
     # GIVEN copies that may reach zero only through a scheduled action (the maximum stays 4)
     stack = new_stack()
-    component(
+    _two_copies_on_a_releasing_endpoint(
         stack,
-        endpoint_props={"min_instances": 0, "max_instances": 2},
-        accelerators=1,
-        min_memory_mib=16 * 1024,
-        copies=2,
-        autoscaling=Autoscaling(
+        Autoscaling(
             min_capacity=2,
             max_capacity=4,
             target_invocations_per_instance=10,
