@@ -252,12 +252,15 @@ class LlmModel(Construct):
 
     @property
     def resource(self) -> sagemaker.CfnModel:
-        """The SageMaker Model of the default placement (created on first use)."""
+        """The SageMaker Model of the default placement: reading it binds that placement
+        (creates the Model). For the Model an endpoint or component uses, read its
+        ``binding``."""
         return self.bind().resource
 
     @property
     def model_name(self) -> str:
-        """The generated name of the default placement's SageMaker Model."""
+        """The generated name of the default placement's SageMaker Model (reading it binds that
+        placement, as ``resource`` does)."""
         return self.bind().model_name
 
     @property
