@@ -220,3 +220,13 @@ def test_bind_takes_a_placement_and_names_the_fix(new_stack: Callable[..., Stack
     ):
         model.bind("ml.g5.2xlarge")  # type: ignore[arg-type]
     assert model.bind(Placement("ml.g5.2xlarge")) is model.bind()
+
+
+def test_reading_model_name_binds_the_default_placement(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    model = _llama(stack, instance_type="ml.g5.2xlarge")
+    assert model.node.try_find_child("Resource") is None  # nothing binds it yet
+    name = model.model_name
+    (logical_id,) = _models(stack)
+    assert logical_id == stack.get_logical_id(model.bind().resource)
+    assert stack.resolve(name) == {"Fn::GetAtt": [logical_id, "ModelName"]}
