@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 import threading
 import time
@@ -410,17 +411,35 @@ def test_a_keep_alive_connection_serves_requests_after_an_error(runtime: Runtime
 # -- upstream failures before the stream -----------------------------------------------------
 
 
+DENIED = (
+    "User: arn:aws:sts::123456789012:assumed-role/llm-runtime-role/fn is not authorized to "
+    "perform: sagemaker:InvokeEndpointWithResponseStream on resource: "
+    "arn:aws:sagemaker:us-east-1:123456789012:endpoint/llm-endpoint"
+)
+
+
+def _scrubbed(text: str) -> str:
+    """What a client may read of ``text``: the account and ARNs replaced."""
+    text = re.sub(r"arn:aws[\w-]*:\S+", "<ARN>", text)
+    return re.sub(r"\b\d{12}\b", "<account>", text)
+
+
 @pytest.mark.parametrize(
     ("error", "status", "code", "calls"),
     [
         (CallError.model_error("kaput", 500), 502, "model_error", 1),
         (CallError.model_error("input too long", 422), 400, "model_rejected_request", 1),
         (CallError.model_error("busy", 429), 429, "model_overloaded", 1),
-        (CallError.validation_error("Endpoint x not found."), 400, "upstream_validation_error", 1),
+        (
+            CallError.validation_error("Endpoint x of account 123456789012 not found."),
+            400,
+            "upstream_validation_error",
+            1,
+        ),
         (CallError(status=503, error_type="ServiceUnavailable", message="x"), 503, None, 2),
         (CallError(status=400, error_type="ThrottlingException", message="x"), 429, None, 2),
         (CallError(status=500, error_type="InternalFailure", message="x"), 502, None, 2),
-        (CallError(status=403, error_type="AccessDeniedException", message="x"), 502, None, 1),
+        (CallError(status=403, error_type="AccessDeniedException", message=DENIED), 502, None, 1),
     ],
     ids=lambda v: v.error_type if isinstance(v, CallError) else None,
 )
@@ -439,7 +458,12 @@ def test_call_time_upstream_errors_map_to_a_status_and_an_openai_error(
     # THEN the mapped status, an OpenAI error naming the upstream error, and one retry at most
     assert got == status
     body = error_of(raw)
-    assert error.error_type in body["message"] and error.message in body["message"]
+    assert error.error_type in body["message"]
+    # the container's own words, or SageMaker's, without the account, ARNs or URLs in them
+    said = _scrubbed(error.fields.get("OriginalMessage", error.message))
+    assert said in body["message"]
+    for private in ("123456789012", "arn:aws", "https://", "llm-runtime-role"):
+        assert private not in body["message"]
     if code is not None:
         assert body["code"] == code
     assert len(fake.requests) == calls

@@ -54,10 +54,16 @@ class CallError:
 
     @classmethod
     def model_error(cls, message: str = "boom", original_status: int = 500) -> CallError:
+        wrapped = (  # SageMaker's wording around the container's message
+            f'Received client error ({original_status}) from primary with message "{message}". '
+            "See https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1"
+            "#logEventViewer:group=/aws/sagemaker/Endpoints/llm-endpoint in account "
+            "123456789012 for more information."
+        )
         return cls(
             status=424,
             error_type="ModelError",
-            message=message,
+            message=wrapped,
             fields={
                 "OriginalStatusCode": original_status,
                 "OriginalMessage": message,

@@ -85,6 +85,8 @@ _STREAM_CLIENT_CODES = frozenset(
 )
 _STREAM_BUSY_CODES = frozenset({"overloaded", "RateLimitError", "rate_limit_error"})
 _URL = re.compile(r"https?://[^\s\"'<>]+")
+_ARN = re.compile(r"\barn:aws[\w-]*:[^\s\"'<>]+")
+_ACCOUNT = re.compile(r"\b\d{12}\b")
 _ACCESS_CODES = frozenset(
     {
         "AccessDeniedException",
@@ -203,7 +205,9 @@ def _client_error(exc: ClientError) -> UpstreamFailure:
     elif code == "ModelError":
         original = exc.response.get("OriginalStatusCode")
         original = original if isinstance(original, int) else None
-        text = f"the model container answered {original or 'an error'}: {message}"
+        said = exc.response.get("OriginalMessage")  # the container's own words, unwrapped
+        said = said if isinstance(said, str) and said else message
+        text = f"the model container answered {original or 'an error'}: {said}"
         status, error_type = engine_status(original)
         our_code = _MODEL_ERROR_CODES.get(status, "model_error")
     elif code in _THROTTLING_CODES or http == 429:
@@ -279,6 +283,9 @@ def _status_named(code: str) -> int | None:
 
 
 def _without_urls(text: str) -> str:
-    """``text`` without URLs: botocore's messages name the endpoint URL, which tells a client
-    the endpoint's name and region."""
-    return _URL.sub("<SageMaker endpoint URL>", text)
+    """``text`` without URLs, ARNs or account ids: botocore's and SageMaker's messages name
+    the endpoint URL, the caller's role ARN (access denied) and the account ("Endpoint x of
+    account 123456789012 not found", "... in account 123456789012 for more information"),
+    none of which a client should learn."""
+    text = _URL.sub("<SageMaker endpoint URL>", text)
+    return _ACCOUNT.sub("<account>", _ARN.sub("<ARN>", text))
