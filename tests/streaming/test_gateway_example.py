@@ -107,6 +107,25 @@ def test_the_invoker_writes_one_route_per_model(lambda_env: dict[str, str]) -> N
     ]
     # each keeps its engine's formats; the adapter has its base's
     assert [r["stream_format"] for r in routes] == ["openai", "lmi_jsonlines", "openai"]
+    # AND all three serve tools: Llama's parser on the vLLM DLC, hermes for Qwen on LMI
+    assert [r["tools"] for r in routes] == [True, True, True]
+
+
+def test_each_engine_parses_its_model_s_tool_calls(
+    synthesized: tuple[ModelGatewayStack, Template],
+) -> None:
+    _, template = synthesized
+    envs = [
+        m["Properties"]["PrimaryContainer"]["Environment"]
+        for m in template.find_resources("AWS::SageMaker::Model").values()
+    ]
+    parsers = sorted(
+        (name, value) for env in envs for name, value in env.items() if "TOOL_CALL_PARSER" in name
+    )
+    assert parsers == [
+        ("OPTION_TOOL_CALL_PARSER", "hermes"),
+        ("SM_VLLM_TOOL_CALL_PARSER", "llama3_json"),
+    ]
 
 
 @pytest.mark.parametrize("model", ["llama", "qwen", "support-bot"])
