@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from stacks import EXAMPLES
+from tests.support.templates import fixture, normalized
 
 ROOT = Path(__file__).resolve().parent.parent
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
@@ -55,6 +56,20 @@ def templates(cloud_assembly: Path) -> dict[str, Path]:
     return {
         p.name.removesuffix(".template.json"): p for p in cloud_assembly.glob("*.template.json")
     }
+
+
+def test_templates_match_their_fixtures(templates: dict[str, Path]) -> None:
+    """Logical IDs and properties of every example stay as committed: a refactor renders the
+    same templates, and a feature's change to one is reviewed in its fixture's diff."""
+    changed = [
+        name
+        for name, path in sorted(templates.items())
+        if normalized(json.loads(path.read_text())) != fixture(name)
+    ]
+    assert not changed, (
+        f"templates differ from tests/fixtures/templates: {changed}; review the diff, then "
+        "refresh with `python -m tests.support.templates cdk.out` after `make synth`"
+    )
 
 
 def test_one_template_per_example(templates: dict[str, Path]) -> None:
