@@ -13,33 +13,33 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, str] = {
     "ConstructsLlmError": "constructs_llm.errors",
     "ConfigurationError": "constructs_llm.errors",
-    "InstanceType": "constructs_llm.instance_type",
-    "ContainerImage": "constructs_llm.container_image",
-    "Engine": "constructs_llm.engine",
+    "InstanceType": "constructs_llm.hardware.instance_type",
+    "ContainerImage": "constructs_llm.model.container_image",
+    "Engine": "constructs_llm.engines.engine",
     "RequestFormat": "constructs_llm.streaming.runtime.events",
     "StreamFormat": "constructs_llm.streaming.runtime.events",
-    "ModelSource": "constructs_llm.model_source",
-    "ModelArchitecture": "constructs_llm.sizing",
-    "MemoryPlan": "constructs_llm.sizing",
-    "LlmModel": "constructs_llm.model",
-    "Placement": "constructs_llm.placement",
-    "ModelBinding": "constructs_llm.model_binding",
-    "LlmEndpoint": "constructs_llm.endpoint",
-    "ImportedEndpoint": "constructs_llm.imported_endpoint",
-    "Autoscaling": "constructs_llm.scaling",
-    "InferenceComponentEndpoint": "constructs_llm.inference_component_endpoint",
-    "InferenceComponent": "constructs_llm.inference_component",
-    "AdapterComponent": "constructs_llm.adapter_component",
-    "Variant": "constructs_llm.variant",
-    "EndpointVariant": "constructs_llm.variant",
+    "ModelSource": "constructs_llm.model.source",
+    "ModelArchitecture": "constructs_llm.sizing.memory",
+    "MemoryPlan": "constructs_llm.sizing.memory",
+    "LlmModel": "constructs_llm.model.llm_model",
+    "Placement": "constructs_llm.hardware.placement",
+    "ModelBinding": "constructs_llm.model.binding",
+    "LlmEndpoint": "constructs_llm.hosting.endpoint",
+    "ImportedEndpoint": "constructs_llm.hosting.imported_endpoint",
+    "Autoscaling": "constructs_llm.operations.autoscaling",
+    "InferenceComponentEndpoint": "constructs_llm.hosting.components.endpoint",
+    "InferenceComponent": "constructs_llm.hosting.components.inference_component",
+    "AdapterComponent": "constructs_llm.hosting.components.adapter",
+    "Variant": "constructs_llm.hosting.variant",
+    "EndpointVariant": "constructs_llm.hosting.variant",
     "ToolCalling": "constructs_llm.engines.tools",
-    "StreamingInvoker": "constructs_llm.streaming.infrastructure",
-    "InvokerAuth": "constructs_llm.streaming.invoker_auth",
-    "Deployment": "constructs_llm.deployment",
-    "Alarms": "constructs_llm.alarms",
-    "LlmAlarms": "constructs_llm.alarms",
-    "ScheduledCapacity": "constructs_llm.schedule",
-    "LlmDashboard": "constructs_llm.dashboard",
+    "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
+    "InvokerAuth": "constructs_llm.streaming.invoker.auth",
+    "Deployment": "constructs_llm.operations.deployment",
+    "Alarms": "constructs_llm.operations.alarms",
+    "LlmAlarms": "constructs_llm.operations.alarms",
+    "ScheduledCapacity": "constructs_llm.operations.schedule",
+    "LlmDashboard": "constructs_llm.operations.dashboard",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -59,34 +59,38 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
-    from constructs_llm.adapter_component import AdapterComponent as AdapterComponent
-    from constructs_llm.alarms import Alarms as Alarms
-    from constructs_llm.alarms import LlmAlarms as LlmAlarms
-    from constructs_llm.container_image import ContainerImage as ContainerImage
-    from constructs_llm.dashboard import LlmDashboard as LlmDashboard
-    from constructs_llm.deployment import Deployment as Deployment
-    from constructs_llm.endpoint import LlmEndpoint as LlmEndpoint
-    from constructs_llm.engine import Engine as Engine
+    from constructs_llm.engines.engine import Engine as Engine
     from constructs_llm.engines.tools import ToolCalling as ToolCalling
     from constructs_llm.errors import ConfigurationError as ConfigurationError
     from constructs_llm.errors import ConstructsLlmError as ConstructsLlmError
-    from constructs_llm.imported_endpoint import ImportedEndpoint as ImportedEndpoint
-    from constructs_llm.inference_component import InferenceComponent as InferenceComponent
-    from constructs_llm.inference_component_endpoint import (
+    from constructs_llm.hardware.instance_type import InstanceType as InstanceType
+    from constructs_llm.hardware.placement import Placement as Placement
+    from constructs_llm.hosting.components.adapter import AdapterComponent as AdapterComponent
+    from constructs_llm.hosting.components.endpoint import (
         InferenceComponentEndpoint as InferenceComponentEndpoint,
     )
-    from constructs_llm.instance_type import InstanceType as InstanceType
-    from constructs_llm.model import LlmModel as LlmModel
-    from constructs_llm.model_binding import ModelBinding as ModelBinding
-    from constructs_llm.model_source import ModelSource as ModelSource
-    from constructs_llm.placement import Placement as Placement
-    from constructs_llm.scaling import Autoscaling as Autoscaling
-    from constructs_llm.schedule import ScheduledCapacity as ScheduledCapacity
-    from constructs_llm.sizing import MemoryPlan as MemoryPlan
-    from constructs_llm.sizing import ModelArchitecture as ModelArchitecture
-    from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker
-    from constructs_llm.streaming.invoker_auth import InvokerAuth as InvokerAuth
+    from constructs_llm.hosting.components.inference_component import (
+        InferenceComponent as InferenceComponent,
+    )
+    from constructs_llm.hosting.endpoint import LlmEndpoint as LlmEndpoint
+    from constructs_llm.hosting.imported_endpoint import ImportedEndpoint as ImportedEndpoint
+    from constructs_llm.hosting.variant import EndpointVariant as EndpointVariant
+    from constructs_llm.hosting.variant import Variant as Variant
+    from constructs_llm.model.binding import ModelBinding as ModelBinding
+    from constructs_llm.model.container_image import ContainerImage as ContainerImage
+    from constructs_llm.model.llm_model import LlmModel as LlmModel
+    from constructs_llm.model.source import ModelSource as ModelSource
+    from constructs_llm.operations.alarms import Alarms as Alarms
+    from constructs_llm.operations.alarms import LlmAlarms as LlmAlarms
+    from constructs_llm.operations.autoscaling import Autoscaling as Autoscaling
+    from constructs_llm.operations.dashboard import LlmDashboard as LlmDashboard
+    from constructs_llm.operations.deployment import Deployment as Deployment
+    from constructs_llm.operations.schedule import ScheduledCapacity as ScheduledCapacity
+    from constructs_llm.sizing.memory import MemoryPlan as MemoryPlan
+    from constructs_llm.sizing.memory import ModelArchitecture as ModelArchitecture
+    from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth
+    from constructs_llm.streaming.invoker.streaming_invoker import (
+        StreamingInvoker as StreamingInvoker,
+    )
     from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
     from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat
-    from constructs_llm.variant import EndpointVariant as EndpointVariant
-    from constructs_llm.variant import Variant as Variant

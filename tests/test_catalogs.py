@@ -23,7 +23,7 @@ from constructs_llm.catalogs import (
     load_catalog,
     parse_catalog,
 )
-from constructs_llm.instance_type import InstanceType, sizes_of
+from constructs_llm.hardware.instance_type import InstanceType, sizes_of
 
 SCHEMAS: dict[tuple[str, str], type] = {
     ("constructs_llm", "instances.json"): InstanceCatalog,

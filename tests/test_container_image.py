@@ -14,8 +14,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import AwsSolutionsChecks
 
-from constructs_llm.container_image import MAPPING_ID, ContainerImage, dlc_family, dlc_regions
 from constructs_llm.errors import ImageError
+from constructs_llm.model.container_image import MAPPING_ID, ContainerImage, dlc_family, dlc_regions
 from tests.conftest import cdk_context
 
 TGI = dlc_family("tgi")

@@ -17,7 +17,7 @@ from constructs_llm import (
     LlmEndpoint,
     Variant,
 )
-from constructs_llm.deployment import MARGIN_S
+from constructs_llm.operations.deployment import MARGIN_S
 from tests.matrix.builders import component
 from tests.matrix.builders import model as llama3
 

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.container_image import dlc_family
-from constructs_llm.engine import Engine, EngineContext
 from constructs_llm.engines.custom import CustomEngine
 from constructs_llm.engines.dlc import SglangEngine, VllmEngine
+from constructs_llm.engines.engine import Engine, EngineContext
 from constructs_llm.engines.lmi import LmiEngine
 from constructs_llm.engines.settings import SettingCheck
 from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
-from constructs_llm.instance_type import InstanceType
-from constructs_llm.sizing import ModelArchitecture, plan_memory
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.model.container_image import dlc_family
+from constructs_llm.sizing.memory import ModelArchitecture, plan_memory
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
 SECRETISH = "hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3"
@@ -220,7 +220,7 @@ def test_each_engine_states_its_contract_and_default_image(
 
 
 def test_a_user_image_replaces_the_default() -> None:
-    from constructs_llm.container_image import ContainerImage
+    from constructs_llm.model.container_image import ContainerImage
 
     image = ContainerImage.dlc(
         "huggingface-pytorch-tgi-inference", "2.4.0-tgi2.4.0-gpu-py311-cu124-ubuntu22.04"
@@ -229,7 +229,7 @@ def test_a_user_image_replaces_the_default() -> None:
 
 
 def test_custom_engine_uses_the_stated_contract() -> None:
-    from constructs_llm.container_image import ContainerImage
+    from constructs_llm.model.container_image import ContainerImage
 
     engine = Engine.custom(
         image=ContainerImage.from_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/mine:1"),

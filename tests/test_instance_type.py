@@ -11,7 +11,7 @@ from importlib import resources
 import pytest
 
 from constructs_llm.errors import InstanceTypeError
-from constructs_llm.instance_type import InstanceType, sizes_of
+from constructs_llm.hardware.instance_type import InstanceType, sizes_of
 
 G5_SIZES = [
     "xlarge",
@@ -282,6 +282,6 @@ def test_of_accepts_a_string_or_an_instance_type() -> None:
 
 
 def test_module_does_not_import_aws_cdk() -> None:
-    code = "import sys, constructs_llm.instance_type; sys.exit('aws_cdk' in sys.modules)"
+    code = "import sys, constructs_llm.hardware.instance_type; sys.exit('aws_cdk' in sys.modules)"
 
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

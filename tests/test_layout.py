@@ -1,6 +1,6 @@
-"""The package's layout: no import cycle (runtime, function-level or type-only), modules of a
-readable size with their public names in ``__all__``, and no module reaching into another
-object's private members."""
+"""The package's layout: no import cycle (runtime, function-level or type-only), public names
+in ``__all__``, and no module reaching into another object's private members. One concept per
+file is the rule; there is no line cap."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import constructs_llm
 
 PACKAGE = Path(constructs_llm.__file__).parent
 ROOT = PACKAGE.parent
-MAX_LINES = 400
 #: namedtuple's public API is spelt with a leading underscore.
 NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}
 
@@ -78,17 +77,7 @@ def test_the_engines_depend_on_nothing_that_depends_on_them() -> None:
     engines = {n for n in modules if n.startswith("constructs_llm.engines")}
     for name in engines:
         imported = _imports(name, modules[name], set(modules))
-        assert "constructs_llm.engine" not in imported, name
-
-
-def test_modules_stay_readable() -> None:
-    """Every module, the Lambda runtime's included, stays within MAX_LINES."""
-    long = {
-        str(path.relative_to(PACKAGE)): lines
-        for _, path in _modules()
-        if (lines := len(path.read_text().splitlines())) > MAX_LINES
-    }
-    assert long == {}
+        assert "constructs_llm.engines.engine" not in imported, name
 
 
 @pytest.mark.parametrize(
@@ -129,8 +118,8 @@ def test_no_module_reads_another_object_s_private_members(path: Path) -> None:
 def test_checkov_skips_and_cdk_nag_acknowledgments_go_through_waive() -> None:
     # the README's claim: one helper records every waiver, with its reason
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path.name == "_compliance.py":
+        if path.name == "compliance.py":
             continue
         source = path.read_text()
         for raw in ('"checkov"', "Validations.of(", " Acknowledgment(", "NagSuppressions"):
-            assert raw not in source, f"{path.relative_to(ROOT)}: {raw} outside _compliance.waive"
+            assert raw not in source, f"{path.relative_to(ROOT)}: {raw} outside compliance.waive"

@@ -14,7 +14,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk.assertions import Annotations, Match, Template
 
-from constructs_llm.model_source import MODEL_DIR, ModelSource, SourceBinding
+from constructs_llm.model.source import MODEL_DIR, ModelSource, SourceBinding
 
 TOKEN_NAMES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 

@@ -18,7 +18,7 @@ from constructs_llm import (
     ScheduledCapacity,
 )
 from constructs_llm.notes import notes_of
-from constructs_llm.schedule import MINUTES_PER_WEEK, hours_per_month, weekly_floor
+from constructs_llm.operations.schedule import MINUTES_PER_WEEK, hours_per_month, weekly_floor
 from tests.matrix.builders import app_of, component
 from tests.matrix.builders import model as llama3
 

@@ -7,9 +7,9 @@ from importlib import resources
 
 import pytest
 
-from constructs_llm.engine import Engine
+from constructs_llm.engines.engine import Engine
 from constructs_llm.errors import SizingError
-from constructs_llm.sizing import (
+from constructs_llm.sizing.memory import (
     GIB,
     MemoryPlan,
     ModelArchitecture,

@@ -20,8 +20,8 @@ from constructs_llm import (
     ToolCalling,
     Variant,
 )
-from constructs_llm.engine import EngineContext
-from constructs_llm.instance_type import InstanceType
+from constructs_llm.engines.engine import EngineContext
+from constructs_llm.hardware.instance_type import InstanceType
 from tests.matrix.builders import G5, bucket, custom
 
 LLAMA31 = "meta-llama/Llama-3.1-8B-Instruct"

@@ -6,13 +6,13 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any, ClassVar
 
-from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines import messages
 from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.context import Accelerator, EngineContext, decimal_int
 from constructs_llm.engines.settings import DTYPE_ALIASES, SettingsChecked
-from constructs_llm.instance_type import InstanceType
-from constructs_llm.sizing import DTYPE_BYTES
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.sizing.memory import DTYPE_BYTES
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The contract every serving engine implements (``constructs_llm.engine.Engine`` wraps one).
+"""The contract every serving engine implements (``engines.engine.Engine`` wraps one).
 
 An engine turns typed settings plus the hardware of one model copy into the container
 environment, picks the default image for its accelerator, and tells the streaming invoker
@@ -11,7 +11,6 @@ import abc
 from collections.abc import Mapping
 from typing import ClassVar
 
-from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines import messages
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
 from constructs_llm.engines.env_rules import (
@@ -21,7 +20,8 @@ from constructs_llm.engines.env_rules import (
     user_env_problems,
 )
 from constructs_llm.engines.tools import ToolCalling, tools_off
-from constructs_llm.instance_type import InstanceType
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
 __all__ = ["ServingEngine"]

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
-from constructs_llm.instance_type import InstanceType
-from constructs_llm.sizing import MemoryPlan
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.sizing.memory import MemoryPlan
 
 __all__ = [
     "HF_TOKEN_ENV_NAMES",

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field
 
-from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines._support import enum_value, planner_dtype
 from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.engines.tools import ToolCalling, tools_off
-from constructs_llm.instance_type import InstanceType
-from constructs_llm.sizing import DTYPE_BYTES
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.sizing.memory import DTYPE_BYTES
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 
 __all__ = ["CustomEngine"]

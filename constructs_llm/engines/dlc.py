@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines._support import (
     TORCH_DTYPES,
     VLLM_QUANTIZE,
@@ -25,6 +24,7 @@ from constructs_llm.engines.tools import (
     parser_setting_problems,
     parser_tool_calling,
 )
+from constructs_llm.model.container_image import ContainerImage
 
 __all__ = ["SglangEngine", "VllmEngine"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from constructs_llm.engines import messages
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, decimal_int
-from constructs_llm.instance_type import is_token
+from constructs_llm.hardware.instance_type import is_token
 
 __all__ = ["EnvContract", "RuleCheck", "rule_problem", "token_limit_problems", "user_env_problems"]
 

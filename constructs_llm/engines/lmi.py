@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
-from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines import messages
 from constructs_llm.engines._support import (
     VLLM_QUANTIZE,
@@ -27,6 +26,7 @@ from constructs_llm.engines.tools import (
     parser_tool_calling,
     tools_off,
 )
+from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.streaming.runtime.events import StreamFormat
 
 __all__ = ["LmiBackend", "LmiEngine"]

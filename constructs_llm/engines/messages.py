@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from constructs_llm.engines.context import EngineContext
-from constructs_llm.instance_type import InstanceType
+from constructs_llm.hardware.instance_type import InstanceType
 
 __all__ = [
     "alias_loses",

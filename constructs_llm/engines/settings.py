@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import Field, dataclass, field, fields
 from typing import Any, ClassVar
 
-from constructs_llm._problems import Problems
-from constructs_llm.container_image import ContainerImage
+from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.problems import Problems
 
 __all__ = ["ALL_DTYPES", "DTYPE_ALIASES", "SettingCheck", "SettingsChecked", "setting"]
 

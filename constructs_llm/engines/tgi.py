@@ -6,7 +6,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from constructs_llm.container_image import ContainerImage
 from constructs_llm.engines import messages
 from constructs_llm.engines._support import (
     DlcEngine,
@@ -21,7 +20,8 @@ from constructs_llm.engines._support import (
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, cores_per_chip
 from constructs_llm.engines.settings import setting
 from constructs_llm.engines.tools import ToolCalling, tools_off
-from constructs_llm.instance_type import InstanceType
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.model.container_image import ContainerImage
 
 __all__ = ["TgiEngine", "TgiNeuronxEngine"]
 

@@ -25,8 +25,8 @@ _EXPORTS: dict[str, str] = {
     "sigv4_hook": "constructs_llm.streaming.client",
     "content_sha256_hook": "constructs_llm.streaming.client",
     "ChatStreamError": "constructs_llm.streaming.client",
-    "StreamingInvoker": "constructs_llm.streaming.infrastructure",
-    "InvokerAuth": "constructs_llm.streaming.invoker_auth",
+    "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
+    "InvokerAuth": "constructs_llm.streaming.invoker.auth",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -50,8 +50,10 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.streaming.client import content_sha256_hook as content_sha256_hook
     from constructs_llm.streaming.client import sigv4_hook as sigv4_hook
     from constructs_llm.streaming.client import stream_chat as stream_chat
-    from constructs_llm.streaming.infrastructure import StreamingInvoker as StreamingInvoker
-    from constructs_llm.streaming.invoker_auth import InvokerAuth as InvokerAuth
+    from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth
+    from constructs_llm.streaming.invoker.streaming_invoker import (
+        StreamingInvoker as StreamingInvoker,
+    )
     from constructs_llm.streaming.runtime.events import DoneEvent as DoneEvent
     from constructs_llm.streaming.runtime.events import ErrorEvent as ErrorEvent
     from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat

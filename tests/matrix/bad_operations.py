@@ -18,9 +18,9 @@ from constructs_llm import (
     ScheduledCapacity,
     Variant,
 )
-from constructs_llm._problems import Problems
-from constructs_llm.deployment import Fleet
 from constructs_llm.errors import ConfigurationError, ScalingError
+from constructs_llm.operations.deployment import Fleet
+from constructs_llm.problems import Problems
 from tests.matrix.builders import (
     G5_4GPU,
     component,

@@ -23,7 +23,7 @@ from constructs_llm.errors import (
     ScalingError,
     SizingError,
 )
-from constructs_llm.sizing import ModelArchitecture, plan_memory
+from constructs_llm.sizing.memory import ModelArchitecture, plan_memory
 from tests.matrix.builders import (
     G5,
     G5_4GPU,

@@ -1,0 +1,4 @@
+"""Hardware: SageMaker instance types (from the packaged catalog) and the placement of one model
+copy on them (instance type and devices per copy)."""
+
+__all__: list[str] = []

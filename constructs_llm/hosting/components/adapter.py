@@ -1,0 +1,196 @@
+"""AdapterComponent: a LoRA adapter served by an inference component's copies.
+
+SageMaker's adapter inference component names a base component
+(``Specification.BaseInferenceComponentName``) and the adapter's artifacts
+(``Specification.Container.ArtifactUrl``), and has no compute of its own: "An adapter inference
+component is loaded by a base inference component, and it uses the compute resources of the
+base inference component" (botocore ``InferenceComponentSpecification``). It is invoked like
+any component, with its own ``InferenceComponentName``; SageMaker passes the adapter to the
+container in the ``X-Amzn-SageMaker-Adapter-Identifier`` header.
+
+Only some engines' SageMaker integrations register adapters at run time (``ADAPTER_ENV``); the
+base model must turn it on in its ``env``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Protocol
+
+from aws_cdk import Annotations
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct, Node
+
+from constructs_llm.hosting.shared import ComponentAttributes, generated_name
+from constructs_llm.hosting.target import ServesModel
+from constructs_llm.model.source import ModelSource
+from constructs_llm.operations.metrics import InvocationMetrics
+from constructs_llm.problems import Problems
+from constructs_llm.validation import describe, name_problem
+
+if TYPE_CHECKING:
+    from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
+    from constructs_llm.model.binding import ModelBinding
+    from constructs_llm.model.llm_model import LlmModel
+
+__all__ = ["ADAPTER_ENV", "AdapterComponent", "BaseComponent"]
+
+#: Engines whose SageMaker integration serves adapter components, by ``Engine.name``, and the
+#: base model env that turns it on.
+#: - LMI (vLLM async): ``option.enable_lora`` enables adapters (djl-serving
+#:   ``serving/docs/lmi/user_guides/vllm_user_guide.md``, "LoRA Adapter Support"; LMI v16
+#:   release notes: "Multi-LoRA (adapters) support in async mode"); the async handler reads
+#:   SageMaker's adapter header (``djl_python/lmi_vllm/vllm_async_service.py``,
+#:   ``_extract_lora_adapter``).
+#: - The AWS vLLM DLC: ``SM_VLLM_ENABLE_LORA`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING`` "to
+#:   enable dynamic adapter loading with inference components"
+#:   (aws/model-hosting-container-standards ``docs/sagemaker/05_lora_adapter_management.md``;
+#:   vLLM registers SageMaker's load-adapter handler only with the latter:
+#:   ``vllm/entrypoints/serve/lora/api_router.py``).
+#: TGI, TGI NeuronX, TensorRT-LLM and SGLang have no SageMaker adapter registration.
+ADAPTER_ENV: dict[str, dict[str, str]] = {
+    "lmi-vllm": {"OPTION_ENABLE_LORA": "true"},
+    "vllm": {"SM_VLLM_ENABLE_LORA": "true", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "true"},
+}
+_CUSTOM = "custom"
+# The name clients send as ``model``; also the adapter's construct id.
+_ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$")
+
+
+class BaseComponent(Protocol):
+    """What an adapter needs of its base (``InferenceComponent`` provides it)."""
+
+    @property
+    def node(self) -> Node: ...
+
+    @property
+    def endpoint(self) -> InferenceComponentEndpoint: ...
+
+    @property
+    def model(self) -> LlmModel: ...
+
+    @property
+    def binding(self) -> ModelBinding: ...
+
+    @property
+    def resource(self) -> sagemaker.CfnInferenceComponent: ...
+
+    @property
+    def inference_component_name(self) -> str: ...
+
+
+class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Construct):
+    """A LoRA adapter on top of an inference component (``component.add_adapter(...)``).
+
+    Served to OpenAI clients under its ``name``, with its base's request and stream formats.
+    Its artifacts are one ``.tar.gz`` in S3 (``ModelSource.s3_archive``): SageMaker's
+    ``ArtifactUrl`` "must point to a single gzip compressed tar archive (.tar.gz suffix)"
+    (botocore ``InferenceComponentContainerSpecification``). Only that object is granted,
+    to the endpoint's role and the base model's role (which one SageMaker uses is
+    undocumented, as for component weights).
+
+    :param base: the component whose copies load the adapter.
+    :param name: the model name clients send; letters, digits, ``.``, ``_``, ``:`` and ``-``,
+        at most 63 characters.
+    :param source: the adapter's ``.tar.gz`` (``ModelSource.s3_archive(bucket, key)``).
+    :param inference_component_name: physical name. @default generated from the path
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        *,
+        base: BaseComponent,
+        name: str,
+        source: ModelSource,
+        inference_component_name: str | None = None,
+    ) -> None:
+        _check(scope, base, name, source, inference_component_name)
+        super().__init__(scope, name)
+        self.base, self.endpoint = base, base.endpoint
+        self.model = base.model
+        self.name = name
+        self.chosen_served_name = name
+        self.source = source
+        self.component_name = inference_component_name or generated_name(
+            self, "inference_component_name"
+        )
+        spec = sagemaker.CfnInferenceComponent
+        self.resource = spec(
+            self,
+            "Resource",
+            inference_component_name=self.component_name,
+            endpoint_name=base.endpoint.endpoint_name,
+            specification=spec.InferenceComponentSpecificationProperty(
+                base_inference_component_name=base.inference_component_name,
+                container=spec.InferenceComponentContainerSpecificationProperty(
+                    artifact_url=source.archive_url
+                ),
+            ),
+        )
+        # The base is named by a literal: state the order (created after it, deleted first).
+        self.resource.node.add_dependency(base.resource)
+        for role in (base.endpoint.role, base.binding.role):
+            source.grant_read(self, role)
+        if base.model.engine.name == _CUSTOM:
+            Annotations.of(self).add_warning_v2(
+                "constructs-llm:adapter-engine-unverified",
+                f"adapter {name!r} on a custom engine: verify that its image registers "
+                "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier header)",
+            )
+
+
+def _check(
+    scope: Construct,
+    base: BaseComponent,
+    name: object,
+    source: object,
+    inference_component_name: str | None,
+) -> None:
+    problems = Problems(f"InferenceComponent '{scope.node.path}'.add_adapter({name!r})")
+    if not isinstance(name, str) or not _ADAPTER_NAME.match(name):
+        problems.add(
+            f"the adapter name must be 1-63 letters, digits, '.', '_', ':' or '-' starting with "
+            f"a letter or digit (clients send it as 'model'), got {name!r}"
+        )
+    elif scope.node.try_find_child(name) is not None:
+        problems.add(f"the component already has an adapter named {name!r}; give each its name")
+    problems.add(name_problem("inference_component_name", inference_component_name))
+    problems.add(_source_problem(source))
+    problems.add(_engine_problem(base))
+    problems.raise_if_any()
+
+
+def _source_problem(source: object) -> str | None:
+    if isinstance(source, ModelSource) and source.archive_url is not None:
+        return None
+    if isinstance(source, ModelSource):
+        got = "a Hugging Face Hub model" if source.is_hub else "an S3 prefix"
+    else:
+        got = describe(source)
+    return (
+        f"source must be the adapter's .tar.gz in S3, got {got}: SageMaker's ArtifactUrl must "
+        "point to a single gzip compressed tar archive; package the adapter (adapter_config.json "
+        "and its weights) and pass ModelSource.s3_archive(bucket, 'adapters/name.tar.gz')"
+    )
+
+
+def _engine_problem(base: BaseComponent) -> str | None:
+    engine = base.model.engine
+    if engine.name == _CUSTOM:
+        return None  # warned about: the library cannot tell
+    wanted = ADAPTER_ENV.get(engine.name)
+    if wanted is None:
+        return (
+            f"engine {engine.name!r} of LlmModel '{base.model.node.path}' serves no SageMaker "
+            "adapter components; serve the base model with Engine.lmi(backend='vllm') or "
+            "Engine.vllm()"
+        )
+    env = base.binding.environment
+    missing = {k: v for k, v in wanted.items() if env.get(k, "").strip().lower() != v}
+    if not missing:
+        return None
+    return (
+        f"LlmModel '{base.model.node.path}' ({engine.name}) does not turn adapters on; add "
+        f"env={missing!r} to it (the engine registers adapters only then)"
+    )

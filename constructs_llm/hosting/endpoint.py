@@ -1,0 +1,400 @@
+"""LlmEndpoint: a real-time SageMaker endpoint serving one LlmModel on one instance type, or
+several models and instance types as weighted variants (with an optional shadow)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from aws_cdk import Annotations, Duration, Size
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+from constructs_llm import messages as msg
+from constructs_llm.compliance import NVME_VOLUME_KEY, waive
+from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+from constructs_llm.hosting.production_variant import startup_timeouts
+from constructs_llm.hosting.shared import (
+    VOLUME_KEY_ACTIONS,
+    EndpointAttributes,
+    generated_name,
+    grant_invoke,
+)
+from constructs_llm.hosting.target import ServesModel, default_served_name
+from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
+from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.operations import messages as ops
+from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
+from constructs_llm.operations.autoscaling import Autoscaling
+from constructs_llm.operations.capacity_notes import add_capacity_note
+from constructs_llm.operations.deployment import (
+    MAX_ROLLBACK_ALARMS,
+    Deployment,
+    Fleet,
+    endpoint_deployment_config,
+)
+from constructs_llm.operations.metrics import VariantMetrics
+from constructs_llm.problems import Problems
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.validation import (
+    add_memory_plan_note,
+    add_quota_note,
+    describe,
+    name_problem,
+    served_name_problem,
+    type_problem,
+)
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_kms as kms
+
+    from constructs_llm.hardware.instance_type import InstanceType
+
+
+__all__ = ["LlmEndpoint"]
+
+
+class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
+    """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances,
+    or several as weighted variants (``variants=[Variant(...), ...]``, ``shadow=Variant(...)``).
+
+    The endpoint binds the model to its instance type (``model.bind``): the model's env and
+    memory plan are derived for that hardware, and a model served on two instance types gets
+    one SageMaker Model for each. Only the Endpoint may carry a physical name; the
+    EndpointConfig is replaced on every change, so model, image, env and instance-type changes
+    deploy in one ``cdk deploy``. The variant is named after the instance type, so with
+    autoscaling a new instance type brings a new variant and a new scalable target instead of
+    an update SageMaker refuses.
+
+    With ``variants`` each ``Variant`` is a model on an instance type with its share of the
+    traffic, its own autoscaling and metrics (``endpoint.variants[i]``); a variant is named
+    after its model and instance type, so an instance-type change is a new variant there too.
+    ``shadow`` adds a shadow variant that gets a copy of the requests (its answers are not
+    returned), with exactly one production variant as SageMaker requires. The per-variant
+    arguments (``model`` to ``autoscaling``) then go on each ``Variant``.
+
+    :param model: the model to serve. @default none: give ``variants`` instead
+    :param instance_type: @default the model's ``instance_type`` (its default placement)
+    :param instance_count: initial instances. @default 1
+    :param health_check_timeout: container start-up health check. @default 15 min on GPUs
+        (longer for large models), 60 min on Neuron
+    :param download_timeout: model download. @default as ``health_check_timeout``
+    :param volume_size: ML storage volume; only for instance types without local NVMe.
+        @default sized from the model's weights where known, else SageMaker's default
+    :param kms_key: encrypts the ML storage volume; not for NVMe instance types. @default none
+    :param endpoint_name: physical name of the Endpoint. @default generated
+    :param autoscaling: target tracking on the instance count, and scheduled bounds.
+        @default none
+    :param variants: production variants (1-10), instead of ``model``. @default none
+    :param shadow: a shadow variant, next to exactly one production variant. @default none
+    :param served_model_name: the name OpenAI clients send as ``model`` to a
+        ``StreamingInvoker``. @default the Hub id of the weights, else the model's id; with
+        variants of several models, the endpoint's id
+    :param deployment: how updates roll out (``Deployment.canary(...)``, ``linear``,
+        ``all_at_once``, ``rolling``), rolled back by the endpoint's alarms. It guards updates
+        that keep each variant's instance type; the Endpoint then gets a physical name
+        (generated from its path unless ``endpoint_name`` is given), which its alarms name.
+        @default SageMaker's blue/green update with all traffic shifted at once and no bake
+    :param alarms: the default alarms of each production variant (``endpoint.alarms`` for the
+        first, ``endpoint.variants[i].alarms``): ``True``, ``Alarms(...)`` for other thresholds
+        and an SNS topic, or ``False`` for none. @default True
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        model: LlmModel | None = None,
+        instance_type: str | InstanceType | None = None,
+        instance_count: int | None = None,
+        health_check_timeout: Duration | None = None,
+        download_timeout: Duration | None = None,
+        volume_size: Size | None = None,
+        kms_key: kms.IKey | None = None,
+        endpoint_name: str | None = None,
+        autoscaling: Autoscaling | None = None,
+        variants: Sequence[Variant] | None = None,
+        shadow: Variant | None = None,
+        served_model_name: str | None = None,
+        deployment: Deployment | None = None,
+        alarms: Alarms | bool = True,
+    ) -> None:
+        super().__init__(scope, id)
+        problems = Problems(f"LlmEndpoint '{self.node.path}'")
+        problems.add(
+            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+        )
+        alarm_props = alarm_settings(alarms, problems)
+        single = variants is None and shadow is None
+        if single:
+            problems.add(type_problem("model", model, LlmModel, msg.MODEL_FIX))
+            problems.add(
+                type_problem(
+                    "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
+                )
+            )
+            problems.raise_if_any()  # nothing below can be checked without them
+            assert model is not None
+            specs = [
+                Variant(
+                    model=model,
+                    instance_type=instance_type,
+                    instance_count=1 if instance_count is None else instance_count,
+                    autoscaling=autoscaling,
+                    health_check_timeout=health_check_timeout,
+                    download_timeout=download_timeout,
+                    volume_size=volume_size,
+                )
+            ]
+        else:
+            given = {
+                "model": model,
+                "instance_type": instance_type,
+                "instance_count": instance_count,
+                "health_check_timeout": health_check_timeout,
+                "download_timeout": download_timeout,
+                "volume_size": volume_size,
+                "autoscaling": autoscaling,
+            }
+            problems.extend(_per_variant_problems(given, variants))
+            specs = list(variants) if isinstance(variants, list | tuple) else []
+            problems.raise_if_any()
+        planned = plan_variants(
+            specs, shadow=shadow, kms_key=kms_key, problems=problems, single=single
+        )
+        problems.add(name_problem("endpoint_name", endpoint_name))
+        problems.add(served_name_problem("served_model_name", served_model_name))
+        if deployment is not None and not problems:
+            problems.extend(_rollout_problems(self, deployment, planned, alarm_props))
+        problems.raise_if_any()
+
+        self.chosen_served_name = served_model_name
+        if deployment is not None and endpoint_name is None:
+            # The rollback alarms name the endpoint and the endpoint names them: a name known
+            # before CloudFormation creates the endpoint breaks that cycle.
+            endpoint_name = generated_name(self, "endpoint_name")
+        self._host(planned, kms_key, endpoint_name, single)
+        for v in self.variants:
+            if alarm_props is not None:
+                group, label = ("Alarms", None) if single else (f"Alarms-{v.name}", v.describe)
+                v.alarms = create_alarms(self, v, alarm_props, id=group, label=label)
+        self.alarms: LlmAlarms | None = self.variants[0].alarms
+        self.deployment = deployment
+        if deployment is not None:
+            self._guard(deployment)
+
+    def _host(
+        self,
+        planned: list[PlannedVariant],
+        kms_key: kms.IKey | None,
+        endpoint_name: str | None,
+        single: bool,
+    ) -> None:
+        hosted = [EndpointVariant(endpoint=self, planned=p) for p in planned]
+        self.variants = [v for v in hosted if not v.shadow]
+        self.shadow_variant = next((v for v in hosted if v.shadow), None)
+        first = self.variants[0]
+        # The first production variant, as before variants existed.
+        self.model, self.binding, self.autoscaling = first.model, first.binding, first.autoscaling
+        self.instance_type, self.variant_name = first.instance_type, first.name
+        self.instance_count = first.instance_count
+        self.health_check_timeout = first.health_check_timeout
+        self.download_timeout = first.download_timeout
+        shadows = [self.shadow_variant] if self.shadow_variant else []
+        self.config = sagemaker.CfnEndpointConfig(
+            self,
+            "Config",
+            production_variants=[v.production_variant() for v in self.variants],
+            shadow_production_variants=[v.production_variant() for v in shadows] or None,
+            kms_key_id=kms_key.key_arn if kms_key else None,
+        )
+        _storage(self.config, hosted, kms_key)
+        scaled = any(v.autoscaling for v in hosted)
+        self.resource = sagemaker.CfnEndpoint(
+            self,
+            "Resource",
+            endpoint_config_name=self.config.attr_endpoint_config_name,
+            endpoint_name=endpoint_name,
+            # Keep the instance counts the autoscaler has set across config updates.
+            retain_all_variant_properties=True if scaled else None,
+        )
+        for v in hosted:
+            v.autoscale(self, "ScalableTarget" if single else f"ScalableTarget-{v.name}")
+            add_memory_plan_note(self, v.binding.plan, per_copy=False)
+            add_capacity_note(self, v.instance_type.name, v.autoscaling, v.instance_count)
+        self.scalable_target = first.scalable_target
+        _quota_notes(self, hosted)
+
+    def _guard(self, deployment: Deployment) -> None:
+        rollback = deployment.rollback_alarms
+        if rollback is None:  # each production variant's (checked with the props)
+            rollback = [a for v in self.variants if v.alarms for a in v.alarms.rollback]
+        fleet = _fleet(
+            (v.autoscaling, v.instance_count, v.health_check_timeout.plus(v.download_timeout))
+            for v in self.variants
+        )
+        self.resource.deployment_config = endpoint_deployment_config(
+            deployment, alarms=rollback, fleet=fleet
+        )
+        for v in self.variants:
+            Annotations.of(self).add_warning_v2(
+                "constructs-llm:guarded-rollout-hardware",
+                ops.guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
+            )
+
+    # -- endpoints deployed elsewhere ----------------------------------------------------------
+
+    @staticmethod
+    def from_endpoint_name(scope: Construct, id: str, endpoint_name: str) -> ImportedEndpoint:
+        """An endpoint deployed elsewhere, by name, to front with a ``StreamingInvoker`` or
+        grant invoke on. Its engine is unknown: the invoker sends chat (messages) requests and
+        detects the stream framing line by line (``StreamFormat.AUTO``); use
+        :meth:`from_endpoint_attributes` to state the engine or formats."""
+        return ImportedEndpoint(scope, id, endpoint_name=endpoint_name)
+
+    #: An endpoint deployed elsewhere, with what is known of it: ``endpoint_name`` and,
+    #: optionally, ``engine``, ``stream_format``, ``request_format``, ``variant_name`` and
+    #: ``served_model_name`` (see :class:`ImportedEndpoint` for each default).
+    from_endpoint_attributes = staticmethod(ImportedEndpoint)
+
+    # -- public API ----------------------------------------------------------------------------
+
+    @property
+    def inference_component_name(self) -> str | None:
+        return None
+
+    @property
+    def stream_format(self) -> StreamFormat:
+        """The production variants' framing; ``AUTO`` (per line) when their engines differ."""
+        formats = {v.model.stream_format for v in self.variants}
+        return formats.pop() if len(formats) == 1 else StreamFormat.AUTO
+
+    @property
+    def request_format(self) -> RequestFormat:
+        return self.model.request_format  # the same for every variant (checked at synth)
+
+    @property
+    def served_model_name(self) -> str:
+        """``served_model_name`` if given, else the production variants' model name (the Hub
+        id, else the model's id), else, for variants of several models, the endpoint's id."""
+        names = {default_served_name(v.model) for v in self.variants}
+        derived = names.pop() if len(names) == 1 else self.node.id
+        return self.chosen_served_name or derived
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        """The production variants' names, which ``X-Target-Variant`` may pin."""
+        return tuple(v.name for v in self.variants)
+
+    @property
+    def tool_calls(self) -> bool:
+        """Whether every production variant's engine serves tool calls (a request may reach
+        any of them; the shadow's answers never reach the client)."""
+        return all(v.model.tool_calling.served for v in self.variants)
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
+        return grant_invoke(grantee, self.endpoint_arn)
+
+    @property
+    def metric_endpoint_name(self) -> str:
+        """The endpoint's name in its metrics: a name given to the Endpoint as is (so alarms
+        its rollback configuration names do not depend on it in turn), else the generated one."""
+        return self.resource.endpoint_name or self.endpoint_name
+
+    def _metric_dimensions(self) -> dict[str, str]:
+        return {"EndpointName": self.metric_endpoint_name, "VariantName": self.variant_name}
+
+
+def _per_variant_problems(given: Mapping[str, object], variants: object) -> list[str]:
+    """With ``variants=``, the one-model arguments belong on each ``Variant``."""
+    problems = [
+        f"{prop}= applies to one variant; with variants=[...] give it to each Variant(...)"
+        for prop, value in given.items()
+        if value is not None
+    ]
+    if variants is None:
+        problems.append("shadow= needs variants=[Variant(...)] with the one production variant")
+    elif not isinstance(variants, list | tuple):
+        problems.append(f"variants must be a list of Variant(...), got {describe(variants)}")
+    elif not variants:
+        problems.append("variants must hold at least one Variant(...), got []")
+    return problems
+
+
+def _rollout_problems(
+    endpoint: Construct,
+    deployment: Deployment,
+    planned: list[PlannedVariant],
+    alarms: Alarms | None,
+) -> list[str]:
+    """What ``deployment`` cannot do on these production variants."""
+    production = [p for p in planned if not p.shadow]
+    fleet = _fleet(
+        (
+            p.spec.autoscaling,
+            p.spec.instance_count,
+            _startup(p),
+        )
+        for p in production
+    )
+    instances = [p.placement.instance_type for p in production]
+    inf1 = next((i for i in instances if i.family == "inf1"), instances[0])
+    found = deployment.problems_for(fleet, instance_type=inf1, variants=len(production))
+    if deployment.rollback_alarms is None:
+        if alarms is None:
+            found.append(ops.rollback_needs_alarms(endpoint.node.path))
+        else:
+            per_variant = 2 + (alarms.model_latency is not None)
+            if per_variant * len(production) > MAX_ROLLBACK_ALARMS:
+                found.append(ops.too_many_rollback_alarms(len(production), per_variant))
+    return found
+
+
+def _startup(planned: PlannedVariant) -> Duration:
+    spec = planned.spec
+    health, download = startup_timeouts(
+        planned.placement.instance_type,
+        spec.model.architecture,
+        spec.health_check_timeout,
+        spec.download_timeout,
+    )
+    return health.plus(download)
+
+
+def _fleet(variants: Iterable[tuple[Autoscaling | None, int, Duration]]) -> Fleet:
+    """The instances an update may find across the production variants, and how long a new
+    one may take to start."""
+    bounds = [
+        (s.lowest_min, s.highest_max, start) if s else (count, count, start)
+        for s, count, start in variants
+    ]
+    return Fleet(
+        smallest=min(b[0] for b in bounds),
+        largest=max(b[1] for b in bounds),
+        startup=max((b[2] for b in bounds), key=lambda d: d.to_seconds()),
+    )
+
+
+def _storage(
+    config: sagemaker.CfnEndpointConfig, hosted: list[EndpointVariant], kms_key: kms.IKey | None
+) -> None:
+    """Records why NVMe types carry no volume key, and lets each model's role use the key
+    there is (named actions only)."""
+    if any(v.instance_type.local_nvme for v in hosted):
+        waive(config, NVME_VOLUME_KEY)
+    if kms_key is not None:
+        for role in {id(v.model.role): v.model.role for v in hosted}.values():
+            kms_key.grant(role, *VOLUME_KEY_ACTIONS)
+
+
+def _quota_notes(scope: Construct, hosted: list[EndpointVariant]) -> None:
+    """One Service Quotas note per instance type: the most instances its variants may run."""
+    most: dict[str, int] = {}
+    for v in hosted:
+        count = v.autoscaling.highest_max if v.autoscaling else v.instance_count
+        most[v.instance_type.name] = most.get(v.instance_type.name, 0) + count
+    for instance_type, instances in most.items():
+        add_quota_note(scope, instance_type, instances)

@@ -1,0 +1,147 @@
+"""An endpoint deployed elsewhere (``LlmEndpoint.from_endpoint_name/attributes``): a target for
+a ``StreamingInvoker`` and for ``grant_invoke``."""
+
+from __future__ import annotations
+
+from aws_cdk import Stack, Token
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from constructs_llm import messages as msg
+from constructs_llm.engines.engine import Engine
+from constructs_llm.errors import ConfigurationError
+from constructs_llm.hosting.shared import grant_invoke
+from constructs_llm.operations.metrics import InvocationMetrics
+from constructs_llm.problems import Problems
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.validation import name_problem, served_name_problem, type_problem
+
+__all__ = ["ImportedEndpoint"]
+
+
+class ImportedEndpoint(InvocationMetrics, Construct):
+    """A SageMaker real-time endpoint this app does not create. Create it with
+    ``LlmEndpoint.from_endpoint_name(scope, id, name)`` or
+    ``LlmEndpoint.from_endpoint_attributes(scope, id, endpoint_name=..., ...)``.
+
+    :param endpoint_name: the endpoint's name.
+    :param engine: the engine it serves, for its request and stream formats. @default unknown
+    :param stream_format: how it frames streamed tokens. @default the engine's, else
+        ``StreamFormat.AUTO`` (detected per line: TGI, OpenAI or LMI framing)
+    :param request_format: the request body it takes. @default the engine's, else
+        ``RequestFormat.MESSAGES`` (every built-in engine takes chat requests)
+    :param variant_name: its production variant, for ``metric*()``. @default unknown (metrics
+        then raise, naming this parameter)
+    :param served_model_name: the model name the invoker reports to OpenAI clients.
+        @default the endpoint name
+    :param tool_calls: whether the endpoint's engine serves OpenAI tool calls (its tool
+        parsing is on), so the invoker forwards ``tools``. @default what ``engine`` serves for a
+        model the library does not know (TGI: on; vLLM, SGLang, LMI: only with
+        ``tool_call_parser=``), else off: the model deployed there is not known
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        endpoint_name: str,
+        engine: Engine | None = None,
+        stream_format: StreamFormat | None = None,
+        request_format: RequestFormat | None = None,
+        variant_name: str | None = None,
+        served_model_name: str | None = None,
+        tool_calls: bool | None = None,
+    ) -> None:
+        super().__init__(scope, id)
+        problems = Problems(f"LlmEndpoint.from_endpoint_attributes '{self.node.path}'")
+        problems.add(name_problem("endpoint_name", endpoint_name))
+        problems.add(name_problem("variant_name", variant_name))
+        problems.add(_format_problem("stream_format", stream_format, StreamFormat))
+        problems.add(_format_problem("request_format", request_format, RequestFormat))
+        problems.add(type_problem("engine", engine, Engine, msg.ENGINE_FIX, optional=True))
+        problems.add(served_name_problem("served_model_name", served_model_name))
+        if served_model_name is None and Token.is_unresolved(endpoint_name):
+            problems.add(msg.imported_name_unknown())
+        problems.raise_if_any()  # the engine's type is known from here on
+        problems.add(_tools_problem(tool_calls, request_format or _engine_format(engine)))
+        problems.raise_if_any()
+        self._endpoint_name = endpoint_name
+        self._stream_format = stream_format or (engine.stream_format if engine else None)
+        self._request_format = request_format or (engine.request_format if engine else None)
+        self.variant_name = variant_name
+        self.served_model_name = served_model_name or endpoint_name
+        engine_tools = engine.tool_calling().served if engine else False
+        self._tool_calls = engine_tools if tool_calls is None else tool_calls
+
+    @property
+    def endpoint_name(self) -> str:
+        return self._endpoint_name
+
+    @property
+    def endpoint_arn(self) -> str:
+        """``arn:...:endpoint/<name>``. SageMaker writes endpoint ARNs in lower case whatever
+        the name's case (``DescribeEndpoint``'s ``EndpointArn``; see
+        prometheus-community/yet-another-cloudwatch-exporter#1178), so the name is lowered
+        here when it is known at synth."""
+        name = self._endpoint_name
+        name = name if Token.is_unresolved(name) else name.lower()
+        return Stack.of(self).format_arn(
+            service="sagemaker", resource="endpoint", resource_name=name
+        )
+
+    @property
+    def inference_component_name(self) -> str | None:
+        return None
+
+    @property
+    def stream_format(self) -> StreamFormat:
+        return self._stream_format or StreamFormat.AUTO
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        """Not known: ``X-Target-Variant`` passes any well-formed name on to SageMaker."""
+        return ()
+
+    @property
+    def request_format(self) -> RequestFormat:
+        return self._request_format or RequestFormat.MESSAGES
+
+    @property
+    def tool_calls(self) -> bool:
+        return self._tool_calls
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on the endpoint."""
+        return grant_invoke(grantee, self.endpoint_arn)
+
+    def _metric_dimensions(self) -> dict[str, str]:
+        if self.variant_name is None:
+            raise ConfigurationError(
+                f"endpoint '{self.node.path}' was imported without its variant name, which "
+                "SageMaker's endpoint metrics are keyed by; pass "
+                "LlmEndpoint.from_endpoint_attributes(..., variant_name=...)"
+            )
+        return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
+
+
+def _engine_format(engine: Engine | None) -> RequestFormat | None:
+    return engine.request_format if engine else None
+
+
+def _tools_problem(tool_calls: object, request_format: RequestFormat | None) -> str | None:
+    if tool_calls is not None and not isinstance(tool_calls, bool):
+        return f"tool_calls must be True, False or None, got {tool_calls!r}"
+    if tool_calls and request_format is RequestFormat.GENERATE:
+        return (
+            "tool_calls=True needs the messages request format: the generate request format "
+            "has no tool calling"
+        )
+    return None
+
+
+def _format_problem(prop: str, value: object, kind: type) -> str | None:
+    if value is None or isinstance(value, kind):
+        return None
+    members = ", ".join(f"{kind.__name__}.{m.name}" for m in kind)  # type: ignore[attr-defined]
+    return f"{prop} must be one of {members}, got {value!r}"

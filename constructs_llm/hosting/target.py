@@ -1,0 +1,86 @@
+"""What an invoker needs from the thing it calls: an endpoint, an inference component or an
+adapter component."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from aws_cdk import aws_iam as iam
+
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+
+if TYPE_CHECKING:
+    from constructs_llm.model.llm_model import LlmModel
+
+__all__ = ["InvocationTarget", "ServesModel", "default_served_name"]
+
+
+@runtime_checkable
+class InvocationTarget(Protocol):
+    """Implemented by ``LlmEndpoint``, ``InferenceComponent``, ``AdapterComponent`` and
+    imported endpoints (``LlmEndpoint.from_endpoint_name``)."""
+
+    @property
+    def endpoint_name(self) -> str: ...
+
+    @property
+    def inference_component_name(self) -> str | None: ...
+
+    @property
+    def stream_format(self) -> StreamFormat: ...
+
+    @property
+    def request_format(self) -> RequestFormat: ...
+
+    @property
+    def served_model_name(self) -> str:
+        """The name OpenAI clients send as ``model`` and see in ``/v1/models``."""
+        ...
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        """Production variants a request may pin (``X-Target-Variant``); () when none or
+        not known."""
+        ...
+
+    @property
+    def tool_calls(self) -> bool:
+        """Whether the engine serves OpenAI tool calls, so the invoker forwards ``tools``."""
+        ...
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
+
+
+def default_served_name(model: LlmModel) -> str:
+    """The Hub id of the model's weights, else the model's construct id."""
+    return model.source.model_id or model.node.id
+
+
+class ServesModel:
+    """The parts of ``InvocationTarget`` that come from the served ``LlmModel``."""
+
+    model: LlmModel
+    #: ``served_model_name=`` as given to the construct (None: derived from the model).
+    chosen_served_name: str | None = None
+
+    @property
+    def stream_format(self) -> StreamFormat:
+        return self.model.stream_format
+
+    @property
+    def request_format(self) -> RequestFormat:
+        return self.model.request_format
+
+    @property
+    def served_model_name(self) -> str:
+        """The name the invoker reports to OpenAI clients and routes by: ``served_model_name``
+        if given, else the Hub id, else the model's id."""
+        return self.chosen_served_name or default_served_name(self.model)
+
+    @property
+    def variant_names(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def tool_calls(self) -> bool:
+        return self.model.tool_calling.served

@@ -1,0 +1,361 @@
+"""Variants of an ``LlmEndpoint``: several models or instance types behind one endpoint, with
+weighted traffic for A/B tests, and a shadow variant that gets a copy of the requests.
+
+``Variant`` is what users write; ``plan_variants`` checks a list of them (each one and the
+set) and names each; ``EndpointVariant`` is one variant as deployed: its model binding, its
+production variant in the endpoint config, its autoscaling and its metrics.
+
+SageMaker's limits, checked at synth: 1-10 production variants (botocore
+``ProductionVariantList``); with a shadow variant, exactly one production variant and one
+shadow ("If you use this field, you can only specify one variant for ``ProductionVariants``
+and one variant for ``ShadowProductionVariants``", botocore ``CreateEndpointConfigInput``
+``ShadowProductionVariants``; the shadow-test guide says the same); variant names unique,
+SageMaker's name pattern; weights >= 0 (cfn-lint ``InitialVariantWeight`` minimum 0).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from aws_cdk import Duration, Size
+
+from constructs_llm import messages as msg
+from constructs_llm.errors import InstanceTypeError, ScalingError
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hardware.placement import Placement
+from constructs_llm.hosting.production_variant import (
+    VariantSettings,
+    production_variant,
+    startup_timeouts,
+)
+from constructs_llm.hosting.shared import kms_problem, variant_name_for, volume_problem
+from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.operations import autoscaling as _scaling
+from constructs_llm.operations import messages as ops
+from constructs_llm.operations.autoscaling import Autoscaling
+from constructs_llm.operations.metrics import VariantMetrics
+from constructs_llm.problems import Problem, Problems
+from constructs_llm.validation import (
+    describe,
+    name_problem,
+    positive_int_problem,
+    timeout_problem,
+    type_problem,
+)
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_applicationautoscaling as appscaling
+    from aws_cdk import aws_kms as kms
+    from aws_cdk import aws_sagemaker as sagemaker
+    from constructs import Construct, Node
+
+    from constructs_llm.model.binding import ModelBinding
+    from constructs_llm.operations.alarms import LlmAlarms
+
+__all__ = ["MAX_VARIANTS", "EndpointVariant", "PlannedVariant", "Variant", "plan_variants"]
+
+MAX_VARIANTS = 10
+# What a variant's name keeps of its model's construct id.
+_NAME_PART = re.compile(r"[^a-zA-Z0-9]+")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Variant:
+    """One variant of an ``LlmEndpoint(variants=[...], shadow=...)``: a model on an instance
+    type, with its share of the traffic.
+
+    :param model: the model it serves (bound to ``instance_type``).
+    :param weight: its share of the requests: its weight over the sum of the production
+        variants' weights (``InitialVariantWeight``); for the shadow, passed as its
+        ``InitialVariantWeight`` too. @default 1
+    :param instance_type: @default the model's ``instance_type``
+    :param instance_count: initial instances. @default 1
+    :param autoscaling: target tracking on this variant's instance count. @default none
+    :param name: the variant's name, for metrics, autoscaling and pinning
+        (``X-Target-Variant``). @default the model's id and the instance type, such as
+        ``Llama-g5-2xlarge``
+    :param health_check_timeout: @default as ``LlmEndpoint``
+    :param download_timeout: @default as ``LlmEndpoint``
+    :param volume_size: only for instance types without local NVMe. @default as
+        ``LlmEndpoint``
+    """
+
+    model: LlmModel
+    weight: float = 1
+    instance_type: str | InstanceType | None = None
+    instance_count: int = 1
+    autoscaling: Autoscaling | None = None
+    name: str | None = None
+    health_check_timeout: Duration | None = None
+    download_timeout: Duration | None = None
+    volume_size: Size | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlannedVariant:
+    """A checked variant: its placement and name, and whether it is the shadow."""
+
+    spec: Variant
+    placement: Placement
+    name: str
+    shadow: bool = False
+
+
+def plan_variants(
+    variants: Sequence[Variant],
+    *,
+    shadow: Variant | None,
+    kms_key: kms.IKey | None,
+    problems: Problems,
+    single: bool = False,
+) -> list[PlannedVariant]:
+    """Checks each variant and the set, adding every problem to ``problems``, and names them.
+
+    :param single: ``LlmEndpoint(model=...)``: one variant named after its instance type, whose
+        problems read as the endpoint's own (no ``variants[i]`` label)
+    """
+    labelled = [("" if single else f"variants[{i}]", v, False) for i, v in enumerate(variants)]
+    if shadow is not None:
+        labelled.append(("shadow", shadow, True))
+    planned: list[PlannedVariant] = []
+    for label, spec, is_shadow in labelled:
+        placement = _check_variant(
+            label, spec, kms_key, problems, who="LlmEndpoint" if single else "Variant"
+        )
+        if placement is not None:
+            name = _name(spec, placement.instance_type, single)
+            planned.append(
+                PlannedVariant(spec=spec, placement=placement, name=name, shadow=is_shadow)
+            )
+    if not single:
+        problems.extend(_set_problems(variants, shadow, planned))
+    return planned
+
+
+def _check_variant(
+    label: str, spec: object, kms_key: kms.IKey | None, problems: Problems, *, who: str
+) -> Placement | None:
+    """The variant's placement, or None when it cannot be checked further."""
+    where = f"{label}: " if label else ""
+    if not isinstance(spec, Variant):
+        problems.add(f"{label} must be a Variant(model=..., ...), got {describe(spec)}")
+        return None
+    found = [
+        type_problem("model", spec.model, LlmModel, msg.MODEL_FIX),
+        type_problem(
+            "autoscaling", spec.autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
+        ),
+    ]
+    if any(found):
+        problems.extend(f"{where}{p}" for p in found if p)
+        return None
+    placement = _placement(spec, problems, where, who)
+    problems.extend(f"{where}{p}" for p in _prop_problems(spec) if p)
+    for scaling in _scaling_problems(spec.autoscaling, spec.instance_count):
+        problems.add(f"{where}{scaling}" if scaling else None, ScalingError)
+    if placement is not None:
+        inst = placement.instance_type
+        problems.extend(
+            f"{where}{p}"
+            for p in (volume_problem(inst, spec.volume_size), kms_problem(inst, kms_key))
+            if p
+        )
+        for problem in spec.model.problems_for(placement):
+            problems.add(Problem(f"{where}{problem.message}", problem.kind))
+    return placement
+
+
+def _prop_problems(spec: Variant) -> list[str | None]:
+    weight = spec.weight
+    bad_weight = isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0
+    return [
+        f"weight must be a number >= 0 (its share of the traffic), got {weight!r}"
+        if bad_weight
+        else None,
+        positive_int_problem("instance_count", spec.instance_count),
+        timeout_problem("health_check_timeout", spec.health_check_timeout),
+        timeout_problem("download_timeout", spec.download_timeout),
+        name_problem("name", spec.name),
+    ]
+
+
+def _placement(spec: Variant, problems: Problems, where: str, who: str) -> Placement | None:
+    """The variant's instance type (the whole instance), else the model's default."""
+    if spec.instance_type is None:
+        if spec.model.default_placement is None:
+            problems.add(where + msg.instance_type_required(spec.model.node.path, who))
+        return spec.model.default_placement
+    try:
+        return Placement(spec.instance_type)
+    except InstanceTypeError as err:
+        problems.add(f"{where}{err}", InstanceTypeError)
+        return None
+
+
+def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> list[str | None]:
+    if autoscaling is None or not isinstance(instance_count, int):
+        return []
+    low, high = autoscaling.min_capacity, autoscaling.max_capacity
+    if low < 1:
+        return [msg.variant_scale_to_zero(low)]
+    return [
+        msg.instance_count_outside_scaling(instance_count, low, high)
+        if not low <= instance_count <= high
+        else None,
+        *(
+            ops.schedule_to_zero_on_variant(
+                index, "min_capacity" if item.min_capacity == 0 else "max_capacity"
+            )
+            for index, item in enumerate(autoscaling.schedule)
+            if 0 in (item.min_capacity, item.max_capacity)
+        ),
+    ]
+
+
+def _name(spec: Variant, instance: InstanceType, single: bool) -> str:
+    """``LlmEndpoint(model=...)``: the instance type (a new one is a new variant). Otherwise
+    the given name, else the model's id before the instance type, within 63 characters."""
+    fleet = variant_name_for(instance)
+    if single:
+        return fleet
+    if spec.name is not None:
+        return spec.name
+    model = _NAME_PART.sub("-", spec.model.node.id).strip("-")[: 62 - len(fleet)].strip("-")
+    return f"{model}-{fleet}" if model else fleet
+
+
+def _set_problems(
+    variants: Sequence[Variant], shadow: Variant | None, planned: list[PlannedVariant]
+) -> list[str]:
+    problems = []
+    count = len(variants)
+    if count > MAX_VARIANTS:
+        problems.append(
+            f"variants holds {count} production variants; SageMaker allows at most "
+            f"{MAX_VARIANTS} per endpoint config: split them over endpoints"
+        )
+    if shadow is not None and count != 1:
+        problems.append(
+            f"shadow= needs exactly one production variant (SageMaker allows one production "
+            f"and one shadow variant when a shadow is used), got {count}"
+        )
+    weights = [p.spec.weight for p in planned if not p.shadow]
+    if len(weights) == count and all(isinstance(w, int | float) and w == 0 for w in weights):
+        problems.append("every production variant has weight 0: give at least one weight > 0")
+    problems += _duplicate_names(planned)
+    problems += _format_problems(planned)
+    return problems
+
+
+def _duplicate_names(planned: list[PlannedVariant]) -> list[str]:
+    owners: dict[str, list[str]] = {}
+    for p in planned:
+        owners.setdefault(p.name, []).append(f"LlmModel '{p.spec.model.node.path}'")
+    return [
+        f"the variant name {name!r} is used {len(who)} times ({', '.join(who)}); pass "
+        "Variant(name=...) to tell them apart"
+        for name, who in owners.items()
+        if len(who) > 1
+    ]
+
+
+def _format_problems(planned: list[PlannedVariant]) -> list[str]:
+    """The invoker sends one request body to the endpoint, whichever variant serves it."""
+    formats = {p.spec.model.request_format for p in planned}
+    if len(formats) < 2:
+        return []
+    takes = ", ".join(
+        f"{p.name} ({p.spec.model.engine.name}) takes {p.spec.model.request_format.value}"
+        for p in planned
+    )
+    return [
+        f"the variants take different request bodies ({takes}); every variant of one endpoint "
+        "gets the same request: serve them with engines of one request format"
+    ]
+
+
+class HasEndpointName(Protocol):
+    @property
+    def node(self) -> Node: ...
+
+    @property
+    def endpoint_name(self) -> str: ...
+
+    @property
+    def metric_endpoint_name(self) -> str: ...
+
+
+class EndpointVariant(VariantMetrics):
+    """One variant as deployed (``endpoint.variants[i]``, ``endpoint.shadow_variant``): its
+    name, weight, model binding, timeouts, scalable target and ``metric_*()`` helpers
+    (dimensions ``EndpointName`` and ``VariantName``)."""
+
+    def __init__(self, *, endpoint: HasEndpointName, planned: PlannedVariant) -> None:
+        spec = planned.spec
+        self.endpoint = endpoint
+        self.name = planned.name
+        self.shadow = planned.shadow
+        self.model = spec.model
+        self.weight = spec.weight
+        self.instance_type = planned.placement.instance_type
+        self.instance_count = spec.instance_count
+        self.autoscaling = spec.autoscaling
+        self.binding: ModelBinding = spec.model.bind(planned.placement)
+        self.health_check_timeout, self.download_timeout = startup_timeouts(
+            self.instance_type,
+            spec.model.architecture,
+            spec.health_check_timeout,
+            spec.download_timeout,
+        )
+        self._volume_size = spec.volume_size
+        self.scalable_target: appscaling.ScalableTarget | None = None
+        #: Its default alarms (``LlmEndpoint(alarms=...)``); None for the shadow or without.
+        self.alarms: LlmAlarms | None = None
+
+    @property
+    def describe(self) -> str:
+        """``<endpoint path> variant <name>`` (for messages)."""
+        return f"{self.endpoint.node.path} variant {self.name}"
+
+    def production_variant(self) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
+        """This variant in the endpoint config."""
+        settings = VariantSettings(
+            instance_count=self.instance_count,
+            health_check_timeout=self.health_check_timeout,
+            download_timeout=self.download_timeout,
+            volume_size=self._volume_size,
+            weight=self.weight,
+            name=self.name,
+        )
+        return production_variant(self.binding, settings)
+
+    def autoscale(self, scope: Construct, id: str) -> appscaling.ScalableTarget | None:
+        """Target tracking on this variant's instance count, if it asks for it. The target's
+        ``ResourceId`` names the variant, so a new instance type (a new variant) brings a new
+        target instead of an update SageMaker refuses."""
+        from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
+
+        scaling = self.autoscaling
+        if scaling is None:
+            return None
+        self.scalable_target = _scaling.scalable_target(
+            scope,
+            id,
+            resource_id=f"endpoint/{self.endpoint.endpoint_name}/variant/{self.name}",
+            dimension="sagemaker:variant:DesiredInstanceCount",
+            min_capacity=scaling.min_capacity,
+            max_capacity=scaling.max_capacity,
+        )
+        _scaling.track(
+            self.scalable_target,
+            scaling,
+            concurrency_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
+            invocations_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
+        )
+        return self.scalable_target
+
+    def _metric_dimensions(self) -> dict[str, str]:
+        return {"EndpointName": self.endpoint.metric_endpoint_name, "VariantName": self.name}

@@ -1,0 +1,220 @@
+"""A model bound to a placement: what the engine derives for that hardware, and the SageMaker
+Model that carries it.
+
+:func:`derive` is pure (no constructs): the container env, memory plan, host AMI, warnings and
+problems of one model definition on one placement. ``LlmModel.bind`` turns a derivation into
+a :class:`ModelBinding` with its ``AWS::SageMaker::Model``, once per placement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from constructs_llm import catalogs
+from constructs_llm import messages as msg
+from constructs_llm.engines.engine import Engine, EngineContext
+from constructs_llm.errors import SizingError
+from constructs_llm.hardware.placement import Placement
+from constructs_llm.hosting.shared import host_ami_for
+from constructs_llm.problems import Problem
+from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_iam as iam
+    from aws_cdk import aws_sagemaker as sagemaker
+    from constructs import Construct
+
+    from constructs_llm.model.container_image import ContainerImage
+    from constructs_llm.model.source import ModelSource
+
+__all__ = ["Definition", "Derivation", "ModelBinding", "SynthWarning", "derive"]
+
+ENGINE_SETTING = "constructs-llm:engine-setting"
+
+
+@dataclass(frozen=True)
+class SynthWarning:
+    """A synth warning: its acknowledgment id (``constructs-llm:<id>``) and message."""
+
+    id: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Definition:
+    """What a model is, independent of hardware (``LlmModel`` builds one).
+
+    :param engine: the serving engine.
+    :param source: where the weights come from.
+    :param max_input_tokens: longest prompt. @default the engine's
+    :param max_total_tokens: longest prompt + generation. @default the engine's
+    :param env: the user's extra env. @default none
+    :param architecture: figures for memory sizing. @default unknown (not checked)
+    """
+
+    engine: Engine
+    source: ModelSource
+    max_input_tokens: int | None = None
+    max_total_tokens: int | None = None
+    env: Mapping[str, str] | None = None
+    architecture: ModelArchitecture | None = None
+
+    @property
+    def model_family(self) -> str | None:
+        """The family the packaged table gives the weights' Hub id (None: not known)."""
+        return catalogs.model_family(self.source.model_id)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Derivation:
+    """What one definition becomes on one placement (before any construct exists)."""
+
+    placement: Placement
+    environment: Mapping[str, str]
+    plan: MemoryPlan | None
+    image: ContainerImage
+    inference_ami_version: str | None
+    warnings: tuple[SynthWarning, ...]
+    problems: tuple[Problem, ...]
+
+
+def derive(definition: Definition, placement: Placement) -> Derivation:
+    """The env, memory plan, host AMI, warnings and problems of ``definition`` on ``placement``.
+
+    Engine and hardware mistakes come first and skip the memory plan: they explain a sizing
+    failure better than the plan would. Then the engine is checked again with the plan, for
+    what only the plan shows (a vLLM context longer than the KV cache).
+    """
+    engine, inst = definition.engine, placement.instance_type
+    user_env = dict(definition.env or {})
+    ctx = EngineContext(
+        instance=inst,
+        accelerators=placement.accelerators,
+        model_location=definition.source.model_location,
+        revision=definition.source.revision,
+        max_input_tokens=definition.max_input_tokens,
+        max_total_tokens=definition.max_total_tokens,
+        model_family=definition.model_family,
+    )
+    image = engine.image_for(inst)
+    problems = [Problem(p) for p in placement.problems()]
+    if problems:
+        return _failed(placement, image, problems)
+    problems += [Problem(p) for p in engine.validate(ctx, user_env)]
+    warnings = [
+        SynthWarning("constructs-llm:unknown-instance-type", msg.unknown_instance_type(inst))
+    ]
+    warnings = warnings if not inst.known else []
+    warnings += [SynthWarning(ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
+    plan = None if problems else _plan(definition, placement, warnings)
+    problems += [Problem(p, SizingError) for p in plan.problems] if plan else []
+    planned = replace(ctx, plan=plan)
+    if plan is not None and not problems:
+        problems += [Problem(p) for p in engine.validate(planned, user_env)]
+    env = {} if problems else {**engine.derive_env(planned), **user_env}
+    return Derivation(
+        placement=placement,
+        environment=env,
+        plan=plan,
+        image=image,
+        inference_ami_version=host_ami_for(image, inst),
+        warnings=tuple(warnings),
+        problems=tuple(problems),
+    )
+
+
+def _failed(placement: Placement, image: ContainerImage, problems: list[Problem]) -> Derivation:
+    return Derivation(
+        placement=placement,
+        environment={},
+        plan=None,
+        image=image,
+        inference_ami_version=None,
+        warnings=(),
+        problems=tuple(problems),
+    )
+
+
+def _plan(
+    definition: Definition, placement: Placement, warnings: list[SynthWarning]
+) -> MemoryPlan | None:
+    inst, arch = placement.instance_type, definition.architecture
+    if not inst.known or inst.accelerator is None:
+        return None
+    if arch is None:
+        unknown = msg.unknown_model_size(definition.source.model_id)
+        warnings.append(SynthWarning("constructs-llm:unknown-model-size", unknown))
+        return None
+    plan = plan_memory(
+        arch,
+        instance=inst,
+        accelerators=placement.accelerators,
+        engine=definition.engine,
+        max_total_tokens=definition.max_total_tokens,
+        strict=False,
+    )
+    warnings += [SynthWarning("constructs-llm:sizing-estimate", w) for w in plan.warnings]
+    return plan
+
+
+class ModelBinding:
+    """An ``LlmModel`` bound to one :class:`Placement`: the ``AWS::SageMaker::Model`` whose
+    container env, memory plan and host AMI were derived for that hardware. Get one with
+    ``model.bind(placement)``; an endpoint (``endpoint.binding``) and a component
+    (``component.binding``) hold theirs.
+
+    :param model: the model's construct (the binding's scope).
+    :param derivation: what the placement derived.
+    :param environment: the container env as synthesized (with the token's references).
+    :param resource: the SageMaker Model.
+    :param role: the execution role.
+    :param source: the weights.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Construct,
+        derivation: Derivation,
+        environment: Mapping[str, str],
+        resource: sagemaker.CfnModel,
+        role: iam.IRole,
+        source: ModelSource,
+    ) -> None:
+        self.model = model
+        self.derivation = derivation
+        self.resource = resource
+        self.role = role
+        self.source = source
+        self._environment = dict(environment)
+
+    def grant_read(self, grantee: iam.IGrantable) -> None:
+        """Lets ``grantee`` pull this binding's image and read the weights, as the role can."""
+        self.derivation.image.bind(self.model, grantee)
+        self.source.grant_read(self.model, grantee)
+
+    @property
+    def placement(self) -> Placement:
+        return self.derivation.placement
+
+    @property
+    def model_name(self) -> str:
+        """The generated name of the SageMaker Model (a CloudFormation attribute)."""
+        return self.resource.attr_model_name
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """The container environment as synthesized (derived values merged with ``env``)."""
+        return dict(self._environment)
+
+    @property
+    def plan(self) -> MemoryPlan | None:
+        """The memory plan of one copy on this placement (None when it cannot be made)."""
+        return self.derivation.plan
+
+    @property
+    def inference_ami_version(self) -> str | None:
+        """The host AMI the image needs on this hardware (None = SageMaker's default)."""
+        return self.derivation.inference_ami_version

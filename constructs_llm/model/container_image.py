@@ -1,0 +1,204 @@
+"""Container images for SageMaker models, and the ECR pull grants they need.
+
+``ContainerImage.dlc`` resolves the AWS Deep Learning Container registry account per
+region through a CloudFormation mapping, so environment-agnostic stacks work
+(``dlc_registry.py``). Every image grants its puller ECR access to its own repository only,
+plus ``ecr:GetAuthorizationToken`` (which AWS only allows on ``*``) in a small policy of its
+own with a cdk-nag acknowledgment (``ecr_pull.py``). Repository names, tags and URIs are
+checked by ``image_references.py``.
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from typing import TYPE_CHECKING
+
+from aws_cdk import Stack, Token
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from constructs_llm.model.dlc_registry import (
+    MAPPING_ID,
+    DlcFamily,
+    check_dlc_region,
+    dlc_family,
+    dlc_regions,
+    infer_family,
+    registry_mapping,
+)
+from constructs_llm.model.ecr_pull import (
+    PULL_ACTIONS,
+    check_same_region,
+    ecr_repository_arn,
+    grant_authorization_token,
+    grant_ecr_pull,
+)
+from constructs_llm.model.image_references import (
+    ECR_REGISTRY,
+    check_repository,
+    check_tag,
+    parse_uri,
+)
+
+__all__ = [
+    "MAPPING_ID",
+    "PULL_ACTIONS",
+    "ContainerImage",
+    "DlcFamily",
+    "dlc_family",
+    "dlc_regions",
+    "grant_ecr_pull",
+]
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_ecr as ecr
+
+
+_CUDA_TAG = re.compile(r"-cu(\d{3})(?:\b|-)")
+
+
+class ContainerImage(abc.ABC):
+    """The serving container of a model. Create with one of the static factories."""
+
+    @staticmethod
+    def dlc(repository: str, tag: str, *, family: str | None = None) -> ContainerImage:
+        """An AWS Deep Learning Container, e.g. ``dlc("huggingface-pytorch-tgi-inference", tag)``.
+
+        The registry account and ECR domain come from a CloudFormation mapping keyed by
+        the stack's region. ``family`` (tgi, lmi, ...) names the engine family for the
+        region-availability warning; by default it is inferred from repository and tag.
+        """
+        return _DlcImage(repository, tag, family)
+
+    @staticmethod
+    def dlc_default(family: str) -> ContainerImage:
+        """The newest default image this library knows for an engine family (see ``dlc_family``)."""
+        spec = dlc_family(family)
+        return _DlcImage(spec.repository, spec.tag, family)
+
+    @staticmethod
+    def from_uri(uri: str) -> ContainerImage:
+        """Any image by URI: ``registry/repository:tag`` or ``registry/repository@sha256:…``.
+
+        ECR URIs get a pull grant on their repository; other registries get no grant.
+        """
+        return _UriImage(uri)
+
+    @staticmethod
+    def from_ecr_repository(repository: ecr.IRepository, tag: str = "latest") -> ContainerImage:
+        """An image in an ECR repository of yours; ``tag`` may also be a ``sha256:`` digest."""
+        return _EcrRepositoryImage(repository, tag)
+
+    @property
+    @abc.abstractmethod
+    def repository_name(self) -> str | None:
+        """Repository name (may be a token), or None when unknown."""
+
+    @property
+    @abc.abstractmethod
+    def tag(self) -> str | None:
+        """Image tag, or None for digest-only and unparsed (token) images."""
+
+    @property
+    def cuda_major(self) -> int | None:
+        """CUDA major version named in the tag (``...-cu130`` -> 13), or None."""
+        tag = self.tag
+        match = _CUDA_TAG.search(tag) if tag and not Token.is_unresolved(tag) else None
+        return int(match.group(1)[:2]) if match else None
+
+    @abc.abstractmethod
+    def bind(self, scope: Construct, grantee: iam.IGrantable) -> str:
+        """Grant ``grantee`` pull access and return the image URI (possibly tokens)."""
+
+
+class _DlcImage(ContainerImage):
+    def __init__(self, repository: str, tag: str, family: str | None) -> None:
+        check_repository(repository)
+        check_tag(tag)
+        self._repository = repository
+        self._tag = tag
+        self._family = dlc_family(family) if family is not None else infer_family(repository, tag)
+
+    @property
+    def repository_name(self) -> str:
+        return self._repository
+
+    @property
+    def tag(self) -> str:
+        return self._tag
+
+    def bind(self, scope: Construct, grantee: iam.IGrantable) -> str:
+        stack = Stack.of(scope)
+        region = stack.region
+        if not Token.is_unresolved(region):
+            check_dlc_region(
+                scope, region, repository=self._repository, tag=self._tag, family=self._family
+            )
+        mapping = registry_mapping(stack)
+        account = mapping.find_in_map(region, "account")
+        domain = mapping.find_in_map(region, "domain")
+        arn = stack.format_arn(
+            service="ecr", resource="repository", resource_name=self._repository, account=account
+        )
+        grant_ecr_pull(grantee, [arn])
+        return f"{account}.dkr.ecr.{region}.{domain}/{self._repository}:{self._tag}"
+
+
+class _UriImage(ContainerImage):
+    def __init__(self, uri: str) -> None:
+        self._uri = uri
+        self._repository: str | None = None
+        self._tag: str | None = None
+        self._ecr: tuple[str, str, str] | None = None  # account, region, repository
+        if isinstance(uri, str) and Token.is_unresolved(uri):
+            return  # resolved at deploy time; nothing to validate or grant
+        match = parse_uri(uri)
+        self._repository = match["repository"]
+        self._tag = match["tag"]
+        ecr_registry = ECR_REGISTRY.fullmatch(match["registry"])
+        if ecr_registry is not None:
+            self._ecr = (ecr_registry["account"], ecr_registry["region"], match["repository"])
+
+    @property
+    def repository_name(self) -> str | None:
+        return self._repository
+
+    @property
+    def tag(self) -> str | None:
+        return self._tag
+
+    def bind(self, scope: Construct, grantee: iam.IGrantable) -> str:
+        if self._ecr is not None:
+            account, region, repository = self._ecr
+            check_same_region(Stack.of(scope), region, self._uri)
+            arn = ecr_repository_arn(account=account, region=region, repository=repository)
+            grant_ecr_pull(grantee, [arn])
+        return self._uri
+
+
+class _EcrRepositoryImage(ContainerImage):
+    def __init__(self, repository: ecr.IRepository, tag: str) -> None:
+        check_tag(tag)
+        self._repo = repository
+        self._tag = tag
+
+    @property
+    def repository_name(self) -> str:
+        return self._repo.repository_name
+
+    @property
+    def tag(self) -> str | None:
+        return None if self._tag.startswith("sha256:") else self._tag
+
+    def bind(self, scope: Construct, grantee: iam.IGrantable) -> str:
+        region = self._repo.env.region
+        if not Token.is_unresolved(region):
+            check_same_region(Stack.of(scope), region, f"ECR repository {self._repo.node.path}")
+        # repository.grant also handles cross-account resource policies; the token grant
+        # goes to its own acknowledged policy instead of grant_pull's default policy.
+        self._repo.grant(grantee, *PULL_ACTIONS)
+        grant_authorization_token(grantee)
+        if self._tag.startswith("sha256:"):
+            return self._repo.repository_uri_for_digest(self._tag)
+        return self._repo.repository_uri_for_tag(self._tag)

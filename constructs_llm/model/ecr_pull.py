@@ -1,0 +1,85 @@
+"""ECR pull grants of a model's image: the pull actions on its repository only, plus
+``ecr:GetAuthorizationToken`` (which AWS allows only on ``*``) in a small policy of its own
+with a cdk-nag acknowledgment; and the rule that SageMaker pulls from its own region only.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Stack, Token
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from constructs_llm.compliance import ECR_AUTHORIZATION_TOKEN, waive
+from constructs_llm.errors import ImageError
+
+__all__ = [
+    "PULL_ACTIONS",
+    "check_same_region",
+    "ecr_repository_arn",
+    "grant_authorization_token",
+    "grant_ecr_pull",
+]
+
+PULL_ACTIONS = (
+    "ecr:BatchCheckLayerAvailability",
+    "ecr:GetDownloadUrlForLayer",
+    "ecr:BatchGetImage",
+)
+_AUTH_POLICY_ID = "ConstructsLlmEcrAuthorizationToken"
+
+# ARN partition by region prefix (longest prefix first).
+_PARTITIONS = (
+    ("us-isob-", "aws-iso-b"),
+    ("us-isof-", "aws-iso-f"),
+    ("us-iso-", "aws-iso"),
+    ("eu-isoe-", "aws-iso-e"),
+    ("us-gov-", "aws-us-gov"),
+    ("eusc-", "aws-eusc"),
+    ("cn-", "aws-cn"),
+)
+
+
+def grant_ecr_pull(grantee: iam.IGrantable, repository_arns: list[str]) -> None:
+    """Grant image pulls from these repositories plus the ECR authorization token."""
+    iam.Grant.add_to_principal(
+        grantee=grantee, actions=list(PULL_ACTIONS), resource_arns=repository_arns
+    )
+    grant_authorization_token(grantee)
+
+
+def grant_authorization_token(grantee: iam.IGrantable) -> None:
+    """Add ecr:GetAuthorizationToken on * where its cdk-nag acknowledgment covers nothing else.
+
+    For identities created in this app the statement gets a dedicated policy under the
+    identity (so depending on the role also orders this policy first); other principals
+    (imported roles) get it in their default policy, which is acknowledged instead.
+    """
+    principal = grantee.grant_principal
+    statement = iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"])
+    if isinstance(principal, (iam.Role, iam.LazyRole, iam.User, iam.Group)):
+        if principal.node.try_find_child(_AUTH_POLICY_ID) is None:
+            policy = iam.Policy(principal, _AUTH_POLICY_ID, statements=[statement])
+            principal.attach_inline_policy(policy)
+            waive(policy, ECR_AUTHORIZATION_TOKEN)
+        return
+    result = principal.add_to_principal_policy(statement)
+    if result.statement_added and isinstance(result.policy_dependable, Construct):
+        waive(result.policy_dependable, ECR_AUTHORIZATION_TOKEN)
+
+
+def ecr_repository_arn(*, account: str, region: str, repository: str) -> str:
+    """The ARN of an ECR repository in a concrete region, in that region's partition."""
+    partition = next((p for prefix, p in _PARTITIONS if region.startswith(prefix)), "aws")
+    return f"arn:{partition}:ecr:{region}:{account}:repository/{repository}"
+
+
+def check_same_region(stack: Stack, image_region: str, what: str) -> None:
+    """``what`` (an image in ``image_region``) must be in the stack's region, once known."""
+    region = stack.region
+    if Token.is_unresolved(region) or region == image_region:
+        return
+    raise ImageError(
+        f"SageMaker pulls model images only from ECR in the model's own region: {what} is in "
+        f"{image_region!r} but stack {stack.stack_name!r} deploys to {region!r}. Replicate the "
+        "image to that region (ECR replication) and use that URI."
+    )

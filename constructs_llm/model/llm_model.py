@@ -1,0 +1,353 @@
+"""LlmModel: an LLM's definition (source, engine, token limits, env, role, network), bound by
+endpoints and inference components to the hardware they give it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import jsii
+from aws_cdk import Annotations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+from constructs_llm import messages as msg
+from constructs_llm.compliance import HUB_DOWNLOAD, waive
+from constructs_llm.engines.engine import Engine, ToolCalling
+from constructs_llm.errors import ConfigurationError, InstanceTypeError, SizingError
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hardware.placement import Placement
+from constructs_llm.hosting.shared import depend_on_policies, execution_role
+from constructs_llm.model.binding import Definition, Derivation, ModelBinding
+from constructs_llm.model.binding import derive as derive_on
+from constructs_llm.model.network import ModelNetwork, subnet_problem
+from constructs_llm.model.source import ModelSource, SourceBinding
+from constructs_llm.problems import Problem, Problems
+from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture
+from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.validation import positive_int_problem, type_problem
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_ec2 as ec2
+
+__all__ = ["LlmModel"]
+
+
+@jsii.implements(iam.IGrantable)
+class LlmModel(Construct):
+    """An LLM served with one of the supported engines: a definition that endpoints and
+    inference components bind to their hardware.
+
+    ``model.bind(placement)`` creates the ``AWS::SageMaker::Model`` for one placement (an
+    instance type and the devices one copy gets), with the container env, memory plan and
+    host AMI derived for it, once per placement. ``LlmEndpoint`` and ``InferenceComponent``
+    bind for you, so the same model can serve on several instance types or copy sizes. The
+    model's own ``instance_type`` is its default placement: it is checked when the model is
+    created, and its Model keeps the construct id ``Resource``. Every Model has no physical
+    name, so any change deploys as a replacement in one update. The execution role gets
+    exactly the reads the image and weights need.
+
+    :param source: where the weights come from (``ModelSource.hugging_face`` / ``s3`` / ...).
+    :param engine: the serving engine (``Engine.tgi()``, ``Engine.lmi()``, ...).
+    :param instance_type: the default placement (the whole instance), checked at once.
+        @default none: every endpoint and component then states its own instance type
+    :param max_input_tokens: longest prompt accepted. @default the engine's default
+    :param max_total_tokens: longest prompt + generation. @default the engine's default
+    :param env: extra container environment, checked against the derived one. @default none
+    :param role: execution role. @default a new role with only the permissions it needs
+    :param vpc: run the container in this VPC. @default no VPC
+    :param vpc_subnets: subnets in ``vpc``. @default private subnets with egress
+    :param security_groups: @default one new security group with no inbound rules
+    :param network_isolation: block all container network access (SageMaker still fetches
+        S3 weights for the container). @default True for S3 sources, False for Hub models,
+        which download at start-up
+    :param architecture: the model's architecture for memory sizing. @default looked up by
+        Hub model id in the packaged table of popular models
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        source: ModelSource,
+        engine: Engine,
+        instance_type: str | InstanceType | None = None,
+        max_input_tokens: int | None = None,
+        max_total_tokens: int | None = None,
+        env: Mapping[str, str] | None = None,
+        role: iam.IRole | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+        network_isolation: bool | None = None,
+        architecture: ModelArchitecture | None = None,
+    ) -> None:
+        super().__init__(scope, id)
+        problems = Problems(f"LlmModel '{self.node.path}'")
+        problems.add(type_problem("source", source, ModelSource, msg.source_fix(source)))
+        problems.add(type_problem("engine", engine, Engine, msg.ENGINE_FIX))
+        problems.raise_if_any()  # nothing below can be checked without them
+        self.definition = Definition(
+            engine=engine,
+            source=source,
+            max_input_tokens=max_input_tokens,
+            max_total_tokens=max_total_tokens,
+            env=dict(env or {}),
+            architecture=architecture
+            or (ModelArchitecture.lookup(source.model_id) if source.model_id else None),
+        )
+        self.network_isolation = (
+            not source.is_hub if network_isolation is None else network_isolation
+        )
+        self._derived: dict[Placement, Derivation] = {}
+        self._bindings: dict[Placement, ModelBinding] = {}
+        self._image_uris: dict[Placement, str] = {}
+        self.default_placement = self._default_placement(instance_type, problems)
+        limits = [
+            positive_int_problem("max_input_tokens", max_input_tokens),
+            positive_int_problem("max_total_tokens", max_total_tokens),
+        ]
+        problems.extend(limits)
+        problems.extend(self._network_problems(vpc, vpc_subnets))
+        if self.default_placement is not None and not any(limits):
+            problems.extend(self.derive(self.default_placement).problems)
+        problems.raise_if_any()
+
+        self.role: iam.IRole = role or execution_role(
+            self, "Role", description="Execution role of an LLM model (constructs_llm)"
+        )
+        if self.default_placement is not None:
+            # The default placement's image is granted first, as its model is the usual one.
+            self._image_uri(self.derive(self.default_placement))
+        self.source_binding: SourceBinding = source.bind(
+            self, self.role, token_env_names=engine.token_env_names
+        )
+        self.network = (
+            ModelNetwork(
+                self, role=self.role, vpc=vpc, subnets=vpc_subnets, security_groups=security_groups
+            )
+            if vpc is not None
+            else None
+        )
+
+    # -- the definition ---------------------------------------------------------------------
+
+    @property
+    def engine(self) -> Engine:
+        return self.definition.engine
+
+    @property
+    def source(self) -> ModelSource:
+        return self.definition.source
+
+    @property
+    def max_input_tokens(self) -> int | None:
+        return self.definition.max_input_tokens
+
+    @property
+    def max_total_tokens(self) -> int | None:
+        return self.definition.max_total_tokens
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The extra env given to the model (before what the engine derives)."""
+        return dict(self.definition.env or {})
+
+    @property
+    def architecture(self) -> ModelArchitecture | None:
+        """The figures memory sizing uses (given, or from the packaged table)."""
+        return self.definition.architecture
+
+    # -- binding to hardware ---------------------------------------------------------------
+
+    def bind(self, placement: Placement | None = None) -> ModelBinding:
+        """This model on ``placement``: its SageMaker Model with the env, memory plan and host
+        AMI derived for that hardware, created on the first call for each placement.
+
+        :param placement: @default the model's default placement (its ``instance_type``)
+        :raises ConfigurationError: the model cannot run there (each problem named), or no
+            placement was given and the model has no default
+        """
+        if placement is not None and not isinstance(placement, Placement):
+            raise ConfigurationError(
+                f"LlmModel '{self.node.path}': bind() takes a Placement, got "
+                f"{placement!r}; use Placement('ml.g5.2xlarge') or Placement(..., accelerators=1)"
+            )
+        placement = placement or self._require_default()
+        bound = self._bindings.get(placement)
+        if bound is not None:
+            return bound
+        problems = Problems(f"LlmModel '{self.node.path}' on {placement.describe()}")
+        derivation = self.derive(placement)
+        problems.extend(derivation.problems)
+        problems.raise_if_any()
+        bound = self._bindings[placement] = self._create(derivation)
+        return bound
+
+    def problems_for(self, placement: Placement) -> list[Problem]:
+        """What stops this model from running on ``placement``, each naming the model and the
+        hardware, for the construct that binds it to report with its own problems."""
+        fits = f"LlmModel '{self.node.path}' does not fit on {placement.describe()}"
+        runs = f"LlmModel '{self.node.path}' on {placement.describe()}"
+        return [
+            Problem(f"{fits if p.kind is SizingError else runs}: {p.message}", p.kind)
+            for p in self.derive(placement).problems
+        ]
+
+    def _create(self, derivation: Derivation) -> ModelBinding:
+        placement = derivation.placement
+        scope_id = "Resource" if placement == self.default_placement else placement.construct_id
+        env = {**derivation.environment, **self.source_binding.env}
+        resource = sagemaker.CfnModel(
+            self,
+            scope_id,
+            execution_role_arn=self.role.role_arn,
+            enable_network_isolation=self.network_isolation or None,
+            vpc_config=self.network.vpc_config if self.network else None,
+            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+                image=self._image_uri(derivation),
+                environment=env,
+                model_data_url=self.source_binding.model_data_url,
+                model_data_source=self.source_binding.model_data_source,
+            ),
+        )
+        # The role's policy must exist before SageMaker pulls the image and weights, and must
+        # outlive the model on delete.
+        depend_on_policies(resource, self.role)
+        if not self.network_isolation:
+            waive(resource, HUB_DOWNLOAD)
+        for warning in derivation.warnings:
+            Annotations.of(resource).add_warning_v2(warning.id, warning.message)
+        return ModelBinding(
+            model=self,
+            derivation=derivation,
+            environment=env,
+            resource=resource,
+            role=self.role,
+            source=self.source,
+        )
+
+    def derive(self, placement: Placement) -> Derivation:
+        """What this model becomes on ``placement`` (env, plan, warnings, problems), without
+        creating anything; computed once per placement."""
+        found = self._derived.get(placement)
+        if found is None:
+            found = self._derived[placement] = derive_on(self.definition, placement)
+        return found
+
+    def _image_uri(self, derivation: Derivation) -> str:
+        placement = derivation.placement
+        if placement not in self._image_uris:
+            self._image_uris[placement] = derivation.image.bind(self, self.role)
+        return self._image_uris[placement]
+
+    # -- the default placement, as before placements existed ----------------------------------
+
+    @property
+    def instance_type(self) -> InstanceType:
+        """The default placement's instance type."""
+        return self._require_default().instance_type
+
+    @property
+    def resource(self) -> sagemaker.CfnModel:
+        """The SageMaker Model of the default placement: reading it binds that placement
+        (creates the Model). For the Model an endpoint or component uses, read its
+        ``binding``."""
+        return self.bind().resource
+
+    @property
+    def model_name(self) -> str:
+        """The generated name of the default placement's SageMaker Model (reading it binds that
+        placement, as ``resource`` does)."""
+        return self.bind().model_name
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """The default placement's container environment (derived values merged with ``env``)."""
+        derivation = self.derive(self._require_default())
+        return {**derivation.environment, **self.source_binding.env}
+
+    @property
+    def plan(self) -> MemoryPlan | None:
+        """The default placement's memory plan."""
+        return self.derive(self._require_default()).plan
+
+    @property
+    def inference_ami_version(self) -> str | None:
+        """The host AMI the default placement's image needs (None = SageMaker's default)."""
+        return self.derive(self._require_default()).inference_ami_version
+
+    # -- grants, network, formats -------------------------------------------------------------
+
+    @property
+    def grant_principal(self) -> iam.IPrincipal:
+        """The execution role (``iam.IGrantable``): grant it what the container reads."""
+        return self.role
+
+    @property
+    def connections(self) -> ec2.Connections:
+        """The model's security groups (``ec2.Connections``), to let it reach other resources.
+
+        :raises ConfigurationError: the model runs outside a VPC (pass ``vpc=``)
+        """
+        if self.network is None:
+            raise ConfigurationError(
+                f"LlmModel '{self.node.path}' has no security groups: it runs outside a VPC; "
+                "pass vpc=... to the LlmModel to manage its network connections"
+            )
+        return self.network.connections
+
+    @property
+    def stream_format(self) -> StreamFormat:
+        return self.engine.stream_format
+
+    @property
+    def request_format(self) -> RequestFormat:
+        return self.engine.request_format
+
+    @property
+    def tool_calling(self) -> ToolCalling:
+        """Whether this model's engine serves OpenAI tool calls (and with which parser), from
+        the engine's ``tool_calls`` setting, the model family and ``env``; the streaming
+        invoker forwards ``tools`` only when it does."""
+        return self.engine.tool_calling(family=self.definition.model_family, user_env=self.env)
+
+    def grant_read(self, grantee: iam.IGrantable, placement: Placement | None = None) -> None:
+        """Lets ``grantee`` pull this model's image and read its weights, as its role can.
+
+        :param placement: whose image. @default the model's default placement
+        """
+        self.derive(placement or self._require_default()).image.bind(self, grantee)
+        self.source.grant_read(self, grantee)
+
+    # -- checks -----------------------------------------------------------------------------
+
+    def _default_placement(
+        self, instance_type: str | InstanceType | None, problems: Problems
+    ) -> Placement | None:
+        if instance_type is None:
+            return None
+        try:
+            return Placement(instance_type)
+        except InstanceTypeError as err:
+            problems.add(str(err), InstanceTypeError)
+            return None
+
+    def _network_problems(
+        self, vpc: ec2.IVpc | None, subnets: ec2.SubnetSelection | None
+    ) -> list[str | None]:
+        source = self.source
+        return [
+            msg.hub_isolated(source.model_id) if self.network_isolation and source.is_hub else None,
+            "vpc_subnets was given without vpc; pass vpc=... as well"
+            if subnets is not None and vpc is None
+            else None,
+            subnet_problem(vpc, subnets, source) if vpc is not None else None,
+        ]
+
+    def _require_default(self) -> Placement:
+        if self.default_placement is None:
+            raise ConfigurationError(msg.no_default_placement(self.node.path))
+        return self.default_placement

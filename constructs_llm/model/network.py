@@ -1,0 +1,111 @@
+"""A model's network: its VPC config, the security group it creates, and the subnet rules.
+
+Only models in a VPC import ``aws_ec2`` (the costliest CDK module to load).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+from constructs_llm import messages as msg
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_ec2 as ec2
+
+    from constructs_llm.model.source import ModelSource
+
+__all__ = ["ModelNetwork", "subnet_problem"]
+
+_ENI_ACTIONS = [
+    "ec2:CreateNetworkInterface",
+    "ec2:CreateNetworkInterfacePermission",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DeleteNetworkInterfacePermission",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeVpcs",
+    "ec2:DescribeDhcpOptions",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeSecurityGroups",
+]
+
+
+class ModelNetwork:
+    """The VPC config every binding of one model shares, and its security groups.
+
+    :param scope: the model (the security group is created under it).
+    :param role: gets the network-interface permissions SageMaker needs in a VPC.
+    :param vpc: the VPC.
+    :param subnets: @default private subnets with egress
+    :param security_groups: @default one new security group with no inbound rules
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        *,
+        role: iam.IRole,
+        vpc: ec2.IVpc,
+        subnets: ec2.SubnetSelection | None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None,
+    ) -> None:
+        from aws_cdk import aws_ec2 as ec2
+
+        groups = list(security_groups or [])
+        if not groups:
+            groups = [
+                ec2.SecurityGroup(
+                    scope,
+                    "SecurityGroup",
+                    vpc=vpc,
+                    description="LLM model containers (constructs_llm); no inbound rules",
+                    allow_all_outbound=True,
+                )
+            ]
+        self.security_groups = groups
+        selection = subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
+        role.add_to_principal_policy(iam.PolicyStatement(actions=_ENI_ACTIONS, resources=["*"]))
+        self.vpc_config = sagemaker.CfnModel.VpcConfigProperty(
+            security_group_ids=[g.security_group_id for g in groups],
+            subnets=_select(vpc, selection).subnet_ids,
+        )
+
+    @property
+    def connections(self) -> ec2.Connections:
+        """The model's security groups, to open other resources to it."""
+        from aws_cdk import aws_ec2 as ec2
+
+        return ec2.Connections(security_groups=self.security_groups)
+
+
+def _select(vpc: ec2.IVpc, selection: ec2.SubnetSelection) -> ec2.SelectedSubnets:
+    # The jsii binding takes the selection's fields as keywords, not the struct itself.
+    return vpc.select_subnets(
+        availability_zones=selection.availability_zones,
+        one_per_az=selection.one_per_az,
+        subnet_group_name=selection.subnet_group_name,
+        subnet_type=selection.subnet_type,
+        subnets=selection.subnets,
+    )
+
+
+def subnet_problem(
+    vpc: ec2.IVpc, subnets: ec2.SubnetSelection | None, source: ModelSource
+) -> str | None:
+    """The selected subnets must exist, and a Hub download needs a route out of them.
+
+    SageMaker's network interfaces in a VPC get no public IP, so only private subnets with a
+    NAT route reach the Hub: isolated subnets have no route and public ones no address.
+    """
+    from aws_cdk import aws_ec2 as ec2
+
+    if subnets is None and not vpc.private_subnets:
+        return msg.no_egress_subnets(vpc.node.path, source)
+    kind = subnets.subnet_type if subnets is not None else None
+    if not source.is_hub or kind not in (ec2.SubnetType.PRIVATE_ISOLATED, ec2.SubnetType.PUBLIC):
+        return None
+    return msg.hub_download_blocked(source.model_id, kind == ec2.SubnetType.PRIVATE_ISOLATED)

@@ -1,0 +1,4 @@
+"""Operations: metrics, alarms, the dashboard, rollouts (deployment guardrails), autoscaling,
+scheduled capacity and the capacity notes."""
+
+__all__: list[str] = []

@@ -1,0 +1,283 @@
+"""Default CloudWatch alarms of an endpoint variant or an inference component.
+
+``create_alarms(scope, source, settings)`` builds them for anything that offers
+:class:`AlarmMetrics` (``LlmEndpoint`` for its variant, ``InferenceComponent``), so each
+variant of an endpoint can get its own. Metric names, namespaces and dimensions are
+SageMaker's (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html):
+invocation metrics in ``AWS/SageMaker`` by ``EndpointName, VariantName`` or by
+``InferenceComponentName``; instance metrics in ``/aws/sagemaker/Endpoints`` by
+``EndpointName, VariantName``; per-copy metrics in ``/aws/sagemaker/InferenceComponents`` by
+``InferenceComponentName``. ``Invocation5XXErrors`` and ``InvocationModelErrors`` send 1 per
+failed request and 0 otherwise, so their Average is the share of requests that failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Protocol
+
+from aws_cdk import Duration
+from constructs import Construct
+
+from constructs_llm.operations.messages import ALARMS_FIX
+from constructs_llm.problems import Problems
+from constructs_llm.validation import duration_type_problem
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from aws_cdk import aws_sns as sns
+
+__all__ = [
+    "AlarmMetrics",
+    "AlarmSource",
+    "Alarms",
+    "LlmAlarms",
+    "alarm_settings",
+    "create_alarms",
+]
+
+#: vLLM reserves 90 % of each GPU by default (``gpu_memory_utilization``, vllm
+#: engine/arg_utils.py) and TGI fills 90 % of what the weights leave (``TGI_WIGGLE_ROOM``,
+#: text_generation_server/models/globals.py), so a busy engine sits near 90-95 %: the default
+#: threshold watches for memory beyond the engine's own reservation.
+DEFAULT_GPU_MEMORY_PERCENT = 98.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Alarms:
+    """Thresholds of the default alarms, and where they notify.
+
+    :param error_rate: share of requests (0-1) that must fail, in 2 of 3 minutes, to trip the
+        ``Invocation5XXErrors`` and ``InvocationModelErrors`` alarms; keep it below a canary's
+        share of traffic so a broken canary trips them. @default 0.05
+    :param model_latency: the p90 ``ModelLatency`` (for a stream, until its last token) above
+        which the latency alarm trips, in 2 of 3 minutes. @default no latency alarm
+    :param gpu_memory_percent: GPU memory in use on any instance (or copy), for 5 minutes.
+        @default 98
+    :param disk_percent: disk in use on any instance. @default 90
+    :param topic: SNS topic each alarm notifies when it goes off. @default none
+    """
+
+    error_rate: float = 0.05
+    model_latency: Duration | None = None
+    gpu_memory_percent: float = DEFAULT_GPU_MEMORY_PERCENT
+    disk_percent: float = 90.0
+    topic: sns.ITopic | None = None
+
+    def __post_init__(self) -> None:
+        problems = Problems("Alarms")
+        problems.add(_number_problem("error_rate", self.error_rate, 1, "a share such as 0.05"))
+        problems.add(_number_problem("gpu_memory_percent", self.gpu_memory_percent, 100, "90"))
+        problems.add(_number_problem("disk_percent", self.disk_percent, 100, "90"))
+        problems.add(duration_type_problem("model_latency", self.model_latency))
+        if isinstance(self.model_latency, Duration) and self.model_latency.to_milliseconds() <= 0:
+            problems.add("model_latency must be longer than 0 ms")
+        if self.topic is not None and not hasattr(self.topic, "topic_arn"):
+            problems.add(f"topic must be an SNS topic (sns.ITopic), got {self.topic!r}")
+        problems.raise_if_any()
+
+
+def alarm_settings(alarms: object, problems: Problems) -> Alarms | None:
+    """The settings ``alarms=`` asks for (``True``: the defaults, ``False``: none); a value of
+    another kind is a problem."""
+    if isinstance(alarms, Alarms):
+        return alarms
+    if alarms is True:
+        return Alarms()
+    if alarms is not False:
+        problems.add(f"alarms must be True, False or Alarms(...), got {alarms!r}; {ALARMS_FIX}")
+    return None
+
+
+def _number_problem(name: str, value: object, high: float, example: str) -> str | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= high:
+        return None
+    return f"{name} must be a number above 0 and at most {high:g} (e.g. {example}), got {value!r}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlarmMetrics:
+    """The metrics one target offers its alarms (statistics and periods are the alarms').
+
+    :param errors: ``Invocation5XXErrors``.
+    :param model_errors: ``InvocationModelErrors``.
+    :param latency: ``ModelLatency`` (microseconds).
+    :param gpu_memory: GPU memory in use. @default none (no GPUs)
+    :param gpu_memory_scale: what 100 % of ``gpu_memory`` reads as, in hundreds (the GPUs of
+        an instance for ``GPUMemoryUtilization``). @default 1
+    :param disk: ``DiskUtilization``. @default none
+    :param no_capacity: ``NoCapacityInvocationFailures``. @default none
+    :param no_capacity_minutes: how long requests must find no capacity before the alarm
+        trips (longer where a cold start is expected). @default 5
+    """
+
+    errors: cloudwatch.Metric
+    model_errors: cloudwatch.Metric
+    latency: cloudwatch.Metric
+    gpu_memory: cloudwatch.Metric | None = None
+    gpu_memory_scale: int = 1
+    disk: cloudwatch.Metric | None = None
+    no_capacity: cloudwatch.Metric | None = None
+    no_capacity_minutes: int = 5
+
+
+class AlarmSource(Protocol):
+    """Anything alarms can watch: an endpoint variant (``LlmEndpoint``, ``EndpointVariant``),
+    an ``InferenceComponent``."""
+
+    def alarm_metrics(self) -> AlarmMetrics: ...
+
+
+@dataclass(frozen=True)
+class LlmAlarms:
+    """The alarms of one target (``endpoint.alarms``, ``component.alarms``); iterate for all."""
+
+    errors: cloudwatch.Alarm
+    model_errors: cloudwatch.Alarm
+    latency: cloudwatch.Alarm | None = None
+    gpu_memory: cloudwatch.Alarm | None = None
+    disk: cloudwatch.Alarm | None = None
+    no_capacity: cloudwatch.Alarm | None = None
+
+    def __iter__(self) -> Iterator[cloudwatch.Alarm]:
+        for field in fields(self):
+            alarm = getattr(self, field.name)
+            if alarm is not None:
+                yield alarm
+
+    @property
+    def rollback(self) -> list[cloudwatch.Alarm]:
+        """The alarms that judge the answers of a new fleet (errors and latency), which roll
+        a guarded update back; capacity alarms reflect load and are left out."""
+        return [a for a in (self.errors, self.model_errors, self.latency) if a is not None]
+
+
+def create_alarms(
+    scope: Construct,
+    source: AlarmSource,
+    settings: Alarms,
+    *,
+    id: str = "Alarms",
+    label: str | None = None,
+) -> LlmAlarms:
+    """The default alarms of ``source``, in a construct ``id`` under ``scope``. Every alarm
+    states how missing data counts: as not breaching (no traffic, or no instance, is not a
+    failure).
+
+    :param label: what the alarms' descriptions name. @default ``scope``'s path
+    """
+    from aws_cdk import aws_cloudwatch as cloudwatch  # loaded only when alarms are built
+
+    metrics = source.alarm_metrics()
+    group = Construct(scope, id)
+    path = label or scope.node.path
+    minute, five = Duration.minutes(1), Duration.minutes(5)
+    at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+    rate = f"{settings.error_rate:.0%}"
+
+    def alarm(
+        name: str, metric: cloudwatch.IMetric, threshold: float, periods: tuple[int, int], why: str
+    ) -> cloudwatch.Alarm:
+        created = cloudwatch.Alarm(
+            group,
+            name,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=periods[0],
+            datapoints_to_alarm=periods[1],
+            comparison_operator=at_least,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"{path}: {why}",
+        )
+        if settings.topic is not None:
+            _notify(created, settings.topic)
+        return created
+
+    def with_(metric: cloudwatch.Metric, statistic: str, period: Duration) -> cloudwatch.IMetric:
+        return metric.with_(statistic=statistic, period=period)
+
+    errors = alarm(
+        "Errors",
+        with_(metrics.errors, "Average", minute),
+        settings.error_rate,
+        (3, 2),
+        f"at least {rate} of requests answered 5xx in 2 of 3 minutes; read the model's logs",
+    )
+    model_errors = alarm(
+        "ModelErrors",
+        with_(metrics.model_errors, "Average", minute),
+        settings.error_rate,
+        (3, 2),
+        f"at least {rate} of requests got no 2xx from the model container (error status, "
+        "broken connection or timeout) in 2 of 3 minutes; read the model's logs",
+    )
+    latency = None
+    if settings.model_latency is not None:
+        limit_us = settings.model_latency.to_milliseconds() * 1000
+        latency = alarm(
+            "Latency",
+            with_(metrics.latency, "p90", minute),
+            limit_us,
+            (3, 2),
+            f"p90 ModelLatency at or above {settings.model_latency.to_milliseconds():,.0f} ms "
+            "in 2 of 3 minutes",
+        )
+    gpu_memory = None
+    if metrics.gpu_memory is not None:
+        gpu_memory = alarm(
+            "GpuMemory",
+            with_(metrics.gpu_memory, "Maximum", minute),
+            settings.gpu_memory_percent * metrics.gpu_memory_scale,
+            (5, 5),
+            f"GPU memory at or above {settings.gpu_memory_percent:g} % of "
+            f"{'each instance' if metrics.gpu_memory_scale > 1 else 'the reservation'} for 5 "
+            "minutes, beyond what the engine reserves; look for a second process or a leak",
+        )
+    disk = None
+    if metrics.disk is not None:
+        disk = alarm(
+            "Disk",
+            with_(metrics.disk, "Maximum", five),
+            settings.disk_percent,
+            (1, 1),
+            f"disk at or above {settings.disk_percent:g} % on an instance; the weights may not "
+            "fit on a new fleet: raise the volume size or pick an instance with more storage",
+        )
+    no_capacity = None
+    if metrics.no_capacity is not None:
+        minutes = metrics.no_capacity_minutes
+        no_capacity = alarm(
+            "NoCapacity",
+            with_(metrics.no_capacity, "Sum", minute),
+            1,
+            (minutes, minutes),
+            f"requests found no copy to serve them in each of {minutes} minutes: scaling is "
+            "not keeping up (max_capacity, max_instances, quota or capacity)",
+        )
+    return LlmAlarms(
+        errors=errors,
+        model_errors=model_errors,
+        latency=latency,
+        gpu_memory=gpu_memory,
+        disk=disk,
+        no_capacity=no_capacity,
+    )
+
+
+def _notify(alarm: cloudwatch.Alarm, topic: sns.ITopic) -> None:
+    """Alarm notifications; a topic encrypted with its own KMS key must let CloudWatch use the
+    key (an imported key's policy cannot be changed here: it must already allow this)."""
+    from aws_cdk import aws_cloudwatch_actions as actions
+    from aws_cdk import aws_iam as iam
+
+    alarm.add_alarm_action(actions.SnsAction(topic))
+    key = topic.master_key
+    if key is not None:  # one statement per alarm: the policy document drops duplicates
+        key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],  # in a key policy, "*" means this key
+            )
+        )

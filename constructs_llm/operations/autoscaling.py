@@ -1,0 +1,187 @@
+"""Target-tracking autoscaling settings shared by endpoints and inference components."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from constructs_llm.errors import ScalingError
+from constructs_llm.operations.schedule import ScheduledCapacity, schedule_problems
+from constructs_llm.problems import Problems
+from constructs_llm.validation import all_ints, duration_type_problem, positive_int_problem
+
+__all__ = ["Autoscaling", "scalable_target", "scaling_role", "track"]
+
+# Application Auto Scaling acts through its service-linked role; naming it keeps CDK from
+# creating an unused IAM role per scalable target.
+_SAGEMAKER_SCALING_ROLE = (
+    "aws-service-role/sagemaker.application-autoscaling.amazonaws.com/"
+    "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint"
+)
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_applicationautoscaling as appscaling
+
+
+@dataclass(frozen=True, kw_only=True)
+class Autoscaling:
+    """Target tracking on instance count (endpoints) or copy count (inference components).
+
+    Exactly one target: ``target_concurrent_requests`` (the high-resolution concurrency metric,
+    emitted every 10 s, the right signal for long streaming requests) or
+    ``target_invocations_per_instance`` (per-minute invocations).
+
+    :param max_capacity: upper bound of instances (or copies).
+    :param min_capacity: lower bound. @default 1. ``0`` means scale to zero (inference
+        components only).
+    :param target_concurrent_requests: requests in flight per model/copy to hold. @default None
+    :param target_invocations_per_instance: invocations per instance per minute. @default None
+    :param scale_in_cooldown: @default 10 minutes (LLM instances take minutes to come back).
+    :param scale_out_cooldown: @default 2 minutes.
+    :param schedule: scheduled changes of the bounds (``ScheduledCapacity``), e.g. fewer
+        instances or no copies at night. @default none
+    """
+
+    max_capacity: int
+    min_capacity: int = 1
+    target_concurrent_requests: float | None = None
+    target_invocations_per_instance: float | None = None
+    scale_in_cooldown: Duration | None = None
+    scale_out_cooldown: Duration | None = None
+    schedule: Sequence[ScheduledCapacity] = ()
+
+    def __post_init__(self) -> None:
+        problems = Problems("Autoscaling")
+        problems.extend(self._problems(), ScalingError)
+        problems.raise_if_any()
+
+    def _problems(self) -> list[str | None]:
+        targets = [self.target_concurrent_requests, self.target_invocations_per_instance]
+        chosen = [t for t in targets if t is not None]
+        return [
+            positive_int_problem("min_capacity", self.min_capacity, minimum=0),
+            positive_int_problem("max_capacity", self.max_capacity),
+            None
+            if not all_ints(self.min_capacity, self.max_capacity)
+            or self.min_capacity <= self.max_capacity
+            else f"min_capacity ({self.min_capacity}) is above max_capacity "
+            f"({self.max_capacity}); lower min_capacity or raise max_capacity",
+            "set exactly one of target_concurrent_requests or target_invocations_per_instance, "
+            f"got {'both' if len(chosen) == 2 else 'neither'}"
+            if len(chosen) != 1
+            else None,
+            *(_positive(name, v) for name, v in zip(_TARGET_NAMES, targets, strict=True)),
+            duration_type_problem("scale_in_cooldown", self.scale_in_cooldown),
+            duration_type_problem("scale_out_cooldown", self.scale_out_cooldown),
+            *schedule_problems(self.schedule),
+        ]
+
+    @property
+    def lowest_min(self) -> int:
+        """The lowest lower bound the target may get, schedules included."""
+        scheduled = [s.min_capacity for s in self.schedule if s.min_capacity is not None]
+        return min([self.min_capacity, *scheduled])
+
+    @property
+    def may_reach_zero(self) -> bool:
+        """Whether the count may drop to zero, by the base bounds or by a scheduled action."""
+        return self.lowest_min == 0
+
+    @property
+    def highest_max(self) -> int:
+        """The highest upper bound the target may get, schedules included."""
+        scheduled = [s.max_capacity for s in self.schedule if s.max_capacity is not None]
+        return max([self.max_capacity, *scheduled])
+
+    @property
+    def uses_concurrency(self) -> bool:
+        return self.target_concurrent_requests is not None
+
+    @property
+    def target_value(self) -> float:
+        value = self.target_concurrent_requests or self.target_invocations_per_instance
+        assert value is not None  # guaranteed by __post_init__
+        return float(value)
+
+    @property
+    def in_cooldown(self) -> Duration:
+        return self.scale_in_cooldown or Duration.minutes(10)
+
+    @property
+    def out_cooldown(self) -> Duration:
+        return self.scale_out_cooldown or Duration.minutes(2)
+
+
+_TARGET_NAMES = ("target_concurrent_requests", "target_invocations_per_instance")
+
+
+def _positive(name: str, value: float | None) -> str | None:
+    if value is None or (isinstance(value, int | float) and value > 0):
+        return None
+    return f"{name} must be a number > 0, got {value!r}"
+
+
+def scaling_role(scope: Construct) -> iam.IRole:
+    """The SageMaker service-linked role of Application Auto Scaling, imported once per stack."""
+    stack = Stack.of(scope)
+    existing = stack.node.try_find_child("ConstructsLlmScalingRole")
+    if existing is not None:
+        return existing  # type: ignore[return-value]
+    arn = stack.format_arn(
+        service="iam", region="", resource="role", resource_name=_SAGEMAKER_SCALING_ROLE
+    )
+    return iam.Role.from_role_arn(stack, "ConstructsLlmScalingRole", arn, mutable=False)
+
+
+def scalable_target(
+    scope: Construct,
+    id: str,
+    *,
+    resource_id: str,
+    dimension: str,
+    min_capacity: int,
+    max_capacity: int,
+) -> appscaling.ScalableTarget:
+    from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
+
+    return appscaling.ScalableTarget(
+        scope,
+        id,
+        service_namespace=appscaling.ServiceNamespace.SAGEMAKER,
+        resource_id=resource_id,
+        scalable_dimension=dimension,
+        min_capacity=min_capacity,
+        max_capacity=max_capacity,
+        role=scaling_role(scope),
+    )
+
+
+def track(
+    target: appscaling.ScalableTarget,
+    scaling: Autoscaling,
+    *,
+    concurrency_metric: appscaling.PredefinedMetric,
+    invocations_metric: appscaling.PredefinedMetric,
+) -> appscaling.TargetTrackingScalingPolicy:
+    """Adds the one target-tracking policy the settings ask for, and the scheduled actions."""
+    for index, item in enumerate(scaling.schedule):
+        target.scale_on_schedule(
+            f"Schedule{index}",
+            schedule=item.schedule,
+            min_capacity=item.min_capacity,
+            max_capacity=item.max_capacity,
+            time_zone=item.time_zone,
+        )
+    metric = concurrency_metric if scaling.uses_concurrency else invocations_metric
+    return target.scale_to_track_metric(
+        "Tracking",
+        target_value=scaling.target_value,
+        predefined_metric=metric,
+        scale_in_cooldown=scaling.in_cooldown,
+        scale_out_cooldown=scaling.out_cooldown,
+    )

@@ -1,0 +1,152 @@
+"""The capacity note each endpoint gets: the instance-hours per month it commits to at its
+minimum and can reach at its maximum, with its schedules counted over a week.
+
+An inference-component endpoint's floor depends on every component it hosts, so its note is
+written by an aspect, once all components are attached (aspects run before synthesis)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import jsii
+from aws_cdk import Aspects, IAspect
+from constructs import IConstruct
+
+from constructs_llm.notes import add_note
+from constructs_llm.operations import messages as ops
+from constructs_llm.operations.schedule import MINUTES_PER_WEEK, hours_per_month, weekly_floor
+from constructs_llm.sizing.copy_demand import CopyDemand
+
+if TYPE_CHECKING:
+    from constructs_llm.hardware.instance_type import InstanceType
+    from constructs_llm.operations.autoscaling import Autoscaling
+
+__all__ = ["FleetOwner", "add_capacity_note", "note_fleet_capacity"]
+
+
+def add_capacity_note(
+    scope: IConstruct, instance: str, scaling: Autoscaling | None, count: int
+) -> None:
+    """The note of an endpoint whose instances are its variant's (``LlmEndpoint``)."""
+    if scaling is None:
+        add_note(scope, ops.capacity_note(instance, count, count, None))
+        return
+    floor = weekly_floor(scaling.min_capacity, scaling.schedule) if scaling.schedule else None
+    add_note(
+        scope,
+        ops.capacity_note(
+            instance,
+            min(floor) if floor else scaling.lowest_min,
+            scaling.highest_max,
+            _scheduled(floor, bool(scaling.schedule)),
+        ),
+    )
+
+
+class HostedCopies(Protocol):
+    """What the note needs of a component: its demand and its copy bounds."""
+
+    @property
+    def demand(self) -> CopyDemand: ...
+
+    @property
+    def copies(self) -> int: ...
+
+    @property
+    def autoscaling(self) -> Autoscaling | None: ...
+
+
+class FleetOwner(Protocol):
+    """What the note needs of an inference-component endpoint."""
+
+    @property
+    def min_instances(self) -> int: ...
+
+    @property
+    def max_instances(self) -> int: ...
+
+    @property
+    def capacity(self) -> CopyDemand | None: ...
+
+    @property
+    def components(self) -> Sequence[HostedCopies]: ...
+
+    @property
+    def instance_type(self) -> InstanceType: ...
+
+
+def note_fleet_capacity(scope: IConstruct, endpoint: FleetOwner) -> None:
+    """Writes the note of ``endpoint`` (the construct ``scope``) once its components are
+    known."""
+    Aspects.of(scope).add(_FleetNote(scope, endpoint))
+
+
+@jsii.implements(IAspect)
+class _FleetNote:
+    def __init__(self, scope: IConstruct, endpoint: FleetOwner) -> None:
+        self._scope = scope
+        self._endpoint = endpoint
+        self._written = False  # aspects run on every synth of the app: write the note once
+
+    def visit(self, node: IConstruct) -> None:
+        endpoint = self._endpoint
+        if node is not self._scope or self._written:
+            return
+        self._written = True
+        floor = _fleet_floor(endpoint)
+        scheduled = any(c.autoscaling and c.autoscaling.schedule for c in endpoint.components)
+        low = min(floor) if floor else endpoint.min_instances
+        add_note(
+            node,
+            ops.capacity_note(
+                endpoint.instance_type.name,
+                low,
+                endpoint.max_instances,
+                _scheduled(floor, scheduled),
+            ),
+        )
+
+
+def _fleet_floor(endpoint: FleetOwner) -> list[int] | None:
+    """Instances the fleet keeps at each minute of a week: what the components' floors need,
+    and at least ``min_instances``; None when the hardware or a schedule is not known."""
+    capacity = endpoint.capacity
+    floors = []
+    for component in endpoint.components:
+        scaling = component.autoscaling
+        if scaling is None:
+            floors.append((component.demand, [component.copies] * MINUTES_PER_WEEK))
+            continue
+        floor = weekly_floor(scaling.min_capacity, scaling.schedule)
+        if floor is None:
+            return None
+        floors.append((component.demand, floor))
+    if capacity is None or not floors:
+        return None
+    fleet: list[int] = []
+    for minute in range(MINUTES_PER_WEEK):  # floors are steps: recompute only where one moves
+        if minute and all(f[minute] == f[minute - 1] for _, f in floors):
+            fleet.append(fleet[-1])
+            continue
+        need = functools.reduce(CopyDemand.plus, (d.times(f[minute]) for d, f in floors))
+        fleet.append(max(endpoint.min_instances, _instances(need, capacity)))
+    return fleet
+
+
+def _instances(need: CopyDemand, capacity: CopyDemand) -> int:
+    return max(
+        math.ceil(need.accelerators / capacity.accelerators) if capacity.accelerators else 0,
+        math.ceil(need.cpu_cores / capacity.cpu_cores) if capacity.cpu_cores else 0,
+        math.ceil(need.memory_mib / capacity.memory_mib) if capacity.memory_mib else 0,
+    )
+
+
+def _scheduled(floor: list[int] | None, scheduled: bool) -> str | None:
+    if not scheduled:
+        return None
+    if floor is None:
+        return "the schedule does not repeat weekly in one time zone, so its hours were not counted"
+    return f"with its schedule the floor holds {hours_per_month(floor):,.0f} instance-hours a month"

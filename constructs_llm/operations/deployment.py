@@ -1,0 +1,371 @@
+"""Guarded rollouts: how SageMaker replaces a fleet when an endpoint or component changes.
+
+``Deployment`` renders the Endpoint's ``DeploymentConfig`` (a blue/green update with canary,
+linear or all-at-once traffic shifting, or a rolling update) and an inference component's
+rolling update, each with auto-rollback alarms and a derived ``MaximumExecutionTimeout``.
+
+Limits are botocore's sagemaker service model (``TrafficRoutingConfig``: a canary at most
+50 % of the variant's instances, linear steps 10-50 %; ``RollingUpdatePolicy`` and
+``InferenceComponentRollingUpdatePolicy``: batches 5-50 %; ``WaitIntervalInSeconds`` and
+``TerminationWaitInSeconds`` 0-3600; ``MaximumExecutionTimeoutInSeconds`` 600-28800, "larger
+than the total waiting time"); the CloudFormation schemas cap rollback alarms at 10 (at least
+1 on a component). Exclusions: Inf1 instances get no guardrails, and rolling updates exclude
+multi-variant and serverless endpoints
+(https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from aws_cdk import Duration
+from aws_cdk import aws_sagemaker as sagemaker
+
+from constructs_llm.operations import messages as msg
+from constructs_llm.problems import Problems
+from constructs_llm.validation import duration_problem
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_cloudwatch as cloudwatch
+
+    from constructs_llm.hardware.instance_type import InstanceType
+
+__all__ = [
+    "MAX_EXECUTION_S",
+    "Deployment",
+    "DeploymentKind",
+    "Fleet",
+    "component_deployment_config",
+    "endpoint_deployment_config",
+]
+
+MIN_EXECUTION_S = 600
+MAX_EXECUTION_S = 28800
+MAX_WAIT_S = 3600
+MAX_ROLLBACK_ALARMS = 10
+#: Room for SageMaker's own steps (routing changes, draining) beyond the start-up timeouts and
+#: the bakes, in the derived timeout.
+MARGIN_S = 600
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """What an update replaces: the fewest and most instances (or copies) it may find, and
+    how long a new one may take to start (download plus health check timeouts).
+
+    :param unit: "instance" or "copy". @default "instance"
+    """
+
+    smallest: int
+    largest: int
+    startup: Duration
+    unit: str = "instance"
+
+
+class DeploymentKind(str, Enum):
+    CANARY = "canary"
+    LINEAR = "linear"
+    ALL_AT_ONCE = "all_at_once"
+    ROLLING = "rolling"
+
+
+#: What each kind's percent means, and the range SageMaker accepts for it.
+_PERCENT = {
+    DeploymentKind.CANARY: ("percent", 1, 50),
+    DeploymentKind.LINEAR: ("step_percent", 10, 50),
+    DeploymentKind.ROLLING: ("batch_percent", 5, 50),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deployment:
+    """How an update replaces the fleet, watched by alarms that roll it back.
+
+    Build one with :meth:`canary`, :meth:`linear`, :meth:`all_at_once` or :meth:`rolling`.
+
+    :param kind: the traffic-shifting mode.
+    :param bake: how long SageMaker watches the alarms after each step (and before it
+        terminates the old fleet), 0-60 minutes.
+    :param percent: the canary, linear step or rolling batch, in percent of the fleet.
+        @default none (all at once)
+    :param timeout: the update's time limit (10 min-8 h). @default derived: the start-up
+        timeouts of the new fleet plus every bake, plus 10 minutes
+    :param rollback_alarms: alarms that roll the update back (at most 10). @default the
+        target's own error and latency alarms (``endpoint.alarms``)
+    """
+
+    kind: DeploymentKind
+    bake: Duration
+    percent: int | None = None
+    timeout: Duration | None = None
+    rollback_alarms: Sequence[cloudwatch.IAlarm] | None = None
+
+    def __post_init__(self) -> None:
+        problems = Problems(f"Deployment.{self.kind.value}")
+        problems.add(
+            duration_problem(
+                "bake",
+                self.bake,
+                minimum_s=0,
+                maximum_s=MAX_WAIT_S,
+                bounds="0 and 60 minutes",
+                why="SageMaker's wait between steps and before terminating the old fleet",
+            )
+        )
+        problems.add(self._percent_problem())
+        problems.add(
+            duration_problem(
+                "timeout",
+                self.timeout,
+                minimum_s=MIN_EXECUTION_S,
+                maximum_s=MAX_EXECUTION_S,
+                bounds="10 minutes and 8 hours",
+                why="SageMaker's MaximumExecutionTimeoutInSeconds",
+            )
+        )
+        problems.add(_alarms_problem(self.rollback_alarms))
+        problems.raise_if_any()
+
+    # -- factories -----------------------------------------------------------------------------
+
+    @staticmethod
+    def canary(
+        *,
+        percent: int,
+        bake: Duration,
+        timeout: Duration | None = None,
+        rollback_alarms: Sequence[cloudwatch.IAlarm] | None = None,
+    ) -> Deployment:
+        """Blue/green: ``percent`` of the new fleet takes traffic for ``bake``, then the rest.
+
+        :param percent: the canary's share of the fleet, 1-50 (the canary is at least one
+            instance, so the fleet needs two or more).
+        :param bake: alarms are watched this long after the canary step and again after the
+            full shift, before the old fleet is terminated.
+        :param timeout: @default derived (see :class:`Deployment`)
+        :param rollback_alarms: @default the target's error and latency alarms
+        """
+        return _deployment(DeploymentKind.CANARY, percent, bake, timeout, rollback_alarms)
+
+    @staticmethod
+    def linear(
+        *,
+        step_percent: int,
+        bake: Duration,
+        timeout: Duration | None = None,
+        rollback_alarms: Sequence[cloudwatch.IAlarm] | None = None,
+    ) -> Deployment:
+        """Blue/green in equal steps of ``step_percent`` (10-50), ``bake`` after each.
+
+        :param timeout: @default derived (see :class:`Deployment`)
+        :param rollback_alarms: @default the target's error and latency alarms
+        """
+        return _deployment(DeploymentKind.LINEAR, step_percent, bake, timeout, rollback_alarms)
+
+    @staticmethod
+    def all_at_once(
+        *,
+        bake: Duration,
+        timeout: Duration | None = None,
+        rollback_alarms: Sequence[cloudwatch.IAlarm] | None = None,
+    ) -> Deployment:
+        """Blue/green with all traffic shifted at once, then ``bake`` before the old fleet goes.
+
+        :param timeout: @default derived (see :class:`Deployment`)
+        :param rollback_alarms: @default the target's error and latency alarms
+        """
+        return _deployment(DeploymentKind.ALL_AT_ONCE, None, bake, timeout, rollback_alarms)
+
+    @staticmethod
+    def rolling(
+        *,
+        batch_percent: int,
+        bake: Duration,
+        timeout: Duration | None = None,
+        rollback_alarms: Sequence[cloudwatch.IAlarm] | None = None,
+    ) -> Deployment:
+        """Rolling: batches of ``batch_percent`` (5-50) of the instances, or of an inference
+        component's copies, are replaced in turn, ``bake`` after each; no second full fleet.
+
+        :param timeout: @default derived (see :class:`Deployment`)
+        :param rollback_alarms: @default the target's error and latency alarms
+        """
+        return _deployment(DeploymentKind.ROLLING, batch_percent, bake, timeout, rollback_alarms)
+
+    # -- arithmetic ----------------------------------------------------------------------------
+
+    @property
+    def describe(self) -> str:
+        """``canary 10 %, bake 10 min`` (for messages)."""
+        share = f" {self.percent} %," if self.percent is not None else ""
+        return f"{self.kind.value.replace('_', ' ')}{share} bake {_minutes(self.bake)}"
+
+    def steps(self, fleet: Fleet) -> int:
+        """Traffic steps (blue/green), or batches (rolling) of the largest fleet: a batch is
+        at least one instance or copy."""
+        if self.kind is DeploymentKind.CANARY:
+            return 2
+        if self.percent is None:
+            return 1
+        if self.kind is DeploymentKind.ROLLING:
+            per_batch = max(1, fleet.largest * self.percent // 100)
+            return math.ceil(fleet.largest / per_batch)
+        return math.ceil(100 / self.percent)
+
+    def waits_s(self, fleet: Fleet) -> int:
+        """Every bake of the update: after each step or batch; the last one runs before the
+        old fleet is terminated (a canary bakes twice)."""
+        return self.steps(fleet) * int(self.bake.to_seconds())
+
+    def needed_s(self, fleet: Fleet) -> int:
+        """The longest the update may take: a new fleet (or each batch) starting within the
+        fleet's start-up time (download plus health check timeouts), every bake, a margin."""
+        start = int(fleet.startup.to_seconds())
+        if self.kind is DeploymentKind.ROLLING:
+            start *= self.steps(fleet)
+        return start + self.waits_s(fleet) + MARGIN_S
+
+    def execution_timeout_s(self, fleet: Fleet) -> int:
+        if self.timeout is not None:
+            return int(self.timeout.to_seconds())
+        return max(MIN_EXECUTION_S, self.needed_s(fleet))
+
+    def problems_for(
+        self,
+        fleet: Fleet,
+        *,
+        instance_type: InstanceType | None = None,
+        variants: int = 1,
+        serverless: bool = False,
+    ) -> list[str]:
+        """What this rollout cannot do on ``fleet`` (of ``instance_type``, with ``variants``
+        variants, or serverless)."""
+        found = []
+        if instance_type is not None and instance_type.family == "inf1":
+            found.append(msg.guardrails_on_inf1(instance_type.name))
+        if self.kind is DeploymentKind.ROLLING and (variants > 1 or serverless):
+            found.append(msg.rolling_excluded(variants, serverless))
+        if self.percent is not None and fleet.smallest < 2:
+            found.append(msg.share_larger_than_fleet(self.describe, fleet.smallest, fleet.unit))
+        found.extend(self._timeout_problems(fleet))
+        return found
+
+    def _timeout_problems(self, fleet: Fleet) -> list[str]:
+        needed, waits = self.needed_s(fleet), self.waits_s(fleet)
+        rolling = self.kind is DeploymentKind.ROLLING
+        if self.timeout is None:
+            if needed <= MAX_EXECUTION_S:
+                return []
+            return [msg.rollout_too_long(self.describe, needed, self.steps(fleet), rolling)]
+        timeout = int(self.timeout.to_seconds())
+        if timeout <= waits:
+            return [msg.timeout_within_waits(self.describe, timeout, waits)]
+        return []
+
+    def _percent_problem(self) -> str | None:
+        if self.kind not in _PERCENT:
+            return None
+        name, low, high = _PERCENT[self.kind]
+        value = self.percent
+        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+            return None
+        return msg.percent_out_of_range(name, value, low, high, self.kind.value)
+
+
+def _deployment(
+    kind: DeploymentKind,
+    percent: int | None,
+    bake: Duration,
+    timeout: Duration | None,
+    rollback_alarms: Sequence[cloudwatch.IAlarm] | None,
+) -> Deployment:
+    """What every factory returns: the kind, with its percent (if any) and common settings."""
+    return Deployment(
+        kind=kind, percent=percent, bake=bake, timeout=timeout, rollback_alarms=rollback_alarms
+    )
+
+
+def _alarms_problem(alarms: Sequence[object] | None) -> str | None:
+    if alarms is None:
+        return None
+    if isinstance(alarms, str | bytes) or not isinstance(alarms, Sequence):
+        return f"rollback_alarms must be a list of CloudWatch alarms, got {alarms!r}"
+    if not 1 <= len(alarms) <= MAX_ROLLBACK_ALARMS:
+        return (
+            f"rollback_alarms must hold 1-{MAX_ROLLBACK_ALARMS} alarms (CloudFormation's "
+            f"limit), got {len(alarms)}"
+        )
+    odd = [a for a in alarms if not hasattr(a, "alarm_name")]
+    return f"rollback_alarms must be CloudWatch alarms, got {odd!r}" if odd else None
+
+
+def _minutes(duration: Duration) -> str:
+    seconds = int(duration.to_seconds())
+    return f"{seconds // 60} min" if seconds % 60 == 0 else f"{seconds} s"
+
+
+# -- rendering ----------------------------------------------------------------------------------
+
+
+def endpoint_deployment_config(
+    deployment: Deployment, *, alarms: Sequence[cloudwatch.IAlarm], fleet: Fleet
+) -> sagemaker.CfnEndpoint.DeploymentConfigProperty:
+    """The Endpoint's ``DeploymentConfig``: blue/green traffic routing or a rolling update."""
+    cfn = sagemaker.CfnEndpoint
+    bake = int(deployment.bake.to_seconds())
+    timeout = deployment.execution_timeout_s(fleet)
+    rollback = cfn.AutoRollbackConfigProperty(
+        alarms=[cfn.AlarmProperty(alarm_name=a.alarm_name) for a in alarms]
+    )
+    if deployment.kind is DeploymentKind.ROLLING:
+        return cfn.DeploymentConfigProperty(
+            rolling_update_policy=cfn.RollingUpdatePolicyProperty(
+                maximum_batch_size=_percent_size(deployment.percent),
+                wait_interval_in_seconds=bake,
+                maximum_execution_timeout_in_seconds=timeout,
+            ),
+            auto_rollback_configuration=rollback,
+        )
+    size = _percent_size(deployment.percent) if deployment.percent is not None else None
+    routing = cfn.TrafficRoutingConfigProperty(
+        type=deployment.kind.value.upper(),
+        canary_size=size if deployment.kind is DeploymentKind.CANARY else None,
+        linear_step_size=size if deployment.kind is DeploymentKind.LINEAR else None,
+        # botocore requires it; all-at-once has no step to wait between.
+        wait_interval_in_seconds=0 if deployment.kind is DeploymentKind.ALL_AT_ONCE else bake,
+    )
+    return cfn.DeploymentConfigProperty(
+        blue_green_update_policy=cfn.BlueGreenUpdatePolicyProperty(
+            traffic_routing_configuration=routing,
+            termination_wait_in_seconds=bake,
+            maximum_execution_timeout_in_seconds=timeout,
+        ),
+        auto_rollback_configuration=rollback,
+    )
+
+
+def component_deployment_config(
+    deployment: Deployment, *, alarms: Sequence[cloudwatch.IAlarm], fleet: Fleet
+) -> sagemaker.CfnInferenceComponent.InferenceComponentDeploymentConfigProperty:
+    """An inference component's rolling update with auto-rollback."""
+    cfn = sagemaker.CfnInferenceComponent
+    return cfn.InferenceComponentDeploymentConfigProperty(
+        rolling_update_policy=cfn.InferenceComponentRollingUpdatePolicyProperty(
+            maximum_batch_size=cfn.InferenceComponentCapacitySizeProperty(
+                type="CAPACITY_PERCENT", value=deployment.percent or 100
+            ),
+            wait_interval_in_seconds=int(deployment.bake.to_seconds()),
+            maximum_execution_timeout_in_seconds=deployment.execution_timeout_s(fleet),
+        ),
+        auto_rollback_configuration=cfn.AutoRollbackConfigurationProperty(
+            alarms=[cfn.AlarmProperty(alarm_name=a.alarm_name) for a in alarms]
+        ),
+    )
+
+
+def _percent_size(percent: int | None) -> sagemaker.CfnEndpoint.CapacitySizeProperty:
+    return sagemaker.CfnEndpoint.CapacitySizeProperty(type="CAPACITY_PERCENT", value=percent or 100)

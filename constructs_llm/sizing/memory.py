@@ -1,0 +1,349 @@
+"""Accelerator memory planning for LLM serving: do the weights fit, and how much KV cache is left.
+
+Pure Python (no ``aws_cdk``), so it can be used from scripts and tests directly.
+
+The method, per device group that serves one model copy (the tensor-parallel group):
+
+- **weights** = parameters x bytes per parameter of the weight dtype or quantization
+  (fp32 4, fp16/bf16 2, fp8/int8 1, AWQ/GPTQ/int4 0.5), spread evenly over the devices.
+- **usable memory** = device memory x ``gpu_memory_utilization`` - ``overhead_gib_per_device``,
+  summed over the devices. The defaults (0.9 and 1 GiB) follow the engines: vLLM, LMI-vLLM and
+  the vLLM DLC reserve 90% of each GPU by default (``gpu_memory_utilization=0.9``), and the
+  CUDA context, activations of the largest prefill and CUDA graphs take roughly another GiB
+  per device outside the KV cache. TGI and SGLang size themselves differently but land within
+  a few percent of this. Treat every figure as an estimate good to ~10%.
+- **KV cache per token** = 2 (K and V) x layers x KV heads x head dim x KV dtype bytes, for the
+  whole model (vLLM ``AttentionSpec.real_page_size_bytes``); each device holds 1/TP of it. When
+  the tensor-parallel degree exceeds the KV heads, each device still holds one whole head, so
+  the heads are replicated TP/kv_heads times.
+- **KV budget** = usable - weights; it bounds the tokens the engine can batch, and
+  ``budget // (KV per token x max_total_tokens)`` full-length sequences can run at once.
+
+The seeds' method (``2 x layers x hidden_size x bytes`` per token, the LMI docs' formula)
+assumes every attention head has its own K and V; for grouped-query models it overstates the
+cache by ``attention_heads / kv_heads``. :func:`lmi_seed_kv_estimate` reproduces it for
+comparison only.
+
+How engines use a plan (only when ``max_total_tokens`` is set, so the plan's sequence length is
+the one the engine enforces), conservatively and only where the user set nothing:
+
+- TGI: ``MAX_BATCH_TOTAL_TOKENS`` = 90% of ``max_batch_total_tokens``, in 256-token steps and
+  never below ``max_total_tokens`` (TGI infers its own figure for flash-attention models).
+- LMI: ``OPTION_MAX_ROLLING_BATCH_SIZE`` = min(256, ``max_concurrent_sequences``), so every
+  admitted request can reach ``max_total_tokens`` without preemption.
+- TGI NeuronX: the static batch size = min(4, ``max_concurrent_sequences``).
+- The vLLM and SGLang DLCs keep their defaults: their schedulers admit by free KV blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import TYPE_CHECKING
+
+from constructs_llm import catalogs
+from constructs_llm.errors import SizingError
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.problems import Problems
+from constructs_llm.sizing import messages as msg
+from constructs_llm.sizing.planner import (
+    GIB,
+    EngineSizing,
+    Memory,
+    caveats,
+    device_memory,
+    devices_for,
+    fit_problems,
+    kib,
+)
+
+__all__ = [
+    "DTYPE_BYTES",
+    "GIB",
+    "GPU_MEMORY_UTILIZATION",
+    "OVERHEAD_GIB_PER_DEVICE",
+    "EngineSizing",
+    "MemoryPlan",
+    "ModelArchitecture",
+    "dtype_bytes",
+    "lmi_seed_kv_estimate",
+    "plan_memory",
+]
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+#: Bytes per weight for each dtype or quantization name engines accept.
+DTYPE_BYTES: Mapping[str, float] = {
+    "fp32": 4,
+    "float32": 4,
+    "fp16": 2,
+    "float16": 2,
+    "bf16": 2,
+    "bfloat16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "eetq": 1,
+    "bitsandbytes": 1,
+    "awq": 0.5,
+    "gptq": 0.5,
+    "marlin": 0.5,
+    "int4": 0.5,
+    "bitsandbytes-nf4": 0.5,
+    "bitsandbytes-fp4": 0.5,
+}
+
+#: Fraction of each device the engines reserve (vLLM's ``gpu_memory_utilization`` default).
+GPU_MEMORY_UTILIZATION = 0.9
+#: CUDA context, activations and CUDA graphs outside the KV cache, per device (GiB).
+OVERHEAD_GIB_PER_DEVICE = 1.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelArchitecture:
+    """The figures memory sizing needs, as in the model's ``config.json``.
+
+    Build one for a model the packaged table does not know::
+
+        ModelArchitecture(params_billion=7.6, layers=28, kv_heads=4, head_dim=128,
+                          hidden_size=3584, context_length=32768)
+
+    :param params_billion: total parameters in billions (all experts for MoE models).
+    :param layers: ``num_hidden_layers``.
+    :param kv_heads: ``num_key_value_heads`` (equal to attention heads without GQA/MQA).
+    :param head_dim: ``head_dim``, else ``hidden_size / num_attention_heads``.
+    :param hidden_size: ``hidden_size``.
+    :param context_length: ``max_position_embeddings`` (longest sequence the model supports).
+    :param attention_heads: ``num_attention_heads``; tensor parallelism must divide it.
+        @default unknown (not checked)
+    :param default_dtype: dtype the engines load by default. @default "bf16"
+    :param model_id: the Hub id the figures belong to. @default None
+    :param source: where the figures come from. @default None
+    :param notes: caveats shown with every plan (sliding-window layers, MoE). @default none
+    """
+
+    params_billion: float
+    layers: int
+    kv_heads: int
+    head_dim: int
+    hidden_size: int
+    context_length: int
+    attention_heads: int | None = None
+    default_dtype: str = "bf16"
+    model_id: str | None = None
+    source: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        problems = Problems("ModelArchitecture")
+        problems.extend(
+            f"{name} must be a positive integer, got {value!r}"
+            for name, value in (
+                ("layers", self.layers),
+                ("kv_heads", self.kv_heads),
+                ("head_dim", self.head_dim),
+                ("hidden_size", self.hidden_size),
+                ("context_length", self.context_length),
+                ("attention_heads", self.attention_heads),
+            )
+            if value is not None and (not isinstance(value, int) or value < 1)
+        )
+        if not self.params_billion > 0:
+            problems.add(f"params_billion must be > 0, got {self.params_billion!r}")
+        if self.attention_heads and self.kv_heads > self.attention_heads:
+            problems.add(
+                f"kv_heads ({self.kv_heads}) cannot exceed attention_heads "
+                f"({self.attention_heads}); check num_key_value_heads in config.json"
+            )
+        if self.default_dtype.lower() not in DTYPE_BYTES:
+            problems.add(
+                f"default_dtype must be one of {_dtype_names()}, got {self.default_dtype!r}"
+            )
+        problems.raise_if_any()
+
+    @property
+    def name(self) -> str:
+        return self.model_id or "the model"
+
+    def kv_bytes_per_token(self, kv_dtype_bytes: float = 2) -> int:
+        """K and V for one token across all layers (whole model, before tensor parallelism)."""
+        return int(2 * self.layers * self.kv_heads * self.head_dim * kv_dtype_bytes)
+
+    def weights_bytes(self, dtype_bytes: float) -> int:
+        return int(self.params_billion * 1e9 * dtype_bytes)
+
+    @classmethod
+    def lookup(cls, model_id: str) -> ModelArchitecture | None:
+        """The packaged figures for a Hub model id (case-insensitive, aliases included).
+
+        The result carries ``model_id`` as given; ``source`` names the config it restates.
+        """
+        arch = _table().get(model_id.strip().lower())
+        return None if arch is None else replace(arch, model_id=model_id.strip())
+
+    @classmethod
+    def known_models(cls) -> tuple[str, ...]:
+        """Canonical Hub ids in the packaged table."""
+        return tuple(sorted({a.model_id for a in _table().values() if a.model_id}))
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryPlan:
+    """How one model copy uses its accelerators. All memory figures are estimates (GiB)."""
+
+    model: str
+    instance: str
+    devices: int
+    device_memory_gib: float
+    usable_gib: float
+    dtype: str
+    weights_gib: float
+    kv_bytes_per_token: int  # whole model; each device holds kv_bytes_per_token_per_device
+    kv_bytes_per_token_per_device: int
+    kv_budget_gib: float
+    max_total_tokens: int  # the full sequence length the plan was made for
+    max_batch_total_tokens: int  # tokens of KV cache that fit in the budget
+    max_concurrent_sequences: int  # full-length sequences that fit at once
+    fits: bool
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    def summary(self) -> str:
+        """One line: weights, KV budget, KV per token, concurrent full-length sequences."""
+        status = "" if self.fits else " [DOES NOT FIT]"
+        return (
+            f"{self.model} on {self.devices} x {self.device_memory_gib:.1f} GiB "
+            f"({self.instance}){status}: weights {self.weights_gib:.1f} GiB ({self.dtype}), "
+            f"KV budget {self.kv_budget_gib:.1f} GiB, KV {kib(self.kv_bytes_per_token)} per "
+            f"token, {self.max_batch_total_tokens:,} batch tokens, "
+            f"{self.max_concurrent_sequences} concurrent {self.max_total_tokens:,}-token sequences"
+        )
+
+
+def plan_memory(
+    arch: ModelArchitecture,
+    *,
+    instance: InstanceType | str,
+    accelerators: int | None = None,
+    engine: EngineSizing | None = None,
+    dtype: str | None = None,
+    kv_dtype: str | None = None,
+    max_total_tokens: int | None = None,
+    gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION,
+    overhead_gib_per_device: float = OVERHEAD_GIB_PER_DEVICE,
+    strict: bool = True,
+) -> MemoryPlan:
+    """Plan accelerator memory for ``arch`` on ``instance``.
+
+    :param accelerators: devices available to the model copy (an inference component's
+        accelerator count). @default all devices of the instance
+    :param engine: narrows the devices to the engine's tensor-parallel group and supplies the
+        weight dtype or quantization. @default None
+    :param dtype: weight dtype or quantization (``DTYPE_BYTES`` names). @default the engine's,
+        else ``arch.default_dtype``
+    :param kv_dtype: KV cache dtype. @default fp32 for fp32 weights, else 16-bit (quantized
+        models keep a 16-bit cache unless the engine is told otherwise)
+    :param max_total_tokens: the longest sequence (prompt + generation) to plan for.
+        @default the model's context length; then a cache too small for one full-context
+        sequence is a warning, not an error (TGI lowers its default to fit; vLLM does not)
+    :param strict: raise :class:`SizingError` when the model does not fit. With False, return
+        the plan with ``fits=False`` and the reasons in ``problems``. @default True
+    :raises SizingError: weights do not fit, ``max_total_tokens`` exceeds the model's context,
+        the KV budget cannot hold one ``max_total_tokens`` sequence, or tensor parallelism
+        does not divide the attention heads.
+    """
+    inst = InstanceType.of(instance)
+    device_gib = device_memory(inst, arch)
+    if max_total_tokens is not None and max_total_tokens < 1:
+        raise SizingError(f"max_total_tokens must be >= 1, got {max_total_tokens!r}")
+    problems: list[str] = []
+    devices = devices_for(inst, accelerators, engine, problems)
+    dtype_name = (dtype or (engine.weight_dtype if engine else None) or arch.default_dtype).lower()
+    kv_bytes = _dtype_bytes(kv_dtype.lower()) if kv_dtype else None
+    memory = Memory.of(
+        arch,
+        devices=devices,
+        usable_gib=devices * (device_gib * gpu_memory_utilization - overhead_gib_per_device),
+        dtype=dtype_name,
+        dtype_bytes=_dtype_bytes(dtype_name),
+        kv_bytes=kv_bytes,
+        seq_len=max_total_tokens or arch.context_length,
+    )
+    where = f"{devices} x {device_gib:.1f} GiB ({inst.name})"
+    reserve = f"{gpu_memory_utilization:.0%} of each device, minus {overhead_gib_per_device:g} GiB"
+    problems += fit_problems(arch, inst, memory, where, reserve, max_total_tokens)
+    if strict:
+        found = Problems(f"memory plan of {arch.name} on {inst.name}")
+        found.extend(problems, SizingError)
+        found.raise_if_any()
+    return MemoryPlan(
+        model=arch.name,
+        instance=inst.name,
+        devices=devices,
+        device_memory_gib=round(device_gib, 2),
+        usable_gib=round(memory.usable_gib, 2),
+        dtype=dtype_name,
+        weights_gib=round(memory.weights_gib, 2),
+        kv_bytes_per_token=memory.kv_whole,
+        kv_bytes_per_token_per_device=memory.kv_per_device,
+        kv_budget_gib=round(memory.budget_gib, 2),
+        max_total_tokens=memory.seq_len,
+        max_batch_total_tokens=memory.batch_tokens,
+        max_concurrent_sequences=max(memory.concurrent, 0),
+        fits=not problems,
+        problems=tuple(problems),
+        warnings=tuple(caveats(arch, inst, memory, where, max_total_tokens)),
+    )
+
+
+def lmi_seed_kv_estimate(*, layers: int, hidden_size: int, dtype_bytes: float, tokens: int) -> int:
+    """KV cache bytes by the seeds' (and LMI docs') formula: 2 x layers x hidden x bytes x tokens.
+
+    It assumes multi-head attention. For Phi-3-mini (32 layers, fp16) and 4 x 4096 tokens,
+    plugging hidden 4096 gives 8.59e9 bytes; its real hidden size 3072 gives 6.44e9; and as
+    Phi-3-mini has as many KV heads as attention heads, 6.44e9 is also the GQA-aware figure.
+    For grouped-query models use :meth:`ModelArchitecture.kv_bytes_per_token` instead.
+    """
+    return int(2 * layers * hidden_size * dtype_bytes * tokens)
+
+
+def dtype_bytes(name: str) -> float:
+    """Bytes per weight for a dtype or quantization name (case-insensitive)."""
+    return _dtype_bytes(name.lower())
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _dtype_bytes(name: str) -> float:
+    try:
+        return float(DTYPE_BYTES[name])
+    except KeyError:
+        raise SizingError(msg.unknown_dtype(name, _dtype_names())) from None
+
+
+def _dtype_names() -> str:
+    return ", ".join(sorted(DTYPE_BYTES))
+
+
+@cache
+def _table() -> dict[str, ModelArchitecture]:
+    table: dict[str, ModelArchitecture] = {}
+    for row in catalogs.models().models:
+        arch = ModelArchitecture(
+            params_billion=row.params_billion,
+            layers=row.layers,
+            kv_heads=row.kv_heads,
+            head_dim=row.head_dim,
+            hidden_size=row.hidden_size,
+            context_length=row.context_length,
+            attention_heads=row.attention_heads,
+            default_dtype=row.default_dtype,
+            model_id=row.id,
+            source=row.source,
+            notes=row.notes,
+        )
+        for key in (row.id, *row.aliases):
+            table[key.lower()] = arch
+    return table

@@ -1,0 +1,41 @@
+"""Default startup timeouts by hardware and model size.
+
+SageMaker's defaults are far too short for LLMs: loading shards onto GPUs, or compiling for
+Neuron, routinely takes longer than the ping health check allows. Defaults grow with the
+model's size where it is known, within SageMaker's 60-3600 s range.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.sizing.memory import ModelArchitecture
+
+__all__ = ["default_download_timeout", "default_health_check_timeout"]
+
+GPU_FLOOR_S = 900  # 15 minutes: a 7-8B model on one GPU, with headroom
+NEURON_S = 3600  # Neuron may compile at start-up; use the maximum
+MAX_S = 3600
+SECONDS_PER_BILLION = 30  # observed load rates are roughly 1-2 GB/s; 2 bytes per parameter
+
+
+def default_health_check_timeout(
+    instance: InstanceType, architecture: ModelArchitecture | None
+) -> Duration:
+    return Duration.seconds(_scaled(instance, architecture, base=600))
+
+
+def default_download_timeout(
+    instance: InstanceType, architecture: ModelArchitecture | None
+) -> Duration:
+    return Duration.seconds(_scaled(instance, architecture, base=600))
+
+
+def _scaled(instance: InstanceType, architecture: ModelArchitecture | None, *, base: int) -> int:
+    if instance.accelerator == "neuron":
+        return NEURON_S
+    if architecture is None:
+        return GPU_FLOOR_S
+    seconds = base + SECONDS_PER_BILLION * architecture.params_billion
+    return int(min(MAX_S, max(GPU_FLOOR_S, round(seconds / 60) * 60)))

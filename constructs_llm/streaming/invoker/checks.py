@@ -1,0 +1,161 @@
+"""A StreamingInvoker's bad input, caught at synth: its props (one error naming every problem)
+and those of ``add_distribution``.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, Stack, Token
+from constructs import Construct
+
+from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
+from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
+from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
+from constructs_llm.streaming.invoker.targets import check_targets
+from constructs_llm.validation import Problems, describe, duration_problem, positive_int_problem
+
+__all__ = ["check_distribution", "check_invoker"]
+
+
+def check_invoker(
+    invoker: Construct,
+    *,
+    target: object,
+    targets: object,
+    timeout: Duration,
+    memory_size: int,
+    heartbeat: Duration | None,
+    auth: object,
+    max_concurrency: int | None,
+) -> list[InvocationTarget]:
+    """The invoker's targets; raises one error naming every problem of the props."""
+    problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
+    called, target_problems = check_targets(invoker, target, targets)
+    problems.extend(target_problems)
+    if not isinstance(auth, InvokerAuth):
+        problems.add(
+            f"auth must be InvokerAuth.iam() or InvokerAuth.api_keys(secret), got "
+            f"{describe(auth)}; wrap a secret of keys as InvokerAuth.api_keys(secret)"
+        )
+    problem = positive_int_problem("max_concurrency", max_concurrency)
+    if problem is not None:
+        problems.add(
+            f"{problem}; it is the function's reserved concurrency (requests at once), or "
+            "leave it unset to use the account's pool"
+        )
+    problems.add(
+        duration_problem(
+            "timeout",
+            timeout,
+            minimum_s=READ_TIMEOUT_MARGIN_S * 3,
+            maximum_s=MAX_TIMEOUT_S,
+            bounds=f"{READ_TIMEOUT_MARGIN_S * 3} s and 15 minutes",
+            why="Lambda stops a function after 15 minutes, and the stream needs "
+            f"{READ_TIMEOUT_MARGIN_S} s to end cleanly",
+        )
+    )
+    if heartbeat is not None:
+        problems.add(
+            duration_problem(
+                "heartbeat",
+                heartbeat,
+                minimum_s=1,
+                maximum_s=300,
+                bounds="1 and 300 seconds",
+                why="CloudFront waits 30 s for an origin by default; beat more often than that",
+            )
+        )
+    if isinstance(memory_size, bool) or not isinstance(memory_size, int):
+        problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
+    elif not 128 <= memory_size <= 10240:
+        problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}")
+    problems.raise_if_any()
+    return called
+
+
+def check_distribution(
+    invoker: Construct,
+    *,
+    has_distribution: bool,
+    mode: AuthMode,
+    heartbeat: Duration | None,
+    oac: object,
+    read_timeout: Duration,
+    rate_limit: int | None,
+    window: Duration,
+    web_acl_arn: str | None,
+) -> None:
+    """Raises one error naming every problem of ``add_distribution``'s arguments."""
+    problems = Problems(f"StreamingInvoker '{invoker.node.path}'.add_distribution")
+    if has_distribution:
+        problems.add("the invoker already has a distribution; use invoker.distribution")
+    problems.add(_oac_problem(mode, oac))
+    problems.add(
+        duration_problem(
+            "read_timeout",
+            read_timeout,
+            minimum_s=1,
+            maximum_s=180,
+            bounds="1 and 180 seconds",
+            why="CloudFront's origin read timeout (above 60 s needs a quota increase)",
+        )
+    )
+    problems.add(_heartbeat_problem(heartbeat, read_timeout))
+    problems.add(_rate_limit_problem(rate_limit, window, web_acl_arn, Stack.of(invoker)))
+    problems.raise_if_any()
+
+
+def _heartbeat_problem(heartbeat: Duration | None, read_timeout: Duration) -> str | None:
+    if heartbeat is None or not isinstance(read_timeout, Duration):
+        return None
+    beat, limit = heartbeat.to_seconds(), read_timeout.to_seconds()
+    if beat < limit:
+        return None
+    return (
+        f"the invoker's heartbeat ({beat:g} s) must be shorter than read_timeout "
+        f"({limit:g} s), or CloudFront drops a stream still waiting for its first token; "
+        "lower heartbeat= or raise read_timeout="
+    )
+
+
+def _oac_problem(mode: AuthMode, oac: object) -> str | None:
+    if not isinstance(oac, bool):
+        return f"origin_access_control must be True or False, got {oac!r}"
+    if mode is AuthMode.IAM and not oac:
+        return (
+            "origin_access_control=False with auth=InvokerAuth.iam(): the function URL "
+            "requires SigV4 (AWS_IAM), so CloudFront must sign with origin access control or "
+            "every request gets 403; keep the default, or use "
+            "auth=InvokerAuth.api_keys(secret) for an unsigned front door"
+        )
+    if mode is AuthMode.API_KEYS and oac:
+        return (
+            "origin_access_control=True with auth=InvokerAuth.api_keys(...): OAC needs an "
+            "AWS_IAM function URL and overwrites the client's Authorization header, so no key "
+            "would reach the runtime; keep the default (False)"
+        )
+    return None
+
+
+def _rate_limit_problem(
+    rate_limit: int | None, window: Duration, web_acl_arn: str | None, stack: Stack
+) -> str | None:
+    if rate_limit is None:
+        return None
+    if web_acl_arn is not None:
+        return "pass rate_limit=... or web_acl_arn=..., not both"
+    problem = positive_int_problem("rate_limit", rate_limit, minimum=MIN_RATE_LIMIT)
+    if problem is None and rate_limit > MAX_RATE_LIMIT:
+        problem = f"rate_limit must be at most {MAX_RATE_LIMIT:,}, got {rate_limit!r}"
+    if problem is not None:
+        return f"{problem} (requests per IP address per window; WAF's minimum is 10)"
+    seconds = window.to_seconds() if isinstance(window, Duration) else None
+    if seconds not in (60, 120, 300, 600):
+        return f"rate_limit_window must be 1, 2, 5 or 10 minutes, got {window!r}"
+    if not Token.is_unresolved(stack.region) and stack.region != WAF_REGION:
+        return (
+            f"rate_limit=... creates a CloudFront WAF web ACL, which AWS accepts only in "
+            f"{WAF_REGION}, but this stack is in {stack.region!r}; create the web ACL in a "
+            f"{WAF_REGION} stack and pass web_acl_arn=..., or deploy this stack to {WAF_REGION}"
+        )
+    return None

@@ -1,0 +1,50 @@
+"""The environment a StreamingInvoker's function gets: the Lambda Web Adapter's settings, the
+runtime's targets (``targets.py``), the upstream read timeout it derives from the function
+timeout, the metrics namespace and the heartbeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import Duration
+from constructs import Construct
+
+from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.streaming.invoker.targets import routes_environment
+from constructs_llm.streaming.runtime.metrics import NAMESPACE
+
+__all__ = ["MAX_TIMEOUT_S", "READ_TIMEOUT_MARGIN_S", "invoker_environment"]
+
+_PORT = "8080"
+MAX_TIMEOUT_S = 900
+"""Lambda stops a function after 15 minutes."""
+READ_TIMEOUT_MARGIN_S = 10
+"""Stream reads give up a little before the function itself would be stopped."""
+
+
+def invoker_environment(
+    scope: Construct,
+    targets: Sequence[InvocationTarget],
+    *,
+    timeout: Duration,
+    heartbeat: Duration | None,
+) -> dict[str, str]:
+    """The function's environment, in the order the template lists it."""
+    routes = routes_environment(scope, targets)
+    component = routes.pop("INFERENCE_COMPONENT_NAME", None)
+    env = {
+        "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
+        "AWS_LWA_INVOKE_MODE": "response_stream",
+        "AWS_LWA_PORT": _PORT,
+        "AWS_LWA_READINESS_CHECK_PATH": "/health",
+        "PORT": _PORT,
+        **routes,
+        "UPSTREAM_READ_TIMEOUT": str(int(timeout.to_seconds()) - READ_TIMEOUT_MARGIN_S),
+        "METRICS_NAMESPACE": NAMESPACE,
+    }
+    if component is not None:  # listed last, as before routing existed
+        env["INFERENCE_COMPONENT_NAME"] = component
+    if heartbeat is not None:
+        env["HEARTBEAT_SECONDS"] = str(int(heartbeat.to_seconds()))
+    return env

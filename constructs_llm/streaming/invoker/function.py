@@ -1,0 +1,134 @@
+"""The Lambda pieces of a StreamingInvoker: the runtime's code asset, the log group (and the
+key policy an encrypted one needs), the function's DependsOn, and the checkov waivers of a
+synchronous, URL-invoked streaming function, each with its reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import ArnFormat, CfnResource, RemovalPolicy, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from constructs_llm.compliance import CheckovSkip, waive
+
+__all__ = [
+    "depend_on_policy_only",
+    "invoker_log_group",
+    "record_public_url",
+    "runtime_code",
+    "waive_function_checks",
+]
+
+_RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
+_CONCURRENCY_SKIP = CheckovSkip(
+    "CKV_AWS_115",
+    "Reserved concurrency is left to the account unless max_concurrency=... is given: "
+    "reserving any by default fails deploys in accounts whose unreserved concurrency is at "
+    "the minimum.",
+)
+# checkov checks that do not apply to a synchronous, URL-invoked streaming function.
+_FUNCTION_SKIPS = (
+    CheckovSkip(
+        "CKV_AWS_116",
+        "Invoked synchronously through its function URL; a dead-letter queue only applies to "
+        "asynchronous invocations.",
+    ),
+    CheckovSkip(
+        "CKV_AWS_117", "Needs only the SageMaker Runtime API; pass vpc=... to run it in a VPC."
+    ),
+    CheckovSkip("CKV_AWS_173", "The environment holds names and settings only (no secrets)."),
+)
+_PUBLIC_URL_REASON = (
+    "API-key auth: the function URL is public by design (OpenAI clients cannot sign "
+    "requests); the runtime checks a Bearer key from Secrets Manager before any other work "
+    "and answers 401 without one. max_concurrency=... caps what a flood can run."
+)
+_LOG_KEY_SKIP = CheckovSkip(
+    "CKV_AWS_158",
+    "CloudWatch Logs encrypts every log group at rest; these logs hold request metadata only. "
+    "Pass log_encryption_key=... for a customer-managed key.",
+)
+
+
+def runtime_code() -> lambda_.Code:
+    """The runtime package alone, as ``runtime/`` at the asset root (no bundling step)."""
+    return lambda_.Code.from_asset(
+        str(_RUNTIME_DIR.parent),
+        exclude=["*", "!runtime", "!runtime/**", "**/__pycache__", "**/*.pyc"],
+    )
+
+
+def invoker_log_group(
+    scope: Construct, *, retention: logs.RetentionDays, encryption_key: kms.IKey | None
+) -> logs.LogGroup:
+    """The function's log group ("Logs"); a customer key's policy lets CloudWatch Logs use it."""
+    log_group = logs.LogGroup(
+        scope,
+        "Logs",
+        retention=retention,
+        encryption_key=encryption_key,
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+    if encryption_key is None:
+        waive(log_group.node.default_child, _LOG_KEY_SKIP)
+    else:
+        _allow_logs_to_use(encryption_key, Stack.of(scope))
+    return log_group
+
+
+def waive_function_checks(function: lambda_.Function, *, max_concurrency: int | None) -> None:
+    """The checkov checks that do not apply to the function, each with its reason."""
+    skips = _FUNCTION_SKIPS if max_concurrency else (_CONCURRENCY_SKIP, *_FUNCTION_SKIPS)
+    waive(function.node.default_child, *skips)
+
+
+def record_public_url(url: lambda_.FunctionUrl, function: lambda_.Function) -> None:
+    """API-key auth: the public URL's checkov findings and cdk-nag findings, with reasons."""
+    waive(url.node.default_child, CheckovSkip("CKV_AWS_258", _PUBLIC_URL_REASON))
+    for child in function.node.find_all():
+        if isinstance(child, lambda_.CfnPermission) and child.principal == "*":
+            waive(child, CheckovSkip("CKV_AWS_301", _PUBLIC_URL_REASON))
+
+
+def depend_on_policy_only(function: lambda_.Function, role: iam.Role) -> None:
+    """The Function's GetAtt on the role already orders it after the role; CDK's extra
+    DependsOn on the role is a cfn-lint W3005. Keep only the policy edge."""
+    policy = role.node.find_child("DefaultPolicy").node.default_child
+    cfn = function.node.default_child
+    if isinstance(policy, CfnResource) and isinstance(cfn, CfnResource):
+        cfn.add_override("DependsOn", [policy.logical_id])
+
+
+def _allow_logs_to_use(key: kms.IKey, stack: Stack) -> None:
+    """CloudWatch Logs encrypts with the key only if the key policy lets it (an imported key's
+    policy cannot be changed here: it must already allow this)."""
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            principals=[iam.ServicePrincipal(f"logs.{stack.region}.{stack.url_suffix}")],
+            actions=[
+                "kms:Encrypt",
+                "kms:Decrypt",
+                "kms:ReEncryptFrom",
+                "kms:ReEncryptTo",
+                "kms:GenerateDataKey",
+                "kms:GenerateDataKeyWithoutPlaintext",
+                "kms:DescribeKey",
+            ],
+            resources=["*"],  # in a key policy, "*" means this key
+            conditions={
+                "ArnLike": {
+                    "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
+                        service="logs",
+                        resource="log-group",
+                        resource_name="*",
+                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                    )
+                }
+            },
+        )
+    )

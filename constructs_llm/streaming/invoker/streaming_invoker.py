@@ -1,0 +1,256 @@
+"""StreamingInvoker: a Lambda function URL that streams an LLM's tokens as OpenAI chunks.
+
+The construct composes its parts: the adapter layer (``adapter_layer.py``), the function's
+environment (``invoker_environment.py``), its code asset, log group and waivers
+(``invoker_function.py``), the checks of its props (``invoker_checks.py``), its front doors
+(``invoker_auth.py``, ``distribution.py``) and its metrics (``invoker_metrics.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudfront as cloudfront
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from constructs_llm.errors import ConfigurationError
+from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.streaming.invoker.adapter_layer import adapter_for, adapter_layer_arn
+from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
+from constructs_llm.streaming.invoker.checks import check_distribution, check_invoker
+from constructs_llm.streaming.invoker.distribution import (
+    DistributionSettings,
+    build_distribution,
+    rate_limit_web_acl,
+)
+from constructs_llm.streaming.invoker.environment import invoker_environment
+from constructs_llm.streaming.invoker.function import (
+    depend_on_policy_only,
+    invoker_log_group,
+    record_public_url,
+    runtime_code,
+    waive_function_checks,
+)
+from constructs_llm.streaming.invoker.metrics import InvokerMetrics
+from constructs_llm.streaming.invoker.targets import environment_size_problem
+
+__all__ = ["StreamingInvoker", "adapter_layer_arn"]
+
+# A heartbeat well inside CloudFront's origin read timeout, when the invoker has none.
+_DISTRIBUTION_HEARTBEAT_S = 15
+
+
+class StreamingInvoker(InvokerMetrics, Construct):
+    """A streaming, OpenAI-compatible front door to one or several models: ``LlmEndpoint``,
+    ``InferenceComponent`` or adapter (``component.add_adapter``) targets.
+
+    A Python Lambda (stdlib + boto3, no bundling) behind the Lambda Web Adapter layer, with a
+    function URL in ``RESPONSE_STREAM`` mode: ``AWS_IAM`` auth by default, or public with
+    Bearer keys checked by the runtime (``auth=InvokerAuth.api_keys(secret)``).
+    ``add_distribution()`` puts CloudFront in front. ``POST /v1/chat/completions`` works for
+    every engine; tokens are flushed as they arrive. Each chat request's log line is also a
+    CloudWatch Embedded Metric Format record of its LLM metrics (time to first token, duration,
+    tokens, pace, errors by kind, disconnects), read with ``metric_*()``.
+
+    With ``targets=[...]`` the request's ``model`` picks the target (its served model name:
+    ``served_model_name=``, else derived; an adapter's name), each with its own request and
+    stream format; ``GET /v1/models`` lists them all and an unknown ``model`` gets a 404
+    (``model_not_found``). The function may invoke exactly those endpoints and components.
+
+    :param target: the endpoint, inference component or adapter to call. @default none: give
+        ``targets`` instead
+    :param timeout: longest request, generation included. @default 5 minutes (max 15)
+    :param memory_size: MiB. @default 512
+    :param architecture: the function's architecture, which must match ``adapter_layer``.
+        @default arm64, or what the published layer for the region needs
+    :param adapter_layer: the Lambda Web Adapter layer. @default the published layer for the
+        stack's region (arm64 in commercial regions, x86_64 in China)
+    :param log_retention: @default one month
+    :param heartbeat: while the first token is awaited, send an SSE comment this often, so a
+        proxy in front (CloudFront waits 30 s by default) does not drop the request. Once a
+        beat was sent, a failure before the first token arrives as an error event in the
+        stream instead of an HTTP status. @default no heartbeat
+    :param log_encryption_key: customer key for the log group. @default CloudWatch Logs'
+        own encryption (logs hold request metadata only, never prompts or completions)
+    :param auth: ``InvokerAuth.iam()`` (SigV4) or ``InvokerAuth.api_keys(secret)`` (Bearer
+        keys: the URL is public and the runtime checks the key). @default ``InvokerAuth.iam()``
+    :param max_concurrency: reserved concurrency: at most this many requests run at once, so
+        a flood (authenticated or not) can cost at most this many concurrent executions;
+        requests above it get 429. @default none reserved (the account's pool)
+    :param targets: several models behind one URL, routed by the request's ``model``; each
+        in the invoker's stack (import endpoints from elsewhere with
+        ``LlmEndpoint.from_endpoint_attributes``), each served model name once.
+        @default none: ``target``
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        target: InvocationTarget | None = None,
+        timeout: Duration | None = None,
+        memory_size: int = 512,
+        adapter_layer: lambda_.ILayerVersion | None = None,
+        architecture: lambda_.Architecture | None = None,
+        log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        log_encryption_key: kms.IKey | None = None,
+        heartbeat: Duration | None = None,
+        auth: InvokerAuth | None = None,
+        max_concurrency: int | None = None,
+        targets: Sequence[InvocationTarget] | None = None,
+    ) -> None:
+        super().__init__(scope, id)
+        timeout = timeout or Duration.minutes(5)
+        auth = InvokerAuth.iam() if auth is None else auth
+        called = check_invoker(
+            self,
+            target=target,
+            targets=targets,
+            timeout=timeout,
+            memory_size=memory_size,
+            heartbeat=heartbeat,
+            auth=auth,
+            max_concurrency=max_concurrency,
+        )
+        self._heartbeat = heartbeat
+        self.auth = auth
+        #: Every target; ``target`` is the first.
+        self.targets = tuple(called)
+        self.target = called[0]
+        environment = invoker_environment(self, called, timeout=timeout, heartbeat=heartbeat)
+        too_big = environment_size_problem(environment, called)
+        if too_big:
+            raise ConfigurationError(f"StreamingInvoker '{self.node.path}': {too_big}")
+        self.distribution: cloudfront.Distribution | None = None
+        architecture, layer = adapter_for(self, layer=adapter_layer, architecture=architecture)
+        log_group = invoker_log_group(
+            self, retention=log_retention, encryption_key=log_encryption_key
+        )
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description="Streaming invoker of an LLM endpoint (constructs_llm)",
+        )
+        log_group.grant_write(self.role)
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            runtime=lambda_.Runtime.PYTHON_3_14,
+            architecture=architecture,
+            code=runtime_code(),
+            handler="runtime/run.sh",
+            layers=[layer],
+            timeout=timeout,
+            memory_size=memory_size,
+            role=self.role,
+            log_group=log_group,
+            retry_attempts=0,
+            reserved_concurrent_executions=max_concurrency,
+            environment=environment,
+        )
+        waive_function_checks(self.function, max_concurrency=max_concurrency)
+        for each in called:
+            each.grant_invoke(self.role)
+        for name, value in auth.bind(self.function).items():
+            self.function.add_environment(name, value)
+        depend_on_policy_only(self.function, self.role)
+        self.function_url = self.function.add_function_url(
+            auth_type=auth.url_auth_type,
+            invoke_mode=lambda_.InvokeMode.RESPONSE_STREAM,
+        )
+        if auth.mode is AuthMode.API_KEYS:
+            record_public_url(self.function_url, self.function)
+
+    @property
+    def url(self) -> str:
+        """The function URL; append ``v1`` for an OpenAI client's ``base_url``."""
+        return self.function_url.url
+
+    @property
+    def distribution_url(self) -> str | None:
+        """``https://<domain>/`` of the distribution (``add_distribution``), else None."""
+        if self.distribution is None:
+            return None
+        return f"https://{self.distribution.distribution_domain_name}/"
+
+    def grant_invoke_url(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Lets ``grantee`` call the URL (``InvokeFunctionUrl`` and, via the URL only,
+        ``InvokeFunction``, as function URLs require since October 2025)."""
+        return self.function.grant_invoke_url(grantee)
+
+    def add_distribution(
+        self,
+        *,
+        origin_access_control: bool | None = None,
+        read_timeout: Duration | None = None,
+        rate_limit: int | None = None,
+        rate_limit_window: Duration | None = None,
+        web_acl_arn: str | None = None,
+    ) -> cloudfront.Distribution:
+        """CloudFront in front of the function URL, for browsers and CDN or WAF fronts:
+        caching off, every method (POST) allowed, HTTPS only, no compression.
+
+        With ``InvokerAuth.iam()`` CloudFront signs each request with origin access control
+        and becomes the only caller the URL admits (both ``lambda:InvokeFunctionUrl`` and
+        ``lambda:InvokeFunction``, scoped to this distribution): viewers need no AWS
+        credentials, but a POST must carry its body's SHA-256 in ``x-amz-content-sha256``
+        (``constructs_llm.streaming.content_sha256_hook``). With API keys the viewer's
+        ``Authorization: Bearer`` header is forwarded and checked by the runtime; the function
+        URL itself stays reachable with a key.
+
+        If the invoker has no ``heartbeat``, one of 15 s (at most half ``read_timeout``) is
+        set, so a stream waiting for its first token outlives the origin read timeout.
+
+        :param origin_access_control: sign origin requests (OAC). Required with IAM auth (a
+            distribution cannot call an ``AWS_IAM`` URL unsigned); refused with API keys
+            (OAC overwrites ``Authorization`` and needs an ``AWS_IAM`` URL).
+            @default True with IAM auth, False with API keys
+        :param read_timeout: CloudFront's origin read timeout: the longest silence it accepts
+            from the function, including before the first byte (a ``stream: false`` answer
+            must be complete within it). Above 60 s needs a CloudFront quota increase.
+            @default 60 seconds (1-180)
+        :param rate_limit: add a WAF web ACL that blocks an IP address sending more than this
+            many requests per ``rate_limit_window``. CloudFront web ACLs exist only in
+            us-east-1, so the stack must deploy there. @default no WAF
+        :param rate_limit_window: 1, 2, 5 or 10 minutes. @default 5 minutes
+        :param web_acl_arn: an existing CloudFront web ACL instead (e.g. from a us-east-1
+            stack). @default none
+        """
+        read_timeout = read_timeout or Duration.seconds(60)
+        window = rate_limit_window or Duration.minutes(5)
+        oac = (
+            self.auth.mode is AuthMode.IAM
+            if origin_access_control is None
+            else origin_access_control
+        )
+        check_distribution(
+            self,
+            has_distribution=self.distribution is not None,
+            mode=self.auth.mode,
+            heartbeat=self._heartbeat,
+            oac=oac,
+            read_timeout=read_timeout,
+            rate_limit=rate_limit,
+            window=window,
+            web_acl_arn=web_acl_arn,
+        )
+        if rate_limit is not None:
+            web_acl_arn = rate_limit_web_acl(self, limit=rate_limit, window=window).attr_arn
+        if self._heartbeat is None:
+            beat = min(_DISTRIBUTION_HEARTBEAT_S, max(1, int(read_timeout.to_seconds()) // 2))
+            self.function.add_environment("HEARTBEAT_SECONDS", str(beat))
+        self.distribution = build_distribution(
+            self,
+            self.function_url,
+            DistributionSettings(
+                origin_access_control=oac, read_timeout=read_timeout, web_acl_arn=web_acl_arn
+            ),
+        )
+        return self.distribution

@@ -1,0 +1,154 @@
+"""What a ``StreamingInvoker`` does with its targets: checks them, and writes the runtime's
+routing table (one route per served model name, ``runtime/routing.py``).
+
+One target keeps the single-target environment (``ENDPOINT_NAME``, ``MODEL_NAME``, ...), so an
+invoker of one model synthesizes as it did before routing existed. Several targets become
+``ROUTES``, a JSON list whose endpoint names CloudFormation fills in at deploy time. Either way
+the runtime is told whether each target's engine serves tool calls (``TOOLS=on|off``, or each
+route's ``"tools"``), so a request with tools for a target without them gets a 400.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aws_cdk import Stack
+from constructs import Construct
+
+from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.validation import describe
+
+__all__ = ["LAMBDA_ENV_LIMIT", "check_targets", "environment_size_problem", "routes_environment"]
+
+#: "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas).
+LAMBDA_ENV_LIMIT = 4096
+# What an unresolved value (an endpoint name, a secret ARN) may take once CloudFormation
+# fills it in: SageMaker names stop at 63 characters, ARNs at a little over 100.
+_TOKEN_ESTIMATE = 128
+_TOKEN_TEXT = re.compile(r"\$\{Token\[[^\]]+\]\}")
+# Keys the invoker may add after its targets are checked (auth, heartbeat).
+_LATER_KEYS_ESTIMATE = 256
+_FIX = "create an LlmEndpoint, an InferenceComponent or component.add_adapter(...) for it"
+
+
+def check_targets(
+    invoker: Construct, target: object, targets: object
+) -> tuple[list[InvocationTarget], list[str]]:
+    """The invoker's targets (``target=`` or ``targets=``), and every problem with them."""
+    if target is not None and targets is not None:
+        return [], ["pass target=... for one model or targets=[...] for several, not both"]
+    if target is None and targets is None:
+        return [], ["pass target=<endpoint or component> (or targets=[...] for several models)"]
+    if targets is None:
+        given, label = [target], "target"
+    elif not isinstance(targets, list | tuple):
+        return [], [f"targets must be a list of endpoints or components, got {describe(targets)}"]
+    elif not targets:
+        return [], [f"targets must hold at least one endpoint or component, got []; {_FIX}"]
+    else:
+        given, label = list(targets), "targets"
+    problems: list[str] = []
+    found: list[InvocationTarget] = []
+    for index, item in enumerate(given):
+        where = label if label == "target" else f"targets[{index}]"
+        if not isinstance(item, InvocationTarget):
+            problems.append(
+                f"{where} must be an LlmEndpoint, an InferenceComponent or an adapter, got "
+                f"{describe(item)}; {_FIX}"
+            )
+            continue
+        problems += _stack_problems(invoker, item, where)
+        found.append(item)
+    problems += _duplicate_names(found)
+    return found, problems
+
+
+def _stack_problems(invoker: Construct, target: InvocationTarget, where: str) -> list[str]:
+    """A target from another stack would tie the two stacks together with exports; an
+    endpoint deployed elsewhere is imported by name instead."""
+    if isinstance(target, ImportedEndpoint) or not isinstance(target, Construct):
+        return []
+    here, there = Stack.of(invoker), Stack.of(target)
+    if here is there:
+        return []
+    located = f"{where} {describe(target)} is in stack '{there.node.path}', the invoker in "
+    if target.inference_component_name is not None:  # an import holds no component name
+        return [f"{located}'{here.node.path}'; move the invoker to the component's stack"]
+    return [
+        f"{located}'{here.node.path}'; import it into this stack with "
+        "LlmEndpoint.from_endpoint_attributes(self, id, endpoint_name=..., engine=...) (or move "
+        "the invoker to its stack)"
+    ]
+
+
+def _duplicate_names(targets: Sequence[InvocationTarget]) -> list[str]:
+    """Clients pick a target by its served model name, so each name must be unique."""
+    owners: dict[str, list[str]] = {}
+    for target in targets:
+        owners.setdefault(target.served_model_name, []).append(describe(target))
+    return [
+        f"targets serve the model name {name!r} {len(who)} times ({', '.join(who)}); pass "
+        "served_model_name=... to one of them (an adapter is served under its name)"
+        for name, who in owners.items()
+        if len(who) > 1
+    ]
+
+
+def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) -> dict[str, str]:
+    """The runtime's environment for its targets: one target as before, several as ROUTES."""
+    if len(targets) == 1:
+        (target,) = targets
+        env = {
+            "ENDPOINT_NAME": target.endpoint_name,
+            "STREAM_FORMAT": target.stream_format.value,
+            "REQUEST_FORMAT": target.request_format.value,
+            "MODEL_NAME": target.served_model_name,
+            "TOOLS": "on" if target.tool_calls else "off",
+        }
+        if target.inference_component_name is not None:
+            env["INFERENCE_COMPONENT_NAME"] = target.inference_component_name
+        return env
+    routes = [_route(target) for target in targets]
+    return {"ROUTES": Stack.of(scope).to_json_string(routes)}
+
+
+def _route(target: InvocationTarget) -> dict[str, Any]:
+    route: dict[str, Any] = {
+        "model": target.served_model_name,
+        "endpoint": target.endpoint_name,
+        "stream_format": target.stream_format.value,
+        "request_format": target.request_format.value,
+        "tools": target.tool_calls,
+    }
+    if target.inference_component_name is not None:
+        route["component"] = target.inference_component_name
+    if target.variant_names:
+        route["variants"] = list(target.variant_names)
+    return route
+
+
+def environment_size_problem(
+    env: Mapping[str, str], targets: Sequence[InvocationTarget]
+) -> str | None:
+    """The environment must fit Lambda's 4 KB; endpoint names are counted at their longest."""
+    if len(targets) > 1:
+        routes = json.dumps([_route(t) for t in targets], separators=(",", ":"))
+        env = {**env, "ROUTES": routes}
+    size = _LATER_KEYS_ESTIMATE + sum(len(k) + _size(v) for k, v in env.items())
+    if size <= LAMBDA_ENV_LIMIT:
+        return None
+    return (
+        f"the invoker's environment would take up to {size:,} bytes with {len(targets)} "
+        f"targets, above Lambda's {LAMBDA_ENV_LIMIT:,}-byte limit on all environment variables; "
+        "split the targets over two invokers"
+    )
+
+
+def _size(value: str) -> int:
+    """A value's length, with each unresolved token counted at its longest."""
+    tokens = _TOKEN_TEXT.findall(value)
+    return len(value.encode()) - sum(map(len, tokens)) + _TOKEN_ESTIMATE * len(tokens)
