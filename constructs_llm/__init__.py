@@ -16,8 +16,8 @@ _EXPORTS: dict[str, str] = {
     "InstanceType": "constructs_llm.hardware.instance_type",
     "ContainerImage": "constructs_llm.model.container_image",
     "Engine": "constructs_llm.engines.engine",
-    "RequestFormat": "constructs_llm.streaming.runtime.events",
-    "StreamFormat": "constructs_llm.streaming.runtime.events",
+    "RequestFormat": "constructs_llm.streaming.formats",
+    "StreamFormat": "constructs_llm.streaming.formats",
     "ModelSource": "constructs_llm.model.source",
     "ModelArchitecture": "constructs_llm.sizing.memory",
     "MemoryPlan": "constructs_llm.sizing.memory",
@@ -88,9 +88,9 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.operations.schedule import ScheduledCapacity as ScheduledCapacity
     from constructs_llm.sizing.memory import MemoryPlan as MemoryPlan
     from constructs_llm.sizing.memory import ModelArchitecture as ModelArchitecture
+    from constructs_llm.streaming.formats import RequestFormat as RequestFormat
+    from constructs_llm.streaming.formats import StreamFormat as StreamFormat
     from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.invoker.streaming_invoker import (
         StreamingInvoker as StreamingInvoker,
     )
-    from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
-    from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat

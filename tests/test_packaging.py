@@ -104,6 +104,6 @@ def test_installed_wheel_synthesizes_outside_the_repo(wheel: Path, tmp_path: Pat
     assert {"AWS::SageMaker::Model", "AWS::Lambda::Url", "AWS::Lambda::Function"} <= types
     assets = [p for p in (work / "out").glob("asset.*") if p.is_dir()]
     (asset,) = assets
-    run_sh = asset / "runtime" / "run.sh"
+    run_sh = asset / "streaming" / "runtime" / "run.sh"
     assert run_sh.exists() and os.access(run_sh, os.X_OK)
-    assert sorted(p.name for p in asset.iterdir()) == ["runtime"]
+    assert sorted(p.name for p in asset.iterdir()) == ["streaming"]

@@ -13,7 +13,7 @@ from constructs_llm.engines.settings import DTYPE_ALIASES, SettingsChecked
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.sizing.memory import DTYPE_BYTES
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 __all__ = [
     "EXTRA_QUANT_BYTES",

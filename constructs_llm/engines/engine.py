@@ -41,7 +41,7 @@ from constructs_llm.engines.tools import ToolCalling
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 __all__ = ["Engine", "EngineContext", "ServingEngine", "ToolCalling"]
 

@@ -27,7 +27,7 @@ from constructs_llm.engines.tools import (
     tools_off,
 )
 from constructs_llm.model.container_image import ContainerImage
-from constructs_llm.streaming.runtime.events import StreamFormat
+from constructs_llm.streaming.formats import StreamFormat
 
 __all__ = ["LmiBackend", "LmiEngine"]
 

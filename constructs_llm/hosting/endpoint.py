@@ -36,7 +36,7 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.metrics import VariantMetrics
 from constructs_llm.problems import Problems
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.validation import (
     add_memory_plan_note,
     add_quota_note,

@@ -13,7 +13,7 @@ from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.shared import grant_invoke
 from constructs_llm.operations.metrics import InvocationMetrics
 from constructs_llm.problems import Problems
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.validation import name_problem, served_name_problem, type_problem
 
 __all__ = ["ImportedEndpoint"]

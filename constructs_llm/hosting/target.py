@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from aws_cdk import aws_iam as iam
 
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
     from constructs_llm.model.llm_model import LlmModel

@@ -15,7 +15,7 @@ from aws_cdk import Duration
 
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.operations.metrics import MetricOverrides, with_defaults
-from constructs_llm.streaming.runtime.metrics import ERROR_KINDS, NAMESPACE
+from constructs_llm.streaming.formats import ERROR_KINDS, NAMESPACE
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch

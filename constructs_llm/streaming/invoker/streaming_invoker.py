@@ -30,6 +30,7 @@ from constructs_llm.streaming.invoker.distribution import (
 )
 from constructs_llm.streaming.invoker.environment import invoker_environment
 from constructs_llm.streaming.invoker.function import (
+    HANDLER,
     depend_on_policy_only,
     invoker_log_group,
     record_public_url,
@@ -145,7 +146,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             runtime=lambda_.Runtime.PYTHON_3_14,
             architecture=architecture,
             code=runtime_code(),
-            handler="runtime/run.sh",
+            handler=HANDLER,
             layers=[layer],
             timeout=timeout,
             memory_size=memory_size,

@@ -34,6 +34,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..formats import ERROR_KINDS, NAMESPACE
+
 __all__ = [
     "ERROR_KINDS",
     "METRIC_UNITS",
@@ -43,7 +45,6 @@ __all__ = [
     "with_metrics",
 ]
 
-NAMESPACE = "ConstructsLlm/Invoker"
 UNROUTED = "-"
 METRIC_UNITS = {
     "Requests": "Count",
@@ -55,11 +56,6 @@ METRIC_UNITS = {
     "Errors": "Count",
     "ClientDisconnects": "Count",
 }
-#: ``auth``: no valid key (401); ``invalid_request``: another 4xx before the answer;
-#: ``throttled``: 429; ``timeout``: 504; ``upstream``: SageMaker or the engine failed before
-#: the answer started (other 5xx); ``stream``: the answer started, then failed; ``internal``:
-#: a bug in the runtime (500).
-ERROR_KINDS = ("auth", "invalid_request", "throttled", "timeout", "upstream", "stream", "internal")
 _DIMENSIONS = ["Target", "Model"]
 
 
