@@ -252,16 +252,31 @@ class LlmModel(Construct):
 
     @property
     def resource(self) -> sagemaker.CfnModel:
-        """The SageMaker Model of the default placement: reading it binds that placement
-        (creates the Model). For the Model an endpoint or component uses, read its
-        ``binding``."""
-        return self.bind().resource
+        """The SageMaker Model of the default placement, once it is bound (by an endpoint or
+        component on that instance type, or by ``bind()``). Reading it creates nothing. For the
+        Model an endpoint or component uses, read its ``binding``.
+
+        :raises ConfigurationError: the default placement is not bound yet (the fix is named)
+        """
+        return self._default_binding().resource
 
     @property
     def model_name(self) -> str:
-        """The generated name of the default placement's SageMaker Model (reading it binds that
-        placement, as ``resource`` does)."""
-        return self.bind().model_name
+        """The generated name of the default placement's SageMaker Model, once it is bound
+        (see ``resource``)."""
+        return self._default_binding().model_name
+
+    def _default_binding(self) -> ModelBinding:
+        placement = self._require_default()
+        bound = self._bindings.get(placement)
+        if bound is None:
+            raise ConfigurationError(
+                f"LlmModel '{self.node.path}': its default placement ({placement.describe()}) "
+                "has no SageMaker Model yet, and reading a property creates none; read "
+                "endpoint.binding (or component.binding) of what serves it, or call "
+                "model.bind() first"
+            )
+        return bound
 
     @property
     def environment(self) -> dict[str, str]:
