@@ -21,7 +21,7 @@ from constructs_llm.hosting.shared import (
     generated_name,
     grant_invoke,
 )
-from constructs_llm.hosting.target import ServesModel, default_served_name
+from constructs_llm.hosting.target import IEndpoint, ServesModel, default_served_name
 from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
 from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.operations import messages as ops
@@ -34,7 +34,7 @@ from constructs_llm.operations.deployment import (
     Fleet,
     endpoint_deployment_config,
 )
-from constructs_llm.operations.metrics import VariantMetrics
+from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.validation import (
@@ -49,6 +49,7 @@ from constructs_llm.validation import (
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
 
+    from constructs_llm.engines.engine import Engine
     from constructs_llm.hardware.instance_type import InstanceType
 
 
@@ -247,17 +248,41 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
     # -- endpoints deployed elsewhere ----------------------------------------------------------
 
     @staticmethod
-    def from_endpoint_name(scope: Construct, id: str, endpoint_name: str) -> ImportedEndpoint:
+    def from_endpoint_name(scope: Construct, id: str, endpoint_name: str) -> IEndpoint:
         """An endpoint deployed elsewhere, by name, to front with a ``StreamingInvoker`` or
         grant invoke on. Its engine is unknown: the invoker sends chat (messages) requests and
         detects the stream framing line by line (``StreamFormat.AUTO``); use
         :meth:`from_endpoint_attributes` to state the engine or formats."""
         return ImportedEndpoint(scope, id, endpoint_name=endpoint_name)
 
-    #: An endpoint deployed elsewhere, with what is known of it: ``endpoint_name`` and,
-    #: optionally, ``engine``, ``stream_format``, ``request_format``, ``variant_name`` and
-    #: ``served_model_name`` (see :class:`ImportedEndpoint` for each default).
-    from_endpoint_attributes = staticmethod(ImportedEndpoint)
+    @staticmethod
+    def from_endpoint_attributes(
+        scope: Construct,
+        id: str,
+        *,
+        endpoint_name: str,
+        engine: Engine | None = None,
+        stream_format: StreamFormat | None = None,
+        request_format: RequestFormat | None = None,
+        variant_name: str | None = None,
+        served_model_name: str | None = None,
+        tool_calls: bool | None = None,
+    ) -> IEndpoint:
+        """An endpoint deployed elsewhere, with what is known of it: ``endpoint_name`` and,
+        optionally, ``engine``, ``stream_format``, ``request_format``, ``variant_name``,
+        ``served_model_name`` and ``tool_calls`` (see :class:`ImportedEndpoint` for each
+        default)."""
+        return ImportedEndpoint(
+            scope,
+            id,
+            endpoint_name=endpoint_name,
+            engine=engine,
+            stream_format=stream_format,
+            request_format=request_format,
+            variant_name=variant_name,
+            served_model_name=served_model_name,
+            tool_calls=tool_calls,
+        )
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -297,6 +322,15 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
+
+    def dashboard_view(self) -> DashboardView:
+        """The endpoint's dashboard row: its one variant's metrics, or, with several variants,
+        its invokers' row followed by a row per variant (the shadow's included), as SageMaker
+        measures each variant and the invokers the endpoint."""
+        parts = [*self.variants, *([self.shadow_variant] if self.shadow_variant else [])]
+        if len(parts) == 1:
+            return super().dashboard_view()
+        return DashboardView(label=f"endpoint, {self.instance_type.name}", parts=parts)
 
     @property
     def metric_endpoint_name(self) -> str:

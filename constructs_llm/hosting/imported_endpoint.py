@@ -11,7 +11,7 @@ from constructs_llm import messages as msg
 from constructs_llm.engines.engine import Engine
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.shared import grant_invoke
-from constructs_llm.operations.metrics import InvocationMetrics
+from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.validation import name_problem, served_name_problem, type_problem
@@ -114,6 +114,10 @@ class ImportedEndpoint(InvocationMetrics, Construct):
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on the endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
+
+    def dashboard_view(self) -> DashboardView:
+        """Its dashboard row shows what its invokers measure (this app does not host it)."""
+        return DashboardView(label="endpoint deployed elsewhere", sagemaker=False)
 
     def _metric_dimensions(self) -> dict[str, str]:
         if self.variant_name is None:

@@ -10,9 +10,14 @@ from aws_cdk import aws_iam as iam
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
-    from constructs_llm.model.llm_model import LlmModel
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from constructs import Node
+    from typing_extensions import Unpack
 
-__all__ = ["InvocationTarget", "ServesModel", "default_served_name"]
+    from constructs_llm.model.llm_model import LlmModel
+    from constructs_llm.operations.metrics import DashboardView, MetricOverrides
+
+__all__ = ["IEndpoint", "InvocationTarget", "ServesModel", "default_served_name"]
 
 
 @runtime_checkable
@@ -49,6 +54,30 @@ class InvocationTarget(Protocol):
         ...
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
+
+    @property
+    def node(self) -> Node: ...
+
+    def dashboard_view(self) -> DashboardView:
+        """What a dashboard row shows of it (an ``LlmDashboard`` row of its invokers' metrics
+        at least)."""
+        ...
+
+
+@runtime_checkable
+class IEndpoint(InvocationTarget, Protocol):
+    """A SageMaker real-time endpoint, created by this app (``LlmEndpoint``) or deployed
+    elsewhere (``LlmEndpoint.from_endpoint_name`` / ``from_endpoint_attributes``): what an
+    invoker calls, what ``grant_invoke`` grants on, and its SageMaker metrics."""
+
+    @property
+    def endpoint_arn(self) -> str: ...
+
+    def metric(self, metric_name: str, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
+
+    def metric_invocations(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
+
+    def metric_model_latency(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
 
 
 def default_served_name(model: LlmModel) -> str:

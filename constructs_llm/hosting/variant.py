@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Duration, Size
@@ -36,7 +36,7 @@ from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations import messages as ops
 from constructs_llm.operations.autoscaling import Autoscaling
-from constructs_llm.operations.metrics import VariantMetrics
+from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.validation import (
     describe,
@@ -314,6 +314,12 @@ class EndpointVariant(VariantMetrics):
         self.scalable_target: appscaling.ScalableTarget | None = None
         #: Its default alarms (``LlmEndpoint(alarms=...)``); None for the shadow or without.
         self.alarms: LlmAlarms | None = None
+
+    def dashboard_view(self) -> DashboardView:
+        """This variant's row of an endpoint's dashboard, under a heading of its own."""
+        role = "shadow" if self.shadow else f"weight {self.weight:g}"
+        heading = f"#### variant {self.name} ({self.instance_type.name}, {role})"
+        return replace(super().dashboard_view(), heading=heading)
 
     @property
     def describe(self) -> str:

@@ -9,6 +9,8 @@ metrics in ``AWS/SageMaker``, instance metrics in ``/aws/sagemaker/Endpoints`` (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_cdk import Duration
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CopyMetrics",
+    "DashboardView",
     "InvocationMetrics",
     "MetricOverrides",
     "VariantMetrics",
@@ -31,6 +34,7 @@ __all__ = [
 ]
 
 INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
+_MINUTE = Duration.minutes(1)
 COPY_NAMESPACE = "/aws/sagemaker/InferenceComponents"
 
 
@@ -55,6 +59,37 @@ class MetricOverrides(TypedDict, total=False):
 def with_defaults(options: MetricOverrides, **defaults: Any) -> MetricOverrides:
     merged: MetricOverrides = {**defaults, **options}  # type: ignore[typeddict-item]
     return merged
+
+
+@dataclass(frozen=True)
+class DashboardView:
+    """What an ``LlmDashboard`` row shows of one target, as the target describes itself, so the
+    dashboard never asks what class a target is.
+
+    :param label: what the target is, for the row's title (``endpoint, ml.g5.2xlarge``).
+    :param sagemaker: whether SageMaker's own metrics are shown; False for targets this app
+        does not host (an imported endpoint, an adapter), whose rows show their invokers'
+        metrics only. @default True
+    :param unit: what serves requests: ``instance`` or ``copy``. @default "instance"
+    :param units: the same, as a plural heading. @default "Instances"
+    :param fixed_count: instances (or copies) when nothing scales them. @default 1
+    :param gpu: the GPU widget's title and metrics. @default none (no GPUs)
+    :param extra_errors: error metrics of this kind of target beyond the invocation errors.
+        @default none
+    :param parts: targets shown in rows of their own after this one's (an endpoint's
+        variants). @default none
+    :param heading: the markdown heading of such a part's row. @default none
+    """
+
+    label: str
+    sagemaker: bool = True
+    unit: str = "instance"
+    units: str = "Instances"
+    fixed_count: int = 1
+    gpu: tuple[str, Sequence[cloudwatch.IMetric]] | None = None
+    extra_errors: Sequence[cloudwatch.IMetric] = ()
+    parts: Sequence[Any] = field(default_factory=tuple)
+    heading: str | None = None
 
 
 class InvocationMetrics:
@@ -145,6 +180,36 @@ class VariantMetrics(InvocationMetrics):
         """CPU use of the variant's instances (percent of one vCPU, summed over vCPUs); each
         instance reports it, so its SampleCount per minute counts the instances."""
         return self.metric("CPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
+
+    instance_count: int
+
+    def dashboard_view(self) -> DashboardView:
+        """This variant's dashboard row: its instances, and its GPUs per instance."""
+        return DashboardView(
+            label=f"endpoint, {self.instance_type.name}",
+            fixed_count=self.instance_count,
+            gpu=self._instance_gpus(),
+        )
+
+    def _instance_gpus(self) -> tuple[str, list[cloudwatch.IMetric]] | None:
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        gpus = self.instance_type.accelerator_count
+        if self.instance_type.accelerator != "nvidia" or not gpus:
+            return None
+        per_gpu: list[cloudwatch.IMetric] = [
+            cloudwatch.MathExpression(
+                expression=f"{id} / {gpus}",  # the metrics sum the GPUs of an instance
+                using_metrics={id: metric},
+                label=label,
+                period=_MINUTE,
+            )
+            for id, metric, label in (
+                ("gpu", self.metric_gpu_utilization(), "GPU use"),
+                ("memory", self.metric_gpu_memory_utilization(), "GPU memory"),
+            )
+        ]
+        return f"GPU use and memory (% of each of {gpus} GPUs)", per_gpu
 
     def alarm_metrics(self) -> AlarmMetrics:
         """What the variant's default alarms watch (see ``constructs_llm.operations.alarms``)."""

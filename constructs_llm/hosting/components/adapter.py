@@ -24,7 +24,7 @@ from constructs import Construct, Node
 from constructs_llm.hosting.shared import ComponentAttributes, generated_name
 from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.source import ModelSource
-from constructs_llm.operations.metrics import InvocationMetrics
+from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.validation import describe, name_problem
 
@@ -138,6 +138,11 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
                 f"adapter {name!r} on a custom engine: verify that its image registers "
                 "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier header)",
             )
+
+    def dashboard_view(self) -> DashboardView:
+        """Its dashboard row shows what its invokers measure; its base component's row shows
+        the copies it runs on."""
+        return DashboardView(label="AdapterComponent", sagemaker=False)
 
 
 def _check(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from aws_cdk import Annotations, Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
@@ -40,7 +41,7 @@ from constructs_llm.operations.deployment import (
     Fleet,
     component_deployment_config,
 )
-from constructs_llm.operations.metrics import CopyMetrics
+from constructs_llm.operations.metrics import CopyMetrics, DashboardView
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
@@ -227,6 +228,25 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         named = inference_component_name
         return AdapterComponent(
             self, base=self, name=name, source=source, inference_component_name=named
+        )
+
+    def dashboard_view(self) -> DashboardView:
+        """This component's dashboard row: its copies, no-capacity failures, and the GPUs the
+        copies reserve."""
+        gpus = self.accelerators and self.instance_type.accelerator == "nvidia"
+        gpu_metrics: list[cloudwatch.IMetric] = [
+            self.metric_gpu_utilization(label="GPU use"),
+            self.metric_gpu_memory_utilization(label="GPU memory"),
+        ]
+        return DashboardView(
+            label=f"inference component on {self.endpoint.node.path}",
+            unit="copy",
+            units="Copies",
+            fixed_count=self.copies,
+            gpu=("GPU use and memory of the copies (% of their GPUs)", gpu_metrics)
+            if gpus
+            else None,
+            extra_errors=[self.metric_no_capacity_invocation_failures(label="no capacity")],
         )
 
     def alarm_metrics(self) -> AlarmMetrics:
