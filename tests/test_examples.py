@@ -148,8 +148,8 @@ def test_checkov_reports_no_failed_check(templates: dict[str, Path]) -> None:
 
 
 def test_every_warning_in_the_examples_is_acknowledged(tmp_path: Path) -> None:
-    # Strict mode turns unacknowledged warnings into synth errors (see README, "Acknowledging
-    # a warning"); each example acknowledges the warnings it accepts, with a reason.
+    # Strict mode turns unacknowledged warnings into synth errors (see docs/synth-time-checks.md,
+    # "Acknowledging a warning"); each example acknowledges the warnings it accepts, with a reason.
     from aws_cdk import App
 
     from app import build_app

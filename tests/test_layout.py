@@ -116,7 +116,7 @@ def test_no_module_reads_another_object_s_private_members(path: Path) -> None:
 
 
 def test_checkov_skips_and_cdk_nag_acknowledgments_go_through_waive() -> None:
-    # the README's claim: one helper records every waiver, with its reason
+    # docs/security.md's claim: one helper records every waiver, with its reason
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.name == "compliance.py":
             continue
