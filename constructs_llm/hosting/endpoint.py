@@ -12,15 +12,11 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import messages as msg
-from constructs_llm.compliance import NVME_VOLUME_KEY, waive
+from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+from constructs_llm.hosting.names import generated_name
 from constructs_llm.hosting.production_variant import startup_timeouts
-from constructs_llm.hosting.shared import (
-    VOLUME_KEY_ACTIONS,
-    EndpointAttributes,
-    generated_name,
-    grant_invoke,
-)
+from constructs_llm.hosting.storage import storage_settings
 from constructs_llm.hosting.target import ServesModel, default_served_name
 from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
 from constructs_llm.model.llm_model import LlmModel
@@ -210,7 +206,8 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
             shadow_production_variants=[v.production_variant() for v in shadows] or None,
             kms_key_id=kms_key.key_arn if kms_key else None,
         )
-        _storage(self.config, hosted, kms_key)
+        roles = {id(v.model.role): v.model.role for v in hosted}.values()
+        storage_settings(self.config, [v.instance_type for v in hosted], kms_key, roles)
         scaled = any(v.autoscaling for v in hosted)
         self.resource = sagemaker.CfnEndpoint(
             self,
@@ -376,18 +373,6 @@ def _fleet(variants: Iterable[tuple[Autoscaling | None, int, Duration]]) -> Flee
         largest=max(b[1] for b in bounds),
         startup=max((b[2] for b in bounds), key=lambda d: d.to_seconds()),
     )
-
-
-def _storage(
-    config: sagemaker.CfnEndpointConfig, hosted: list[EndpointVariant], kms_key: kms.IKey | None
-) -> None:
-    """Records why NVMe types carry no volume key, and lets each model's role use the key
-    there is (named actions only)."""
-    if any(v.instance_type.local_nvme for v in hosted):
-        waive(config, NVME_VOLUME_KEY)
-    if kms_key is not None:
-        for role in {id(v.model.role): v.model.role for v in hosted}.values():
-            kms_key.grant(role, *VOLUME_KEY_ACTIONS)
 
 
 def _quota_notes(scope: Construct, hosted: list[EndpointVariant]) -> None:

@@ -10,7 +10,7 @@ from constructs import Construct
 from constructs_llm import messages as msg
 from constructs_llm.engines.engine import Engine
 from constructs_llm.errors import ConfigurationError
-from constructs_llm.hosting.shared import grant_invoke
+from constructs_llm.hosting.endpoint_base import grant_invoke
 from constructs_llm.operations.metrics import InvocationMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat

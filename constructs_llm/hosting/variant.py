@@ -30,8 +30,9 @@ from constructs_llm.hosting.production_variant import (
     VariantSettings,
     production_variant,
     startup_timeouts,
+    variant_name_for,
 )
-from constructs_llm.hosting.shared import kms_problem, variant_name_for, volume_problem
+from constructs_llm.hosting.storage import kms_problem, volume_problem
 from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations import messages as ops

@@ -17,7 +17,6 @@ from constructs_llm import messages as msg
 from constructs_llm.engines.engine import Engine, EngineContext
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.hosting.shared import host_ami_for
 from constructs_llm.problems import Problem
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
 
@@ -26,12 +25,22 @@ if TYPE_CHECKING:
     from aws_cdk import aws_sagemaker as sagemaker
     from constructs import Construct
 
+    from constructs_llm.hardware.instance_type import InstanceType
     from constructs_llm.model.container_image import ContainerImage
     from constructs_llm.model.source import ModelSource
 
-__all__ = ["Definition", "Derivation", "ModelBinding", "SynthWarning", "derive"]
+__all__ = [
+    "CUDA13_HOST_AMI",
+    "Definition",
+    "Derivation",
+    "ModelBinding",
+    "SynthWarning",
+    "derive",
+    "host_ami_for",
+]
 
 ENGINE_SETTING = "constructs-llm:engine-setting"
+CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,14 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
         warnings=tuple(warnings),
         problems=tuple(problems),
     )
+
+
+def host_ami_for(image: ContainerImage, instance: InstanceType) -> str | None:
+    """CUDA 13 images need the host AMI with NVIDIA driver 580; SageMaker's default has 535."""
+    major = image.cuda_major
+    if instance.accelerator == "nvidia" and major is not None and major >= 13:
+        return CUDA13_HOST_AMI
+    return None
 
 
 def _failed(placement: Placement, image: ContainerImage, problems: list[Problem]) -> Derivation:

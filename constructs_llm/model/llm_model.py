@@ -18,9 +18,9 @@ from constructs_llm.engines.engine import Engine, ToolCalling
 from constructs_llm.errors import ConfigurationError, InstanceTypeError, SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.hosting.shared import depend_on_policies, execution_role
 from constructs_llm.model.binding import Definition, Derivation, ModelBinding
 from constructs_llm.model.binding import derive as derive_on
+from constructs_llm.model.execution_role import depend_on_policies, execution_role
 from constructs_llm.model.network import ModelNetwork, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.problems import Problem, Problems

@@ -14,17 +14,15 @@ from constructs import Construct, IValidation, Node
 from constructs_llm import messages as msg
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hosting.shared import (
+from constructs_llm.hosting.endpoint_base import EndpointAttributes
+from constructs_llm.hosting.production_variant import least_outstanding_requests, variant_name_for
+from constructs_llm.hosting.storage import (
     VOLUME_KEY_ACTIONS,
-    EndpointAttributes,
-    depend_on_policies,
-    execution_role,
     kms_problem,
-    least_outstanding_requests,
     storage_settings,
-    variant_name_for,
     volume_problem,
 )
+from constructs_llm.model.execution_role import depend_on_policies, execution_role
 from constructs_llm.operations.capacity_notes import note_fleet_capacity
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.copy_demand import CopyDemand
@@ -131,7 +129,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
         # The role's policy must exist before SageMaker assumes it, and outlive the endpoint.
         depend_on_policies(self.config, self.role)
-        storage_settings(self.config, self.instance_type, kms_key, self.role)
+        storage_settings(self.config, [self.instance_type], kms_key, [self.role])
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",

@@ -19,9 +19,10 @@ from constructs_llm.errors import ScalingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.hosting.components.adapter import AdapterComponent
+from constructs_llm.hosting.components.component_base import ComponentAttributes
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
 from constructs_llm.hosting.components.scaling import autoscale_component
-from constructs_llm.hosting.shared import ComponentAttributes, generated_name
+from constructs_llm.hosting.names import generated_name
 from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.model.source import ModelSource
