@@ -11,7 +11,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import messages as msg
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.names import generated_name
@@ -19,10 +18,10 @@ from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import storage_settings
 from constructs_llm.hosting.target import ServesModel, default_served_name
 from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
-from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.operations import messages as ops
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
-from constructs_llm.operations.autoscaling import Autoscaling
+from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.capacity_notes import add_capacity_note
 from constructs_llm.operations.deployment import (
     MAX_ROLLBACK_ALARMS,
@@ -125,10 +124,10 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         alarm_props = alarm_settings(alarms, problems)
         single = variants is None and shadow is None
         if single:
-            problems.add(type_problem("model", model, LlmModel, msg.MODEL_FIX))
+            problems.add(type_problem("model", model, LlmModel, MODEL_FIX))
             problems.add(
                 type_problem(
-                    "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
+                    "autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True
                 )
             )
             problems.raise_if_any()  # nothing below can be checked without them

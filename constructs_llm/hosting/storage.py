@@ -10,7 +10,6 @@ from aws_cdk import Size, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 
-from constructs_llm import messages as msg
 from constructs_llm.compliance import NVME_VOLUME_KEY, waive
 from constructs_llm.hardware.instance_type import InstanceType
 
@@ -55,7 +54,15 @@ def kms_problem(instance_type: InstanceType, kms_key: kms.IKey | None) -> str | 
     """KmsKeyId is rejected on instance types with local NVMe storage."""
     if kms_key is None or not instance_type.known or instance_type.supports_kms:
         return None
-    return msg.kms_on_nvme(instance_type)
+    return _kms_on_nvme(instance_type)
+
+
+def _kms_on_nvme(instance: InstanceType) -> str:
+    return (
+        f"kms_key cannot be used with {instance.name}: it has local NVMe storage, which "
+        "SageMaker encrypts with a hardware key and for which CreateEndpointConfig rejects "
+        "KmsKeyId; drop kms_key or pick an EBS-backed type"
+    )
 
 
 def volume_problem(instance_type: InstanceType, volume_size: Size | None) -> str | None:
@@ -65,8 +72,16 @@ def volume_problem(instance_type: InstanceType, volume_size: Size | None) -> str
     if not isinstance(volume_size, Size):
         return f"volume_size must be a Size, got {volume_size!r}; use Size.gibibytes(...)"
     if instance_type.known and not instance_type.supports_volume_size:
-        return msg.volume_on_nvme(instance_type)
+        return _volume_on_nvme(instance_type)
     gib = volume_size.to_gibibytes()
     if not Token.is_unresolved(gib) and not 1 <= gib <= MAX_VOLUME_GB:
         return f"volume_size must be 1-{MAX_VOLUME_GB} GiB, got {gib:g} GiB"
     return None
+
+
+def _volume_on_nvme(instance: InstanceType) -> str:
+    return (
+        f"volume_size cannot be set on {instance.name}: it has local NVMe storage "
+        f"({instance.local_nvme_gb} GB) and SageMaker rejects VolumeSizeInGB there; drop "
+        "volume_size"
+    )
