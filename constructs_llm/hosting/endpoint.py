@@ -19,15 +19,16 @@ from constructs_llm.hosting.storage import storage_settings
 from constructs_llm.hosting.target import ServesModel, default_served_name
 from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
-from constructs_llm.operations import messages as ops
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.capacity_notes import add_capacity_note
 from constructs_llm.operations.deployment import (
+    DEPLOYMENT_FIX,
     MAX_ROLLBACK_ALARMS,
     Deployment,
     Fleet,
     endpoint_deployment_config,
+    rollback_needs_alarms,
 )
 from constructs_llm.operations.metrics import VariantMetrics
 from constructs_llm.problems import Problems
@@ -119,7 +120,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
         problems.add(
-            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+            type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
         single = variants is None and shadow is None
@@ -237,7 +238,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         for v in self.variants:
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:guarded-rollout-hardware",
-                ops.guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
+                _guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
             )
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
@@ -304,6 +305,16 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         return {"EndpointName": self.metric_endpoint_name, "VariantName": self.variant_name}
 
 
+def _guardrails_hardware_change(describe: str, instance: str, variant: str) -> str:
+    return (
+        f"{describe} guards updates on {instance} (variant '{variant}'): a new model, image, "
+        "env or timeout keeps the variant and rolls out as configured. Changing instance_type "
+        "creates a new variant, and SageMaker guards only updates that keep the variant name, "
+        "so that deploy shifts all traffic to the new fleet at once, with no canary, bake or "
+        "auto-rollback; watch it, or move hardware with a new LlmEndpoint and shift clients"
+    )
+
+
 def _per_variant_problems(given: Mapping[str, object], variants: object) -> list[str]:
     """With ``variants=``, the one-model arguments belong on each ``Variant``."""
     problems = [
@@ -341,12 +352,20 @@ def _rollout_problems(
     found = deployment.problems_for(fleet, instance_type=inf1, variants=len(production))
     if deployment.rollback_alarms is None:
         if alarms is None:
-            found.append(ops.rollback_needs_alarms(endpoint.node.path))
+            found.append(rollback_needs_alarms(endpoint.node.path))
         else:
             per_variant = 2 + (alarms.model_latency is not None)
             if per_variant * len(production) > MAX_ROLLBACK_ALARMS:
-                found.append(ops.too_many_rollback_alarms(len(production), per_variant))
+                found.append(_too_many_rollback_alarms(len(production), per_variant))
     return found
+
+
+def _too_many_rollback_alarms(variants: int, each: int) -> str:
+    return (
+        f"the {variants} production variants have {each} rollback alarms each, "
+        f"{variants * each} in all, but a deployment may watch at most 10 (CloudFormation's "
+        "limit); pass Deployment....(rollback_alarms=[...]) with the ones to watch"
+    )
 
 
 def _startup(planned: PlannedVariant) -> Duration:

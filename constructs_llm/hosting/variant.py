@@ -34,7 +34,6 @@ from constructs_llm.hosting.production_variant import (
 from constructs_llm.hosting.storage import kms_problem, volume_problem
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.operations import autoscaling as _scaling
-from constructs_llm.operations import messages as ops
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.metrics import VariantMetrics
 from constructs_llm.problems import Problem, Problems
@@ -211,13 +210,21 @@ def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> l
         if not low <= instance_count <= high
         else None,
         *(
-            ops.schedule_to_zero_on_variant(
+            _schedule_to_zero_on_variant(
                 index, "min_capacity" if item.min_capacity == 0 else "max_capacity"
             )
             for index, item in enumerate(autoscaling.schedule)
             if 0 in (item.min_capacity, item.max_capacity)
         ),
     ]
+
+
+def _schedule_to_zero_on_variant(index: int, bound: str) -> str:
+    return (
+        f"schedule[{index}] {bound}=0: a real-time endpoint variant cannot scale to zero; use "
+        "1 or more, or an InferenceComponent on an "
+        "InferenceComponentEndpoint(min_instances=0) to release instances at night"
+    )
 
 
 def _variant_scale_to_zero(min_capacity: int) -> str:

@@ -25,7 +25,6 @@ from constructs_llm.hosting.names import generated_name
 from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.model.source import ModelSource
-from constructs_llm.operations import messages as ops
 from constructs_llm.operations.alarms import (
     AlarmMetrics,
     Alarms,
@@ -35,10 +34,12 @@ from constructs_llm.operations.alarms import (
 )
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.deployment import (
+    DEPLOYMENT_FIX,
     Deployment,
     DeploymentKind,
     Fleet,
     component_deployment_config,
+    rollback_needs_alarms,
 )
 from constructs_llm.operations.metrics import CopyMetrics
 from constructs_llm.problems import Problems
@@ -136,7 +137,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             type_problem("autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True)
         )
         problems.add(
-            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+            type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
         problems.raise_if_any()  # nothing below can be checked without them
@@ -305,7 +306,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         for index, item in enumerate(scaling.schedule):
             if item.min_capacity == 0 and scaling.min_capacity > 0 and min_instances > 0:
                 found.append(
-                    ops.schedule_releases_nothing(index, self.endpoint.node.path, min_instances)
+                    _schedule_releases_nothing(index, self.endpoint.node.path, min_instances)
                 )
             if item.max_capacity is not None:
                 found.append(
@@ -321,10 +322,10 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         if deployment is None:
             return []
         if deployment.kind is not DeploymentKind.ROLLING:
-            return [ops.component_rollout_kind(deployment.describe)]
+            return [_component_rollout_kind(deployment.describe)]
         found = deployment.problems_for(self._fleet)
         if alarms is None and deployment.rollback_alarms is None:
-            found.append(ops.rollback_needs_alarms(self.node.path))
+            found.append(rollback_needs_alarms(self.node.path))
         return found
 
     @property
@@ -378,6 +379,21 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
                 Annotations.of(self).add_warning_v2(
                     "constructs-llm:scale-to-zero-metric", _scale_to_zero_metric()
                 )
+
+
+def _component_rollout_kind(describe: str) -> str:
+    return (
+        f"an inference component updates its copies in rolling batches, got {describe}; use "
+        "Deployment.rolling(batch_percent=..., bake=...)"
+    )
+
+
+def _schedule_releases_nothing(index: int, endpoint_path: str, min_instances: int) -> str:
+    return (
+        f"schedule[{index}] scales the copies to zero, but endpoint '{endpoint_path}' keeps "
+        f"min_instances={min_instances} instance(s), which bill with no copy on them; create "
+        "the InferenceComponentEndpoint with min_instances=0"
+    )
 
 
 _IC_ENDPOINT_FIX = (
