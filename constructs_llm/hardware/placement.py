@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.validation import positive_int_problem
+from constructs_llm.values import positive_int_problem
 
 __all__ = ["Placement"]
 

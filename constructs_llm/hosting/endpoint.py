@@ -13,12 +13,13 @@ from constructs import Construct
 
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
-from constructs_llm.hosting.names import generated_name
+from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import storage_settings
-from constructs_llm.hosting.target import ServesModel, default_served_name
+from constructs_llm.hosting.target import ServesModel, default_served_name, served_name_problem
 from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
+from constructs_llm.notes import add_memory_plan_note, add_quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.capacity_notes import add_capacity_note
@@ -33,14 +34,7 @@ from constructs_llm.operations.deployment import (
 from constructs_llm.operations.metrics import VariantMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-from constructs_llm.validation import (
-    add_memory_plan_note,
-    add_quota_note,
-    describe,
-    name_problem,
-    served_name_problem,
-    type_problem,
-)
+from constructs_llm.values import describe, type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms

@@ -10,10 +10,12 @@ from constructs import Construct
 from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.endpoint_base import grant_invoke
+from constructs_llm.hosting.names import name_problem
+from constructs_llm.hosting.target import served_name_problem
 from constructs_llm.operations.metrics import InvocationMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-from constructs_llm.validation import name_problem, served_name_problem, type_problem
+from constructs_llm.values import type_problem
 
 __all__ = ["ImportedEndpoint"]
 

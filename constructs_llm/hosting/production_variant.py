@@ -11,11 +11,11 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.storage import MAX_VOLUME_GB
 from constructs_llm.model.binding import ModelBinding
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
-from constructs_llm.validation import name_problem
 
 __all__ = [
     "VariantSettings",

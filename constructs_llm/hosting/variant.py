@@ -25,6 +25,7 @@ from aws_cdk import Duration, Size
 from constructs_llm.errors import InstanceTypeError, ScalingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
+from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import (
     VariantSettings,
     production_variant,
@@ -37,13 +38,8 @@ from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.metrics import VariantMetrics
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.validation import (
-    describe,
-    name_problem,
-    positive_int_problem,
-    timeout_problem,
-    type_problem,
-)
+from constructs_llm.sizing.timeouts import timeout_problem
+from constructs_llm.values import describe, positive_int_problem, type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_applicationautoscaling as appscaling

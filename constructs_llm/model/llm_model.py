@@ -25,7 +25,7 @@ from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-from constructs_llm.validation import positive_int_problem, type_problem
+from constructs_llm.values import positive_int_problem, type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2

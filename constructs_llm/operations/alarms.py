@@ -21,7 +21,7 @@ from aws_cdk import Duration
 from constructs import Construct
 
 from constructs_llm.problems import Problems
-from constructs_llm.validation import duration_type_problem
+from constructs_llm.values import duration_type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch

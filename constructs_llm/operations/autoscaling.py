@@ -13,7 +13,7 @@ from constructs import Construct
 from constructs_llm.errors import ScalingError
 from constructs_llm.operations.schedule import ScheduledCapacity, schedule_problems
 from constructs_llm.problems import Problems
-from constructs_llm.validation import all_ints, duration_type_problem, positive_int_problem
+from constructs_llm.values import all_ints, duration_type_problem, positive_int_problem
 
 __all__ = ["AUTOSCALING_FIX", "Autoscaling", "scalable_target", "scaling_role", "track"]
 

@@ -24,7 +24,7 @@ from constructs_llm.hosting.variant import EndpointVariant
 from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
-from constructs_llm.validation import type_problem
+from constructs_llm.values import type_problem
 
 __all__ = ["LlmDashboard"]
 

@@ -26,7 +26,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.problems import Problems
-from constructs_llm.validation import duration_problem
+from constructs_llm.values import duration_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch

@@ -14,6 +14,7 @@ from constructs import Construct, IValidation, Node
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType, unknown_instance_type
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
+from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import least_outstanding_requests, variant_name_for
 from constructs_llm.hosting.storage import (
     VOLUME_KEY_ACTIONS,
@@ -22,16 +23,12 @@ from constructs_llm.hosting.storage import (
     volume_problem,
 )
 from constructs_llm.model.execution_role import depend_on_policies, execution_role
+from constructs_llm.notes import add_quota_note
 from constructs_llm.operations.capacity_notes import note_fleet_capacity
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.copy_demand import CopyDemand
-from constructs_llm.validation import (
-    add_quota_note,
-    all_ints,
-    name_problem,
-    positive_int_problem,
-    timeout_problem,
-)
+from constructs_llm.sizing.timeouts import timeout_problem
+from constructs_llm.values import all_ints, positive_int_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms

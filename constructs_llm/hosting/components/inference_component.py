@@ -21,10 +21,11 @@ from constructs_llm.hosting.components.adapter import AdapterComponent
 from constructs_llm.hosting.components.component_base import ComponentAttributes
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
 from constructs_llm.hosting.components.scaling import autoscale_component
-from constructs_llm.hosting.names import generated_name
-from constructs_llm.hosting.target import ServesModel
+from constructs_llm.hosting.names import generated_name, name_problem
+from constructs_llm.hosting.target import ServesModel, served_name_problem
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.model.source import ModelSource
+from constructs_llm.notes import add_memory_plan_note
 from constructs_llm.operations.alarms import (
     AlarmMetrics,
     Alarms,
@@ -44,15 +45,12 @@ from constructs_llm.operations.deployment import (
 from constructs_llm.operations.metrics import CopyMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
-from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
-from constructs_llm.validation import (
-    add_memory_plan_note,
-    name_problem,
-    positive_int_problem,
-    served_name_problem,
+from constructs_llm.sizing.timeouts import (
+    default_download_timeout,
+    default_health_check_timeout,
     timeout_problem,
-    type_problem,
 )
+from constructs_llm.values import positive_int_problem, type_problem
 
 __all__ = ["InferenceComponent"]
 
