@@ -9,9 +9,21 @@ the CLI does not print; ``note_lines`` gathers the notes into one line per const
 
 from __future__ import annotations
 
-from constructs import IConstruct
+from typing import TYPE_CHECKING
 
-__all__ = ["NOTE_METADATA_TYPE", "add_note", "note_lines", "notes_of"]
+from constructs import Construct, IConstruct
+
+if TYPE_CHECKING:
+    from constructs_llm.sizing.memory import MemoryPlan
+
+__all__ = [
+    "NOTE_METADATA_TYPE",
+    "add_memory_plan_note",
+    "add_note",
+    "add_quota_note",
+    "note_lines",
+    "notes_of",
+]
 
 NOTE_METADATA_TYPE = "constructs-llm:note"
 """Metadata type of a note in the construct tree and the cloud assembly manifest."""
@@ -35,3 +47,21 @@ def note_lines(root: IConstruct) -> list[str]:
         if notes:
             lines.append(f"{construct.node.path}: {'; '.join(notes)}")
     return lines
+
+
+def add_quota_note(scope: Construct, instance_type: str, instances: int) -> None:
+    """Service Quotas are per account and region; only a deploy sees them, so say what to check."""
+    add_note(
+        scope,
+        f"Service Quotas: '{instance_type} for endpoint usage' must allow at least {instances} "
+        "instance(s) in the target region (new accounts often have 0)",
+    )
+
+
+def add_memory_plan_note(scope: Construct, plan: MemoryPlan | None, *, per_copy: bool) -> None:
+    """What the planner found for the model copy ``scope`` serves (an endpoint's instance, or
+    one inference-component copy)."""
+    if plan is None:
+        return
+    label = "Memory plan per copy" if per_copy else "Memory plan"
+    add_note(scope, f"{label}: {plan.summary()}")

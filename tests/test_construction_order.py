@@ -161,7 +161,7 @@ def _synth(steps: list[Step]) -> dict[str, Any]:
     made: dict[str, Any] = {}
     for step in steps:
         step(stack, made)
-    template: dict[str, Any] = Template.from_stack(stack).to_json()
+    template = dict(Template.from_stack(stack).to_json())
     return template
 
 

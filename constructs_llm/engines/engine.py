@@ -43,7 +43,12 @@ from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
-__all__ = ["Engine", "EngineContext", "ServingEngine", "ToolCalling"]
+__all__ = ["ENGINE_FIX", "Engine", "EngineContext", "ServingEngine", "ToolCalling"]
+
+ENGINE_FIX = (
+    "use Engine.tgi(), Engine.tgi_neuronx(), Engine.lmi(), Engine.vllm(), Engine.sglang() or "
+    "Engine.custom(image=..., stream_format=...)"
+)
 
 _P = ParamSpec("_P")
 

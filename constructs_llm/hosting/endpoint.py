@@ -11,40 +11,35 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import messages as msg
-from constructs_llm.compliance import NVME_VOLUME_KEY, waive
+from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.production_variant import startup_timeouts
-from constructs_llm.hosting.shared import (
-    VOLUME_KEY_ACTIONS,
-    EndpointAttributes,
-    generated_name,
-    grant_invoke,
+from constructs_llm.hosting.storage import storage_settings
+from constructs_llm.hosting.target import (
+    IEndpoint,
+    ServesModel,
+    default_served_name,
+    served_name_problem,
 )
-from constructs_llm.hosting.target import IEndpoint, ServesModel, default_served_name
 from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
-from constructs_llm.model.llm_model import LlmModel
-from constructs_llm.operations import messages as ops
+from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
+from constructs_llm.notes import add_memory_plan_note, add_quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
-from constructs_llm.operations.autoscaling import Autoscaling
+from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.capacity_notes import add_capacity_note
 from constructs_llm.operations.deployment import (
+    DEPLOYMENT_FIX,
     MAX_ROLLBACK_ALARMS,
     Deployment,
     Fleet,
     endpoint_deployment_config,
+    rollback_needs_alarms,
 )
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
-from constructs_llm.validation import (
-    add_memory_plan_note,
-    add_quota_note,
-    describe,
-    name_problem,
-    served_name_problem,
-    type_problem,
-)
+from constructs_llm.values import describe, type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
@@ -125,15 +120,15 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
         problems.add(
-            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+            type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
         single = variants is None and shadow is None
         if single:
-            problems.add(type_problem("model", model, LlmModel, msg.MODEL_FIX))
+            problems.add(type_problem("model", model, LlmModel, MODEL_FIX))
             problems.add(
                 type_problem(
-                    "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
+                    "autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True
                 )
             )
             problems.raise_if_any()  # nothing below can be checked without them
@@ -211,7 +206,8 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
             shadow_production_variants=[v.production_variant() for v in shadows] or None,
             kms_key_id=kms_key.key_arn if kms_key else None,
         )
-        _storage(self.config, hosted, kms_key)
+        roles = {id(v.model.role): v.model.role for v in hosted}.values()
+        storage_settings(self.config, [v.instance_type for v in hosted], kms_key, roles)
         scaled = any(v.autoscaling for v in hosted)
         self.resource = sagemaker.CfnEndpoint(
             self,
@@ -242,7 +238,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         for v in self.variants:
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:guarded-rollout-hardware",
-                ops.guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
+                _guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
             )
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
@@ -342,6 +338,16 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         return {"EndpointName": self.metric_endpoint_name, "VariantName": self.variant_name}
 
 
+def _guardrails_hardware_change(describe: str, instance: str, variant: str) -> str:
+    return (
+        f"{describe} guards updates on {instance} (variant '{variant}'): a new model, image, "
+        "env or timeout keeps the variant and rolls out as configured. Changing instance_type "
+        "creates a new variant, and SageMaker guards only updates that keep the variant name, "
+        "so that deploy shifts all traffic to the new fleet at once, with no canary, bake or "
+        "auto-rollback; watch it, or move hardware with a new LlmEndpoint and shift clients"
+    )
+
+
 def _per_variant_problems(given: Mapping[str, object], variants: object) -> list[str]:
     """With ``variants=``, the one-model arguments belong on each ``Variant``."""
     problems = [
@@ -379,12 +385,20 @@ def _rollout_problems(
     found = deployment.problems_for(fleet, instance_type=inf1, variants=len(production))
     if deployment.rollback_alarms is None:
         if alarms is None:
-            found.append(ops.rollback_needs_alarms(endpoint.node.path))
+            found.append(rollback_needs_alarms(endpoint.node.path))
         else:
             per_variant = 2 + (alarms.model_latency is not None)
             if per_variant * len(production) > MAX_ROLLBACK_ALARMS:
-                found.append(ops.too_many_rollback_alarms(len(production), per_variant))
+                found.append(_too_many_rollback_alarms(len(production), per_variant))
     return found
+
+
+def _too_many_rollback_alarms(variants: int, each: int) -> str:
+    return (
+        f"the {variants} production variants have {each} rollback alarms each, "
+        f"{variants * each} in all, but a deployment may watch at most 10 (CloudFormation's "
+        "limit); pass Deployment....(rollback_alarms=[...]) with the ones to watch"
+    )
 
 
 def _startup(planned: PlannedVariant) -> Duration:
@@ -410,18 +424,6 @@ def _fleet(variants: Iterable[tuple[Autoscaling | None, int, Duration]]) -> Flee
         largest=max(b[1] for b in bounds),
         startup=max((b[2] for b in bounds), key=lambda d: d.to_seconds()),
     )
-
-
-def _storage(
-    config: sagemaker.CfnEndpointConfig, hosted: list[EndpointVariant], kms_key: kms.IKey | None
-) -> None:
-    """Records why NVMe types carry no volume key, and lets each model's role use the key
-    there is (named actions only)."""
-    if any(v.instance_type.local_nvme for v in hosted):
-        waive(config, NVME_VOLUME_KEY)
-    if kms_key is not None:
-        for role in {id(v.model.role): v.model.role for v in hosted}.values():
-            kms_key.grant(role, *VOLUME_KEY_ACTIONS)
 
 
 def _quota_notes(scope: Construct, hosted: list[EndpointVariant]) -> None:

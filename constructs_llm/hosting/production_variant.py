@@ -9,17 +9,21 @@ from dataclasses import dataclass
 from aws_cdk import Duration, Size
 from aws_cdk import aws_sagemaker as sagemaker
 
+from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hosting.shared import (
-    MAX_VOLUME_GB,
-    least_outstanding_requests,
-    variant_name_for,
-)
+from constructs_llm.hosting.names import name_problem
+from constructs_llm.hosting.storage import MAX_VOLUME_GB
 from constructs_llm.model.binding import ModelBinding
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
 
-__all__ = ["VariantSettings", "production_variant", "startup_timeouts"]
+__all__ = [
+    "VariantSettings",
+    "least_outstanding_requests",
+    "production_variant",
+    "startup_timeouts",
+    "variant_name_for",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,3 +88,19 @@ def _volume_gb(binding: ModelBinding, volume_size: Size | None) -> int | None:
         return None
     # Weights land on the volume, and some servers copy them once more.
     return min(MAX_VOLUME_GB, max(30, math.ceil(plan.weights_gib * 2.5 + 10)))
+
+
+def variant_name_for(instance_type: InstanceType) -> str:
+    """Names the variant after the fleet: a new instance type is a new variant."""
+    name = instance_type.name.removeprefix("ml.").replace(".", "-")
+    problem = name_problem("the variant name derived from the instance type", name)
+    if problem:
+        raise ConfigurationError(f"instance type {instance_type.name!r}: {problem}")
+    return name
+
+
+def least_outstanding_requests() -> sagemaker.CfnEndpointConfig.RoutingConfigProperty:
+    """Routing to the least busy instance or copy: long streaming requests vary in length."""
+    return sagemaker.CfnEndpointConfig.RoutingConfigProperty(
+        routing_strategy="LEAST_OUTSTANDING_REQUESTS"
+    )

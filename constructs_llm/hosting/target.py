@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from aws_cdk import Token
 from aws_cdk import aws_iam as iam
 
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
@@ -17,7 +18,13 @@ if TYPE_CHECKING:
     from constructs_llm.model.llm_model import LlmModel
     from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 
-__all__ = ["IEndpoint", "InvocationTarget", "ServesModel", "default_served_name"]
+__all__ = [
+    "IEndpoint",
+    "InvocationTarget",
+    "ServesModel",
+    "default_served_name",
+    "served_name_problem",
+]
 
 
 @runtime_checkable
@@ -83,6 +90,21 @@ class IEndpoint(InvocationTarget, Protocol):
 def default_served_name(model: LlmModel) -> str:
     """The Hub id of the model's weights, else the model's construct id."""
     return model.source.model_id or model.node.id
+
+
+def served_name_problem(prop: str, value: object) -> str | None:
+    """A model name clients send as ``model``: known at synth (the invoker routes by it and
+    checks it is unique), 1-256 printable characters, no whitespace."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or Token.is_unresolved(value):
+        return f"{prop} must be a string known at synth, got {value!r}"
+    if not 1 <= len(value) <= 256 or not value.isprintable() or any(c.isspace() for c in value):
+        return (
+            f"{prop} must be 1-256 printable characters without spaces (clients send it as "
+            f"'model'), got {value!r}"
+        )
+    return None
 
 
 class ServesModel:

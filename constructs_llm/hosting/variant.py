@@ -22,29 +22,24 @@ from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Duration, Size
 
-from constructs_llm import messages as msg
 from constructs_llm.errors import InstanceTypeError, ScalingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
+from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import (
     VariantSettings,
     production_variant,
     startup_timeouts,
+    variant_name_for,
 )
-from constructs_llm.hosting.shared import kms_problem, variant_name_for, volume_problem
-from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.hosting.storage import kms_problem, volume_problem
+from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.operations import autoscaling as _scaling
-from constructs_llm.operations import messages as ops
-from constructs_llm.operations.autoscaling import Autoscaling
+from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.validation import (
-    describe,
-    name_problem,
-    positive_int_problem,
-    timeout_problem,
-    type_problem,
-)
+from constructs_llm.sizing.timeouts import timeout_problem
+from constructs_llm.values import describe, positive_int_problem, type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_applicationautoscaling as appscaling
@@ -144,10 +139,8 @@ def _check_variant(
         problems.add(f"{label} must be a Variant(model=..., ...), got {describe(spec)}")
         return None
     found = [
-        type_problem("model", spec.model, LlmModel, msg.MODEL_FIX),
-        type_problem(
-            "autoscaling", spec.autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
-        ),
+        type_problem("model", spec.model, LlmModel, MODEL_FIX),
+        type_problem("autoscaling", spec.autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True),
     ]
     if any(found):
         problems.extend(f"{where}{p}" for p in found if p)
@@ -186,7 +179,7 @@ def _placement(spec: Variant, problems: Problems, where: str, who: str) -> Place
     """The variant's instance type (the whole instance), else the model's default."""
     if spec.instance_type is None:
         if spec.model.default_placement is None:
-            problems.add(where + msg.instance_type_required(spec.model.node.path, who))
+            problems.add(where + _instance_type_required(spec.model.node.path, who))
         return spec.model.default_placement
     try:
         return Placement(spec.instance_type)
@@ -195,24 +188,54 @@ def _placement(spec: Variant, problems: Problems, where: str, who: str) -> Place
         return None
 
 
+def _instance_type_required(model_path: str, who: str = "LlmEndpoint") -> str:
+    return (
+        f"instance_type is required: model '{model_path}' has no default instance type; pass "
+        f"{who}(instance_type=...) or LlmModel(instance_type=...)"
+    )
+
+
 def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> list[str | None]:
     if autoscaling is None or not isinstance(instance_count, int):
         return []
     low, high = autoscaling.min_capacity, autoscaling.max_capacity
     if low < 1:
-        return [msg.variant_scale_to_zero(low)]
+        return [_variant_scale_to_zero(low)]
     return [
-        msg.instance_count_outside_scaling(instance_count, low, high)
+        _instance_count_outside_scaling(instance_count, low, high)
         if not low <= instance_count <= high
         else None,
         *(
-            ops.schedule_to_zero_on_variant(
+            _schedule_to_zero_on_variant(
                 index, "min_capacity" if item.min_capacity == 0 else "max_capacity"
             )
             for index, item in enumerate(autoscaling.schedule)
             if 0 in (item.min_capacity, item.max_capacity)
         ),
     ]
+
+
+def _schedule_to_zero_on_variant(index: int, bound: str) -> str:
+    return (
+        f"schedule[{index}] {bound}=0: a real-time endpoint variant cannot scale to zero; use "
+        "1 or more, or an InferenceComponent on an "
+        "InferenceComponentEndpoint(min_instances=0) to release instances at night"
+    )
+
+
+def _variant_scale_to_zero(min_capacity: int) -> str:
+    return (
+        f"autoscaling min_capacity={min_capacity}: a real-time endpoint variant cannot scale "
+        "to zero; use InferenceComponentEndpoint with an InferenceComponent for scale to "
+        "zero, or set min_capacity >= 1"
+    )
+
+
+def _instance_count_outside_scaling(count: int, low: int, high: int) -> str:
+    return (
+        f"instance_count {count} is outside autoscaling's [{low}, {high}]; set instance_count "
+        "within that range"
+    )
 
 
 def _name(spec: Variant, instance: InstanceType, single: bool) -> str:

@@ -12,26 +12,28 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import messages as msg
 from constructs_llm.compliance import HUB_DOWNLOAD, waive
-from constructs_llm.engines.engine import Engine, ToolCalling
+from constructs_llm.engines.engine import ENGINE_FIX, Engine, ToolCalling
 from constructs_llm.errors import ConfigurationError, InstanceTypeError, SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.hosting.shared import depend_on_policies, execution_role
 from constructs_llm.model.binding import Definition, Derivation, ModelBinding
 from constructs_llm.model.binding import derive as derive_on
+from constructs_llm.model.execution_role import depend_on_policies, execution_role
 from constructs_llm.model.network import ModelNetwork, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
-from constructs_llm.validation import positive_int_problem, type_problem
+from constructs_llm.values import positive_int_problem, type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
 
-__all__ = ["LlmModel"]
+__all__ = ["MODEL_FIX", "LlmModel"]
+
+#: How to build the right kind of value, for messages about the wrong kind.
+MODEL_FIX = "create it with LlmModel(self, 'Model', source=..., engine=..., instance_type=...)"
 
 
 @jsii.implements(iam.IGrantable)
@@ -86,8 +88,8 @@ class LlmModel(Construct):
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmModel '{self.node.path}'")
-        problems.add(type_problem("source", source, ModelSource, msg.source_fix(source)))
-        problems.add(type_problem("engine", engine, Engine, msg.ENGINE_FIX))
+        problems.add(type_problem("source", source, ModelSource, _source_fix(source)))
+        problems.add(type_problem("engine", engine, Engine, ENGINE_FIX))
         problems.raise_if_any()  # nothing below can be checked without them
         self.definition = Definition(
             engine=engine,
@@ -355,7 +357,7 @@ class LlmModel(Construct):
     ) -> list[str | None]:
         source = self.source
         return [
-            msg.hub_isolated(source.model_id) if self.network_isolation and source.is_hub else None,
+            _hub_isolated(source.model_id) if self.network_isolation and source.is_hub else None,
             "vpc_subnets was given without vpc; pass vpc=... as well"
             if subnets is not None and vpc is None
             else None,
@@ -364,5 +366,28 @@ class LlmModel(Construct):
 
     def _require_default(self) -> Placement:
         if self.default_placement is None:
-            raise ConfigurationError(msg.no_default_placement(self.node.path))
+            raise ConfigurationError(_no_default_placement(self.node.path))
         return self.default_placement
+
+
+def _source_fix(given: object) -> str:
+    hub = repr(given) if isinstance(given, str) else "'org/name'"
+    return (
+        f"use ModelSource.hugging_face({hub}), ModelSource.s3(bucket, prefix) or "
+        "ModelSource.s3_archive(bucket, key)"
+    )
+
+
+def _hub_isolated(model_id: str | None) -> str:
+    return (
+        f"network_isolation=True blocks the download of Hub model '{model_id}'; stage the "
+        "weights in S3 and use ModelSource.s3(bucket, prefix), or drop network_isolation"
+    )
+
+
+def _no_default_placement(path: str) -> str:
+    return (
+        f"LlmModel '{path}' has no default placement (it was created without instance_type); "
+        "pass instance_type=... to the LlmModel, or read the binding of the hosting construct "
+        "(endpoint.binding, component.binding, or model.bind(Placement(...)))"
+    )

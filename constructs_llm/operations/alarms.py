@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 from aws_cdk import Duration
 from constructs import Construct
 
-from constructs_llm.operations.messages import ALARMS_FIX
 from constructs_llm.problems import Problems
-from constructs_llm.validation import duration_type_problem
+from constructs_llm.values import duration_type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -86,8 +85,11 @@ def alarm_settings(alarms: object, problems: Problems) -> Alarms | None:
     if alarms is True:
         return Alarms()
     if alarms is not False:
-        problems.add(f"alarms must be True, False or Alarms(...), got {alarms!r}; {ALARMS_FIX}")
+        problems.add(f"alarms must be True, False or Alarms(...), got {alarms!r}; {_ALARMS_FIX}")
     return None
+
+
+_ALARMS_FIX = "pass Alarms(...) for other thresholds, True for the defaults or False for none"
 
 
 def _number_problem(name: str, value: object, high: float, example: str) -> str | None:

@@ -24,7 +24,7 @@ from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
-from constructs_llm.validation import describe
+from constructs_llm.values import describe
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from constructs_llm.validation import all_ints, positive_int_problem
+from constructs_llm.values import all_ints, positive_int_problem
 
 if TYPE_CHECKING:
     from aws_cdk import TimeZone

@@ -45,7 +45,6 @@ from constructs_llm import catalogs
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import Problems
-from constructs_llm.sizing import messages as msg
 from constructs_llm.sizing.planner import (
     GIB,
     EngineSizing,
@@ -320,7 +319,11 @@ def _dtype_bytes(name: str) -> float:
     try:
         return float(DTYPE_BYTES[name])
     except KeyError:
-        raise SizingError(msg.unknown_dtype(name, _dtype_names())) from None
+        raise SizingError(_unknown_dtype(name, _dtype_names())) from None
+
+
+def _unknown_dtype(name: str, known: str) -> str:
+    return f"unknown dtype or quantization {name!r}; use one of {known}"
 
 
 def _dtype_names() -> str:

@@ -21,12 +21,13 @@ from aws_cdk import Annotations
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
 
-from constructs_llm.hosting.shared import ComponentAttributes, generated_name
+from constructs_llm.hosting.components.component_base import ComponentAttributes
+from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.source import ModelSource
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems
-from constructs_llm.validation import describe, name_problem
+from constructs_llm.values import describe
 
 if TYPE_CHECKING:
     from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint

@@ -11,30 +11,24 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IValidation, Node
 
-from constructs_llm import messages as msg
 from constructs_llm.errors import ConfigurationError
-from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hosting.shared import (
+from constructs_llm.hardware.instance_type import InstanceType, unknown_instance_type
+from constructs_llm.hosting.endpoint_base import EndpointAttributes
+from constructs_llm.hosting.names import name_problem
+from constructs_llm.hosting.production_variant import least_outstanding_requests, variant_name_for
+from constructs_llm.hosting.storage import (
     VOLUME_KEY_ACTIONS,
-    EndpointAttributes,
-    depend_on_policies,
-    execution_role,
     kms_problem,
-    least_outstanding_requests,
     storage_settings,
-    variant_name_for,
     volume_problem,
 )
+from constructs_llm.model.execution_role import depend_on_policies, execution_role
+from constructs_llm.notes import add_quota_note
 from constructs_llm.operations.capacity_notes import note_fleet_capacity
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.copy_demand import CopyDemand
-from constructs_llm.validation import (
-    add_quota_note,
-    all_ints,
-    name_problem,
-    positive_int_problem,
-    timeout_problem,
-)
+from constructs_llm.sizing.timeouts import timeout_problem
+from constructs_llm.values import all_ints, positive_int_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
@@ -131,7 +125,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
         # The role's policy must exist before SageMaker assumes it, and outlive the endpoint.
         depend_on_policies(self.config, self.role)
-        storage_settings(self.config, self.instance_type, kms_key, self.role)
+        storage_settings(self.config, [self.instance_type], kms_key, [self.role])
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -151,7 +145,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         components cannot ask for different AMIs."""
         if ami is None or self._host_ami is None or ami == self._host_ami:
             return None
-        return msg.host_ami_conflict(component_path, ami, self.node.path, self._host_ami)
+        return _host_ami_conflict(component_path, ami, self.node.path, self._host_ami)
 
     def add_component(self, component: HostedComponent) -> None:
         """Hosts ``component``: its copies count towards the fleet check, its model's role may
@@ -175,7 +169,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems.add(positive_int_problem("min_instances", low, minimum=0))
         problems.add(positive_int_problem("max_instances", high))
         if all_ints(low, high) and low > high:
-            problems.add(msg.min_instances_above_max(low, high))
+            problems.add(_min_instances_above_max(low, high))
         problems.add(timeout_problem("health_check_timeout", self.health_check_timeout))
         problems.add(name_problem("endpoint_name", endpoint_name))
         problems.add(volume_problem(self.instance_type, volume))
@@ -206,12 +200,36 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if not self.instance_type.known:
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:unknown-instance-type",
-                msg.unknown_instance_type(self.instance_type, for_components=True),
+                unknown_instance_type(self.instance_type, for_components=True),
             )
         if self.min_instances == 0:
             Annotations.of(self).add_warning_v2(
-                "constructs-llm:min-instances-zero-region", msg.min_instances_zero_region()
+                "constructs-llm:min-instances-zero-region", _min_instances_zero_region()
             )
+
+
+def _min_instances_above_max(low: int, high: int) -> str:
+    return (
+        f"min_instances ({low}) is above max_instances ({high}); lower min_instances or raise "
+        "max_instances"
+    )
+
+
+def _min_instances_zero_region() -> str:
+    return (
+        "min_instances=0 (MinInstanceCount 0) is rejected in some regions (reported in "
+        "eu-west-3: 'Min instance count needs to be greater than 0 for enabled managed "
+        "instance scaling'); if CreateEndpointConfig fails there, use min_instances=1 "
+        "(components can still scale their copies to zero)"
+    )
+
+
+def _host_ami_conflict(component_path: str, ami: str, endpoint_path: str, current: str) -> str:
+    return (
+        f"InferenceComponent '{component_path}' needs host AMI {ami}, but endpoint "
+        f"'{endpoint_path}' already uses {current} for another component; put images that "
+        "need different host AMIs on separate endpoints"
+    )
 
 
 @jsii.implements(IValidation)
@@ -245,7 +263,17 @@ class _FleetFits:
             return []
         names = ", ".join(f"{c.node.id} ({c.copies} x {c.demand.describe()})" for c in parts)
         return [
-            msg.fleet_total_too_small(
+            _fleet_total_too_small(
                 endpoint.node.path, names, "; ".join(over), fleet, endpoint.instance_type.name
             )
         ]
+
+
+def _fleet_total_too_small(
+    endpoint_path: str, components: str, over: str, fleet: int, instance: str
+) -> str:
+    return (
+        f"InferenceComponentEndpoint '{endpoint_path}': the initial copies of its components "
+        f"({components}) need {over} with max_instances={fleet} x {instance}; raise "
+        "max_instances or lower copies"
+    )

@@ -15,18 +15,18 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import messages as msg
 from constructs_llm.errors import ScalingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.hosting.components.adapter import AdapterComponent
+from constructs_llm.hosting.components.component_base import ComponentAttributes
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
 from constructs_llm.hosting.components.scaling import autoscale_component
-from constructs_llm.hosting.shared import ComponentAttributes, generated_name
-from constructs_llm.hosting.target import ServesModel
-from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.hosting.names import generated_name, name_problem
+from constructs_llm.hosting.target import ServesModel, served_name_problem
+from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.model.source import ModelSource
-from constructs_llm.operations import messages as ops
+from constructs_llm.notes import add_memory_plan_note
 from constructs_llm.operations.alarms import (
     AlarmMetrics,
     Alarms,
@@ -34,25 +34,24 @@ from constructs_llm.operations.alarms import (
     alarm_settings,
     create_alarms,
 )
-from constructs_llm.operations.autoscaling import Autoscaling
+from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.deployment import (
+    DEPLOYMENT_FIX,
     Deployment,
     DeploymentKind,
     Fleet,
     component_deployment_config,
+    rollback_needs_alarms,
 )
 from constructs_llm.operations.metrics import CopyMetrics, DashboardView
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
-from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
-from constructs_llm.validation import (
-    add_memory_plan_note,
-    name_problem,
-    positive_int_problem,
-    served_name_problem,
+from constructs_llm.sizing.timeouts import (
+    default_download_timeout,
+    default_health_check_timeout,
     timeout_problem,
-    type_problem,
 )
+from constructs_llm.values import positive_int_problem, type_problem
 
 __all__ = ["InferenceComponent"]
 
@@ -130,16 +129,14 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         problems = Problems(f"InferenceComponent '{self.node.path}'")
         problems.add(served_name_problem("served_model_name", served_model_name))
         problems.add(
-            type_problem("endpoint", endpoint, InferenceComponentEndpoint, msg.IC_ENDPOINT_FIX)
+            type_problem("endpoint", endpoint, InferenceComponentEndpoint, _IC_ENDPOINT_FIX)
         )
-        problems.add(type_problem("model", model, LlmModel, msg.MODEL_FIX))
+        problems.add(type_problem("model", model, LlmModel, MODEL_FIX))
         problems.add(
-            type_problem(
-                "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
-            )
+            type_problem("autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True)
         )
         problems.add(
-            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+            type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
         problems.raise_if_any()  # nothing below can be checked without them
@@ -269,7 +266,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         inst = self.instance_type
         if self.accelerators is None and inst.accelerator is not None:
             # An unknown type in an accelerated family: the device count is not in the catalog.
-            return [msg.accelerators_required(inst)]
+            return [_accelerators_required(inst)]
         return self.placement.problems()
 
     def _hardware_problems(self) -> list[str]:
@@ -279,9 +276,9 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             return []
         problems = []
         if want.memory_mib > capacity.memory_mib:
-            problems.append(msg.memory_above_instance(want.memory_mib, capacity.memory_mib, inst))
+            problems.append(_memory_above_instance(want.memory_mib, capacity.memory_mib, inst))
         if want.cpu_cores > capacity.cpu_cores:
-            problems.append(msg.cpu_above_instance(want.cpu_cores, capacity.cpu_cores, inst))
+            problems.append(_cpu_above_instance(want.cpu_cores, capacity.cpu_cores, inst))
         return problems
 
     def _fleet_problem(self, prop: str, count: int, what: str) -> str | None:
@@ -293,7 +290,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         if count <= per_instance * most:
             return None
         needed = math.ceil(count / per_instance) if per_instance else "more"
-        return msg.fleet_too_small(
+        return _fleet_too_small(
             prop,
             count,
             what,
@@ -311,10 +308,10 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         low = max(1, s.min_capacity)
         min_instances = self.endpoint.min_instances
         return [
-            msg.copies_outside_scaling(self.copies, low, s.max_capacity)
+            _copies_outside_scaling(self.copies, low, s.max_capacity)
             if not low <= self.copies <= s.max_capacity
             else None,
-            msg.scale_to_zero_needs_release(self.endpoint.node.path, min_instances)
+            _scale_to_zero_needs_release(self.endpoint.node.path, min_instances)
             if s.min_capacity == 0 and min_instances > 0
             else None,
             self._fleet_problem("autoscaling max_capacity", s.max_capacity, "copies at most"),
@@ -327,7 +324,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         for index, item in enumerate(scaling.schedule):
             if item.min_capacity == 0 and scaling.min_capacity > 0 and min_instances > 0:
                 found.append(
-                    ops.schedule_releases_nothing(index, self.endpoint.node.path, min_instances)
+                    _schedule_releases_nothing(index, self.endpoint.node.path, min_instances)
                 )
             if item.max_capacity is not None:
                 found.append(
@@ -343,10 +340,10 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         if deployment is None:
             return []
         if deployment.kind is not DeploymentKind.ROLLING:
-            return [ops.component_rollout_kind(deployment.describe)]
+            return [_component_rollout_kind(deployment.describe)]
         found = deployment.problems_for(self._fleet)
         if alarms is None and deployment.rollback_alarms is None:
-            found.append(ops.rollback_needs_alarms(self.node.path))
+            found.append(rollback_needs_alarms(self.node.path))
         return found
 
     @property
@@ -389,17 +386,119 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         env = self.binding.environment
         if len(env) > MAX_COMPONENT_ENV:
             Annotations.of(self).add_warning_v2(
-                "constructs-llm:component-env-size", msg.component_env_size(env, MAX_COMPONENT_ENV)
+                "constructs-llm:component-env-size", _component_env_size(env, MAX_COMPONENT_ENV)
             )
         if self.autoscaling is not None and self.autoscaling.min_capacity == 0:
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:scale-to-zero",
-                msg.scale_to_zero(self.copies, self.instance_type.name),
+                _scale_to_zero(self.copies, self.instance_type.name),
             )
             if self.autoscaling.uses_concurrency:
                 Annotations.of(self).add_warning_v2(
-                    "constructs-llm:scale-to-zero-metric", msg.scale_to_zero_metric()
+                    "constructs-llm:scale-to-zero-metric", _scale_to_zero_metric()
                 )
+
+
+def _component_rollout_kind(describe: str) -> str:
+    return (
+        f"an inference component updates its copies in rolling batches, got {describe}; use "
+        "Deployment.rolling(batch_percent=..., bake=...)"
+    )
+
+
+def _schedule_releases_nothing(index: int, endpoint_path: str, min_instances: int) -> str:
+    return (
+        f"schedule[{index}] scales the copies to zero, but endpoint '{endpoint_path}' keeps "
+        f"min_instances={min_instances} instance(s), which bill with no copy on them; create "
+        "the InferenceComponentEndpoint with min_instances=0"
+    )
+
+
+_IC_ENDPOINT_FIX = (
+    "create one with InferenceComponentEndpoint(self, 'Shared', instance_type=...); an "
+    "LlmEndpoint serves one model on its variant and cannot host components"
+)
+
+
+def _accelerators_required(instance: InstanceType) -> str:
+    return (
+        f"accelerators is required on {instance.name}: it is not in the hardware catalog, so "
+        "the number of devices per copy cannot be defaulted; pass accelerators=N"
+    )
+
+
+def _memory_above_instance(value: int, have_mib: int, instance: InstanceType) -> str:
+    return (
+        f"min_memory_mib={value} per copy but {instance.name} has {have_mib} MiB of host memory "
+        f"({instance.memory_gib:g} GiB); lower min_memory_mib or choose a larger instance type"
+    )
+
+
+def _cpu_above_instance(value: float, have: float, instance: InstanceType) -> str:
+    return (
+        f"cpu_cores={value:g} per copy but {instance.name} has {have:g} vCPUs; lower cpu_cores "
+        "or choose a larger instance type"
+    )
+
+
+def _fleet_too_small(
+    prop: str,
+    count: int,
+    what: str,
+    needed: object,
+    instance: str,
+    per: int,
+    demand: str,
+    most: int,
+) -> str:
+    return (
+        f"{prop}={count} {what} need {needed} instances of {instance} ({per} "
+        f"cop{'y' if per == 1 else 'ies'} of {demand} fit on one) but the endpoint's "
+        f"max_instances is {most}; raise max_instances or lower {prop}"
+    )
+
+
+def _copies_outside_scaling(copies: int, low: int, high: int) -> str:
+    return (
+        f"copies {copies} is outside autoscaling's [{low}, {high}]; set copies within that range "
+        "(copies start at 1 or more even when scaling to zero)"
+    )
+
+
+def _scale_to_zero_needs_release(endpoint_path: str, min_instances: int) -> str:
+    return (
+        "autoscaling min_capacity=0 (scale to zero) needs an endpoint that can release its "
+        f"instances, but endpoint '{endpoint_path}' has min_instances={min_instances}; create "
+        "the InferenceComponentEndpoint with min_instances=0"
+    )
+
+
+def _component_env_size(env: dict[str, str], limit: int) -> str:
+    return (
+        f"the model's container environment has {len(env)} entries ({', '.join(sorted(env))}); "
+        f"SageMaker documents at most {limit} for an inference component's container. This "
+        "component references the model by name, where the model's limit applies; if "
+        "CreateInferenceComponent rejects the environment, drop entries from env"
+    )
+
+
+def _scale_to_zero(copies: int, instance: str) -> str:
+    return (
+        f"scale to zero: the first deploy starts {copies} copy(ies) on at least one {instance} "
+        "and bills for them until target tracking scales in (SageMaker rejects CopyCount 0 at "
+        "creation). Once at zero, the next request waits minutes for an instance and a copy to "
+        "start, and requests fail with NoCapacityInvocationFailures meanwhile (the first one "
+        "triggers the scale-out alarm); clients should retry with backoff"
+    )
+
+
+def _scale_to_zero_metric() -> str:
+    return (
+        "scale to zero with target_concurrent_requests: AWS's documented recipe tracks "
+        "invocations per copy (target_invocations_per_instance=1); verify that "
+        "ConcurrentRequestsPerCopy reaches 0 when idle so the last copy is released, or use "
+        "the invocations target"
+    )
 
 
 def _default_accelerators(accelerators: int | None, instance: InstanceType) -> int | None:

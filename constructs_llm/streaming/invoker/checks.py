@@ -8,11 +8,12 @@ from aws_cdk import Duration, Stack, Token
 from constructs import Construct
 
 from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.problems import Problems
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.targets import check_targets
-from constructs_llm.validation import Problems, describe, duration_problem, positive_int_problem
+from constructs_llm.values import describe, duration_problem, positive_int_problem
 
 __all__ = ["check_distribution", "check_invoker"]
 

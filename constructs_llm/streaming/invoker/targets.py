@@ -20,7 +20,7 @@ from constructs import Construct
 
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.validation import describe
+from constructs_llm.values import describe
 
 __all__ = ["LAMBDA_ENV_LIMIT", "check_targets", "environment_size_problem", "routes_environment"]
 
