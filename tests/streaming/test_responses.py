@@ -613,6 +613,13 @@ def test_the_openai_sdk_sees_the_refusal_of_store_true(
     assert "send 'store': false or leave it out" in raised.value.message
 
 
+def test_a_stored_response_cannot_be_retrieved_and_the_404_says_why(runtime: Runtime) -> None:
+    with pytest.raises(openai.NotFoundError) as raised:
+        sdk(runtime).responses.retrieve("resp_123")
+    assert "stores no responses" in raised.value.message
+    assert raised.value.code == "not_found"
+
+
 def test_neutral_values_of_what_clients_send_by_default_are_accepted(
     runtime: Runtime, fake: FakeSageMaker
 ) -> None:

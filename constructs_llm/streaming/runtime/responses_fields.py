@@ -28,12 +28,24 @@ from typing import Any
 
 from .request_errors import RequestError
 
-__all__ = ["HONOURED", "IGNORED", "NEUTRAL_ONLY", "STATELESS", "check_fields"]
+__all__ = [
+    "HONOURED",
+    "IGNORED",
+    "NEUTRAL_ONLY",
+    "NO_STORED_RESPONSES",
+    "STATELESS",
+    "check_fields",
+]
 
 STATELESS = (
     "this gateway keeps no state (it stores no response and no conversation); send the whole "
     "conversation in 'input' on every request, with the earlier output items (messages, "
     "function_call and function_call_output items) included"
+)
+
+NO_STORED_RESPONSES = (
+    "this gateway stores no responses, so none can be retrieved, cancelled or deleted; "
+    "POST /v1/responses is served"
 )
 
 HONOURED = frozenset(
@@ -72,6 +84,14 @@ def _absent(value: Any) -> bool:
     return value is None or value == [] or value == {}
 
 
+def _off(value: Any) -> bool:
+    return value is None or value is False
+
+
+def _not_truncated(value: Any) -> bool:
+    return value is None or value == "disabled"
+
+
 def _reasoning_neutral(value: Any) -> bool:
     """No reasoning configuration, or one that turns reasoning off (``effort: "none"``)."""
     if _absent(value):
@@ -82,25 +102,35 @@ def _reasoning_neutral(value: Any) -> bool:
 
 
 NEUTRAL_ONLY: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "store": (lambda v: v is None or v is False, STATELESS + "; send 'store': false or leave "
-              "it out"),
+    "store": (_off, STATELESS + "; send 'store': false or leave it out"),
     "previous_response_id": (_absent, STATELESS),
     "conversation": (_absent, STATELESS),
-    "background": (lambda v: v is None or v is False, STATELESS + ", so a response cannot run "
-                   "in the background and be fetched later; leave 'background' out"),
+    "background": (
+        _off,
+        STATELESS + ", so a response cannot run in the background and be fetched later; leave "
+        "'background' out",
+    ),
     "background_options": (_absent, STATELESS + "; leave 'background_options' out"),
-    "truncation": (lambda v: v is None or v == "disabled", "the gateway does not truncate the "
-                   "input: an input longer than the model's context gets the engine's 400; send "
-                   "'disabled' or leave it out"),
-    "reasoning": (_reasoning_neutral, "the engines here take no reasoning configuration; leave "
-                  "'reasoning' out (or send effort 'none')"),
+    "truncation": (
+        _not_truncated,
+        "the gateway does not truncate the input: an input longer than the model's context "
+        "gets the engine's 400; send 'disabled' or leave it out",
+    ),
+    "reasoning": (
+        _reasoning_neutral,
+        "the engines here take no reasoning configuration; leave 'reasoning' out (or send "
+        "effort 'none')",
+    ),
     "context_management": (_absent, "the gateway does not compact the input; leave it out"),
-    "prompt": (_absent, "prompt templates are stored by OpenAI, and this gateway keeps none; "
-               "send the prompt in 'instructions' and 'input'"),
+    "prompt": (
+        _absent,
+        "prompt templates are stored by OpenAI, and this gateway keeps none; send the prompt "
+        "in 'instructions' and 'input'",
+    ),
     "moderation": (_absent, "the runtime runs no moderation model"),
     "image": (_absent, "the runtime relays text only (no image input)"),
     "access_programs": (_absent, "OpenAI's access programs do not apply to this model"),
-}  # fmt: skip
+}
 """Accepted only with a neutral value (null, false or empty unless said otherwise), else a
 400 with the reason."""
 

@@ -87,11 +87,8 @@ class ResponseEvents:
 
     def _open_message(self, message: Message) -> bytes:
         where = {"item_id": message.id, "output_index": message.index, "content_index": 0}
-        self._delta_prefix = (
-            b"event: " + _TEXT_DELTA.encode() + b"\ndata: "
-            + json.dumps({"type": _TEXT_DELTA, **where}, separators=(",", ":"))[:-1].encode()
-            + b',"delta":'
-        )  # fmt: skip
+        head = json.dumps({"type": _TEXT_DELTA, **where}, separators=(",", ":"))[:-1]
+        self._delta_prefix = f'event: {_TEXT_DELTA}\ndata: {head},"delta":'.encode()
         added = self._event(
             "response.output_item.added",
             {"output_index": message.index, "item": message.item("in_progress") | {"content": []}},

@@ -60,6 +60,7 @@ import urllib.parse
 from typing import Any
 
 from .http_exchange import ClientGone, LogSink, ServerBase, emit_log_line, lambda_request_id
+from .responses_fields import NO_STORED_RESPONSES
 from .responses_flow import ResponsesExchange
 from .routing import model_not_found
 from .settings import Settings
@@ -165,6 +166,8 @@ class _Handler(ResponsesExchange):
         if allowed is None:
             routes = ", ".join(sorted(_ROUTES))
             message = f"no route for {path[:200]!r}; this server serves {routes}"
+            if path.startswith(RESPONSES_PATH + "/"):
+                message += f" ({NO_STORED_RESPONSES})"
             self._send_error(404, message, error_type="not_found_error", code="not_found")
         elif self.command not in allowed:
             message = f"{self.command} is not allowed on {path}; use {' or '.join(allowed)}"
