@@ -23,9 +23,11 @@ from openai.types.responses import (
     ResponseOutputText,
     ToolChoiceFunction,
 )
+from openai.types.responses.response_create_params import ResponseCreateParamsBase
 from pydantic import BaseModel
 
 from constructs_llm.streaming.runtime.events import DoneEvent, StreamFormat, ToolCallEvent
+from constructs_llm.streaming.runtime.responses_fields import HONOURED, IGNORED, NEUTRAL_ONLY
 from constructs_llm.streaming.runtime.responses_objects import ResponseShape
 from constructs_llm.streaming.runtime.responses_request import build_responses_request
 from constructs_llm.streaming.runtime.responses_stream import ResponseEvents
@@ -533,6 +535,9 @@ STATELESS = "keeps no state"
         ({"reasoning": {"effort": "high"}}, "reasoning", "no reasoning"),
         ({"context_management": [{"type": "compaction"}]}, "context_management", "compact"),
         ({"moderation": {"model": "omni-moderation-latest"}}, "moderation", "moderation"),
+        ({"background_options": {"completion_window": "2h"}}, "background_options", STATELESS),
+        ({"image": {"context_compression": "auto"}}, "image", "text only"),
+        ({"access_programs": {"cyber": "standard"}}, "access_programs", "access programs"),
         ({"tools": [{"type": "web_search"}]}, "tools[0].type", "only function tools"),
         (
             {"tools": [{"type": "file_search", "vector_store_ids": ["vs"]}]},
@@ -611,6 +616,24 @@ def test_the_openai_sdk_sees_the_refusal_of_store_true(
         sdk(runtime).responses.create(model=MODEL, input="Hi", store=True)
     assert (raised.value.param, raised.value.code) == ("store", "unsupported_parameter")
     assert "send 'store': false or leave it out" in raised.value.message
+
+
+def test_every_field_of_the_openai_sdks_responses_schema_has_a_rule() -> None:
+    # The openai SDK's typed request is the published schema the runtime follows; a field a
+    # newer SDK adds must get its rule here before it can be sent.
+    schema = set(ResponseCreateParamsBase.__annotations__) | {"stream"}
+    ruled = HONOURED | set(IGNORED) | set(NEUTRAL_ONLY)
+    assert schema == ruled, f"no rule: {sorted(schema - ruled)}; no field: {sorted(ruled - schema)}"
+    assert not HONOURED & set(IGNORED) and not HONOURED & set(NEUTRAL_ONLY)
+    assert not set(IGNORED) & set(NEUTRAL_ONLY)
+
+
+@pytest.mark.parametrize("name", sorted(IGNORED))
+def test_ignored_fields_are_accepted_and_not_sent(name: str) -> None:
+    value: Any = {"ttl": "12h"} if name == "prompt_cache_options" else 7
+    value = "x" if name not in ("prompt_cache_options", "max_tool_calls") else value
+    request = build_responses_request({"input": "Hi", name: value}, "messages")
+    assert set(json.loads(request.chat.engine_body)) == {"messages", "stream", "stream_options"}
 
 
 def test_a_stored_response_cannot_be_retrieved_and_the_404_says_why(runtime: Runtime) -> None:
