@@ -479,6 +479,29 @@ def test_an_engine_failure_after_the_first_token_ends_with_response_failed(
     assert parse_emf_line(json.dumps(record))["ErrorKind"] == "stream"
 
 
+@pytest.mark.parametrize(
+    ("error_type", "code"),
+    [
+        ("validation", "invalid_prompt"),
+        ("overloaded", "rate_limit_exceeded"),
+        ("generation", "server_error"),
+    ],
+)
+def test_a_failed_response_s_error_code_follows_the_engine_s_error(
+    runtime: Runtime, fake: FakeSageMaker, error_type: str, code: str
+) -> None:
+    # GIVEN a TGI stream that fails after a token, with the engine's own error type
+    tokens = engine_streams.tgi(["a", "b"])[:1]
+    answer(fake, [*tokens, engine_streams.tgi_error("it failed", error_type)])
+    status, body = post(runtime, {"model": MODEL, "input": "x", "stream": True})
+    assert status == 200
+    response = check_sequence(sse_events(body))
+    # THEN the response failed with the schema's code for it, and the engine's type kept
+    assert response.error is not None
+    assert (response.error.code, response.error.type) == (code, error_type)
+    assert "it failed" in response.error.message
+
+
 def test_an_engine_failure_before_any_token_is_an_http_error(
     runtime: Runtime, fake: FakeSageMaker
 ) -> None:
