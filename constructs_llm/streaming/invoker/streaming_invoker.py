@@ -54,7 +54,9 @@ class StreamingInvoker(InvokerMetrics, Construct):
     function URL in ``RESPONSE_STREAM`` mode: ``AWS_IAM`` auth by default, or public with
     Bearer keys checked by the runtime (``auth=InvokerAuth.api_keys(secret)``).
     ``add_distribution()`` puts CloudFront in front. ``POST /v1/chat/completions`` works for
-    every engine; tokens are flushed as they arrive. Each chat request's log line is also a
+    every engine, and so does ``POST /v1/responses`` (the stateless Responses API; one templated
+    prompt on a generate-API engine); tokens are flushed as they arrive. Each request's log
+    line is also a
     CloudWatch Embedded Metric Format record of its LLM metrics (time to first token, duration,
     tokens, pace, errors by kind, disconnects), read with ``metric_*()``.
 

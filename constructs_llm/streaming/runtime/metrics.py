@@ -1,4 +1,5 @@
-"""LLM metrics of each chat request, as one CloudWatch Embedded Metric Format (EMF) record.
+"""LLM metrics of each chat or responses request, as one CloudWatch Embedded Metric Format
+(EMF) record.
 
 Stdlib only: this file ships in the Lambda asset. The record is the request's own JSON log
 line with the EMF metadata added, so it costs no API call and no extra line: "On Lambda, ...
@@ -16,7 +17,7 @@ line's fields they come from in brackets):
 ================= ============ ==========================================================
 metric            unit         meaning
 ================= ============ ==========================================================
-Requests          Count        1 per chat request
+Requests          Count        1 per chat or responses request
 Duration          Milliseconds request start to the answer's end (``duration_ms``)
 TimeToFirstToken  Milliseconds request start to the first token relayed (``ttft_ms``)
 OutputTokens      Count        tokens (and tool-call pieces) relayed (``tokens``)

@@ -23,6 +23,9 @@ Routes:
   on the same condition.
   Tool calls stream as ``delta.tool_calls`` chunks and come back as ``message.tool_calls``
   (``openai_format.py``).
+- ``POST /v1/responses``: the OpenAI Responses API, stateless, on the same engine request
+  (``responses_request.py`` says what is served and refused, ``responses_stream.py`` the
+  event sequence); the same errors, auth, routing and metrics as chat.
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
 - ``GET /v1/models``: every served model; ``GET /v1/models/{model}``: that model, or 404.
 
@@ -56,8 +59,9 @@ import traceback
 import urllib.parse
 from typing import Any
 
-from .chat_flow import ChatExchange
 from .http_exchange import ClientGone, LogSink, ServerBase, emit_log_line, lambda_request_id
+from .responses_fields import NO_STORED_RESPONSES
+from .responses_flow import ResponsesExchange
 from .routing import model_not_found
 from .settings import Settings
 
@@ -65,6 +69,7 @@ __all__ = [
     "CHAT_PATH",
     "HEALTH_PATH",
     "MODELS_PATH",
+    "RESPONSES_PATH",
     "RuntimeServer",
     "emit_log_line",
     "make_server",
@@ -73,9 +78,11 @@ __all__ = [
 CHAT_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/health"
 MODELS_PATH = "/v1/models"
+RESPONSES_PATH = "/v1/responses"
 _MODEL_PREFIX = MODELS_PATH + "/"
 _ROUTES: dict[str, tuple[str, ...]] = {
     CHAT_PATH: ("POST",),
+    RESPONSES_PATH: ("POST",),
     HEALTH_PATH: ("GET", "HEAD"),
     MODELS_PATH: ("GET", "HEAD"),
     _MODEL_PREFIX + "{model}": ("GET", "HEAD"),
@@ -96,8 +103,8 @@ class RuntimeServer(ServerBase):
         super().__init__(settings, _Handler, client=client, log=log, address=address)
 
 
-class _Handler(ChatExchange):
-    """Routes each request of a connection: chat, health, models, or a 404/405."""
+class _Handler(ResponsesExchange):
+    """Routes each request of a connection: chat, responses, health, models, or a 404/405."""
 
     def do_GET(self) -> None:
         self._dispatch()
@@ -117,7 +124,7 @@ class _Handler(ChatExchange):
         )
         self._record = {"msg": "request", "method": self.command, "path": path[:200]}
         self._logged = path == HEALTH_PATH  # readiness checks are not logged
-        self._metered = path == CHAT_PATH
+        self._metered = path in (CHAT_PATH, RESPONSES_PATH)
         routes = self.server.routes.routes  # one route counts every request, even unread ones
         self._routed = routes[0] if len(routes) == 1 else None
         request_id = lambda_request_id(self.headers.get("x-amzn-lambda-context"))
@@ -159,12 +166,16 @@ class _Handler(ChatExchange):
         if allowed is None:
             routes = ", ".join(sorted(_ROUTES))
             message = f"no route for {path[:200]!r}; this server serves {routes}"
+            if path.startswith(RESPONSES_PATH + "/"):
+                message += f" ({NO_STORED_RESPONSES})"
             self._send_error(404, message, error_type="not_found_error", code="not_found")
         elif self.command not in allowed:
             message = f"{self.command} is not allowed on {path}; use {' or '.join(allowed)}"
             self._send_error(405, message, code="method_not_allowed", allow=", ".join(allowed))
         elif path == CHAT_PATH:
             self._chat()
+        elif path == RESPONSES_PATH:
+            self._responses()
         elif path == HEALTH_PATH:
             self._send_json(200, {"status": "ok"})
         elif model is None:
