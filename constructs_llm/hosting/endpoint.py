@@ -14,6 +14,7 @@ from constructs import Construct
 from constructs_llm import messages as msg
 from constructs_llm.compliance import NVME_VOLUME_KEY, waive
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.shared import (
     VOLUME_KEY_ACTIONS,
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["LlmEndpoint"]
 
 
-class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
+class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiRoute, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances,
     or several as weighted variants (``variants=[Variant(...), ...]``, ``shadow=Variant(...)``).
 
@@ -297,6 +298,9 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
+
+    def _openai_invoke_arns(self) -> list[str]:
+        return [self.endpoint_arn]
 
     @property
     def metric_endpoint_name(self) -> str:

@@ -10,6 +10,7 @@ from constructs import Construct
 from constructs_llm import messages as msg
 from constructs_llm.engines.engine import Engine
 from constructs_llm.errors import ConfigurationError
+from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.shared import grant_invoke
 from constructs_llm.operations.metrics import InvocationMetrics
 from constructs_llm.problems import Problems
@@ -19,7 +20,7 @@ from constructs_llm.validation import name_problem, served_name_problem, type_pr
 __all__ = ["ImportedEndpoint"]
 
 
-class ImportedEndpoint(InvocationMetrics, Construct):
+class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
     """A SageMaker real-time endpoint this app does not create. Create it with
     ``LlmEndpoint.from_endpoint_name(scope, id, name)`` or
     ``LlmEndpoint.from_endpoint_attributes(scope, id, endpoint_name=..., ...)``.
@@ -114,6 +115,9 @@ class ImportedEndpoint(InvocationMetrics, Construct):
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on the endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
+
+    def _openai_invoke_arns(self) -> list[str]:
+        return [self.endpoint_arn]
 
     def _metric_dimensions(self) -> dict[str, str]:
         if self.variant_name is None:

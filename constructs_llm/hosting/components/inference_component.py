@@ -21,6 +21,7 @@ from constructs_llm.hardware.placement import Placement
 from constructs_llm.hosting.components.adapter import AdapterComponent
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
 from constructs_llm.hosting.components.scaling import autoscale_component
+from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.shared import ComponentAttributes, generated_name
 from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.llm_model import LlmModel
@@ -60,7 +61,9 @@ __all__ = ["InferenceComponent"]
 MAX_COMPONENT_ENV = 16
 
 
-class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construct):
+class InferenceComponent(
+    ComponentAttributes, ServesModel, CopyMetrics, NativeOpenAiRoute, Construct
+):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
     Each copy gets ``accelerators`` devices, ``cpu_cores`` and ``min_memory_mib`` of the
@@ -228,6 +231,9 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         return AdapterComponent(
             self, base=self, name=name, source=source, inference_component_name=named
         )
+
+    def _openai_invoke_arns(self) -> list[str]:
+        return [self.endpoint.endpoint_arn, self.inference_component_arn]
 
     def alarm_metrics(self) -> AlarmMetrics:
         """What the default alarms watch (see ``operations.alarms``); a component that may
