@@ -11,6 +11,7 @@ from stacks.llama3_components import Llama3ComponentsStack
 from stacks.mistral_inf2 import MistralInf2Stack
 from stacks.mixtral_trtllm import MixtralTrtLlmStack
 from stacks.model_gateway import ModelGatewayStack
+from stacks.native_openai import NativeOpenAiStack
 from stacks.phi3_lmi import Phi3LmiStack
 from stacks.production import ProductionStack
 from stacks.shared_endpoint import SharedEndpointStack
@@ -26,4 +27,5 @@ EXAMPLES: dict[str, type[Stack]] = {
     "front-doors": FrontDoorsStack,
     "model-gateway": ModelGatewayStack,
     "production": ProductionStack,
+    "native-openai": NativeOpenAiStack,
 }

@@ -14,6 +14,7 @@ from constructs import Construct
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.names import generated_name, name_problem
+from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import storage_settings
 from constructs_llm.hosting.target import (
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["LlmEndpoint"]
 
 
-class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
+class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiRoute, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances,
     or several as weighted variants (``variants=[Variant(...), ...]``, ``shadow=Variant(...)``).
 
@@ -327,6 +328,9 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         if len(parts) == 1:
             return super().dashboard_view()
         return DashboardView(label=f"endpoint, {self.instance_type.name}", parts=parts)
+
+    def _openai_invoke_arns(self) -> list[str]:
+        return [self.endpoint_arn]
 
     @property
     def metric_endpoint_name(self) -> str:

@@ -11,6 +11,7 @@ from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.endpoint_base import grant_invoke
 from constructs_llm.hosting.names import name_problem
+from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.target import served_name_problem
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems
@@ -20,7 +21,7 @@ from constructs_llm.values import type_problem
 __all__ = ["ImportedEndpoint"]
 
 
-class ImportedEndpoint(InvocationMetrics, Construct):
+class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
     """A SageMaker real-time endpoint this app does not create. Create it with
     ``LlmEndpoint.from_endpoint_name(scope, id, name)`` or
     ``LlmEndpoint.from_endpoint_attributes(scope, id, endpoint_name=..., ...)``.
@@ -119,6 +120,9 @@ class ImportedEndpoint(InvocationMetrics, Construct):
     def dashboard_view(self) -> DashboardView:
         """Its dashboard row shows what its invokers measure (this app does not host it)."""
         return DashboardView(label="endpoint deployed elsewhere", sagemaker=False)
+
+    def _openai_invoke_arns(self) -> list[str]:
+        return [self.endpoint_arn]
 
     def _metric_dimensions(self) -> dict[str, str]:
         if self.variant_name is None:

@@ -86,6 +86,15 @@ class IEndpoint(InvocationTarget, Protocol):
 
     def metric_model_latency(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
 
+    @property
+    def openai_base_url(self) -> str:
+        """The base URL of SageMaker's own OpenAI route for this endpoint."""
+        ...
+
+    def grant_openai(self, grantee: iam.IGrantable) -> iam.Grant:
+        """What a caller of SageMaker's own OpenAI route needs on this endpoint."""
+        ...
+
 
 def default_served_name(model: LlmModel) -> str:
     """The Hub id of the model's weights, else the model's construct id."""

@@ -25,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     "sigv4_hook": "constructs_llm.streaming.client",
     "content_sha256_hook": "constructs_llm.streaming.client",
     "ChatStreamError": "constructs_llm.streaming.client",
+    "sagemaker_bearer_token": "constructs_llm.streaming.bearer_token",
+    "bearer_token_hook": "constructs_llm.streaming.bearer_token",
     "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
     "InvokerAuth": "constructs_llm.streaming.invoker.auth",
 }
@@ -46,6 +48,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
+    from constructs_llm.streaming.bearer_token import bearer_token_hook as bearer_token_hook
+    from constructs_llm.streaming.bearer_token import (
+        sagemaker_bearer_token as sagemaker_bearer_token,
+    )
     from constructs_llm.streaming.client import ChatStreamError as ChatStreamError
     from constructs_llm.streaming.client import content_sha256_hook as content_sha256_hook
     from constructs_llm.streaming.client import sigv4_hook as sigv4_hook

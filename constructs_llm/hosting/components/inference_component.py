@@ -23,6 +23,7 @@ from constructs_llm.hosting.components.component_base import ComponentAttributes
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
 from constructs_llm.hosting.components.scaling import autoscale_component
 from constructs_llm.hosting.names import generated_name, name_problem
+from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.target import ServesModel, served_name_problem
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.model.source import ModelSource
@@ -60,7 +61,9 @@ __all__ = ["InferenceComponent"]
 MAX_COMPONENT_ENV = 16
 
 
-class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construct):
+class InferenceComponent(
+    ComponentAttributes, ServesModel, CopyMetrics, NativeOpenAiRoute, Construct
+):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
     Each copy gets ``accelerators`` devices, ``cpu_cores`` and ``min_memory_mib`` of the
@@ -245,6 +248,9 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             else None,
             extra_errors=[self.metric_no_capacity_invocation_failures(label="no capacity")],
         )
+
+    def _openai_invoke_arns(self) -> list[str]:
+        return [self.endpoint.endpoint_arn, self.inference_component_arn]
 
     def alarm_metrics(self) -> AlarmMetrics:
         """What the default alarms watch (see ``operations.alarms``); a component that may
