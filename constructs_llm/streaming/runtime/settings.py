@@ -14,6 +14,8 @@ INFERENCE_COMPONENT_NAME (unset)       inference component on that endpoint, if 
 STREAM_FORMAT            auto          tgi | lmi_jsonlines | openai | auto
 REQUEST_FORMAT           messages      messages | generate
 MODEL_NAME               ENDPOINT_NAME echoed as ``model``, listed by ``GET /v1/models``
+MAX_TOTAL_TOKENS         (unset)       the model's prompt + completion limit: a larger
+                                       ``max_tokens`` is a 400 (unset: the engine checks)
 MAX_BODY_BYTES           1048576       largest accepted request body
 UPSTREAM_READ_TIMEOUT    120           seconds of upstream silence that fail the stream
 CLIENT_TIMEOUT           60            socket timeout towards the HTTP client
@@ -27,8 +29,8 @@ METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests
 ======================== ============= ==================================================
 
 ``ROUTES`` replaces ``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``,
-``REQUEST_FORMAT`` and ``MODEL_NAME`` (setting both is an error): each route names its
-model, endpoint, component and formats.
+``REQUEST_FORMAT``, ``MODEL_NAME`` and ``MAX_TOTAL_TOKENS`` (setting both is an error): each
+route names its model, endpoint, component, formats and limit.
 
 Without ``API_KEYS_SECRET_ID`` the runtime checks no keys: the function URL's ``AWS_IAM``
 auth (or CloudFront's origin access control) decides who gets in.
@@ -69,7 +71,7 @@ from typing import Any
 from .aws_clients import new_client
 from .events import RequestFormat, StreamFormat
 from .metrics import NAMESPACE
-from .routing import Route, RoutingTable, parse_routes
+from .routing import MAX_TOKENS_CEILING, Route, RoutingTable, parse_routes
 
 __all__ = ["Settings", "SettingsError", "new_sagemaker_client", "sagemaker_client"]
 
@@ -85,6 +87,7 @@ _SINGLE_TARGET = (
     "STREAM_FORMAT",
     "REQUEST_FORMAT",
     "MODEL_NAME",
+    "MAX_TOTAL_TOKENS",
 )
 
 
@@ -111,6 +114,7 @@ class Settings:
     tools: bool | None = None  # None: on for the messages format, off for generate
     routes: tuple[Route, ...] = ()  # (): the single target above
     metrics_namespace: str = NAMESPACE
+    max_total_tokens: int | None = None  # the single target's; None: not known
 
     @property
     def served_model(self) -> str:
@@ -143,6 +147,7 @@ class Settings:
             inference_component_name=self.inference_component_name,
             stream_format=self.stream_format,
             request_format=self.request_format,
+            max_total_tokens=self.max_total_tokens,
         )
         return RoutingTable([single])
 
@@ -176,6 +181,7 @@ class Settings:
             tools=_tools(env, request_format, problems),
             routes=routes,
             metrics_namespace=_namespace(env, problems),
+            max_total_tokens=_max_total_tokens(env, problems),
         )
         if (
             routes
@@ -234,10 +240,18 @@ def _number(
     except ValueError:
         problems.append(f"{name} must be a{'n integer' if integer else ' number'} (got {raw!r})")
         return default
-    if not low <= value <= high:
-        problems.append(f"{name} must be between {low:g} and {high:g} (got {raw!r})")
+    if not low <= value <= high:  # NaN fails this too
+        shown = (f"{int(low)} and {int(high)}") if integer else f"{low:g} and {high:g}"
+        problems.append(f"{name} must be between {shown} (got {raw!r})")
         return default
     return value
+
+
+def _max_total_tokens(env: Mapping[str, str], problems: list[str]) -> int | None:
+    """``MAX_TOTAL_TOKENS``: the single target's limit, or None when it is not known."""
+    if not env.get("MAX_TOTAL_TOKENS", "").strip():
+        return None
+    return int(_number(env, "MAX_TOTAL_TOKENS", 1, 1, MAX_TOKENS_CEILING, problems, integer=True))
 
 
 def _tools(env: Mapping[str, str], fmt: RequestFormat, problems: list[str]) -> bool | None:
