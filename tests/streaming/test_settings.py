@@ -25,6 +25,8 @@ def test_defaults_need_only_the_endpoint_name() -> None:
     assert settings.served_model == "ep"
     assert settings.heartbeat_seconds == 0  # off
     assert settings.serves_tools is True  # the messages format's default
+    # every request must arrive within 30 s, and at most 128 connections are held
+    assert (settings.request_deadline, settings.max_connections) == (30.0, 128)
     assert settings.max_total_tokens is None  # not known: only the engine checks max_tokens
 
 
@@ -44,6 +46,8 @@ def test_every_variable_is_read() -> None:
             "HEARTBEAT_SECONDS": "20",
             "TOOLS": "off",
             "MAX_TOTAL_TOKENS": "4096",
+            "REQUEST_DEADLINE": "2.5",
+            "MAX_CONNECTIONS": "16",
         }
     )
     assert settings == Settings(
@@ -60,6 +64,8 @@ def test_every_variable_is_read() -> None:
         heartbeat_seconds=20.0,
         tools=False,
         max_total_tokens=4096,
+        request_deadline=2.5,
+        max_connections=16,
     )
     assert settings.served_model == "llama"
     assert settings.routing().routes[0].max_total_tokens == 4096
@@ -132,6 +138,10 @@ def test_a_bad_heartbeat_is_a_settings_problem_naming_the_value(raw: str) -> Non
     [
         ({"MAX_TOTAL_TOKENS": "0"}, "MAX_TOTAL_TOKENS must be between 1 and 2147483647 (got '0')"),
         ({"MAX_TOTAL_TOKENS": "4k"}, "MAX_TOTAL_TOKENS must be an integer (got '4k')"),
+        ({"REQUEST_DEADLINE": "0"}, "REQUEST_DEADLINE must be between 0.1 and 3600 (got '0')"),
+        ({"REQUEST_DEADLINE": "soon"}, "REQUEST_DEADLINE must be a number (got 'soon')"),
+        ({"MAX_CONNECTIONS": "0"}, "MAX_CONNECTIONS must be between 1 and 65535 (got '0')"),
+        ({"MAX_CONNECTIONS": "1.5"}, "MAX_CONNECTIONS must be an integer (got '1.5')"),
     ],
 )
 def test_bad_limits_are_settings_problems_naming_the_value(

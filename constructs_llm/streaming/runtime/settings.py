@@ -18,7 +18,11 @@ MAX_TOTAL_TOKENS         (unset)       the model's prompt + completion limit: a 
                                        ``max_tokens`` is a 400 (unset: the engine checks)
 MAX_BODY_BYTES           1048576       largest accepted request body
 UPSTREAM_READ_TIMEOUT    120           seconds of upstream silence that fail the stream
-CLIENT_TIMEOUT           60            socket timeout towards the HTTP client
+CLIENT_TIMEOUT           60            socket timeout towards the HTTP client (each read
+                                       and write; an idle keep-alive connection's wait)
+REQUEST_DEADLINE         30            seconds from a request's first byte to the end of
+                                       its body (request line, headers, body): 408 past it
+MAX_CONNECTIONS          128           connections served at once: 503 past it
 HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first token
 API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see auth.py
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
@@ -31,6 +35,16 @@ METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests
 ``ROUTES`` replaces ``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``,
 ``REQUEST_FORMAT``, ``MODEL_NAME`` and ``MAX_TOTAL_TOKENS`` (setting both is an error): each
 route names its model, endpoint, component, formats and limit.
+
+``REQUEST_DEADLINE`` and ``MAX_CONNECTIONS`` keep slow and numerous clients from holding the
+server (a "slowloris" sends one header line every few seconds, each read well within
+``CLIENT_TIMEOUT``): a request whose line, headers and body have not all arrived that many
+seconds after its first byte gets a 408 and the connection is closed; the clock starts at the
+first byte, so an idle keep-alive connection waits ``CLIENT_TIMEOUT`` as before. A connection
+past ``MAX_CONNECTIONS`` gets a 503 (``Retry-After: 1``) and is closed without a thread of
+its own. In Lambda one environment serves one request at a time, so the bound matters when
+the runtime serves on its own (a container, a host); the 0.1 s floor of the deadline exists
+for tests.
 
 Without ``API_KEYS_SECRET_ID`` the runtime checks no keys: the function URL's ``AWS_IAM``
 auth (or CloudFront's origin access control) decides who gets in.
@@ -115,6 +129,8 @@ class Settings:
     routes: tuple[Route, ...] = ()  # (): the single target above
     metrics_namespace: str = NAMESPACE
     max_total_tokens: int | None = None  # the single target's; None: not known
+    request_deadline: float = 30.0
+    max_connections: int = 128
 
     @property
     def served_model(self) -> str:
@@ -182,6 +198,10 @@ class Settings:
             routes=routes,
             metrics_namespace=_namespace(env, problems),
             max_total_tokens=_max_total_tokens(env, problems),
+            request_deadline=_number(env, "REQUEST_DEADLINE", 30.0, 0.1, 3600, problems),
+            max_connections=int(
+                _number(env, "MAX_CONNECTIONS", 128, 1, 65535, problems, integer=True)
+            ),
         )
         if (
             routes
