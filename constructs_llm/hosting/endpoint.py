@@ -311,6 +311,14 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         return tuple(v.name for v in self.variants)
 
     @property
+    def max_total_tokens(self) -> int | None:
+        """The smallest ``max_total_tokens`` among the production variants' models that set
+        one (a request may reach any of them)."""
+        limits = [v.model.max_total_tokens for v in self.variants]
+        known = [limit for limit in limits if limit is not None]
+        return min(known) if known else None
+
+    @property
     def tool_calls(self) -> bool:
         """Whether every production variant's engine serves tool calls (a request may reach
         any of them; the shadow's answers never reach the client)."""

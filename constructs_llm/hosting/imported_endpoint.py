@@ -113,6 +113,11 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
     def tool_calls(self) -> bool:
         return self._tool_calls
 
+    @property
+    def max_total_tokens(self) -> int | None:
+        """Not known: the engine deployed there checks its own limit."""
+        return None
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on the endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)

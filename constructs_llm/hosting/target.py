@@ -60,6 +60,12 @@ class InvocationTarget(Protocol):
         """Whether the engine serves OpenAI tool calls, so the invoker forwards ``tools``."""
         ...
 
+    @property
+    def max_total_tokens(self) -> int | None:
+        """The served model's longest prompt + generation, when known, so the invoker refuses a
+        ``max_tokens`` no engine could serve before calling SageMaker."""
+        ...
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
 
     @property
@@ -144,3 +150,7 @@ class ServesModel:
     @property
     def tool_calls(self) -> bool:
         return self.model.tool_calling.served
+
+    @property
+    def max_total_tokens(self) -> int | None:
+        return self.model.max_total_tokens

@@ -50,7 +50,12 @@ class ChatExchange(AnswerWriter):
             self._target = self._routed = route = self.server.routes.pick(data.get("model"))
             self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
             fmt = route.request_format
-            request = build_chat_request(data, fmt, tools=settings.tools_for(route))
+            request = build_chat_request(
+                data,
+                fmt,
+                tools=settings.tools_for(route),
+                max_total_tokens=route.max_total_tokens,
+            )
         except RequestError as err:
             self._send_error(
                 err.status, err.message, error_type=err.error_type, param=err.param, code=err.code

@@ -36,12 +36,19 @@ production variant (SageMaker's ``TargetVariant``).
 
 Errors: 400 invalid request, 411 no body length, 413 body over ``MAX_BODY_BYTES`` (read to
 its end first when it is within the function URL's 6 MB, so the client reads the 413; see
-``request_body.py``), 404, 405, and the upstream tables in ``upstream.py``; all with an
-OpenAI-shaped ``{"error": {...}}`` body, and always after a status line, even for a request
-line that cannot be parsed. A failure after the first token ends the stream with
-``data: {"error": {...}}`` then ``data: [DONE]`` and a clean end of the body. A client that
-hangs up closes the upstream stream at the next write (or, for ``stream: false``, within
-``chat_answers.PEER_CHECK_SECONDS``).
+``request_body.py``), 404, 405, 501, 408 for a request not received within
+``REQUEST_DEADLINE``, 503 past ``MAX_CONNECTIONS`` (``http_exchange.py``), and the upstream
+tables in ``upstream.py``; all with an OpenAI-shaped ``{"error": {...}}`` body, and always
+after a status line, even for a request line that cannot be parsed. A failure after the
+first token ends the stream with ``data: {"error": {...}}`` then ``data: [DONE]`` and a clean
+end of the body. A client that hangs up closes the upstream stream at the next write (or, for
+``stream: false``, within ``chat_answers.PEER_CHECK_SECONDS``).
+
+Methods, as RFC 9110 (section 9.1) has them: a method the server does not recognize (``BREW``,
+or ``TRACE``, which it does not implement) gets 501 ``method_not_implemented`` naming it and
+the methods served, and closes the connection; a method it knows (GET, HEAD, POST, PUT, DELETE,
+PATCH, OPTIONS) on a path that does not take it gets 405 ``method_not_allowed`` with an
+``Allow`` header listing those the path takes (section 15.5.6).
 
 With ``API_KEYS_SECRET_ID`` set, every route but ``/health`` first checks the request's
 ``Authorization: Bearer`` key (``auth.py``): 401 ``invalid_api_key`` without a current key.
@@ -112,9 +119,6 @@ class _Handler(ResponsesExchange):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_GET
 
     def _dispatch(self) -> None:
-        if self.request_version == "HTTP/0.9":  # "GET /": answer with a status line
-            self.send_error(400, "HTTP/0.9 requests are not served; send HTTP/1.1")
-            return
         self._started = time.perf_counter()
         path = self.path.split("?", 1)[0]
         self._headers_sent = False
@@ -144,6 +148,14 @@ class _Handler(ResponsesExchange):
                 self._try_send_error(500, f"internal error: {type(exc).__name__}", "server_error")
         finally:
             self._log()
+
+    def _unknown_method(self) -> None:
+        served = ", ".join(sorted({method for allowed in _ROUTES.values() for method in allowed}))
+        message = (
+            f"the method {str(self.command)[:40]!r} is not implemented by this server; it "
+            f"serves {served}"
+        )
+        self._protocol_error(501, message, "method_not_implemented")
 
     def _route(self, path: str) -> None:
         auth = self.server.auth
