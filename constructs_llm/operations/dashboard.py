@@ -6,7 +6,10 @@ instances (or copies) against the autoscaling bounds; GPU use and memory; time t
 token and tokens per second; the target's alarms. SageMaker's metrics are documented at
 https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html; instances and
 copies are counted as the SampleCount of the CPU metric each instance (``CPUUtilization``)
-or copy (``CPUUtilizationNormalized``) reports every minute.
+or copy (``CPUUtilizationNormalized``) reports every minute. For a variant with instance
+pools, the instances, model latency and GPU graphs add a line per pool, from the
+``InstanceType`` dimension SageMaker publishes for pools (guide "Deploy to multiple instance
+types with instance pools", section "Monitor instance pools").
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hosting.components.inference_component import InferenceComponent
 from constructs_llm.hosting.endpoint import LlmEndpoint
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
@@ -150,7 +154,7 @@ def _lines(widgets: list[cloudwatch.IWidget | None]) -> list[list[cloudwatch.IWi
 def _variant_title(variant: EndpointVariant) -> cloudwatch.TextWidget:
     role = "shadow" if variant.shadow else f"weight {variant.weight:g}"
     return cloudwatch.TextWidget(
-        markdown=f"#### variant {variant.name} ({variant.instance_type.name}, {role})",
+        markdown=f"#### variant {variant.name} ({variant.pools.describe()}, {role})",
         width=24,
         height=1,
     )
@@ -159,7 +163,7 @@ def _variant_title(variant: EndpointVariant) -> cloudwatch.TextWidget:
 def _title(target: object, invokers: list[StreamingInvoker]) -> cloudwatch.TextWidget:
     path = target.node.path if isinstance(target, Construct) else str(target)
     if isinstance(target, LlmEndpoint):
-        what = f"endpoint, {target.instance_type.name}"
+        what = f"endpoint, {target.pools.describe()}"
     elif isinstance(target, InferenceComponent):
         what = f"inference component on {target.endpoint.node.path}"
     elif isinstance(target, ImportedEndpoint):
@@ -211,6 +215,11 @@ def _traffic(target: Target, invokers: list[StreamingInvoker]) -> cloudwatch.Gra
     )
 
 
+def _pools(target: Target) -> tuple[InstanceType, ...]:
+    """The instance pools of an endpoint's variant (none for a component or a single type)."""
+    return target.pool_instance_types if isinstance(target, LlmEndpoint | EndpointVariant) else ()
+
+
 def _latency(target: Target, invokers: list[StreamingInvoker]) -> cloudwatch.GraphWidget:
     model = cloudwatch.MathExpression(
         expression="latency / 1000",  # microseconds to milliseconds
@@ -218,10 +227,24 @@ def _latency(target: Target, invokers: list[StreamingInvoker]) -> cloudwatch.Gra
         label="ModelLatency p90 (ms)",
         period=_MINUTE,
     )
+    per_pool = [
+        cloudwatch.MathExpression(
+            expression=f"latency{index} / 1000",
+            using_metrics={
+                f"latency{index}": target.metric_model_latency(
+                    dimensions_map=target.instance_type_dimensions(t)
+                )
+            },
+            label=f"ModelLatency p90 on {t.name} (ms)",
+            period=_MINUTE,
+        )
+        for index, t in enumerate(_pools(target))
+    ]
     return _graph(
         "Model latency and the invoker's own time (ms)",
         [
             model,
+            *per_pool,
             *_per(invokers, target, "metric_overhead_latency", "invoker overhead p90"),
             *_per(invokers, target, "metric_duration", "invoker duration p90"),
         ],
@@ -263,9 +286,22 @@ def _capacity(target: Target) -> cloudwatch.GraphWidget:
         what, fixed = "Instances", target.instance_count
     low = scaling.lowest_min if scaling else fixed
     high = scaling.highest_max if scaling else fixed
+    per_pool = [
+        target.metric_cpu_utilization(
+            statistic="SampleCount",
+            dimensions_map=target.instance_type_dimensions(t),
+            label=f"{t.name} instances",
+        )
+        for t in _pools(target)
+    ]
     return _graph(
         f"{what} running, against the scaling bounds",
-        [target.metric_cpu_utilization(statistic="SampleCount", label=f"{what.lower()} reporting")],
+        [
+            target.metric_cpu_utilization(
+                statistic="SampleCount", label=f"{what.lower()} reporting"
+            ),
+            *per_pool,
+        ],
         annotations=[
             cloudwatch.HorizontalAnnotation(value=low, label="min"),
             cloudwatch.HorizontalAnnotation(value=high, label="max"),
@@ -285,6 +321,8 @@ def _gpus(target: Target) -> cloudwatch.GraphWidget | None:
             ],
             percent=True,
         )
+    if _pools(target):
+        return _pool_gpus(target, _pools(target))
     gpus = target.instance_type.accelerator_count
     if target.instance_type.accelerator != "nvidia" or not gpus:
         return None
@@ -305,6 +343,38 @@ def _gpus(target: Target) -> cloudwatch.GraphWidget | None:
         per_gpu,
         percent=True,
     )
+
+
+def _pool_gpus(
+    target: LlmEndpoint | EndpointVariant, pools: tuple[InstanceType, ...]
+) -> cloudwatch.GraphWidget | None:
+    """GPU use and memory of each pool's instances, in percent of each of its GPUs (an
+    instance's metrics sum its GPUs, and the pools' types may have different counts)."""
+    lines: list[cloudwatch.IMetric] = []
+    for index, t in enumerate(pools):
+        gpus = t.accelerator_count if t.accelerator == "nvidia" and t.known else 0
+        if not gpus:
+            continue
+        dimensions = target.instance_type_dimensions(t)
+        lines += [
+            cloudwatch.MathExpression(
+                expression=f"{id}{index} / {gpus}",
+                using_metrics={f"{id}{index}": metric},
+                label=f"{label} on {t.name}",
+                period=_MINUTE,
+            )
+            for id, metric, label in (
+                ("gpu", target.metric_gpu_utilization(dimensions_map=dimensions), "GPU use"),
+                (
+                    "memory",
+                    target.metric_gpu_memory_utilization(dimensions_map=dimensions),
+                    "GPU memory",
+                ),
+            )
+        ]
+    if not lines:
+        return None
+    return _graph("GPU use and memory per pool (% of each GPU)", lines, percent=True)
 
 
 def _tokens(target: object, invokers: list[StreamingInvoker]) -> cloudwatch.GraphWidget | None:

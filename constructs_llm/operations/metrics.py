@@ -5,6 +5,13 @@ Names, namespaces and dimensions are SageMaker's
 metrics in ``AWS/SageMaker``, instance metrics in ``/aws/sagemaker/Endpoints`` (by
 ``EndpointName, VariantName``), per-copy metrics in ``/aws/sagemaker/InferenceComponents``
 (by ``InferenceComponentName``).
+
+With instance pools SageMaker also publishes each metric by ``InstanceType``: "EndpointName,
+VariantName, InstanceType" for endpoint and invocation metrics, "InferenceComponentName,
+InstanceType" for components, standard and enhanced metrics alike (guide "Deploy to multiple
+instance types with instance pools", section "Monitor instance pools",
+https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html);
+``instance_type_dimensions`` narrows any ``metric_*()`` to one pool.
 """
 
 from __future__ import annotations
@@ -68,6 +75,12 @@ class InvocationMetrics:
 
         def _metric_dimensions(self) -> dict[str, str]: ...
 
+    def instance_type_dimensions(self, instance_type: str | InstanceType) -> dict[str, str]:
+        """This target's dimensions narrowed to one instance type, for ``dimensions_map=`` of
+        any ``metric_*()``: with instance pools, SageMaker publishes every metric per
+        ``InstanceType`` as well as across the variant (or component)."""
+        return {**self._metric_dimensions(), "InstanceType": str(instance_type)}
+
     def metric(
         self,
         metric_name: str,
@@ -127,6 +140,11 @@ class VariantMetrics(InvocationMetrics):
 
     instance_type: InstanceType
 
+    @property
+    def pool_instance_types(self) -> tuple[InstanceType, ...]:
+        """The instance pools' types, when the variant has pools (else empty)."""
+        return ()
+
     def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
         """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
         return self.metric("GPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
@@ -148,19 +166,39 @@ class VariantMetrics(InvocationMetrics):
 
     def alarm_metrics(self) -> AlarmMetrics:
         """What the variant's default alarms watch (see ``constructs_llm.operations.alarms``)."""
-        from constructs_llm.operations.alarms import AlarmMetrics
+        from constructs_llm.operations.alarms import AlarmMetrics, PoolMetric
 
         instance = self.instance_type
-        nvidia = instance.accelerator == "nvidia" and instance.known
-        gpus = instance.accelerator_count if nvidia else 0
+        gpus = _gpus(instance)
+        pools = self.pool_instance_types
+        # Pools of different types: an instance sums its own GPUs, so each type is watched on
+        # its own dimension with its own scale.
+        per_type = tuple(
+            PoolMetric(
+                instance_type=t.name,
+                metric=self.metric_gpu_memory_utilization(
+                    dimensions_map=self.instance_type_dimensions(t)
+                ),
+                scale=_gpus(t),
+            )
+            for t in pools
+            if _gpus(t)
+        )
         return AlarmMetrics(
             errors=self.metric_invocation_5xx_errors(),
             model_errors=self.metric_invocation_model_errors(),
             latency=self.metric_model_latency(),
-            gpu_memory=self.metric_gpu_memory_utilization() if gpus else None,
+            gpu_memory=self.metric_gpu_memory_utilization() if gpus and not pools else None,
             gpu_memory_scale=gpus or 1,
+            gpu_memory_by_instance_type=per_type,
             disk=self.metric_disk_utilization(),
         )
+
+
+def _gpus(instance: InstanceType) -> int:
+    """The GPUs whose memory an instance's ``GPUMemoryUtilization`` sums (0: none known)."""
+    nvidia = instance.accelerator == "nvidia" and instance.known
+    return instance.accelerator_count if nvidia else 0
 
 
 class CopyMetrics(InvocationMetrics):
