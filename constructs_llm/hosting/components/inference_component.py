@@ -197,7 +197,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             problems.extend(
                 self._on_pools(lambda i: [self._fleet_problem("copies", copies, "copies", i)])
             )
-            problems.extend(self._on_pools(self._scaling_problems), ScalingError)
+            problems.extend(self._scaling_problems(), ScalingError)
             for index, placement in enumerate(self.placements):
                 problems.extend(
                     Problem(
@@ -347,7 +347,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             most,
         )
 
-    def _scaling_problems(self, pool: int = 0) -> list[str | None]:
+    def _scaling_problems(self) -> list[str | None]:
         s = self.autoscaling
         if s is None:
             return []
@@ -358,32 +358,29 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             if not low <= self.copies <= s.max_capacity
             else None,
             msg.scale_to_zero_needs_release(self.endpoint.node.path, min_instances)
-            if s.min_capacity == 0 and min_instances > 0 and pool == 0
+            if s.min_capacity == 0 and min_instances > 0
             else None,
-            self._fleet_problem("autoscaling max_capacity", s.max_capacity, "copies at most", pool),
-            *self._schedule_problems(s, pool),
+            *self._fleet_problems("autoscaling max_capacity", s.max_capacity),
+            *self._schedule_problems(s),
         ]
 
-    def _schedule_problems(self, scaling: Autoscaling, pool: int = 0) -> list[str | None]:
+    def _schedule_problems(self, scaling: Autoscaling) -> list[str | None]:
         min_instances = self.endpoint.min_instances
         found: list[str | None] = []
         for index, item in enumerate(scaling.schedule):
-            if (
-                item.min_capacity == 0
-                and scaling.min_capacity > 0
-                and min_instances > 0
-                and not pool
-            ):
+            if item.min_capacity == 0 and scaling.min_capacity > 0 and min_instances > 0:
                 found.append(
                     ops.schedule_releases_nothing(index, self.endpoint.node.path, min_instances)
                 )
             if item.max_capacity is not None:
-                found.append(
-                    self._fleet_problem(
-                        f"schedule[{index}] max_capacity", item.max_capacity, "copies at most", pool
-                    )
-                )
+                found += self._fleet_problems(f"schedule[{index}] max_capacity", item.max_capacity)
         return found
+
+    def _fleet_problems(self, prop: str, count: int) -> list[str]:
+        """``count`` copies at most must fit the fleet on every pool (each may be the one)."""
+        return self._on_pools(
+            lambda pool: [self._fleet_problem(prop, count, "copies at most", pool)]
+        )
 
     def _deployment_problems(
         self, deployment: Deployment | None, alarms: Alarms | None
