@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_cdk import Stack
 
+from stacks.capacity import CapacityStack
 from stacks.falcon40b_lmi import Falcon40bLmiStack
 from stacks.front_doors import FrontDoorsStack
 from stacks.llama2_tgi import Llama2TgiStack
@@ -26,4 +27,5 @@ EXAMPLES: dict[str, type[Stack]] = {
     "front-doors": FrontDoorsStack,
     "model-gateway": ModelGatewayStack,
     "production": ProductionStack,
+    "capacity": CapacityStack,
 }

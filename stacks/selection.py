@@ -22,6 +22,7 @@ EXAMPLE_NAMES = (
     "front-doors",
     "model-gateway",
     "production",
+    "capacity",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 

@@ -174,7 +174,7 @@ def test_synth_prints_one_note_line_per_endpoint_and_nothing_else(cloud_assembly
         for path, entries in json.loads(metadata.read_text()).items()
         if any(entry["type"] == "constructs-llm:note" for entry in entries)
     }
-    assert len(notes) == len(annotated) == 15, output  # one line per endpoint or component
+    assert len(notes) == len(annotated) == 16, output  # one line per endpoint or component
     assert "Phi3Lmi/Endpoint: Memory plan: microsoft/Phi-3-mini-4k-instruct" in output
     assert "SharedEndpoint/Endpoint: Service Quotas: 'ml.g5.12xlarge" in output
     others = set(output.splitlines()) - set(notes) - {""}
