@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_cdk import Stack
 
+from stacks.capacity import CapacityStack
 from stacks.falcon40b_lmi import Falcon40bLmiStack
 from stacks.front_doors import FrontDoorsStack
 from stacks.llama2_tgi import Llama2TgiStack
@@ -28,4 +29,5 @@ EXAMPLES: dict[str, type[Stack]] = {
     "model-gateway": ModelGatewayStack,
     "production": ProductionStack,
     "native-openai": NativeOpenAiStack,
+    "capacity": CapacityStack,
 }

@@ -23,6 +23,7 @@ EXAMPLE_NAMES = (
     "model-gateway",
     "production",
     "native-openai",
+    "capacity",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 

@@ -1,5 +1,6 @@
-"""LlmEndpoint: a real-time SageMaker endpoint serving one LlmModel on one instance type, or
-several models and instance types as weighted variants (with an optional shadow)."""
+"""LlmEndpoint: a real-time SageMaker endpoint serving one LlmModel on one instance type (or on
+instance pools: a list of types in order of preference), or several models and instance types
+as weighted variants (with an optional shadow)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
+from constructs_llm.hardware.pools import InstanceTypes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.names import generated_name, name_problem
@@ -25,7 +28,7 @@ from constructs_llm.hosting.target import (
 )
 from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
-from constructs_llm.notes import add_memory_plan_note, add_quota_note
+from constructs_llm.notes import add_memory_plan_note, add_note, add_quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.capacity_notes import add_capacity_note
@@ -72,7 +75,12 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
     arguments (``model`` to ``autoscaling``) then go on each ``Variant``.
 
     :param model: the model to serve. @default none: give ``variants`` instead
-    :param instance_type: @default the model's ``instance_type`` (its default placement)
+    :param instance_type: one type, or a list of up to 5 in order of preference (instance
+        pools: SageMaker provisions the first and falls back to the next when a type has no
+        capacity; the model is bound to, and checked on, each). @default the model's
+        ``instance_type`` (its default placement)
+    :param provision_timeout: with instance pools, how long SageMaker may try the pools for
+        capacity before the deploy or scale-out fails (5-60 minutes). @default SageMaker's
     :param instance_count: initial instances. @default 1
     :param health_check_timeout: container start-up health check. @default 15 min on GPUs
         (longer for large models), 60 min on Neuron
@@ -104,7 +112,8 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         id: str,
         *,
         model: LlmModel | None = None,
-        instance_type: str | InstanceType | None = None,
+        instance_type: InstanceTypes | None = None,
+        provision_timeout: Duration | None = None,
         instance_count: int | None = None,
         health_check_timeout: Duration | None = None,
         download_timeout: Duration | None = None,
@@ -143,6 +152,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
                     health_check_timeout=health_check_timeout,
                     download_timeout=download_timeout,
                     volume_size=volume_size,
+                    provision_timeout=provision_timeout,
                 )
             ]
         else:
@@ -154,6 +164,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
                 "download_timeout": download_timeout,
                 "volume_size": volume_size,
                 "autoscaling": autoscaling,
+                "provision_timeout": provision_timeout,
             }
             problems.extend(_per_variant_problems(given, variants))
             specs = list(variants) if isinstance(variants, list | tuple) else []
@@ -196,6 +207,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         # The first production variant, as before variants existed.
         self.model, self.binding, self.autoscaling = first.model, first.binding, first.autoscaling
         self.instance_type, self.variant_name = first.instance_type, first.name
+        self.pools = first.pools
         self.instance_count = first.instance_count
         self.health_check_timeout = first.health_check_timeout
         self.download_timeout = first.download_timeout
@@ -220,8 +232,12 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         )
         for v in hosted:
             v.autoscale(self, "ScalableTarget" if single else f"ScalableTarget-{v.name}")
-            add_memory_plan_note(self, v.binding.plan, per_copy=False)
-            add_capacity_note(self, v.instance_type.name, v.autoscaling, v.instance_count)
+            _plan_notes(self, v)
+            add_capacity_note(self, _fleet_name(v), v.autoscaling, v.instance_count)
+            if v.pools.listed and v.autoscaling is not None:
+                Annotations.of(self).add_warning_v2(
+                    "constructs-llm:pools-autoscaling", _pools_autoscaling(v)
+                )
         self.scalable_target = first.scalable_target
         _quota_notes(self, hosted)
 
@@ -239,7 +255,9 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         for v in self.variants:
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:guarded-rollout-hardware",
-                _guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
+                _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
+                if v.pools.listed
+                else _guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
             )
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
@@ -286,6 +304,16 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
     @property
     def inference_component_name(self) -> str | None:
         return None
+
+    @property
+    def fleet_label(self) -> str:
+        """The instance type, or the instance pools in priority order, for titles."""
+        return self.pools.describe()
+
+    @property
+    def pool_instance_types(self) -> tuple[InstanceType, ...]:
+        """The first production variant's pools, when given as a list (else empty)."""
+        return self.variants[0].pool_instance_types
 
     @property
     def stream_format(self) -> StreamFormat:
@@ -335,7 +363,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         parts = [*self.variants, *([self.shadow_variant] if self.shadow_variant else [])]
         if len(parts) == 1:
             return super().dashboard_view()
-        return DashboardView(label=f"endpoint, {self.instance_type.name}", parts=parts)
+        return DashboardView(label=f"endpoint, {self.fleet_label}", parts=parts)
 
     def _openai_invoke_arns(self) -> list[str]:
         return [self.endpoint_arn]
@@ -392,7 +420,7 @@ def _rollout_problems(
         )
         for p in production
     )
-    instances = [p.placement.instance_type for p in production]
+    instances = [t for p in production for t in p.pools.instance_types]
     inf1 = next((i for i in instances if i.family == "inf1"), instances[0])
     found = deployment.problems_for(fleet, instance_type=inf1, variants=len(production))
     if deployment.rollback_alarms is None:
@@ -416,7 +444,7 @@ def _too_many_rollback_alarms(variants: int, each: int) -> str:
 def _startup(planned: PlannedVariant) -> Duration:
     spec = planned.spec
     health, download = startup_timeouts(
-        planned.placement.instance_type,
+        planned.pools,
         spec.model.architecture,
         spec.health_check_timeout,
         spec.download_timeout,
@@ -439,10 +467,70 @@ def _fleet(variants: Iterable[tuple[Autoscaling | None, int, Duration]]) -> Flee
 
 
 def _quota_notes(scope: Construct, hosted: list[EndpointVariant]) -> None:
-    """One Service Quotas note per instance type: the most instances its variants may run."""
+    """One Service Quotas note per instance type: the most instances its variants may run.
+    Every pool of a variant may be the one SageMaker provisions the whole fleet from, so each
+    pool's type needs the variant's most."""
     most: dict[str, int] = {}
     for v in hosted:
         count = v.autoscaling.highest_max if v.autoscaling else v.instance_count
-        most[v.instance_type.name] = most.get(v.instance_type.name, 0) + count
+        for inst in v.pools.instance_types:
+            most[inst.name] = most.get(inst.name, 0) + count
     for instance_type, instances in most.items():
         add_quota_note(scope, instance_type, instances)
+
+
+def _plan_notes(scope: Construct, variant: EndpointVariant) -> None:
+    """The memory plan of the variant's model on each of its pools."""
+    pools = variant.pools
+    if not pools.listed:
+        add_memory_plan_note(scope, variant.binding.plan, per_copy=False)
+        return
+    for index, binding in enumerate(variant.pool_bindings):
+        plan = variant.model.derive(pools.placements[index]).plan
+        own = " (own Model: ModelNameOverride)" if binding is not variant.binding else ""
+        if plan is not None:
+            add_note(scope, f"Memory plan, pool {index + 1} of {len(pools)}{own}: {plan.summary()}")
+
+
+def _fleet_name(variant: EndpointVariant) -> str:
+    """What the capacity note counts: the instance type, or the pools."""
+    first, *fallbacks = variant.pools.instance_types
+    if not fallbacks:
+        return first.name
+    return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
+
+
+def _pools_autoscaling(variant: EndpointVariant) -> str:
+    """What to verify when a variant with instance pools scales."""
+    capacities = {
+        t.name: f"{t.accelerator_count} x {t.accelerator_memory_gib:.0f} GiB"
+        for t in variant.pools.instance_types
+        if t.known and t.accelerator_memory_gib is not None
+    }
+    mixed = ""
+    if len(set(capacities.values())) > 1:
+        listed = ", ".join(f"{name} {gpus}" for name, gpus in capacities.items())
+        mixed = (
+            f" The pools differ in capacity ({listed}), and the scaling target is an average "
+            "over every instance: set it for the smallest pool, or track a weighted metric per "
+            "InstanceType as the guide shows."
+        )
+    return (
+        f"{variant.describe} scales over instance pools ({variant.pools.describe()}): "
+        "SageMaker adds instances from the first pool with capacity and removes the "
+        f"lowest-priority pool's first ({POOLS_GUIDE}).{mixed} SageMaker's autoscaling guide "
+        "fails an update that changes the instance type of a variant registered for "
+        "autoscaling, and the pools guide does not say whether changing the pools does: try "
+        "adding, dropping or reordering pools on a staging endpoint first"
+    )
+
+
+def _guardrails_pools_change(describe: str, pools: str, variant: str) -> str:
+    return (
+        f"{describe} guards updates on {pools} (variant '{variant}'): a new model, image, env "
+        "or timeout, and adding, dropping or reordering pools, keep the variant name and roll "
+        "out as configured, the new fleet taking whichever pool has capacity. Switching "
+        "between one instance type and a list renames the variant, which SageMaker does not "
+        "guard: that deploy shifts all traffic to the new fleet at once, with no canary, bake "
+        "or auto-rollback"
+    )

@@ -88,6 +88,25 @@ class Derivation:
     warnings: tuple[SynthWarning, ...]
     problems: tuple[Problem, ...]
 
+    def shares_model_with(self, other: Derivation) -> bool:
+        """True when one SageMaker Model serves both placements: the same container env,
+        image and host AMI (what an instance pool's ``ModelNameOverride`` would change)."""
+        return (
+            dict(self.environment) == dict(other.environment)
+            and self.inference_ami_version == other.inference_ami_version
+            and _same_image(self.image, other.image)
+        )
+
+
+def _same_image(a: ContainerImage, b: ContainerImage) -> bool:
+    if a is b:
+        return True
+    return (
+        type(a) is type(b)
+        and a.repository_name is not None
+        and (a.repository_name, a.tag) == (b.repository_name, b.tag)
+    )
+
 
 def derive(definition: Definition, placement: Placement) -> Derivation:
     """The env, memory plan, host AMI, warnings and problems of ``definition`` on ``placement``.

@@ -20,7 +20,6 @@ from constructs_llm.operations.schedule import MINUTES_PER_WEEK, hours_per_month
 from constructs_llm.sizing.copy_demand import CopyDemand
 
 if TYPE_CHECKING:
-    from constructs_llm.hardware.instance_type import InstanceType
     from constructs_llm.operations.autoscaling import Autoscaling
 
 __all__ = ["FleetOwner", "add_capacity_note", "note_fleet_capacity"]
@@ -87,7 +86,9 @@ class FleetOwner(Protocol):
     def components(self) -> Sequence[HostedCopies]: ...
 
     @property
-    def instance_type(self) -> InstanceType: ...
+    def fleet_name(self) -> str:
+        """Its instance type, or its instance pools."""
+        ...
 
 
 def note_fleet_capacity(scope: IConstruct, endpoint: FleetOwner) -> None:
@@ -114,7 +115,7 @@ class _FleetNote:
         add_note(
             node,
             _capacity_note(
-                endpoint.instance_type.name,
+                endpoint.fleet_name,
                 low,
                 endpoint.max_instances,
                 _scheduled(floor, scheduled),

@@ -6,7 +6,10 @@ instances (or copies) against the autoscaling bounds; GPU use and memory; time t
 token and tokens per second; the target's alarms. SageMaker's metrics are documented at
 https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html; instances and
 copies are counted as the SampleCount of the CPU metric each instance (``CPUUtilization``)
-or copy (``CPUUtilizationNormalized``) reports every minute.
+or copy (``CPUUtilizationNormalized``) reports every minute. For a variant with instance
+pools, the instances, model latency and GPU graphs add a line per pool, from the
+``InstanceType`` dimension SageMaker publishes for pools (guide "Deploy to multiple instance
+types with instance pools", section "Monitor instance pools").
 """
 
 from __future__ import annotations
@@ -165,7 +168,7 @@ def _target_widgets(
 ) -> list[cloudwatch.IWidget | None]:
     return [
         _traffic(target, invokers),
-        _latency(target, invokers),
+        _latency(target, view, invokers),
         _errors(target, view, invokers),
         _concurrency(target, view),
         _capacity(target, view),
@@ -244,7 +247,9 @@ def _traffic(target: DashboardTarget, invokers: list[StreamingInvoker]) -> cloud
     )
 
 
-def _latency(target: DashboardTarget, invokers: list[StreamingInvoker]) -> cloudwatch.GraphWidget:
+def _latency(
+    target: DashboardTarget, view: DashboardView, invokers: list[StreamingInvoker]
+) -> cloudwatch.GraphWidget:
     model = cloudwatch.MathExpression(
         expression="latency / 1000",  # microseconds to milliseconds
         using_metrics={"latency": target.metric_model_latency()},
@@ -255,6 +260,7 @@ def _latency(target: DashboardTarget, invokers: list[StreamingInvoker]) -> cloud
         "Model latency and the invoker's own time (ms)",
         [
             model,
+            *view.extra_latency,
             *_per(invokers, target, "metric_overhead_latency", "invoker overhead p90"),
             *_per(invokers, target, "metric_duration", "invoker duration p90"),
         ],
@@ -295,7 +301,12 @@ def _capacity(target: DashboardTarget, view: DashboardView) -> cloudwatch.GraphW
     high = scaling.highest_max if scaling else fixed
     return _graph(
         f"{what} running, against the scaling bounds",
-        [target.metric_cpu_utilization(statistic="SampleCount", label=f"{what.lower()} reporting")],
+        [
+            target.metric_cpu_utilization(
+                statistic="SampleCount", label=f"{what.lower()} reporting"
+            ),
+            *view.extra_counts,
+        ],
         annotations=[
             cloudwatch.HorizontalAnnotation(value=low, label="min"),
             cloudwatch.HorizontalAnnotation(value=high, label="max"),

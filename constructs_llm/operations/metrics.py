@@ -5,6 +5,13 @@ Names, namespaces and dimensions are SageMaker's
 metrics in ``AWS/SageMaker``, instance metrics in ``/aws/sagemaker/Endpoints`` (by
 ``EndpointName, VariantName``), per-copy metrics in ``/aws/sagemaker/InferenceComponents``
 (by ``InferenceComponentName``).
+
+With instance pools SageMaker also publishes each metric by ``InstanceType``: "EndpointName,
+VariantName, InstanceType" for endpoint and invocation metrics, "InferenceComponentName,
+InstanceType" for components, standard and enhanced metrics alike (guide "Deploy to multiple
+instance types with instance pools", section "Monitor instance pools",
+https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html);
+``instance_type_dimensions`` narrows any ``metric_*()`` to one pool.
 """
 
 from __future__ import annotations
@@ -76,6 +83,10 @@ class DashboardView:
     :param gpu: the GPU widget's title and metrics. @default none (no GPUs)
     :param extra_errors: error metrics of this kind of target beyond the invocation errors.
         @default none
+    :param extra_latency: model latency lines beside the target's own (one per instance
+        pool). @default none
+    :param extra_counts: instance-count lines beside the target's own (one per instance
+        pool). @default none
     :param parts: targets shown in rows of their own after this one's (an endpoint's
         variants). @default none
     :param heading: the markdown heading of such a part's row. @default none
@@ -88,6 +99,8 @@ class DashboardView:
     fixed_count: int = 1
     gpu: tuple[str, Sequence[cloudwatch.IMetric]] | None = None
     extra_errors: Sequence[cloudwatch.IMetric] = ()
+    extra_latency: Sequence[cloudwatch.IMetric] = ()
+    extra_counts: Sequence[cloudwatch.IMetric] = ()
     parts: Sequence[Any] = field(default_factory=tuple)
     heading: str | None = None
 
@@ -102,6 +115,12 @@ class InvocationMetrics:
     if TYPE_CHECKING:  # each subclass names the dimensions of its metrics
 
         def _metric_dimensions(self) -> dict[str, str]: ...
+
+    def instance_type_dimensions(self, instance_type: str | InstanceType) -> dict[str, str]:
+        """This target's dimensions narrowed to one instance type, for ``dimensions_map=`` of
+        any ``metric_*()``: with instance pools, SageMaker publishes every metric per
+        ``InstanceType`` as well as across the variant (or component)."""
+        return {**self._metric_dimensions(), "InstanceType": str(instance_type)}
 
     def metric(
         self,
@@ -162,6 +181,11 @@ class VariantMetrics(InvocationMetrics):
 
     instance_type: InstanceType
 
+    @property
+    def pool_instance_types(self) -> tuple[InstanceType, ...]:
+        """The instance pools' types, when the variant has pools (else empty)."""
+        return ()
+
     def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
         """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
         return self.metric("GPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
@@ -184,12 +208,77 @@ class VariantMetrics(InvocationMetrics):
     instance_count: int
 
     def dashboard_view(self) -> DashboardView:
-        """This variant's dashboard row: its instances, and its GPUs per instance."""
+        """This variant's dashboard row: its instances, and its GPUs per instance; with
+        instance pools, a line per pool for instances, model latency and GPUs, from the
+        ``InstanceType`` dimension SageMaker publishes for pools (guide "Deploy to multiple
+        instance types with instance pools", section "Monitor instance pools")."""
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        pools = self.pool_instance_types
+        latency = [
+            cloudwatch.MathExpression(
+                expression=f"latency{index} / 1000",  # microseconds to milliseconds
+                using_metrics={
+                    f"latency{index}": self.metric_model_latency(
+                        dimensions_map=self.instance_type_dimensions(t)
+                    )
+                },
+                label=f"ModelLatency p90 on {t.name} (ms)",
+                period=_MINUTE,
+            )
+            for index, t in enumerate(pools)
+        ]
+        counts = [
+            self.metric_cpu_utilization(
+                statistic="SampleCount",
+                dimensions_map=self.instance_type_dimensions(t),
+                label=f"{t.name} instances",
+            )
+            for t in pools
+        ]
         return DashboardView(
-            label=f"endpoint, {self.instance_type.name}",
+            label=f"endpoint, {self.fleet_label}",
             fixed_count=self.instance_count,
-            gpu=self._instance_gpus(),
+            gpu=self._pool_gpus(pools) if pools else self._instance_gpus(),
+            extra_latency=latency,
+            extra_counts=counts,
         )
+
+    @property
+    def fleet_label(self) -> str:
+        """The instance type, or the instance pools, for titles."""
+        return self.instance_type.name
+
+    def _pool_gpus(
+        self, pools: tuple[InstanceType, ...]
+    ) -> tuple[str, list[cloudwatch.IMetric]] | None:
+        """GPU use and memory of each pool's instances, in percent of each of its GPUs (an
+        instance's metrics sum its GPUs, and the pools' types may have different counts)."""
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        lines: list[cloudwatch.IMetric] = []
+        for index, t in enumerate(pools):
+            gpus = _gpus(t)
+            if not gpus:
+                continue
+            dimensions = self.instance_type_dimensions(t)
+            lines += [
+                cloudwatch.MathExpression(
+                    expression=f"{id}{index} / {gpus}",
+                    using_metrics={f"{id}{index}": metric},
+                    label=f"{label} on {t.name}",
+                    period=_MINUTE,
+                )
+                for id, metric, label in (
+                    ("gpu", self.metric_gpu_utilization(dimensions_map=dimensions), "GPU use"),
+                    (
+                        "memory",
+                        self.metric_gpu_memory_utilization(dimensions_map=dimensions),
+                        "GPU memory",
+                    ),
+                )
+            ]
+        return ("GPU use and memory per pool (% of each GPU)", lines) if lines else None
 
     def _instance_gpus(self) -> tuple[str, list[cloudwatch.IMetric]] | None:
         from aws_cdk import aws_cloudwatch as cloudwatch
@@ -213,19 +302,39 @@ class VariantMetrics(InvocationMetrics):
 
     def alarm_metrics(self) -> AlarmMetrics:
         """What the variant's default alarms watch (see ``constructs_llm.operations.alarms``)."""
-        from constructs_llm.operations.alarms import AlarmMetrics
+        from constructs_llm.operations.alarms import AlarmMetrics, PoolMetric
 
         instance = self.instance_type
-        nvidia = instance.accelerator == "nvidia" and instance.known
-        gpus = instance.accelerator_count if nvidia else 0
+        gpus = _gpus(instance)
+        pools = self.pool_instance_types
+        # Pools of different types: an instance sums its own GPUs, so each type is watched on
+        # its own dimension with its own scale.
+        per_type = tuple(
+            PoolMetric(
+                instance_type=t.name,
+                metric=self.metric_gpu_memory_utilization(
+                    dimensions_map=self.instance_type_dimensions(t)
+                ),
+                scale=_gpus(t),
+            )
+            for t in pools
+            if _gpus(t)
+        )
         return AlarmMetrics(
             errors=self.metric_invocation_5xx_errors(),
             model_errors=self.metric_invocation_model_errors(),
             latency=self.metric_model_latency(),
-            gpu_memory=self.metric_gpu_memory_utilization() if gpus else None,
+            gpu_memory=self.metric_gpu_memory_utilization() if gpus and not pools else None,
             gpu_memory_scale=gpus or 1,
+            gpu_memory_by_instance_type=per_type,
             disk=self.metric_disk_utilization(),
         )
+
+
+def _gpus(instance: InstanceType) -> int:
+    """The GPUs whose memory an instance's ``GPUMemoryUtilization`` sums (0: none known)."""
+    nvidia = instance.accelerator == "nvidia" and instance.known
+    return instance.accelerator_count if nvidia else 0
 
 
 class CopyMetrics(InvocationMetrics):

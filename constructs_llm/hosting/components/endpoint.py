@@ -13,9 +13,19 @@ from constructs import Construct, IValidation, Node
 
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType, unknown_instance_type
+from constructs_llm.hardware.pools import (
+    VARIANT_NAME,
+    InstancePools,
+    InstanceTypes,
+    provision_timeout_problem,
+)
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
 from constructs_llm.hosting.names import name_problem
-from constructs_llm.hosting.production_variant import least_outstanding_requests, variant_name_for
+from constructs_llm.hosting.production_variant import (
+    instance_pools,
+    least_outstanding_requests,
+    variant_name_for,
+)
 from constructs_llm.hosting.storage import (
     VOLUME_KEY_ACTIONS,
     kms_problem,
@@ -55,7 +65,16 @@ class HostedComponent(Protocol):
     def binding(self) -> ModelBinding: ...
 
     @property
+    def pool_bindings(self) -> tuple[ModelBinding, ...]:
+        """The model its copies run on each pool (``binding`` without pools)."""
+        ...
+
+    @property
     def autoscaling(self) -> Autoscaling | None: ...
+
+    def demand_on(self, pool: int) -> CopyDemand:
+        """What one copy reserves on an instance of the endpoint's pool ``pool``."""
+        ...
 
 
 class InferenceComponentEndpoint(EndpointAttributes, Construct):
@@ -67,12 +86,21 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     ask for (between ``min_instances`` and ``max_instances``). Requests are routed to the
     least busy copy. The variant is named after the instance type, as on ``LlmEndpoint``.
 
+    Given a list of instance types (instance pools, in order of preference), SageMaker
+    provisions the fleet from the first type with capacity; each component's copy is then
+    checked, and its model bound, on every pool, and a component whose model or resources
+    differ between pools gets one specification per instance type (``Specifications``). The
+    variant is then named ``pools``, whatever the types and their order.
+
     The execution role is SageMaker's for the endpoint itself: it gets CloudWatch Logs under
     ``/aws/sagemaker/Endpoints/`` and ``PutMetricData`` in the ``/aws/sagemaker/*``
     namespaces, plus the KMS key when one is given. Each component's model keeps its own role
     for its image and weights.
 
-    :param instance_type: the instance type of every instance in the fleet.
+    :param instance_type: the instance type of every instance in the fleet, or a list of up
+        to 5 in order of preference (instance pools).
+    :param provision_timeout: with instance pools, how long SageMaker may try the pools for
+        capacity (5-60 minutes). @default SageMaker's
     :param min_instances: fewest instances managed scaling keeps. ``0`` lets the endpoint
         release every instance when all components have scaled their copies to zero.
         @default 1
@@ -92,7 +120,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         scope: Construct,
         id: str,
         *,
-        instance_type: str | InstanceType,
+        instance_type: InstanceTypes,
+        provision_timeout: Duration | None = None,
         min_instances: int = 1,
         max_instances: int = 1,
         health_check_timeout: Duration | None = None,
@@ -102,13 +131,17 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         kms_key: kms.IKey | None = None,
     ) -> None:
         super().__init__(scope, id)
-        self.instance_type = InstanceType.of(instance_type)
+        self.pools = self._parse_pools(instance_type)
+        self.instance_type = self.pools.first.instance_type
         self.min_instances = min_instances
         self.max_instances = max_instances
         self.health_check_timeout = health_check_timeout
+        self.provision_timeout = provision_timeout
         self.kms_key = kms_key
         self._check(endpoint_name, volume_size)
-        self.variant_name = variant_name_for(self.instance_type)
+        self.variant_name = (
+            VARIANT_NAME if self.pools.listed else variant_name_for(self.instance_type)
+        )
         self.components: list[HostedComponent] = []
         self._volume_size = volume_size
         self._host_ami: str | None = None
@@ -137,8 +170,17 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
 
     @property
     def capacity(self) -> CopyDemand | None:
-        """What one instance offers components (None when the instance type is unknown)."""
+        """What one instance offers components (None when the instance type is unknown); with
+        instance pools, one instance of the priority-1 pool."""
         return CopyDemand.capacity_of(self.instance_type)
+
+    @property
+    def fleet_name(self) -> str:
+        """The instance type, or the pools (for notes)."""
+        first, *fallbacks = self.pools.instance_types
+        if not fallbacks:
+            return first.name
+        return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
 
     def host_ami_problem(self, ami: str | None, component_path: str) -> str | None:
         """The host AMI serves every component: CUDA 13 images need the newer driver, and two
@@ -161,26 +203,41 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if binding.inference_ami_version is not None and self._host_ami is None:
             self._host_ami = binding.inference_ami_version
             self.config.production_variants = [self._variant()]
-        binding.grant_read(self.role)
+        for each in dict.fromkeys(component.pool_bindings):
+            each.grant_read(self.role)
+
+    def _parse_pools(self, instance_type: InstanceTypes) -> InstancePools:
+        pools, found = InstancePools.parse(instance_type)
+        problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
+        problems.extend(found)
+        problems.raise_if_any()
+        assert pools is not None
+        return pools
 
     def _check(self, endpoint_name: str | None, volume: Size | None) -> None:
         low, high = self.min_instances, self.max_instances
         problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
+        problems.add(provision_timeout_problem(self.provision_timeout, self.pools))
         problems.add(positive_int_problem("min_instances", low, minimum=0))
         problems.add(positive_int_problem("max_instances", high))
         if all_ints(low, high) and low > high:
             problems.add(_min_instances_above_max(low, high))
         problems.add(timeout_problem("health_check_timeout", self.health_check_timeout))
         problems.add(name_problem("endpoint_name", endpoint_name))
-        problems.add(volume_problem(self.instance_type, volume))
-        problems.add(kms_problem(self.instance_type, self.kms_key))
+        for inst in self.pools.instance_types:
+            problems.add(volume_problem(inst, volume))
+            problems.add(kms_problem(inst, self.kms_key))
         problems.raise_if_any()
 
     def _variant(self) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
-        volume = self._volume_size
+        volume, pools, timeout = self._volume_size, self.pools, self.provision_timeout
         return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
             variant_name=self.variant_name,
-            instance_type=self.instance_type.name,
+            instance_type=None if pools.listed else self.instance_type.name,
+            instance_pools=instance_pools(pools, {}) if pools.listed else None,
+            variant_instance_provision_timeout_in_seconds=int(timeout.to_seconds())
+            if timeout is not None
+            else None,
             # The API needs at least one instance to create the endpoint, even when scaling
             # may later release them all.
             initial_instance_count=max(1, self.min_instances),
@@ -195,13 +252,16 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
 
     def _annotate(self) -> None:
-        add_quota_note(self, self.instance_type.name, self.max_instances)
+        # Every pool may be the one SageMaker provisions the whole fleet from.
+        for inst in self.pools.instance_types:
+            add_quota_note(self, inst.name, self.max_instances)
         note_fleet_capacity(self, self)
-        if not self.instance_type.known:
-            Annotations.of(self).add_warning_v2(
-                "constructs-llm:unknown-instance-type",
-                unknown_instance_type(self.instance_type, for_components=True),
-            )
+        for inst in self.pools.instance_types:
+            if not inst.known:
+                Annotations.of(self).add_warning_v2(
+                    "constructs-llm:unknown-instance-type",
+                    unknown_instance_type(inst, for_components=True),
+                )
         if self.min_instances == 0:
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:min-instances-zero-region", _min_instances_zero_region()
@@ -245,11 +305,21 @@ class _FleetFits:
 
     def validate(self) -> list[str]:
         endpoint = self._endpoint
-        capacity, parts = endpoint.capacity, endpoint.components
+        return [
+            problem
+            for index, inst in enumerate(endpoint.pools.instance_types)
+            if (problem := self._fits(inst, [c.demand_on(index) for c in endpoint.components]))
+        ]
+
+    def _fits(self, instance: InstanceType, demands: list[CopyDemand]) -> str | None:
+        endpoint = self._endpoint
+        capacity, parts = CopyDemand.capacity_of(instance), endpoint.components
         if capacity is None or len(parts) < 2:
-            return []
+            return None
         fleet = endpoint.max_instances
-        need = functools.reduce(CopyDemand.plus, (c.demand.times(c.copies) for c in parts))
+        need = functools.reduce(
+            CopyDemand.plus, (d.times(c.copies) for d, c in zip(demands, parts, strict=True))
+        )
         over = [
             f"{wanted:g} {what} (the fleet has {have * fleet:g})"
             for what, wanted, have in (
@@ -260,13 +330,14 @@ class _FleetFits:
             if wanted > have * fleet
         ]
         if not over:
-            return []
-        names = ", ".join(f"{c.node.id} ({c.copies} x {c.demand.describe()})" for c in parts)
-        return [
-            _fleet_total_too_small(
-                endpoint.node.path, names, "; ".join(over), fleet, endpoint.instance_type.name
-            )
-        ]
+            return None
+        names = ", ".join(
+            f"{c.node.id} ({c.copies} x {d.describe()})"
+            for d, c in zip(demands, parts, strict=True)
+        )
+        return _fleet_total_too_small(
+            endpoint.node.path, names, "; ".join(over), fleet, instance.name
+        )
 
 
 def _fleet_total_too_small(
