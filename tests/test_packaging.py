@@ -1,12 +1,14 @@
 """The library is a package: `python -m build` makes an sdist and a wheel that `twine check`
 passes, with its data files and the Lambda's code asset inside; the wheel synthesizes a stack
-from outside the repository."""
+from outside the repository; and the README's "Use it in your own stack" commands install it
+into a fresh venv and synthesize the example app with the real CDK CLI."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+CDK_BIN = ROOT / "node_modules" / ".bin"
 pytestmark = pytest.mark.slow
 
 #: What the package carries besides its Python modules.
@@ -180,3 +183,81 @@ def _assert_one_runtime_asset(cloud_assembly: Path) -> None:
     run_sh = asset / "runtime" / "run.sh"
     assert run_sh.exists() and os.access(run_sh, os.X_OK)
     assert sorted(p.name for p in asset.iterdir()) == ["runtime"]
+
+
+def _own_stack_commands() -> str:
+    """The shell block of the README's "Use it in your own stack"."""
+    section = (ROOT / "README.md").read_text().split("## Use it in your own stack", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    (block,) = re.findall(r"```bash\n(.*?)```", section, re.DOTALL)
+    return str(block)
+
+
+def _checkout_copy(target: Path) -> Path:
+    """The repository's files as a clone has them (tracked or new, not ignored): no venvs,
+    node_modules or build output."""
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\0")
+    for name in filter(None, files):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def _user_environment() -> dict[str, str]:
+    """A shell as a user has it: no venv active, no PYTHONPATH, the pinned CDK CLI on PATH
+    (as `npm install -g aws-cdk@2.1148.1` puts it), no AWS credentials."""
+    ours = {str(Path(sys.executable).parent), str(ROOT / ".venv" / "bin")}
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p not in ours]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"} and not k.startswith("AWS_")
+    }
+    env["PATH"] = os.pathsep.join([str(CDK_BIN), *path])
+    env["CDK_DISABLE_CLI_TELEMETRY"] = "true"
+    return env
+
+
+def test_the_readme_commands_install_the_library_and_synthesize_the_example(
+    tmp_path: Path,
+) -> None:
+    """Exactly the README's lines, in an empty folder outside the repository: a fresh venv,
+    `pip install` of a checkout (with its dependencies from PyPI), the example's two files,
+    and the real `cdk synth`."""
+    checkout = _checkout_copy(tmp_path / "constructs-llm")
+    commands = _own_stack_commands()
+    assert commands.count("/path/to/constructs-llm") >= 2
+    script = commands.replace("/path/to/constructs-llm", str(checkout))
+    app = tmp_path / "my-app"
+    app.mkdir()
+    result = subprocess.run(
+        ["bash", "-e", "-c", script],
+        cwd=app,
+        env=_user_environment(),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert result.returncode == 0, (result.stdout[-3000:], result.stderr[-3000:])
+    # The app ran on the venv's Python, with the library from the venv's site-packages.
+    (installed,) = (app / ".venv" / "lib").glob("python3*/site-packages/constructs_llm")
+    assert (installed / "data" / "models.json").exists()
+    template = json.loads((app / "cdk.out" / "ChatStack.template.json").read_text())
+    types = {r["Type"] for r in template["Resources"].values()}
+    assert {"AWS::SageMaker::Model", "AWS::SageMaker::Endpoint", "AWS::Lambda::Url"} <= types
+    _assert_one_runtime_asset(app / "cdk.out")
+    # What the README says `cdk synth` prints besides the template.
+    assert (
+        "ChatStack/Endpoint: Memory plan: meta-llama/Meta-Llama-3-8B-Instruct on 1 x 22.4 GiB (ml.g5.2xlarge): "
+        in result.stderr
+    )
+    assert "feature flags are not configured" not in result.stderr
+    assert "Acknowledge with" not in result.stderr  # how the CLI closes a CDK warning
