@@ -24,8 +24,6 @@ VERIFICATION = DOCS / "verification.md"
 MAINTAINERS = DOCS / "maintainers.md"
 PAGES = [README, *sorted(DOCS.glob("*.md"))]
 USER_PAGES = [p for p in PAGES if p not in (VERIFICATION, MAINTAINERS)]
-# Owned elsewhere and kept verbatim: the README's complete app, which names its own test.
-VERBATIM_SECTION = "## Use it in your own stack"
 
 _PYTHON_BLOCK = re.compile(r"^( *)```python\n(.*?)^\1```", re.DOTALL | re.MULTILINE)
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
@@ -42,11 +40,6 @@ def _prose(text: str) -> str:
     """The page without fenced blocks and code spans."""
     text = re.sub(r"^ *```.*?^ *```", "", text, flags=re.DOTALL | re.MULTILINE)
     return _CODE_SPAN.sub("", text)
-
-
-def _without_verbatim_section(text: str) -> str:
-    head, found, tail = text.partition(VERBATIM_SECTION)
-    return head + (tail.split("\n## ", 1)[1] if found and "\n## " in tail else "")
 
 
 def _imports(code: str, page: Path) -> list[ast.ImportFrom | ast.Import]:
@@ -151,7 +144,7 @@ def test_every_relative_link_leads_to_a_file_and_heading(page: Path) -> None:
     ids=_ids([p for p in PAGES if p != VERIFICATION]),
 )
 def test_test_paths_and_matrix_rows_are_named_in_verification_only(page: Path) -> None:
-    text = _without_verbatim_section(page.read_text()) if page == README else page.read_text()
+    text = page.read_text()
     assert _TEST_FILE.findall(text) == [], page.name
     assert _MATRIX_ROW.findall(text) == [], page.name
 
