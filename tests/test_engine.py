@@ -258,6 +258,19 @@ def test_custom_engine_uses_the_stated_contract() -> None:
     assert any("set them in env" in w for w in engine.warnings(ctx, {}))
 
 
+def test_only_tgi_states_an_upstream_status() -> None:
+    (status,) = Engine.tgi().notes
+    assert status.startswith("Engine.tgi(): TGI is archived upstream")
+    for engine in (
+        Engine.vllm(),
+        Engine.lmi(),
+        Engine.sglang(),
+        Engine.tgi_neuronx(),
+    ):
+        assert engine.notes == ()
+    assert "archived" in (Engine.tgi.__doc__ or "")
+
+
 # -- plan-fed defaults ----------------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ class ChatStack(Stack):
 
         model = LlmModel(self, "Model",
             source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", token=hf_token),
-            engine=Engine.tgi(),
+            engine=Engine.vllm(),
             instance_type="ml.g5.2xlarge",
             max_input_tokens=2048, max_total_tokens=4096)
         endpoint = LlmEndpoint(self, "Endpoint", model=model)
