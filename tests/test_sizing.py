@@ -59,6 +59,17 @@ def test_phi3_plan_on_one_a10g() -> None:
     assert plan.typical_concurrent_sequences == plan.max_batch_total_tokens // 1412
 
 
+def test_typical_request_is_the_median_of_the_benchmark_s_trace() -> None:
+    # The note's typical length and the benchmark's request lengths come from one trace.
+    from constructs_llm.sizing.memory import TYPICAL_REQUEST_TOKENS
+    from tests.conftest import ROOT
+
+    trace = json.loads((ROOT / "bench" / "data" / "azure_llm_conversation_2023.json").read_text())
+    assert trace["median"] == {"prompt": 1020, "reply": 129, "total": TYPICAL_REQUEST_TOKENS}
+    assert sum(cell[4] for cell in trace["cells"]) == trace["requests"] == 19366
+    assert "AzureLLMInferenceTrace_conv.csv" in trace["_source"]
+
+
 def test_typical_request_is_never_longer_than_the_token_limit() -> None:
     plan = plan_memory(
         arch("microsoft/Phi-3-mini-4k-instruct"), instance="ml.g5.4xlarge", max_total_tokens=1024
