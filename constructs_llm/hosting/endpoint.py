@@ -14,6 +14,7 @@ from constructs import Construct
 from constructs_llm import messages as msg
 from constructs_llm.compliance import NVME_VOLUME_KEY, waive
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.shared import (
     VOLUME_KEY_ACTIONS,
@@ -100,6 +101,15 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
     :param alarms: the default alarms of each production variant (``endpoint.alarms`` for the
         first, ``endpoint.variants[i].alarms``): ``True``, ``Alarms(...)`` for other thresholds
         and an SNS topic, or ``False`` for none. @default True
+    :param enhanced_metrics: CloudWatch metrics per instance and per GPU (``MetricsConfig``),
+        which multiply the metric series and so what alarms, dashboards and queries on them
+        cost (see ``hosting/metrics_config.py``). @default False
+    :param metric_publish_frequency: how often SageMaker publishes the utilization metrics,
+        and the invocation metrics with ``enhanced_metrics``: 10, 30, 60, 120, 180, 240 or 300
+        seconds. @default SageMaker's 60 s
+    :param capacity_reservation: the ARN of an ML capacity reservation the instances launch
+        into, only there (no on-demand fallback); with ``variants``, give it to each
+        ``Variant``. @default none (on-demand)
     """
 
     def __init__(
@@ -121,9 +131,13 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         served_model_name: str | None = None,
         deployment: Deployment | None = None,
         alarms: Alarms | bool = True,
+        enhanced_metrics: bool = False,
+        metric_publish_frequency: Duration | None = None,
+        capacity_reservation: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
+        problems.extend(metrics_problems(enhanced_metrics, metric_publish_frequency))
         problems.add(
             type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
         )
@@ -147,6 +161,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
                     health_check_timeout=health_check_timeout,
                     download_timeout=download_timeout,
                     volume_size=volume_size,
+                    capacity_reservation=capacity_reservation,
                 )
             ]
         else:
@@ -158,6 +173,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
                 "download_timeout": download_timeout,
                 "volume_size": volume_size,
                 "autoscaling": autoscaling,
+                "capacity_reservation": capacity_reservation,
             }
             problems.extend(_per_variant_problems(given, variants))
             specs = list(variants) if isinstance(variants, list | tuple) else []
@@ -176,6 +192,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
             endpoint_name = generated_name(self, "endpoint_name")
+        self._metrics_config = metrics_config(enhanced_metrics, metric_publish_frequency)
         self._host(planned, kms_key, endpoint_name, single)
         for v in self.variants:
             if alarm_props is not None:
@@ -210,6 +227,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
             production_variants=[v.production_variant() for v in self.variants],
             shadow_production_variants=[v.production_variant() for v in shadows] or None,
             kms_key_id=kms_key.key_arn if kms_key else None,
+            metrics_config=self._metrics_config,
         )
         _storage(self.config, hosted, kms_key)
         scaled = any(v.autoscaling for v in hosted)

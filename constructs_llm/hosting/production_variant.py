@@ -10,6 +10,7 @@ from aws_cdk import Duration, Size
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hosting.capacity_reservation import capacity_reservation_config
 from constructs_llm.hosting.shared import (
     MAX_VOLUME_GB,
     least_outstanding_requests,
@@ -33,6 +34,8 @@ class VariantSettings:
         instance type takes a volume size, else SageMaker's default
     :param weight: share of traffic. @default 1
     :param name: @default named after the instance type
+    :param capacity_reservation: an ML capacity reservation's ARN; instances launch only into
+        it. @default none (on-demand)
     """
 
     instance_count: int
@@ -41,6 +44,7 @@ class VariantSettings:
     volume_size: Size | None = None
     weight: float = 1
     name: str | None = None
+    capacity_reservation: str | None = None
 
 
 def startup_timeouts(
@@ -73,6 +77,7 @@ def production_variant(
         volume_size_in_gb=_volume_gb(binding, settings.volume_size),
         inference_ami_version=binding.inference_ami_version,
         routing_config=least_outstanding_requests(),
+        capacity_reservation_config=capacity_reservation_config(settings.capacity_reservation),
     )
 
 

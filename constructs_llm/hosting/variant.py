@@ -26,6 +26,7 @@ from constructs_llm import messages as msg
 from constructs_llm.errors import InstanceTypeError, ScalingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
+from constructs_llm.hosting.capacity_reservation import capacity_reservation_problem
 from constructs_llm.hosting.production_variant import (
     VariantSettings,
     production_variant,
@@ -81,6 +82,8 @@ class Variant:
     :param download_timeout: @default as ``LlmEndpoint``
     :param volume_size: only for instance types without local NVMe. @default as
         ``LlmEndpoint``
+    :param capacity_reservation: the ARN of an ML capacity reservation its instances launch
+        into (only there: no on-demand fallback). @default none (on-demand)
     """
 
     model: LlmModel
@@ -92,6 +95,7 @@ class Variant:
     health_check_timeout: Duration | None = None
     download_timeout: Duration | None = None
     volume_size: Size | None = None
+    capacity_reservation: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,6 +183,7 @@ def _prop_problems(spec: Variant) -> list[str | None]:
         timeout_problem("health_check_timeout", spec.health_check_timeout),
         timeout_problem("download_timeout", spec.download_timeout),
         name_problem("name", spec.name),
+        capacity_reservation_problem(spec.capacity_reservation),
     ]
 
 
@@ -311,6 +316,7 @@ class EndpointVariant(VariantMetrics):
             spec.download_timeout,
         )
         self._volume_size = spec.volume_size
+        self.capacity_reservation = spec.capacity_reservation
         self.scalable_target: appscaling.ScalableTarget | None = None
         #: Its default alarms (``LlmEndpoint(alarms=...)``); None for the shadow or without.
         self.alarms: LlmAlarms | None = None
@@ -335,6 +341,7 @@ class EndpointVariant(VariantMetrics):
             volume_size=self._volume_size,
             weight=self.weight,
             name=self.name,
+            capacity_reservation=self.capacity_reservation,
         )
         return production_variant(self.binding, settings)
 
