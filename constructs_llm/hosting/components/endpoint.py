@@ -14,6 +14,11 @@ from constructs import Construct, IValidation, Node
 from constructs_llm import messages as msg
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hosting.capacity_reservation import (
+    capacity_reservation_config,
+    capacity_reservation_problem,
+)
+from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
 from constructs_llm.hosting.shared import (
     VOLUME_KEY_ACTIONS,
     EndpointAttributes,
@@ -91,6 +96,16 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     :param volume_size: ML storage volume per instance; only for types without local NVMe.
         @default SageMaker's default
     :param kms_key: encrypts the ML storage volume; not for NVMe instance types. @default none
+    :param enhanced_metrics: CloudWatch metrics per instance, per component container and per
+        GPU (``MetricsConfig``), which multiply the metric series and so what alarms,
+        dashboards and queries on them cost (see ``hosting/metrics_config.py``).
+        @default False
+    :param metric_publish_frequency: how often SageMaker publishes the utilization metrics,
+        and the invocation metrics with ``enhanced_metrics``: 10, 30, 60, 120, 180, 240 or 300
+        seconds. @default SageMaker's 60 s
+    :param capacity_reservation: the ARN of an ML capacity reservation the fleet's instances
+        launch into, only there (no on-demand fallback): keep ``max_instances`` within it.
+        @default none (on-demand)
     """
 
     def __init__(
@@ -106,6 +121,9 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         role: iam.IRole | None = None,
         volume_size: Size | None = None,
         kms_key: kms.IKey | None = None,
+        enhanced_metrics: bool = False,
+        metric_publish_frequency: Duration | None = None,
+        capacity_reservation: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         self.instance_type = InstanceType.of(instance_type)
@@ -113,7 +131,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         self.max_instances = max_instances
         self.health_check_timeout = health_check_timeout
         self.kms_key = kms_key
-        self._check(endpoint_name, volume_size)
+        self.capacity_reservation = capacity_reservation
+        self._check(
+            endpoint_name,
+            volume_size,
+            metrics_problems(enhanced_metrics, metric_publish_frequency),
+        )
         self.variant_name = variant_name_for(self.instance_type)
         self.components: list[HostedComponent] = []
         self._volume_size = volume_size
@@ -128,6 +151,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             execution_role_arn=self.role.role_arn,
             production_variants=[self._variant()],
             kms_key_id=kms_key.key_arn if kms_key else None,
+            metrics_config=metrics_config(enhanced_metrics, metric_publish_frequency),
         )
         # The role's policy must exist before SageMaker assumes it, and outlive the endpoint.
         depend_on_policies(self.config, self.role)
@@ -169,9 +193,11 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             self.config.production_variants = [self._variant()]
         binding.grant_read(self.role)
 
-    def _check(self, endpoint_name: str | None, volume: Size | None) -> None:
+    def _check(self, endpoint_name: str | None, volume: Size | None, found: list[str]) -> None:
         low, high = self.min_instances, self.max_instances
         problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
+        problems.extend(found)
+        problems.add(capacity_reservation_problem(self.capacity_reservation))
         problems.add(positive_int_problem("min_instances", low, minimum=0))
         problems.add(positive_int_problem("max_instances", high))
         if all_ints(low, high) and low > high:
@@ -198,6 +224,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             routing_config=least_outstanding_requests(),
             volume_size_in_gb=int(volume.to_gibibytes()) if volume else None,
             inference_ami_version=self._host_ami,
+            capacity_reservation_config=capacity_reservation_config(self.capacity_reservation),
         )
 
     def _annotate(self) -> None:

@@ -20,6 +20,8 @@ from constructs_llm.errors import ScalingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.hosting.components.adapter import AdapterComponent
+from constructs_llm.hosting.components.copy_placement import CopyPlacement
+from constructs_llm.hosting.components.data_cache import data_cache_config, data_cache_problem
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
 from constructs_llm.hosting.components.scaling import autoscale_component
 from constructs_llm.hosting.shared import ComponentAttributes, generated_name
@@ -103,6 +105,11 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         of all copies at once
     :param alarms: the default alarms (``component.alarms``): ``True``, ``Alarms(...)`` for
         other thresholds and an SNS topic, or ``False`` for none. @default True
+    :param data_cache: cache the model artifacts and image on each instance provisioned for the
+        component, so copies added by autoscaling start sooner (``DataCacheConfig``).
+        @default None: SageMaker's default, no caching
+    :param copy_placement: ``CopyPlacement.spread()`` or ``CopyPlacement.binpack()``, with
+        Availability Zone balance (``SchedulingConfig``). @default None: SageMaker's placement
     """
 
     endpoint: InferenceComponentEndpoint
@@ -125,9 +132,21 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         served_model_name: str | None = None,
         deployment: Deployment | None = None,
         alarms: Alarms | bool = True,
+        data_cache: bool | None = None,
+        copy_placement: CopyPlacement | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"InferenceComponent '{self.node.path}'")
+        problems.add(data_cache_problem(data_cache))
+        problems.add(
+            type_problem(
+                "copy_placement",
+                copy_placement,
+                CopyPlacement,
+                "use CopyPlacement.spread() or CopyPlacement.binpack()",
+                optional=True,
+            )
+        )
         problems.add(served_name_problem("served_model_name", served_model_name))
         problems.add(
             type_problem("endpoint", endpoint, InferenceComponentEndpoint, msg.IC_ENDPOINT_FIX)
@@ -197,7 +216,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             # deleted before it.
             endpoint_name=endpoint.endpoint_name,
             variant_name=endpoint.variant_name,
-            specification=self._specification(cpu_cores),
+            specification=self._specification(cpu_cores, data_cache, copy_placement),
             runtime_config=sagemaker.CfnInferenceComponent.InferenceComponentRuntimeConfigProperty(
                 copy_count=copies
             ),
@@ -365,7 +384,10 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
     # -- construction helpers ------------------------------------------------------------------
 
     def _specification(
-        self, cpu_cores: float | None
+        self,
+        cpu_cores: float | None,
+        data_cache: bool | None,
+        copy_placement: CopyPlacement | None,
     ) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty:
         spec = sagemaker.CfnInferenceComponent
         return spec.InferenceComponentSpecificationProperty(
@@ -381,6 +403,8 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
                 ),
                 model_data_download_timeout_in_seconds=int(self.download_timeout.to_seconds()),
             ),
+            data_cache_config=data_cache_config(data_cache),
+            scheduling_config=copy_placement.scheduling_config() if copy_placement else None,
         )
 
     def _annotate(self) -> None:
