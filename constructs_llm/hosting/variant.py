@@ -37,6 +37,7 @@ from constructs_llm.hardware.pools import (
     pool_problem,
     provision_timeout_problem,
 )
+from constructs_llm.hosting.capacity_reservation import capacity_reservation_problem
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import (
     PoolModels,
@@ -92,6 +93,8 @@ class Variant:
         ``LlmEndpoint``
     :param provision_timeout: with instance pools, how long SageMaker may try the pools for
         capacity (5-60 minutes). @default SageMaker's
+    :param capacity_reservation: the ARN of an ML capacity reservation its instances launch
+        into (only there: no on-demand fallback). @default none (on-demand)
     """
 
     model: LlmModel
@@ -104,6 +107,7 @@ class Variant:
     download_timeout: Duration | None = None
     volume_size: Size | None = None
     provision_timeout: Duration | None = None
+    capacity_reservation: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,6 +206,7 @@ def _prop_problems(spec: Variant) -> list[str | None]:
         timeout_problem("health_check_timeout", spec.health_check_timeout),
         timeout_problem("download_timeout", spec.download_timeout),
         name_problem("name", spec.name),
+        capacity_reservation_problem(spec.capacity_reservation),
     ]
 
 
@@ -372,6 +377,7 @@ class EndpointVariant(VariantMetrics):
             spec.download_timeout,
         )
         self._volume_size = spec.volume_size
+        self.capacity_reservation = spec.capacity_reservation
         self.scalable_target: appscaling.ScalableTarget | None = None
         #: Its default alarms (``LlmEndpoint(alarms=...)``); None for the shadow or without.
         self.alarms: LlmAlarms | None = None
@@ -415,6 +421,7 @@ class EndpointVariant(VariantMetrics):
             pools=self.pools,
             pool_models=self._pool_models,
             provision_timeout=self.provision_timeout,
+            capacity_reservation=self.capacity_reservation,
         )
         return production_variant(self.binding, settings)
 
