@@ -35,6 +35,8 @@ _EXPORTS: dict[str, str] = {
     "AdapterComponent": "constructs_llm.hosting.components.adapter",
     "CopyPlacement": "constructs_llm.hosting.components.copy_placement",
     "Variant": "constructs_llm.hosting.variant",
+    "AsyncInference": "constructs_llm.hosting.async_inference",
+    "S3Prefix": "constructs_llm.hosting.async_inference",
     "EndpointVariant": "constructs_llm.hosting.variant",
     "ToolCalling": "constructs_llm.engines.tools",
     "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
@@ -69,6 +71,8 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.errors import ConstructsLlmError as ConstructsLlmError
     from constructs_llm.hardware.instance_type import InstanceType as InstanceType
     from constructs_llm.hardware.placement import Placement as Placement
+    from constructs_llm.hosting.async_inference import AsyncInference as AsyncInference
+    from constructs_llm.hosting.async_inference import S3Prefix as S3Prefix
     from constructs_llm.hosting.components.adapter import AdapterComponent as AdapterComponent
     from constructs_llm.hosting.components.copy_placement import CopyPlacement as CopyPlacement
     from constructs_llm.hosting.components.endpoint import (

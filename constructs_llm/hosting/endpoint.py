@@ -12,8 +12,14 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
 from constructs_llm.hardware.pools import InstanceTypes
+from constructs_llm.hosting.async_inference import (
+    AsyncInference,
+    async_endpoint_problems,
+    warn_about_alarms,
+)
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
@@ -32,6 +38,7 @@ from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.notes import add_memory_plan_note, add_note, add_quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
+from constructs_llm.operations.backlog_scaling import autoscale_on_backlog
 from constructs_llm.operations.capacity_notes import add_capacity_note
 from constructs_llm.operations.deployment import (
     DEPLOYMENT_FIX,
@@ -114,6 +121,11 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
     :param capacity_reservation: the ARN of an ML capacity reservation the instances launch
         into, only there (no on-demand fallback); with ``variants``, give it to each
         ``Variant``. @default none (on-demand)
+    :param async_inference: queue requests instead of answering them while the caller waits
+        (``AsyncInference(output=bucket, ...)``): answers go to S3, a request may run up to an
+        hour, and ``Autoscaling(min_capacity=0, ...)`` scales on the backlog, down to zero
+        instances. One production variant, no shadow; ``grant_invoke_async`` for callers.
+        @default real-time
     """
 
     def __init__(
@@ -139,10 +151,17 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         enhanced_metrics: bool = False,
         metric_publish_frequency: Duration | None = None,
         capacity_reservation: str | None = None,
+        async_inference: AsyncInference | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
         problems.extend(metrics_problems(enhanced_metrics, metric_publish_frequency))
+        count = len(variants) if isinstance(variants, list | tuple) else 1
+        problems.extend(
+            async_endpoint_problems(async_inference, variants=count, shadow=shadow is not None)
+        )
+        queued = isinstance(async_inference, AsyncInference)
+        self.async_inference = async_inference if queued else None
         problems.add(
             type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
@@ -186,7 +205,12 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             specs = list(variants) if isinstance(variants, list | tuple) else []
             problems.raise_if_any()
         planned = plan_variants(
-            specs, shadow=shadow, kms_key=kms_key, problems=problems, single=single
+            specs,
+            shadow=shadow,
+            kms_key=kms_key,
+            problems=problems,
+            single=single,
+            asynchronous=queued,
         )
         problems.add(name_problem("endpoint_name", endpoint_name))
         problems.add(served_name_problem("served_model_name", served_model_name))
@@ -206,6 +230,8 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
                 group, label = ("Alarms", None) if single else (f"Alarms-{v.name}", v.describe)
                 v.alarms = create_alarms(self, v, alarm_props, id=group, label=label)
         self.alarms: LlmAlarms | None = self.variants[0].alarms
+        if self.async_inference is not None and alarm_props is not None:
+            warn_about_alarms(self)
         self.deployment = deployment
         if deployment is not None:
             self._guard(deployment)
@@ -236,9 +262,13 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             shadow_production_variants=[v.production_variant() for v in shadows] or None,
             kms_key_id=kms_key.key_arn if kms_key else None,
             metrics_config=self._metrics_config,
+            async_inference_config=self.async_inference.config() if self.async_inference else None,
         )
         roles = {id(v.model.role): v.model.role for v in hosted}.values()
         storage_settings(self.config, [v.instance_type for v in hosted], kms_key, roles)
+        if self.async_inference is not None:
+            for role in roles:
+                self.async_inference.grant_processing(self, role)
         scaled = any(v.autoscaling for v in hosted)
         self.resource = sagemaker.CfnEndpoint(
             self,
@@ -249,7 +279,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             retain_all_variant_properties=True if scaled else None,
         )
         for v in hosted:
-            v.autoscale(self, "ScalableTarget" if single else f"ScalableTarget-{v.name}")
+            self._autoscale(v, "ScalableTarget" if single else f"ScalableTarget-{v.name}")
             _plan_notes(self, v)
             add_capacity_note(self, _fleet_name(v), v.autoscaling, v.instance_count)
             if v.pools.listed and v.autoscaling is not None:
@@ -258,6 +288,21 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
                 )
         self.scalable_target = first.scalable_target
         _quota_notes(self, hosted)
+
+    def _autoscale(self, variant: EndpointVariant, id: str) -> None:
+        """Target tracking on concurrency or invocations, or, asynchronous, on the backlog."""
+        if self.async_inference is None or variant.autoscaling is None:
+            variant.autoscale(self, id)
+            return
+        variant.scalable_target = autoscale_on_backlog(
+            self,
+            id,
+            endpoint_name=self.endpoint_name,
+            metric_endpoint_name=self.metric_endpoint_name,
+            variant_name=variant.name,
+            scaling=variant.autoscaling,
+            startup=variant.health_check_timeout.plus(variant.download_timeout),
+        )
 
     def _guard(self, deployment: Deployment) -> None:
         rollback = deployment.rollback_alarms
@@ -373,6 +418,23 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the endpoint queues requests (``async_inference=``)."""
+        return self.async_inference is not None
+
+    def grant_invoke_async(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Lets ``grantee`` queue requests on this asynchronous endpoint
+        (``InvokeEndpointAsync``), put request bodies in the input folder and read answers and
+        failures (see ``AsyncInference``); returns the ``InvokeEndpointAsync`` grant."""
+        if self.async_inference is None:
+            raise ConfigurationError(
+                f"LlmEndpoint '{self.node.path}': grant_invoke_async needs an asynchronous "
+                "endpoint; create it with async_inference=AsyncInference(output=bucket), or use "
+                "grant_invoke(...) for this real-time endpoint"
+            )
+        return self.async_inference.grant_callers(self, grantee, self.endpoint_arn)
 
     def dashboard_view(self) -> DashboardView:
         """The endpoint's dashboard row: its one variant's metrics, or, with several variants,

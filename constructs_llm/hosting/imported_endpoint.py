@@ -118,6 +118,11 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
         """Not known: the engine deployed there checks its own limit."""
         return None
 
+    @property
+    def is_async(self) -> bool:
+        """A real-time endpoint, as imported."""
+        return False
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on the endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)

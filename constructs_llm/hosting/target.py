@@ -66,6 +66,12 @@ class InvocationTarget(Protocol):
         ``max_tokens`` no engine could serve before calling SageMaker."""
         ...
 
+    @property
+    def is_async(self) -> bool:
+        """Whether the target queues requests (an asynchronous endpoint), which only
+        ``InvokeEndpointAsync`` reaches: an invoker cannot stream from it."""
+        ...
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
 
     @property
@@ -154,3 +160,7 @@ class ServesModel:
     @property
     def max_total_tokens(self) -> int | None:
         return self.model.max_total_tokens
+
+    @property
+    def is_async(self) -> bool:
+        return False

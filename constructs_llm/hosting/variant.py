@@ -132,11 +132,14 @@ def plan_variants(
     kms_key: kms.IKey | None,
     problems: Problems,
     single: bool = False,
+    asynchronous: bool = False,
 ) -> list[PlannedVariant]:
     """Checks each variant and the set, adding every problem to ``problems``, and names them.
 
     :param single: ``LlmEndpoint(model=...)``: one variant named after its instance type, whose
         problems read as the endpoint's own (no ``variants[i]`` label)
+    :param asynchronous: the endpoint queues requests (``async_inference=``): it scales on
+        its backlog and may scale to zero
     """
     labelled = [("" if single else f"variants[{i}]", v, False) for i, v in enumerate(variants)]
     if shadow is not None:
@@ -144,7 +147,12 @@ def plan_variants(
     planned: list[PlannedVariant] = []
     for label, spec, is_shadow in labelled:
         pools = _check_variant(
-            label, spec, kms_key, problems, who="LlmEndpoint" if single else "Variant"
+            label,
+            spec,
+            kms_key,
+            problems,
+            who="LlmEndpoint" if single else "Variant",
+            asynchronous=asynchronous,
         )
         if pools is not None:
             name = _name(spec, pools, single)
@@ -155,7 +163,13 @@ def plan_variants(
 
 
 def _check_variant(
-    label: str, spec: object, kms_key: kms.IKey | None, problems: Problems, *, who: str
+    label: str,
+    spec: object,
+    kms_key: kms.IKey | None,
+    problems: Problems,
+    *,
+    who: str,
+    asynchronous: bool = False,
 ) -> InstancePools | None:
     """The variant's instance types, or None when it cannot be checked further."""
     where = f"{label}: " if label else ""
@@ -173,7 +187,7 @@ def _check_variant(
     problems.extend(f"{where}{p}" for p in _prop_problems(spec) if p)
     timeout = provision_timeout_problem(spec.provision_timeout, pools)
     problems.add(f"{where}{timeout}" if timeout else None)
-    for scaling in _scaling_problems(spec.autoscaling, spec.instance_count):
+    for scaling in _scaling_problems(spec.autoscaling, spec.instance_count, asynchronous):
         problems.add(f"{where}{scaling}" if scaling else None, ScalingError)
     if pools is not None:
         for inst in dict.fromkeys(pools.instance_types):
@@ -230,13 +244,23 @@ def _instance_type_required(model_path: str, who: str = "LlmEndpoint") -> str:
     )
 
 
-def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> list[str | None]:
+def _scaling_problems(
+    autoscaling: Autoscaling | None, instance_count: int, asynchronous: bool = False
+) -> list[str | None]:
     if autoscaling is None or not isinstance(instance_count, int):
         return []
+    target = _scaling.target_problem(autoscaling, asynchronous=asynchronous)
     low, high = autoscaling.min_capacity, autoscaling.max_capacity
+    if asynchronous:  # scales to zero on its backlog (operations/backlog_scaling.py)
+        outside = not low <= instance_count <= high
+        return [
+            target,
+            _instance_count_outside_scaling(instance_count, low, high) if outside else None,
+        ]
     if low < 1:
-        return [_variant_scale_to_zero(low)]
+        return [_variant_scale_to_zero(low), target]
     return [
+        target,
         _instance_count_outside_scaling(instance_count, low, high)
         if not low <= instance_count <= high
         else None,
@@ -253,16 +277,17 @@ def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> l
 def _schedule_to_zero_on_variant(index: int, bound: str) -> str:
     return (
         f"schedule[{index}] {bound}=0: a real-time endpoint variant cannot scale to zero; use "
-        "1 or more, or an InferenceComponent on an "
-        "InferenceComponentEndpoint(min_instances=0) to release instances at night"
+        "1 or more, an InferenceComponent on an InferenceComponentEndpoint(min_instances=0) to "
+        "release instances at night, or an asynchronous endpoint (async_inference=...)"
     )
 
 
 def _variant_scale_to_zero(min_capacity: int) -> str:
     return (
         f"autoscaling min_capacity={min_capacity}: a real-time endpoint variant cannot scale "
-        "to zero; use InferenceComponentEndpoint with an InferenceComponent for scale to "
-        "zero, or set min_capacity >= 1"
+        "to zero; use InferenceComponentEndpoint with an InferenceComponent, or an "
+        "asynchronous endpoint (LlmEndpoint(async_inference=AsyncInference(...)), whose "
+        "requests queue while it has no instance), for scale to zero, or set min_capacity >= 1"
     )
 
 

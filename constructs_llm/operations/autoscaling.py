@@ -15,9 +15,24 @@ from constructs_llm.operations.schedule import ScheduledCapacity, schedule_probl
 from constructs_llm.problems import Problems
 from constructs_llm.values import all_ints, duration_type_problem, positive_int_problem
 
-__all__ = ["AUTOSCALING_FIX", "Autoscaling", "scalable_target", "scaling_role", "track"]
+__all__ = [
+    "AUTOSCALING_FIX",
+    "DEFAULT_BACKLOG_PER_INSTANCE",
+    "Autoscaling",
+    "scalable_target",
+    "scaling_role",
+    "schedule_actions",
+    "target_problem",
+    "track",
+]
 
 AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
+
+#: Requests queued or in process per instance that an asynchronous endpoint's target tracking
+#: holds when ``Autoscaling`` names no target: the value of AWS's example policy ("Autoscale an
+#: asynchronous endpoint", https://docs.aws.amazon.com/sagemaker/latest/dg/
+#: async-inference-autoscale.html: ``'TargetValue': 5.0`` on ``ApproximateBacklogSizePerInstance``).
+DEFAULT_BACKLOG_PER_INSTANCE = 5.0
 
 # Application Auto Scaling acts through its service-linked role; naming it keeps CDK from
 # creating an unused IAM role per scalable target.
@@ -34,15 +49,20 @@ if TYPE_CHECKING:
 class Autoscaling:
     """Target tracking on instance count (endpoints) or copy count (inference components).
 
-    Exactly one target: ``target_concurrent_requests`` (the high-resolution concurrency metric,
-    emitted every 10 s, the right signal for long streaming requests) or
-    ``target_invocations_per_instance`` (per-minute invocations).
+    One target: ``target_concurrent_requests`` (the high-resolution concurrency metric, emitted
+    every 10 s, the right signal for long streaming requests) or
+    ``target_invocations_per_instance`` (per-minute invocations) on real-time endpoints and
+    inference components, which need one of them; ``target_backlog_per_instance`` on an
+    asynchronous endpoint (``LlmEndpoint(async_inference=...)``), where it may be left out.
 
     :param max_capacity: upper bound of instances (or copies).
     :param min_capacity: lower bound. @default 1. ``0`` means scale to zero (inference
-        components only).
+        components and asynchronous endpoints only).
     :param target_concurrent_requests: requests in flight per model/copy to hold. @default None
     :param target_invocations_per_instance: invocations per instance per minute. @default None
+    :param target_backlog_per_instance: an asynchronous endpoint's requests queued or in
+        process per instance (``ApproximateBacklogSizePerInstance``). @default None; an
+        asynchronous endpoint then holds ``DEFAULT_BACKLOG_PER_INSTANCE`` (5, AWS's example)
     :param scale_in_cooldown: @default 10 minutes (LLM instances take minutes to come back).
     :param scale_out_cooldown: @default 2 minutes.
     :param schedule: scheduled changes of the bounds (``ScheduledCapacity``), e.g. fewer
@@ -53,6 +73,7 @@ class Autoscaling:
     min_capacity: int = 1
     target_concurrent_requests: float | None = None
     target_invocations_per_instance: float | None = None
+    target_backlog_per_instance: float | None = None
     scale_in_cooldown: Duration | None = None
     scale_out_cooldown: Duration | None = None
     schedule: Sequence[ScheduledCapacity] = ()
@@ -63,8 +84,12 @@ class Autoscaling:
         problems.raise_if_any()
 
     def _problems(self) -> list[str | None]:
-        targets = [self.target_concurrent_requests, self.target_invocations_per_instance]
-        chosen = [t for t in targets if t is not None]
+        targets = [
+            self.target_concurrent_requests,
+            self.target_invocations_per_instance,
+            self.target_backlog_per_instance,
+        ]
+        chosen = [n for n, t in zip(_TARGET_NAMES, targets, strict=True) if t is not None]
         return [
             positive_int_problem("min_capacity", self.min_capacity, minimum=0),
             positive_int_problem("max_capacity", self.max_capacity),
@@ -73,9 +98,10 @@ class Autoscaling:
             or self.min_capacity <= self.max_capacity
             else f"min_capacity ({self.min_capacity}) is above max_capacity "
             f"({self.max_capacity}); lower min_capacity or raise max_capacity",
-            "set exactly one of target_concurrent_requests or target_invocations_per_instance, "
-            f"got {'both' if len(chosen) == 2 else 'neither'}"
-            if len(chosen) != 1
+            f"set one target, got {len(chosen)} ({', '.join(chosen)}): "
+            "target_concurrent_requests or target_invocations_per_instance on a real-time "
+            "endpoint or a component, target_backlog_per_instance on an asynchronous endpoint"
+            if len(chosen) > 1
             else None,
             *(_positive(name, v) for name, v in zip(_TARGET_NAMES, targets, strict=True)),
             duration_type_problem("scale_in_cooldown", self.scale_in_cooldown),
@@ -106,9 +132,16 @@ class Autoscaling:
 
     @property
     def target_value(self) -> float:
+        """The real-time target (requests in flight, or invocations per minute)."""
         value = self.target_concurrent_requests or self.target_invocations_per_instance
-        assert value is not None  # guaranteed by __post_init__
+        assert value is not None  # guaranteed by target_problem at the construct
         return float(value)
+
+    @property
+    def backlog_target(self) -> float:
+        """The asynchronous target: ``target_backlog_per_instance``, else the default."""
+        value = self.target_backlog_per_instance
+        return DEFAULT_BACKLOG_PER_INSTANCE if value is None else float(value)
 
     @property
     def in_cooldown(self) -> Duration:
@@ -119,7 +152,62 @@ class Autoscaling:
         return self.scale_out_cooldown or Duration.minutes(2)
 
 
-_TARGET_NAMES = ("target_concurrent_requests", "target_invocations_per_instance")
+_TARGET_NAMES = (
+    "target_concurrent_requests",
+    "target_invocations_per_instance",
+    "target_backlog_per_instance",
+)
+
+
+def target_problem(scaling: Autoscaling, *, asynchronous: bool) -> str | None:
+    """Whether the settings' target suits the endpoint: a real-time endpoint or a component
+    tracks concurrency or invocations and needs one of them; an asynchronous endpoint tracks
+    its backlog, because SageMaker publishes neither concurrency nor invocation metrics for it
+    ("Any metric not listed below is not published if the endpoint is enabled for asynchronous
+    inference. Such metrics include (but are not limited to): OverheadLatency, Invocations,
+    InvocationsPerInstance", https://docs.aws.amazon.com/sagemaker/latest/dg/
+    async-inference-monitor.html)."""
+    if asynchronous:
+        given = [
+            name
+            for name in _TARGET_NAMES[:2]
+            if getattr(scaling, name) is not None  # the real-time targets
+        ]
+        return _realtime_target_on_async(given[0]) if given else None
+    if scaling.target_backlog_per_instance is not None:
+        return _backlog_target_on_realtime()
+    if (
+        scaling.target_concurrent_requests is None
+        and scaling.target_invocations_per_instance is None
+    ):
+        return _no_realtime_target()
+    return None
+
+
+def _realtime_target_on_async(name: str) -> str:
+    return (
+        f"autoscaling {name}= cannot steer an asynchronous endpoint: SageMaker publishes no "
+        "concurrency or invocation metrics for it (only its backlog: "
+        "ApproximateBacklogSizePerInstance); use target_backlog_per_instance=..., or leave "
+        f"the target out for {DEFAULT_BACKLOG_PER_INSTANCE:g} requests per instance"
+    )
+
+
+def _backlog_target_on_realtime() -> str:
+    return (
+        "autoscaling target_backlog_per_instance= applies to an asynchronous endpoint only "
+        "(ApproximateBacklogSizePerInstance is published for async endpoints); pass "
+        "LlmEndpoint(async_inference=AsyncInference(...)), or use target_concurrent_requests= "
+        "on a real-time endpoint or a component"
+    )
+
+
+def _no_realtime_target() -> str:
+    return (
+        "autoscaling needs a target here: set target_concurrent_requests=... (requests in flight "
+        "per instance or copy, the choice for LLMs) or target_invocations_per_instance=...; "
+        "only an asynchronous endpoint (async_inference=...) has a default target (its backlog)"
+    )
 
 
 def _positive(name: str, value: float | None) -> str | None:
@@ -171,14 +259,7 @@ def track(
     invocations_metric: appscaling.PredefinedMetric,
 ) -> appscaling.TargetTrackingScalingPolicy:
     """Adds the one target-tracking policy the settings ask for, and the scheduled actions."""
-    for index, item in enumerate(scaling.schedule):
-        target.scale_on_schedule(
-            f"Schedule{index}",
-            schedule=item.schedule,
-            min_capacity=item.min_capacity,
-            max_capacity=item.max_capacity,
-            time_zone=item.time_zone,
-        )
+    schedule_actions(target, scaling)
     metric = concurrency_metric if scaling.uses_concurrency else invocations_metric
     return target.scale_to_track_metric(
         "Tracking",
@@ -187,3 +268,15 @@ def track(
         scale_in_cooldown=scaling.in_cooldown,
         scale_out_cooldown=scaling.out_cooldown,
     )
+
+
+def schedule_actions(target: appscaling.ScalableTarget, scaling: Autoscaling) -> None:
+    """The scheduled actions of ``scaling.schedule`` on ``target``."""
+    for index, item in enumerate(scaling.schedule):
+        target.scale_on_schedule(
+            f"Schedule{index}",
+            schedule=item.schedule,
+            min_capacity=item.min_capacity,
+            max_capacity=item.max_capacity,
+            time_zone=item.time_zone,
+        )

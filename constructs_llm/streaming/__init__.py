@@ -25,6 +25,10 @@ _EXPORTS: dict[str, str] = {
     "sigv4_hook": "constructs_llm.streaming.client",
     "content_sha256_hook": "constructs_llm.streaming.client",
     "ChatStreamError": "constructs_llm.streaming.client",
+    "submit_chat": "constructs_llm.streaming.async_chat",
+    "chat_async": "constructs_llm.streaming.async_chat",
+    "AsyncChatJob": "constructs_llm.streaming.async_chat",
+    "AsyncChatError": "constructs_llm.streaming.async_chat",
     "sagemaker_bearer_token": "constructs_llm.streaming.bearer_token",
     "bearer_token_hook": "constructs_llm.streaming.bearer_token",
     "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
@@ -48,6 +52,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
+    from constructs_llm.streaming.async_chat import AsyncChatError as AsyncChatError
+    from constructs_llm.streaming.async_chat import AsyncChatJob as AsyncChatJob
+    from constructs_llm.streaming.async_chat import chat_async as chat_async
+    from constructs_llm.streaming.async_chat import submit_chat as submit_chat
     from constructs_llm.streaming.bearer_token import bearer_token_hook as bearer_token_hook
     from constructs_llm.streaming.bearer_token import (
         sagemaker_bearer_token as sagemaker_bearer_token,

@@ -8,6 +8,7 @@ from aws_cdk import Duration, Size
 from aws_cdk import aws_kms as kms
 
 from constructs_llm import (
+    Autoscaling,
     Engine,
     InferenceComponent,
     LlmEndpoint,
@@ -66,8 +67,20 @@ BAD_HOSTING = [
     pytest.param(
         lambda s: endpoint(s, autoscaling=scaling(min_capacity=0, max_capacity=2)),
         ScalingError,
-        r"min_capacity=0.*cannot scale to zero.*InferenceComponent",
+        r"min_capacity=0.*cannot scale to zero.*InferenceComponent.*asynchronous endpoint",
         id="endpoint-scale-to-zero",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, autoscaling=Autoscaling(max_capacity=2)),
+        ScalingError,
+        r"autoscaling needs a target here: set target_concurrent_requests=",
+        id="endpoint-autoscaling-no-target",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, autoscaling=Autoscaling(max_capacity=2)),
+        ScalingError,
+        r"autoscaling needs a target here: set target_concurrent_requests=",
+        id="component-autoscaling-no-target",
     ),
     pytest.param(
         lambda s: endpoint(s, volume_size=Size.gibibytes(100)),

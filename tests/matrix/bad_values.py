@@ -94,14 +94,8 @@ BAD_VALUES = [
             max_capacity=2, target_concurrent_requests=4, target_invocations_per_instance=20
         ),
         ScalingError,
-        r"exactly one of target_concurrent_requests or target_invocations_per_instance, got both",
+        r"set one target, got 2 \(target_concurrent_requests, target_invocations_per_instance\)",
         id="autoscaling-both-targets",
-    ),
-    pytest.param(
-        lambda s: Autoscaling(max_capacity=2),
-        ScalingError,
-        r"exactly one of target_concurrent_requests or target_invocations_per_instance, got neither",
-        id="autoscaling-no-target",
     ),
     pytest.param(
         lambda s: scaling(max_capacity=0),

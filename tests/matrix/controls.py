@@ -12,6 +12,7 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 
 from constructs_llm import (
     Alarms,
+    AsyncInference,
     Deployment,
     Engine,
     InferenceComponent,
@@ -431,5 +432,12 @@ WARNINGS = [
         r"adapter 'support-bot' on a custom engine: verify that its image registers SageMaker "
         r"adapter components",
         id="adapter-engine-unverified",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, async_inference=AsyncInference(output=bucket(s))),
+        "async-alarms",
+        r"ModelErrors alarm watches InvocationModelErrors, which SageMaker does not publish for "
+        r"an asynchronous endpoint",
+        id="async-alarms",
     ),
 ]

@@ -47,7 +47,7 @@ from constructs_llm.operations.alarms import (
     alarm_settings,
     create_alarms,
 )
-from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
+from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling, target_problem
 from constructs_llm.operations.deployment import (
     DEPLOYMENT_FIX,
     Deployment,
@@ -398,6 +398,7 @@ class InferenceComponent(
         low = max(1, s.min_capacity)
         min_instances = self.endpoint.min_instances
         return [
+            target_problem(s, asynchronous=False),
             _copies_outside_scaling(self.copies, low, s.max_capacity)
             if not low <= self.copies <= s.max_capacity
             else None,

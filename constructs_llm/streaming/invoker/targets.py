@@ -65,9 +65,23 @@ def check_targets(
             )
             continue
         problems += _stack_problems(invoker, item, where)
+        if item.is_async:
+            problems.append(_async_target(where, describe(item)))
         found.append(item)
     problems += _duplicate_names(found)
     return found, problems
+
+
+def _async_target(where: str, target: str) -> str:
+    return (
+        f"{where} {target} is an asynchronous endpoint (async_inference=...), which answers "
+        'InvokeEndpointAsync only ("the presence of an asynchronous inference configuration '
+        "(AsyncInferenceConfig) object in the endpoint configuration implies that the endpoint "
+        "can only receive asynchronous invocations\", SageMaker's asynchronous inference "
+        "guide), and the invoker streams with InvokeEndpointWithResponseStream; submit requests "
+        "with constructs_llm.streaming.submit_chat (or chat_async), or front a real-time "
+        "LlmEndpoint of the model with the invoker"
+    )
 
 
 def _stack_problems(invoker: Construct, target: InvocationTarget, where: str) -> list[str]:

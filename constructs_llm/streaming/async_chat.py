@@ -1,0 +1,515 @@
+"""Chat with an asynchronous ``LlmEndpoint`` (``async_inference=``): queue an OpenAI chat
+request, then wait for its answer in S3 (the ``[client]`` extra: boto3)::
+
+    from constructs_llm.streaming import chat_async
+
+    answer = chat_async("batch-endpoint", [{"role": "user", "content": "Summarize ..."}],
+                        input_location="s3://my-jobs/inputs/", max_tokens=4000)
+    print(answer["choices"][0]["message"]["content"])
+
+or in two steps, to queue many requests before waiting for any::
+
+    jobs = [submit_chat("batch-endpoint", messages, input_location=...) for messages in batch]
+    answers = [job.result(timeout=3600) for job in jobs]
+
+The request is the one a ``StreamingInvoker`` takes (an OpenAI chat body: ``messages`` and
+``max_tokens``, ``temperature``, ``tools``, ...), checked and turned into the engine's request
+body by the invoker's own code (``runtime/requests.py``), so a request either gets the same 400
+message here (``AsyncChatError``, before anything is queued) or the same engine body, with one
+difference: an asynchronous endpoint writes one answer, so the engine is asked not to stream.
+
+Submitting: a body of up to 128,000 bytes goes inline (``InvokeEndpointAsync``'s ``Body``:
+"The inline payload can be up to 128,000 bytes", botocore ``InvokeEndpointAsyncInput``); a
+larger one, or any with ``inline=False``, is put at ``<input_location><inference id>.json``
+first and passed as ``InputLocation``. ``InvokeEndpointAsync`` answers at once with the
+``OutputLocation`` (and ``FailureLocation``) SageMaker will write.
+
+Waiting: by default the client polls those two keys, listing each (``ListObjectsV2`` with the
+key as prefix: what ``endpoint.grant_invoke_async`` allows, and an exact answer where a
+``GetObject`` of a missing key without ``s3:ListBucket`` is a 403). With ``queue_url`` it long
+polls an SQS queue subscribed to the endpoint's notification topic
+(``AsyncInference(notify=topic)``) for the message naming its inference id, whose
+``invocationStatus`` is ``Completed`` or ``Failed`` (SageMaker's "Check prediction results"
+page shows the notification), and leaves the other messages for other waiters.
+
+The answer: a chat engine's answer is already an OpenAI ``chat.completion``; a generate
+engine's (``{"generated_text": ..., "details": {...}}``, or TGI's list of one, "wrap
+generation inside a Vec to match api-inference", text-generation-inference
+``router/src/server.rs`` ``compat_generate``) becomes one, without the prompt TGI repeats for
+text-generation models there (its ``compat_return_full_text``); an answer written as a stream
+(a container that streams whatever it is asked) is parsed as the invoker parses streams. A
+failure raises ``AsyncChatError`` carrying the failure file SageMaker wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.events import DoneEvent, ErrorEvent, TokenEvent, ToolCallEvent
+from constructs_llm.streaming.runtime.openai_format import CompletionBuilder, new_completion_id
+from constructs_llm.streaming.runtime.parser import parse_stream
+from constructs_llm.streaming.runtime.requests import RequestError, build_chat_request
+
+__all__ = [
+    "INLINE_LIMIT",
+    "AsyncChatError",
+    "AsyncChatJob",
+    "chat_async",
+    "chat_completion",
+    "submit_chat",
+]
+
+#: The largest body ``InvokeEndpointAsync`` takes inline (botocore ``AsyncBodyBlob`` max).
+INLINE_LIMIT = 128_000
+#: botocore ``InvocationTimeoutSecondsHeader``: 1-3600 (SageMaker's default is 900).
+MAX_INVOCATION_TIMEOUT_S = 3600
+#: botocore ``RequestTTLSecondsHeader``: 60-21600 (SageMaker's default is 21600, 6 hours).
+REQUEST_TTL_S = (60, 21600)
+_SQS_LONG_POLL_S = 20  # SQS's longest WaitTimeSeconds
+
+
+class AsyncChatError(Exception):
+    """The request was refused, failed, or its answer did not come in time.
+
+    :param message: what happened, and what to do.
+    :param inference_id: the request's id, when it was queued.
+    :param failure: the failure file SageMaker wrote (or its notification's reason).
+    :param code: the OpenAI error code of a refused request (``invalid_value``, ...).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        inference_id: str | None = None,
+        failure: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.inference_id = inference_id
+        self.failure = failure
+        self.code = code
+
+
+@dataclass(frozen=True, kw_only=True)
+class AsyncChatJob:
+    """A queued chat request: where its answer (or failure) will be, and how to read it."""
+
+    endpoint_name: str
+    inference_id: str
+    output_location: str
+    failure_location: str | None
+    request_format: RequestFormat
+    stream_format: StreamFormat
+    model: str
+    logprobs: bool
+    prompt: str | None = None  # a generate request's prompt, which TGI may repeat
+    s3: Any = None
+
+    def result(
+        self,
+        *,
+        timeout: float = 3600.0,
+        poll_interval: float = 5.0,
+        queue_url: str | None = None,
+        sqs: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> dict[str, Any]:
+        """The answer as an OpenAI ``chat.completion``; raises ``AsyncChatError`` when
+        SageMaker wrote a failure, or when ``timeout`` seconds pass first.
+
+        :param timeout: how long to wait, in seconds. @default 3600 (the longest a request may
+            run, and requests also wait in the queue: pass more for a long backlog)
+        :param poll_interval: seconds between two looks at S3. @default 5
+        :param queue_url: an SQS queue subscribed to the endpoint's notification topic: wait
+            on it instead of polling S3. @default poll S3
+        :param sqs: a boto3 SQS client. @default a new one
+        """
+        deadline = clock() + timeout
+        if queue_url is not None:
+            status, reason = self._notified(queue_url, sqs or _client("sqs"), deadline, clock)
+            if status == "Completed":
+                return self._answer(self._read(self.output_location))
+            failure = self._failure_text() or reason
+            raise self._failed(failure)
+        while True:
+            if self._exists(self.output_location):
+                return self._answer(self._read(self.output_location))
+            if self.failure_location is not None and self._exists(self.failure_location):
+                raise self._failed(self._read(self.failure_location).decode(errors="replace"))
+            if clock() >= deadline:
+                raise self._timed_out(timeout)
+            sleep(min(poll_interval, max(0.0, deadline - clock())))
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def _answer(self, body: bytes) -> dict[str, Any]:
+        try:
+            return chat_completion(
+                body,
+                stream_format=self.stream_format,
+                model=self.model,
+                logprobs=self.logprobs,
+                prompt=self.prompt,
+            )
+        except AsyncChatError as error:
+            error.inference_id = self.inference_id
+            raise
+
+    def _client(self) -> Any:
+        return self.s3 or _client("s3")
+
+    def _exists(self, uri: str) -> bool:
+        bucket, key = _split(uri)
+        listed = self._client().list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=1)
+        return any(item.get("Key") == key for item in listed.get("Contents", ()))
+
+    def _read(self, uri: str) -> bytes:
+        bucket, key = _split(uri)
+        body: bytes = self._client().get_object(Bucket=bucket, Key=key)["Body"].read()
+        return body
+
+    def _failure_text(self) -> str | None:
+        if self.failure_location is None or not self._exists(self.failure_location):
+            return None
+        return self._read(self.failure_location).decode(errors="replace")
+
+    # -- notifications --------------------------------------------------------------------------
+
+    def _notified(
+        self, queue_url: str, sqs: Any, deadline: float, clock: Callable[[], float]
+    ) -> tuple[str, str | None]:
+        """The request's ``invocationStatus`` and ``failureReason``, from its notification."""
+        while True:
+            left = deadline - clock()
+            if left <= 0:
+                raise self._timed_out(None)
+            received = sqs.receive_message(
+                QueueUrl=queue_url,
+                MaxNumberOfMessages=10,
+                WaitTimeSeconds=max(1, min(_SQS_LONG_POLL_S, int(left))),
+            )
+            for message in received.get("Messages", ()):
+                notice = _notification(message.get("Body", ""))
+                if notice is None or notice.get("inferenceId") != self.inference_id:
+                    # someone else's (or a TestNotification): back to the queue at once
+                    sqs.change_message_visibility(
+                        QueueUrl=queue_url,
+                        ReceiptHandle=message["ReceiptHandle"],
+                        VisibilityTimeout=0,
+                    )
+                    continue
+                sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+                status = str(notice.get("invocationStatus"))
+                reason = notice.get("failureReason")
+                return status, str(reason) if reason is not None else None
+
+    # -- errors ---------------------------------------------------------------------------------
+
+    def _failed(self, failure: str | None) -> AsyncChatError:
+        shown = (failure or "no failure file or reason").strip()
+        return AsyncChatError(
+            f"inference {self.inference_id} on endpoint {self.endpoint_name} failed: "
+            f"{shown[:2000]}",
+            inference_id=self.inference_id,
+            failure=failure,
+        )
+
+    def _timed_out(self, timeout: float | None) -> AsyncChatError:
+        waited = f" in {timeout:g} s" if timeout is not None else " before the deadline"
+        return AsyncChatError(
+            f"no answer to inference {self.inference_id} on endpoint {self.endpoint_name}"
+            f"{waited}: it may still be queued (a scaled-to-zero endpoint starts an instance "
+            f"first) or running; wait longer with result(timeout=...), or read "
+            f"{self.output_location} later",
+            inference_id=self.inference_id,
+        )
+
+
+def submit_chat(
+    endpoint_name: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    input_location: str | None = None,
+    inline: bool | None = None,
+    request_format: RequestFormat | str = RequestFormat.MESSAGES,
+    stream_format: StreamFormat | str = StreamFormat.AUTO,
+    tools: bool | None = None,
+    max_total_tokens: int | None = None,
+    model: str | None = None,
+    inference_id: str | None = None,
+    invocation_timeout: int | None = None,
+    request_ttl: int | None = None,
+    sagemaker_runtime: Any = None,
+    s3: Any = None,
+    **params: Any,
+) -> AsyncChatJob:
+    """Queue a chat request on an asynchronous endpoint; returns the job to wait on.
+
+    :param endpoint_name: the endpoint's name.
+    :param messages: the OpenAI chat messages; ``params`` are the request's other fields
+        (``max_tokens``, ``temperature``, ``tools``, ...), except ``stream``.
+    :param input_location: ``s3://bucket/prefix/`` for request bodies (the endpoint's input
+        folder, ``inputs/`` next to its output folder by default). @default inline only
+    :param inline: send the body in the call (up to 128,000 bytes) rather than through S3.
+        @default inline when it fits, else through ``input_location``
+    :param request_format: the engine's request body (``RequestFormat``). @default messages
+    :param stream_format: how to read an answer written as a stream. @default detected
+    :param tools: whether the engine serves tool calls. @default as the invoker: on for the
+        messages format, off for generate
+    :param max_total_tokens: the model's limit on prompt plus completion. @default unknown
+    :param model: the name the answer's ``model`` field carries when the engine gives none.
+        @default the endpoint name
+    :param inference_id: the request's id (1-64 printable characters). @default a new UUID
+    :param invocation_timeout: seconds the model may take (1-3600). @default SageMaker's, 900
+    :param request_ttl: seconds the request may wait in the queue (60-21600). @default
+        SageMaker's, 21600 (6 hours)
+    :param sagemaker_runtime: a boto3 ``sagemaker-runtime`` client. @default a new one
+    :param s3: a boto3 S3 client. @default a new one
+    """
+    fmt = RequestFormat(request_format)
+    if params.get("stream"):
+        raise AsyncChatError(
+            "stream=True cannot be served: an asynchronous endpoint writes one answer to S3; "
+            "drop stream, or stream from a real-time endpoint through a StreamingInvoker",
+            code="unsupported_parameter",
+        )
+    params.pop("stream", None)
+    _check_limits(invocation_timeout, request_ttl, inference_id)
+    data = {**params, "messages": list(messages)}
+    try:
+        request = build_chat_request(data, fmt, tools=tools, max_total_tokens=max_total_tokens)
+    except RequestError as error:
+        raise AsyncChatError(error.message, code=error.code) from None
+    body = async_body(request.engine_body)
+    job_id = inference_id or str(uuid.uuid4())
+    call: dict[str, Any] = {
+        "EndpointName": endpoint_name,
+        "ContentType": "application/json",
+        "Accept": "application/json",
+        "InferenceId": job_id,
+    }
+    if invocation_timeout is not None:
+        call["InvocationTimeoutSeconds"] = invocation_timeout
+    if request_ttl is not None:
+        call["RequestTTLSeconds"] = request_ttl
+    s3 = s3 or (_client("s3") if input_location is not None else None)
+    if _inline(inline, len(body), input_location):
+        call["Body"] = body
+    else:
+        assert input_location is not None  # _inline said so
+        call["InputLocation"] = _upload(s3, input_location, job_id, body)
+    answer = (sagemaker_runtime or _client("sagemaker-runtime")).invoke_endpoint_async(**call)
+    return AsyncChatJob(
+        endpoint_name=endpoint_name,
+        inference_id=str(answer.get("InferenceId") or job_id),
+        output_location=answer["OutputLocation"],
+        failure_location=answer.get("FailureLocation"),
+        request_format=fmt,
+        stream_format=StreamFormat(stream_format),
+        model=model or endpoint_name,
+        logprobs=request.logprobs,
+        prompt=_prompt(data) if fmt is RequestFormat.GENERATE else None,
+        s3=s3,
+    )
+
+
+def chat_async(
+    endpoint_name: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    timeout: float = 3600.0,
+    poll_interval: float = 5.0,
+    queue_url: str | None = None,
+    sqs: Any = None,
+    **submit: Any,
+) -> dict[str, Any]:
+    """``submit_chat(...)`` then ``result(...)``: the answer as an OpenAI ``chat.completion``.
+    ``submit`` takes ``submit_chat``'s arguments; the others are ``result``'s."""
+    job = submit_chat(endpoint_name, messages, **submit)
+    return job.result(timeout=timeout, poll_interval=poll_interval, queue_url=queue_url, sqs=sqs)
+
+
+def async_body(engine_body: bytes) -> bytes:
+    """The invoker's engine body, asking for one answer instead of a stream (a stream's
+    options go with it: vLLM refuses ``stream_options`` without ``stream``)."""
+    engine = json.loads(engine_body)
+    engine["stream"] = False
+    engine.pop("stream_options", None)
+    return json.dumps(engine, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def chat_completion(
+    body: bytes,
+    *,
+    stream_format: StreamFormat | str = StreamFormat.AUTO,
+    model: str = "",
+    logprobs: bool = False,
+    prompt: str | None = None,
+) -> dict[str, Any]:
+    """An answer SageMaker wrote to S3, as an OpenAI ``chat.completion``: a chat engine's as
+    it is, a generate engine's converted (``prompt``: the prompt to drop where the engine
+    repeats it), a stream's aggregated as the invoker aggregates one."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, ValueError):
+        return _from_stream(body, StreamFormat(stream_format), model, logprobs)
+    if isinstance(data, dict) and data.get("object") == "chat.completion":
+        return data
+    if isinstance(data, dict) and "choices" in data:
+        return data
+    generation = data[0] if isinstance(data, list) and len(data) == 1 else data
+    if isinstance(generation, dict) and isinstance(generation.get("generated_text"), str):
+        return _from_generation(generation, model, prompt)
+    if isinstance(data, dict) and "error" in data:
+        error = data["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        raise AsyncChatError(f"the engine answered with an error: {message}", failure=str(message))
+    return _from_stream(body, StreamFormat(stream_format), model, logprobs)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _from_generation(generation: dict[str, Any], model: str, prompt: str | None) -> dict[str, Any]:
+    text: str = generation["generated_text"]
+    if prompt and text.startswith(prompt):
+        text = text[len(prompt) :]
+    details = generation.get("details") if isinstance(generation.get("details"), dict) else {}
+    assert isinstance(details, dict)
+    done = DoneEvent(
+        finish_reason=details.get("finish_reason"),
+        generated_text=text,
+        completion_tokens=details.get("generated_tokens"),
+    )
+    builder = _builder(model, logprobs=False)
+    return builder.build(done)
+
+
+def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> dict[str, Any]:
+    builder = _builder(model, logprobs=logprobs)
+    for event in parse_stream([body], fmt):
+        if isinstance(event, TokenEvent):
+            builder.add(event)
+        elif isinstance(event, ToolCallEvent):
+            builder.add_tool_call(event)
+        elif isinstance(event, DoneEvent):
+            return builder.build(event)
+        elif isinstance(event, ErrorEvent):
+            raise AsyncChatError(
+                f"the answer holds an error: {event.message}", failure=event.message
+            )
+    shown = body[:200].decode(errors="replace")
+    raise AsyncChatError(
+        f"the answer is not a chat completion, a generation or a complete stream: {shown!r}",
+        failure=body.decode(errors="replace"),
+    )
+
+
+def _builder(model: str, *, logprobs: bool) -> CompletionBuilder:
+    return CompletionBuilder(
+        completion_id=new_completion_id(), created=int(time.time()), model=model, logprobs=logprobs
+    )
+
+
+def _prompt(data: Mapping[str, Any]) -> str | None:
+    """A generate request's prompt: its one user message's text (checked by the builder)."""
+    content = data["messages"][0].get("content")
+    if isinstance(content, str):
+        return content
+    return str(content[0].get("text")) if isinstance(content, list) and content else None
+
+
+def _inline(inline: bool | None, size: int, input_location: str | None) -> bool:
+    fits = size <= INLINE_LIMIT
+    if inline is True and not fits:
+        raise AsyncChatError(
+            f"the request body is {size:,} bytes, above the {INLINE_LIMIT:,} bytes "
+            "InvokeEndpointAsync takes inline; pass input_location='s3://bucket/inputs/' and "
+            "inline=False (or leave inline out)"
+        )
+    if inline is False or not fits:
+        if input_location is None:
+            why = "inline=False" if fits else f"the request body is {size:,} bytes"
+            raise AsyncChatError(
+                f"{why}: the body goes through S3, but input_location names no folder; pass "
+                "input_location='s3://bucket/inputs/' (the endpoint's input folder)"
+            )
+        return False
+    return True
+
+
+def _upload(s3: Any, input_location: str, job_id: str, body: bytes) -> str:
+    bucket, prefix = _split(input_location)
+    if prefix and not prefix.endswith("/"):
+        raise AsyncChatError(
+            f"input_location must name a folder ending with '/', got {input_location!r}"
+        )
+    key = f"{prefix}{job_id}.json"
+    s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json")
+    return f"s3://{bucket}/{key}"
+
+
+def _split(uri: str) -> tuple[str, str]:
+    parts = urlsplit(uri)
+    if parts.scheme != "s3" or not parts.netloc:
+        raise AsyncChatError(f"expected an s3://bucket/key URI, got {uri!r}")
+    return parts.netloc, parts.path.lstrip("/")
+
+
+def _notification(body: str) -> dict[str, Any] | None:
+    """SageMaker's notification in an SQS message: raw, or in SNS's envelope."""
+    try:
+        data = json.loads(body)
+        if isinstance(data, dict) and data.get("Type") == "Notification":
+            data = json.loads(data.get("Message", ""))
+    except (TypeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _check_limits(
+    invocation_timeout: int | None, request_ttl: int | None, inference_id: str | None
+) -> None:
+    if invocation_timeout is not None and not (
+        isinstance(invocation_timeout, int)
+        and not isinstance(invocation_timeout, bool)
+        and 1 <= invocation_timeout <= MAX_INVOCATION_TIMEOUT_S
+    ):
+        raise AsyncChatError(
+            f"invocation_timeout must be 1-{MAX_INVOCATION_TIMEOUT_S} seconds "
+            f"(InvocationTimeoutSeconds), got {invocation_timeout!r}"
+        )
+    low, high = REQUEST_TTL_S
+    if request_ttl is not None and not (
+        isinstance(request_ttl, int)
+        and not isinstance(request_ttl, bool)
+        and low <= request_ttl <= high
+    ):
+        raise AsyncChatError(
+            f"request_ttl must be {low}-{high} seconds (RequestTTLSeconds), got {request_ttl!r}"
+        )
+    if inference_id is not None and not (
+        isinstance(inference_id, str)
+        and 1 <= len(inference_id) <= 64
+        and inference_id.isprintable()
+        and not inference_id[0].isspace()
+    ):
+        raise AsyncChatError(
+            f"inference_id must be 1-64 printable characters (InferenceId), got {inference_id!r}"
+        )
+
+
+def _client(service: str) -> Any:
+    import boto3  # type: ignore[import-untyped]  # the [client] extra
+
+    return boto3.session.Session().client(service)
