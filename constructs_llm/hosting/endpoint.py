@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from aws_cdk import Annotations, Duration, Size
+from aws_cdk import Duration, Size
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -36,6 +36,7 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.metrics import VariantMetrics
 from constructs_llm.problems import Problems
+from constructs_llm.reporting import warn
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.validation import (
     add_memory_plan_note,
@@ -239,7 +240,8 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
             deployment, alarms=rollback, fleet=fleet
         )
         for v in self.variants:
-            Annotations.of(self).add_warning_v2(
+            warn(
+                self,
                 "constructs-llm:guarded-rollout-hardware",
                 ops.guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
             )

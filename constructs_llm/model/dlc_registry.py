@@ -8,11 +8,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from aws_cdk import Annotations, Aws, CfnMapping, CfnRule, CfnRuleAssertion, Fn, Stack, Token
+from aws_cdk import Aws, CfnMapping, CfnRule, CfnRuleAssertion, Fn, Stack, Token
 from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.errors import ImageError
+from constructs_llm.reporting import warn
 
 __all__ = [
     "MAPPING_ID",
@@ -138,7 +139,8 @@ def check_dlc_region(
     if family is None or family.regions is None or region in family.regions:
         return
     account = registries[region].account
-    Annotations.of(scope).add_warning_v2(
+    warn(
+        scope,
         "constructs-llm:dlc-region-not-listed",
         f"The SageMaker Python SDK does not list {family.name} images "
         f"({repository}) in {region}, so tag {tag!r} may not exist there "

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import jsii
-from aws_cdk import Annotations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -24,6 +23,7 @@ from constructs_llm.model.binding import derive as derive_on
 from constructs_llm.model.network import ModelNetwork, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.problems import Problem, Problems
+from constructs_llm.reporting import warn
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.validation import positive_int_problem, type_problem
@@ -219,7 +219,7 @@ class LlmModel(Construct):
         if not self.network_isolation:
             waive(resource, HUB_DOWNLOAD)
         for warning in derivation.warnings:
-            Annotations.of(resource).add_warning_v2(warning.id, warning.message)
+            warn(resource, warning.id, warning.message)
         return ModelBinding(
             model=self,
             derivation=derivation,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Protocol
 
-from aws_cdk import Annotations
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
 
@@ -26,6 +25,7 @@ from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.source import ModelSource
 from constructs_llm.operations.metrics import InvocationMetrics
 from constructs_llm.problems import Problems
+from constructs_llm.reporting import warn
 from constructs_llm.validation import describe, name_problem
 
 if TYPE_CHECKING:
@@ -133,7 +133,8 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
         for role in (base.endpoint.role, base.binding.role):
             source.grant_read(self, role)
         if base.model.engine.name == _CUSTOM:
-            Annotations.of(self).add_warning_v2(
+            warn(
+                self,
                 "constructs-llm:adapter-engine-unverified",
                 f"adapter {name!r} on a custom engine: verify that its image registers "
                 "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier header)",

@@ -6,7 +6,7 @@ import functools
 from typing import TYPE_CHECKING, Protocol
 
 import jsii
-from aws_cdk import Annotations, Duration, Size
+from aws_cdk import Duration, Size
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IValidation, Node
@@ -27,6 +27,7 @@ from constructs_llm.hosting.shared import (
 )
 from constructs_llm.operations.capacity_notes import note_fleet_capacity
 from constructs_llm.problems import Problems
+from constructs_llm.reporting import warn
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.validation import (
     add_quota_note,
@@ -204,14 +205,13 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         add_quota_note(self, self.instance_type.name, self.max_instances)
         note_fleet_capacity(self, self)
         if not self.instance_type.known:
-            Annotations.of(self).add_warning_v2(
+            warn(
+                self,
                 "constructs-llm:unknown-instance-type",
                 msg.unknown_instance_type(self.instance_type, for_components=True),
             )
         if self.min_instances == 0:
-            Annotations.of(self).add_warning_v2(
-                "constructs-llm:min-instances-zero-region", msg.min_instances_zero_region()
-            )
+            warn(self, "constructs-llm:min-instances-zero-region", msg.min_instances_zero_region())
 
 
 @jsii.implements(IValidation)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from aws_cdk import Annotations, Duration
+from aws_cdk import Duration
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
@@ -42,6 +42,7 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.metrics import CopyMetrics
 from constructs_llm.problems import Problems
+from constructs_llm.reporting import warn
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
 from constructs_llm.validation import (
@@ -368,18 +369,19 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             add_memory_plan_note(self, self.binding.plan, per_copy=True)
         env = self.binding.environment
         if len(env) > MAX_COMPONENT_ENV:
-            Annotations.of(self).add_warning_v2(
-                "constructs-llm:component-env-size", msg.component_env_size(env, MAX_COMPONENT_ENV)
+            warn(
+                self,
+                "constructs-llm:component-env-size",
+                msg.component_env_size(env, MAX_COMPONENT_ENV),
             )
         if self.autoscaling is not None and self.autoscaling.min_capacity == 0:
-            Annotations.of(self).add_warning_v2(
+            warn(
+                self,
                 "constructs-llm:scale-to-zero",
                 msg.scale_to_zero(self.copies, self.instance_type.name),
             )
             if self.autoscaling.uses_concurrency:
-                Annotations.of(self).add_warning_v2(
-                    "constructs-llm:scale-to-zero-metric", msg.scale_to_zero_metric()
-                )
+                warn(self, "constructs-llm:scale-to-zero-metric", msg.scale_to_zero_metric())
 
 
 def _default_accelerators(accelerators: int | None, instance: InstanceType) -> int | None:
