@@ -13,6 +13,7 @@ from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.errors import ImageError
+from constructs_llm.problems import fail
 from constructs_llm.reporting import warn
 
 __all__ = [
@@ -66,9 +67,11 @@ def dlc_family(name: str) -> DlcFamily:
     """The default image of an engine family: tgi, tgi-neuronx, lmi, lmi-trtllm, vllm, sglang."""
     families = _dlc_families()
     if name not in families:
-        raise ImageError(
+        fail(
+            "",
             f"Unknown Deep Learning Container family: got {name!r}. "
-            f"Known families: {', '.join(families)}."
+            f"Known families: {', '.join(families)}.",
+            ImageError,
         )
     return families[name]
 
@@ -87,9 +90,11 @@ def registry_mapping(stack: Stack) -> CfnMapping:
     if isinstance(existing, CfnMapping):
         return existing
     if existing is not None:
-        raise ImageError(
+        fail(
+            "",
             f"Construct id {MAPPING_ID!r} in stack {stack.node.path!r} is reserved for the "
-            "Deep Learning Container registry mapping; rename your construct."
+            "Deep Learning Container registry mapping; rename your construct.",
+            ImageError,
         )
     # lazy: a stack with a concrete region gets literal values and no mapping at all.
     mapping = CfnMapping(stack, MAPPING_ID, mapping=dlc_regions(), lazy=True)
@@ -130,11 +135,13 @@ def check_dlc_region(
     """A concrete region must have a registry; an image its family does not list there warns."""
     registries = catalogs.dlc_images().regions
     if region not in registries:
-        raise ImageError(
+        fail(
+            "",
             f"No Deep Learning Container registry is known for region {region!r} "
             f"(image {repository}:{tag}; {len(registries)} regions are mapped). "
             "Pass the image URI for that region explicitly: ContainerImage.from_uri("
-            f'"<account>.dkr.ecr.{region}.amazonaws.com/{repository}:{tag}").'
+            f'"<account>.dkr.ecr.{region}.amazonaws.com/{repository}:{tag}").',
+            ImageError,
         )
     if family is None or family.regions is None or region in family.regions:
         return

@@ -20,9 +20,8 @@ from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.compliance import waive, weights_prefix
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.model import source_checks as _checks
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import warn
 
 __all__ = ["MODEL_DIR", "ModelSource", "SourceBinding"]
@@ -157,6 +156,7 @@ class _HubSource(ModelSource):
             _checks.hub_id_problem(model_id),
             _checks.revision_problem(revision),
             _checks.token_problem(token),
+            _checks.token_field_problem(token_json_field),
         ]
         _raise("ModelSource.hugging_face", problems)
         self._model_id = model_id
@@ -200,9 +200,10 @@ class _HubSource(ModelSource):
             )
         if self._token is not None:
             if not token_env_names:
-                raise ConfigurationError(
+                fail(
+                    "",
                     f"ModelSource.hugging_face({self._model_id!r}) has a token but the engine "
-                    "reads none; give Engine.custom(token_env_names=...) the env names"
+                    "reads none; give Engine.custom(token_env_names=...) the env names",
                 )
             secret = self._token
             value = (

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.problems import fail
 from constructs_llm.sizing import messages as msg
 
 __all__ = [
@@ -173,9 +174,9 @@ def caveats(
 
 def device_memory(inst: InstanceType, arch: ModelShape) -> float:
     if inst.accelerator is None or not inst.accelerator_count:
-        raise SizingError(msg.no_accelerators(inst.name, arch.name))
+        fail("", msg.no_accelerators(inst.name, arch.name), SizingError)
     if inst.accelerator_memory_gib is None:
-        raise SizingError(msg.unknown_device_memory(inst.name, arch.name))
+        fail("", msg.unknown_device_memory(inst.name, arch.name), SizingError)
     return inst.accelerator_memory_gib
 
 
@@ -185,7 +186,7 @@ def devices_for(
     """The tensor-parallel group; more than the instance has is a problem (planned as all)."""
     available = inst.accelerator_count
     if accelerators is not None and not 1 <= accelerators <= available:
-        raise SizingError(msg.accelerators_out_of_range(available, inst.name, accelerators))
+        fail("", msg.accelerators_out_of_range(available, inst.name, accelerators), SizingError)
     devices = engine.devices_used(inst, accelerators) if engine else (accelerators or available)
     if devices > available:
         problems.append(msg.shards_beyond_instance(devices, inst.name, available))
