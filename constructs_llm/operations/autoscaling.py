@@ -175,7 +175,7 @@ def track(
             schedule=item.schedule,
             min_capacity=item.min_capacity,
             max_capacity=item.max_capacity,
-            time_zone=item.time_zone,
+            time_zone=item.zone,
         )
     metric = concurrency_metric if scaling.uses_concurrency else invocations_metric
     return target.scale_to_track_metric(
