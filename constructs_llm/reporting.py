@@ -2,9 +2,9 @@
 
 A warning says something may work but deserves a look, and what to verify. Each goes through
 :func:`warn`, as a CDK warning annotation with an id users can acknowledge once they have
-checked (``Annotations.of(construct).acknowledge_warning("constructs-llm:...", reason)``, or
-``Validations.of(stack).acknowledge(...)`` with the validation report's
-``Annotation::constructs-llm:...``). Bad input is not a warning: it raises
+checked (``Annotations.of(construct).acknowledge_warning("constructs-llm:...", reason)``; in
+the validation report it is ``Annotation::constructs-llm:...``, which the stack's
+``Validations`` acknowledge). Bad input is not a warning: it raises
 (``constructs_llm.problems``). Facts a reviewer should see (memory plans, quotas) are notes
 (``constructs_llm.notes.add_note``).
 

@@ -51,6 +51,9 @@ MAX_TIMEOUT_S = 3600
 
 
 def duration_type_problem(prop: str, value: object) -> str | None:
+    """A ``Duration`` (or None). A bare number is refused rather than read as seconds: users
+    write ``health_check_timeout=15`` meaning minutes as often as seconds, and a wrong guess
+    deploys a timeout 60 times off; the message names ``Duration.minutes(...)``."""
     if value is None or isinstance(value, Duration):
         return None
     return f"{prop} must be a Duration, got {value!r}; use Duration.minutes(...)"

@@ -11,7 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import messages as msg
+from constructs_llm.cdk_values import key_problem
 from constructs_llm.compliance import NVME_VOLUME_KEY, waive
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.production_variant import startup_timeouts
@@ -22,7 +22,13 @@ from constructs_llm.hosting.shared import (
     grant_invoke,
 )
 from constructs_llm.hosting.target import ServesModel, default_served_name
-from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
+from constructs_llm.hosting.variant import (
+    EndpointVariant,
+    PlannedVariant,
+    Variant,
+    plan_variants,
+    variant_type_problems,
+)
 from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.operations import messages as ops
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
@@ -128,27 +134,21 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
             type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
+        problems.add(key_problem("kms_key", kms_key))
         single = variants is None and shadow is None
         if single:
-            problems.add(type_problem("model", model, LlmModel, msg.MODEL_FIX))
-            problems.add(
-                type_problem(
-                    "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
-                )
-            )
+            one = {
+                "model": model,
+                "instance_type": instance_type,
+                "instance_count": 1 if instance_count is None else instance_count,
+                "autoscaling": autoscaling,
+                "health_check_timeout": health_check_timeout,
+                "download_timeout": download_timeout,
+                "volume_size": volume_size,
+            }
+            problems.extend(variant_type_problems(one))
             problems.raise_if_any()  # nothing below can be checked without them
-            assert model is not None
-            specs = [
-                Variant(
-                    model=model,
-                    instance_type=instance_type,
-                    instance_count=1 if instance_count is None else instance_count,
-                    autoscaling=autoscaling,
-                    health_check_timeout=health_check_timeout,
-                    download_timeout=download_timeout,
-                    volume_size=volume_size,
-                )
-            ]
+            specs = [Variant(**one)]  # type: ignore[arg-type]  # checked just above
         else:
             given = {
                 "model": model,

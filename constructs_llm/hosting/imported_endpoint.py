@@ -9,10 +9,9 @@ from constructs import Construct
 
 from constructs_llm import messages as msg
 from constructs_llm.engines.engine import Engine
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.shared import grant_invoke
 from constructs_llm.operations.metrics import InvocationMetrics
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.validation import name_problem, served_name_problem, type_problem
 
@@ -117,10 +116,11 @@ class ImportedEndpoint(InvocationMetrics, Construct):
 
     def _metric_dimensions(self) -> dict[str, str]:
         if self.variant_name is None:
-            raise ConfigurationError(
+            fail(
+                "",
                 f"endpoint '{self.node.path}' was imported without its variant name, which "
                 "SageMaker's endpoint metrics are keyed by; pass "
-                "LlmEndpoint.from_endpoint_attributes(..., variant_name=...)"
+                "LlmEndpoint.from_endpoint_attributes(..., variant_name=...)",
             )
         return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
 

@@ -13,6 +13,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import messages as msg
+from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.compliance import (
     ENDPOINT_LOG_GROUPS,
     ENDPOINT_LOG_STREAMS,
@@ -20,8 +21,8 @@ from constructs_llm.compliance import (
     UNSCOPED_ACTIONS,
     waive,
 )
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.problems import fail
 from constructs_llm.validation import SAGEMAKER_NAME, name_problem
 
 if TYPE_CHECKING:
@@ -113,6 +114,9 @@ class ComponentAttributes:
 
 def grant_invoke(grantee: iam.IGrantable, *resource_arns: str) -> iam.Grant:
     """``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on these resources."""
+    problem = grantee_problem("grantee", grantee)
+    if problem:
+        fail("grant_invoke", problem)
     return iam.Grant.add_to_principal(
         grantee=grantee, actions=INVOKE_ACTIONS, resource_arns=list(resource_arns)
     )
@@ -189,7 +193,7 @@ def variant_name_for(instance_type: InstanceType) -> str:
     name = instance_type.name.removeprefix("ml.").replace(".", "-")
     problem = name_problem("the variant name derived from the instance type", name)
     if problem:
-        raise ConfigurationError(f"instance type {instance_type.name!r}: {problem}")
+        fail(f"instance type {instance_type.name!r}", problem)
     return name
 
 
@@ -229,8 +233,8 @@ def generated_name(scope: Construct, prop: str) -> str:
     name = Names.unique_resource_name(scope, max_length=63, separator="-")
     name = re.sub(r"[^a-zA-Z0-9-]", "", name).strip("-")
     if not SAGEMAKER_NAME.match(name):
-        raise ConfigurationError(
-            f"{type(scope).__name__} '{scope.node.path}': cannot derive a valid name "
-            f"(got {name!r}); pass {prop}='...'"
+        fail(
+            f"{type(scope).__name__} '{scope.node.path}'",
+            f"cannot derive a valid name (got {name!r}); pass {prop}='...'",
         )
     return name

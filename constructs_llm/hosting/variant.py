@@ -16,7 +16,7 @@ SageMaker's name pattern; weights >= 0 (cfn-lint ``InitialVariantWeight`` minimu
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -40,8 +40,11 @@ from constructs_llm.operations.metrics import VariantMetrics
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.validation import (
     describe,
+    duration_type_problem,
+    int_type_problem,
     name_problem,
     positive_int_problem,
+    str_problem,
     timeout_problem,
     type_problem,
 )
@@ -55,7 +58,14 @@ if TYPE_CHECKING:
     from constructs_llm.model.binding import ModelBinding
     from constructs_llm.operations.alarms import LlmAlarms
 
-__all__ = ["MAX_VARIANTS", "EndpointVariant", "PlannedVariant", "Variant", "plan_variants"]
+__all__ = [
+    "MAX_VARIANTS",
+    "EndpointVariant",
+    "PlannedVariant",
+    "Variant",
+    "plan_variants",
+    "variant_type_problems",
+]
 
 MAX_VARIANTS = 10
 # What a variant's name keeps of its model's construct id.
@@ -92,6 +102,42 @@ class Variant:
     health_check_timeout: Duration | None = None
     download_timeout: Duration | None = None
     volume_size: Size | None = None
+
+    def __post_init__(self) -> None:
+        """Values of the wrong type fail here; the rest is checked with the endpoint's other
+        variants (``variants[i]: ...``)."""
+        problems = Problems("Variant")
+        problems.extend(variant_type_problems(vars(self)))
+        problems.raise_if_any()
+
+
+def variant_type_problems(props: Mapping[str, object]) -> list[str | None]:
+    """The props of a variant (``Variant(...)``, or ``LlmEndpoint(model=...)``'s one variant)
+    whose type is wrong, with the messages the endpoint's own checks give."""
+    weight = props.get("weight", 1)
+    return [
+        type_problem("model", props.get("model"), LlmModel, msg.MODEL_FIX),
+        None
+        if isinstance(weight, int | float) and not isinstance(weight, bool)
+        else f"weight must be a number >= 0 (its share of the traffic), got {weight!r}",
+        type_problem(
+            "instance_type",
+            props.get("instance_type"),
+            (str, InstanceType),
+            "use a name such as 'ml.g5.2xlarge'",
+            optional=True,
+        ),
+        int_type_problem("instance_count", props.get("instance_count")),
+        type_problem(
+            "autoscaling", props.get("autoscaling"), Autoscaling, msg.AUTOSCALING_FIX, optional=True
+        ),
+        str_problem("name", props.get("name"), example="Llama-g5-2xlarge"),
+        duration_type_problem("health_check_timeout", props.get("health_check_timeout")),
+        duration_type_problem("download_timeout", props.get("download_timeout")),
+        type_problem(
+            "volume_size", props.get("volume_size"), Size, "use Size.gibibytes(...)", optional=True
+        ),
+    ]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -191,7 +237,7 @@ def _placement(spec: Variant, problems: Problems, where: str, who: str) -> Place
     try:
         return Placement(spec.instance_type)
     except InstanceTypeError as err:
-        problems.add(f"{where}{err}", InstanceTypeError)
+        problems.add_error(err, prefix=where)  # Placement names instance_type
         return None
 
 

@@ -24,7 +24,7 @@ from constructs_llm.hosting.variant import EndpointVariant
 from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
-from constructs_llm.validation import type_problem
+from constructs_llm.validation import str_problem, type_problem
 
 __all__ = ["LlmDashboard"]
 
@@ -55,7 +55,7 @@ class LlmDashboard(Construct):
         dashboard_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
-        _check(self, endpoints, components, invokers)
+        _check(self, endpoints, components, invokers, dashboard_name)
         targets: list[object] = [*endpoints, *components]
         for invoker in invokers:
             targets += [t for t in invoker.targets if not any(t is o for o in targets)]
@@ -77,8 +77,10 @@ def _check(
     endpoints: Sequence[object],
     components: Sequence[object],
     invokers: Sequence[object],
+    dashboard_name: object,
 ) -> None:
     problems = Problems(f"LlmDashboard '{dashboard.node.path}'")
+    problems.add(str_problem("dashboard_name", dashboard_name, example="llm-operations"))
     for prop, items, kind in (
         ("endpoints", endpoints, LlmEndpoint),
         ("components", components, InferenceComponent),

@@ -9,13 +9,20 @@ metrics in ``AWS/SageMaker``, instance metrics in ``/aws/sagemaker/Endpoints`` (
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_cdk import Duration
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from constructs_llm.problems import Problems
+from constructs_llm.validation import (
+    bool_problem,
+    duration_type_problem,
+    str_problem,
+    type_problem,
+)
 
+if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
     from typing_extensions import Unpack
 
@@ -27,6 +34,7 @@ __all__ = [
     "InvocationMetrics",
     "MetricOverrides",
     "VariantMetrics",
+    "check_metric_name",
     "with_defaults",
 ]
 
@@ -53,8 +61,45 @@ class MetricOverrides(TypedDict, total=False):
 
 
 def with_defaults(options: MetricOverrides, **defaults: Any) -> MetricOverrides:
+    """``options`` over ``defaults``; an option of the wrong name or type fails here, naming
+    it, instead of inside ``cloudwatch.Metric``."""
+    problems = Problems("metric options")
+    for name, value in options.items():
+        problems.add(_option_problem(name, value))
+    problems.raise_if_any()
     merged: MetricOverrides = {**defaults, **options}  # type: ignore[typeddict-item]
     return merged
+
+
+def check_metric_name(metric_name: object, namespace: object = "AWS/SageMaker") -> None:
+    """``metric(metric_name, namespace=...)``: both strings, such as SageMaker's own."""
+    problems = Problems("metric")
+    problems.add(str_problem("metric_name", metric_name, example="ModelLatency", optional=False))
+    problems.add(str_problem("namespace", namespace, example="AWS/SageMaker", optional=False))
+    problems.raise_if_any()
+
+
+def _option_problem(name: str, value: object) -> str | None:
+    if name not in MetricOverrides.__annotations__:
+        known = ", ".join(sorted(MetricOverrides.__annotations__))
+        return f"the metric options are {known}; got {name}={value!r}"
+    if name == "period":
+        return duration_type_problem(name, value)
+    if name == "visible":
+        return bool_problem(name, value, optional=False)
+    if name == "dimensions_map":
+        strings = isinstance(value, Mapping) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        )
+        return None if strings else f"dimensions_map must map names to strings, got {value!r}"
+    if name == "unit":
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        return type_problem(name, value, cloudwatch.Unit, "use a member such as Unit.COUNT")
+    return str_problem(name, value, example=_EXAMPLES.get(name, "..."), optional=False)
+
+
+_EXAMPLES = {"statistic": "p90", "color": "#1f77b4", "label": "Latency"}
 
 
 class InvocationMetrics:
@@ -83,6 +128,7 @@ class InvocationMetrics:
         """
         from aws_cdk import aws_cloudwatch as cloudwatch  # loaded when a metric is asked for
 
+        check_metric_name(metric_name, namespace)
         props = with_defaults(
             options,
             dimensions_map=self._metric_dimensions(),

@@ -149,6 +149,12 @@ def _check(
     inference_component_name: str | None,
 ) -> None:
     problems = Problems(f"InferenceComponent '{scope.node.path}'.add_adapter({name!r})")
+    if not all(hasattr(base, member) for member in ("endpoint", "model", "binding", "resource")):
+        problems.add(
+            f"base must be an InferenceComponent, got {describe(base)}; use "
+            "component.add_adapter(name, source=...)"
+        )
+        problems.raise_if_any()  # nothing below can be checked without it
     if not isinstance(name, str) or not _ADAPTER_NAME.match(name):
         problems.add(
             f"the adapter name must be 1-63 letters, digits, '.', '_', ':' or '-' starting with "

@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Protocol
 
-import jsii
 from aws_cdk import Duration, Size
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
-from constructs import Construct, IValidation, Node
+from constructs import Construct, Node
 
 from constructs_llm import messages as msg
+from constructs_llm.cdk_values import key_problem, role_problem
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hosting.shared import (
@@ -26,7 +26,7 @@ from constructs_llm.hosting.shared import (
     volume_problem,
 )
 from constructs_llm.operations.capacity_notes import note_fleet_capacity
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import warn
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.validation import (
@@ -109,12 +109,19 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         kms_key: kms.IKey | None = None,
     ) -> None:
         super().__init__(scope, id)
-        self.instance_type = InstanceType.of(instance_type)
+        problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
+        problems.add(role_problem("role", role))
+        problems.add(key_problem("kms_key", kms_key))
+        try:
+            self.instance_type = InstanceType.of(instance_type)
+        except ConfigurationError as err:
+            problems.add_error(err, prefix="instance_type: ")
+        problems.raise_if_any()  # nothing below can be checked without them
         self.min_instances = min_instances
         self.max_instances = max_instances
         self.health_check_timeout = health_check_timeout
         self.kms_key = kms_key
-        self._check(endpoint_name, volume_size)
+        self._check(problems, endpoint_name, volume_size)
         self.variant_name = variant_name_for(self.instance_type)
         self.components: list[HostedComponent] = []
         self._volume_size = volume_size
@@ -139,7 +146,6 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             endpoint_config_name=self.config.attr_endpoint_config_name,
             endpoint_name=endpoint_name,
         )
-        self.node.add_validation(_FleetFits(self))
         self._annotate()
 
     @property
@@ -161,7 +167,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         binding = component.binding
         problem = self.host_ami_problem(binding.inference_ami_version, component.node.path)
         if problem:
-            raise ConfigurationError(problem)
+            fail(f"InferenceComponentEndpoint '{self.node.path}'", problem)
         self.components.append(component)
         if self.kms_key is not None:
             self.kms_key.grant(binding.role, *VOLUME_KEY_ACTIONS)
@@ -170,9 +176,34 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             self.config.production_variants = [self._variant()]
         binding.grant_read(self.role)
 
-    def _check(self, endpoint_name: str | None, volume: Size | None) -> None:
+    def fleet_problem(self, component: HostedComponent) -> str | None:
+        """Whether the initial copies of every component, ``component`` included, fit on
+        ``max_instances`` instances: a necessary condition (SageMaker also packs per
+        instance). Each component checks that its own copies fit; this catches components that
+        only fit alone. Checked as each component is added: the demand only grows."""
+        capacity, parts = self.capacity, [*self.components, component]
+        if capacity is None or len(parts) < 2:
+            return None
+        fleet = self.max_instances
+        need = functools.reduce(CopyDemand.plus, (c.demand.times(c.copies) for c in parts))
+        over = [
+            f"{wanted:g} {what} (the fleet has {have * fleet:g})"
+            for what, wanted, have in (
+                ("accelerators", need.accelerators, capacity.accelerators),
+                ("vCPUs", need.cpu_cores, capacity.cpu_cores),
+                ("MiB of memory", need.memory_mib, capacity.memory_mib),
+            )
+            if wanted > have * fleet
+        ]
+        if not over:
+            return None
+        names = ", ".join(f"{c.node.id} ({c.copies} x {c.demand.describe()})" for c in parts)
+        return msg.fleet_total_too_small(
+            self.node.path, names, "; ".join(over), fleet, self.instance_type.name
+        )
+
+    def _check(self, problems: Problems, endpoint_name: str | None, volume: Size | None) -> None:
         low, high = self.min_instances, self.max_instances
-        problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
         problems.add(positive_int_problem("min_instances", low, minimum=0))
         problems.add(positive_int_problem("max_instances", high))
         if all_ints(low, high) and low > high:
@@ -212,40 +243,3 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             )
         if self.min_instances == 0:
             warn(self, "constructs-llm:min-instances-zero-region", msg.min_instances_zero_region())
-
-
-@jsii.implements(IValidation)
-class _FleetFits:
-    """At synth: the initial copies of all components fit on ``max_instances`` instances.
-
-    A necessary condition (SageMaker also packs per instance); each component already checked
-    that its own copies fit, so this catches components that only fit alone.
-    """
-
-    def __init__(self, endpoint: InferenceComponentEndpoint) -> None:
-        self._endpoint = endpoint
-
-    def validate(self) -> list[str]:
-        endpoint = self._endpoint
-        capacity, parts = endpoint.capacity, endpoint.components
-        if capacity is None or len(parts) < 2:
-            return []
-        fleet = endpoint.max_instances
-        need = functools.reduce(CopyDemand.plus, (c.demand.times(c.copies) for c in parts))
-        over = [
-            f"{wanted:g} {what} (the fleet has {have * fleet:g})"
-            for what, wanted, have in (
-                ("accelerators", need.accelerators, capacity.accelerators),
-                ("vCPUs", need.cpu_cores, capacity.cpu_cores),
-                ("MiB of memory", need.memory_mib, capacity.memory_mib),
-            )
-            if wanted > have * fleet
-        ]
-        if not over:
-            return []
-        names = ", ".join(f"{c.node.id} ({c.copies} x {c.demand.describe()})" for c in parts)
-        return [
-            msg.fleet_total_too_small(
-                endpoint.node.path, names, "; ".join(over), fleet, endpoint.instance_type.name
-            )
-        ]

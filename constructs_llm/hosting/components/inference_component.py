@@ -47,6 +47,7 @@ from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_co
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
 from constructs_llm.validation import (
     add_memory_plan_note,
+    int_type_problem,
     name_problem,
     positive_int_problem,
     served_name_problem,
@@ -142,6 +143,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
+        problems.add(int_type_problem("accelerators", accelerators))
         problems.raise_if_any()  # nothing below can be checked without them
         self.endpoint, self.model = endpoint, model
         self.chosen_served_name = served_model_name
@@ -177,6 +179,7 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         if not any(props):  # what follows needs well-formed numbers
             problems.extend(self._hardware_problems())
             problems.add(self._fleet_problem("copies", copies, "copies"))
+            problems.add(endpoint.fleet_problem(self))
             problems.extend(self._scaling_problems(), ScalingError)
             problems.extend(model.problems_for(self.placement))
             problems.extend(self._deployment_problems(deployment, alarm_props))
