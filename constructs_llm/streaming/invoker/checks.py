@@ -54,13 +54,16 @@ def check_invoker(
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
     called, target_problems = check_targets(invoker, target, targets)
     problems.extend(target_problems)
-    problems.add(layer_problem("adapter_layer", adapter_layer))
-    problems.add(architecture_problem("architecture", architecture))
+    kinds = [
+        layer_problem("adapter_layer", adapter_layer),
+        architecture_problem("architecture", architecture),
+    ]
+    problems.extend(kinds)
+    if not any(kinds):
+        _adapter_problems(invoker, adapter_layer, architecture, problems)
     problems.add(key_problem("log_encryption_key", log_encryption_key))
     if log_retention is not None:
         problems.add(log_retention_problem("log_retention", log_retention))
-    if not problems:
-        _adapter_problems(invoker, adapter_layer, architecture, problems)
     if not isinstance(auth, InvokerAuth):
         problems.add(
             f"auth must be InvokerAuth.iam() or InvokerAuth.api_keys(secret), got "
