@@ -3,7 +3,7 @@
 
 Stacks are environment-agnostic, so no AWS account or credentials are needed. cdk-nag's
 AwsSolutions pack runs as a validation plugin: any unacknowledged finding fails the synth.
-After the synth, each endpoint's notes (memory plan, Service Quotas) print as one line.
+The library itself prints each endpoint's notes (memory plan, Service Quotas) as one line.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks
 
-from constructs_llm.notes import note_lines
 from stacks import EXAMPLES
 from stacks.selection import select_examples
 
@@ -28,6 +27,4 @@ def _stack_id(name: str) -> str:
 
 
 if __name__ == "__main__":
-    app = build_app(App())
-    app.synth()
-    print("\n".join(note_lines(app)), flush=True)
+    build_app(App()).synth()

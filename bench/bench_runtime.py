@@ -17,6 +17,13 @@ Goals: at most 2 ms added to p50 TTFT, at most 50 us added to p50 per-token late
 For scale, a third client calls the fake directly through a do-nothing TCP relay process:
 the cost of one more process hop on this machine, which any proxy (the runtime, or the
 Lambda Web Adapter in front of it) pays before doing any work.
+
+Then a slowloris run against a second runtime process with a 1 s ``REQUEST_DEADLINE`` and
+``MAX_CONNECTIONS=8``: 12 clients each send a request line, then a header line every 0.25 s
+(each read well within ``CLIENT_TIMEOUT``, so only a deadline on the whole request ends them).
+It prints how many connections the runtime holds before the deadline and after it, and how
+many were refused with a 503 past the bound; goals: none held after the deadline, and every
+client past the bound refused.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import http.client
 import json
 import multiprocessing
 import os
+import selectors
 import socket
 import statistics
 import subprocess
@@ -59,6 +67,10 @@ STREAMS = 40  # per path, after warm-up
 WARMUP = 3
 GOAL_TTFT_MS = 2.0
 GOAL_TOKEN_US = 50.0
+SLOW_CLIENTS = 12
+SLOW_BOUND = 8  # MAX_CONNECTIONS of the slowloris run
+SLOW_DEADLINE_S = 1.0  # REQUEST_DEADLINE of the slowloris run
+SLOW_TRICKLE_S = 0.25  # between one slow client's header lines
 ENDPOINT = "bench-endpoint"
 BODY = json.dumps(
     {"messages": [{"role": "user", "content": "bench"}], "stream": True, "max_tokens": TOKENS}
@@ -120,13 +132,14 @@ def _fake_endpoint(env: dict[str, str]) -> Iterator[str]:
 
 
 @contextmanager
-def _runtime_server(env: dict[str, str]) -> Iterator[int]:
+def _runtime_server(env: dict[str, str], **settings: str) -> Iterator[int]:
     port = _free_port()
     server_env = {
         **env,
         "PORT": str(port),
         "ENDPOINT_NAME": ENDPOINT,
         "STREAM_FORMAT": "tgi",
+        **settings,
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "constructs_llm.streaming.runtime"],
@@ -238,6 +251,87 @@ def _relay_client(client: Any, fake_url: str) -> Iterator[Any]:
         listener.close()
 
 
+@dataclass
+class _SlowClient:
+    sock: socket.socket
+    answer: bytes = b""  # the status line's first bytes, once the server answers
+    closed: bool = False  # the server closed the connection
+
+
+def _slowloris(port: int) -> tuple[list[int], dict[bytes, int]]:
+    """``SLOW_CLIENTS`` slow clients against the runtime on ``port``: how many connections it
+    holds (not closed by the server) at half the deadline and one second past it, and how
+    many answers of each status came back."""
+    selector = selectors.DefaultSelector()
+    clients = []
+    for _ in range(SLOW_CLIENTS):
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\n")
+        sock.setblocking(False)
+        client = _SlowClient(sock)
+        selector.register(sock, selectors.EVENT_READ, client)
+        clients.append(client)
+    started = time.monotonic()
+    samples = [SLOW_DEADLINE_S / 2, SLOW_DEADLINE_S + 1.0]
+    held: list[int] = []
+    next_line = started + SLOW_TRICKLE_S
+    line = 0
+    while samples:
+        now = time.monotonic()
+        if now - started >= samples[0]:
+            held.append(sum(not c.closed for c in clients))
+            samples.pop(0)
+            continue
+        if now >= next_line:  # one more header line from every client still connected
+            line += 1
+            for client in clients:
+                if not client.closed:
+                    with contextlib.suppress(OSError):
+                        client.sock.send(b"X-Slow-%d: %d\r\n" % (line, line))
+            next_line += SLOW_TRICKLE_S
+        wait = min(next_line, started + samples[0]) - time.monotonic()
+        for key, _ in selector.select(max(wait, 0)):
+            client = key.data
+            try:
+                data = client.sock.recv(65536)
+            except OSError:
+                data = b""
+            if not client.answer and data:
+                client.answer = data[:12]
+            if not data:
+                client.closed = True
+                selector.unregister(client.sock)
+    for client in clients:
+        client.sock.close()
+    selector.close()
+    answers: dict[bytes, int] = {}
+    for client in clients:
+        status = client.answer[9:12] or b"none"
+        answers[status] = answers.get(status, 0) + 1
+    return held, answers
+
+
+def _slowloris_report(env: dict[str, str]) -> None:
+    settings = {"REQUEST_DEADLINE": f"{SLOW_DEADLINE_S:g}", "MAX_CONNECTIONS": str(SLOW_BOUND)}
+    with _runtime_server(env, **settings) as port:
+        (before, after), answers = _slowloris(port)
+    refused, timed_out = answers.get(b"503", 0), answers.get(b"408", 0)
+    expected_refused = max(SLOW_CLIENTS - SLOW_BOUND, 0)
+    verdict = "PASS" if after == 0 and refused == expected_refused else "MISS"
+    print(
+        f"slowloris: {SLOW_CLIENTS} clients, a header line every {SLOW_TRICKLE_S:g} s each; "
+        f"REQUEST_DEADLINE={SLOW_DEADLINE_S:g} s, MAX_CONNECTIONS={SLOW_BOUND}"
+    )
+    print(
+        f"held connections: {before} at t={SLOW_DEADLINE_S / 2:g} s (before the deadline), "
+        f"{after} at t={SLOW_DEADLINE_S + 1:g} s (after it; goal 0)  {verdict}"
+    )
+    print(
+        f"refused with 503 past the bound: {refused} (goal {expected_refused}); "
+        f"answered 408 at the deadline: {timed_out}"
+    )
+
+
 def main() -> None:
     env = {**os.environ, **FAKE_AWS, "PYTHONPATH": str(ROOT)}
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "HTTP_PROXY", "HTTPS_PROXY"):
@@ -272,6 +366,7 @@ def main() -> None:
         f"for scale: a do-nothing TCP relay process (one more hop, no work) adds "
         f"{floor_ttft:+.3f} ms TTFT and {floor_token:+.1f} us per token (p50) on this machine"
     )
+    _slowloris_report(env)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ _EXPORTS: dict[str, str] = {
     "InstanceType": "constructs_llm.hardware.instance_type",
     "ContainerImage": "constructs_llm.model.container_image",
     "Engine": "constructs_llm.engines.engine",
-    "RequestFormat": "constructs_llm.streaming.runtime.events",
-    "StreamFormat": "constructs_llm.streaming.runtime.events",
+    "RequestFormat": "constructs_llm.streaming.formats",
+    "StreamFormat": "constructs_llm.streaming.formats",
     "ModelSource": "constructs_llm.model.source",
     "ModelArchitecture": "constructs_llm.sizing.memory",
     "MemoryPlan": "constructs_llm.sizing.memory",
@@ -26,6 +26,9 @@ _EXPORTS: dict[str, str] = {
     "ModelBinding": "constructs_llm.model.binding",
     "LlmEndpoint": "constructs_llm.hosting.endpoint",
     "ImportedEndpoint": "constructs_llm.hosting.imported_endpoint",
+    "IEndpoint": "constructs_llm.hosting.target",
+    "InvocationTarget": "constructs_llm.hosting.target",
+    "DashboardTarget": "constructs_llm.operations.dashboard",
     "Autoscaling": "constructs_llm.operations.autoscaling",
     "InferenceComponentEndpoint": "constructs_llm.hosting.components.endpoint",
     "InferenceComponent": "constructs_llm.hosting.components.inference_component",
@@ -74,6 +77,8 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     )
     from constructs_llm.hosting.endpoint import LlmEndpoint as LlmEndpoint
     from constructs_llm.hosting.imported_endpoint import ImportedEndpoint as ImportedEndpoint
+    from constructs_llm.hosting.target import IEndpoint as IEndpoint
+    from constructs_llm.hosting.target import InvocationTarget as InvocationTarget
     from constructs_llm.hosting.variant import EndpointVariant as EndpointVariant
     from constructs_llm.hosting.variant import Variant as Variant
     from constructs_llm.model.binding import ModelBinding as ModelBinding
@@ -83,14 +88,15 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.operations.alarms import Alarms as Alarms
     from constructs_llm.operations.alarms import LlmAlarms as LlmAlarms
     from constructs_llm.operations.autoscaling import Autoscaling as Autoscaling
+    from constructs_llm.operations.dashboard import DashboardTarget as DashboardTarget
     from constructs_llm.operations.dashboard import LlmDashboard as LlmDashboard
     from constructs_llm.operations.deployment import Deployment as Deployment
     from constructs_llm.operations.schedule import ScheduledCapacity as ScheduledCapacity
     from constructs_llm.sizing.memory import MemoryPlan as MemoryPlan
     from constructs_llm.sizing.memory import ModelArchitecture as ModelArchitecture
+    from constructs_llm.streaming.formats import RequestFormat as RequestFormat
+    from constructs_llm.streaming.formats import StreamFormat as StreamFormat
     from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.invoker.streaming_invoker import (
         StreamingInvoker as StreamingInvoker,
     )
-    from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
-    from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat

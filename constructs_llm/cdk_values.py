@@ -8,7 +8,7 @@ make the right value (or None). The CDK modules are imported only to check a val
 
 from __future__ import annotations
 
-from constructs_llm.validation import list_problems, type_problem
+from constructs_llm.values import list_problems, type_problem
 
 __all__ = [
     "architecture_problem",

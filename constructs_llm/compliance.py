@@ -16,6 +16,7 @@ from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from constructs import IConstruct
 
 __all__ = [
+    "BEARER_TOKEN_CALLS",
     "ECR_AUTHORIZATION_TOKEN",
     "ENDPOINT_LOG_GROUPS",
     "ENDPOINT_LOG_STREAMS",
@@ -144,4 +145,12 @@ ENDPOINT_LOG_STREAMS = NagAcknowledgment(
     "AwsSolutions-IAM5",
     finding=f"Resource::{_LOG_GROUPS}:log-stream:*",
     reason="Log streams are created by SageMaker per instance at run time.",
+)
+BEARER_TOKEN_CALLS = NagAcknowledgment(
+    "AwsSolutions-IAM5",
+    finding="Resource::*",
+    reason="sagemaker:CallWithBearerToken (SageMaker's OpenAI route) names no resource: AWS "
+    "grants it on * in its own policies (the OpenAI-compatible endpoints guide's sample, the "
+    "AmazonSageMakerJobRuntimeAccess managed policy); what the token reaches is scoped by "
+    "sagemaker:InvokeEndpoint on this endpoint's ARN.",
 )

@@ -1,24 +1,47 @@
 """Synth notes: facts a reviewer should see (memory plan, Service Quotas), printed short.
 
-CDK ``info`` annotations are printed by the CDK CLI as one block each, with the JavaScript
-source location of the call; a synth of the examples printed 18 of them. A note is instead
-construct metadata of its own type, which the cloud assembly keeps (``manifest.json``) and
-the CLI does not print; ``note_lines`` gathers the notes into one line per construct, which
-``app.py`` prints after the synth.
+A note is construct metadata of its own type, which the cloud assembly keeps
+(``<stack>.metadata.json``). At synth, the library prints each construct's notes as one line,
+``path: note; note``, on standard error: the CDK CLI passes the app's output through, so the
+line shows in any app's ``cdk synth`` (and ``cdk deploy``) without the app doing anything,
+and on standard error it never mixes with the template ``cdk synth`` writes to standard
+output.
+
+Why not CDK ``info`` annotations: the CDK CLI 2.1148 prints each of them as a block of three
+or four lines (with the JavaScript source location of the call), and under the recommended
+feature flag ``@aws-cdk/core:annotationsInValidationReport`` it does not print them at all
+(only warnings and errors reach the validation report).
 """
 
 from __future__ import annotations
 
-from constructs import IConstruct
+import sys
+from typing import TYPE_CHECKING
 
-__all__ = ["NOTE_METADATA_TYPE", "add_note", "note_lines", "notes_of"]
+import jsii
+from constructs import Construct, IConstruct, IValidation
+
+if TYPE_CHECKING:
+    from constructs_llm.sizing.memory import MemoryPlan
+
+__all__ = [
+    "NOTE_METADATA_TYPE",
+    "add_memory_plan_note",
+    "add_note",
+    "add_quota_note",
+    "note_line",
+    "note_lines",
+    "notes_of",
+]
 
 NOTE_METADATA_TYPE = "constructs-llm:note"
 """Metadata type of a note in the construct tree and the cloud assembly manifest."""
 
 
 def add_note(scope: IConstruct, text: str) -> None:
-    """Attach a note to ``scope`` (no stack trace is recorded)."""
+    """Attach a note to ``scope`` (no stack trace is recorded); the synth prints it."""
+    if not notes_of(scope):
+        scope.node.add_validation(_PrintNotes(scope))
     scope.node.add_metadata(NOTE_METADATA_TYPE, text)
 
 
@@ -27,11 +50,48 @@ def notes_of(scope: IConstruct) -> list[str]:
     return [str(entry.data) for entry in scope.node.metadata if entry.type == NOTE_METADATA_TYPE]
 
 
+def note_line(scope: IConstruct) -> str | None:
+    """``path: note; note`` for ``scope``, or None when it has no notes."""
+    notes = notes_of(scope)
+    return f"{scope.node.path}: {'; '.join(notes)}" if notes else None
+
+
 def note_lines(root: IConstruct) -> list[str]:
-    """One line per construct under ``root`` that has notes: ``path: note; note``."""
-    lines = []
-    for construct in root.node.find_all():
-        notes = notes_of(construct)
-        if notes:
-            lines.append(f"{construct.node.path}: {'; '.join(notes)}")
-    return lines
+    """One line per construct under ``root`` that has notes, in construct-tree order."""
+    return [line for c in root.node.find_all() if (line := note_line(c)) is not None]
+
+
+@jsii.implements(IValidation)
+class _PrintNotes:
+    """Prints the construct's note line when the app is synthesized; never fails the synth.
+
+    CDK runs node validations once per synth, after aspects (which may add notes), in
+    construct-tree order, so the lines come out in the order of ``note_lines``.
+    """
+
+    def __init__(self, scope: IConstruct) -> None:
+        self._scope = scope
+
+    def validate(self) -> list[str]:
+        line = note_line(self._scope)
+        if line is not None:
+            print(line, file=sys.stderr, flush=True)
+        return []
+
+
+def add_quota_note(scope: Construct, instance_type: str, instances: int) -> None:
+    """Service Quotas are per account and region; only a deploy sees them, so say what to check."""
+    add_note(
+        scope,
+        f"Service Quotas: '{instance_type} for endpoint usage' must allow at least {instances} "
+        "instance(s) in the target region (new accounts often have 0)",
+    )
+
+
+def add_memory_plan_note(scope: Construct, plan: MemoryPlan | None, *, per_copy: bool) -> None:
+    """What the planner found for the model copy ``scope`` serves (an endpoint's instance, or
+    one inference-component copy)."""
+    if plan is None:
+        return
+    label = "Memory plan per copy" if per_copy else "Memory plan"
+    add_note(scope, f"{label}: {plan.summary()}")

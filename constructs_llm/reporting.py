@@ -14,12 +14,14 @@ Every id starts with ``constructs-llm:``:
 | --- | --- |
 | ``constructs-llm:adapter-engine-unverified`` | a LoRA adapter on a custom engine |
 | ``constructs-llm:component-env-size`` | a component env above SageMaker's size |
-| ``constructs-llm:dlc-region-not-listed`` | a DLC family not listed in the region |
 | ``constructs-llm:engine-setting`` | an engine setting to check |
 | ``constructs-llm:gated-model-no-token`` | a gated Hub model without a token |
 | ``constructs-llm:guarded-rollout-hardware`` | a rollout that cannot guard a new instance |
 | ``constructs-llm:hf-token-in-model-env`` | a Hub token in the Model's env |
 | ``constructs-llm:min-instances-zero-region`` | min_instances=0 (some regions refuse it) |
+| ``constructs-llm:openai-route-stream`` | SageMaker's OpenAI route, unreadable streams |
+| ``constructs-llm:openai-route-unknown`` | SageMaker's OpenAI route, unknown framing |
+| ``constructs-llm:pools-autoscaling`` | autoscaling a variant with instance pools |
 | ``constructs-llm:scale-to-zero`` | a component scaling its copies to zero |
 | ``constructs-llm:scale-to-zero-metric`` | scale to zero on a metric zero copies lack |
 | ``constructs-llm:sizing-estimate`` | a memory plan to verify |
@@ -43,12 +45,14 @@ PREFIX = "constructs-llm:"
 WARNINGS: Mapping[str, str] = {
     f"{PREFIX}adapter-engine-unverified": "a LoRA adapter on a custom engine",
     f"{PREFIX}component-env-size": "a component env above SageMaker's size",
-    f"{PREFIX}dlc-region-not-listed": "a DLC family not listed in the region",
     f"{PREFIX}engine-setting": "an engine setting to check",
     f"{PREFIX}gated-model-no-token": "a gated Hub model without a token",
     f"{PREFIX}guarded-rollout-hardware": "a rollout that cannot guard a new instance",
     f"{PREFIX}hf-token-in-model-env": "a Hub token in the Model's env",
     f"{PREFIX}min-instances-zero-region": "min_instances=0 (some regions refuse it)",
+    f"{PREFIX}openai-route-stream": "SageMaker's OpenAI route, unreadable streams",
+    f"{PREFIX}openai-route-unknown": "SageMaker's OpenAI route, unknown framing",
+    f"{PREFIX}pools-autoscaling": "autoscaling a variant with instance pools",
     f"{PREFIX}scale-to-zero": "a component scaling its copies to zero",
     f"{PREFIX}scale-to-zero-metric": "scale to zero on a metric zero copies lack",
     f"{PREFIX}sizing-estimate": "a memory plan to verify",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_cdk import Stack
 
+from stacks.capacity import CapacityStack
 from stacks.falcon40b_lmi import Falcon40bLmiStack
 from stacks.front_doors import FrontDoorsStack
 from stacks.llama2_tgi import Llama2TgiStack
@@ -11,6 +12,7 @@ from stacks.llama3_components import Llama3ComponentsStack
 from stacks.mistral_inf2 import MistralInf2Stack
 from stacks.mixtral_trtllm import MixtralTrtLlmStack
 from stacks.model_gateway import ModelGatewayStack
+from stacks.native_openai import NativeOpenAiStack
 from stacks.phi3_lmi import Phi3LmiStack
 from stacks.production import ProductionStack
 from stacks.shared_endpoint import SharedEndpointStack
@@ -26,4 +28,6 @@ EXAMPLES: dict[str, type[Stack]] = {
     "front-doors": FrontDoorsStack,
     "model-gateway": ModelGatewayStack,
     "production": ProductionStack,
+    "native-openai": NativeOpenAiStack,
+    "capacity": CapacityStack,
 }

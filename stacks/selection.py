@@ -22,6 +22,8 @@ EXAMPLE_NAMES = (
     "front-doors",
     "model-gateway",
     "production",
+    "native-openai",
+    "capacity",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 

@@ -1,5 +1,7 @@
-"""The README's complete app (examples/chat): the README shows exactly its files, the real
-CDK CLI synthesizes it as written, and cfn-lint, cdk-nag and checkov find nothing."""
+"""The README's complete app (examples/chat): the README shows exactly its app, the real CDK
+CLI synthesizes it as written and prints nothing but its notes, and cfn-lint, cdk-nag and
+checkov find nothing. Also the README's claims beside it: the Hugging Face token trade-off
+and the Node versions jsii supports."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -20,44 +24,238 @@ CDK = ROOT / "node_modules" / ".bin" / "cdk"
 pytestmark = pytest.mark.slow
 
 
-def _readme_block(language: str, after: str) -> str:
+def _section() -> str:
     section = (ROOT / "README.md").read_text().split("## Use it in your own stack", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    tail = section.split(after, 1)[1]
+    return section.split("\n## ", 1)[0]
+
+
+def _readme_block(language: str, after: str) -> str:
+    tail = _section().split(after, 1)[1]
     match = re.search(rf"```{language}\n(.*?)```", tail, re.DOTALL)
     assert match, f"no {language} block after {after!r}"
     return match.group(1)
 
 
-def test_the_readme_shows_the_example_files_verbatim() -> None:
-    assert _readme_block("python", "`app.py`:") == (EXAMPLE / "app.py").read_text()
-    assert _readme_block("json", "`cdk.json`:") == (EXAMPLE / "cdk.json").read_text()
+def _paragraph(title: str) -> str:
+    """The README paragraph that starts with ``**title**`` in the section, on one line."""
+    text = _section().split(f"**{title}**", 1)[1].split("\n\n", 1)[0]
+    return " ".join(text.split())
+
+
+def test_the_readme_shows_the_app_verbatim() -> None:
+    assert _readme_block("python", "`app.py` is:") == (EXAMPLE / "app.py").read_text()
+
+
+def _recommended_flags() -> dict[str, Any]:
+    """The feature flags `cdk init` writes into a new app's cdk.json (the pinned CLI's file,
+    equal to aws-cdk-lib 2.275's `CURRENTLY_RECOMMENDED_FLAGS`; a flag the library recommends
+    beyond them would make the quiet-synth test below fail)."""
+    path = ROOT / "node_modules" / "aws-cdk" / "lib" / "init-templates"
+    flags: dict[str, Any] = json.loads((path / ".recommended-feature-flags.json").read_text())
+    return flags
+
+
+def test_cdk_json_runs_the_app_with_the_flags_cdk_init_writes() -> None:
+    example = json.loads((EXAMPLE / "cdk.json").read_text())
+    flags = _recommended_flags()
+    assert len(flags) > 80
+    assert example == {"app": "python3 app.py", "context": flags}
+    assert list(example["context"]) == sorted(flags)  # in the order cdk init writes them
+    assert '`cdk.json` is `"app": "python3 app.py"` plus the feature flags `cdk init` writes' in (
+        " ".join(_section().split())
+    )
+    # The repository's own app has them too, beside its stack selection.
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    assert {k: context.get(k) for k in flags} == flags
+    assert set(context) - set(flags) == {"constructs-llm:stacks"}
+
+
+@dataclass(frozen=True)
+class Synth:
+    out: Path
+    stdout: str
+    stderr: str
+
+
+def _node_major() -> str:
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
+    return version.stdout.strip().lstrip("v").split(".")[0]
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """`cdk synth` in the example's folder, as a user runs it (no credentials)."""
-    out = tmp_path_factory.mktemp("chat.out")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """`cdk synth` in a copy of the example's folder, as a user runs it: no credentials, and
+    on an end-of-life Node the jsii banner silenced as the README says."""
+    work = tmp_path_factory.mktemp("chat")
+    for name in ("app.py", "cdk.json"):
+        shutil.copy2(EXAMPLE / name, work / name)
+    out = work / "cdk.out"
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = str(ROOT)  # the library as if installed
     env["CDK_DISABLE_CLI_TELEMETRY"] = "true"
+    env["JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"] = _node_major()
     for key in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         env.pop(key, None)
     result = subprocess.run(
         [str(CDK), "synth", "--no-notices", "--quiet", "--output", str(out)],
-        cwd=EXAMPLE,
+        cwd=work,
         env=env,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert not (EXAMPLE / "cdk.out").exists()
-    path = out / "ChatStack.template.json"  # the stack id the README deploys
+    return Synth(out=out, stdout=result.stdout, stderr=result.stderr)
+
+
+@pytest.fixture(scope="module")
+def template(synth: Synth) -> dict[str, Any]:
+    path = synth.out / "ChatStack.template.json"  # the stack id the README deploys
     data: dict[str, Any] = json.loads(path.read_text())
     data["__path__"] = str(path)
     return data
+
+
+def test_cdk_synth_prints_the_endpoint_note_and_nothing_else(synth: Synth) -> None:
+    """No warning, no "N feature flags are not configured", no banner: one line for the one
+    endpoint, which the library prints (the app has no code for it), as the README quotes."""
+    assert synth.stdout == ""
+    (line,) = synth.stderr.splitlines()
+    quoted = re.search(r"`(ChatStack/Endpoint: Memory plan: [^`]*?)…`", _section())
+    assert quoted, "the README quotes the note line"
+    assert line.startswith(quoted.group(1))
+    assert "; Capacity: at minimum 1 x ml.g5.2xlarge" in line
+    assert "; Service Quotas: 'ml.g5.2xlarge for endpoint usage' must allow at least 1" in line
+    assert "print(" not in (EXAMPLE / "app.py").read_text()  # the app prints nothing itself
+
+
+def test_the_token_warning_is_acknowledged_by_its_id_and_only_that(synth: Synth) -> None:
+    metadata = json.loads((synth.out / "ChatStack.metadata.json").read_text())
+    acknowledged = {
+        (path, rule): reason
+        for path, entries in metadata.items()
+        for entry in entries
+        if entry["type"] == "aws:cdk:acknowledged-rules"
+        for rule, reason in entry["data"].items()
+        if rule.startswith("Annotation::")  # the library's cdk-nag waivers are others
+    }
+    ((where, rule),) = acknowledged
+    assert (where, rule) == ("/ChatStack/Model", "Annotation::constructs-llm:hf-token-in-model-env")
+    assert "sagemaker:DescribeModel" in acknowledged[where, rule]
+    warnings = [
+        e for entries in metadata.values() for e in entries if e["type"] == "aws:cdk:warning"
+    ]
+    assert warnings == []
+
+
+def test_without_its_acknowledgment_the_app_warns_about_the_token(tmp_path: Path) -> None:
+    from aws_cdk import App
+
+    source = (EXAMPLE / "app.py").read_text()
+    stack_code = source.split("\napp = App()\n", 1)[0]
+    ack = re.search(r"\n        Validations\.of\(model\)\.acknowledge\(.*?\)\)\n", stack_code, re.S)
+    assert ack, "the app acknowledges the token warning"
+    namespace: dict[str, Any] = {}
+    exec(compile(stack_code.replace(ack.group(0), "\n"), "app.py", "exec"), namespace)
+    app = App(outdir=str(tmp_path))
+    stack = namespace["ChatStack"](app, "ChatStack")
+    warnings = [
+        str(entry.data)
+        for entry in stack.node.find_child("Model").node.metadata
+        if entry.type == "aws:cdk:warning"
+    ]
+    assert len(warnings) == 1 and "[ack: constructs-llm:hf-token-in-model-env]" in warnings[0]
+    assert "sagemaker:DescribeModel" in warnings[0]
+
+
+def test_the_token_reaches_the_model_environment_as_a_dynamic_reference(
+    template: dict[str, Any],
+) -> None:
+    (model,) = _resources(template, "AWS::SageMaker::Model")
+    env = model["Properties"]["PrimaryContainer"]["Environment"]
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+        assert "{{resolve:secretsmanager:" in json.dumps(env[name]), name
+    paragraph = _paragraph("Hugging Face token.")
+    assert "`HF_TOKEN` and `HUGGING_FACE_HUB_TOKEN`" in paragraph
+    assert "`constructs-llm:hf-token-in-model-env`" in paragraph
+
+
+def test_a_sagemaker_model_takes_no_secret_by_reference() -> None:
+    """The README's reason: the API's container definition has plain environment variables
+    and no secret field, and its reference says not to put sensitive data there."""
+    from botocore.loaders import Loader
+
+    model = Loader().load_service_model("sagemaker", "service-2")
+    container = model["shapes"]["ContainerDefinition"]["members"]
+    assert not [m for m in container if re.search("secret|credential", m, re.I)]
+    assert "Don't include any sensitive data" in container["Environment"]["documentation"]
+    assert "takes no secret by reference" in _paragraph("Hugging Face token.")
+
+
+_RUNTIME_RELEASE = re.compile(
+    r'new NodeRelease\((\d+),\{endOfLife:new Date\("([\d-]+)"\)'
+    r'(?:,endOfJsiiSupport:new Date\("([\d-]+)"\))?([^}]*)\}'
+)
+
+
+def _jsii_node_support() -> dict[int, date]:
+    """Each Node major in the pinned jsii runtime's table with the day its support ends (the
+    table's own date, or end of life + 6 months), untested majors left out: the rule of the
+    runtime's `NodeRelease`."""
+    import jsii
+
+    runtime = Path(jsii.__file__).parent / "_embedded" / "jsii" / "bin__jsii-runtime.js"
+    support = {}
+    for major, eol, jsii_end, rest in _RUNTIME_RELEASE.findall(runtime.read_text()):
+        if "untested:!0" in rest:
+            continue
+        end = date.fromisoformat(jsii_end or eol)
+        if not jsii_end:
+            month = end.month + 6
+            end = end.replace(year=end.year + (month - 1) // 12, month=(month - 1) % 12 + 1)
+        support[int(major)] = end
+    assert {20, 22, 24} <= set(support)
+    return support
+
+
+def test_the_readme_names_the_node_majors_jsii_supports_today() -> None:
+    support = _jsii_node_support()
+    supported = sorted(m for m, end in support.items() if end > date.today())
+    paragraph = _paragraph("Node.js.")
+    assert f"supports Node {' and '.join(map(str, supported))}." in paragraph
+    assert (
+        "Node 20 is end-of-life and not supported anymore by this software since "
+        f"{support[20].isoformat()}" in paragraph
+    )
+    assert "`export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20`" in paragraph
+
+
+def test_the_node_banner_is_the_one_the_readme_describes() -> None:
+    """On an end-of-life Node, a process that starts jsii prints the README's box of `b'!!…'`
+    lines and goes on; the README's variable silences it. On a supported Node there is none."""
+    major = _node_major()
+    env = {
+        k: v for k, v in os.environ.items() if k != "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"
+    }
+    command = [sys.executable, "-c", "import constructs; print('went on')"]
+    loud = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    quiet = subprocess.run(
+        command,
+        env={**env, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": major},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert loud.stdout == quiet.stdout == "went on\n"
+    assert "!!" not in quiet.stderr
+    if date.today() < _jsii_node_support().get(int(major), date.max):
+        assert "!!" not in loud.stderr
+        return
+    assert loud.stderr.startswith("b'!!!!")
+    sentence = f"Node {major} is end-of-life and not supported anymore by this software since"
+    assert sentence in loud.stderr
+    assert sentence.replace(f"Node {major}", "Node 20") in _paragraph("Node.js.")
 
 
 def _resources(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:

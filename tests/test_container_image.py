@@ -53,7 +53,6 @@ class Synth:
     agnostic_lmi: Bound
     us_east_1: Bound
     china: Bound
-    ap_east_2: Bound
     ecr_uri: Bound
     other_registry: Bound
     repo: Bound
@@ -77,13 +76,6 @@ def synth() -> Synth:
         agnostic_lmi=agnostic_lmi,
         us_east_1=_bind(app, "UsEast1", ContainerImage.dlc_default("tgi"), "us-east-1"),
         china=_bind(app, "China", ContainerImage.dlc_default("tgi"), "cn-north-1"),
-        # family inferred from repository + tag: TensorRT-LLM is not listed in ap-east-2
-        ap_east_2=_bind(
-            app,
-            "ApEast2",
-            ContainerImage.dlc("djl-inference", "0.33.0-tensorrtllm0.21.0-cu128"),
-            "ap-east-2",
-        ),
         ecr_uri=_bind(app, "EcrUri", ContainerImage.from_uri(ECR_URI), "eu-west-1"),
         other_registry=_bind(app, "Ghcr", ContainerImage.from_uri("ghcr.io/org/llm:1.0")),
         repo=Bound(repo_stack, repo_role, repo_uri),
@@ -188,13 +180,22 @@ def test_unmapped_concrete_region_fails_naming_region_and_override() -> None:
     assert f"{TGI.repository}:{TGI.tag}" in message
 
 
-def test_region_where_the_sdk_does_not_list_the_family_warns(synth: Synth) -> None:
-    warnings = Annotations.from_stack(synth.ap_east_2.stack)
+def test_a_region_where_the_sdk_does_not_list_the_family_fails_at_synth() -> None:
+    # GIVEN a TensorRT-LLM image (family inferred from repository + tag) in ap-east-2
+    app = App(context=cdk_context())
+    stack, role = _stack(app, "ApEast2", "ap-east-2")
+    image = ContainerImage.dlc("djl-inference", "0.33.0-tensorrtllm0.21.0-cu128")
+    # WHEN it is bound THEN the synth fails naming the family, the region and the fixes
+    with pytest.raises(
+        ImageError,
+        match=r"does not list lmi-trtllm images \(djl-inference\) in ap-east-2.*"
+        r"Deploy to a region that lists them \(.*\), choose another engine, or pass the "
+        r"image.*ContainerImage\.from_uri.*aws ecr describe-images",
+    ):
+        image.bind(stack, role)
 
-    warnings.has_warning(
-        "*",
-        Match.string_like_regexp(r"does not list lmi-trtllm images \(djl-inference\) in ap-east-2"),
-    )
+
+def test_a_listed_region_warns_nothing(synth: Synth) -> None:
     assert Annotations.from_stack(synth.us_east_1.stack).find_warning("*", Match.any_value()) == []
 
 
@@ -490,11 +491,45 @@ def test_concrete_region_needs_no_rule(new_stack: Callable[..., Stack]) -> None:
 )
 def test_every_family_knows_its_regions(family: str, region: str, listed: bool) -> None:
     """vLLM and SGLang images are listed in fewer regions than the registries; each family
-    warns where the SageMaker SDK does not list it (me-west-1 is mapped since sagemaker-core
-    2.27)."""
-    bound = _bind(App(context=cdk_context()), "Region", ContainerImage.dlc_default(family), region)
-    warnings = Annotations.from_stack(bound.stack).find_warning(
-        "*", Match.string_like_regexp(f"does not list {family} images")
-    )
-    assert bool(warnings) is not listed
+    fails at synth where the SageMaker SDK does not list it (me-west-1 is mapped since
+    sagemaker-core 2.27)."""
     assert region in dlc_regions()
+    app = App(context=cdk_context())
+    if listed:
+        _bind(app, "Region", ContainerImage.dlc_default(family), region)
+        return
+    with pytest.raises(ImageError, match=f"does not list {family} images .* in {region}"):
+        _bind(app, "Region", ContainerImage.dlc_default(family), region)
+
+
+def _region_rules(stack: Stack) -> dict[str, list[str]]:
+    rules = Template.from_stack(stack).to_json().get("Rules", {})
+    return {
+        name: rule["Assertions"][0]["Assert"]["Fn::Contains"][0]
+        for name, rule in rules.items()
+        if name.startswith("ConstructsLlmDlcRegistryRegion")
+    }
+
+
+def test_an_agnostic_stack_admits_only_regions_where_every_image_exists(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an environment-agnostic stack with a TGI, a vLLM and an LMI image
+    stack = new_stack()
+    role = iam.Role(stack, "Role", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    for family in ("tgi", "vllm", "lmi"):
+        ContainerImage.dlc_default(family).bind(stack, role)
+    # THEN besides the registry rule, each family listed in fewer regions has a rule of its own
+    rules = _region_rules(stack)
+    assert set(rules) == {
+        "ConstructsLlmDlcRegistryRegion",
+        "ConstructsLlmDlcRegistryRegionVllm",
+        "ConstructsLlmDlcRegistryRegionLmi",
+    }
+    # AND together they admit only the regions where every image is listed
+    admitted = set.intersection(*(set(regions) for regions in rules.values()))
+    vllm, lmi = dlc_family("vllm").regions, dlc_family("lmi").regions
+    assert vllm is not None and lmi is not None
+    assert admitted == set(dlc_regions()) & vllm & lmi
+    assert "us-east-1" in admitted
+    assert not {"cn-north-1", "us-gov-west-1", "me-west-1"} & admitted

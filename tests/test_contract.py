@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-import importlib
-import re
-import textwrap
 from collections import Counter
 from collections.abc import Callable
 
@@ -29,8 +25,6 @@ from constructs_llm import (
     StreamingInvoker,
 )
 from constructs_llm.streaming import DoneEvent, ErrorEvent, TokenEvent, parse_stream
-
-PACKAGE = "constructs_llm"
 
 
 def test_the_documented_composition_synthesizes(new_stack: Callable[..., Stack]) -> None:
@@ -137,43 +131,3 @@ def test_the_documented_values() -> None:
     events = list(parse_stream(chunks, StreamFormat.TGI))
     assert events == [TokenEvent("Hi", 1, -0.5), DoneEvent(finish_reason=None)]
     assert ErrorEvent("x").message == "x"
-
-
-def _readme() -> str:
-    from tests.conftest import ROOT
-
-    return (ROOT / "README.md").read_text()
-
-
-def test_every_python_block_of_the_readme_parses_and_its_imports_resolve() -> None:
-    # The complete app is synthesized as written by tests/test_chat_example.py; the other
-    # blocks are fragments, so what holds for all of them is their syntax and their imports.
-    blocks = re.findall(r"^( *)```python\n(.*?)^\1```", _readme(), re.DOTALL | re.MULTILINE)
-    imported = set()
-    for _, code in blocks:
-        tree = ast.parse(textwrap.dedent(code), "README.md")
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PACKAGE):
-                module = importlib.import_module(str(node.module))
-                for alias in node.names:
-                    assert hasattr(module, alias.name), f"{node.module}.{alias.name}"
-                    imported.add(f"{node.module}.{alias.name}")
-    assert len(blocks) == 11  # the Python blocks of the README
-    assert {"constructs_llm.StreamingInvoker", "constructs_llm.streaming.parse_stream"} <= imported
-
-
-def test_every_dotted_name_the_readme_gives_resolves() -> None:
-    names = set(re.findall(rf"{PACKAGE}(?:\.[A-Za-z_]\w*)+", _readme()))
-    assert "constructs_llm.streaming.parse_stream" in names
-    for name in sorted(names):
-        parts = name.split(".")
-        for split in range(len(parts), 0, -1):
-            try:
-                found: object = importlib.import_module(".".join(parts[:split]))
-            except ModuleNotFoundError:
-                continue
-            for attribute in parts[split:]:
-                found = getattr(found, attribute)
-            break
-        else:
-            raise AssertionError(name)

@@ -47,7 +47,8 @@ def cloud_assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    (out.parent / "cli-output.txt").write_text(result.stdout + result.stderr)
+    (out.parent / "cli-stdout.txt").write_text(result.stdout)
+    (out.parent / "cli-stderr.txt").write_text(result.stderr)
     return out
 
 
@@ -148,8 +149,8 @@ def test_checkov_reports_no_failed_check(templates: dict[str, Path]) -> None:
 
 
 def test_every_warning_in_the_examples_is_acknowledged(tmp_path: Path) -> None:
-    # Strict mode turns unacknowledged warnings into synth errors (see README, "Acknowledging
-    # a warning"); each example acknowledges the warnings it accepts, with a reason.
+    # Strict mode turns unacknowledged warnings into synth errors (see docs/synth-time-checks.md,
+    # "Acknowledging a warning"); each example acknowledges the warnings it accepts, with a reason.
     from aws_cdk import App
 
     from app import build_app
@@ -164,21 +165,51 @@ def test_every_warning_in_the_examples_is_acknowledged(tmp_path: Path) -> None:
 
 def test_synth_prints_one_note_line_per_endpoint_and_nothing_else(cloud_assembly: Path) -> None:
     """No INFO blocks with JavaScript locations, no Node banner: one line per endpoint or
-    component (memory plan and Service Quotas), then the CLI's own two lines."""
-    output = (cloud_assembly.parent / "cli-output.txt").read_text()
+    component (memory plan and Service Quotas), printed once by the library on standard error
+    (app.py prints nothing), then the CLI's own two lines."""
+    stdout = (cloud_assembly.parent / "cli-stdout.txt").read_text()
+    stderr = (cloud_assembly.parent / "cli-stderr.txt").read_text()
+    output = stdout + stderr
     assert "[Info at" not in output and "end-of-life" not in output
-    notes = [line for line in output.splitlines() if "Memory plan" in line or "Quotas" in line]
+    notes = [line for line in stderr.splitlines() if "Memory plan" in line or "Quotas" in line]
     annotated = {  # every construct with notes, from the cloud assembly
-        path
+        path.lstrip("/")
         for metadata in cloud_assembly.glob("*.metadata.json")
         for path, entries in json.loads(metadata.read_text()).items()
         if any(entry["type"] == "constructs-llm:note" for entry in entries)
     }
-    assert len(notes) == len(annotated) == 15, output  # one line per endpoint or component
+    assert len(notes) == len(annotated) == 17, output  # one line per endpoint or component
+    assert {line.split(": ", 1)[0] for line in notes} == annotated  # each printed once
+    assert not [line for line in stdout.splitlines() if "Memory plan" in line or "Quotas" in line]
     assert "Phi3Lmi/Endpoint: Memory plan: microsoft/Phi-3-mini-4k-instruct" in output
     assert "SharedEndpoint/Endpoint: Service Quotas: 'ml.g5.12xlarge" in output
     others = set(output.splitlines()) - set(notes) - {""}
     assert len(others) == 2 and any(line.startswith("Successfully synthesized") for line in others)
+
+
+def test_the_library_prints_the_note_lines_when_the_app_synthesizes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No code in the app: `app.synth()` prints `note_lines(app)` on standard error, notes
+    written by aspects at synth (a shared endpoint's capacity) included."""
+    from aws_cdk import App
+
+    from constructs_llm.notes import note_lines
+    from tests.conftest import cdk_context
+
+    app = App(outdir=str(tmp_path), context=cdk_context())
+    EXAMPLES["shared-endpoint"](app, "SharedEndpoint")
+    capsys.readouterr()
+    app.synth()
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    assert printed.err.splitlines() == note_lines(app)
+    assert [line.split(": ", 2)[1] for line in note_lines(app)] == [
+        "Service Quotas",
+        "Memory plan per copy",
+        "Memory plan per copy",
+    ]
+    assert "; Capacity: at minimum 1 x ml.g5.12xlarge" in note_lines(app)[0]
 
 
 def test_notes_stay_in_the_cloud_assembly(cloud_assembly: Path) -> None:

@@ -87,3 +87,26 @@ def test_metrics_without_the_variant_name_the_fix(fronted: tuple[Any, Template])
     existing, _ = fronted
     with pytest.raises(ConfigurationError, match=r"without its variant name.*variant_name="):
         existing.metric_invocations()
+
+
+def test_created_and_imported_endpoints_share_one_interface(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an endpoint this app creates and two it imports
+    from constructs_llm import IEndpoint, InvocationTarget
+    from tests.matrix.builders import endpoint
+
+    stack = new_stack()
+    created = endpoint(stack)
+    by_name = LlmEndpoint.from_endpoint_name(stack, "ByName", "other-endpoint")
+    by_attributes = LlmEndpoint.from_endpoint_attributes(
+        stack, "ByAttributes", endpoint_name="third", variant_name="AllTraffic"
+    )
+    # THEN each is an IEndpoint (and an invocation target), with the same members
+    for each in (created, by_name, by_attributes):
+        assert isinstance(each, IEndpoint) and isinstance(each, InvocationTarget)
+        each.grant_invoke(iam.Role(stack, f"Caller{each.node.id}", assumed_by=iam.AnyPrincipal()))
+    assert stack.resolve(by_attributes.metric_invocations().dimensions) == {
+        "EndpointName": "third",
+        "VariantName": "AllTraffic",
+    }

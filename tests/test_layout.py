@@ -116,10 +116,41 @@ def test_no_module_reads_another_object_s_private_members(path: Path) -> None:
 
 
 def test_checkov_skips_and_cdk_nag_acknowledgments_go_through_waive() -> None:
-    # the README's claim: one helper records every waiver, with its reason
+    # docs/security.md's claim: one helper records every waiver, with its reason
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.name == "compliance.py":
             continue
         source = path.read_text()
         for raw in ('"checkov"', "Validations.of(", " Acknowledgment(", "NagSuppressions"):
             assert raw not in source, f"{path.relative_to(ROOT)}: {raw} outside compliance.waive"
+
+
+def test_the_construct_layer_never_imports_the_runtime() -> None:
+    """The invoker's construct layer and its Lambda runtime share only ``streaming.formats``;
+    the package facade ``constructs_llm.streaming`` re-exports the parser lazily for users."""
+    modules = dict(_modules())
+    known = set(modules)
+    runtime = "constructs_llm.streaming.runtime"
+    facade = {"constructs_llm.streaming"}
+    offenders = {
+        name: sorted(m for m in _imports(name, path, known) if m.startswith(runtime))
+        for name, path in modules.items()
+        if not name.startswith(runtime) and name not in facade
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_the_runtime_imports_only_itself_and_the_shared_formats() -> None:
+    modules = dict(_modules())
+    known = set(modules)
+    runtime = "constructs_llm.streaming.runtime"
+    outside = {
+        name: sorted(
+            m
+            for m in _imports(name, path, known)
+            if not m.startswith(runtime) and m != "constructs_llm.streaming.formats"
+        )
+        for name, path in modules.items()
+        if name.startswith(runtime)
+    }
+    assert {name: found for name, found in outside.items() if found} == {}

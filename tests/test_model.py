@@ -64,6 +64,7 @@ def test_the_default_placement_keeps_the_resource_id(tgi: tuple[LlmModel, Templa
     model, _ = tgi
     assert model.node.default_child is model.resource
     assert model.resource.node.id == "Resource"
+    assert model.model_name == model.bind().model_name
     assert model.bind() is model.bind(Placement("ml.g5.2xlarge"))  # one binding per placement
 
 
@@ -223,3 +224,15 @@ def test_a_model_without_instance_type_creates_nothing_until_bound(
     # WHEN it is bound THEN the placement gets an id of its own
     binding = model.bind(Placement("ml.g5.12xlarge"))
     assert (binding.resource.node.id, binding.environment["SM_NUM_GPUS"]) == ("G5-12xlarge", "4")
+
+
+def test_reading_the_model_s_resource_creates_nothing(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN a model with a default placement that nothing has bound yet
+    stack = new_stack()
+    model = _model(stack, instance_type="ml.g5.2xlarge")
+    # WHEN its resource and model name are read THEN they name the fix and create no Model
+    with pytest.raises(ConfigurationError, match=r"has no SageMaker Model yet.*model\.bind\(\)"):
+        _ = model.resource
+    with pytest.raises(ConfigurationError, match=r"reading a property creates none"):
+        _ = model.model_name
+    Template.from_stack(stack).resource_count_is("AWS::SageMaker::Model", 0)

@@ -222,10 +222,13 @@ def test_bind_takes_a_placement_and_names_the_fix(new_stack: Callable[..., Stack
     assert model.bind(Placement("ml.g5.2xlarge")) is model.bind()
 
 
-def test_reading_model_name_binds_the_default_placement(new_stack: Callable[..., Stack]) -> None:
+def test_model_name_is_the_default_placement_s_model_once_bound(
+    new_stack: Callable[..., Stack],
+) -> None:
     stack = new_stack()
     model = _llama(stack, instance_type="ml.g5.2xlarge")
     assert model.node.try_find_child("Resource") is None  # nothing binds it yet
+    model.bind()
     name = model.model_name
     (logical_id,) = _models(stack)
     assert logical_id == stack.get_logical_id(model.bind().resource)

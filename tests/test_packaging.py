@@ -1,13 +1,18 @@
-"""The library installs as a wheel and synthesizes a stack from outside the repository,
-with its data files and the Lambda's code asset inside the package."""
+"""The library is a package: `python -m build` makes an sdist and a wheel that `twine check`
+passes, with its data files and the Lambda's code asset inside; the wheel synthesizes a stack
+from outside the repository; and the README's "Use it in your own stack" commands install it
+into a fresh venv and synthesize the example app with the real CDK CLI."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import textwrap
 import zipfile
 from pathlib import Path
@@ -15,7 +20,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+CDK_BIN = ROOT / "node_modules" / ".bin"
 pytestmark = pytest.mark.slow
+
+#: What the package carries besides its Python modules.
+PACKAGE_DATA = {
+    "constructs_llm/data/instances.json",
+    "constructs_llm/data/dlc_images.json",
+    "constructs_llm/data/models.json",
+    "constructs_llm/data/tool_parsers.json",
+    "constructs_llm/streaming/data/lwa_layers.json",
+    "constructs_llm/streaming/runtime/server.py",
+    "constructs_llm/streaming/runtime/run.sh",
+    "constructs_llm/py.typed",
+}
 
 APP = textwrap.dedent(
     """
@@ -37,17 +55,35 @@ APP = textwrap.dedent(
 )
 
 
+def _version() -> str:
+    match = re.search(r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert match, "pyproject.toml names the version"
+    return match.group(1)
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`python -m build`: the sdist, then the wheel built from that sdist."""
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out)],
         cwd=ROOT,
         check=True,
         capture_output=True,
         timeout=300,
     )
-    (path,) = out.glob("constructs_llm-*.whl")
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(dist: Path) -> Path:
+    (path,) = dist.glob("constructs_llm-*.whl")
+    return path
+
+
+@pytest.fixture(scope="module")
+def sdist(dist: Path) -> Path:
+    (path,) = dist.glob("constructs_llm-*.tar.gz")
     return path
 
 
@@ -55,17 +91,53 @@ def test_wheel_carries_data_files_and_an_executable_runtime(wheel: Path) -> None
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         run_sh = zf.getinfo("constructs_llm/streaming/runtime/run.sh")
-    assert {
-        "constructs_llm/data/instances.json",
-        "constructs_llm/data/dlc_images.json",
-        "constructs_llm/data/models.json",
-        "constructs_llm/data/tool_parsers.json",
-        "constructs_llm/streaming/data/lwa_layers.json",
-        "constructs_llm/streaming/runtime/server.py",
-        "constructs_llm/py.typed",
-    } <= names
+    assert names >= PACKAGE_DATA
     assert (run_sh.external_attr >> 16) & 0o111, "run.sh must stay executable in the wheel"
     assert not any(n.startswith(("tests/", "stacks/")) for n in names)
+
+
+def test_sdist_carries_what_builds_the_wheel_and_nothing_of_the_repository(sdist: Path) -> None:
+    top = f"constructs_llm-{_version()}/"
+    with tarfile.open(sdist) as tar:
+        members = {m.name.removeprefix(top): m for m in tar.getmembers()}
+    assert PACKAGE_DATA | {"pyproject.toml", "README.md", "CHANGELOG.md", "PKG-INFO"} <= set(
+        members
+    )
+    assert members["constructs_llm/streaming/runtime/run.sh"].mode & 0o777 == 0o755
+    outside = {
+        name.split("/")[0]
+        for name in members
+        if "/" in name and not name.startswith(("constructs_llm/", "constructs_llm.egg-info/"))
+    }
+    assert outside == set(), f"the sdist carries folders of the repository: {outside}"
+    assert not any(name.startswith(("tests", "stacks", "examples", "bench")) for name in members)
+
+
+def test_twine_check_passes_on_the_sdist_and_the_wheel(sdist: Path, wheel: Path) -> None:
+    twine = Path(sys.executable).parent / "twine"
+    result = subprocess.run(
+        [str(twine), "check", "--strict", str(sdist), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("PASSED") == 2, result.stdout
+
+
+def test_the_version_is_semver_and_the_changelog_records_it(wheel: Path) -> None:
+    version = _version()
+    assert re.fullmatch(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)", version), version
+    assert wheel.name == f"constructs_llm-{version}-py3-none-any.whl"
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert "https://keepachangelog.com/" in changelog and "## [Unreleased]" in changelog
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", changelog, re.M)
+    assert releases and releases[0][0] == version, "the newest release is the package's version"
+    newest = changelog.split(f"## [{version}]", 1)[1].split("\n## [", 1)[0]
+    assert "### Added" in newest
+    # The changelog lists what the library offers: every construct of the public API.
+    for name in ("LlmModel", "LlmEndpoint", "InferenceComponent", "StreamingInvoker", "Engine"):
+        assert f"`{name}" in newest, name
 
 
 def test_installed_wheel_synthesizes_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
@@ -102,8 +174,91 @@ def test_installed_wheel_synthesizes_outside_the_repo(wheel: Path, tmp_path: Pat
     template = json.loads((work / "out" / "Consumer.template.json").read_text())
     types = {r["Type"] for r in template["Resources"].values()}
     assert {"AWS::SageMaker::Model", "AWS::Lambda::Url", "AWS::Lambda::Function"} <= types
-    assets = [p for p in (work / "out").glob("asset.*") if p.is_dir()]
-    (asset,) = assets
-    run_sh = asset / "runtime" / "run.sh"
+    _assert_one_runtime_asset(work / "out")
+
+
+def _assert_one_runtime_asset(cloud_assembly: Path) -> None:
+    """The invoker's code asset is the runtime folder and the shared formats alone, its run.sh
+    executable."""
+    (asset,) = [p for p in cloud_assembly.glob("asset.*") if p.is_dir()]
+    run_sh = asset / "streaming" / "runtime" / "run.sh"
     assert run_sh.exists() and os.access(run_sh, os.X_OK)
-    assert sorted(p.name for p in asset.iterdir()) == ["runtime"]
+    assert sorted(p.name for p in asset.iterdir()) == ["streaming"]
+
+
+def _own_stack_commands() -> str:
+    """The shell block of the README's "Use it in your own stack"."""
+    section = (ROOT / "README.md").read_text().split("## Use it in your own stack", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    (block,) = re.findall(r"```bash\n(.*?)```", section, re.DOTALL)
+    return str(block)
+
+
+def _checkout_copy(target: Path) -> Path:
+    """The repository's files as a clone has them (tracked or new, not ignored): no venvs,
+    node_modules or build output."""
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\0")
+    for name in filter(None, files):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def _user_environment() -> dict[str, str]:
+    """A shell as a user has it: no venv active, no PYTHONPATH, the pinned CDK CLI on PATH
+    (as `npm install -g aws-cdk@2.1148.1` puts it), no AWS credentials."""
+    ours = {str(Path(sys.executable).parent), str(ROOT / ".venv" / "bin")}
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p not in ours]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"} and not k.startswith("AWS_")
+    }
+    env["PATH"] = os.pathsep.join([str(CDK_BIN), *path])
+    env["CDK_DISABLE_CLI_TELEMETRY"] = "true"
+    return env
+
+
+def test_the_readme_commands_install_the_library_and_synthesize_the_example(
+    tmp_path: Path,
+) -> None:
+    """Exactly the README's lines, in an empty folder outside the repository: a fresh venv,
+    `pip install` of a checkout (with its dependencies from PyPI), the example's two files,
+    and the real `cdk synth`."""
+    checkout = _checkout_copy(tmp_path / "constructs-llm")
+    commands = _own_stack_commands()
+    assert commands.count("/path/to/constructs-llm") >= 2
+    script = commands.replace("/path/to/constructs-llm", str(checkout))
+    app = tmp_path / "my-app"
+    app.mkdir()
+    result = subprocess.run(
+        ["bash", "-e", "-c", script],
+        cwd=app,
+        env=_user_environment(),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert result.returncode == 0, (result.stdout[-3000:], result.stderr[-3000:])
+    # The app ran on the venv's Python, with the library from the venv's site-packages.
+    (installed,) = (app / ".venv" / "lib").glob("python3*/site-packages/constructs_llm")
+    assert (installed / "data" / "models.json").exists()
+    template = json.loads((app / "cdk.out" / "ChatStack.template.json").read_text())
+    types = {r["Type"] for r in template["Resources"].values()}
+    assert {"AWS::SageMaker::Model", "AWS::SageMaker::Endpoint", "AWS::Lambda::Url"} <= types
+    _assert_one_runtime_asset(app / "cdk.out")
+    # What the README says `cdk synth` prints besides the template.
+    assert (
+        "ChatStack/Endpoint: Memory plan: meta-llama/Meta-Llama-3-8B-Instruct on 1 x 22.4 GiB (ml.g5.2xlarge): "
+        in result.stderr
+    )
+    assert "feature flags are not configured" not in result.stderr
+    assert "Acknowledge with" not in result.stderr  # how the CLI closes a CDK warning

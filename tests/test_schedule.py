@@ -194,7 +194,7 @@ def test_an_endpoint_without_scaling_notes_its_fixed_fleet(
 
 
 def _two_copies_on_a_releasing_endpoint(stack: Stack, autoscaling: Autoscaling) -> None:
-    """The README's example: two one-GPU copies on an endpoint that may release every
+    """The example of docs/sizing.md: two one-GPU copies on an endpoint that may release every
     instance."""
     component(
         stack,

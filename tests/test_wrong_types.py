@@ -332,8 +332,10 @@ WRONG_TYPES = [
             "served_model_name": 5,
             "deployment": "canary",
             "alarms": "yes",
+            "provision_timeout": 300,
         },
     ),
+    _case("endpoint", "instance_type", ["ml.g5.2xlarge", 5], _endpoint),
     *_cases(
         "endpoint",
         _endpoint_variants,
@@ -341,6 +343,13 @@ WRONG_TYPES = [
     ),
     _case("endpoint", "variants", [{"model": "Model"}], lambda s, kw: LlmEndpoint(s, "AB", **kw)),
     _case("endpoint", "grantee", ROLE_ARN, _grant_invoke(endpoint)),
+    _case("endpoint-openai", "grantee", ROLE_ARN, lambda s, kw: endpoint(s).grant_openai(**kw)),
+    _case(
+        "endpoint-dimensions",
+        "instance_type",
+        5,
+        lambda s, kw: endpoint(s).instance_type_dimensions(**kw),
+    ),
     _case("endpoint", "period", 60, _metric),
     *_cases(
         "endpoint-metric",
@@ -360,8 +369,10 @@ WRONG_TYPES = [
             "role": ROLE_ARN,
             "volume_size": "100GiB",
             "kms_key": KEY_ARN,
+            "provision_timeout": "5m",
         },
     ),
+    _case("ic-endpoint", "instance_type", ["ml.g5.12xlarge", 5], _ic_endpoint),
     # InferenceComponent
     *_cases(
         "ic",
@@ -383,6 +394,7 @@ WRONG_TYPES = [
         },
     ),
     _case("ic", "grantee", ROLE_ARN, _grant_invoke(lambda s: _component(s, {}))),
+    _case("ic-openai", "grantee", ROLE_ARN, lambda s, kw: component(s).grant_openai(**kw)),
     # InferenceComponent.add_adapter
     *_cases(
         "adapter",
@@ -540,8 +552,10 @@ WRONG_TYPES = [
             "health_check_timeout": "15m",
             "download_timeout": 900,
             "volume_size": 100,
+            "provision_timeout": 600,
         },
     ),
+    _case("variant", "instance_type", [5], _variant),
     # ModelSource
     *_cases(
         "hugging-face",
@@ -719,6 +733,9 @@ SIGNATURES: dict[str, Callable[..., object]] = {
     "architecture": ModelArchitecture,
     "model-grant-read": LlmModel.grant_read,
     "endpoint-metric": LlmEndpoint.metric,
+    "endpoint-openai": LlmEndpoint.grant_openai,
+    "endpoint-dimensions": LlmEndpoint.instance_type_dimensions,
+    "ic-openai": InferenceComponent.grant_openai,
     "invoker-metric": StreamingInvoker.metric,
 }
 

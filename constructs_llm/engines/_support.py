@@ -6,14 +6,13 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any, ClassVar
 
-from constructs_llm.engines import messages
 from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.context import Accelerator, EngineContext, decimal_int
 from constructs_llm.engines.settings import DTYPE_ALIASES, SettingsChecked
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.sizing.memory import DTYPE_BYTES
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 __all__ = [
     "EXTRA_QUANT_BYTES",
@@ -138,7 +137,14 @@ def at_least(
     if value is None or floor is None or value >= floor:
         return None
     why = what or f"the engine refuses to start with {key} < {floor_key}"
-    return messages.below_floor(key, value, floor_key, floor, setting, why)
+    return _below_floor(key, value, floor_key, floor, setting, why)
+
+
+def _below_floor(key: str, value: int, floor_key: str, floor: int, setting: str, why: str) -> str:
+    return (
+        f"{key}={value} is below {floor_key}={floor} ({why}); raise {setting} to at least "
+        f"{floor} or lower {floor_key}"
+    )
 
 
 def vllm_full_context_problem(ctx: EngineContext) -> str | None:
@@ -146,8 +152,16 @@ def vllm_full_context_problem(ctx: EngineContext) -> str | None:
     plan = ctx.plan
     if plan is None or ctx.max_total_tokens is not None or plan.max_concurrent_sequences >= 1:
         return None
-    return messages.vllm_full_context(
+    return _vllm_full_context(
         plan.model, plan.max_total_tokens, plan.instance, plan.max_batch_total_tokens
+    )
+
+
+def _vllm_full_context(model: str, context: int, instance: str, fits: int) -> str:
+    return (
+        f"vLLM sizes for the full {context:,}-token context of {model} by default, but the KV "
+        f"cache on {instance} holds about {fits:,} tokens, so it would fail at start-up; set "
+        f"max_total_tokens <= {fits:,} on the model"
     )
 
 

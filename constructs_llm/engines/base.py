@@ -11,7 +11,6 @@ import abc
 from collections.abc import Mapping
 from typing import ClassVar
 
-from constructs_llm.engines import messages
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
 from constructs_llm.engines.env_rules import (
     EnvContract,
@@ -22,7 +21,7 @@ from constructs_llm.engines.env_rules import (
 from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 __all__ = ["ServingEngine"]
 
@@ -122,9 +121,7 @@ class ServingEngine(abc.ABC):
         if self.tool_calls is not True:
             return []
         calling = self.tool_calling(family=ctx.model_family, user_env=user_env)
-        return (
-            [] if calling.served else [messages.tools_not_served(self.factory_name, calling.reason)]
-        )
+        return [] if calling.served else [_tools_not_served(self.factory_name, calling.reason)]
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
         return []
@@ -135,12 +132,12 @@ class ServingEngine(abc.ABC):
             return []
         if inst.accelerator is None and not inst.family_known:
             return []  # an unknown family (warned about elsewhere)
-        return [messages.wrong_hardware(self.factory_name, wanted, inst)]
+        return [_wrong_hardware(self.factory_name, wanted, inst)]
 
     def _parallel_problem(self, setting: str, value: int | None, ctx: EngineContext) -> str | None:
         if value is None or not ctx.instance.known or not ctx.devices:
             return None
-        return messages.parallel_above(setting, value, ctx) if value > ctx.devices else None
+        return _parallel_above(setting, value, ctx) if value > ctx.devices else None
 
     def _env_contract(self) -> EnvContract:
         return EnvContract(
@@ -149,3 +146,46 @@ class ServingEngine(abc.ABC):
             token_env_names=self.token_env_names,
             check=self._rule_problem,
         )
+
+
+_KINDS = {
+    "nvidia": "NVIDIA GPUs",
+    "neuron": "AWS Neuron accelerators (Inferentia/Trainium)",
+    "habana": "Habana Gaudi accelerators",  # ml.dl1: no built-in engine serves it
+}
+_INSTEAD = {
+    "nvidia": "a GPU instance such as ml.g5.2xlarge",
+    "neuron": "an ml.inf2 or ml.trn1 instance",
+}
+
+
+def _wrong_hardware(factory: str, wanted: str, inst: InstanceType) -> str:
+    have = inst.accelerator
+    if have is None:
+        return (
+            f"Engine.{factory}() serves {_KINDS[wanted]} but {inst.name} has no accelerator; "
+            f"choose {_INSTEAD[wanted]}"
+        )
+    return (
+        f"Engine.{factory}() serves {_KINDS[wanted]} but {inst.name} has {_KINDS[have]}; use "
+        f"{_engines_for(have)} on {inst.name}, or choose {_INSTEAD[wanted]}"
+    )
+
+
+def _engines_for(accelerator: str) -> str:
+    if accelerator == "neuron":
+        return "Engine.tgi_neuronx()"
+    if accelerator == "nvidia":
+        return "Engine.tgi(), Engine.lmi(), Engine.vllm() or Engine.sglang()"
+    return "Engine.custom(image=...) with an image built for it"
+
+
+def _parallel_above(setting: str, value: int, ctx: EngineContext) -> str:
+    return (
+        f"{setting}={value} exceeds the {ctx.devices} GPU(s) {ctx.where}; use {setting} <= "
+        f"{ctx.devices} or an instance with more GPUs"
+    )
+
+
+def _tools_not_served(factory: str, why: str) -> str:
+    return f"Engine.{factory}(tool_calls=True) cannot be served: {why}"

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field
 
-from constructs_llm.engines import messages
 from constructs_llm.engines._support import enum_value, planner_dtype
 from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
+from constructs_llm.engines.env_rules import env_not_a_string
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.sizing.memory import DTYPE_BYTES
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-from constructs_llm.validation import env_problem
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.values import env_problem
 
 __all__ = ["CustomEngine"]
 
@@ -69,7 +69,7 @@ class CustomEngine(SettingsChecked, ServingEngine):
         else:
             object.__setattr__(self, "env", dict(self.env or {}))
             problems += [
-                messages.env_not_a_string(k, v)
+                env_not_a_string(k, v)
                 for k, v in self.env.items()
                 if not isinstance(k, str) or not isinstance(v, str)
             ]

@@ -41,9 +41,14 @@ from constructs_llm.engines.tools import ToolCalling
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.problems import fail
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
-__all__ = ["Engine", "EngineContext", "ServingEngine", "ToolCalling"]
+__all__ = ["ENGINE_FIX", "Engine", "EngineContext", "ServingEngine", "ToolCalling"]
+
+ENGINE_FIX = (
+    "use Engine.tgi(), Engine.tgi_neuronx(), Engine.lmi(), Engine.vllm(), Engine.sglang() or "
+    "Engine.custom(image=..., stream_format=...)"
+)
 
 _P = ParamSpec("_P")
 

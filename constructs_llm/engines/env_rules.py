@@ -11,11 +11,17 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from constructs_llm.engines import messages
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, decimal_int
 from constructs_llm.hardware.instance_type import is_token
 
-__all__ = ["EnvContract", "RuleCheck", "rule_problem", "token_limit_problems", "user_env_problems"]
+__all__ = [
+    "EnvContract",
+    "RuleCheck",
+    "env_not_a_string",
+    "rule_problem",
+    "token_limit_problems",
+    "user_env_problems",
+]
 
 _TOKEN_KEYS = frozenset(
     {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_API_TOKEN", "HUGGINGFACE_HUB_TOKEN"}
@@ -47,16 +53,40 @@ def user_env_problems(
     problems = []
     for key, value in user_env.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            problems.append(messages.env_not_a_string(key, value))
+            problems.append(env_not_a_string(key, value))
         elif is_token(value):
             continue  # resolved at deploy time; nothing to compare
         elif key in token_names or _HF_TOKEN_VALUE.search(value):
-            problems.append(messages.token_in_env(key, value))
+            problems.append(_token_in_env(key, value))
         elif _looks_like_timeout(key):
-            problems.append(messages.timeout_in_env(key))
+            problems.append(_timeout_in_env(key))
         else:
             problems += _derived_key_problems(contract, ctx, derived, key, value)
     return problems
+
+
+def env_not_a_string(key: object, value: object) -> str:
+    return (
+        f"env[{key!r}] must map a string to a string, got {type(value).__name__} {value!r}; "
+        f"write it as {str(value)!r}"
+    )
+
+
+def _token_in_env(key: str, value: str) -> str:
+    shown = f"'{value[:5]}…'" if value.startswith("hf_") else "a value"
+    return (
+        f"env {key} holds {shown} that looks like a Hugging Face token in plain text (it would "
+        "be readable in the template and in DescribeModel); store it in Secrets Manager and "
+        "pass ModelSource.hugging_face(model_id, token=secret)"
+    )
+
+
+def _timeout_in_env(key: str) -> str:
+    return (
+        f"env {key} looks like a SageMaker startup timeout, but the container never reads it; "
+        "set LlmEndpoint(health_check_timeout=Duration.minutes(...), "
+        "download_timeout=Duration.minutes(...)) (or the same on InferenceComponent)"
+    )
 
 
 def _derived_key_problems(
@@ -64,9 +94,16 @@ def _derived_key_problems(
 ) -> list[str]:
     target = contract.aliases.get(key, key)
     if target != key and target in derived and derived[target] != value:
-        return [messages.alias_loses(key, value, target, derived[target])]
+        return [_alias_loses(key, value, target, derived[target])]
     problem = contract.check(contract.rules.get(target), key, value, derived.get(target), ctx)
     return [problem] if problem else []
+
+
+def _alias_loses(key: str, value: str, target: str, derived: str) -> str:
+    return (
+        f"env {key}={value!r} is read by the container as {target}, which the engine sets to "
+        f"{derived!r} and which wins; set the engine's own setting instead of {key}"
+    )
 
 
 def rule_problem(
@@ -74,11 +111,7 @@ def rule_problem(
 ) -> str | None:
     """The problem with user ``env[key] = value`` for a derived key of ``kind``, if any."""
     if kind is EnvRule.TOOLS:
-        return (
-            None
-            if _same_tool_value(key, value, derived)
-            else messages.rule_tools(key, value, derived)
-        )
+        return None if _same_tool_value(key, value, derived) else _rule_tools(key, value, derived)
     if kind is None or value == derived:
         return None
     if (kind is EnvRule.MODEL and value == ctx.model_location) or (
@@ -86,15 +119,53 @@ def rule_problem(
     ):
         return None  # restates the source under another name the container reads
     if kind is EnvRule.MODEL:
-        return messages.rule_model(key, value, ctx)
+        return _rule_model(key, value, ctx)
     if kind is EnvRule.REVISION:
-        return messages.rule_revision(key, value, ctx)
+        return _rule_revision(key, value, ctx)
     if kind is EnvRule.LIMIT:
         setting = "max_input_tokens" if "INPUT" in key else "max_total_tokens"
-        return messages.rule_limit(key, value, setting, getattr(ctx, setting))
+        return _rule_limit(key, value, setting, getattr(ctx, setting))
     if kind is EnvRule.PROTOCOL:
-        return messages.rule_protocol(key, value, derived)
+        return _rule_protocol(key, value, derived)
     return _parallel_env_problem(key, value, ctx)
+
+
+def _rule_model(key: str, value: str, ctx: EngineContext) -> str:
+    return (
+        f"env {key}={value!r} contradicts the model source {ctx.model_location!r}; choose the "
+        f"model with source=ModelSource.hugging_face({value!r}) (or s3(...)) instead of env"
+    )
+
+
+def _rule_revision(key: str, value: str, ctx: EngineContext) -> str:
+    return (
+        f"env {key}={value!r} contradicts the source revision {ctx.revision!r}; pass "
+        f"ModelSource.hugging_face(..., revision={value!r}) instead"
+    )
+
+
+def _rule_limit(key: str, value: str, setting: str, current: int | None) -> str:
+    clash = f"contradicts {setting}={current}" if current else f"bypasses {setting}"
+    return (
+        f"env {key}={value!r} {clash} of the model; set {setting}={value} on the model instead, "
+        "so memory sizing and validation use it"
+    )
+
+
+def _rule_protocol(key: str, value: str, derived: str | None) -> str:
+    return (
+        f"env {key}={value!r} changes the request/stream contract the engine sets "
+        f"({key}={derived!r}) and the streaming invoker relies on; remove it, or describe your "
+        "container with Engine.custom(image=..., stream_format=...)"
+    )
+
+
+def _rule_tools(key: str, value: str, derived: str | None) -> str:
+    sets = f"sets {key}={derived!r}" if derived is not None else f"leaves {key} unset"
+    return (
+        f"env {key}={value!r} contradicts the engine's tool calling (it {sets}), which the "
+        "streaming invoker follows; set tool_calls= and tool_call_parser= on the engine instead"
+    )
 
 
 def _same_tool_value(key: str, value: str, derived: str | None) -> bool:
@@ -118,15 +189,26 @@ def _parallel_env_problem(key: str, value: str, ctx: EngineContext) -> str | Non
     available = available_cores(ctx) if neuron else (ctx.devices or None)
     if available is not None and ctx.instance.known and count > available:
         unit = "NeuronCores" if neuron else "GPUs"
-        return messages.parallel_env_above(key, value, available, unit, ctx)
+        return _parallel_env_above(key, value, available, unit, ctx)
     return None
+
+
+def _parallel_env_above(key: str, value: str, available: int, unit: str, ctx: EngineContext) -> str:
+    return f"env {key}={value} exceeds the {available} {unit} {ctx.where}; use at most {available}"
 
 
 def token_limit_problems(ctx: EngineContext) -> list[str]:
     low, high = ctx.max_input_tokens, ctx.max_total_tokens
     if low is not None and high is not None and low >= high:
-        return [messages.token_limits_order(low, high)]
+        return [_token_limits_order(low, high)]
     return []
+
+
+def _token_limits_order(low: int, high: int) -> str:
+    return (
+        f"max_input_tokens ({low}) must be less than max_total_tokens ({high}), which counts "
+        f"the prompt plus the generated tokens; raise max_total_tokens above {low}"
+    )
 
 
 def _looks_like_timeout(key: str) -> bool:

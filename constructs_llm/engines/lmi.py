@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
-from constructs_llm.engines import messages
 from constructs_llm.engines._support import (
     VLLM_QUANTIZE,
     GpuEngine,
@@ -27,7 +26,7 @@ from constructs_llm.engines.tools import (
     tools_off,
 )
 from constructs_llm.model.container_image import ContainerImage
-from constructs_llm.streaming.runtime.events import StreamFormat
+from constructs_llm.streaming.formats import StreamFormat
 
 __all__ = ["LmiBackend", "LmiEngine"]
 
@@ -107,16 +106,16 @@ class LmiEngine(GpuEngine):
     def _more_problems(self) -> list[str]:
         backend = self.backend
         ok = isinstance(backend, str) and backend in ("vllm", "trtllm")
-        problems = [] if ok else [messages.lmi_backend(str(backend))]
+        problems = [] if ok else [_lmi_backend(str(backend))]
         if backend == "trtllm" and (self.tool_calls or self.tool_call_parser):
-            problems.append(messages.trtllm_tools())
+            problems.append(_trtllm_tools())
         return problems + parser_setting_problems("vllm", self.tool_calls, self.tool_call_parser)
 
     def tool_calling(
         self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
     ) -> ToolCalling:
         if self.backend != "vllm":
-            return tools_off(messages.trtllm_tools())
+            return tools_off(_trtllm_tools())
         return parser_tool_calling(
             "vllm",
             factory=self.factory_name,
@@ -208,8 +207,8 @@ class LmiEngine(GpuEngine):
     def _rule_problem(
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
     ) -> str | None:
-        if key == "OPTION_ROLLING_BATCH" and value.strip().lower() in messages.REMOVED_LMI_BACKENDS:
-            return f"env OPTION_ROLLING_BATCH={value!r}: " + messages.lmi_backend(value)
+        if key == "OPTION_ROLLING_BATCH" and value.strip().lower() in _REMOVED_LMI_BACKENDS:
+            return f"env OPTION_ROLLING_BATCH={value!r}: " + _lmi_backend(value)
         return rule_problem(kind, key, value, derived, ctx)
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
@@ -229,5 +228,34 @@ class LmiEngine(GpuEngine):
 
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         if self.backend == "trtllm" and ctx.max_input_tokens is None:
-            return [messages.trtllm_without_input_length(_TRT_DEFAULT_INPUT_LEN)]
+            return [_trtllm_without_input_length(_TRT_DEFAULT_INPUT_LEN)]
         return []
+
+
+_REMOVED_LMI_BACKENDS = ("lmi-dist", "scheduler")  # removed in LMI v15 (0.33.0)
+
+
+def _lmi_backend(backend: str) -> str:
+    if backend.strip().lower() in _REMOVED_LMI_BACKENDS:
+        return (
+            f"LMI backend {backend!r} was removed in LMI v15 (0.33.0); current LMI images ship "
+            "vLLM (the default) and, in the separate -tensorrtllm images, TensorRT-LLM: use "
+            "Engine.lmi(backend='vllm')"
+        )
+    return (
+        f"LMI backend must be 'vllm' or 'trtllm', got {backend!r}; use Engine.lmi(backend='vllm')"
+    )
+
+
+def _trtllm_tools() -> str:
+    return (
+        "LMI serves tool calls through its vLLM backend only (TensorRT-LLM's chat input drops "
+        "tools); use Engine.lmi(backend='vllm'), or drop tool_calls/tool_call_parser"
+    )
+
+
+def _trtllm_without_input_length(default_len: int) -> str:
+    return (
+        f"LMI TensorRT-LLM compiles the engine for {default_len}-token prompts by default and "
+        "rejects longer ones; set max_input_tokens (and max_total_tokens) on the model"
+    )

@@ -6,7 +6,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from constructs_llm.engines import messages
 from constructs_llm.engines._support import (
     DlcEngine,
     GpuEngine,
@@ -19,7 +18,7 @@ from constructs_llm.engines._support import (
 )
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, cores_per_chip
 from constructs_llm.engines.settings import setting
-from constructs_llm.engines.tools import ToolCalling, tools_off
+from constructs_llm.engines.tools import ToolCalling, tools_off, tools_turned_off
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 
@@ -90,11 +89,11 @@ class TgiEngine(GpuEngine):
         self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
     ) -> ToolCalling:
         if self.tool_calls is False:
-            return tools_off(messages.tools_turned_off(self.factory_name))
+            return tools_off(tools_turned_off(self.factory_name))
         # router/src/validation.rs: with grammar disabled, any grammar (tools use one) is refused.
         grammar_off = (user_env or {}).get("DISABLE_GRAMMAR_SUPPORT")
         if grammar_off is not None and grammar_off.strip().lower() not in _FALSE_VALUES:
-            return tools_off(messages.tools_without_grammar("DISABLE_GRAMMAR_SUPPORT", grammar_off))
+            return tools_off(_tools_without_grammar("DISABLE_GRAMMAR_SUPPORT", grammar_off))
         return ToolCalling(served=True)
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
@@ -142,8 +141,22 @@ class TgiEngine(GpuEngine):
             ]
         )
         if "MAX_INPUT_LENGTH" in env:
-            problems.append(messages.legacy_input_length(env["MAX_INPUT_LENGTH"]))
+            problems.append(_legacy_input_length(env["MAX_INPUT_LENGTH"]))
         return problems
+
+
+def _legacy_input_length(value: str) -> str:
+    return (
+        f"env MAX_INPUT_LENGTH={value!r} is TGI's legacy name for MAX_INPUT_TOKENS (setting "
+        "both fails at launch); remove it and set max_input_tokens= on the model"
+    )
+
+
+def _tools_without_grammar(key: str, value: str) -> str:
+    return (
+        f"env {key}={value!r} turns off TGI's grammar, which its tool calls are built on; remove "
+        "it, or drop tool_calls=True"
+    )
 
 
 # -- TGI NeuronX ----------------------------------------------------------------------------
@@ -184,7 +197,7 @@ class TgiNeuronxEngine(DlcEngine):
     tool_calls: bool | None = setting(boolean=True)
 
     def _more_problems(self) -> list[str]:
-        return [messages.tgi_neuronx_tools()] if self.tool_calls is True else []
+        return [_tgi_neuronx_tools()] if self.tool_calls is True else []
 
     @property
     def weight_dtype(self) -> str | None:
@@ -244,11 +257,11 @@ class TgiNeuronxEngine(DlcEngine):
         inst = ctx.instance
         if inst.accelerator != "neuron" or not inst.known:
             return []
-        problems = [messages.inferentia1(inst)] if inst.family == "inf1" else []
+        problems = [_inferentia1(inst)] if inst.family == "inf1" else []
         cores = self.cores(inst, ctx.accelerators)
         available = available_cores(ctx)
         if cores is not None and available is not None and cores > available:
-            problems.append(messages.neuron_cores_above(cores, available, ctx))
+            problems.append(_neuron_cores_above(cores, available, ctx))
         return problems
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
@@ -273,7 +286,7 @@ class TgiNeuronxEngine(DlcEngine):
             if cores == self.cores(inst, ctx.accelerators)
             else f"env HF_NUM_CORES={cores}"
         )
-        return messages.trn1_topology(source, inst, available)
+        return _unsupported_trn1_topology(source, inst, available)
 
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         inst = ctx.instance
@@ -283,10 +296,54 @@ class TgiNeuronxEngine(DlcEngine):
         found = []
         is_power_of_two = cores & (cores - 1) == 0
         if inst.family.startswith("inf2") and not (is_power_of_two or cores == inst.neuron_cores):
-            found.append(messages.neuron_odd_cores(cores, inst))
+            found.append(_neuron_odd_cores(cores, inst))
         if ctx.max_total_tokens is None:
-            found.append(messages.neuron_without_length())
+            found.append(_neuron_without_length())
         return found
+
+
+def _inferentia1(inst: InstanceType) -> str:
+    return (
+        f"{inst.name} is Inferentia1, which TGI NeuronX does not support; use an ml.inf2 or "
+        "ml.trn1 instance"
+    )
+
+
+def _neuron_cores_above(cores: int, available: int, ctx: EngineContext) -> str:
+    return (
+        f"Engine.tgi_neuronx(num_cores={cores}) exceeds the {available} NeuronCores "
+        f"{ctx.where}; use num_cores <= {available}"
+    )
+
+
+def _unsupported_trn1_topology(setting: str, inst: InstanceType, available: int) -> str:
+    return (
+        f"{setting} is not a topology the Neuron runtime supports on {inst.name} (1, 2, 8, 16 "
+        f"or a multiple of 32 cores); use one of {[c for c in (1, 2, 8, 16, 32) if c <= available]}"
+    )
+
+
+def _neuron_odd_cores(cores: int, inst: InstanceType) -> str:
+    return (
+        f"HF_NUM_CORES={cores} on {inst.name}: the Neuron docs list 1, 2, 4, 8 and 24 cores as "
+        f"Inferentia2 tensor-parallel degrees; verify the model compiles for {cores} cores, or "
+        f"use a power of two or all {inst.neuron_cores} cores"
+    )
+
+
+def _neuron_without_length() -> str:
+    return (
+        "max_total_tokens is not set, so the Neuron image picks a cached configuration for you "
+        "(or fails if none matches); set max_total_tokens to fix the compiled sequence length"
+    )
+
+
+def _tgi_neuronx_tools() -> str:
+    return (
+        "tool_calls=True: TGI NeuronX does not serve tool calls (its Neuron backend has no "
+        "grammar, which TGI's tool calls are built on); use Engine.tgi() on GPUs, or drop "
+        "tool_calls=True"
+    )
 
 
 def _tgi_batch_tokens(ctx: EngineContext) -> int | None:

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from constructs_llm import catalogs
-from constructs_llm.engines import messages
 
 __all__ = [
     "ParserEngine",
@@ -33,6 +32,7 @@ __all__ = [
     "parser_setting_problems",
     "parser_tool_calling",
     "tools_off",
+    "tools_turned_off",
 ]
 
 #: The engines whose parser names ``data/tool_parsers.json`` lists.
@@ -67,7 +67,14 @@ def parser_name_problem(engine: ParserEngine, parser: str | None) -> str | None:
     if parser is None:
         return None
     names = known_parsers(engine)
-    return None if parser in names else messages.unknown_tool_parser(parser, names)
+    return None if parser in names else _unknown_tool_parser(parser, names)
+
+
+def _unknown_tool_parser(parser: str, known: tuple[str, ...]) -> str:
+    return (
+        f"tool_call_parser must be a parser the engine registers, got {parser!r}; known: "
+        f"{', '.join(sorted(known))}"
+    )
 
 
 def parser_setting_problems(
@@ -76,8 +83,15 @@ def parser_setting_problems(
     """``tool_call_parser`` must be a registered name, and not given with tool calling off."""
     problems = [parser_name_problem(engine, parser)]
     if parser is not None and tool_calls is False:
-        problems.append(messages.parser_with_tools_off(parser))
+        problems.append(_parser_with_tools_off(parser))
     return [p for p in problems if p]
+
+
+def _parser_with_tools_off(parser: str) -> str:
+    return (
+        f"tool_call_parser={parser!r} was given with tool_calls=False; drop one of them "
+        "(tool_calls=None or True turns the parser on)"
+    )
 
 
 def parser_tool_calling(
@@ -90,11 +104,23 @@ def parser_tool_calling(
 ) -> ToolCalling:
     """Tool calling on an engine that needs a parser: the given one, else the family's."""
     if tool_calls is False:
-        return tools_off(messages.tools_turned_off(factory))
+        return tools_off(tools_turned_off(factory))
     chosen = parser or _family_parser(engine, family)
     if chosen is None:
-        return tools_off(messages.no_tool_parser(family))
+        return tools_off(_no_tool_parser(family))
     return ToolCalling(served=True, parser=chosen)
+
+
+def tools_turned_off(factory: str) -> str:
+    return f"Engine.{factory}(tool_calls=False) turns tool calling off"
+
+
+def _no_tool_parser(family: str | None) -> str:
+    which = f"the model family {family!r}" if family else "this model (not in the packaged table)"
+    return (
+        f"no tool-call parser is known for {which}; pass tool_call_parser=... naming the parser "
+        "that fits the model's chat template, or drop tool_calls=True"
+    )
 
 
 def _family_parser(engine: ParserEngine, family: str | None) -> str | None:

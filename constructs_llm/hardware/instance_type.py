@@ -17,7 +17,7 @@ from constructs_llm.catalogs import InstanceFamily
 from constructs_llm.errors import InstanceTypeError
 from constructs_llm.problems import Problems
 
-__all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of"]
+__all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of", "unknown_instance_type"]
 
 Accelerator = Literal["nvidia", "neuron", "habana"]
 
@@ -296,4 +296,17 @@ def _unknown_size_message(name: str, family: str, spec: InstanceFamily) -> str:
         f"Sizes of ml.{family}: {', '.join(sizes)}. If AWS has launched this size after "
         f"this library's catalog, opt out of the check with "
         f"InstanceType({name!r}, allow_unknown_size=True) (hardware checks are then skipped)."
+    )
+
+
+def unknown_instance_type(instance: InstanceType, *, for_components: bool = False) -> str:
+    if for_components:
+        return (
+            f"{instance.name} is not in the packaged hardware catalog, so the components' "
+            "accelerators, CPU cores and memory were not checked against it; verify that each "
+            "copy fits one instance"
+        )
+    return (
+        f"{instance.name} is not in the packaged hardware catalog, so GPU count, memory fit and "
+        "volume rules were not checked; verify tensor parallel degree and memory by hand"
     )

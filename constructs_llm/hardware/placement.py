@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from constructs_llm import messages as msg
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import Problems
-from constructs_llm.validation import int_type_problem, positive_int_problem
+from constructs_llm.values import int_type_problem, positive_int_problem
 
 __all__ = ["Placement"]
 
@@ -84,12 +83,12 @@ class Placement:
         if value is None:
             return []
         if inst.known and inst.accelerator is None:
-            return [msg.accelerators_on_cpu(value, inst)]
+            return [_accelerators_on_cpu(value, inst)]
         problem = positive_int_problem("accelerators", value)
         if problem:
             return [problem]
         if inst.known and value > inst.accelerator_count:
-            return [msg.accelerators_above_instance(value, inst)]
+            return [_accelerators_above_instance(value, inst)]
         return []
 
     def __eq__(self, other: object) -> bool:
@@ -106,3 +105,17 @@ class Placement:
     def __repr__(self) -> str:
         devices = "" if self._accelerators is None else f", accelerators={self._accelerators}"
         return f"Placement({self._instance_type.name!r}{devices})"
+
+
+def _accelerators_on_cpu(value: object, instance: InstanceType) -> str:
+    return (
+        f"accelerators={value} but {instance.name} has no accelerators (CPU only); drop "
+        "accelerators, or use a GPU (ml.g5, ml.g6, ...) or Neuron (ml.inf2) endpoint"
+    )
+
+
+def _accelerators_above_instance(value: int, instance: InstanceType) -> str:
+    return (
+        f"accelerators={value} per copy but {instance.name} has {instance.accelerator_count}; "
+        "a copy must fit on one instance: lower accelerators or choose a larger instance type"
+    )

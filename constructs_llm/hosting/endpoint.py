@@ -1,5 +1,6 @@
-"""LlmEndpoint: a real-time SageMaker endpoint serving one LlmModel on one instance type, or
-several models and instance types as weighted variants (with an optional shadow)."""
+"""LlmEndpoint: a real-time SageMaker endpoint serving one LlmModel on one instance type (or on
+instance pools: a list of types in order of preference), or several models and instance types
+as weighted variants (with an optional shadow)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,20 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm.cdk_values import key_problem
-from constructs_llm.compliance import NVME_VOLUME_KEY, waive
+from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
+from constructs_llm.hardware.pools import InstanceTypes
+from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+from constructs_llm.hosting.names import generated_name, name_problem
+from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.production_variant import startup_timeouts
-from constructs_llm.hosting.shared import (
-    VOLUME_KEY_ACTIONS,
-    EndpointAttributes,
-    generated_name,
-    grant_invoke,
+from constructs_llm.hosting.storage import storage_settings
+from constructs_llm.hosting.target import (
+    IEndpoint,
+    ServesModel,
+    default_served_name,
+    served_name_problem,
 )
-from constructs_llm.hosting.target import ServesModel, default_served_name
 from constructs_llm.hosting.variant import (
     EndpointVariant,
     PlannedVariant,
@@ -30,39 +35,35 @@ from constructs_llm.hosting.variant import (
     variant_type_problems,
 )
 from constructs_llm.model.llm_model import LlmModel
-from constructs_llm.operations import messages as ops
+from constructs_llm.notes import add_memory_plan_note, add_note, add_quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
 from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.operations.capacity_notes import add_capacity_note
 from constructs_llm.operations.deployment import (
+    DEPLOYMENT_FIX,
     MAX_ROLLBACK_ALARMS,
     Deployment,
     Fleet,
     endpoint_deployment_config,
+    rollback_needs_alarms,
 )
-from constructs_llm.operations.metrics import VariantMetrics
+from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.reporting import warn
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-from constructs_llm.validation import (
-    add_memory_plan_note,
-    add_quota_note,
-    describe,
-    name_problem,
-    served_name_problem,
-    type_problem,
-)
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.values import describe, type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
 
+    from constructs_llm.engines.engine import Engine
     from constructs_llm.hardware.instance_type import InstanceType
 
 
 __all__ = ["LlmEndpoint"]
 
 
-class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
+class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiRoute, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances,
     or several as weighted variants (``variants=[Variant(...), ...]``, ``shadow=Variant(...)``).
 
@@ -82,7 +83,12 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
     arguments (``model`` to ``autoscaling``) then go on each ``Variant``.
 
     :param model: the model to serve. @default none: give ``variants`` instead
-    :param instance_type: @default the model's ``instance_type`` (its default placement)
+    :param instance_type: one type, or a list of up to 5 in order of preference (instance
+        pools: SageMaker provisions the first and falls back to the next when a type has no
+        capacity; the model is bound to, and checked on, each). @default the model's
+        ``instance_type`` (its default placement)
+    :param provision_timeout: with instance pools, how long SageMaker may try the pools for
+        capacity before the deploy or scale-out fails (5-60 minutes). @default SageMaker's
     :param instance_count: initial instances. @default 1
     :param health_check_timeout: container start-up health check. @default 15 min on GPUs
         (longer for large models), 60 min on Neuron
@@ -114,7 +120,8 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         id: str,
         *,
         model: LlmModel | None = None,
-        instance_type: str | InstanceType | None = None,
+        instance_type: InstanceTypes | None = None,
+        provision_timeout: Duration | None = None,
         instance_count: int | None = None,
         health_check_timeout: Duration | None = None,
         download_timeout: Duration | None = None,
@@ -131,7 +138,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
         problems.add(
-            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+            type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
         problems.add(key_problem("kms_key", kms_key))
@@ -145,6 +152,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
                 "health_check_timeout": health_check_timeout,
                 "download_timeout": download_timeout,
                 "volume_size": volume_size,
+                "provision_timeout": provision_timeout,
             }
             problems.extend(variant_type_problems(one))
             problems.raise_if_any()  # nothing below can be checked without them
@@ -158,6 +166,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
                 "download_timeout": download_timeout,
                 "volume_size": volume_size,
                 "autoscaling": autoscaling,
+                "provision_timeout": provision_timeout,
             }
             problems.extend(_per_variant_problems(given, variants))
             specs = list(variants) if isinstance(variants, list | tuple) else []
@@ -200,6 +209,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         # The first production variant, as before variants existed.
         self.model, self.binding, self.autoscaling = first.model, first.binding, first.autoscaling
         self.instance_type, self.variant_name = first.instance_type, first.name
+        self.pools = first.pools
         self.instance_count = first.instance_count
         self.health_check_timeout = first.health_check_timeout
         self.download_timeout = first.download_timeout
@@ -211,7 +221,8 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
             shadow_production_variants=[v.production_variant() for v in shadows] or None,
             kms_key_id=kms_key.key_arn if kms_key else None,
         )
-        _storage(self.config, hosted, kms_key)
+        roles = {id(v.model.role): v.model.role for v in hosted}.values()
+        storage_settings(self.config, [v.instance_type for v in hosted], kms_key, roles)
         scaled = any(v.autoscaling for v in hosted)
         self.resource = sagemaker.CfnEndpoint(
             self,
@@ -223,8 +234,10 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         )
         for v in hosted:
             v.autoscale(self, "ScalableTarget" if single else f"ScalableTarget-{v.name}")
-            add_memory_plan_note(self, v.binding.plan, per_copy=False)
-            add_capacity_note(self, v.instance_type.name, v.autoscaling, v.instance_count)
+            _plan_notes(self, v)
+            add_capacity_note(self, _fleet_name(v), v.autoscaling, v.instance_count)
+            if v.pools.listed and v.autoscaling is not None:
+                warn(self, "constructs-llm:pools-autoscaling", _pools_autoscaling(v))
         self.scalable_target = first.scalable_target
         _quota_notes(self, hosted)
 
@@ -243,29 +256,65 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
             warn(
                 self,
                 "constructs-llm:guarded-rollout-hardware",
-                ops.guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
+                _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
+                if v.pools.listed
+                else _guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
             )
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
 
     @staticmethod
-    def from_endpoint_name(scope: Construct, id: str, endpoint_name: str) -> ImportedEndpoint:
+    def from_endpoint_name(scope: Construct, id: str, endpoint_name: str) -> IEndpoint:
         """An endpoint deployed elsewhere, by name, to front with a ``StreamingInvoker`` or
         grant invoke on. Its engine is unknown: the invoker sends chat (messages) requests and
         detects the stream framing line by line (``StreamFormat.AUTO``); use
         :meth:`from_endpoint_attributes` to state the engine or formats."""
         return ImportedEndpoint(scope, id, endpoint_name=endpoint_name)
 
-    #: An endpoint deployed elsewhere, with what is known of it: ``endpoint_name`` and,
-    #: optionally, ``engine``, ``stream_format``, ``request_format``, ``variant_name`` and
-    #: ``served_model_name`` (see :class:`ImportedEndpoint` for each default).
-    from_endpoint_attributes = staticmethod(ImportedEndpoint)
+    @staticmethod
+    def from_endpoint_attributes(
+        scope: Construct,
+        id: str,
+        *,
+        endpoint_name: str,
+        engine: Engine | None = None,
+        stream_format: StreamFormat | None = None,
+        request_format: RequestFormat | None = None,
+        variant_name: str | None = None,
+        served_model_name: str | None = None,
+        tool_calls: bool | None = None,
+    ) -> IEndpoint:
+        """An endpoint deployed elsewhere, with what is known of it: ``endpoint_name`` and,
+        optionally, ``engine``, ``stream_format``, ``request_format``, ``variant_name``,
+        ``served_model_name`` and ``tool_calls`` (see :class:`ImportedEndpoint` for each
+        default)."""
+        return ImportedEndpoint(
+            scope,
+            id,
+            endpoint_name=endpoint_name,
+            engine=engine,
+            stream_format=stream_format,
+            request_format=request_format,
+            variant_name=variant_name,
+            served_model_name=served_model_name,
+            tool_calls=tool_calls,
+        )
 
     # -- public API ----------------------------------------------------------------------------
 
     @property
     def inference_component_name(self) -> str | None:
         return None
+
+    @property
+    def fleet_label(self) -> str:
+        """The instance type, or the instance pools in priority order, for titles."""
+        return self.pools.describe()
+
+    @property
+    def pool_instance_types(self) -> tuple[InstanceType, ...]:
+        """The first production variant's pools, when given as a list (else empty)."""
+        return self.variants[0].pool_instance_types
 
     @property
     def stream_format(self) -> StreamFormat:
@@ -291,6 +340,14 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         return tuple(v.name for v in self.variants)
 
     @property
+    def max_total_tokens(self) -> int | None:
+        """The smallest ``max_total_tokens`` among the production variants' models that set
+        one (a request may reach any of them)."""
+        limits = [v.model.max_total_tokens for v in self.variants]
+        known = [limit for limit in limits if limit is not None]
+        return min(known) if known else None
+
+    @property
     def tool_calls(self) -> bool:
         """Whether every production variant's engine serves tool calls (a request may reach
         any of them; the shadow's answers never reach the client)."""
@@ -300,6 +357,18 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
 
+    def dashboard_view(self) -> DashboardView:
+        """The endpoint's dashboard row: its one variant's metrics, or, with several variants,
+        its invokers' row followed by a row per variant (the shadow's included), as SageMaker
+        measures each variant and the invokers the endpoint."""
+        parts = [*self.variants, *([self.shadow_variant] if self.shadow_variant else [])]
+        if len(parts) == 1:
+            return super().dashboard_view()
+        return DashboardView(label=f"endpoint, {self.fleet_label}", parts=parts)
+
+    def _openai_invoke_arns(self) -> list[str]:
+        return [self.endpoint_arn]
+
     @property
     def metric_endpoint_name(self) -> str:
         """The endpoint's name in its metrics: a name given to the Endpoint as is (so alarms
@@ -308,6 +377,16 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, Construct):
 
     def _metric_dimensions(self) -> dict[str, str]:
         return {"EndpointName": self.metric_endpoint_name, "VariantName": self.variant_name}
+
+
+def _guardrails_hardware_change(describe: str, instance: str, variant: str) -> str:
+    return (
+        f"{describe} guards updates on {instance} (variant '{variant}'): a new model, image, "
+        "env or timeout keeps the variant and rolls out as configured. Changing instance_type "
+        "creates a new variant, and SageMaker guards only updates that keep the variant name, "
+        "so that deploy shifts all traffic to the new fleet at once, with no canary, bake or "
+        "auto-rollback; watch it, or move hardware with a new LlmEndpoint and shift clients"
+    )
 
 
 def _per_variant_problems(given: Mapping[str, object], variants: object) -> list[str]:
@@ -342,23 +421,31 @@ def _rollout_problems(
         )
         for p in production
     )
-    instances = [p.placement.instance_type for p in production]
+    instances = [t for p in production for t in p.pools.instance_types]
     inf1 = next((i for i in instances if i.family == "inf1"), instances[0])
     found = deployment.problems_for(fleet, instance_type=inf1, variants=len(production))
     if deployment.rollback_alarms is None:
         if alarms is None:
-            found.append(ops.rollback_needs_alarms(endpoint.node.path))
+            found.append(rollback_needs_alarms(endpoint.node.path))
         else:
             per_variant = 2 + (alarms.model_latency is not None)
             if per_variant * len(production) > MAX_ROLLBACK_ALARMS:
-                found.append(ops.too_many_rollback_alarms(len(production), per_variant))
+                found.append(_too_many_rollback_alarms(len(production), per_variant))
     return found
+
+
+def _too_many_rollback_alarms(variants: int, each: int) -> str:
+    return (
+        f"the {variants} production variants have {each} rollback alarms each, "
+        f"{variants * each} in all, but a deployment may watch at most 10 (CloudFormation's "
+        "limit); pass Deployment....(rollback_alarms=[...]) with the ones to watch"
+    )
 
 
 def _startup(planned: PlannedVariant) -> Duration:
     spec = planned.spec
     health, download = startup_timeouts(
-        planned.placement.instance_type,
+        planned.pools,
         spec.model.architecture,
         spec.health_check_timeout,
         spec.download_timeout,
@@ -380,23 +467,71 @@ def _fleet(variants: Iterable[tuple[Autoscaling | None, int, Duration]]) -> Flee
     )
 
 
-def _storage(
-    config: sagemaker.CfnEndpointConfig, hosted: list[EndpointVariant], kms_key: kms.IKey | None
-) -> None:
-    """Records why NVMe types carry no volume key, and lets each model's role use the key
-    there is (named actions only)."""
-    if any(v.instance_type.local_nvme for v in hosted):
-        waive(config, NVME_VOLUME_KEY)
-    if kms_key is not None:
-        for role in {id(v.model.role): v.model.role for v in hosted}.values():
-            kms_key.grant(role, *VOLUME_KEY_ACTIONS)
-
-
 def _quota_notes(scope: Construct, hosted: list[EndpointVariant]) -> None:
-    """One Service Quotas note per instance type: the most instances its variants may run."""
+    """One Service Quotas note per instance type: the most instances its variants may run.
+    Every pool of a variant may be the one SageMaker provisions the whole fleet from, so each
+    pool's type needs the variant's most."""
     most: dict[str, int] = {}
     for v in hosted:
         count = v.autoscaling.highest_max if v.autoscaling else v.instance_count
-        most[v.instance_type.name] = most.get(v.instance_type.name, 0) + count
+        for inst in v.pools.instance_types:
+            most[inst.name] = most.get(inst.name, 0) + count
     for instance_type, instances in most.items():
         add_quota_note(scope, instance_type, instances)
+
+
+def _plan_notes(scope: Construct, variant: EndpointVariant) -> None:
+    """The memory plan of the variant's model on each of its pools."""
+    pools = variant.pools
+    if not pools.listed:
+        add_memory_plan_note(scope, variant.binding.plan, per_copy=False)
+        return
+    for index, binding in enumerate(variant.pool_bindings):
+        plan = variant.model.derive(pools.placements[index]).plan
+        own = " (own Model: ModelNameOverride)" if binding is not variant.binding else ""
+        if plan is not None:
+            add_note(scope, f"Memory plan, pool {index + 1} of {len(pools)}{own}: {plan.summary()}")
+
+
+def _fleet_name(variant: EndpointVariant) -> str:
+    """What the capacity note counts: the instance type, or the pools."""
+    first, *fallbacks = variant.pools.instance_types
+    if not fallbacks:
+        return first.name
+    return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
+
+
+def _pools_autoscaling(variant: EndpointVariant) -> str:
+    """What to verify when a variant with instance pools scales."""
+    capacities = {
+        t.name: f"{t.accelerator_count} x {t.accelerator_memory_gib:.0f} GiB"
+        for t in variant.pools.instance_types
+        if t.known and t.accelerator_memory_gib is not None
+    }
+    mixed = ""
+    if len(set(capacities.values())) > 1:
+        listed = ", ".join(f"{name} {gpus}" for name, gpus in capacities.items())
+        mixed = (
+            f" The pools differ in capacity ({listed}), and the scaling target is an average "
+            "over every instance: set it for the smallest pool, or track a weighted metric per "
+            "InstanceType as the guide shows."
+        )
+    return (
+        f"{variant.describe} scales over instance pools ({variant.pools.describe()}): "
+        "SageMaker adds instances from the first pool with capacity and removes the "
+        f"lowest-priority pool's first ({POOLS_GUIDE}).{mixed} SageMaker's autoscaling guide "
+        "fails an update that changes the instance type of a variant registered for "
+        "autoscaling, and the pools guide does not say whether changing the pools does: try "
+        "adding, dropping or reordering pools on a staging endpoint first"
+    )
+
+
+def _guardrails_pools_change(describe: str, pools: str, variant: str) -> str:
+    return (
+        f"{describe} guards updates on {pools} (variant '{variant}'): a new model, image, env "
+        "or timeout, and adding, dropping or reordering pools, keep the variant name and roll "
+        "out as configured, the new fleet taking whichever pool has capacity. Switching "
+        "between one instance type and a list renames the variant, which SageMaker does not "
+        "guard: that deploy shifts all traffic to the new fleet at once, with no canary, bake "
+        "or auto-rollback"
+    )

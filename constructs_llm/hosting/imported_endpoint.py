@@ -7,18 +7,20 @@ from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from constructs_llm import messages as msg
-from constructs_llm.engines.engine import Engine
-from constructs_llm.hosting.shared import grant_invoke
-from constructs_llm.operations.metrics import InvocationMetrics
+from constructs_llm.engines.engine import ENGINE_FIX, Engine
+from constructs_llm.hosting.endpoint_base import grant_invoke
+from constructs_llm.hosting.names import name_problem
+from constructs_llm.hosting.openai_route import NativeOpenAiRoute
+from constructs_llm.hosting.target import served_name_problem
+from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems, fail
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-from constructs_llm.validation import name_problem, served_name_problem, type_problem
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.values import type_problem
 
 __all__ = ["ImportedEndpoint"]
 
 
-class ImportedEndpoint(InvocationMetrics, Construct):
+class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
     """A SageMaker real-time endpoint this app does not create. Create it with
     ``LlmEndpoint.from_endpoint_name(scope, id, name)`` or
     ``LlmEndpoint.from_endpoint_attributes(scope, id, endpoint_name=..., ...)``.
@@ -58,10 +60,10 @@ class ImportedEndpoint(InvocationMetrics, Construct):
         problems.add(name_problem("variant_name", variant_name))
         problems.add(_format_problem("stream_format", stream_format, StreamFormat))
         problems.add(_format_problem("request_format", request_format, RequestFormat))
-        problems.add(type_problem("engine", engine, Engine, msg.ENGINE_FIX, optional=True))
+        problems.add(type_problem("engine", engine, Engine, ENGINE_FIX, optional=True))
         problems.add(served_name_problem("served_model_name", served_model_name))
         if served_model_name is None and Token.is_unresolved(endpoint_name):
-            problems.add(msg.imported_name_unknown())
+            problems.add(_imported_name_unknown())
         problems.raise_if_any()  # the engine's type is known from here on
         problems.add(_tools_problem(tool_calls, request_format or _engine_format(engine)))
         problems.raise_if_any()
@@ -110,9 +112,21 @@ class ImportedEndpoint(InvocationMetrics, Construct):
     def tool_calls(self) -> bool:
         return self._tool_calls
 
+    @property
+    def max_total_tokens(self) -> int | None:
+        """Not known: the engine deployed there checks its own limit."""
+        return None
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on the endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
+
+    def dashboard_view(self) -> DashboardView:
+        """Its dashboard row shows what its invokers measure (this app does not host it)."""
+        return DashboardView(label="endpoint deployed elsewhere", sagemaker=False)
+
+    def _openai_invoke_arns(self) -> list[str]:
+        return [self.endpoint_arn]
 
     def _metric_dimensions(self) -> dict[str, str]:
         if self.variant_name is None:
@@ -123,6 +137,13 @@ class ImportedEndpoint(InvocationMetrics, Construct):
                 "LlmEndpoint.from_endpoint_attributes(..., variant_name=...)",
             )
         return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
+
+
+def _imported_name_unknown() -> str:
+    return (
+        "endpoint_name is not known at synth (an import or a parameter), so it cannot be the "
+        "name clients send as 'model'; pass served_model_name='...'"
+    )
 
 
 def _engine_format(engine: Engine | None) -> RequestFormat | None:

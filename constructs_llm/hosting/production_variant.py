@@ -1,25 +1,40 @@
 """One production variant of an endpoint config, as a function of a model binding and the
-variant's own settings, so an endpoint with several variants builds a list of them."""
+variant's own settings, so an endpoint with several variants builds a list of them.
+
+A variant with instance pools (``VariantSettings.pools``) gets ``InstancePools`` instead of
+``InstanceType``: each pool's type and priority, and a ``ModelNameOverride`` where the pool's
+model differs from the priority-1 pool's (the variant's ``ModelName``)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from aws_cdk import Duration, Size
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hosting.shared import (
-    MAX_VOLUME_GB,
-    least_outstanding_requests,
-    variant_name_for,
-)
+from constructs_llm.hardware.pools import InstancePools
+from constructs_llm.hosting.names import name_problem
+from constructs_llm.hosting.storage import MAX_VOLUME_GB
 from constructs_llm.model.binding import ModelBinding
+from constructs_llm.problems import fail
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
 
-__all__ = ["VariantSettings", "production_variant", "startup_timeouts"]
+__all__ = [
+    "PoolModels",
+    "VariantSettings",
+    "instance_pools",
+    "least_outstanding_requests",
+    "production_variant",
+    "startup_timeouts",
+    "variant_name_for",
+]
+
+#: The model of each pool whose model is not the variant's, by its index in the pools.
+PoolModels = dict[int, ModelBinding]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +48,11 @@ class VariantSettings:
         instance type takes a volume size, else SageMaker's default
     :param weight: share of traffic. @default 1
     :param name: @default named after the instance type
+    :param pools: the instance types in order of preference; rendered as ``InstancePools``
+        when given as a list. @default the binding's instance type alone
+    :param pool_models: the pools whose model is not the variant's. @default none
+    :param provision_timeout: ``VariantInstanceProvisionTimeoutInSeconds``. @default
+        SageMaker's
     """
 
     instance_count: int
@@ -41,29 +61,44 @@ class VariantSettings:
     volume_size: Size | None = None
     weight: float = 1
     name: str | None = None
+    pools: InstancePools | None = None
+    pool_models: PoolModels | None = None
+    provision_timeout: Duration | None = None
 
 
 def startup_timeouts(
-    instance: InstanceType,
+    instance: InstanceType | InstancePools,
     architecture: ModelArchitecture | None,
     health_check: Duration | None,
     download: Duration | None,
 ) -> tuple[Duration, Duration]:
-    """The given timeouts, else the defaults for the hardware and the model's size."""
+    """The given timeouts, else the defaults for the hardware and the model's size; for
+    pools, the slowest pool's (each may be the one provisioned)."""
+    types = instance.instance_types if isinstance(instance, InstancePools) else (instance,)
     return (
-        health_check or default_health_check_timeout(instance, architecture),
-        download or default_download_timeout(instance, architecture),
+        health_check or _slowest(default_health_check_timeout(t, architecture) for t in types),
+        download or _slowest(default_download_timeout(t, architecture) for t in types),
     )
+
+
+def _slowest(timeouts: Iterable[Duration]) -> Duration:
+    return max(timeouts, key=lambda d: d.to_seconds())
 
 
 def production_variant(
     binding: ModelBinding, settings: VariantSettings
 ) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
     inst = binding.placement.instance_type
+    pools = settings.pools if settings.pools is not None and settings.pools.listed else None
+    timeout = settings.provision_timeout
     return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
         variant_name=settings.name or variant_name_for(inst),
         model_name=binding.model_name,
-        instance_type=inst.name,
+        instance_type=None if pools else inst.name,
+        instance_pools=instance_pools(pools, settings.pool_models or {}) if pools else None,
+        variant_instance_provision_timeout_in_seconds=int(timeout.to_seconds())
+        if timeout is not None
+        else None,
         initial_instance_count=settings.instance_count,
         initial_variant_weight=settings.weight,
         container_startup_health_check_timeout_in_seconds=int(
@@ -76,6 +111,20 @@ def production_variant(
     )
 
 
+def instance_pools(
+    pools: InstancePools, models: PoolModels
+) -> list[sagemaker.CfnEndpointConfig.InstancePoolProperty]:
+    """The ``InstancePools`` of a variant: priority 1 first."""
+    return [
+        sagemaker.CfnEndpointConfig.InstancePoolProperty(
+            instance_type=inst.name,
+            priority=index + 1,
+            model_name_override=models[index].model_name if index in models else None,
+        )
+        for index, inst in enumerate(pools.instance_types)
+    ]
+
+
 def _volume_gb(binding: ModelBinding, volume_size: Size | None) -> int | None:
     if volume_size is not None:
         return int(volume_size.to_gibibytes())
@@ -84,3 +133,19 @@ def _volume_gb(binding: ModelBinding, volume_size: Size | None) -> int | None:
         return None
     # Weights land on the volume, and some servers copy them once more.
     return min(MAX_VOLUME_GB, max(30, math.ceil(plan.weights_gib * 2.5 + 10)))
+
+
+def variant_name_for(instance_type: InstanceType) -> str:
+    """Names the variant after the fleet: a new instance type is a new variant."""
+    name = instance_type.name.removeprefix("ml.").replace(".", "-")
+    problem = name_problem("the variant name derived from the instance type", name)
+    if problem:
+        fail(f"instance type {instance_type.name!r}", problem)
+    return name
+
+
+def least_outstanding_requests() -> sagemaker.CfnEndpointConfig.RoutingConfigProperty:
+    """Routing to the least busy instance or copy: long streaming requests vary in length."""
+    return sagemaker.CfnEndpointConfig.RoutingConfigProperty(
+        routing_strategy="LEAST_OUTSTANDING_REQUESTS"
+    )

@@ -5,14 +5,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from aws_cdk import Token
 from aws_cdk import aws_iam as iam
 
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
-    from constructs_llm.model.llm_model import LlmModel
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from constructs import Node
+    from typing_extensions import Unpack
 
-__all__ = ["InvocationTarget", "ServesModel", "default_served_name"]
+    from constructs_llm.model.llm_model import LlmModel
+    from constructs_llm.operations.metrics import DashboardView, MetricOverrides
+
+__all__ = [
+    "IEndpoint",
+    "InvocationTarget",
+    "ServesModel",
+    "default_served_name",
+    "served_name_problem",
+]
 
 
 @runtime_checkable
@@ -48,12 +60,66 @@ class InvocationTarget(Protocol):
         """Whether the engine serves OpenAI tool calls, so the invoker forwards ``tools``."""
         ...
 
+    @property
+    def max_total_tokens(self) -> int | None:
+        """The served model's longest prompt + generation, when known, so the invoker refuses a
+        ``max_tokens`` no engine could serve before calling SageMaker."""
+        ...
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
+
+    @property
+    def node(self) -> Node: ...
+
+    def dashboard_view(self) -> DashboardView:
+        """What a dashboard row shows of it (an ``LlmDashboard`` row of its invokers' metrics
+        at least)."""
+        ...
+
+
+@runtime_checkable
+class IEndpoint(InvocationTarget, Protocol):
+    """A SageMaker real-time endpoint, created by this app (``LlmEndpoint``) or deployed
+    elsewhere (``LlmEndpoint.from_endpoint_name`` / ``from_endpoint_attributes``): what an
+    invoker calls, what ``grant_invoke`` grants on, and its SageMaker metrics."""
+
+    @property
+    def endpoint_arn(self) -> str: ...
+
+    def metric(self, metric_name: str, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
+
+    def metric_invocations(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
+
+    def metric_model_latency(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
+
+    @property
+    def openai_base_url(self) -> str:
+        """The base URL of SageMaker's own OpenAI route for this endpoint."""
+        ...
+
+    def grant_openai(self, grantee: iam.IGrantable) -> iam.Grant:
+        """What a caller of SageMaker's own OpenAI route needs on this endpoint."""
+        ...
 
 
 def default_served_name(model: LlmModel) -> str:
     """The Hub id of the model's weights, else the model's construct id."""
     return model.source.model_id or model.node.id
+
+
+def served_name_problem(prop: str, value: object) -> str | None:
+    """A model name clients send as ``model``: known at synth (the invoker routes by it and
+    checks it is unique), 1-256 printable characters, no whitespace."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or Token.is_unresolved(value):
+        return f"{prop} must be a string known at synth, got {value!r}"
+    if not 1 <= len(value) <= 256 or not value.isprintable() or any(c.isspace() for c in value):
+        return (
+            f"{prop} must be 1-256 printable characters without spaces (clients send it as "
+            f"'model'), got {value!r}"
+        )
+    return None
 
 
 class ServesModel:
@@ -84,3 +150,7 @@ class ServesModel:
     @property
     def tool_calls(self) -> bool:
         return self.model.tool_calling.served
+
+    @property
+    def max_total_tokens(self) -> int | None:
+        return self.model.max_total_tokens

@@ -11,41 +11,54 @@ shadow ("If you use this field, you can only specify one variant for ``Productio
 and one variant for ``ShadowProductionVariants``", botocore ``CreateEndpointConfigInput``
 ``ShadowProductionVariants``; the shadow-test guide says the same); variant names unique,
 SageMaker's name pattern; weights >= 0 (cfn-lint ``InitialVariantWeight`` minimum 0).
+
+A variant given a list of instance types has instance pools (``hardware/pools.py``): the model
+is bound to every pool and must run on each; a pool whose env, image or host AMI differs from
+the priority-1 pool's gets its own SageMaker Model (``ModelNameOverride``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Duration, Size
 
-from constructs_llm import messages as msg
-from constructs_llm.errors import InstanceTypeError, ScalingError
+from constructs_llm.errors import ScalingError, SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
+from constructs_llm.hardware.pools import (
+    VARIANT_NAME,
+    InstancePools,
+    InstanceTypes,
+    host_ami_problem,
+    instance_types_type_problems,
+    pool_problem,
+    provision_timeout_problem,
+)
+from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import (
+    PoolModels,
     VariantSettings,
     production_variant,
     startup_timeouts,
+    variant_name_for,
 )
-from constructs_llm.hosting.shared import kms_problem, variant_name_for, volume_problem
-from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.hosting.storage import kms_problem, volume_problem
+from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.operations import autoscaling as _scaling
-from constructs_llm.operations import messages as ops
-from constructs_llm.operations.autoscaling import Autoscaling
-from constructs_llm.operations.metrics import VariantMetrics
+from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
+from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.validation import (
+from constructs_llm.sizing.timeouts import timeout_problem
+from constructs_llm.values import (
     describe,
     duration_type_problem,
     int_type_problem,
-    name_problem,
     positive_int_problem,
     str_problem,
-    timeout_problem,
     type_problem,
 )
 
@@ -81,7 +94,8 @@ class Variant:
     :param weight: its share of the requests: its weight over the sum of the production
         variants' weights (``InitialVariantWeight``); for the shadow, passed as its
         ``InitialVariantWeight`` too. @default 1
-    :param instance_type: @default the model's ``instance_type``
+    :param instance_type: one type, or a list in order of preference (instance pools: up to
+        5, priority 1 first). @default the model's ``instance_type``
     :param instance_count: initial instances. @default 1
     :param autoscaling: target tracking on this variant's instance count. @default none
     :param name: the variant's name, for metrics, autoscaling and pinning
@@ -91,17 +105,20 @@ class Variant:
     :param download_timeout: @default as ``LlmEndpoint``
     :param volume_size: only for instance types without local NVMe. @default as
         ``LlmEndpoint``
+    :param provision_timeout: with instance pools, how long SageMaker may try the pools for
+        capacity (5-60 minutes). @default SageMaker's
     """
 
     model: LlmModel
     weight: float = 1
-    instance_type: str | InstanceType | None = None
+    instance_type: InstanceTypes | None = None
     instance_count: int = 1
     autoscaling: Autoscaling | None = None
     name: str | None = None
     health_check_timeout: Duration | None = None
     download_timeout: Duration | None = None
     volume_size: Size | None = None
+    provision_timeout: Duration | None = None
 
     def __post_init__(self) -> None:
         """Values of the wrong type fail here; the rest is checked with the endpoint's other
@@ -111,25 +128,19 @@ class Variant:
         problems.raise_if_any()
 
 
-def variant_type_problems(props: Mapping[str, object]) -> list[str | None]:
+def variant_type_problems(props: Mapping[str, object]) -> list[str | Problem | None]:
     """The props of a variant (``Variant(...)``, or ``LlmEndpoint(model=...)``'s one variant)
     whose type is wrong, with the messages the endpoint's own checks give."""
     weight = props.get("weight", 1)
     return [
-        type_problem("model", props.get("model"), LlmModel, msg.MODEL_FIX),
+        type_problem("model", props.get("model"), LlmModel, MODEL_FIX),
         None
         if isinstance(weight, int | float) and not isinstance(weight, bool)
         else f"weight must be a number >= 0 (its share of the traffic), got {weight!r}",
-        type_problem(
-            "instance_type",
-            props.get("instance_type"),
-            (str, InstanceType),
-            "use a name such as 'ml.g5.2xlarge'",
-            optional=True,
-        ),
+        *instance_types_type_problems(props.get("instance_type")),
         int_type_problem("instance_count", props.get("instance_count")),
         type_problem(
-            "autoscaling", props.get("autoscaling"), Autoscaling, msg.AUTOSCALING_FIX, optional=True
+            "autoscaling", props.get("autoscaling"), Autoscaling, AUTOSCALING_FIX, optional=True
         ),
         str_problem("name", props.get("name"), example="Llama-g5-2xlarge"),
         duration_type_problem("health_check_timeout", props.get("health_check_timeout")),
@@ -137,17 +148,23 @@ def variant_type_problems(props: Mapping[str, object]) -> list[str | None]:
         type_problem(
             "volume_size", props.get("volume_size"), Size, "use Size.gibibytes(...)", optional=True
         ),
+        duration_type_problem("provision_timeout", props.get("provision_timeout")),
     ]
 
 
 @dataclass(frozen=True, kw_only=True)
 class PlannedVariant:
-    """A checked variant: its placement and name, and whether it is the shadow."""
+    """A checked variant: its instance types (pools) and name, and whether it is the shadow."""
 
     spec: Variant
-    placement: Placement
+    pools: InstancePools
     name: str
     shadow: bool = False
+
+    @property
+    def placement(self) -> Placement:
+        """The priority-1 pool (the only one without pools)."""
+        return self.pools.first
 
 
 def plan_variants(
@@ -168,14 +185,12 @@ def plan_variants(
         labelled.append(("shadow", shadow, True))
     planned: list[PlannedVariant] = []
     for label, spec, is_shadow in labelled:
-        placement = _check_variant(
+        pools = _check_variant(
             label, spec, kms_key, problems, who="LlmEndpoint" if single else "Variant"
         )
-        if placement is not None:
-            name = _name(spec, placement.instance_type, single)
-            planned.append(
-                PlannedVariant(spec=spec, placement=placement, name=name, shadow=is_shadow)
-            )
+        if pools is not None:
+            name = _name(spec, pools, single)
+            planned.append(PlannedVariant(spec=spec, pools=pools, name=name, shadow=is_shadow))
     if not single:
         problems.extend(_set_problems(variants, shadow, planned))
     return planned
@@ -183,35 +198,43 @@ def plan_variants(
 
 def _check_variant(
     label: str, spec: object, kms_key: kms.IKey | None, problems: Problems, *, who: str
-) -> Placement | None:
-    """The variant's placement, or None when it cannot be checked further."""
+) -> InstancePools | None:
+    """The variant's instance types, or None when it cannot be checked further."""
     where = f"{label}: " if label else ""
     if not isinstance(spec, Variant):
         problems.add(f"{label} must be a Variant(model=..., ...), got {describe(spec)}")
         return None
     found = [
-        type_problem("model", spec.model, LlmModel, msg.MODEL_FIX),
-        type_problem(
-            "autoscaling", spec.autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
-        ),
+        type_problem("model", spec.model, LlmModel, MODEL_FIX),
+        type_problem("autoscaling", spec.autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True),
     ]
     if any(found):
         problems.extend(f"{where}{p}" for p in found if p)
         return None
-    placement = _placement(spec, problems, where, who)
+    pools = _pools(spec, problems, where, who)
     problems.extend(f"{where}{p}" for p in _prop_problems(spec) if p)
+    timeout = provision_timeout_problem(spec.provision_timeout, pools)
+    problems.add(f"{where}{timeout}" if timeout else None)
     for scaling in _scaling_problems(spec.autoscaling, spec.instance_count):
         problems.add(f"{where}{scaling}" if scaling else None, ScalingError)
-    if placement is not None:
-        inst = placement.instance_type
-        problems.extend(
-            f"{where}{p}"
-            for p in (volume_problem(inst, spec.volume_size), kms_problem(inst, kms_key))
-            if p
-        )
-        for problem in spec.model.problems_for(placement):
-            problems.add(Problem(f"{where}{problem.message}", problem.kind))
-    return placement
+    if pools is not None:
+        for inst in dict.fromkeys(pools.instance_types):
+            problems.extend(
+                f"{where}{p}"
+                for p in (volume_problem(inst, spec.volume_size), kms_problem(inst, kms_key))
+                if p
+            )
+        on_pools = [
+            Problem(where + _on_pool(pools, index, problem), problem.kind)
+            for index, placement in enumerate(pools)
+            for problem in spec.model.problems_for(placement)
+        ]
+        problems.extend(on_pools)
+        if not on_pools:
+            amis = [spec.model.derive(p).inference_ami_version for p in pools]
+            ami = host_ami_problem(pools, amis)
+            problems.add(f"{where}{ami}" if ami else None)
+    return pools
 
 
 def _prop_problems(spec: Variant) -> list[str | None]:
@@ -228,17 +251,24 @@ def _prop_problems(spec: Variant) -> list[str | None]:
     ]
 
 
-def _placement(spec: Variant, problems: Problems, where: str, who: str) -> Placement | None:
-    """The variant's instance type (the whole instance), else the model's default."""
+def _pools(spec: Variant, problems: Problems, where: str, who: str) -> InstancePools | None:
+    """The variant's instance types (whole instances), else the model's default."""
     if spec.instance_type is None:
-        if spec.model.default_placement is None:
-            problems.add(where + msg.instance_type_required(spec.model.node.path, who))
-        return spec.model.default_placement
-    try:
-        return Placement(spec.instance_type)
-    except InstanceTypeError as err:
-        problems.add_error(err, prefix=where)  # Placement names instance_type
-        return None
+        default = spec.model.default_placement
+        if default is None:
+            problems.add(where + _instance_type_required(spec.model.node.path, who))
+            return None
+        return InstancePools.single(default)
+    pools, found = InstancePools.parse(spec.instance_type)
+    problems.extend(Problem(f"{where}{p.message}", p.kind) for p in found)
+    return None if found else pools
+
+
+def _instance_type_required(model_path: str, who: str = "LlmEndpoint") -> str:
+    return (
+        f"instance_type is required: model '{model_path}' has no default instance type; pass "
+        f"{who}(instance_type=...) or LlmModel(instance_type=...)"
+    )
 
 
 def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> list[str | None]:
@@ -246,13 +276,13 @@ def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> l
         return []
     low, high = autoscaling.min_capacity, autoscaling.max_capacity
     if low < 1:
-        return [msg.variant_scale_to_zero(low)]
+        return [_variant_scale_to_zero(low)]
     return [
-        msg.instance_count_outside_scaling(instance_count, low, high)
+        _instance_count_outside_scaling(instance_count, low, high)
         if not low <= instance_count <= high
         else None,
         *(
-            ops.schedule_to_zero_on_variant(
+            _schedule_to_zero_on_variant(
                 index, "min_capacity" if item.min_capacity == 0 else "max_capacity"
             )
             for index, item in enumerate(autoscaling.schedule)
@@ -261,10 +291,34 @@ def _scaling_problems(autoscaling: Autoscaling | None, instance_count: int) -> l
     ]
 
 
-def _name(spec: Variant, instance: InstanceType, single: bool) -> str:
-    """``LlmEndpoint(model=...)``: the instance type (a new one is a new variant). Otherwise
-    the given name, else the model's id before the instance type, within 63 characters."""
-    fleet = variant_name_for(instance)
+def _schedule_to_zero_on_variant(index: int, bound: str) -> str:
+    return (
+        f"schedule[{index}] {bound}=0: a real-time endpoint variant cannot scale to zero; use "
+        "1 or more, or an InferenceComponent on an "
+        "InferenceComponentEndpoint(min_instances=0) to release instances at night"
+    )
+
+
+def _variant_scale_to_zero(min_capacity: int) -> str:
+    return (
+        f"autoscaling min_capacity={min_capacity}: a real-time endpoint variant cannot scale "
+        "to zero; use InferenceComponentEndpoint with an InferenceComponent for scale to "
+        "zero, or set min_capacity >= 1"
+    )
+
+
+def _instance_count_outside_scaling(count: int, low: int, high: int) -> str:
+    return (
+        f"instance_count {count} is outside autoscaling's [{low}, {high}]; set instance_count "
+        "within that range"
+    )
+
+
+def _name(spec: Variant, pools: InstancePools, single: bool) -> str:
+    """``LlmEndpoint(model=...)``: the instance type (a new one is a new variant), or
+    ``pools`` for a list of them (see ``VARIANT_NAME``). Otherwise the given name, else the
+    model's id before that, within 63 characters."""
+    fleet = VARIANT_NAME if pools.listed else variant_name_for(pools.first.instance_type)
     if single:
         return fleet
     if spec.name is not None:
@@ -337,7 +391,11 @@ class HasEndpointName(Protocol):
 class EndpointVariant(VariantMetrics):
     """One variant as deployed (``endpoint.variants[i]``, ``endpoint.shadow_variant``): its
     name, weight, model binding, timeouts, scalable target and ``metric_*()`` helpers
-    (dimensions ``EndpointName`` and ``VariantName``)."""
+    (dimensions ``EndpointName`` and ``VariantName``).
+
+    With instance pools, ``instance_type`` and ``binding`` are the priority-1 pool's,
+    ``pools`` holds every pool, ``pool_bindings`` the model bound to each, and the start-up
+    timeouts default to the slowest pool's."""
 
     def __init__(self, *, endpoint: HasEndpointName, planned: PlannedVariant) -> None:
         spec = planned.spec
@@ -346,12 +404,15 @@ class EndpointVariant(VariantMetrics):
         self.shadow = planned.shadow
         self.model = spec.model
         self.weight = spec.weight
+        self.pools = planned.pools
         self.instance_type = planned.placement.instance_type
         self.instance_count = spec.instance_count
         self.autoscaling = spec.autoscaling
+        self.provision_timeout = spec.provision_timeout
         self.binding: ModelBinding = spec.model.bind(planned.placement)
+        self._pool_models = _pool_models(spec.model, planned.pools)
         self.health_check_timeout, self.download_timeout = startup_timeouts(
-            self.instance_type,
+            planned.pools,
             spec.model.architecture,
             spec.health_check_timeout,
             spec.download_timeout,
@@ -361,10 +422,32 @@ class EndpointVariant(VariantMetrics):
         #: Its default alarms (``LlmEndpoint(alarms=...)``); None for the shadow or without.
         self.alarms: LlmAlarms | None = None
 
+    def dashboard_view(self) -> DashboardView:
+        """This variant's row of an endpoint's dashboard, under a heading of its own."""
+        role = "shadow" if self.shadow else f"weight {self.weight:g}"
+        heading = f"#### variant {self.name} ({self.fleet_label}, {role})"
+        return replace(super().dashboard_view(), heading=heading)
+
     @property
     def describe(self) -> str:
         """``<endpoint path> variant <name>`` (for messages)."""
         return f"{self.endpoint.node.path} variant {self.name}"
+
+    @property
+    def pool_bindings(self) -> tuple[ModelBinding, ...]:
+        """The model each pool runs, in priority order: the variant's own (``binding``), or
+        the pool's ``ModelNameOverride`` where its env, image or host AMI differ."""
+        return tuple(self._pool_models.get(index, self.binding) for index in range(len(self.pools)))
+
+    @property
+    def fleet_label(self) -> str:
+        """The instance type, or the instance pools in priority order, for titles."""
+        return self.pools.describe()
+
+    @property
+    def pool_instance_types(self) -> tuple[InstanceType, ...]:
+        """The pools' instance types when given as a list (metrics by ``InstanceType``)."""
+        return self.pools.instance_types if self.pools.listed else ()
 
     def production_variant(self) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
         """This variant in the endpoint config."""
@@ -375,6 +458,9 @@ class EndpointVariant(VariantMetrics):
             volume_size=self._volume_size,
             weight=self.weight,
             name=self.name,
+            pools=self.pools,
+            pool_models=self._pool_models,
+            provision_timeout=self.provision_timeout,
         )
         return production_variant(self.binding, settings)
 
@@ -405,3 +491,21 @@ class EndpointVariant(VariantMetrics):
 
     def _metric_dimensions(self) -> dict[str, str]:
         return {"EndpointName": self.endpoint.metric_endpoint_name, "VariantName": self.name}
+
+
+def _on_pool(pools: InstancePools, index: int, problem: Problem) -> str:
+    """The model's problem on one pool, naming it; a sizing problem's fix is a larger type."""
+    return pool_problem(
+        pools, index, problem.message, too_small=issubclass(problem.kind, SizingError)
+    )
+
+
+def _pool_models(model: LlmModel, pools: InstancePools) -> PoolModels:
+    """The model bound to each pool that cannot share the priority-1 pool's SageMaker Model;
+    pools that can share it create nothing."""
+    first = model.derive(pools.first)
+    return {
+        index: model.bind(placement)
+        for index, placement in enumerate(pools)
+        if index and not model.derive(placement).shares_model_with(first)
+    }

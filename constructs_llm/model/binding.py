@@ -13,11 +13,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from constructs_llm import catalogs
-from constructs_llm import messages as msg
 from constructs_llm.engines.engine import Engine, EngineContext
 from constructs_llm.errors import SizingError
+from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.hosting.shared import host_ami_for
 from constructs_llm.problems import Problem
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
 
@@ -26,12 +25,22 @@ if TYPE_CHECKING:
     from aws_cdk import aws_sagemaker as sagemaker
     from constructs import Construct
 
+    from constructs_llm.hardware.instance_type import InstanceType
     from constructs_llm.model.container_image import ContainerImage
     from constructs_llm.model.source import ModelSource
 
-__all__ = ["Definition", "Derivation", "ModelBinding", "SynthWarning", "derive"]
+__all__ = [
+    "CUDA13_HOST_AMI",
+    "Definition",
+    "Derivation",
+    "ModelBinding",
+    "SynthWarning",
+    "derive",
+    "host_ami_for",
+]
 
 ENGINE_SETTING = "constructs-llm:engine-setting"
+CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,25 @@ class Derivation:
     warnings: tuple[SynthWarning, ...]
     problems: tuple[Problem, ...]
 
+    def shares_model_with(self, other: Derivation) -> bool:
+        """True when one SageMaker Model serves both placements: the same container env,
+        image and host AMI (what an instance pool's ``ModelNameOverride`` would change)."""
+        return (
+            dict(self.environment) == dict(other.environment)
+            and self.inference_ami_version == other.inference_ami_version
+            and _same_image(self.image, other.image)
+        )
+
+
+def _same_image(a: ContainerImage, b: ContainerImage) -> bool:
+    if a is b:
+        return True
+    return (
+        type(a) is type(b)
+        and a.repository_name is not None
+        and (a.repository_name, a.tag) == (b.repository_name, b.tag)
+    )
+
 
 def derive(definition: Definition, placement: Placement) -> Derivation:
     """The env, memory plan, host AMI, warnings and problems of ``definition`` on ``placement``.
@@ -103,9 +131,7 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
     if problems:
         return _failed(placement, image, problems)
     problems += [Problem(p) for p in engine.validate(ctx, user_env)]
-    warnings = [
-        SynthWarning("constructs-llm:unknown-instance-type", msg.unknown_instance_type(inst))
-    ]
+    warnings = [SynthWarning("constructs-llm:unknown-instance-type", unknown_instance_type(inst))]
     warnings = warnings if not inst.known else []
     warnings += [SynthWarning(ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
     plan = None if problems else _plan(definition, placement, warnings)
@@ -123,6 +149,14 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
         warnings=tuple(warnings),
         problems=tuple(problems),
     )
+
+
+def host_ami_for(image: ContainerImage, instance: InstanceType) -> str | None:
+    """CUDA 13 images need the host AMI with NVIDIA driver 580; SageMaker's default has 535."""
+    major = image.cuda_major
+    if instance.accelerator == "nvidia" and major is not None and major >= 13:
+        return CUDA13_HOST_AMI
+    return None
 
 
 def _failed(placement: Placement, image: ContainerImage, problems: list[Problem]) -> Derivation:
@@ -144,7 +178,7 @@ def _plan(
     if not inst.known or inst.accelerator is None:
         return None
     if arch is None:
-        unknown = msg.unknown_model_size(definition.source.model_id)
+        unknown = _unknown_model_size(definition.source.model_id)
         warnings.append(SynthWarning("constructs-llm:unknown-model-size", unknown))
         return None
     plan = plan_memory(
@@ -157,6 +191,13 @@ def _plan(
     )
     warnings += [SynthWarning("constructs-llm:sizing-estimate", w) for w in plan.warnings]
     return plan
+
+
+def _unknown_model_size(model_id: str | None) -> str:
+    return (
+        f"the size of '{model_id or 'this model'}' is unknown, so memory fit was not checked; "
+        "pass architecture=ModelArchitecture(...) to check it"
+    )
 
 
 class ModelBinding:

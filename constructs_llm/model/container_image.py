@@ -26,6 +26,7 @@ from constructs_llm.model.dlc_registry import (
     check_dlc_region,
     dlc_family,
     dlc_regions,
+    family_region_rule,
     infer_family,
     registry_mapping,
 )
@@ -147,6 +148,8 @@ class _DlcImage(ContainerImage):
                 scope, region, repository=self._repository, tag=self._tag, family=self._family
             )
         mapping = registry_mapping(stack)
+        if self._family is not None:
+            family_region_rule(stack, self._family)
         account = mapping.find_in_map(region, "account")
         domain = mapping.find_in_map(region, "domain")
         arn = stack.format_arn(

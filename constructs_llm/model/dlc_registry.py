@@ -14,7 +14,6 @@ from constructs import Construct
 from constructs_llm import catalogs
 from constructs_llm.errors import ImageError
 from constructs_llm.problems import fail
-from constructs_llm.reporting import warn
 
 __all__ = [
     "MAPPING_ID",
@@ -22,6 +21,7 @@ __all__ = [
     "check_dlc_region",
     "dlc_family",
     "dlc_regions",
+    "family_region_rule",
     "infer_family",
     "registry_mapping",
 ]
@@ -132,7 +132,7 @@ def infer_family(repository: str, tag: str) -> DlcFamily | None:
 def check_dlc_region(
     scope: Construct, region: str, *, repository: str, tag: str, family: DlcFamily | None
 ) -> None:
-    """A concrete region must have a registry; an image its family does not list there warns."""
+    """A concrete region must have a registry, and the image's family must be listed there."""
     registries = catalogs.dlc_images().regions
     if region not in registries:
         fail(
@@ -146,12 +146,49 @@ def check_dlc_region(
     if family is None or family.regions is None or region in family.regions:
         return
     account = registries[region].account
-    warn(
-        scope,
-        "constructs-llm:dlc-region-not-listed",
-        f"The SageMaker Python SDK does not list {family.name} images "
-        f"({repository}) in {region}, so tag {tag!r} may not exist there "
-        "and the endpoint would fail to start. Verify with: aws ecr describe-images "
-        f"--region {region} --registry-id {account} --repository-name {repository} "
-        f"--image-ids imageTag={tag}",
+    listed = sorted(family.regions & registries.keys())
+    fail(
+        "",
+        f"The SageMaker Python SDK does not list {family.name} images ({repository}) in "
+        f"{region}, so tag {tag!r} is not known to exist there and the endpoint would fail to "
+        f"start. Deploy to a region that lists them ({_some(listed)}), choose another engine, "
+        "or pass the image in this region with ContainerImage.from_uri(...) after checking it "
+        f"exists: aws ecr describe-images --region {region} --registry-id {account} "
+        f"--repository-name {repository} --image-ids imageTag={tag}",
+        ImageError,
     )
+
+
+def family_region_rule(stack: Stack, family: DlcFamily) -> None:
+    """In an environment-agnostic stack, a rule per image family listed in fewer regions than
+    the registries: a deploy elsewhere fails in seconds, naming the family, before any resource
+    is created. With several families in one stack, their rules together admit only the regions
+    where every image exists."""
+    if not Token.is_unresolved(stack.region) or family.regions is None:
+        return
+    mapped = set(dlc_regions())
+    if mapped <= family.regions:
+        return
+    rule_id = f"{MAPPING_ID}Region{''.join(p.capitalize() for p in family.name.split('-'))}"
+    if stack.node.try_find_child(rule_id) is not None:
+        return
+    listed = sorted(family.regions & mapped)
+    CfnRule(
+        stack,
+        rule_id,
+        assertions=[
+            CfnRuleAssertion(
+                assert_=Fn.condition_contains(listed, Aws.REGION),
+                assert_description=(
+                    f"The SageMaker Python SDK lists no {family.name} image ({family.repository}) "
+                    "in this region; deploy to a region that lists it, choose another engine, "
+                    "or use ContainerImage.from_uri(...) with the image in this region"
+                ),
+            )
+        ],
+    )
+
+
+def _some(regions: list[str]) -> str:
+    shown = ", ".join(regions[:6])
+    return f"{shown}, ... ({len(regions)} regions)" if len(regions) > 6 else shown

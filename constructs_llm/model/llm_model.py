@@ -11,7 +11,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import messages as msg
 from constructs_llm.cdk_values import (
     grantee_problem,
     role_problem,
@@ -20,20 +19,20 @@ from constructs_llm.cdk_values import (
     vpc_problem,
 )
 from constructs_llm.compliance import HUB_DOWNLOAD, waive
-from constructs_llm.engines.engine import Engine, ToolCalling
+from constructs_llm.engines.engine import ENGINE_FIX, Engine, ToolCalling
 from constructs_llm.errors import ConfigurationError, SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.hosting.shared import depend_on_policies, execution_role
 from constructs_llm.model.binding import Definition, Derivation, ModelBinding
 from constructs_llm.model.binding import derive as derive_on
+from constructs_llm.model.execution_role import depend_on_policies, execution_role
 from constructs_llm.model.network import ModelNetwork, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.reporting import warn
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-from constructs_llm.validation import (
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.values import (
     bool_problem,
     env_problem,
     int_type_problem,
@@ -44,7 +43,10 @@ from constructs_llm.validation import (
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
 
-__all__ = ["LlmModel"]
+__all__ = ["MODEL_FIX", "LlmModel"]
+
+#: How to build the right kind of value, for messages about the wrong kind.
+MODEL_FIX = "create it with LlmModel(self, 'Model', source=..., engine=..., instance_type=...)"
 
 _PLACEMENT_FIX = "use Placement('ml.g5.2xlarge') or Placement(..., accelerators=1)"
 _ARCHITECTURE_FIX = (
@@ -105,8 +107,8 @@ class LlmModel(Construct):
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmModel '{self.node.path}'")
-        problems.add(type_problem("source", source, ModelSource, msg.source_fix(source)))
-        problems.add(type_problem("engine", engine, Engine, msg.ENGINE_FIX))
+        problems.add(type_problem("source", source, ModelSource, _source_fix(source)))
+        problems.add(type_problem("engine", engine, Engine, ENGINE_FIX))
         problems.extend(
             [
                 int_type_problem("max_input_tokens", max_input_tokens),
@@ -291,16 +293,31 @@ class LlmModel(Construct):
 
     @property
     def resource(self) -> sagemaker.CfnModel:
-        """The SageMaker Model of the default placement: reading it binds that placement
-        (creates the Model). For the Model an endpoint or component uses, read its
-        ``binding``."""
-        return self.bind().resource
+        """The SageMaker Model of the default placement, once it is bound (by an endpoint or
+        component on that instance type, or by ``bind()``). Reading it creates nothing. For the
+        Model an endpoint or component uses, read its ``binding``.
+
+        :raises ConfigurationError: the default placement is not bound yet (the fix is named)
+        """
+        return self._default_binding().resource
 
     @property
     def model_name(self) -> str:
-        """The generated name of the default placement's SageMaker Model (reading it binds that
-        placement, as ``resource`` does)."""
-        return self.bind().model_name
+        """The generated name of the default placement's SageMaker Model, once it is bound
+        (see ``resource``)."""
+        return self._default_binding().model_name
+
+    def _default_binding(self) -> ModelBinding:
+        placement = self._require_default()
+        bound = self._bindings.get(placement)
+        if bound is None:
+            fail(
+                f"LlmModel '{self.node.path}'",
+                f"its default placement ({placement.describe()}) has no SageMaker Model yet, "
+                "and reading a property creates none; read endpoint.binding (or "
+                "component.binding) of what serves it, or call model.bind() first",
+            )
+        return bound
 
     @property
     def environment(self) -> dict[str, str]:
@@ -384,7 +401,7 @@ class LlmModel(Construct):
     ) -> list[str | None]:
         source = self.source
         return [
-            msg.hub_isolated(source.model_id) if self.network_isolation and source.is_hub else None,
+            _hub_isolated(source.model_id) if self.network_isolation and source.is_hub else None,
             "vpc_subnets was given without vpc; pass vpc=... as well"
             if subnets is not None and vpc is None
             else None,
@@ -393,5 +410,28 @@ class LlmModel(Construct):
 
     def _require_default(self) -> Placement:
         if self.default_placement is None:
-            fail("", msg.no_default_placement(self.node.path))
+            fail("", _no_default_placement(self.node.path))
         return self.default_placement
+
+
+def _source_fix(given: object) -> str:
+    hub = repr(given) if isinstance(given, str) else "'org/name'"
+    return (
+        f"use ModelSource.hugging_face({hub}), ModelSource.s3(bucket, prefix) or "
+        "ModelSource.s3_archive(bucket, key)"
+    )
+
+
+def _hub_isolated(model_id: str | None) -> str:
+    return (
+        f"network_isolation=True blocks the download of Hub model '{model_id}'; stage the "
+        "weights in S3 and use ModelSource.s3(bucket, prefix), or drop network_isolation"
+    )
+
+
+def _no_default_placement(path: str) -> str:
+    return (
+        f"LlmModel '{path}' has no default placement (it was created without instance_type); "
+        "pass instance_type=... to the LlmModel, or read the binding of the hosting construct "
+        "(endpoint.binding, component.binding, or model.bind(Placement(...)))"
+    )

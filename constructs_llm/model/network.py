@@ -12,8 +12,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import messages as msg
-
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
 
@@ -104,8 +102,39 @@ def subnet_problem(
     from aws_cdk import aws_ec2 as ec2
 
     if subnets is None and not vpc.private_subnets:
-        return msg.no_egress_subnets(vpc.node.path, source)
+        return _no_egress_subnets(vpc.node.path, source)
     kind = subnets.subnet_type if subnets is not None else None
     if not source.is_hub or kind not in (ec2.SubnetType.PRIVATE_ISOLATED, ec2.SubnetType.PUBLIC):
         return None
-    return msg.hub_download_blocked(source.model_id, kind == ec2.SubnetType.PRIVATE_ISOLATED)
+    return _hub_download_blocked(source.model_id, kind == ec2.SubnetType.PRIVATE_ISOLATED)
+
+
+_STAGE_IN_S3 = "stage the weights in S3 with ModelSource.s3(bucket, prefix)"
+
+
+def _no_egress_subnets(vpc_path: str, source: ModelSource) -> str:
+    if source.is_hub:
+        return (
+            f"Hub model '{source.model_id}' needs private subnets with egress (a NAT route) to "
+            f"download, but vpc '{vpc_path}' has no subnets with egress "
+            f"(SubnetType.PRIVATE_WITH_EGRESS, the default selection); add a NAT gateway or "
+            f"{_STAGE_IN_S3}"
+        )
+    return (
+        f"vpc '{vpc_path}' has no private subnets with egress (SubnetType.PRIVATE_WITH_EGRESS, "
+        "the default selection); pass vpc_subnets=ec2.SubnetSelection(subnet_type="
+        "ec2.SubnetType.PRIVATE_ISOLATED) for isolated subnets (with an S3 gateway endpoint "
+        "for the weights)"
+    )
+
+
+def _hub_download_blocked(model_id: str | None, isolated: bool) -> str:
+    why = (
+        "isolated subnets (no route to the Hub)"
+        if isolated
+        else "public subnets (SageMaker's network interfaces get no public IP)"
+    )
+    return (
+        f"Hub model '{model_id}' cannot download from {why}; use private subnets with egress "
+        f"or {_STAGE_IN_S3}"
+    )

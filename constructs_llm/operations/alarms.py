@@ -13,16 +13,15 @@ failed request and 0 otherwise, so their Average is the share of requests that f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Duration
 from constructs import Construct
 
-from constructs_llm.operations.messages import ALARMS_FIX
 from constructs_llm.problems import Problems
-from constructs_llm.validation import duration_type_problem
+from constructs_llm.values import duration_type_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -33,6 +32,7 @@ __all__ = [
     "AlarmSource",
     "Alarms",
     "LlmAlarms",
+    "PoolMetric",
     "alarm_settings",
     "create_alarms",
 ]
@@ -86,14 +86,31 @@ def alarm_settings(alarms: object, problems: Problems) -> Alarms | None:
     if alarms is True:
         return Alarms()
     if alarms is not False:
-        problems.add(f"alarms must be True, False or Alarms(...), got {alarms!r}; {ALARMS_FIX}")
+        problems.add(f"alarms must be True, False or Alarms(...), got {alarms!r}; {_ALARMS_FIX}")
     return None
+
+
+_ALARMS_FIX = "pass Alarms(...) for other thresholds, True for the defaults or False for none"
 
 
 def _number_problem(name: str, value: object, high: float, example: str) -> str | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= high:
         return None
     return f"{name} must be a number above 0 and at most {high:g} (e.g. {example}), got {value!r}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolMetric:
+    """A metric of one instance pool's instances (its ``InstanceType`` dimension).
+
+    :param instance_type: the pool's instance type.
+    :param metric: the metric, narrowed to that type.
+    :param scale: what 100 % reads as, in hundreds (the GPUs of one such instance).
+    """
+
+    instance_type: str
+    metric: cloudwatch.Metric
+    scale: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +123,8 @@ class AlarmMetrics:
     :param gpu_memory: GPU memory in use. @default none (no GPUs)
     :param gpu_memory_scale: what 100 % of ``gpu_memory`` reads as, in hundreds (the GPUs of
         an instance for ``GPUMemoryUtilization``). @default 1
+    :param gpu_memory_by_instance_type: GPU memory of each instance pool, for a variant with
+        pools, whose types may differ in GPUs (then instead of ``gpu_memory``). @default none
     :param disk: ``DiskUtilization``. @default none
     :param no_capacity: ``NoCapacityInvocationFailures``. @default none
     :param no_capacity_minutes: how long requests must find no capacity before the alarm
@@ -117,6 +136,7 @@ class AlarmMetrics:
     latency: cloudwatch.Metric
     gpu_memory: cloudwatch.Metric | None = None
     gpu_memory_scale: int = 1
+    gpu_memory_by_instance_type: tuple[PoolMetric, ...] = ()
     disk: cloudwatch.Metric | None = None
     no_capacity: cloudwatch.Metric | None = None
     no_capacity_minutes: int = 5
@@ -131,7 +151,10 @@ class AlarmSource(Protocol):
 
 @dataclass(frozen=True)
 class LlmAlarms:
-    """The alarms of one target (``endpoint.alarms``, ``component.alarms``); iterate for all."""
+    """The alarms of one target (``endpoint.alarms``, ``component.alarms``); iterate for all.
+
+    A variant with instance pools has a GPU memory alarm per pool
+    (``gpu_memory_by_instance_type``, by instance type) instead of ``gpu_memory``."""
 
     errors: cloudwatch.Alarm
     model_errors: cloudwatch.Alarm
@@ -139,12 +162,15 @@ class LlmAlarms:
     gpu_memory: cloudwatch.Alarm | None = None
     disk: cloudwatch.Alarm | None = None
     no_capacity: cloudwatch.Alarm | None = None
+    gpu_memory_by_instance_type: Mapping[str, cloudwatch.Alarm] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[cloudwatch.Alarm]:
-        for field in fields(self):
-            alarm = getattr(self, field.name)
-            if alarm is not None:
-                yield alarm
+        for each in fields(self):
+            value = getattr(self, each.name)
+            if isinstance(value, Mapping):
+                yield from value.values()
+            elif value is not None:
+                yield value
 
     @property
     def rollback(self) -> list[cloudwatch.Alarm]:
@@ -234,6 +260,18 @@ def create_alarms(
             f"{'each instance' if metrics.gpu_memory_scale > 1 else 'the reservation'} for 5 "
             "minutes, beyond what the engine reserves; look for a second process or a leak",
         )
+    by_type = {
+        pool.instance_type: alarm(
+            f"GpuMemory-{pool.instance_type.removeprefix('ml.').replace('.', '-')}",
+            with_(pool.metric, "Maximum", minute),
+            settings.gpu_memory_percent * pool.scale,
+            (5, 5),
+            f"GPU memory at or above {settings.gpu_memory_percent:g} % of each "
+            f"{pool.instance_type} instance (pool) for 5 minutes, beyond what the engine "
+            "reserves; look for a second process or a leak",
+        )
+        for pool in metrics.gpu_memory_by_instance_type
+    }
     disk = None
     if metrics.disk is not None:
         disk = alarm(
@@ -262,6 +300,7 @@ def create_alarms(
         gpu_memory=gpu_memory,
         disk=disk,
         no_capacity=no_capacity,
+        gpu_memory_by_instance_type=by_type,
     )
 
 

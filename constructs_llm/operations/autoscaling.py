@@ -13,9 +13,11 @@ from constructs import Construct
 from constructs_llm.errors import ScalingError
 from constructs_llm.operations.schedule import ScheduledCapacity, schedule_problems
 from constructs_llm.problems import Problems
-from constructs_llm.validation import all_ints, duration_type_problem, positive_int_problem
+from constructs_llm.values import all_ints, duration_type_problem, positive_int_problem
 
-__all__ = ["Autoscaling", "scalable_target", "scaling_role", "track"]
+__all__ = ["AUTOSCALING_FIX", "Autoscaling", "scalable_target", "scaling_role", "track"]
+
+AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
 
 # Application Auto Scaling acts through its service-linked role; naming it keeps CDK from
 # creating an unused IAM role per scalable target.

@@ -16,12 +16,10 @@ from aws_cdk import Aspects, IAspect
 from constructs import IConstruct
 
 from constructs_llm.notes import add_note
-from constructs_llm.operations import messages as ops
 from constructs_llm.operations.schedule import MINUTES_PER_WEEK, hours_per_month, weekly_floor
 from constructs_llm.sizing.copy_demand import CopyDemand
 
 if TYPE_CHECKING:
-    from constructs_llm.hardware.instance_type import InstanceType
     from constructs_llm.operations.autoscaling import Autoscaling
 
 __all__ = ["FleetOwner", "add_capacity_note", "note_fleet_capacity"]
@@ -32,18 +30,31 @@ def add_capacity_note(
 ) -> None:
     """The note of an endpoint whose instances are its variant's (``LlmEndpoint``)."""
     if scaling is None:
-        add_note(scope, ops.capacity_note(instance, count, count, None))
+        add_note(scope, _capacity_note(instance, count, count, None))
         return
     floor = weekly_floor(scaling.min_capacity, scaling.schedule) if scaling.schedule else None
     add_note(
         scope,
-        ops.capacity_note(
+        _capacity_note(
             instance,
             min(floor) if floor else scaling.lowest_min,
             scaling.highest_max,
             _scheduled(floor, bool(scaling.schedule)),
         ),
     )
+
+
+#: Instance-hours in an average month: 365 days x 24 hours / 12.
+_HOURS_PER_MONTH = 730
+
+
+def _capacity_note(instance: str, low: int, high: int, scheduled: str | None) -> str:
+    text = (
+        f"Capacity: at minimum {low} x {instance} = {low * _HOURS_PER_MONTH:,} instance-hours "
+        f"per month (730 h), at most {high} = {high * _HOURS_PER_MONTH:,}"
+    )
+    # Prices vary by region and change; the README says where to look them up.
+    return f"{text}; {scheduled}" if scheduled else text
 
 
 class HostedCopies(Protocol):
@@ -75,7 +86,9 @@ class FleetOwner(Protocol):
     def components(self) -> Sequence[HostedCopies]: ...
 
     @property
-    def instance_type(self) -> InstanceType: ...
+    def fleet_name(self) -> str:
+        """Its instance type, or its instance pools."""
+        ...
 
 
 def note_fleet_capacity(scope: IConstruct, endpoint: FleetOwner) -> None:
@@ -101,8 +114,8 @@ class _FleetNote:
         low = min(floor) if floor else endpoint.min_instances
         add_note(
             node,
-            ops.capacity_note(
-                endpoint.instance_type.name,
+            _capacity_note(
+                endpoint.fleet_name,
                 low,
                 endpoint.max_instances,
                 _scheduled(floor, scheduled),

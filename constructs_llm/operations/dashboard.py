@@ -6,29 +6,75 @@ instances (or copies) against the autoscaling bounds; GPU use and memory; time t
 token and tokens per second; the target's alarms. SageMaker's metrics are documented at
 https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html; instances and
 copies are counted as the SampleCount of the CPU metric each instance (``CPUUtilization``)
-or copy (``CPUUtilizationNormalized``) reports every minute.
+or copy (``CPUUtilizationNormalized``) reports every minute. For a variant with instance
+pools, the instances, model latency and GPU graphs add a line per pool, from the
+``InstanceType`` dimension SageMaker publishes for pools (guide "Deploy to multiple instance
+types with instance pools", section "Monitor instance pools").
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
-from constructs import Construct
+from constructs import Construct, Node
 
-from constructs_llm.hosting.components.inference_component import InferenceComponent
-from constructs_llm.hosting.endpoint import LlmEndpoint
-from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
-from constructs_llm.hosting.variant import EndpointVariant
+from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.operations.alarms import LlmAlarms
 from constructs_llm.operations.autoscaling import Autoscaling
+from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
-from constructs_llm.validation import str_problem, type_problem
+from constructs_llm.values import describe, str_problem
 
-__all__ = ["LlmDashboard"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-Target = LlmEndpoint | InferenceComponent | EndpointVariant
+__all__ = ["DashboardTarget", "LlmDashboard"]
+
+
+@runtime_checkable
+class DashboardTarget(Protocol):
+    """What a dashboard row needs from a target, which describes itself
+    (``dashboard_view()``): ``LlmEndpoint``, its variants, ``InferenceComponent``, and, for the
+    rows of their invokers' metrics, imported endpoints and adapters."""
+
+    @property
+    def node(self) -> Node: ...
+
+    @property
+    def autoscaling(self) -> Autoscaling | None: ...
+
+    @property
+    def alarms(self) -> LlmAlarms | None: ...
+
+    def dashboard_view(self) -> DashboardView: ...
+
+    def metric_invocations(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
+
+    def metric_model_latency(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
+
+    def metric_invocation_5xx_errors(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_invocation_4xx_errors(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_invocation_model_errors(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_concurrent_requests(
+        self, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric: ...
+
+    def metric_cpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
+
+
 _WIDTH, _HEIGHT = 6, 6
 _MINUTE = Duration.minutes(1)
 
@@ -49,21 +95,21 @@ class LlmDashboard(Construct):
         scope: Construct,
         id: str,
         *,
-        endpoints: Sequence[LlmEndpoint] = (),
-        components: Sequence[InferenceComponent] = (),
+        endpoints: Sequence[DashboardTarget] = (),
+        components: Sequence[DashboardTarget] = (),
         invokers: Sequence[StreamingInvoker] = (),
         dashboard_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         _check(self, endpoints, components, invokers, dashboard_name)
-        targets: list[object] = [*endpoints, *components]
+        targets: list[InvocationTarget | DashboardTarget] = [*endpoints, *components]
         for invoker in invokers:
             targets += [t for t in invoker.targets if not any(t is o for o in targets)]
         self.dashboard = cloudwatch.Dashboard(
             self, "Resource", dashboard_name=dashboard_name, default_interval=Duration.hours(3)
         )
         for target in targets:
-            fronts = [i for i in invokers if any(t is target for t in i.targets)]
+            fronts = [i for i in invokers if any(t is target for t in i.targets)]  # type: ignore[comparison-overlap]
             for row in _rows(target, fronts):
                 self.dashboard.add_widgets(*row)
 
@@ -81,51 +127,54 @@ def _check(
 ) -> None:
     problems = Problems(f"LlmDashboard '{dashboard.node.path}'")
     problems.add(str_problem("dashboard_name", dashboard_name, example="llm-operations"))
-    for prop, items, kind in (
-        ("endpoints", endpoints, LlmEndpoint),
-        ("components", components, InferenceComponent),
-        ("invokers", invokers, StreamingInvoker),
+    for prop, items, kind, label in (
+        ("endpoints", endpoints, DashboardTarget, "an LlmEndpoint"),
+        ("components", components, DashboardTarget, "an InferenceComponent"),
+        ("invokers", invokers, StreamingInvoker, "a StreamingInvoker"),
     ):
         if isinstance(items, str | bytes) or not isinstance(items, Sequence):
-            problems.add(f"{prop} must be a list of {kind.__name__}, got {items!r}")
+            problems.add(f"{prop} must be a list of {label.split()[1]}, got {items!r}")
             continue
         for index, item in enumerate(items):
-            problems.add(type_problem(f"{prop}[{index}]", item, kind, "pass the construct"))
+            if not isinstance(item, kind):
+                problems.add(
+                    f"{prop}[{index}] must be {label}, got {describe(item)}; pass the construct"
+                )
     if not problems and not (endpoints or components or invokers):
         problems.add("nothing to show: pass endpoints=[...], components=[...] or invokers=[...]")
     problems.raise_if_any()
 
 
-def _rows(target: object, invokers: list[StreamingInvoker]) -> list[list[cloudwatch.IWidget]]:
-    title: list[cloudwatch.IWidget] = [_title(target, invokers)]
-    if isinstance(target, LlmEndpoint) and len(_variants(target)) > 1:
-        # SageMaker measures each variant, the invokers the endpoint: their row, then one
-        # row of SageMaker's metrics per variant (the shadow's included)
+def _rows(
+    target: InvocationTarget | DashboardTarget, invokers: list[StreamingInvoker]
+) -> list[list[cloudwatch.IWidget]]:
+    view = target.dashboard_view()
+    title: list[cloudwatch.IWidget] = [_title(target, view, invokers)]
+    if view.parts:
+        # SageMaker measures each part (an endpoint's variants), the invokers the whole: their
+        # row, then one row of SageMaker's metrics per part
         rows = [title, *_lines(_invoker_widgets(target, invokers))]
-        for variant in _variants(target):
-            rows += [[_variant_title(variant)], *_lines(_target_widgets(variant, []))]
+        for part in view.parts:
+            part_view = part.dashboard_view()
+            heading = cloudwatch.TextWidget(markdown=part_view.heading, width=24, height=1)
+            rows += [[heading], *_lines(_target_widgets(part, part_view, []))]
         return rows
-    if isinstance(target, LlmEndpoint | InferenceComponent):
-        return [title, *_lines(_target_widgets(target, invokers))]
+    if view.sagemaker and isinstance(target, DashboardTarget):
+        return [title, *_lines(_target_widgets(target, view, invokers))]
     # an endpoint deployed elsewhere, an adapter: what its invokers measure
     return [title, *_lines(_invoker_widgets(target, invokers))]
 
 
-def _variants(endpoint: LlmEndpoint) -> list[EndpointVariant]:
-    shadow = [endpoint.shadow_variant] if endpoint.shadow_variant else []
-    return [*endpoint.variants, *shadow]
-
-
 def _target_widgets(
-    target: Target, invokers: list[StreamingInvoker]
+    target: DashboardTarget, view: DashboardView, invokers: list[StreamingInvoker]
 ) -> list[cloudwatch.IWidget | None]:
     return [
         _traffic(target, invokers),
-        _latency(target, invokers),
-        _errors(target, invokers),
-        _concurrency(target),
-        _capacity(target),
-        _gpus(target),
+        _latency(target, view, invokers),
+        _errors(target, view, invokers),
+        _concurrency(target, view),
+        _capacity(target, view),
+        _gpus(view),
         _tokens(target, invokers),
         _alarms(target),
     ]
@@ -149,28 +198,15 @@ def _lines(widgets: list[cloudwatch.IWidget | None]) -> list[list[cloudwatch.IWi
     return [shown[i : i + 4] for i in range(0, len(shown), 4)]
 
 
-def _variant_title(variant: EndpointVariant) -> cloudwatch.TextWidget:
-    role = "shadow" if variant.shadow else f"weight {variant.weight:g}"
-    return cloudwatch.TextWidget(
-        markdown=f"#### variant {variant.name} ({variant.instance_type.name}, {role})",
-        width=24,
-        height=1,
-    )
-
-
-def _title(target: object, invokers: list[StreamingInvoker]) -> cloudwatch.TextWidget:
-    path = target.node.path if isinstance(target, Construct) else str(target)
-    if isinstance(target, LlmEndpoint):
-        what = f"endpoint, {target.instance_type.name}"
-    elif isinstance(target, InferenceComponent):
-        what = f"inference component on {target.endpoint.node.path}"
-    elif isinstance(target, ImportedEndpoint):
-        what = "endpoint deployed elsewhere"
-    else:
-        what = type(target).__name__
+def _title(
+    target: InvocationTarget | DashboardTarget,
+    view: DashboardView,
+    invokers: list[StreamingInvoker],
+) -> cloudwatch.TextWidget:
+    path = target.node.path
     fronts = ", ".join(i.node.path for i in invokers) or "none"
     return cloudwatch.TextWidget(
-        markdown=f"### {path} ({what})\nInvokers: {fronts}", width=24, height=2
+        markdown=f"### {path} ({view.label})\nInvokers: {fronts}", width=24, height=2
     )
 
 
@@ -203,7 +239,7 @@ def _per(
     ]
 
 
-def _traffic(target: Target, invokers: list[StreamingInvoker]) -> cloudwatch.GraphWidget:
+def _traffic(target: DashboardTarget, invokers: list[StreamingInvoker]) -> cloudwatch.GraphWidget:
     return _graph(
         "Requests per minute",
         [
@@ -213,7 +249,9 @@ def _traffic(target: Target, invokers: list[StreamingInvoker]) -> cloudwatch.Gra
     )
 
 
-def _latency(target: Target, invokers: list[StreamingInvoker]) -> cloudwatch.GraphWidget:
+def _latency(
+    target: DashboardTarget, view: DashboardView, invokers: list[StreamingInvoker]
+) -> cloudwatch.GraphWidget:
     model = cloudwatch.MathExpression(
         expression="latency / 1000",  # microseconds to milliseconds
         using_metrics={"latency": target.metric_model_latency()},
@@ -224,50 +262,53 @@ def _latency(target: Target, invokers: list[StreamingInvoker]) -> cloudwatch.Gra
         "Model latency and the invoker's own time (ms)",
         [
             model,
+            *view.extra_latency,
             *_per(invokers, target, "metric_overhead_latency", "invoker overhead p90"),
             *_per(invokers, target, "metric_duration", "invoker duration p90"),
         ],
     )
 
 
-def _errors(target: Target, invokers: list[StreamingInvoker]) -> cloudwatch.GraphWidget:
+def _errors(
+    target: DashboardTarget, view: DashboardView, invokers: list[StreamingInvoker]
+) -> cloudwatch.GraphWidget:
     metrics: list[cloudwatch.IMetric] = [
         target.metric_invocation_5xx_errors(label="5xx"),
         target.metric_invocation_4xx_errors(label="4xx"),
         target.metric_invocation_model_errors(label="model errors"),
+        *view.extra_errors,
     ]
-    if isinstance(target, InferenceComponent):
-        metrics.append(target.metric_no_capacity_invocation_failures(label="no capacity"))
     metrics += _per(invokers, target, "metric_errors", "invoker errors")
     return _graph("Errors per minute", metrics)
 
 
-def _concurrency(target: Target) -> cloudwatch.GraphWidget:
+def _concurrency(target: DashboardTarget, view: DashboardView) -> cloudwatch.GraphWidget:
     scaling = target.autoscaling
     annotations = []
     if scaling is not None and scaling.target_concurrent_requests is not None:
         annotations.append(
             cloudwatch.HorizontalAnnotation(value=scaling.target_value, label="scaling target")
         )
-    per = "copy" if isinstance(target, InferenceComponent) else "instance"
     return _graph(
-        f"Requests in flight per {per} (max)",
+        f"Requests in flight per {view.unit} (max)",
         [target.metric_concurrent_requests(label="concurrent requests")],
         annotations=annotations,
     )
 
 
-def _capacity(target: Target) -> cloudwatch.GraphWidget:
-    scaling: Autoscaling | None = target.autoscaling
-    if isinstance(target, InferenceComponent):
-        what, fixed = "Copies", target.copies
-    else:
-        what, fixed = "Instances", target.instance_count
+def _capacity(target: DashboardTarget, view: DashboardView) -> cloudwatch.GraphWidget:
+    scaling = target.autoscaling
+    what, fixed = view.units, view.fixed_count
     low = scaling.lowest_min if scaling else fixed
     high = scaling.highest_max if scaling else fixed
     return _graph(
         f"{what} running, against the scaling bounds",
-        [target.metric_cpu_utilization(statistic="SampleCount", label=f"{what.lower()} reporting")],
+        [
+            target.metric_cpu_utilization(
+                statistic="SampleCount", label=f"{what.lower()} reporting"
+            ),
+            *view.extra_counts,
+        ],
         annotations=[
             cloudwatch.HorizontalAnnotation(value=low, label="min"),
             cloudwatch.HorizontalAnnotation(value=high, label="max"),
@@ -275,38 +316,11 @@ def _capacity(target: Target) -> cloudwatch.GraphWidget:
     )
 
 
-def _gpus(target: Target) -> cloudwatch.GraphWidget | None:
-    if isinstance(target, InferenceComponent):
-        if not target.accelerators or target.instance_type.accelerator != "nvidia":
-            return None
-        return _graph(
-            "GPU use and memory of the copies (% of their GPUs)",
-            [
-                target.metric_gpu_utilization(label="GPU use"),
-                target.metric_gpu_memory_utilization(label="GPU memory"),
-            ],
-            percent=True,
-        )
-    gpus = target.instance_type.accelerator_count
-    if target.instance_type.accelerator != "nvidia" or not gpus:
+def _gpus(view: DashboardView) -> cloudwatch.GraphWidget | None:
+    if view.gpu is None:
         return None
-    per_gpu = [
-        cloudwatch.MathExpression(
-            expression=f"{id} / {gpus}",  # the metrics sum the GPUs of an instance
-            using_metrics={id: metric},
-            label=label,
-            period=_MINUTE,
-        )
-        for id, metric, label in (
-            ("gpu", target.metric_gpu_utilization(), "GPU use"),
-            ("memory", target.metric_gpu_memory_utilization(), "GPU memory"),
-        )
-    ]
-    return _graph(
-        f"GPU use and memory (% of each of {gpus} GPUs)",
-        per_gpu,
-        percent=True,
-    )
+    title, metrics = view.gpu
+    return _graph(title, metrics, percent=True)
 
 
 def _tokens(target: object, invokers: list[StreamingInvoker]) -> cloudwatch.GraphWidget | None:
@@ -340,7 +354,7 @@ def _invoker_errors(target: object, invokers: list[StreamingInvoker]) -> cloudwa
     )
 
 
-def _alarms(target: Target) -> cloudwatch.AlarmStatusWidget | None:
+def _alarms(target: DashboardTarget) -> cloudwatch.AlarmStatusWidget | None:
     if target.alarms is None:
         return None
     return cloudwatch.AlarmStatusWidget(

@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING
 from aws_cdk import Duration
 from aws_cdk import aws_sagemaker as sagemaker
 
-from constructs_llm.operations import messages as msg
 from constructs_llm.problems import Problems
-from constructs_llm.validation import duration_problem
+from constructs_llm.values import duration_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -35,13 +34,21 @@ if TYPE_CHECKING:
     from constructs_llm.hardware.instance_type import InstanceType
 
 __all__ = [
+    "DEPLOYMENT_FIX",
     "MAX_EXECUTION_S",
     "Deployment",
     "DeploymentKind",
     "Fleet",
     "component_deployment_config",
     "endpoint_deployment_config",
+    "rollback_needs_alarms",
 ]
+
+DEPLOYMENT_FIX = (
+    "use Deployment.canary(percent=..., bake=...), Deployment.linear(step_percent=..., "
+    "bake=...), Deployment.all_at_once(bake=...) or Deployment.rolling(batch_percent=..., "
+    "bake=...)"
+)
 
 MIN_EXECUTION_S = 600
 MAX_EXECUTION_S = 28800
@@ -255,11 +262,11 @@ class Deployment:
         variants, or serverless)."""
         found = []
         if instance_type is not None and instance_type.family == "inf1":
-            found.append(msg.guardrails_on_inf1(instance_type.name))
+            found.append(_guardrails_on_inf1(instance_type.name))
         if self.kind is DeploymentKind.ROLLING and (variants > 1 or serverless):
-            found.append(msg.rolling_excluded(variants, serverless))
+            found.append(_rolling_excluded(variants, serverless))
         if self.percent is not None and fleet.smallest < 2:
-            found.append(msg.share_larger_than_fleet(self.describe, fleet.smallest, fleet.unit))
+            found.append(_share_larger_than_fleet(self.describe, fleet.smallest, fleet.unit))
         found.extend(self._timeout_problems(fleet))
         return found
 
@@ -269,10 +276,10 @@ class Deployment:
         if self.timeout is None:
             if needed <= MAX_EXECUTION_S:
                 return []
-            return [msg.rollout_too_long(self.describe, needed, self.steps(fleet), rolling)]
+            return [_rollout_too_long(self.describe, needed, self.steps(fleet), rolling)]
         timeout = int(self.timeout.to_seconds())
         if timeout <= waits:
-            return [msg.timeout_within_waits(self.describe, timeout, waits)]
+            return [_timeout_within_waits(self.describe, timeout, waits)]
         return []
 
     def _percent_problem(self) -> str | None:
@@ -282,7 +289,66 @@ class Deployment:
         value = self.percent
         if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
             return None
-        return msg.percent_out_of_range(name, value, low, high, self.kind.value)
+        return _percent_out_of_range(name, value, low, high, self.kind.value)
+
+
+def _percent_out_of_range(name: str, value: object, low: int, high: int, kind: str) -> str:
+    return (
+        f"{name} must be an integer from {low} to {high} (percent of the fleet SageMaker "
+        f"accepts for a {kind.replace('_', '-')} update), got {value!r}"
+    )
+
+
+def _guardrails_on_inf1(instance: str) -> str:
+    return (
+        f"deployment guardrails are not available on {instance}: SageMaker falls back to an "
+        "all-at-once blue/green update without a bake on Inf1 endpoints; drop deployment=, or "
+        "serve on Inferentia2 (ml.inf2)"
+    )
+
+
+def _rolling_excluded(variants: int, serverless: bool) -> str:
+    what = "serverless" if serverless else f"{variants}-variant"
+    return (
+        f"Deployment.rolling(...) is not available on a {what} endpoint (SageMaker excludes "
+        "rolling updates on multi-variant and serverless endpoints); use Deployment.canary, "
+        "linear or all_at_once"
+    )
+
+
+def _share_larger_than_fleet(describe: str, fleet: int, unit: str) -> str:
+    if unit == "copy":
+        units, props = ("copy" if fleet == 1 else "copies"), "copies or autoscaling min_capacity"
+        other = "drop deployment= (SageMaker then replaces the copies all at once)"
+    else:
+        units, props = (
+            f"{unit}{'' if fleet == 1 else 's'}",
+            "instance_count or autoscaling min_capacity",
+        )
+        other = "use Deployment.all_at_once(bake=...)"
+    return (
+        f"{describe}: the fleet may be as small as {fleet} {units}, and a step is at least one "
+        f"{unit}, more than the 50 % of the fleet SageMaker allows per step; keep 2 or more "
+        f"({props}), or {other}"
+    )
+
+
+def _rollout_too_long(describe: str, needed: int, bakes: int, per_batch: bool) -> str:
+    start = "each batch's" if per_batch else "the new fleet's"
+    return (
+        f"{describe}: the update may take up to {needed:,} s ({start} download and "
+        f"health-check timeouts, {bakes} bake(s), 10 minutes of margin) but SageMaker stops an "
+        "update after 28,800 s (8 h); shorten bake, use larger steps, or lower the start-up "
+        "timeouts"
+    )
+
+
+def _timeout_within_waits(describe: str, timeout_s: int, waits_s: int) -> str:
+    return (
+        f"{describe}: timeout {timeout_s:,} s is not longer than the update's bakes "
+        f"({waits_s:,} s in all), so it would time out before it can finish; raise timeout or "
+        "leave it out (it is then derived)"
+    )
 
 
 def _kind(value: object) -> DeploymentKind | None:
@@ -386,3 +452,11 @@ def component_deployment_config(
 
 def _percent_size(percent: int | None) -> sagemaker.CfnEndpoint.CapacitySizeProperty:
     return sagemaker.CfnEndpoint.CapacitySizeProperty(type="CAPACITY_PERCENT", value=percent or 100)
+
+
+def rollback_needs_alarms(path: str) -> str:
+    return (
+        f"'{path}' has deployment= but no alarms to roll back on (alarms=False and no "
+        "rollback_alarms): a guarded rollout watches alarms during each bake; keep the default "
+        "alarms or pass Deployment....(rollback_alarms=[...])"
+    )

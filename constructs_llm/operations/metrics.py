@@ -5,17 +5,25 @@ Names, namespaces and dimensions are SageMaker's
 metrics in ``AWS/SageMaker``, instance metrics in ``/aws/sagemaker/Endpoints`` (by
 ``EndpointName, VariantName``), per-copy metrics in ``/aws/sagemaker/InferenceComponents``
 (by ``InferenceComponentName``).
+
+With instance pools SageMaker also publishes each metric by ``InstanceType``: "EndpointName,
+VariantName, InstanceType" for endpoint and invocation metrics, "InferenceComponentName,
+InstanceType" for components, standard and enhanced metrics alike (guide "Deploy to multiple
+instance types with instance pools", section "Monitor instance pools",
+https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html);
+``instance_type_dimensions`` narrows any ``metric_*()`` to one pool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_cdk import Duration
 
-from constructs_llm.problems import Problems
-from constructs_llm.validation import (
+from constructs_llm.problems import Problems, fail
+from constructs_llm.values import (
     bool_problem,
     duration_type_problem,
     str_problem,
@@ -31,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CopyMetrics",
+    "DashboardView",
     "InvocationMetrics",
     "MetricOverrides",
     "VariantMetrics",
@@ -39,6 +48,7 @@ __all__ = [
 ]
 
 INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
+_MINUTE = Duration.minutes(1)
 COPY_NAMESPACE = "/aws/sagemaker/InferenceComponents"
 
 
@@ -102,6 +112,43 @@ def _option_problem(name: str, value: object) -> str | None:
 _EXAMPLES = {"statistic": "p90", "color": "#1f77b4", "label": "Latency"}
 
 
+@dataclass(frozen=True)
+class DashboardView:
+    """What an ``LlmDashboard`` row shows of one target, as the target describes itself, so the
+    dashboard never asks what class a target is.
+
+    :param label: what the target is, for the row's title (``endpoint, ml.g5.2xlarge``).
+    :param sagemaker: whether SageMaker's own metrics are shown; False for targets this app
+        does not host (an imported endpoint, an adapter), whose rows show their invokers'
+        metrics only. @default True
+    :param unit: what serves requests: ``instance`` or ``copy``. @default "instance"
+    :param units: the same, as a plural heading. @default "Instances"
+    :param fixed_count: instances (or copies) when nothing scales them. @default 1
+    :param gpu: the GPU widget's title and metrics. @default none (no GPUs)
+    :param extra_errors: error metrics of this kind of target beyond the invocation errors.
+        @default none
+    :param extra_latency: model latency lines beside the target's own (one per instance
+        pool). @default none
+    :param extra_counts: instance-count lines beside the target's own (one per instance
+        pool). @default none
+    :param parts: targets shown in rows of their own after this one's (an endpoint's
+        variants). @default none
+    :param heading: the markdown heading of such a part's row. @default none
+    """
+
+    label: str
+    sagemaker: bool = True
+    unit: str = "instance"
+    units: str = "Instances"
+    fixed_count: int = 1
+    gpu: tuple[str, Sequence[cloudwatch.IMetric]] | None = None
+    extra_errors: Sequence[cloudwatch.IMetric] = ()
+    extra_latency: Sequence[cloudwatch.IMetric] = ()
+    extra_counts: Sequence[cloudwatch.IMetric] = ()
+    parts: Sequence[Any] = field(default_factory=tuple)
+    heading: str | None = None
+
+
 class InvocationMetrics:
     """``metric()`` and the invocation ``metric_*`` helpers, for whatever dimensions the
     subclass names (a variant of an endpoint, or an inference component)."""
@@ -112,6 +159,18 @@ class InvocationMetrics:
     if TYPE_CHECKING:  # each subclass names the dimensions of its metrics
 
         def _metric_dimensions(self) -> dict[str, str]: ...
+
+    def instance_type_dimensions(self, instance_type: str | InstanceType) -> dict[str, str]:
+        """This target's dimensions narrowed to one instance type, for ``dimensions_map=`` of
+        any ``metric_*()``: with instance pools, SageMaker publishes every metric per
+        ``InstanceType`` as well as across the variant (or component)."""
+        from constructs_llm.hardware.instance_type import InstanceType
+
+        fix = "use a name such as 'ml.g5.2xlarge'"
+        problem = type_problem("instance_type", instance_type, (str, InstanceType), fix)
+        if problem:
+            fail(f"{type(self).__name__}.instance_type_dimensions", problem)
+        return {**self._metric_dimensions(), "InstanceType": str(instance_type)}
 
     def metric(
         self,
@@ -173,6 +232,11 @@ class VariantMetrics(InvocationMetrics):
 
     instance_type: InstanceType
 
+    @property
+    def pool_instance_types(self) -> tuple[InstanceType, ...]:
+        """The instance pools' types, when the variant has pools (else empty)."""
+        return ()
+
     def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
         """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
         return self.metric("GPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
@@ -192,21 +256,136 @@ class VariantMetrics(InvocationMetrics):
         instance reports it, so its SampleCount per minute counts the instances."""
         return self.metric("CPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
 
+    instance_count: int
+
+    def dashboard_view(self) -> DashboardView:
+        """This variant's dashboard row: its instances, and its GPUs per instance; with
+        instance pools, a line per pool for instances, model latency and GPUs, from the
+        ``InstanceType`` dimension SageMaker publishes for pools (guide "Deploy to multiple
+        instance types with instance pools", section "Monitor instance pools")."""
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        pools = self.pool_instance_types
+        latency = [
+            cloudwatch.MathExpression(
+                expression=f"latency{index} / 1000",  # microseconds to milliseconds
+                using_metrics={
+                    f"latency{index}": self.metric_model_latency(
+                        dimensions_map=self.instance_type_dimensions(t)
+                    )
+                },
+                label=f"ModelLatency p90 on {t.name} (ms)",
+                period=_MINUTE,
+            )
+            for index, t in enumerate(pools)
+        ]
+        counts = [
+            self.metric_cpu_utilization(
+                statistic="SampleCount",
+                dimensions_map=self.instance_type_dimensions(t),
+                label=f"{t.name} instances",
+            )
+            for t in pools
+        ]
+        return DashboardView(
+            label=f"endpoint, {self.fleet_label}",
+            fixed_count=self.instance_count,
+            gpu=self._pool_gpus(pools) if pools else self._instance_gpus(),
+            extra_latency=latency,
+            extra_counts=counts,
+        )
+
+    @property
+    def fleet_label(self) -> str:
+        """The instance type, or the instance pools, for titles."""
+        return self.instance_type.name
+
+    def _pool_gpus(
+        self, pools: tuple[InstanceType, ...]
+    ) -> tuple[str, list[cloudwatch.IMetric]] | None:
+        """GPU use and memory of each pool's instances, in percent of each of its GPUs (an
+        instance's metrics sum its GPUs, and the pools' types may have different counts)."""
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        lines: list[cloudwatch.IMetric] = []
+        for index, t in enumerate(pools):
+            gpus = _gpus(t)
+            if not gpus:
+                continue
+            dimensions = self.instance_type_dimensions(t)
+            lines += [
+                cloudwatch.MathExpression(
+                    expression=f"{id}{index} / {gpus}",
+                    using_metrics={f"{id}{index}": metric},
+                    label=f"{label} on {t.name}",
+                    period=_MINUTE,
+                )
+                for id, metric, label in (
+                    ("gpu", self.metric_gpu_utilization(dimensions_map=dimensions), "GPU use"),
+                    (
+                        "memory",
+                        self.metric_gpu_memory_utilization(dimensions_map=dimensions),
+                        "GPU memory",
+                    ),
+                )
+            ]
+        return ("GPU use and memory per pool (% of each GPU)", lines) if lines else None
+
+    def _instance_gpus(self) -> tuple[str, list[cloudwatch.IMetric]] | None:
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        gpus = self.instance_type.accelerator_count
+        if self.instance_type.accelerator != "nvidia" or not gpus:
+            return None
+        per_gpu: list[cloudwatch.IMetric] = [
+            cloudwatch.MathExpression(
+                expression=f"{id} / {gpus}",  # the metrics sum the GPUs of an instance
+                using_metrics={id: metric},
+                label=label,
+                period=_MINUTE,
+            )
+            for id, metric, label in (
+                ("gpu", self.metric_gpu_utilization(), "GPU use"),
+                ("memory", self.metric_gpu_memory_utilization(), "GPU memory"),
+            )
+        ]
+        return f"GPU use and memory (% of each of {gpus} GPUs)", per_gpu
+
     def alarm_metrics(self) -> AlarmMetrics:
         """What the variant's default alarms watch (see ``constructs_llm.operations.alarms``)."""
-        from constructs_llm.operations.alarms import AlarmMetrics
+        from constructs_llm.operations.alarms import AlarmMetrics, PoolMetric
 
         instance = self.instance_type
-        nvidia = instance.accelerator == "nvidia" and instance.known
-        gpus = instance.accelerator_count if nvidia else 0
+        gpus = _gpus(instance)
+        pools = self.pool_instance_types
+        # Pools of different types: an instance sums its own GPUs, so each type is watched on
+        # its own dimension with its own scale.
+        per_type = tuple(
+            PoolMetric(
+                instance_type=t.name,
+                metric=self.metric_gpu_memory_utilization(
+                    dimensions_map=self.instance_type_dimensions(t)
+                ),
+                scale=_gpus(t),
+            )
+            for t in pools
+            if _gpus(t)
+        )
         return AlarmMetrics(
             errors=self.metric_invocation_5xx_errors(),
             model_errors=self.metric_invocation_model_errors(),
             latency=self.metric_model_latency(),
-            gpu_memory=self.metric_gpu_memory_utilization() if gpus else None,
+            gpu_memory=self.metric_gpu_memory_utilization() if gpus and not pools else None,
             gpu_memory_scale=gpus or 1,
+            gpu_memory_by_instance_type=per_type,
             disk=self.metric_disk_utilization(),
         )
+
+
+def _gpus(instance: InstanceType) -> int:
+    """The GPUs whose memory an instance's ``GPUMemoryUtilization`` sums (0: none known)."""
+    nvidia = instance.accelerator == "nvidia" and instance.known
+    return instance.accelerator_count if nvidia else 0
 
 
 class CopyMetrics(InvocationMetrics):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from constructs_llm.problems import Problems
-from constructs_llm.validation import all_ints, describe, int_type_problem, positive_int_problem
+from constructs_llm.values import all_ints, describe, int_type_problem, positive_int_problem
 
 if TYPE_CHECKING:
     from aws_cdk import TimeZone

@@ -45,7 +45,6 @@ from constructs_llm import catalogs
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import Problems, fail
-from constructs_llm.sizing import messages as msg
 from constructs_llm.sizing.planner import (
     GIB,
     EngineSizing,
@@ -326,8 +325,12 @@ def dtype_bytes(name: str) -> float:
 
 def _dtype_bytes(name: str) -> float:
     if name not in DTYPE_BYTES:
-        fail("", msg.unknown_dtype(name, _dtype_names()), SizingError)
+        fail("", _unknown_dtype(name, _dtype_names()), SizingError)
     return float(DTYPE_BYTES[name])
+
+
+def _unknown_dtype(name: str, known: str) -> str:
+    return f"unknown dtype or quantization {name!r}; use one of {known}"
 
 
 def _dtype_names() -> str:

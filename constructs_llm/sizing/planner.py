@@ -9,7 +9,6 @@ from typing import Protocol
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import fail
-from constructs_llm.sizing import messages as msg
 
 __all__ = [
     "GIB",
@@ -134,22 +133,44 @@ def fit_problems(
 ) -> list[str]:
     problems = []
     if max_total_tokens is not None and max_total_tokens > arch.context_length:
-        problems.append(msg.context_exceeded(max_total_tokens, arch.context_length, arch.name))
+        problems.append(_context_exceeded(max_total_tokens, arch.context_length, arch.name))
     if inst.accelerator == "nvidia":
         problems.extend(_head_split_problems(arch, memory.devices, inst))
     if memory.weights_gib > memory.usable_gib:
         hint = _bigger_hint(memory.dtype_bytes, memory.devices, inst)
         problems.append(
-            msg.weights_do_not_fit(
+            _weights_do_not_fit(
                 arch.name, memory.weights_gib, memory.dtype, where, memory.usable_gib, reserve, hint
             )
         )
     elif memory.concurrent < 1 and max_total_tokens is not None:
         per_token = kib(memory.kv_whole)
-        problems.append(
-            msg.kv_below_sequence(where, memory.batch_tokens, per_token, max_total_tokens)
-        )
+        problems.append(_kv_below_sequence(where, memory.batch_tokens, per_token, max_total_tokens))
     return problems
+
+
+def _context_exceeded(max_total_tokens: int, context: int, model: str) -> str:
+    return (
+        f"max_total_tokens {max_total_tokens:,} exceeds the {context:,}-token context of "
+        f"{model}; set max_total_tokens <= {context:,}"
+    )
+
+
+def _weights_do_not_fit(
+    model: str, weights: float, dtype: str, where: str, usable: float, reserve: str, hint: str
+) -> str:
+    return (
+        f"{model} weights need {weights:.1f} GiB in {dtype} but {where} leave {usable:.1f} GiB "
+        f"after the engine's reserve ({reserve}); {hint}"
+    )
+
+
+def _kv_below_sequence(where: str, tokens: int, per_token: str, max_total_tokens: int) -> str:
+    return (
+        f"the KV cache left on {where} holds {tokens:,} tokens ({per_token} per token), less "
+        f"than one {max_total_tokens:,}-token sequence; lower max_total_tokens to <= {tokens:,} "
+        "or use more or larger accelerators"
+    )
 
 
 def caveats(
@@ -163,21 +184,57 @@ def caveats(
     fits = memory.weights_gib <= memory.usable_gib
     if fits and memory.concurrent < 1 and max_total_tokens is None:
         caveats.append(
-            msg.kv_below_context(where, memory.batch_tokens, arch.context_length, arch.name)
+            _kv_below_context(where, memory.batch_tokens, arch.context_length, arch.name)
         )
     if memory.kv_heads_per_device * memory.devices > arch.kv_heads:
-        caveats.append(msg.kv_replicated(arch.name, arch.kv_heads, memory.devices))
+        caveats.append(_kv_replicated(arch.name, arch.kv_heads, memory.devices))
     if inst.accelerator == "neuron":
-        caveats.append(msg.neuron_static_kv())
+        caveats.append(_neuron_static_kv())
     return caveats
+
+
+def _kv_below_context(where: str, tokens: int, context: int, model: str) -> str:
+    return (
+        f"the KV cache left on {where} holds {tokens:,} tokens, less than the full "
+        f"{context:,}-token context of {model}; set max_total_tokens <= {tokens:,} (vLLM-based "
+        "engines refuse to start otherwise; TGI lowers its default to fit)"
+    )
+
+
+def _kv_replicated(model: str, kv_heads: int, devices: int) -> str:
+    return (
+        f"{model} has {kv_heads} KV heads for {devices} devices, so each device replicates a "
+        "head; the plan counts the replicated cache"
+    )
+
+
+def _neuron_static_kv() -> str:
+    return (
+        "Neuron engines allocate the KV cache statically for batch size x sequence length at "
+        "compile time; the plan is an estimate of whether that shape fits"
+    )
 
 
 def device_memory(inst: InstanceType, arch: ModelShape) -> float:
     if inst.accelerator is None or not inst.accelerator_count:
-        fail("", msg.no_accelerators(inst.name, arch.name), SizingError)
+        fail("", _no_accelerators(inst.name, arch.name), SizingError)
     if inst.accelerator_memory_gib is None:
-        fail("", msg.unknown_device_memory(inst.name, arch.name), SizingError)
+        fail("", _unknown_device_memory(inst.name, arch.name), SizingError)
     return inst.accelerator_memory_gib
+
+
+def _no_accelerators(instance: str, model: str) -> str:
+    return (
+        f"{instance} has no accelerators in the hardware catalog, so {model} cannot be planned "
+        "on it; choose a GPU (ml.g5, ml.g6e, ml.p4d, ...) or Neuron instance"
+    )
+
+
+def _unknown_device_memory(instance: str, model: str) -> str:
+    return (
+        f"the accelerator memory of {instance} is unknown, so {model} cannot be planned on it; "
+        "verify the fit by hand"
+    )
 
 
 def devices_for(
@@ -186,12 +243,23 @@ def devices_for(
     """The tensor-parallel group; more than the instance has is a problem (planned as all)."""
     available = inst.accelerator_count
     if accelerators is not None and not 1 <= accelerators <= available:
-        fail("", msg.accelerators_out_of_range(available, inst.name, accelerators), SizingError)
+        fail("", _accelerators_out_of_range(available, inst.name, accelerators), SizingError)
     devices = engine.devices_used(inst, accelerators) if engine else (accelerators or available)
     if devices > available:
-        problems.append(msg.shards_beyond_instance(devices, inst.name, available))
+        problems.append(_shards_beyond_instance(devices, inst.name, available))
         return available
     return devices
+
+
+def _accelerators_out_of_range(available: int, instance: str, accelerators: object) -> str:
+    return f"accelerators must be between 1 and the {available} of {instance}, got {accelerators!r}"
+
+
+def _shards_beyond_instance(devices: int, instance: str, available: int) -> str:
+    return (
+        f"the engine shards over {devices} devices but {instance} has {available}; lower the "
+        "tensor parallel degree or choose a larger instance"
+    )
 
 
 def _head_split_problems(arch: ModelShape, devices: int, inst: InstanceType) -> list[str]:
@@ -200,7 +268,14 @@ def _head_split_problems(arch: ModelShape, devices: int, inst: InstanceType) -> 
         return []
     heads = f"{arch.attention_heads} attention heads and " if arch.attention_heads else ""
     good = [d for d in range(1, inst.accelerator_count + 1) if _splits(arch, d)]
-    return [msg.heads_not_split(devices, heads, arch.kv_heads, arch.name, good)]
+    return [_heads_not_split(devices, heads, arch.kv_heads, arch.name, good)]
+
+
+def _heads_not_split(degree: int, heads: str, kv_heads: int, model: str, good: list[int]) -> str:
+    return (
+        f"tensor parallel degree {degree} does not split the {heads}{kv_heads} KV heads of "
+        f"{model} evenly; use a degree among {good}"
+    )
 
 
 def _splits(arch: ModelShape, degree: int) -> bool:

@@ -16,8 +16,8 @@ _EXPORTS: dict[str, str] = {
     "DoneEvent": "constructs_llm.streaming.runtime.events",
     "ErrorEvent": "constructs_llm.streaming.runtime.events",
     "StreamEvent": "constructs_llm.streaming.runtime.events",
-    "StreamFormat": "constructs_llm.streaming.runtime.events",
-    "RequestFormat": "constructs_llm.streaming.runtime.events",
+    "StreamFormat": "constructs_llm.streaming.formats",
+    "RequestFormat": "constructs_llm.streaming.formats",
     "iter_payload_parts": "constructs_llm.streaming.runtime.sagemaker_stream",
     "stream_events": "constructs_llm.streaming.runtime.sagemaker_stream",
     "UpstreamStreamError": "constructs_llm.streaming.runtime.parser",
@@ -25,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     "sigv4_hook": "constructs_llm.streaming.client",
     "content_sha256_hook": "constructs_llm.streaming.client",
     "ChatStreamError": "constructs_llm.streaming.client",
+    "sagemaker_bearer_token": "constructs_llm.streaming.bearer_token",
+    "bearer_token_hook": "constructs_llm.streaming.bearer_token",
     "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
     "InvokerAuth": "constructs_llm.streaming.invoker.auth",
 }
@@ -46,19 +48,23 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
+    from constructs_llm.streaming.bearer_token import bearer_token_hook as bearer_token_hook
+    from constructs_llm.streaming.bearer_token import (
+        sagemaker_bearer_token as sagemaker_bearer_token,
+    )
     from constructs_llm.streaming.client import ChatStreamError as ChatStreamError
     from constructs_llm.streaming.client import content_sha256_hook as content_sha256_hook
     from constructs_llm.streaming.client import sigv4_hook as sigv4_hook
     from constructs_llm.streaming.client import stream_chat as stream_chat
+    from constructs_llm.streaming.formats import RequestFormat as RequestFormat
+    from constructs_llm.streaming.formats import StreamFormat as StreamFormat
     from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.invoker.streaming_invoker import (
         StreamingInvoker as StreamingInvoker,
     )
     from constructs_llm.streaming.runtime.events import DoneEvent as DoneEvent
     from constructs_llm.streaming.runtime.events import ErrorEvent as ErrorEvent
-    from constructs_llm.streaming.runtime.events import RequestFormat as RequestFormat
     from constructs_llm.streaming.runtime.events import StreamEvent as StreamEvent
-    from constructs_llm.streaming.runtime.events import StreamFormat as StreamFormat
     from constructs_llm.streaming.runtime.events import TokenEvent as TokenEvent
     from constructs_llm.streaming.runtime.events import ToolCallEvent as ToolCallEvent
     from constructs_llm.streaming.runtime.parser import UpstreamStreamError as UpstreamStreamError

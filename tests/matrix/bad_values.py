@@ -468,6 +468,18 @@ BAD_VALUES = [
         id="dlc-unmapped-concrete-region",
     ),
     pytest.param(
+        lambda s: model(
+            in_region(s, "ap-east-2"),
+            engine=Engine.lmi(backend="trtllm"),
+            instance_type=G5_4GPU,
+            max_input_tokens=2048,
+            max_total_tokens=4096,
+        ),
+        ImageError,
+        r"does not list lmi-trtllm images .* in ap-east-2.*aws ecr describe-images",
+        id="dlc-region-not-listed",
+    ),
+    pytest.param(
         lambda s: ContainerImage.dlc(IMAGE, "1.0"),
         ImageError,
         r"got the image URI '123456789012\.dkr\.ecr.*'; use ContainerImage\.from_uri",

@@ -379,18 +379,6 @@ WARNINGS = [
         id="hf-token-in-model-env",
     ),
     pytest.param(
-        lambda s: model(
-            in_region(s, "ap-east-2"),
-            engine=Engine.lmi(backend="trtllm"),
-            instance_type=G5_4GPU,
-            max_input_tokens=2048,
-            max_total_tokens=4096,
-        ),
-        "dlc-region-not-listed",
-        r"does not list lmi-trtllm images .* in ap-east-2.*aws ecr describe-images",
-        id="dlc-region-not-listed",
-    ),
-    pytest.param(
         lambda s: ic_endpoint(s, min_instances=0),
         "min-instances-zero-region",
         r"min_instances=0 .* is rejected in some regions",

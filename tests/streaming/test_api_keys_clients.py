@@ -1,6 +1,6 @@
 """End to end with API keys: the runtime reads its keys from a real Secrets Manager API
 (moto's server on loopback, through boto3), and unchanged clients call it with nothing but a
-base URL and a key: the `openai` SDK, LangChain's ChatOpenAI and curl."""
+base URL and a key: the `openai` SDK (chat and responses), LangChain's ChatOpenAI and curl."""
 
 from __future__ import annotations
 
@@ -76,6 +76,20 @@ def test_the_openai_sdk_streams_with_only_base_url_and_api_key(
     )
     assert done.choices[0].message.content == "Also whole"
     assert [m.id for m in _openai(keyed, KEY).models.list()] == [keyed.settings.served_model]
+
+
+def test_the_responses_api_takes_the_same_key(keyed: Runtime, fake: FakeSageMaker) -> None:
+    fake.enqueue(
+        Scenario(parts=engine_streams.tgi(["Key", "ed"], finish_reason="eos_token", input_length=2))
+    )
+    events = list(_openai(keyed, KEY).responses.create(model="m", input="hi", stream=True))
+    assert events[-1].type == "response.completed"
+    assert events[-1].response.output_text == "Keyed"
+    with pytest.raises(openai.AuthenticationError) as raised:
+        _openai(keyed, "sk-wrong-key-0000").responses.create(model="m", input="hi")
+    assert raised.value.code == "invalid_api_key"
+    assert len(fake.requests) == 1  # the refused request never reached SageMaker
+    assert [r.get("auth") for r in keyed.logs] == [None, "wrong_key"]
 
 
 def test_langchain_chat_openai_streams_with_an_api_key(keyed: Runtime, fake: FakeSageMaker) -> None:

@@ -109,6 +109,8 @@ def test_the_invoker_writes_one_route_per_model(lambda_env: dict[str, str]) -> N
     assert [r["stream_format"] for r in routes] == ["openai", "lmi_jsonlines", "openai"]
     # AND all three serve tools: Llama's parser on the vLLM DLC, hermes for Qwen on LMI
     assert [r["tools"] for r in routes] == [True, True, True]
+    # AND each model's max_total_tokens, so the runtime refuses a larger max_tokens itself
+    assert [r["max_total_tokens"] for r in routes] == [8192, 8192, 8192]
 
 
 def test_each_engine_parses_its_model_s_tool_calls(
@@ -151,6 +153,16 @@ def test_each_model_answers_by_name_from_its_own_component(
     assert component in _components(template)
     (sent,) = fake.requests
     assert (sent.endpoint_name, sent.inference_component) == (ENDPOINT, component)
+
+
+def test_max_tokens_above_the_model_s_limit_is_refused_before_sagemaker(
+    gateway: Runtime, fake: FakeSageMaker
+) -> None:
+    with pytest.raises(openai.BadRequestError) as info:
+        _client(gateway).chat.completions.create(model="qwen", messages=USER, max_tokens=8193)
+    assert info.value.param == "max_tokens"
+    assert "max_total_tokens (8192)" in info.value.message
+    assert fake.requests == []
 
 
 def test_models_lists_all_three(gateway: Runtime) -> None:

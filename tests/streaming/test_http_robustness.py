@@ -12,6 +12,7 @@ from typing import Any
 import openai
 import pytest
 
+from constructs_llm.streaming.runtime.json_depth import MAX_JSON_DEPTH
 from constructs_llm.streaming.runtime.request_body import DRAIN_LIMIT
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support import engine_streams
@@ -190,3 +191,108 @@ def test_models_retrieve_answers_for_the_served_model_and_404_for_others(
     body: Any = info.value.body
     assert (body["code"], body["param"]) == ("model_not_found", "model")
     assert "'gpt-4o'" in body["message"] and MODEL in body["message"]
+
+
+# -- JSON nested too deeply ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [129, 990, 100_000])
+def test_json_nested_past_the_depth_limit_gets_400_naming_the_limit(
+    runtime: Runtime, fake: FakeSageMaker, depth: int
+) -> None:
+    # GIVEN a body nesting arrays ``depth`` levels deep (990 used to raise RecursionError: 500)
+    nested = "[" * depth + "]" * depth
+    body = f'{{"messages": {json.dumps(USER)}, "metadata": {{"x": {nested}}}}}'.encode()
+    head = f"POST {CHAT} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+    response = raw_exchange(runtime, f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    # THEN a 400 that says what is wrong and what the limit is, and SageMaker is not called
+    assert response.startswith(b"HTTP/1.1 400 "), response[:200]
+    error = error_body(response)
+    assert error["code"] == "json_too_deep"
+    assert f"more than {MAX_JSON_DEPTH} levels" in error["message"]
+    assert fake.requests == []
+
+
+def test_json_nested_to_the_depth_limit_is_served(runtime: Runtime, fake: FakeSageMaker) -> None:
+    fake.enqueue(Scenario(parts=engine_streams.tgi(["ok"])))
+    # the body object, "metadata" and "x" are three levels: the array takes the rest
+    levels = MAX_JSON_DEPTH - 3
+    nested = "[" * levels + "]" * levels
+    body = f'{{"messages": {json.dumps(USER)}, "metadata": {{"x": {nested}}}}}'
+    request = urllib.request.Request(runtime.url + CHAT, data=body.encode())
+    with urllib.request.urlopen(request, timeout=SOCKET_TIMEOUT) as response:
+        assert json.loads(response.read())["choices"][0]["message"]["content"] == "ok"
+
+
+# -- HTTP/0.9 ------------------------------------------------------------------------------------
+
+
+def test_an_http_0_9_request_line_is_answered_at_once_without_waiting_for_headers(
+    runtime: Runtime,
+) -> None:
+    # GIVEN "GET /" and nothing else, as an HTTP/0.9 client sends it: no version, no headers,
+    # no blank line. The server used to wait for headers until CLIENT_TIMEOUT; the test's
+    # socket gives up well before that, so an answer means the server did not wait.
+    response = raw_exchange(runtime, b"GET /\r\n", wait=runtime.settings.client_timeout / 4)
+    assert response.startswith(b"HTTP/1.1 400 "), response
+    assert b"Connection: close" in response
+    assert "HTTP/0.9" in error_body(response)["message"]
+
+
+# -- methods: 501 for one the server does not know, 405 for one the path does not allow --------
+
+
+def test_an_unknown_method_gets_501_naming_it_and_a_known_one_405_with_allow(
+    runtime: Runtime,
+) -> None:
+    response = raw_exchange(runtime, b"BREW /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert response.startswith(b"HTTP/1.1 501 "), response
+    assert b"Connection: close" in response
+    error = error_body(response)
+    assert error["code"] == "method_not_implemented"
+    assert "'BREW'" in error["message"] and "GET, HEAD, POST" in error["message"]
+    # a method the server knows, on a path that does not take it: 405 and Allow (RFC 9110 15.5.6)
+    response = raw_exchange(
+        runtime, b"PUT /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    assert response.startswith(b"HTTP/1.1 405 "), response
+    assert b"\r\nAllow: GET, HEAD\r\n" in response
+    assert error_body(response)["code"] == "method_not_allowed"
+
+
+# -- Content-Length given twice -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "lengths",
+    [[b"2", b"3"], [b"2, 3"], [b"2", b"2, 3"]],
+    ids=["two-headers", "one-list", "header-and-list"],
+)
+def test_conflicting_content_lengths_get_400_saying_so_and_the_connection_closes(
+    runtime: Runtime, fake: FakeSageMaker, lengths: list[bytes]
+) -> None:
+    head = f"POST {CHAT} HTTP/1.1\r\nHost: x\r\n".encode()
+    fields = b"".join(b"Content-Length: " + length + b"\r\n" for length in lengths)
+    response = raw_exchange(runtime, head + fields + b"\r\n{}x")
+    assert response.startswith(b"HTTP/1.1 400 "), response
+    assert b"Connection: close" in response
+    error = error_body(response)
+    assert error["code"] == "invalid_content_length"
+    assert "conflicting Content-Length values" in error["message"]
+    assert "'2'" in error["message"] and "'3'" in error["message"]
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize("lengths", [[b"L", b"L"], [b"L, L"]], ids=["two-headers", "one-list"])
+def test_identical_content_lengths_are_read_as_one(
+    runtime: Runtime, fake: FakeSageMaker, lengths: list[bytes]
+) -> None:
+    # RFC 9112 6.3 and RFC 9110 8.6 let a recipient take duplicated identical values as one
+    fake.enqueue(Scenario(parts=engine_streams.tgi(["ok"])))
+    body = json.dumps({"messages": USER}).encode()
+    head = f"POST {CHAT} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n".encode()
+    size = str(len(body)).encode()
+    fields = b"".join(b"Content-Length: " + v.replace(b"L", size) + b"\r\n" for v in lengths)
+    response = raw_exchange(runtime, head + fields + b"\r\n" + body)
+    assert response.startswith(b"HTTP/1.1 200 "), response
+    assert b'"content":"ok"' in response

@@ -47,7 +47,7 @@ def test_function_runs_the_runtime_behind_the_web_adapter(
     props = _function(template)["Properties"]
     assert props["Runtime"] == "python3.14"
     assert props["Architectures"] == ["arm64"]
-    assert props["Handler"] == "runtime/run.sh"
+    assert props["Handler"] == "streaming/runtime/run.sh"
     assert props["Timeout"] == 300
     layer = json.dumps(props["Layers"])
     assert "753240598075:layer:LambdaAdapterLayerArm64:28" in layer
@@ -133,13 +133,16 @@ def test_bad_props_fail_naming_the_value(
         StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), **props)
 
 
-def test_asset_holds_only_the_runtime_package(synthesized: tuple[Any, Template]) -> None:
+def test_asset_holds_only_the_runtime_package_and_the_shared_formats(
+    synthesized: tuple[Any, Template],
+) -> None:
     invoker, _ = synthesized
     staged = Stack.of(invoker).node.root.synth().directory  # type: ignore[attr-defined]
     assets = [p for p in Path(staged).glob("asset.*") if p.is_dir()]
     (asset,) = assets
-    assert sorted(p.name for p in asset.iterdir()) == ["runtime"]
-    files = {p.name for p in (asset / "runtime").iterdir()}
+    assert sorted(p.name for p in asset.iterdir()) == ["streaming"]
+    assert sorted(p.name for p in (asset / "streaming").iterdir()) == ["formats.py", "runtime"]
+    files = {p.name for p in (asset / "streaming" / "runtime").iterdir()}
     assert {"run.sh", "server.py", "parser.py", "__main__.py"} <= files
     assert "__pycache__" not in files
 

@@ -1,4 +1,5 @@
-"""Starting the runtime as the Lambda does: run.sh in a code asset holding only runtime/."""
+"""Starting the runtime as the Lambda does: run.sh in a code asset holding only the runtime and
+the formats it shares (streaming/runtime/, streaming/formats.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tests.streaming.conftest import SOCKET_TIMEOUT
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
 from tests.support.runtime_process import (
+    RUN_SH,
     RUNTIME_DIR,
     free_port,
     lambda_env,
@@ -85,7 +87,7 @@ def test_a_missing_endpoint_name_exits_2_with_a_clear_message(
     task_root: Path, aws_env: dict[str, str]
 ) -> None:
     result = subprocess.run(
-        ["/bin/sh", str(task_root / "runtime" / "run.sh")],
+        ["/bin/sh", str(task_root.joinpath(*RUN_SH))],
         env=lambda_env(aws_env, STREAM_FORMAT="nope"),
         capture_output=True,
         text=True,
@@ -101,10 +103,11 @@ def test_the_runtime_imports_nothing_outside_itself_but_stdlib_and_boto3(
 ) -> None:
     # The asset ships no dependencies: importing every module must pull in neither
     # constructs_llm nor aws_cdk (boto3/botocore come with the Lambda Python runtime).
-    modules = sorted(p.stem for p in (task_root / "runtime").glob("*.py") if p.stem != "__main__")
+    runtime = task_root / "streaming" / "runtime"
+    modules = sorted(p.stem for p in runtime.glob("*.py") if p.stem != "__main__")
     code = (
         "import sys, importlib\n"
-        f"for name in {modules!r}: importlib.import_module('runtime.' + name)\n"
+        f"for name in {modules!r}: importlib.import_module('streaming.runtime.' + name)\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('constructs_llm', 'aws_cdk', "
         "'constructs', 'jsii'))\n"
         "print(bad)\n"

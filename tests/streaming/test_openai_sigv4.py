@@ -109,6 +109,46 @@ def test_openai_sdk_with_signing_streams_through_the_runtime(
     assert "".join(c.choices[0].delta.content or "" for c in stream) == "Hi there"
 
 
+def test_openai_sdk_responses_are_signed_and_served_through_the_runtime(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    # GIVEN the SDK signing with sigv4_hook, and a hook after it that sees the signed request
+    runtime = start_runtime()
+    seen: list[Any] = []
+    hooks = [sigv4_hook(region="us-east-1", credentials=CREDENTIALS), seen.append]
+    client = openai.OpenAI(
+        base_url=runtime.url + "/v1",
+        api_key="unused",
+        max_retries=0,
+        timeout=SOCKET_TIMEOUT,
+        http_client=openai.DefaultHttpx2Client(event_hooks={"request": hooks}),
+    )
+    fake.enqueue(Scenario(parts=engine_streams.tgi(["Sig", "ned"], finish_reason="eos_token")))
+    # WHEN it streams a response
+    events = list(client.responses.create(model="m", input="héllo", stream=True))
+    # THEN the runtime served it, and the POST /v1/responses carried a valid signature
+    assert events[-1].type == "response.completed"
+    assert events[-1].response.output_text == "Signed"
+    (request,) = seen
+    body = request.read()
+    assert (request.method, request.url.path) == ("POST", "/v1/responses")
+    headers = request.headers
+    assert headers["x-amz-content-sha256"] == hashlib.sha256(body).hexdigest()
+    signed_at = datetime.datetime.strptime(headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ")
+    expected = AWSRequest(
+        method="POST",
+        url=str(request.url),
+        data=body,
+        headers={
+            "x-amz-content-sha256": headers["x-amz-content-sha256"],
+            "Content-Type": headers["content-type"],
+        },
+    )
+    with mock.patch("botocore.auth.get_current_datetime", return_value=signed_at):
+        SigV4Auth(CREDENTIALS, "lambda", "us-east-1").add_auth(expected)
+    assert headers["Authorization"] == expected.headers["Authorization"]
+
+
 def test_content_sha256_hook_adds_only_the_body_hash_cloudfront_oac_needs(recorder: str) -> None:
     # Behind CloudFront with origin access control the viewer sends no signature, only the
     # body's SHA-256; CloudFront signs the origin request itself.

@@ -9,6 +9,7 @@ import pytest
 from openai.types.chat.completion_create_params import CompletionCreateParamsBase
 
 from constructs_llm.streaming.runtime.events import RequestFormat
+from constructs_llm.streaming.runtime.json_depth import MAX_JSON_DEPTH
 from constructs_llm.streaming.runtime.request_fields import HONOURED, IGNORED, REFUSED
 from constructs_llm.streaming.runtime.requests import RequestError, parse_chat_request
 from tests.streaming.conversations import tool_turn
@@ -223,7 +224,16 @@ def test_generate_format_rejects_anything_but_one_user_prompt_naming_the_limitat
         ({"messages": USER, "temperature": 3}, "temperature", "between 0 and 2, got 3"),
         ({"messages": USER, "top_p": "x"}, "top_p", "must be a number"),
         ({"messages": USER, "stop": [""]}, "stop", "non-empty"),
-        ({"messages": USER, "stop": ["s"] * 17}, "stop", "at most 16"),
+        ({"messages": USER, "stop": ["s"] * 5}, "stop", "has 5 sequences; at most 4"),
+        ({"messages": USER, "max_tokens": -1}, "max_tokens", ">= 1, got -1"),
+        ({"messages": USER, "max_tokens": "5"}, "max_tokens", "must be an integer"),
+        ({"messages": USER, "max_tokens": 10**30}, "max_tokens", "at most 2147483647"),
+        ({"messages": USER, "max_completion_tokens": 2**31}, "max_completion_tokens", "at most"),
+        (
+            {"messages": USER, "max_completion_tokens": 9, "max_tokens": 0},
+            "max_tokens",
+            ">= 1, got 0",
+        ),
         ({"messages": USER, "seed": "1"}, "seed", "must be an integer"),
         ({"messages": USER, "model": 3}, "model", "must be a string"),
         ({"messages": USER, "logprobs": True, "top_logprobs": 5}, "top_logprobs", "got 5"),
@@ -239,8 +249,37 @@ def test_invalid_requests_are_rejected_naming_the_field(
     assert error.error_type == "invalid_request_error"
 
 
+def test_four_stop_sequences_are_forwarded() -> None:
+    # OpenAI takes "up to 4 sequences" (the SDK's CompletionCreateParams.stop)
+    assert engine_body({"messages": USER, "stop": list("abcd")})["stop"] == list("abcd")
+
+
+@pytest.mark.parametrize("field", ["max_tokens", "max_completion_tokens"])
+def test_max_tokens_is_bounded_by_the_model_s_max_total_tokens(field: str) -> None:
+    def parse(value: int) -> Any:
+        body = json.dumps({"messages": USER, field: value}).encode()
+        return parse_chat_request(body, RequestFormat.MESSAGES, max_total_tokens=4096)
+
+    assert json.loads(parse(4096).engine_body)["max_tokens"] == 4096
+    for too_many in (4097, 10**30):
+        with pytest.raises(RequestError) as info:
+            parse(too_many)
+        assert (info.value.status, info.value.param) == (400, field)
+        assert f"'{field}' is {too_many}" in info.value.message
+        assert "max_total_tokens (4096)" in info.value.message
+        assert "prompt and completion together" in info.value.message
+
+
 def test_n_equal_to_one_and_tool_choice_none_are_accepted() -> None:
     assert engine_body({"messages": USER, "n": 1, "tool_choice": "none"})["messages"] == USER
+
+
+@pytest.mark.parametrize("depth", [129, 990, 50_000])
+def test_json_nested_past_the_depth_limit_is_a_400_not_a_recursion_error(depth: int) -> None:
+    body = b'{"messages": [], "metadata": ' + b"[" * depth + b"]" * depth + b"}"
+    error = rejects(body)
+    assert error.code == "json_too_deep"
+    assert f"more than {MAX_JSON_DEPTH} levels" in error.message
 
 
 # -- every field of the OpenAI schema has a rule ---------------------------------------------

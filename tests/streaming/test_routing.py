@@ -39,7 +39,7 @@ AB = Route(
     request_format=RequestFormat.GENERATE,
     variants=("Llama-g5-2xlarge", "Qwen-g5-2xlarge"),
 )
-IMPORTED = Route(model="legacy", endpoint_name="legacy-ep")
+IMPORTED = Route(model="legacy", endpoint_name="legacy-ep", max_total_tokens=4096)
 ROUTES = (CHAT, AB, IMPORTED)
 
 
@@ -54,6 +54,7 @@ def _routes_json(*routes: Route) -> str:
                 "request_format": r.request_format.value,
                 **({"variants": list(r.variants)} if r.variants else {}),
                 **({"tools": r.tools} if r.tools is not None else {}),
+                **({"max_total_tokens": r.max_total_tokens} if r.max_total_tokens else {}),
             }
             for r in routes
         ]
@@ -103,6 +104,18 @@ def test_a_route_defaults_to_auto_framing_and_chat_requests() -> None:
             r"ROUTES\[0\]\.tools is true, but the generate API has no tool calling",
         ),
         (
+            '[{"model": "m", "endpoint": "e", "max_total_tokens": 0}]',
+            r"ROUTES\[0\]\.max_total_tokens must be an integer from 1 to 2147483647 \(got 0\)",
+        ),
+        (
+            '[{"model": "m", "endpoint": "e", "max_total_tokens": "4096"}]',
+            r"ROUTES\[0\]\.max_total_tokens must be an integer from 1 to 2147483647",
+        ),
+        (
+            '[{"model": "m", "endpoint": "e", "max_total_tokens": true}]',
+            r"ROUTES\[0\]\.max_total_tokens must be an integer",
+        ),
+        (
             '[{"model": "m", "endpoint": "a"}, {"model": "m", "endpoint": "b"}]',
             r"ROUTES serves the model 'm' twice",
         ),
@@ -116,6 +129,8 @@ def test_a_bad_route_table_names_the_entry_and_the_value(raw: str, message: str)
 def test_routes_replace_the_single_target_variables() -> None:
     with pytest.raises(SettingsError, match=r"set ROUTES or ENDPOINT_NAME, MODEL_NAME, not both"):
         Settings.from_env({"ROUTES": _routes_json(CHAT), "ENDPOINT_NAME": "ep", "MODEL_NAME": "m"})
+    with pytest.raises(SettingsError, match=r"set ROUTES or MAX_TOTAL_TOKENS, not both"):
+        Settings.from_env({"ROUTES": _routes_json(CHAT), "MAX_TOTAL_TOKENS": "4096"})
 
 
 def test_tools_on_needs_every_route_to_take_messages() -> None:
@@ -304,6 +319,27 @@ def test_a_route_with_tools_off_refuses_them_while_another_serves_them(
     fake.enqueue(_answer("chat"))
     _sdk(runtime).chat.completions.create(model="chat", messages=USER, tools=tools)
     assert fake.requests[-1].json()["tools"] == tools
+
+
+@pytest.mark.parametrize("field", ["max_tokens", "max_completion_tokens"])
+def test_max_tokens_above_a_route_s_max_total_tokens_is_a_400_before_sagemaker(
+    gateway: Runtime, fake: FakeSageMaker, field: str
+) -> None:
+    # GIVEN the legacy route, whose model takes 4096 tokens (prompt and completion together)
+    client = _sdk(gateway)
+    # WHEN the openai SDK asks it for more THEN a 400 names the field and the limit
+    for too_many in (4097, 10**30):
+        with pytest.raises(openai.BadRequestError) as info:
+            client.chat.completions.create(
+                model="legacy", messages=USER, extra_body={field: too_many}
+            )
+        assert info.value.param == field
+        assert "max_total_tokens (4096)" in info.value.message
+    assert fake.requests == []
+    # AND the limit is per route: a route without one passes 4097 on to its engine
+    fake.enqueue(_answer("chat"))
+    client.chat.completions.create(model="chat", messages=USER, extra_body={field: 4097})
+    assert fake.requests[0].json()["max_tokens"] == 4097
 
 
 def replace_tools(route: Route) -> Route:

@@ -1,5 +1,5 @@
-"""Every response shape the runtime writes, validated in pydantic strict mode against the
-``openai`` SDK's typed models (openai 3.54.0, pinned in ``requirements-dev.txt``; its types are
+"""Every response shape the runtime writes (Chat Completions and Responses), validated in
+pydantic strict mode against the ``openai`` SDK's typed models (openai 3.54.0, pinned in ``requirements-dev.txt``; its types are
 generated from OpenAI's published OpenAPI spec). Strict mode: no coercion, so a string where
 the schema has an int, or a missing required field, fails."""
 
@@ -15,21 +15,30 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.shared import ErrorObject
 from pydantic import ValidationError
 
-from constructs_llm.streaming.runtime.events import StreamFormat
+from constructs_llm.streaming.runtime.events import DoneEvent, StreamFormat
+from constructs_llm.streaming.runtime.responses_objects import ResponseShape
+from constructs_llm.streaming.runtime.responses_request import build_responses_request
+from constructs_llm.streaming.runtime.responses_stream import ResponseEvents
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import CallError, FakeSageMaker, Scenario
+from tests.support.responses_events import (
+    check_sequence,
+    sse_events,
+    strict_event,
+    strict_response,
+)
 
 FIXTURE_RAW = {f.name: f.raw for f in load_fixtures()}
 USER = [{"role": "user", "content": "Hi"}]
 TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
 
 
-def post(runtime: Runtime, body: Any) -> tuple[int, bytes]:
+def post(runtime: Runtime, body: Any, path: str = "/v1/chat/completions") -> tuple[int, bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", runtime.port, timeout=SOCKET_TIMEOUT)
     try:
-        connection.request("POST", "/v1/chat/completions", body=json.dumps(body).encode())
+        connection.request("POST", path, body=json.dumps(body).encode())
         response = connection.getresponse()
         return response.status, response.read()
     finally:
@@ -170,3 +179,66 @@ def test_model_list_and_model_object_validate_strictly(runtime: Runtime) -> None
     status, model = get(runtime, f"/v1/models/{listing['data'][0]['id']}")
     assert status == 200
     assert Model.model_validate(model, strict=True).id == listing["data"][0]["id"]
+
+
+# -- the Responses API (POST /v1/responses) ---------------------------------------------------
+
+RESPONSES_TOOL = {"type": "function", "name": "get_weather", "parameters": {"type": "object"}}
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["events", "response"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_responses_and_their_events_validate_strictly(
+    start_runtime: StartRuntime, fake: FakeSageMaker, case: str, stream: bool
+) -> None:
+    payloads, extra, usage = CASES[case]
+    runtime = start_runtime(stream_format=StreamFormat.AUTO)
+    fake.enqueue(Scenario(parts=engine_streams.rechunk(payloads, 13)))
+    request: dict[str, Any] = {"model": "m", "input": "Hi", "stream": stream}
+    if "tools" in extra:
+        request["tools"] = [RESPONSES_TOOL]
+    if extra.get("logprobs"):
+        request["include"] = ["message.output_text.logprobs"]
+    status, body = post(runtime, request, "/v1/responses")
+    assert status == 200
+    # every event strictly (check_sequence), or the one response object strictly
+    response = check_sequence(sse_events(body)) if stream else strict_response(json.loads(body))
+    assert (response.usage is not None) is usage
+    if "tool" in case:
+        assert "function_call" in [item.type for item in response.output]
+
+
+def test_strict_validation_rejects_a_response_or_event_the_schema_does_not_allow() -> None:
+    # what the runtime builds passes; the same with one field of the wrong type does not
+    echo = build_responses_request({"input": "Hi"}, "messages").echo
+    writer = ResponseEvents(ResponseShape(model="m", echo=echo), logprobs=False)
+    created, in_progress = sse_events(writer.start())
+    check_sequence([created, in_progress, *sse_events(writer.finish(DoneEvent()))])
+    with pytest.raises(ValidationError):
+        strict_response({**created["response"], "created_at": "1"})
+    with pytest.raises(ValidationError):
+        strict_response({**created["response"], "output": [{"type": "message"}]})
+    with pytest.raises(ValidationError):
+        strict_event({**created, "sequence_number": "0"})
+
+
+def test_responses_errors_validate_strictly_at_every_stage(
+    start_runtime: StartRuntime, fake: FakeSageMaker
+) -> None:
+    runtime = start_runtime()
+    # a 400 from validation
+    status, body = post(runtime, {"input": "Hi", "store": True}, "/v1/responses")
+    assert status == 400
+    strict_error(json.loads(body))
+    # an engine error before the first token: an HTTP error
+    fake.enqueue(Scenario(parts=[FIXTURE_RAW["vllm_not_found"]]))
+    status, body = post(runtime, {"input": "Hi", "stream": True}, "/v1/responses")
+    assert status == 404
+    strict_error(json.loads(body))
+    # one after it: response.failed, in the stream
+    fake.enqueue(Scenario(parts=[FIXTURE_RAW["vllm_abort"]]))
+    status, body = post(runtime, {"input": "Hi", "stream": True}, "/v1/responses")
+    assert status == 200
+    events = sse_events(body)
+    assert events[-1]["type"] == "response.failed"
+    check_sequence(events)

@@ -384,9 +384,10 @@ def test_unknown_paths_get_404_and_wrong_methods_405(
 
 
 def test_unknown_http_method_gets_a_json_501(runtime: Runtime) -> None:
-    status, _, raw = request(runtime, "BREW", "/health")
+    status, headers, raw = request(runtime, "BREW", "/health")
     assert status == 501
-    assert error_of(raw)["code"] == "http_error"
+    assert error_of(raw)["code"] == "method_not_implemented"
+    assert headers["Allow"] is None  # 405 carries Allow; 501 says no path takes the method
 
 
 def test_health_answers_200_and_is_not_logged(runtime: Runtime) -> None:

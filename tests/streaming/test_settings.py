@@ -25,6 +25,9 @@ def test_defaults_need_only_the_endpoint_name() -> None:
     assert settings.served_model == "ep"
     assert settings.heartbeat_seconds == 0  # off
     assert settings.serves_tools is True  # the messages format's default
+    # every request must arrive within 30 s, and at most 128 connections are held
+    assert (settings.request_deadline, settings.max_connections) == (30.0, 128)
+    assert settings.max_total_tokens is None  # not known: only the engine checks max_tokens
 
 
 def test_every_variable_is_read() -> None:
@@ -42,6 +45,9 @@ def test_every_variable_is_read() -> None:
             "CLIENT_TIMEOUT": "15",
             "HEARTBEAT_SECONDS": "20",
             "TOOLS": "off",
+            "MAX_TOTAL_TOKENS": "4096",
+            "REQUEST_DEADLINE": "2.5",
+            "MAX_CONNECTIONS": "16",
         }
     )
     assert settings == Settings(
@@ -57,8 +63,12 @@ def test_every_variable_is_read() -> None:
         client_timeout=15.0,
         heartbeat_seconds=20.0,
         tools=False,
+        max_total_tokens=4096,
+        request_deadline=2.5,
+        max_connections=16,
     )
     assert settings.served_model == "llama"
+    assert settings.routing().routes[0].max_total_tokens == 4096
 
 
 def test_all_problems_are_reported_at_once_with_the_bad_values() -> None:
@@ -121,6 +131,24 @@ def test_a_bad_heartbeat_is_a_settings_problem_naming_the_value(raw: str) -> Non
         in message
     )
     assert "ENDPOINT_NAME is required" in message and "PORT must be an integer" in message
+
+
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"MAX_TOTAL_TOKENS": "0"}, "MAX_TOTAL_TOKENS must be between 1 and 2147483647 (got '0')"),
+        ({"MAX_TOTAL_TOKENS": "4k"}, "MAX_TOTAL_TOKENS must be an integer (got '4k')"),
+        ({"REQUEST_DEADLINE": "0"}, "REQUEST_DEADLINE must be between 0.1 and 3600 (got '0')"),
+        ({"REQUEST_DEADLINE": "soon"}, "REQUEST_DEADLINE must be a number (got 'soon')"),
+        ({"MAX_CONNECTIONS": "0"}, "MAX_CONNECTIONS must be between 1 and 65535 (got '0')"),
+        ({"MAX_CONNECTIONS": "1.5"}, "MAX_CONNECTIONS must be an integer (got '1.5')"),
+    ],
+)
+def test_bad_limits_are_settings_problems_naming_the_value(
+    env: dict[str, str], problem: str
+) -> None:
+    with pytest.raises(SettingsError, match=re.escape(problem)):
+        Settings.from_env({"ENDPOINT_NAME": "ep", **env})
 
 
 def test_the_sagemaker_client_is_built_once_and_shared_across_threads(

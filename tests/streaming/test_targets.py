@@ -147,3 +147,23 @@ def test_one_target_in_a_list_synthesizes_as_target_does(
         envs.append(_env(Template.from_stack(stack)))
     assert envs[0] == envs[1]
     assert envs[0]["MODEL_NAME"] == LLAMA3 and "ROUTES" not in envs[0]
+
+
+def test_each_target_s_max_total_tokens_reaches_the_runtime(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN one model with max_total_tokens and one without (its engine's own default)
+    stack = new_stack()
+    limited = LlmEndpoint(stack, "Limited", model=_model(stack, "L", max_total_tokens=4096))
+    open_ended = LlmEndpoint(stack, "Open", model=_model(stack, "O", MISTRAL))
+    StreamingInvoker(stack, "One", target=limited)
+    StreamingInvoker(stack, "Two", targets=[limited, open_ended])
+    functions = Template.from_stack(stack).find_resources("AWS::Lambda::Function")
+    envs = [f["Properties"]["Environment"]["Variables"] for f in functions.values()]
+    (single,) = [env for env in envs if "ROUTES" not in env]
+    (routed,) = [env for env in envs if "ROUTES" in env]
+    # THEN one target's limit is MAX_TOTAL_TOKENS, and each route carries its own, if known
+    assert single["MAX_TOTAL_TOKENS"] == "4096"
+    parts = routed["ROUTES"]["Fn::Join"][1]
+    routes = json.loads("".join(p if isinstance(p, str) else "<endpoint>" for p in parts))
+    assert [r.get("max_total_tokens") for r in routes] == [4096, None]

@@ -92,6 +92,54 @@ def openai(
     return events
 
 
+def openai_tool_calls(
+    calls: Sequence[tuple[str, str, Sequence[str]]],
+    *,
+    text: Sequence[str] = (),
+    model: str = "engine-model",
+    prompt_tokens: int | None = None,
+) -> list[bytes]:
+    """vLLM's stream of a reply that calls tools (``--enable-auto-tool-choice``, hermes
+    parser): the role, any ``text`` tokens, then for each ``(id, name, argument pieces)`` a
+    delta with its index, id, type and name (empty arguments), then one delta per piece; an
+    empty delta with finish reason ``tool_calls``, the usage chunk with ``prompt_tokens``, and
+    ``[DONE]`` (vllm-project/vllm ``vllm/tool_parsers/hermes_tool_parser.py`` at 02bb669b)."""
+    base = {
+        "id": "chatcmpl-engine",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": model,
+    }
+
+    def chunk(delta: dict[str, Any], reason: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
+        return b"data: " + _compact({**base, "choices": [choice]}) + b"\n\n"
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": piece}) for piece in text]
+    pieces = 0
+    for index, (call_id, name, arguments) in enumerate(calls):
+        function = {"name": name, "arguments": ""}
+        first = {"index": index, "id": call_id, "type": "function", "function": function}
+        events.append(chunk({"tool_calls": [first]}))
+        for piece in arguments:
+            events.append(
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            )
+            pieces += 1
+    events.append(chunk({}, "tool_calls"))
+    if prompt_tokens is not None:
+        completion = len(text) + pieces
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": prompt_tokens + completion,
+        }
+        events.append(b"data: " + _compact({**base, "choices": [], "usage": usage}) + b"\n\n")
+    events.append(b"data: [DONE]\n\n")
+    return events
+
+
 def openai_error(message: str, code: int = 500) -> list[bytes]:
     """vLLM's mid-stream error event, followed by ``[DONE]`` as vLLM sends it."""
     error = {

@@ -1,5 +1,6 @@
 """The runtime started as the Lambda starts it: ``run.sh`` from a code asset holding only
-``runtime/``, in a process of its own whose stdout the tests read."""
+``streaming/runtime/`` and ``streaming/formats.py``, in a process of its own whose stdout the
+tests read."""
 
 from __future__ import annotations
 
@@ -16,9 +17,19 @@ from pathlib import Path
 
 import constructs_llm.streaming.runtime as runtime_package
 
-__all__ = ["RUNTIME_DIR", "free_port", "lambda_env", "make_task_root", "running", "wait_healthy"]
+__all__ = [
+    "RUNTIME_DIR",
+    "RUN_SH",
+    "free_port",
+    "lambda_env",
+    "make_task_root",
+    "running",
+    "wait_healthy",
+]
 
 RUNTIME_DIR = Path(runtime_package.__file__).parent
+#: run.sh inside a task root, as the function's handler names it.
+RUN_SH = ("streaming", "runtime", "run.sh")
 _WAIT_S = 10.0
 
 
@@ -35,9 +46,12 @@ def lambda_env(aws_env: Mapping[str, str], **extra: str) -> dict[str, str]:
 
 
 def make_task_root(parent: Path) -> Path:
-    """A Lambda task root as the asset lays it out: the runtime directory and nothing else."""
+    """A Lambda task root as the asset lays it out: the runtime directory and the formats module
+    it shares with the construct layer, and nothing else."""
     root = parent / "task"
-    shutil.copytree(RUNTIME_DIR, root / "runtime", ignore=shutil.ignore_patterns("__pycache__"))
+    shared = root / "streaming"
+    shutil.copytree(RUNTIME_DIR, shared / "runtime", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(RUNTIME_DIR.parent / "formats.py", shared / "formats.py")
     return root
 
 
@@ -45,7 +59,7 @@ def make_task_root(parent: Path) -> Path:
 def running(task_root: Path, env: Mapping[str, str]) -> Iterator[subprocess.Popen[str]]:
     """``run.sh`` in a process; killed (if still running) and reaped on the way out."""
     process = subprocess.Popen(
-        ["/bin/sh", str(task_root / "runtime" / "run.sh")],
+        ["/bin/sh", str(task_root.joinpath(*RUN_SH))],
         env=dict(env),
         cwd="/",
         stdout=subprocess.PIPE,

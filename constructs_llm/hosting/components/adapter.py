@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Protocol
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
 
-from constructs_llm.hosting.shared import ComponentAttributes, generated_name
+from constructs_llm.hosting.components.component_base import ComponentAttributes
+from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.source import ModelSource
-from constructs_llm.operations.metrics import InvocationMetrics
+from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems
 from constructs_llm.reporting import warn
-from constructs_llm.validation import describe, name_problem
+from constructs_llm.values import describe
 
 if TYPE_CHECKING:
     from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
@@ -139,6 +140,11 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
                 f"adapter {name!r} on a custom engine: verify that its image registers "
                 "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier header)",
             )
+
+    def dashboard_view(self) -> DashboardView:
+        """Its dashboard row shows what its invokers measure; its base component's row shows
+        the copies it runs on."""
+        return DashboardView(label="AdapterComponent", sagemaker=False)
 
 
 def _check(

@@ -10,32 +10,35 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
 
-from constructs_llm import messages as msg
 from constructs_llm.cdk_values import key_problem, role_problem
-from constructs_llm.errors import ConfigurationError
-from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hosting.shared import (
-    VOLUME_KEY_ACTIONS,
-    EndpointAttributes,
-    depend_on_policies,
-    execution_role,
-    kms_problem,
+from constructs_llm.hardware.instance_type import InstanceType, unknown_instance_type
+from constructs_llm.hardware.pools import (
+    VARIANT_NAME,
+    InstancePools,
+    InstanceTypes,
+    provision_timeout_problem,
+)
+from constructs_llm.hosting.endpoint_base import EndpointAttributes
+from constructs_llm.hosting.names import name_problem
+from constructs_llm.hosting.production_variant import (
+    instance_pools,
     least_outstanding_requests,
-    storage_settings,
     variant_name_for,
+)
+from constructs_llm.hosting.storage import (
+    VOLUME_KEY_ACTIONS,
+    kms_problem,
+    storage_settings,
     volume_problem,
 )
+from constructs_llm.model.execution_role import depend_on_policies, execution_role
+from constructs_llm.notes import add_quota_note
 from constructs_llm.operations.capacity_notes import note_fleet_capacity
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import warn
 from constructs_llm.sizing.copy_demand import CopyDemand
-from constructs_llm.validation import (
-    add_quota_note,
-    all_ints,
-    name_problem,
-    positive_int_problem,
-    timeout_problem,
-)
+from constructs_llm.sizing.timeouts import timeout_problem
+from constructs_llm.values import all_ints, positive_int_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
@@ -62,7 +65,16 @@ class HostedComponent(Protocol):
     def binding(self) -> ModelBinding: ...
 
     @property
+    def pool_bindings(self) -> tuple[ModelBinding, ...]:
+        """The model its copies run on each pool (``binding`` without pools)."""
+        ...
+
+    @property
     def autoscaling(self) -> Autoscaling | None: ...
+
+    def demand_on(self, pool: int) -> CopyDemand:
+        """What one copy reserves on an instance of the endpoint's pool ``pool``."""
+        ...
 
 
 class InferenceComponentEndpoint(EndpointAttributes, Construct):
@@ -74,12 +86,21 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     ask for (between ``min_instances`` and ``max_instances``). Requests are routed to the
     least busy copy. The variant is named after the instance type, as on ``LlmEndpoint``.
 
+    Given a list of instance types (instance pools, in order of preference), SageMaker
+    provisions the fleet from the first type with capacity; each component's copy is then
+    checked, and its model bound, on every pool, and a component whose model or resources
+    differ between pools gets one specification per instance type (``Specifications``). The
+    variant is then named ``pools``, whatever the types and their order.
+
     The execution role is SageMaker's for the endpoint itself: it gets CloudWatch Logs under
     ``/aws/sagemaker/Endpoints/`` and ``PutMetricData`` in the ``/aws/sagemaker/*``
     namespaces, plus the KMS key when one is given. Each component's model keeps its own role
     for its image and weights.
 
-    :param instance_type: the instance type of every instance in the fleet.
+    :param instance_type: the instance type of every instance in the fleet, or a list of up
+        to 5 in order of preference (instance pools).
+    :param provision_timeout: with instance pools, how long SageMaker may try the pools for
+        capacity (5-60 minutes). @default SageMaker's
     :param min_instances: fewest instances managed scaling keeps. ``0`` lets the endpoint
         release every instance when all components have scaled their copies to zero.
         @default 1
@@ -99,7 +120,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         scope: Construct,
         id: str,
         *,
-        instance_type: str | InstanceType,
+        instance_type: InstanceTypes,
+        provision_timeout: Duration | None = None,
         min_instances: int = 1,
         max_instances: int = 1,
         health_check_timeout: Duration | None = None,
@@ -112,17 +134,21 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
         problems.add(role_problem("role", role))
         problems.add(key_problem("kms_key", kms_key))
-        try:
-            self.instance_type = InstanceType.of(instance_type)
-        except ConfigurationError as err:
-            problems.add_error(err, prefix="instance_type: ")
+        pools, found = InstancePools.parse(instance_type)
+        problems.extend(found)
         problems.raise_if_any()  # nothing below can be checked without them
+        assert pools is not None
+        self.pools = pools
+        self.instance_type = pools.first.instance_type
         self.min_instances = min_instances
         self.max_instances = max_instances
         self.health_check_timeout = health_check_timeout
+        self.provision_timeout = provision_timeout
         self.kms_key = kms_key
         self._check(problems, endpoint_name, volume_size)
-        self.variant_name = variant_name_for(self.instance_type)
+        self.variant_name = (
+            VARIANT_NAME if self.pools.listed else variant_name_for(self.instance_type)
+        )
         self.components: list[HostedComponent] = []
         self._volume_size = volume_size
         self._host_ami: str | None = None
@@ -139,7 +165,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
         # The role's policy must exist before SageMaker assumes it, and outlive the endpoint.
         depend_on_policies(self.config, self.role)
-        storage_settings(self.config, self.instance_type, kms_key, self.role)
+        storage_settings(self.config, [self.instance_type], kms_key, [self.role])
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -150,15 +176,24 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
 
     @property
     def capacity(self) -> CopyDemand | None:
-        """What one instance offers components (None when the instance type is unknown)."""
+        """What one instance offers components (None when the instance type is unknown); with
+        instance pools, one instance of the priority-1 pool."""
         return CopyDemand.capacity_of(self.instance_type)
+
+    @property
+    def fleet_name(self) -> str:
+        """The instance type, or the pools (for notes)."""
+        first, *fallbacks = self.pools.instance_types
+        if not fallbacks:
+            return first.name
+        return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
 
     def host_ami_problem(self, ami: str | None, component_path: str) -> str | None:
         """The host AMI serves every component: CUDA 13 images need the newer driver, and two
         components cannot ask for different AMIs."""
         if ami is None or self._host_ami is None or ami == self._host_ami:
             return None
-        return msg.host_ami_conflict(component_path, ami, self.node.path, self._host_ami)
+        return _host_ami_conflict(component_path, ami, self.node.path, self._host_ami)
 
     def add_component(self, component: HostedComponent) -> None:
         """Hosts ``component``: its copies count towards the fleet check, its model's role may
@@ -174,18 +209,32 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if binding.inference_ami_version is not None and self._host_ami is None:
             self._host_ami = binding.inference_ami_version
             self.config.production_variants = [self._variant()]
-        binding.grant_read(self.role)
+        for each in dict.fromkeys(component.pool_bindings):
+            each.grant_read(self.role)
 
-    def fleet_problem(self, component: HostedComponent) -> str | None:
+    def fleet_problems(self, component: HostedComponent) -> list[str]:
         """Whether the initial copies of every component, ``component`` included, fit on
-        ``max_instances`` instances: a necessary condition (SageMaker also packs per
-        instance). Each component checks that its own copies fit; this catches components that
-        only fit alone. Checked as each component is added: the demand only grows."""
-        capacity, parts = self.capacity, [*self.components, component]
+        ``max_instances`` instances of each pool (each may be the one SageMaker provisions): a
+        necessary condition (SageMaker also packs per instance). Each component checks that its
+        own copies fit; this catches components that only fit alone. Checked as each component
+        is added: the demand only grows, so the component that overflows the fleet is named."""
+        parts = [*self.components, component]
+        return [
+            problem
+            for index, inst in enumerate(self.pools.instance_types)
+            if (problem := self._fits(inst, parts, [c.demand_on(index) for c in parts]))
+        ]
+
+    def _fits(
+        self, instance: InstanceType, parts: list[HostedComponent], demands: list[CopyDemand]
+    ) -> str | None:
+        capacity = CopyDemand.capacity_of(instance)
         if capacity is None or len(parts) < 2:
             return None
         fleet = self.max_instances
-        need = functools.reduce(CopyDemand.plus, (c.demand.times(c.copies) for c in parts))
+        need = functools.reduce(
+            CopyDemand.plus, (d.times(c.copies) for d, c in zip(demands, parts, strict=True))
+        )
         over = [
             f"{wanted:g} {what} (the fleet has {have * fleet:g})"
             for what, wanted, have in (
@@ -197,28 +246,35 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         ]
         if not over:
             return None
-        names = ", ".join(f"{c.node.id} ({c.copies} x {c.demand.describe()})" for c in parts)
-        return msg.fleet_total_too_small(
-            self.node.path, names, "; ".join(over), fleet, self.instance_type.name
+        names = ", ".join(
+            f"{c.node.id} ({c.copies} x {d.describe()})"
+            for d, c in zip(demands, parts, strict=True)
         )
+        return _fleet_total_too_small(self.node.path, names, "; ".join(over), fleet, instance.name)
 
     def _check(self, problems: Problems, endpoint_name: str | None, volume: Size | None) -> None:
         low, high = self.min_instances, self.max_instances
+        problems.add(provision_timeout_problem(self.provision_timeout, self.pools))
         problems.add(positive_int_problem("min_instances", low, minimum=0))
         problems.add(positive_int_problem("max_instances", high))
         if all_ints(low, high) and low > high:
-            problems.add(msg.min_instances_above_max(low, high))
+            problems.add(_min_instances_above_max(low, high))
         problems.add(timeout_problem("health_check_timeout", self.health_check_timeout))
         problems.add(name_problem("endpoint_name", endpoint_name))
-        problems.add(volume_problem(self.instance_type, volume))
-        problems.add(kms_problem(self.instance_type, self.kms_key))
+        for inst in self.pools.instance_types:
+            problems.add(volume_problem(inst, volume))
+            problems.add(kms_problem(inst, self.kms_key))
         problems.raise_if_any()
 
     def _variant(self) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
-        volume = self._volume_size
+        volume, pools, timeout = self._volume_size, self.pools, self.provision_timeout
         return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
             variant_name=self.variant_name,
-            instance_type=self.instance_type.name,
+            instance_type=None if pools.listed else self.instance_type.name,
+            instance_pools=instance_pools(pools, {}) if pools.listed else None,
+            variant_instance_provision_timeout_in_seconds=int(timeout.to_seconds())
+            if timeout is not None
+            else None,
             # The API needs at least one instance to create the endpoint, even when scaling
             # may later release them all.
             initial_instance_count=max(1, self.min_instances),
@@ -233,13 +289,50 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
 
     def _annotate(self) -> None:
-        add_quota_note(self, self.instance_type.name, self.max_instances)
+        # Every pool may be the one SageMaker provisions the whole fleet from.
+        for inst in self.pools.instance_types:
+            add_quota_note(self, inst.name, self.max_instances)
         note_fleet_capacity(self, self)
-        if not self.instance_type.known:
-            warn(
-                self,
-                "constructs-llm:unknown-instance-type",
-                msg.unknown_instance_type(self.instance_type, for_components=True),
-            )
+        for inst in self.pools.instance_types:
+            if not inst.known:
+                warn(
+                    self,
+                    "constructs-llm:unknown-instance-type",
+                    unknown_instance_type(inst, for_components=True),
+                )
         if self.min_instances == 0:
-            warn(self, "constructs-llm:min-instances-zero-region", msg.min_instances_zero_region())
+            warn(self, "constructs-llm:min-instances-zero-region", _min_instances_zero_region())
+
+
+def _min_instances_above_max(low: int, high: int) -> str:
+    return (
+        f"min_instances ({low}) is above max_instances ({high}); lower min_instances or raise "
+        "max_instances"
+    )
+
+
+def _min_instances_zero_region() -> str:
+    return (
+        "min_instances=0 (MinInstanceCount 0) is rejected in some regions (reported in "
+        "eu-west-3: 'Min instance count needs to be greater than 0 for enabled managed "
+        "instance scaling'); if CreateEndpointConfig fails there, use min_instances=1 "
+        "(components can still scale their copies to zero)"
+    )
+
+
+def _host_ami_conflict(component_path: str, ami: str, endpoint_path: str, current: str) -> str:
+    return (
+        f"InferenceComponent '{component_path}' needs host AMI {ami}, but endpoint "
+        f"'{endpoint_path}' already uses {current} for another component; put images that "
+        "need different host AMIs on separate endpoints"
+    )
+
+
+def _fleet_total_too_small(
+    endpoint_path: str, components: str, over: str, fleet: int, instance: str
+) -> str:
+    return (
+        f"InferenceComponentEndpoint '{endpoint_path}': the initial copies of its components "
+        f"({components}) need {over} with max_instances={fleet} x {instance}; raise "
+        "max_instances or lower copies"
+    )

@@ -4,28 +4,40 @@
 EndpointConfig and Endpoint SageMaker requires. ``InferenceComponent`` binds one ``LlmModel``
 to a copy's share of that endpoint's instance (per-copy accelerators, CPU and memory), with
 copy autoscaling and, with ``Autoscaling(min_capacity=0, ...)``, scale to zero.
+
+On an endpoint with instance pools, a copy is checked, and the model bound, on every pool: the
+guide "Deploy to multiple instance types with instance pools" (section "Real-time endpoint
+with inference components") offers one ``Specification`` for every type, or ``Specifications``
+"to define different model or resource configurations for each instance type"; the
+CloudFormation schema wants 2-5 of them. A component whose model and resources are the same on
+every pool keeps one ``Specification``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import messages as msg
-from constructs_llm.errors import ScalingError
+from constructs_llm.errors import ScalingError, SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
+from constructs_llm.hardware.pools import host_ami_problem, pool_problem
 from constructs_llm.hosting.components.adapter import AdapterComponent
+from constructs_llm.hosting.components.component_base import ComponentAttributes
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
 from constructs_llm.hosting.components.scaling import autoscale_component
-from constructs_llm.hosting.shared import ComponentAttributes, generated_name
-from constructs_llm.hosting.target import ServesModel
-from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.hosting.names import generated_name, name_problem
+from constructs_llm.hosting.openai_route import NativeOpenAiRoute
+from constructs_llm.hosting.production_variant import startup_timeouts
+from constructs_llm.hosting.target import ServesModel, served_name_problem
+from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.model.source import ModelSource
-from constructs_llm.operations import messages as ops
+from constructs_llm.notes import add_memory_plan_note, add_note
 from constructs_llm.operations.alarms import (
     AlarmMetrics,
     Alarms,
@@ -33,27 +45,23 @@ from constructs_llm.operations.alarms import (
     alarm_settings,
     create_alarms,
 )
-from constructs_llm.operations.autoscaling import Autoscaling
+from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.deployment import (
+    DEPLOYMENT_FIX,
     Deployment,
     DeploymentKind,
     Fleet,
     component_deployment_config,
+    rollback_needs_alarms,
 )
-from constructs_llm.operations.metrics import CopyMetrics
-from constructs_llm.problems import Problems
+from constructs_llm.operations.metrics import CopyMetrics, DashboardView
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.reporting import warn
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
-from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
-from constructs_llm.validation import (
-    add_memory_plan_note,
-    int_type_problem,
-    name_problem,
-    positive_int_problem,
-    served_name_problem,
+from constructs_llm.sizing.timeouts import (
     timeout_problem,
-    type_problem,
 )
+from constructs_llm.values import int_type_problem, positive_int_problem, type_problem
 
 __all__ = ["InferenceComponent"]
 
@@ -62,14 +70,17 @@ __all__ = ["InferenceComponent"]
 MAX_COMPONENT_ENV = 16
 
 
-class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construct):
+class InferenceComponent(
+    ComponentAttributes, ServesModel, CopyMetrics, NativeOpenAiRoute, Construct
+):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
     Each copy gets ``accelerators`` devices, ``cpu_cores`` and ``min_memory_mib`` of the
     instance, and the model is bound to the copy's share of it (``model.bind``): a copy with
     one of four GPUs shards over one (``SM_NUM_GPUS=1``), with a memory plan, engine checks
     and warnings for one GPU, in a SageMaker Model of its own. Everything is validated at
-    synth against the endpoint's instance type.
+    synth against the endpoint's instance type, or each of its instance pools (with the
+    default ``accelerators``, a copy then gets every device of each pool's type).
 
     The component references the endpoint and the model through ``Fn::GetAtt``, so
     CloudFormation creates it after both and deletes it before them (SageMaker refuses to
@@ -131,16 +142,14 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         problems = Problems(f"InferenceComponent '{self.node.path}'")
         problems.add(served_name_problem("served_model_name", served_model_name))
         problems.add(
-            type_problem("endpoint", endpoint, InferenceComponentEndpoint, msg.IC_ENDPOINT_FIX)
+            type_problem("endpoint", endpoint, InferenceComponentEndpoint, _IC_ENDPOINT_FIX)
         )
-        problems.add(type_problem("model", model, LlmModel, msg.MODEL_FIX))
+        problems.add(type_problem("model", model, LlmModel, MODEL_FIX))
         problems.add(
-            type_problem(
-                "autoscaling", autoscaling, Autoscaling, msg.AUTOSCALING_FIX, optional=True
-            )
+            type_problem("autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True)
         )
         problems.add(
-            type_problem("deployment", deployment, Deployment, ops.DEPLOYMENT_FIX, optional=True)
+            type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
         problems.add(int_type_problem("accelerators", accelerators))
@@ -148,47 +157,72 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         self.endpoint, self.model = endpoint, model
         self.chosen_served_name = served_model_name
         self.instance_type = endpoint.instance_type
-        self.accelerators = _default_accelerators(accelerators, self.instance_type)
-        self.placement = Placement(self.instance_type, self.accelerators)
-        self.demand = CopyDemand(
-            accelerators=self.accelerators or 0,
-            cpu_cores=float(cpu_cores) if isinstance(cpu_cores, int | float) else 0.0,
-            memory_mib=min_memory_mib,
+        #: Devices a copy gets on each pool of the endpoint, priority 1 first.
+        self._accelerators = tuple(
+            _default_accelerators(accelerators, t) for t in endpoint.pools.instance_types
         )
+        #: One placement per pool of the endpoint, priority 1 first (one without pools).
+        self.placements = tuple(
+            Placement(t, a)
+            for t, a in zip(endpoint.pools.instance_types, self._accelerators, strict=True)
+        )
+        self.placement = self.placements[0]
+        self.accelerators = self._accelerators[0]
+        cores = float(cpu_cores) if isinstance(cpu_cores, int | float) else 0.0
+        self._demands = tuple(
+            CopyDemand(accelerators=a or 0, cpu_cores=cores, memory_mib=min_memory_mib)
+            for a in self._accelerators
+        )
+        self.demand = self._demands[0]
         self.copies = copies
         self.autoscaling = autoscaling
         props = [
             positive_int_problem("copies", copies),
             positive_int_problem("min_memory_mib", min_memory_mib, minimum=MIN_MEMORY_MIB),
             cpu_cores_problem(cpu_cores),
-            *self._accelerator_problems(),
+            *self._on_pools(self._accelerator_problems),
             timeout_problem("health_check_timeout", health_check_timeout),
             timeout_problem("download_timeout", download_timeout),
             name_problem("inference_component_name", inference_component_name),
         ]
         problems.extend(props)
         arch = model.architecture
+        # The slowest pool's defaults: each may be the one SageMaker provisions.
+        slowest_health, slowest_download = startup_timeouts(endpoint.pools, arch, None, None)
         self.health_check_timeout = (
-            health_check_timeout
-            or endpoint.health_check_timeout
-            or default_health_check_timeout(self.instance_type, arch)
+            health_check_timeout or endpoint.health_check_timeout or slowest_health
         )
-        self.download_timeout = download_timeout or default_download_timeout(
-            self.instance_type, arch
-        )
+        self.download_timeout = download_timeout or slowest_download
         if not any(props):  # what follows needs well-formed numbers
-            problems.extend(self._hardware_problems())
-            problems.add(self._fleet_problem("copies", copies, "copies"))
-            problems.add(endpoint.fleet_problem(self))
+            problems.extend(self._on_pools(self._hardware_problems))
+            problems.extend(
+                self._on_pools(lambda i: [self._fleet_problem("copies", copies, "copies", i)])
+            )
+            problems.extend(endpoint.fleet_problems(self))
             problems.extend(self._scaling_problems(), ScalingError)
-            problems.extend(model.problems_for(self.placement))
+            for index, placement in enumerate(self.placements):
+                problems.extend(
+                    Problem(
+                        self._on_pool(index, p.message, too_small=issubclass(p.kind, SizingError)),
+                        p.kind,
+                    )
+                    for p in model.problems_for(placement)
+                )
             problems.extend(self._deployment_problems(deployment, alarm_props))
         if not problems:
-            ami = model.derive(self.placement).inference_ami_version
-            problems.add(endpoint.host_ami_problem(ami, self.node.path))
+            amis = [model.derive(p).inference_ami_version for p in self.placements]
+            problems.add(host_ami_problem(endpoint.pools, amis))
+            problems.add(endpoint.host_ami_problem(amis[0], self.node.path))
         problems.raise_if_any()
 
         self.binding = model.bind(self.placement)
+        first = model.derive(self.placement)
+        #: The model each pool's copies run, priority 1 first: ``binding``, or the pool's own
+        #: where its env, image or host AMI differ.
+        self.pool_bindings = tuple(
+            self.binding if model.derive(p).shares_model_with(first) else model.bind(p)
+            for p in self.placements
+        )
         self.component_name = inference_component_name or generated_name(
             self, "inference_component_name"
         )
@@ -200,7 +234,8 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             # deleted before it.
             endpoint_name=endpoint.endpoint_name,
             variant_name=endpoint.variant_name,
-            specification=self._specification(cpu_cores),
+            specification=None if self._per_type else self._specification(cpu_cores),
+            specifications=self._specifications(cpu_cores) if self._per_type else None,
             runtime_config=sagemaker.CfnInferenceComponent.InferenceComponentRuntimeConfigProperty(
                 copy_count=copies
             ),
@@ -233,6 +268,28 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             self, base=self, name=name, source=source, inference_component_name=named
         )
 
+    def dashboard_view(self) -> DashboardView:
+        """This component's dashboard row: its copies, no-capacity failures, and the GPUs the
+        copies reserve."""
+        gpus = self.accelerators and self.instance_type.accelerator == "nvidia"
+        gpu_metrics: list[cloudwatch.IMetric] = [
+            self.metric_gpu_utilization(label="GPU use"),
+            self.metric_gpu_memory_utilization(label="GPU memory"),
+        ]
+        return DashboardView(
+            label=f"inference component on {self.endpoint.node.path}",
+            unit="copy",
+            units="Copies",
+            fixed_count=self.copies,
+            gpu=("GPU use and memory of the copies (% of their GPUs)", gpu_metrics)
+            if gpus
+            else None,
+            extra_errors=[self.metric_no_capacity_invocation_failures(label="no capacity")],
+        )
+
+    def _openai_invoke_arns(self) -> list[str]:
+        return [self.endpoint.endpoint_arn, self.inference_component_arn]
+
     def alarm_metrics(self) -> AlarmMetrics:
         """What the default alarms watch (see ``operations.alarms``); a component that may
         sit at zero copies waits out a cold start (15 minutes) before NoCapacity trips."""
@@ -247,44 +304,70 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
             no_capacity_minutes=15 if may_be_zero else 5,
         )
 
+    def demand_on(self, pool: int) -> CopyDemand:
+        """What one copy reserves on an instance of the endpoint's pool ``pool`` (0: the
+        priority-1 pool, or the only instance type)."""
+        return self._demands[pool]
+
     # -- validation ----------------------------------------------------------------------------
 
-    def _accelerator_problems(self) -> list[str]:
-        inst = self.instance_type
-        if self.accelerators is None and inst.accelerator is not None:
-            # An unknown type in an accelerated family: the device count is not in the catalog.
-            return [msg.accelerators_required(inst)]
-        return self.placement.problems()
+    def _on_pools(self, check: Callable[[int], Sequence[str | None]]) -> list[str]:
+        """``check`` on each pool of the endpoint, its problems naming the pool."""
+        return [
+            self._on_pool(index, problem)
+            for index in range(len(self.placements))
+            for problem in check(index)
+            if problem
+        ]
 
-    def _hardware_problems(self) -> list[str]:
-        """Per-copy host memory and vCPUs against one instance of the endpoint."""
-        capacity, want, inst = self.endpoint.capacity, self.demand, self.instance_type
+    def _on_pool(self, index: int, problem: str, *, too_small: bool = True) -> str:
+        return pool_problem(
+            self.endpoint.pools,
+            index,
+            problem,
+            too_small=too_small,
+            where="InferenceComponentEndpoint(instance_type=[...])",
+        )
+
+    def _accelerator_problems(self, pool: int = 0) -> list[str]:
+        placement = self.placements[pool]
+        inst = placement.instance_type
+        if self._accelerators[pool] is None and inst.accelerator is not None:
+            # An unknown type in an accelerated family: the device count is not in the catalog.
+            return [_accelerators_required(inst)]
+        return placement.problems()
+
+    def _hardware_problems(self, pool: int = 0) -> list[str]:
+        """Per-copy host memory and vCPUs against one instance of the endpoint's pool."""
+        inst, want = self.placements[pool].instance_type, self._demands[pool]
+        capacity = CopyDemand.capacity_of(inst)
         if capacity is None:
             return []
         problems = []
         if want.memory_mib > capacity.memory_mib:
-            problems.append(msg.memory_above_instance(want.memory_mib, capacity.memory_mib, inst))
+            problems.append(_memory_above_instance(want.memory_mib, capacity.memory_mib, inst))
         if want.cpu_cores > capacity.cpu_cores:
-            problems.append(msg.cpu_above_instance(want.cpu_cores, capacity.cpu_cores, inst))
+            problems.append(_cpu_above_instance(want.cpu_cores, capacity.cpu_cores, inst))
         return problems
 
-    def _fleet_problem(self, prop: str, count: int, what: str) -> str | None:
-        """``count`` copies must fit on ``max_instances`` instances."""
-        capacity, most = self.endpoint.capacity, self.endpoint.max_instances
+    def _fleet_problem(self, prop: str, count: int, what: str, pool: int = 0) -> str | None:
+        """``count`` copies must fit on ``max_instances`` instances (of the pool ``pool``)."""
+        inst, demand = self.placements[pool].instance_type, self._demands[pool]
+        capacity, most = CopyDemand.capacity_of(inst), self.endpoint.max_instances
         if capacity is None or not isinstance(count, int):
             return None
-        per_instance = self.demand.copies_on(capacity)
+        per_instance = demand.copies_on(capacity)
         if count <= per_instance * most:
             return None
         needed = math.ceil(count / per_instance) if per_instance else "more"
-        return msg.fleet_too_small(
+        return _fleet_too_small(
             prop,
             count,
             what,
             needed,
-            self.instance_type.name,
+            inst.name,
             per_instance,
-            self.demand.describe(),
+            demand.describe(),
             most,
         )
 
@@ -295,13 +378,13 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         low = max(1, s.min_capacity)
         min_instances = self.endpoint.min_instances
         return [
-            msg.copies_outside_scaling(self.copies, low, s.max_capacity)
+            _copies_outside_scaling(self.copies, low, s.max_capacity)
             if not low <= self.copies <= s.max_capacity
             else None,
-            msg.scale_to_zero_needs_release(self.endpoint.node.path, min_instances)
+            _scale_to_zero_needs_release(self.endpoint.node.path, min_instances)
             if s.min_capacity == 0 and min_instances > 0
             else None,
-            self._fleet_problem("autoscaling max_capacity", s.max_capacity, "copies at most"),
+            *self._fleet_problems("autoscaling max_capacity", s.max_capacity),
             *self._schedule_problems(s),
         ]
 
@@ -311,15 +394,17 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         for index, item in enumerate(scaling.schedule):
             if item.min_capacity == 0 and scaling.min_capacity > 0 and min_instances > 0:
                 found.append(
-                    ops.schedule_releases_nothing(index, self.endpoint.node.path, min_instances)
+                    _schedule_releases_nothing(index, self.endpoint.node.path, min_instances)
                 )
             if item.max_capacity is not None:
-                found.append(
-                    self._fleet_problem(
-                        f"schedule[{index}] max_capacity", item.max_capacity, "copies at most"
-                    )
-                )
+                found += self._fleet_problems(f"schedule[{index}] max_capacity", item.max_capacity)
         return found
+
+    def _fleet_problems(self, prop: str, count: int) -> list[str]:
+        """``count`` copies at most must fit the fleet on every pool (each may be the one)."""
+        return self._on_pools(
+            lambda pool: [self._fleet_problem(prop, count, "copies at most", pool)]
+        )
 
     def _deployment_problems(
         self, deployment: Deployment | None, alarms: Alarms | None
@@ -327,10 +412,10 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
         if deployment is None:
             return []
         if deployment.kind is not DeploymentKind.ROLLING:
-            return [ops.component_rollout_kind(deployment.describe)]
+            return [_component_rollout_kind(deployment.describe)]
         found = deployment.problems_for(self._fleet)
         if alarms is None and deployment.rollback_alarms is None:
-            found.append(ops.rollback_needs_alarms(self.node.path))
+            found.append(rollback_needs_alarms(self.node.path))
         return found
 
     @property
@@ -348,43 +433,189 @@ class InferenceComponent(ComponentAttributes, ServesModel, CopyMetrics, Construc
 
     # -- construction helpers ------------------------------------------------------------------
 
+    @property
+    def _per_type(self) -> bool:
+        """One specification per instance type: the pools' copies differ in model or
+        resources (one ``Specification`` serves every type otherwise)."""
+        return len(set(self.pool_bindings)) > 1 or len(set(self._demands)) > 1
+
     def _specification(
         self, cpu_cores: float | None
     ) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty:
         spec = sagemaker.CfnInferenceComponent
         return spec.InferenceComponentSpecificationProperty(
             model_name=self.binding.model_name,
-            compute_resource_requirements=spec.InferenceComponentComputeResourceRequirementsProperty(
-                number_of_accelerator_devices_required=self.accelerators,
+            compute_resource_requirements=self._resources(self.accelerators, cpu_cores),
+            startup_parameters=self._startup(),
+        )
+
+    def _specifications(
+        self, cpu_cores: float | None
+    ) -> list[
+        sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty
+    ]:
+        spec = sagemaker.CfnInferenceComponent
+        return [
+            spec.InferenceComponentSpecificationForInstanceTypeProperty(
+                instance_type=placement.instance_type.name,
+                model_name=binding.model_name,
+                compute_resource_requirements=self._resources(self._accelerators[index], cpu_cores),
+                startup_parameters=self._startup(),
+            )
+            for index, (placement, binding) in enumerate(
+                zip(self.placements, self.pool_bindings, strict=True)
+            )
+        ]
+
+    def _resources(
+        self, accelerators: int | None, cpu_cores: float | None
+    ) -> sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty:
+        return (
+            sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty(
+                number_of_accelerator_devices_required=accelerators,
                 number_of_cpu_cores_required=cpu_cores,
                 min_memory_required_in_mb=self.demand.memory_mib,
+            )
+        )
+
+    def _startup(
+        self,
+    ) -> sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty:
+        return sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty(
+            container_startup_health_check_timeout_in_seconds=int(
+                self.health_check_timeout.to_seconds()
             ),
-            startup_parameters=spec.InferenceComponentStartupParametersProperty(
-                container_startup_health_check_timeout_in_seconds=int(
-                    self.health_check_timeout.to_seconds()
-                ),
-                model_data_download_timeout_in_seconds=int(self.download_timeout.to_seconds()),
-            ),
+            model_data_download_timeout_in_seconds=int(self.download_timeout.to_seconds()),
         )
 
     def _annotate(self) -> None:
-        if self.accelerators is not None:
+        if self.accelerators is not None and not self.endpoint.pools.listed:
             add_memory_plan_note(self, self.binding.plan, per_copy=True)
+        for index, placement in enumerate(self.placements if self.endpoint.pools.listed else ()):
+            plan = self.model.derive(placement).plan
+            if plan is not None:
+                add_note(
+                    self,
+                    f"Memory plan per copy, pool {index + 1} of {len(self.placements)}: "
+                    f"{plan.summary()}",
+                )
         env = self.binding.environment
         if len(env) > MAX_COMPONENT_ENV:
             warn(
                 self,
                 "constructs-llm:component-env-size",
-                msg.component_env_size(env, MAX_COMPONENT_ENV),
+                _component_env_size(env, MAX_COMPONENT_ENV),
             )
         if self.autoscaling is not None and self.autoscaling.min_capacity == 0:
             warn(
                 self,
                 "constructs-llm:scale-to-zero",
-                msg.scale_to_zero(self.copies, self.instance_type.name),
+                _scale_to_zero(self.copies, self.instance_type.name),
             )
             if self.autoscaling.uses_concurrency:
-                warn(self, "constructs-llm:scale-to-zero-metric", msg.scale_to_zero_metric())
+                warn(self, "constructs-llm:scale-to-zero-metric", _scale_to_zero_metric())
+
+
+def _component_rollout_kind(describe: str) -> str:
+    return (
+        f"an inference component updates its copies in rolling batches, got {describe}; use "
+        "Deployment.rolling(batch_percent=..., bake=...)"
+    )
+
+
+def _schedule_releases_nothing(index: int, endpoint_path: str, min_instances: int) -> str:
+    return (
+        f"schedule[{index}] scales the copies to zero, but endpoint '{endpoint_path}' keeps "
+        f"min_instances={min_instances} instance(s), which bill with no copy on them; create "
+        "the InferenceComponentEndpoint with min_instances=0"
+    )
+
+
+_IC_ENDPOINT_FIX = (
+    "create one with InferenceComponentEndpoint(self, 'Shared', instance_type=...); an "
+    "LlmEndpoint serves one model on its variant and cannot host components"
+)
+
+
+def _accelerators_required(instance: InstanceType) -> str:
+    return (
+        f"accelerators is required on {instance.name}: it is not in the hardware catalog, so "
+        "the number of devices per copy cannot be defaulted; pass accelerators=N"
+    )
+
+
+def _memory_above_instance(value: int, have_mib: int, instance: InstanceType) -> str:
+    return (
+        f"min_memory_mib={value} per copy but {instance.name} has {have_mib} MiB of host memory "
+        f"({instance.memory_gib:g} GiB); lower min_memory_mib or choose a larger instance type"
+    )
+
+
+def _cpu_above_instance(value: float, have: float, instance: InstanceType) -> str:
+    return (
+        f"cpu_cores={value:g} per copy but {instance.name} has {have:g} vCPUs; lower cpu_cores "
+        "or choose a larger instance type"
+    )
+
+
+def _fleet_too_small(
+    prop: str,
+    count: int,
+    what: str,
+    needed: object,
+    instance: str,
+    per: int,
+    demand: str,
+    most: int,
+) -> str:
+    return (
+        f"{prop}={count} {what} need {needed} instances of {instance} ({per} "
+        f"cop{'y' if per == 1 else 'ies'} of {demand} fit on one) but the endpoint's "
+        f"max_instances is {most}; raise max_instances or lower {prop}"
+    )
+
+
+def _copies_outside_scaling(copies: int, low: int, high: int) -> str:
+    return (
+        f"copies {copies} is outside autoscaling's [{low}, {high}]; set copies within that range "
+        "(copies start at 1 or more even when scaling to zero)"
+    )
+
+
+def _scale_to_zero_needs_release(endpoint_path: str, min_instances: int) -> str:
+    return (
+        "autoscaling min_capacity=0 (scale to zero) needs an endpoint that can release its "
+        f"instances, but endpoint '{endpoint_path}' has min_instances={min_instances}; create "
+        "the InferenceComponentEndpoint with min_instances=0"
+    )
+
+
+def _component_env_size(env: dict[str, str], limit: int) -> str:
+    return (
+        f"the model's container environment has {len(env)} entries ({', '.join(sorted(env))}); "
+        f"SageMaker documents at most {limit} for an inference component's container. This "
+        "component references the model by name, where the model's limit applies; if "
+        "CreateInferenceComponent rejects the environment, drop entries from env"
+    )
+
+
+def _scale_to_zero(copies: int, instance: str) -> str:
+    return (
+        f"scale to zero: the first deploy starts {copies} copy(ies) on at least one {instance} "
+        "and bills for them until target tracking scales in (SageMaker rejects CopyCount 0 at "
+        "creation). Once at zero, the next request waits minutes for an instance and a copy to "
+        "start, and requests fail with NoCapacityInvocationFailures meanwhile (the first one "
+        "triggers the scale-out alarm); clients should retry with backoff"
+    )
+
+
+def _scale_to_zero_metric() -> str:
+    return (
+        "scale to zero with target_concurrent_requests: AWS's documented recipe tracks "
+        "invocations per copy (target_invocations_per_instance=1); verify that "
+        "ConcurrentRequestsPerCopy reaches 0 when idle so the last copy is released, or use "
+        "the invocations target"
+    )
 
 
 def _default_accelerators(accelerators: int | None, instance: InstanceType) -> int | None:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from aws_cdk import Duration, Token
 from aws_cdk import aws_lambda as lambda_
 
-from constructs_llm.validation import Problems, describe, duration_problem
+from constructs_llm.problems import Problems
+from constructs_llm.values import describe, duration_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_secretsmanager as secretsmanager

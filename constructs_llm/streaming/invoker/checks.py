@@ -16,13 +16,13 @@ from constructs_llm.cdk_values import (
 )
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.problems import Problems
 from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_arn
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.targets import check_targets
-from constructs_llm.validation import (
-    Problems,
+from constructs_llm.values import (
     describe,
     duration_problem,
     duration_type_problem,

@@ -11,8 +11,8 @@ from aws_cdk import Duration
 from constructs import Construct
 
 from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.streaming.formats import NAMESPACE
 from constructs_llm.streaming.invoker.targets import routes_environment
-from constructs_llm.streaming.runtime.metrics import NAMESPACE
 
 __all__ = ["MAX_TIMEOUT_S", "READ_TIMEOUT_MARGIN_S", "invoker_environment"]
 

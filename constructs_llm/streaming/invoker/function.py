@@ -17,6 +17,7 @@ from constructs import Construct
 from constructs_llm.compliance import CheckovSkip, waive
 
 __all__ = [
+    "HANDLER",
     "depend_on_policy_only",
     "invoker_log_group",
     "record_public_url",
@@ -24,7 +25,7 @@ __all__ = [
     "waive_function_checks",
 ]
 
-_RUNTIME_DIR = Path(__file__).resolve().parent.parent / "runtime"
+_STREAMING_DIR = Path(__file__).resolve().parent.parent
 _CONCURRENCY_SKIP = CheckovSkip(
     "CKV_AWS_115",
     "Reserved concurrency is left to the account unless max_concurrency=... is given: "
@@ -56,11 +57,25 @@ _LOG_KEY_SKIP = CheckovSkip(
 
 
 def runtime_code() -> lambda_.Code:
-    """The runtime package alone, as ``runtime/`` at the asset root (no bundling step)."""
+    """The runtime package and the formats it shares with the construct layer, as
+    ``streaming/runtime/`` and ``streaming/formats.py`` at the asset root (no bundling step;
+    ``streaming`` is a namespace package there)."""
     return lambda_.Code.from_asset(
-        str(_RUNTIME_DIR.parent),
-        exclude=["*", "!runtime", "!runtime/**", "**/__pycache__", "**/*.pyc"],
+        str(_STREAMING_DIR.parent),
+        exclude=[
+            "*",
+            "!streaming",
+            "!streaming/formats.py",
+            "!streaming/runtime",
+            "!streaming/runtime/**",
+            "**/__pycache__",
+            "**/*.pyc",
+        ],
     )
+
+
+#: The function's handler: the Lambda Web Adapter execs ``$LAMBDA_TASK_ROOT/<handler>``.
+HANDLER = "streaming/runtime/run.sh"
 
 
 def invoker_log_group(

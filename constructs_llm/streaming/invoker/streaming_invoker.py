@@ -31,6 +31,7 @@ from constructs_llm.streaming.invoker.distribution import (
 )
 from constructs_llm.streaming.invoker.environment import invoker_environment
 from constructs_llm.streaming.invoker.function import (
+    HANDLER,
     depend_on_policy_only,
     invoker_log_group,
     record_public_url,
@@ -54,7 +55,9 @@ class StreamingInvoker(InvokerMetrics, Construct):
     function URL in ``RESPONSE_STREAM`` mode: ``AWS_IAM`` auth by default, or public with
     Bearer keys checked by the runtime (``auth=InvokerAuth.api_keys(secret)``).
     ``add_distribution()`` puts CloudFront in front. ``POST /v1/chat/completions`` works for
-    every engine; tokens are flushed as they arrive. Each chat request's log line is also a
+    every engine, and so does ``POST /v1/responses`` (the stateless Responses API; one templated
+    prompt on a generate-API engine); tokens are flushed as they arrive. Each request's log
+    line is also a
     CloudWatch Embedded Metric Format record of its LLM metrics (time to first token, duration,
     tokens, pace, errors by kind, disconnects), read with ``metric_*()``.
 
@@ -150,7 +153,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             runtime=lambda_.Runtime.PYTHON_3_14,
             architecture=architecture,
             code=runtime_code(),
-            handler="runtime/run.sh",
+            handler=HANDLER,
             layers=[layer],
             timeout=timeout,
             memory_size=memory_size,

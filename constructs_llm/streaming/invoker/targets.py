@@ -5,7 +5,10 @@ One target keeps the single-target environment (``ENDPOINT_NAME``, ``MODEL_NAME`
 invoker of one model synthesizes as it did before routing existed. Several targets become
 ``ROUTES``, a JSON list whose endpoint names CloudFormation fills in at deploy time. Either way
 the runtime is told whether each target's engine serves tool calls (``TOOLS=on|off``, or each
-route's ``"tools"``), so a request with tools for a target without them gets a 400.
+route's ``"tools"``), so a request with tools for a target without them gets a 400, and the
+model's ``max_total_tokens`` when it is set (``MAX_TOTAL_TOKENS``, or each route's
+``"max_total_tokens"``), so a ``max_tokens`` no engine could serve gets a 400 before SageMaker
+is called. An endpoint deployed elsewhere has no model here, so its engine alone checks.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from constructs import Construct
 
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.validation import describe
+from constructs_llm.values import describe
 
 __all__ = ["LAMBDA_ENV_LIMIT", "check_targets", "environment_size_problem", "routes_environment"]
 
@@ -111,6 +114,9 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
         }
         if target.inference_component_name is not None:
             env["INFERENCE_COMPONENT_NAME"] = target.inference_component_name
+        limit = _max_total_tokens(target)
+        if limit is not None:
+            env["MAX_TOTAL_TOKENS"] = str(limit)
         return env
     routes = [_route(target) for target in targets]
     return {"ROUTES": Stack.of(scope).to_json_string(routes)}
@@ -128,7 +134,15 @@ def _route(target: InvocationTarget) -> dict[str, Any]:
         route["component"] = target.inference_component_name
     if target.variant_names:
         route["variants"] = list(target.variant_names)
+    limit = _max_total_tokens(target)
+    if limit is not None:
+        route["max_total_tokens"] = limit
     return route
+
+
+def _max_total_tokens(target: InvocationTarget) -> int | None:
+    """The served model's ``max_total_tokens`` (prompt and completion together), if set."""
+    return target.max_total_tokens
 
 
 def environment_size_problem(

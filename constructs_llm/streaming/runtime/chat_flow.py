@@ -1,12 +1,15 @@
 """A chat request from its body to its answer: read and route it, validate it, invoke the
 model's endpoint, parse the stream it returns and hand the events to the answer writer.
 
-Stdlib + boto3 only: this file ships in the Lambda asset.
+Stdlib + boto3 only: this file ships in the Lambda asset. The invoke-parse-answer step
+(``_invoke_and_answer``) also serves the Responses API (``responses_flow.py``), which
+builds the same engine request and answers the same events in its own shapes (``Answer``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from .chat_answers import AnswerWriter
 from .events import ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
@@ -15,9 +18,24 @@ from .parser import parse_stream
 from .requests import ChatRequest, RequestError, build_chat_request, load_request
 from .routing import VARIANT_HEADER, target_variant
 from .sagemaker_stream import iter_payload_parts
-from .upstream import describe_failure, invoke, release
+from .upstream import UpstreamFailure, describe_failure, invoke, release
 
-__all__ = ["ChatExchange", "terminated"]
+__all__ = ["Answer", "ChatExchange", "terminated"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answer:
+    """How a request's events are answered, in its API's shapes.
+
+    :param stream: writes the events as they come (SSE); True when the stream ended normally.
+    :param complete: writes one JSON answer from all the events; True likewise.
+    :param end_stream_with_error: ends a stream whose 200 a heartbeat already sent (no token
+        yet) with the failure.
+    """
+
+    stream: Callable[[Iterator[StreamEvent], Heartbeat | None], bool]
+    complete: Callable[[Iterator[StreamEvent]], bool]
+    end_stream_with_error: Callable[[UpstreamFailure], None]
 
 
 class ChatExchange(AnswerWriter):
@@ -32,7 +50,12 @@ class ChatExchange(AnswerWriter):
             self._target = self._routed = route = self.server.routes.pick(data.get("model"))
             self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
             fmt = route.request_format
-            request = build_chat_request(data, fmt, tools=settings.tools_for(route))
+            request = build_chat_request(
+                data,
+                fmt,
+                tools=settings.tools_for(route),
+                max_total_tokens=route.max_total_tokens,
+            )
         except RequestError as err:
             self._send_error(
                 err.status, err.message, error_type=err.error_type, param=err.param, code=err.code
@@ -52,7 +75,17 @@ class ChatExchange(AnswerWriter):
             if heartbeat is not None:
                 heartbeat.stop()  # a no-op unless something unexpected raised
 
-    def _invoke_and_answer(self, request: ChatRequest, heartbeat: Heartbeat | None) -> None:
+    def _invoke_and_answer(
+        self, request: ChatRequest, heartbeat: Heartbeat | None, answer: Answer | None = None
+    ) -> None:
+        """Invoke the route with ``request``'s engine body and answer its events: as a chat
+        completion unless ``answer`` says otherwise."""
+        if answer is None:
+            answer = Answer(
+                stream=lambda events, beat: self._stream(events, request, beat),
+                complete=lambda events: self._complete(events, request),
+                end_stream_with_error=self._end_stream_with_error,
+            )
         route = self._target
         self._record["overhead_ms"] = self._elapsed_ms()
         try:
@@ -63,7 +96,7 @@ class ChatExchange(AnswerWriter):
             failure = describe_failure(exc)
             self._record["upstream_error"] = failure.upstream_code or type(exc).__name__
             if heartbeat is not None and self._stop_heartbeat(heartbeat):
-                self._end_stream_with_error(failure)
+                answer.end_stream_with_error(failure)
             else:
                 self._send_error(
                     failure.status,
@@ -79,9 +112,9 @@ class ChatExchange(AnswerWriter):
         completed = False
         try:
             if request.stream:
-                completed = self._stream(terminated(events), request, heartbeat)
+                completed = answer.stream(terminated(events), heartbeat)
             else:
-                completed = self._complete(terminated(events), request)
+                completed = answer.complete(terminated(events))
         finally:
             events.close()
             release(parts, completed=completed)

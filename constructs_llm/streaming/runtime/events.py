@@ -1,9 +1,11 @@
-"""Stream event types and wire formats. Stdlib only: this file ships in the Lambda asset."""
+"""Stream event types (the wire formats come from ``streaming/formats.py``, which the
+construct layer shares). Stdlib only: this file ships in the Lambda asset."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+
+from ..formats import RequestFormat, StreamFormat
 
 __all__ = [
     "DoneEvent",
@@ -14,22 +16,6 @@ __all__ = [
     "TokenEvent",
     "ToolCallEvent",
 ]
-
-
-class StreamFormat(str, Enum):
-    """How a serving container frames its token stream."""
-
-    TGI = "tgi"  # SSE `data:{"token": ...}` events (TGI generate API)
-    LMI_JSONLINES = "lmi_jsonlines"  # one JSON object per line (DJL LMI)
-    OPENAI = "openai"  # SSE `chat.completion.chunk` events ending in `data: [DONE]`
-    AUTO = "auto"  # detect per line
-
-
-class RequestFormat(str, Enum):
-    """Which request body a serving container expects on /invocations."""
-
-    MESSAGES = "messages"  # OpenAI-style {"messages": [...]} chat request
-    GENERATE = "generate"  # TGI/LMI {"inputs": "...", "parameters": {...}}
 
 
 @dataclass(frozen=True, slots=True)

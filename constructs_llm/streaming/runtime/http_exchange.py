@@ -1,15 +1,24 @@
-"""One HTTP exchange of the runtime server: the per-request state, its JSON log line, writes
-that notice a client gone, JSON and error answers, and the request body.
+"""One HTTP exchange of the runtime server: reading the request within its deadline, the
+per-request state, its JSON log line, writes that notice a client gone, JSON and error answers,
+and the request body.
 
 Stdlib + boto3 only: this file ships in the Lambda asset. ``ServerBase`` is what every
 exchange reads of its server (settings, routes, API-key auth, the sagemaker-runtime client,
-the log sink). On top of ``Exchange``, ``chat_answers.py`` writes a chat answer,
+the log sink), and it serves at most ``MAX_CONNECTIONS`` connections at once
+(``connection_slots.py``). On top of ``Exchange``, ``chat_answers.py`` writes a chat answer,
 ``chat_flow.py`` serves a chat request and ``server.py`` routes every request.
+
+``Exchange`` reads each request as ``BaseHTTPRequestHandler`` does, with three differences:
+the request line, headers and body must arrive within ``REQUEST_DEADLINE`` of its first byte
+(408 and close past it, ``request_deadline.py``); an HTTP/0.9 request line (``GET /``, no
+version) gets a 400 at once, where the base class would wait for headers such a client never
+sends; and a method no handler knows gets a 501 naming it (``server.py`` lists the methods).
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import select
 import socket
@@ -21,9 +30,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .auth import ApiKeyAuth
+from .connection_slots import ConnectionSlots
 from .metrics import UNROUTED, with_metrics
 from .openai_format import error_object
 from .request_body import BodyTooLarge, read_body
+from .request_deadline import DeadlinePassed, DeadlineReader
+from .request_errors import RequestError
 from .routing import Route
 from .settings import Settings, sagemaker_client
 
@@ -52,7 +64,8 @@ def emit_log_line(record: dict[str, Any]) -> None:
 
 
 class ServerBase(ThreadingHTTPServer):
-    """One thread per connection; daemon threads so a stuck client never blocks exit.
+    """One thread per connection, at most ``MAX_CONNECTIONS`` of them (a connection past it
+    gets a 503); daemon threads so a stuck client never blocks exit.
 
     ``handler`` is the request handler class (``server.py``'s, an ``Exchange``)."""
 
@@ -75,7 +88,42 @@ class ServerBase(ThreadingHTTPServer):
         self.log = log
         self._client = client
         self.auth = _api_key_auth(settings)
+        self.slots = ConnectionSlots(settings.max_connections)
         super().__init__(address or (settings.bind_address, settings.port), handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection if a slot is free; else a 503, from this thread."""
+        if not self.slots.take():
+            self.log(  # before the answer, as every log line (Lambda may freeze after it)
+                {
+                    "msg": "connection_refused",
+                    "status": 503,
+                    "error_code": "too_many_connections",
+                    "max_connections": self.slots.limit,
+                }
+            )
+            self.slots.refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: its slot is free again
+            self.slots.give_back()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.give_back()
+
+    def service_actions(self) -> None:
+        """Each turn of the server loop: read and drop what refused clients still send."""
+        super().service_actions()
+        self.slots.drain()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.slots.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection reset or timed out between requests is routine (the adapter's pool)."""
@@ -116,29 +164,92 @@ class Exchange(BaseHTTPRequestHandler):
     _started: float
     _metered: bool  # a chat request: its log line carries its metrics
     _routed: Route | None  # the route its metrics are counted under, once known
+    _reader: DeadlineReader  # under rfile: keeps the request deadline
+    _buffered: io.BufferedReader[DeadlineReader]  # rfile
 
     def setup(self) -> None:
         # socket timeout for every read and write towards the client
-        self.request.settimeout(self.server.settings.client_timeout)
+        timeout = self.server.settings.client_timeout
+        self.request.settimeout(timeout)
         super().setup()
+        self.rfile.close()  # the base class's reader; this one keeps the request deadline
+        self._reader = DeadlineReader(self.connection, timeout)
+        self._buffered = self.rfile = io.BufferedReader(self._reader)
+
+    # -- reading a request --------------------------------------------------------------------
+
+    def handle_one_request(self) -> None:
+        """Read one request of the connection and dispatch it (see the module docstring)."""
+        self._reader.disarm()
+        self.command, self.requestline, self.request_version = "", "", "HTTP/1.0"
+        try:
+            if not self._buffered.peek(1):  # the client closed the connection between requests
+                self.close_connection = True
+                return
+        except OSError:  # idle past CLIENT_TIMEOUT, or reset: no request, nothing to answer
+            self.close_connection = True
+            return
+        self._reader.arm(self.server.settings.request_deadline)  # from its first byte
+        try:
+            self._read_request_and_dispatch()
+        except DeadlinePassed as late:
+            self.close_connection = True
+            self._protocol_error(408, str(late), "request_timeout")
+        except TimeoutError:  # a read or a write waited longer than CLIENT_TIMEOUT
+            self.close_connection = True
+        finally:
+            self._reader.disarm()
+
+    def _read_request_and_dispatch(self) -> None:
+        """``BaseHTTPRequestHandler.handle_one_request``, with HTTP/0.9 and 501 answered here."""
+        self.raw_requestline = self.rfile.readline(65537)
+        if len(self.raw_requestline) > 65536:
+            self.send_error(414)
+            return
+        if not self.raw_requestline:
+            self.close_connection = True
+            return
+        if len(self.raw_requestline.split()) == 2:  # "GET /": no version, and no headers follow
+            self.close_connection = True
+            self.send_error(400, "HTTP/0.9 requests are not served; send HTTP/1.1")
+            return
+        if not self.parse_request():  # it answered the error itself
+            return
+        handler = getattr(self, "do_" + str(self.command), None)
+        if handler is None:
+            self._unknown_method()
+            return
+        handler()
+        self.wfile.flush()
+
+    def _unknown_method(self) -> None:
+        """A method no ``do_*`` handler serves: 501 (``server.py`` names the methods served)."""
+        self._protocol_error(
+            501, f"the method {self.command!r:.40} is not implemented", "http_error"
+        )
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the default stderr access log; ``_dispatch`` logs JSON instead."""
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Protocol-level errors (bad request line, unknown method) as OpenAI-shaped JSON.
+        """The base class's protocol errors (a bad request line or version, headers too long)
+        as OpenAI-shaped JSON.
 
         Always with a status line: a request line that cannot be parsed leaves the handler
         at HTTP/0.9, whose responses have none, and a body alone is no answer."""
+        text = message or self.responses.get(code, ("error",))[0]
+        self._protocol_error(code, text, "http_error")
+
+    def _protocol_error(self, status: int, message: str, code: str) -> None:
+        """An error answered before (or instead of) routing; the connection then closes."""
         if self.request_version == "HTTP/0.9":
             self.request_version = "HTTP/1.0"
-        self._record = {"msg": "request", "method": getattr(self, "command", None)}
+        self._record = {"msg": "request", "method": getattr(self, "command", None) or None}
         self._metered, self._routed = False, None
         self._started = time.perf_counter()
         self._headers_sent, self._must_close, self._logged = False, True, False
-        text = message or self.responses.get(code, ("error",))[0]
         with contextlib.suppress(ClientGone):
-            self._send_error(code, text, code="http_error")
+            self._send_error(status, message, code=code)
 
     # -- request body -------------------------------------------------------------------------
 
@@ -148,8 +259,12 @@ class Exchange(BaseHTTPRequestHandler):
         except BodyTooLarge as err:
             self._must_close = not err.drained  # a drained body leaves the connection usable
             raise
+        except DeadlinePassed as late:  # the rest of the body is unread: close after the 408
+            self._must_close = True
+            raise RequestError(str(late), status=408, code="request_timeout") from None
         except (OSError, EOFError) as exc:  # a client that stopped sending, or went away
             raise ClientGone from exc
+        self._reader.disarm()  # the request has arrived
         self._must_close = False
         return data
 

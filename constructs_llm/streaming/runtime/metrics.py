@@ -1,4 +1,5 @@
-"""LLM metrics of each chat request, as one CloudWatch Embedded Metric Format (EMF) record.
+"""LLM metrics of each chat or responses request, as one CloudWatch Embedded Metric Format
+(EMF) record.
 
 Stdlib only: this file ships in the Lambda asset. The record is the request's own JSON log
 line with the EMF metadata added, so it costs no API call and no extra line: "On Lambda, ...
@@ -16,7 +17,7 @@ line's fields they come from in brackets):
 ================= ============ ==========================================================
 metric            unit         meaning
 ================= ============ ==========================================================
-Requests          Count        1 per chat request
+Requests          Count        1 per chat or responses request
 Duration          Milliseconds request start to the answer's end (``duration_ms``)
 TimeToFirstToken  Milliseconds request start to the first token relayed (``ttft_ms``)
 OutputTokens      Count        tokens (and tool-call pieces) relayed (``tokens``)
@@ -34,6 +35,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..formats import ERROR_KINDS, NAMESPACE
+
 __all__ = [
     "ERROR_KINDS",
     "METRIC_UNITS",
@@ -43,7 +46,6 @@ __all__ = [
     "with_metrics",
 ]
 
-NAMESPACE = "ConstructsLlm/Invoker"
 UNROUTED = "-"
 METRIC_UNITS = {
     "Requests": "Count",
@@ -55,11 +57,6 @@ METRIC_UNITS = {
     "Errors": "Count",
     "ClientDisconnects": "Count",
 }
-#: ``auth``: no valid key (401); ``invalid_request``: another 4xx before the answer;
-#: ``throttled``: 429; ``timeout``: 504; ``upstream``: SageMaker or the engine failed before
-#: the answer started (other 5xx); ``stream``: the answer started, then failed; ``internal``:
-#: a bug in the runtime (500).
-ERROR_KINDS = ("auth", "invalid_request", "throttled", "timeout", "upstream", "stream", "internal")
 _DIMENSIONS = ["Target", "Model"]
 
 

@@ -6,6 +6,11 @@ sending when the server closes sees a broken pipe (or, through the Lambda Web Ad
 413 goes out, and the connection stays usable; a larger one could never have passed the
 function URL (its request payload limit is 6 MB), so the server answers at once and closes.
 
+``Content-Length`` given more than once (two header fields, or one field holding a list such as
+``42, 42``) is read as one length when every value is the same, as RFC 9112 (section 6.3) and
+RFC 9110 (section 8.6) allow a recipient to; values that differ are a 400 naming them, since
+reading either one would leave the rest of the body to be parsed as another request.
+
 Chunked bodies are read strictly: a chunk size is 1-16 hex digits (``int(..., 16)`` alone
 would take ``-1``, ``+5``, ``0x5`` or ``1_0``, and a negative size would read to the end of
 the connection), and each chunk ends with CRLF.
@@ -38,6 +43,8 @@ class _Reader(Protocol):
 class _Headers(Protocol):
     def get(self, name: str, /) -> str | None: ...
 
+    def get_all(self, name: str, /) -> list[str] | None: ...
+
 
 class BodyTooLarge(RequestError):
     """413. ``drained``: the body was read to its end, so the connection can be kept."""
@@ -57,13 +64,33 @@ def read_body(rfile: _Reader, headers: _Headers, *, limit: int) -> bytes:
     early raises ``EOFError``, a stalled one the socket's ``OSError``."""
     encoding = headers.get("Transfer-Encoding")
     if encoding is None:
-        return _read_sized(rfile, headers.get("Content-Length"), limit)
+        return _read_sized(rfile, _content_length(headers.get_all("Content-Length")), limit)
     if encoding.strip().lower() != "chunked":
         raise RequestError(
             f"unsupported Transfer-Encoding {encoding!r}; send Content-Length",
             code="unsupported_transfer_encoding",
         )
     return _read_chunked(rfile, limit)
+
+
+def _content_length(fields: list[str] | None) -> str | None:
+    """The one Content-Length of ``fields`` (every value of every field the same), or None."""
+    if not fields:
+        return None
+    values = [value.strip() for field in fields for value in field.split(",")]
+    if len(set(values)) > 1 and all(_is_length(value) for value in values):
+        shown = ", ".join(repr(value) for value in dict.fromkeys(values))
+        raise RequestError(
+            f"conflicting Content-Length values {shown[:200]}; send one Content-Length",
+            code="invalid_content_length",
+        )
+    return values[0] if len(set(values)) == 1 else ", ".join(fields)
+
+
+def _is_length(text: str) -> bool:
+    """ASCII decimal digits only: ``str.isdigit()`` also takes "²" (a latin-1 header byte),
+    which ``int()`` refuses."""
+    return text.isascii() and text.isdecimal()
 
 
 def _read_sized(rfile: _Reader, raw: str | None, limit: int) -> bytes:
@@ -74,9 +101,7 @@ def _read_sized(rfile: _Reader, raw: str | None, limit: int) -> bytes:
             code="length_required",
         )
     digits = raw.strip()
-    # ASCII decimal digits only: str.isdigit() also takes "²" (a latin-1 header byte), which
-    # int() refuses
-    length = int(digits) if digits.isascii() and digits.isdecimal() else -1
+    length = int(digits) if _is_length(digits) else -1
     if length < 0:
         raise RequestError(f"invalid Content-Length {raw!r}", code="invalid_content_length")
     if length > limit:

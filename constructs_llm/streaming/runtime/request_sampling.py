@@ -1,5 +1,12 @@
 """The sampling parameters of a chat request, validated, and the typed field readers every
 part of the request uses. Stdlib only: this file ships in the Lambda asset.
+
+``max_tokens`` and ``max_completion_tokens`` are counts from 1 to the model's
+``max_total_tokens`` when its route knows it (the engine takes the prompt and the completion
+together within that many tokens, so a larger count can never be served), else to
+``MAX_TOKENS_CEILING`` (2**31 - 1). ``stop`` holds at most 4 sequences, as OpenAI's API takes
+("Up to 4 sequences", the openai SDK's ``CompletionCreateParams.stop``), which is also TGI's
+default ``--max-stop-sequences``.
 """
 
 from __future__ import annotations
@@ -9,10 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .request_errors import RequestError
+from .routing import MAX_TOKENS_CEILING
 
 __all__ = ["Sampling", "optional_bool", "optional_int", "optional_number", "sampling"]
 
-_MAX_STOP_SEQUENCES = 16
+_MAX_STOP_SEQUENCES = 4
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,11 +38,12 @@ class Sampling:
     presence_penalty: float | None
 
 
-def sampling(data: dict[str, Any]) -> Sampling:
-    """The sampling parameters; ``max_completion_tokens`` wins over ``max_tokens``."""
-    max_tokens = optional_int(data, "max_completion_tokens", minimum=1)
-    if max_tokens is None:
-        max_tokens = optional_int(data, "max_tokens", minimum=1)
+def sampling(data: dict[str, Any], *, max_total_tokens: int | None = None) -> Sampling:
+    """The sampling parameters; ``max_completion_tokens`` wins over ``max_tokens``, and both
+    are checked against ``max_total_tokens``, the model's limit when it is known."""
+    completion = _token_count(data, "max_completion_tokens", max_total_tokens)
+    legacy = _token_count(data, "max_tokens", max_total_tokens)
+    max_tokens = legacy if completion is None else completion
     logprobs = optional_bool(data, "logprobs") or False
     top_logprobs = optional_int(data, "top_logprobs", minimum=0, maximum=20)
     if top_logprobs:
@@ -57,6 +66,31 @@ def sampling(data: dict[str, Any]) -> Sampling:
         frequency_penalty=optional_number(data, "frequency_penalty", -2.0, 2.0),
         presence_penalty=optional_number(data, "presence_penalty", -2.0, 2.0),
     )
+
+
+def _token_count(data: dict[str, Any], name: str, max_total_tokens: int | None) -> int | None:
+    value = optional_int(data, name, minimum=1)
+    if value is None:
+        return None
+    if max_total_tokens is not None and value > max_total_tokens:
+        raise RequestError(
+            f"'{name}' is {_shown(value)}, above this model's max_total_tokens "
+            f"({max_total_tokens}): prompt and completion together take at most that many "
+            f"tokens; send a smaller '{name}' (at most {max_total_tokens} less the prompt's "
+            "tokens) or leave it out",
+            param=name,
+        )
+    if value > MAX_TOKENS_CEILING:
+        raise RequestError(
+            f"'{name}' must be at most {MAX_TOKENS_CEILING}, got {_shown(value)}", param=name
+        )
+    return value
+
+
+def _shown(value: int) -> str:
+    """An integer for a message; one of thousands of digits is cut short."""
+    text = str(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} digits)"
 
 
 def optional_bool(data: dict[str, Any], name: str, where: str | None = None) -> bool | None:

@@ -26,12 +26,14 @@ which TGI, vLLM, SGLang and LMI's vLLM backend all accept), so ``stream: false``
 carry ``usage`` too; a streaming client gets the usage chunk only when it asks for it, as
 with OpenAI. GENERATE engines report counts in ``details`` anyway.
 
-Refused (400 naming the field): ``n`` > 1, ``top_logprobs`` > 0 (only the sampled token's
-log-probability is relayed), and in GENERATE format anything but a single user message,
-tools, ``response_format`` and ``presence_penalty`` (TGI's generate API has no such
-parameter). In GENERATE format ``frequency_penalty`` is forwarded (TGI and LMI's generate
-parameters both take it) and ``logprobs`` is served from the token log-probs the generate
-streams always carry (TGI ``token.logprob``, LMI ``token.log_prob``).
+Refused (400 naming the field): ``n`` > 1, ``top_logprobs`` > 0 (only the sampled token's log-
+probability is relayed), more than 4 ``stop`` sequences, a ``max_tokens`` or
+``max_completion_tokens`` above the route's ``max_total_tokens`` (``request_sampling.py``), a
+body nesting JSON past ``json_depth.MAX_JSON_DEPTH`` levels, and in GENERATE format anything
+but a single user message, tools, ``response_format`` and ``presence_penalty`` (TGI's generate
+API has no such parameter). In GENERATE format ``frequency_penalty`` is forwarded (TGI and
+LMI's generate parameters both take it) and ``logprobs`` is served from the token log-probs the
+generate streams always carry (TGI ``token.logprob``, LMI ``token.log_prob``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import Any
 
 from .engine_bodies import encode, generate_body, messages_body
 from .events import RequestFormat
+from .json_depth import check_depth, too_deep
 from .request_errors import RequestError, unsupported
 from .request_fields import check_fields
 from .request_messages import checked_messages
@@ -81,19 +84,30 @@ class ChatRequest:
 
 
 def parse_chat_request(
-    body: bytes, request_format: RequestFormat | str, *, tools: bool | None = None
+    body: bytes,
+    request_format: RequestFormat | str,
+    *,
+    tools: bool | None = None,
+    max_total_tokens: int | None = None,
 ) -> ChatRequest:
     """Validate an OpenAI chat request body and build the engine request for ``request_format``.
 
     ``tools`` says whether the engine serves tool calls. @default True for the messages
-    format, False for generate (which has none). Raises ``RequestError`` (status 400) naming
-    the offending field.
+    format, False for generate (which has none). ``max_total_tokens`` is the model's limit on
+    prompt plus completion, which bounds ``max_tokens``. @default None (not known). Raises
+    ``RequestError`` (status 400) naming the offending field.
     """
-    return build_chat_request(load_request(body), request_format, tools=tools)
+    return build_chat_request(
+        load_request(body), request_format, tools=tools, max_total_tokens=max_total_tokens
+    )
 
 
 def build_chat_request(
-    data: dict[str, Any], request_format: RequestFormat | str, *, tools: bool | None = None
+    data: dict[str, Any],
+    request_format: RequestFormat | str,
+    *,
+    tools: bool | None = None,
+    max_total_tokens: int | None = None,
 ) -> ChatRequest:
     """As :func:`parse_chat_request`, from a body already decoded by :func:`load_request`
     (the router reads its ``model`` first to learn the engine's format)."""
@@ -109,7 +123,7 @@ def build_chat_request(
     model = data.get("model")
     if model is not None and not isinstance(model, str):
         raise RequestError("'model' must be a string", param="model")
-    chosen = sampling(data)
+    chosen = sampling(data, max_total_tokens=max_total_tokens)
     tool_body = tool_fields(data, served=served, why_not=why_not)
     response_format = engine_response_format(data.get("response_format"), generate=generate)
     if generate:
@@ -169,9 +183,12 @@ def _include_usage(data: dict[str, Any], stream: bool) -> bool:
 
 
 def load_request(body: bytes) -> dict[str, Any]:
-    """The request body as a JSON object; ``RequestError`` (400 ``invalid_json``) otherwise."""
+    """The request body as a JSON object; ``RequestError`` (400 ``invalid_json``, or
+    ``json_too_deep`` past ``json_depth.MAX_JSON_DEPTH`` levels) otherwise."""
     try:
         data = json.loads(body)
+    except RecursionError:
+        raise too_deep() from None
     except (UnicodeDecodeError, ValueError) as err:
         raise RequestError(
             f"request body is not valid JSON: {err}", code="invalid_json", param=None
@@ -180,4 +197,5 @@ def load_request(body: bytes) -> dict[str, Any]:
         raise RequestError(
             f"request body must be a JSON object, got {type(data).__name__}", code="invalid_json"
         )
+    check_depth(body, data)
     return data

@@ -18,11 +18,17 @@ A route's ``tools`` (true or false) says whether its engine serves tool calls; w
 ``TOOLS`` setting decides (see ``settings.py``). A route with ``"tools": false`` answers a
 request with tools with a 400 naming the field, while another route serves them.
 
-Without ``ROUTES`` the single-target variables (``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``,
-``STREAM_FORMAT``, ``REQUEST_FORMAT``, ``MODEL_NAME``) make the one route, which serves every
-request whatever its ``model`` (as before routing existed). With several routes a request's
-``model`` picks its route: a missing ``model`` is a 400 and an unknown one a 404 with OpenAI's
-``model_not_found`` code, both listing the served names.
+A route's ``max_total_tokens``, when its model's is known, is the most tokens its engine takes
+for the prompt and the completion together: a request whose ``max_tokens`` (or
+``max_completion_tokens``) is larger can never be served, and gets a 400 naming the field and
+the limit before SageMaker is called (``request_sampling.py``).
+
+Without ``ROUTES`` the single-target variables (``ENDPOINT_NAME``,
+``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``, ``REQUEST_FORMAT``, ``MODEL_NAME``,
+``MAX_TOTAL_TOKENS``) make the one route, which serves every request whatever its ``model`` (as
+before routing existed). With several routes a request's ``model`` picks its route: a missing
+``model`` is a 400 and an unknown one a 404 with OpenAI's ``model_not_found`` code, both
+listing the served names.
 
 Pinning a variant: a request header ``X-Target-Variant: <variant>`` is passed to SageMaker as
 ``TargetVariant``, which "overrides the default behavior for the endpoint, which is to
@@ -44,6 +50,7 @@ from .events import RequestFormat, StreamFormat
 from .request_errors import RequestError
 
 __all__ = [
+    "MAX_TOKENS_CEILING",
     "VARIANT_HEADER",
     "Route",
     "RoutingTable",
@@ -56,8 +63,20 @@ VARIANT_HEADER = "X-Target-Variant"
 # SageMaker's variant name pattern and length (botocore ``TargetVariantHeader``).
 _VARIANT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 _KEYS = frozenset(
-    {"model", "endpoint", "component", "stream_format", "request_format", "tools", "variants"}
+    {
+        "model",
+        "endpoint",
+        "component",
+        "stream_format",
+        "request_format",
+        "tools",
+        "variants",
+        "max_total_tokens",
+    }
 )
+MAX_TOKENS_CEILING = 2**31 - 1
+"""The largest token count the runtime passes on: a signed 32-bit integer (TGI reads
+``max_tokens`` and ``max_new_tokens`` as ``u32``, router/src/lib.rs)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,6 +92,8 @@ class Route:
         well-formed name is passed to SageMaker)
     :param tools: whether the engine serves tool calls. @default None (the ``TOOLS`` setting,
         else on for the messages format and off for generate)
+    :param max_total_tokens: the most tokens the engine takes, prompt and completion together
+        (the model's ``max_total_tokens``). @default None (not known: the engine checks)
     """
 
     model: str
@@ -82,6 +103,7 @@ class Route:
     request_format: RequestFormat = RequestFormat.MESSAGES
     variants: tuple[str, ...] = ()
     tools: bool | None = None
+    max_total_tokens: int | None = None
 
 
 class RoutingTable:
@@ -210,6 +232,14 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
         problems.append(f"{where}.tools must be true or false (got {tools!r:.100})")
     elif tools and request is RequestFormat.GENERATE:
         problems.append(f"{where}.tools is true, but the generate API has no tool calling")
+    limit = item.get("max_total_tokens")
+    if limit is not None and not (
+        type(limit) is int and 1 <= limit <= MAX_TOKENS_CEILING  # bool is not a count
+    ):
+        problems.append(
+            f"{where}.max_total_tokens must be an integer from 1 to {MAX_TOKENS_CEILING} "
+            f"(got {limit!r:.100})"
+        )
     if len(problems) > found or not isinstance(model, str) or not isinstance(endpoint, str):
         return None
     return Route(
@@ -220,6 +250,7 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
         request_format=request,
         variants=tuple(variants),
         tools=tools,
+        max_total_tokens=limit,
     )
 
 

@@ -23,6 +23,9 @@ Routes:
   on the same condition.
   Tool calls stream as ``delta.tool_calls`` chunks and come back as ``message.tool_calls``
   (``openai_format.py``).
+- ``POST /v1/responses``: the OpenAI Responses API, stateless, on the same engine request
+  (``responses_request.py`` says what is served and refused, ``responses_stream.py`` the
+  event sequence); the same errors, auth, routing and metrics as chat.
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
 - ``GET /v1/models``: every served model; ``GET /v1/models/{model}``: that model, or 404.
 
@@ -33,12 +36,19 @@ production variant (SageMaker's ``TargetVariant``).
 
 Errors: 400 invalid request, 411 no body length, 413 body over ``MAX_BODY_BYTES`` (read to
 its end first when it is within the function URL's 6 MB, so the client reads the 413; see
-``request_body.py``), 404, 405, and the upstream tables in ``upstream.py``; all with an
-OpenAI-shaped ``{"error": {...}}`` body, and always after a status line, even for a request
-line that cannot be parsed. A failure after the first token ends the stream with
-``data: {"error": {...}}`` then ``data: [DONE]`` and a clean end of the body. A client that
-hangs up closes the upstream stream at the next write (or, for ``stream: false``, within
-``chat_answers.PEER_CHECK_SECONDS``).
+``request_body.py``), 404, 405, 501, 408 for a request not received within
+``REQUEST_DEADLINE``, 503 past ``MAX_CONNECTIONS`` (``http_exchange.py``), and the upstream
+tables in ``upstream.py``; all with an OpenAI-shaped ``{"error": {...}}`` body, and always
+after a status line, even for a request line that cannot be parsed. A failure after the
+first token ends the stream with ``data: {"error": {...}}`` then ``data: [DONE]`` and a clean
+end of the body. A client that hangs up closes the upstream stream at the next write (or, for
+``stream: false``, within ``chat_answers.PEER_CHECK_SECONDS``).
+
+Methods, as RFC 9110 (section 9.1) has them: a method the server does not recognize (``BREW``,
+or ``TRACE``, which it does not implement) gets 501 ``method_not_implemented`` naming it and
+the methods served, and closes the connection; a method it knows (GET, HEAD, POST, PUT, DELETE,
+PATCH, OPTIONS) on a path that does not take it gets 405 ``method_not_allowed`` with an
+``Allow`` header listing those the path takes (section 15.5.6).
 
 With ``API_KEYS_SECRET_ID`` set, every route but ``/health`` first checks the request's
 ``Authorization: Bearer`` key (``auth.py``): 401 ``invalid_api_key`` without a current key.
@@ -56,8 +66,9 @@ import traceback
 import urllib.parse
 from typing import Any
 
-from .chat_flow import ChatExchange
 from .http_exchange import ClientGone, LogSink, ServerBase, emit_log_line, lambda_request_id
+from .responses_fields import NO_STORED_RESPONSES
+from .responses_flow import ResponsesExchange
 from .routing import model_not_found
 from .settings import Settings
 
@@ -65,6 +76,7 @@ __all__ = [
     "CHAT_PATH",
     "HEALTH_PATH",
     "MODELS_PATH",
+    "RESPONSES_PATH",
     "RuntimeServer",
     "emit_log_line",
     "make_server",
@@ -73,9 +85,11 @@ __all__ = [
 CHAT_PATH = "/v1/chat/completions"
 HEALTH_PATH = "/health"
 MODELS_PATH = "/v1/models"
+RESPONSES_PATH = "/v1/responses"
 _MODEL_PREFIX = MODELS_PATH + "/"
 _ROUTES: dict[str, tuple[str, ...]] = {
     CHAT_PATH: ("POST",),
+    RESPONSES_PATH: ("POST",),
     HEALTH_PATH: ("GET", "HEAD"),
     MODELS_PATH: ("GET", "HEAD"),
     _MODEL_PREFIX + "{model}": ("GET", "HEAD"),
@@ -96,8 +110,8 @@ class RuntimeServer(ServerBase):
         super().__init__(settings, _Handler, client=client, log=log, address=address)
 
 
-class _Handler(ChatExchange):
-    """Routes each request of a connection: chat, health, models, or a 404/405."""
+class _Handler(ResponsesExchange):
+    """Routes each request of a connection: chat, responses, health, models, or a 404/405."""
 
     def do_GET(self) -> None:
         self._dispatch()
@@ -105,9 +119,6 @@ class _Handler(ChatExchange):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_GET
 
     def _dispatch(self) -> None:
-        if self.request_version == "HTTP/0.9":  # "GET /": answer with a status line
-            self.send_error(400, "HTTP/0.9 requests are not served; send HTTP/1.1")
-            return
         self._started = time.perf_counter()
         path = self.path.split("?", 1)[0]
         self._headers_sent = False
@@ -117,7 +128,7 @@ class _Handler(ChatExchange):
         )
         self._record = {"msg": "request", "method": self.command, "path": path[:200]}
         self._logged = path == HEALTH_PATH  # readiness checks are not logged
-        self._metered = path == CHAT_PATH
+        self._metered = path in (CHAT_PATH, RESPONSES_PATH)
         routes = self.server.routes.routes  # one route counts every request, even unread ones
         self._routed = routes[0] if len(routes) == 1 else None
         request_id = lambda_request_id(self.headers.get("x-amzn-lambda-context"))
@@ -137,6 +148,14 @@ class _Handler(ChatExchange):
                 self._try_send_error(500, f"internal error: {type(exc).__name__}", "server_error")
         finally:
             self._log()
+
+    def _unknown_method(self) -> None:
+        served = ", ".join(sorted({method for allowed in _ROUTES.values() for method in allowed}))
+        message = (
+            f"the method {str(self.command)[:40]!r} is not implemented by this server; it "
+            f"serves {served}"
+        )
+        self._protocol_error(501, message, "method_not_implemented")
 
     def _route(self, path: str) -> None:
         auth = self.server.auth
@@ -159,12 +178,16 @@ class _Handler(ChatExchange):
         if allowed is None:
             routes = ", ".join(sorted(_ROUTES))
             message = f"no route for {path[:200]!r}; this server serves {routes}"
+            if path.startswith(RESPONSES_PATH + "/"):
+                message += f" ({NO_STORED_RESPONSES})"
             self._send_error(404, message, error_type="not_found_error", code="not_found")
         elif self.command not in allowed:
             message = f"{self.command} is not allowed on {path}; use {' or '.join(allowed)}"
             self._send_error(405, message, code="method_not_allowed", allow=", ".join(allowed))
         elif path == CHAT_PATH:
             self._chat()
+        elif path == RESPONSES_PATH:
+            self._responses()
         elif path == HEALTH_PATH:
             self._send_json(200, {"status": "ok"})
         elif model is None:

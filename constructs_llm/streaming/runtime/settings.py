@@ -14,9 +14,15 @@ INFERENCE_COMPONENT_NAME (unset)       inference component on that endpoint, if 
 STREAM_FORMAT            auto          tgi | lmi_jsonlines | openai | auto
 REQUEST_FORMAT           messages      messages | generate
 MODEL_NAME               ENDPOINT_NAME echoed as ``model``, listed by ``GET /v1/models``
+MAX_TOTAL_TOKENS         (unset)       the model's prompt + completion limit: a larger
+                                       ``max_tokens`` is a 400 (unset: the engine checks)
 MAX_BODY_BYTES           1048576       largest accepted request body
 UPSTREAM_READ_TIMEOUT    120           seconds of upstream silence that fail the stream
-CLIENT_TIMEOUT           60            socket timeout towards the HTTP client
+CLIENT_TIMEOUT           60            socket timeout towards the HTTP client (each read
+                                       and write; an idle keep-alive connection's wait)
+REQUEST_DEADLINE         30            seconds from a request's first byte to the end of
+                                       its body (request line, headers, body): 408 past it
+MAX_CONNECTIONS          128           connections served at once: 503 past it
 HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first token
 API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see auth.py
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
@@ -27,8 +33,18 @@ METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests
 ======================== ============= ==================================================
 
 ``ROUTES`` replaces ``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``,
-``REQUEST_FORMAT`` and ``MODEL_NAME`` (setting both is an error): each route names its
-model, endpoint, component and formats.
+``REQUEST_FORMAT``, ``MODEL_NAME`` and ``MAX_TOTAL_TOKENS`` (setting both is an error): each
+route names its model, endpoint, component, formats and limit.
+
+``REQUEST_DEADLINE`` and ``MAX_CONNECTIONS`` keep slow and numerous clients from holding the
+server (a "slowloris" sends one header line every few seconds, each read well within
+``CLIENT_TIMEOUT``): a request whose line, headers and body have not all arrived that many
+seconds after its first byte gets a 408 and the connection is closed; the clock starts at the
+first byte, so an idle keep-alive connection waits ``CLIENT_TIMEOUT`` as before. A connection
+past ``MAX_CONNECTIONS`` gets a 503 (``Retry-After: 1``) and is closed without a thread of
+its own. In Lambda one environment serves one request at a time, so the bound matters when
+the runtime serves on its own (a container, a host); the 0.1 s floor of the deadline exists
+for tests.
 
 Without ``API_KEYS_SECRET_ID`` the runtime checks no keys: the function URL's ``AWS_IAM``
 auth (or CloudFront's origin access control) decides who gets in.
@@ -69,7 +85,7 @@ from typing import Any
 from .aws_clients import new_client
 from .events import RequestFormat, StreamFormat
 from .metrics import NAMESPACE
-from .routing import Route, RoutingTable, parse_routes
+from .routing import MAX_TOKENS_CEILING, Route, RoutingTable, parse_routes
 
 __all__ = ["Settings", "SettingsError", "new_sagemaker_client", "sagemaker_client"]
 
@@ -85,6 +101,7 @@ _SINGLE_TARGET = (
     "STREAM_FORMAT",
     "REQUEST_FORMAT",
     "MODEL_NAME",
+    "MAX_TOTAL_TOKENS",
 )
 
 
@@ -111,6 +128,9 @@ class Settings:
     tools: bool | None = None  # None: on for the messages format, off for generate
     routes: tuple[Route, ...] = ()  # (): the single target above
     metrics_namespace: str = NAMESPACE
+    max_total_tokens: int | None = None  # the single target's; None: not known
+    request_deadline: float = 30.0
+    max_connections: int = 128
 
     @property
     def served_model(self) -> str:
@@ -143,6 +163,7 @@ class Settings:
             inference_component_name=self.inference_component_name,
             stream_format=self.stream_format,
             request_format=self.request_format,
+            max_total_tokens=self.max_total_tokens,
         )
         return RoutingTable([single])
 
@@ -176,6 +197,11 @@ class Settings:
             tools=_tools(env, request_format, problems),
             routes=routes,
             metrics_namespace=_namespace(env, problems),
+            max_total_tokens=_max_total_tokens(env, problems),
+            request_deadline=_number(env, "REQUEST_DEADLINE", 30.0, 0.1, 3600, problems),
+            max_connections=int(
+                _number(env, "MAX_CONNECTIONS", 128, 1, 65535, problems, integer=True)
+            ),
         )
         if (
             routes
@@ -234,10 +260,18 @@ def _number(
     except ValueError:
         problems.append(f"{name} must be a{'n integer' if integer else ' number'} (got {raw!r})")
         return default
-    if not low <= value <= high:
-        problems.append(f"{name} must be between {low:g} and {high:g} (got {raw!r})")
+    if not low <= value <= high:  # NaN fails this too
+        shown = (f"{int(low)} and {int(high)}") if integer else f"{low:g} and {high:g}"
+        problems.append(f"{name} must be between {shown} (got {raw!r})")
         return default
     return value
+
+
+def _max_total_tokens(env: Mapping[str, str], problems: list[str]) -> int | None:
+    """``MAX_TOTAL_TOKENS``: the single target's limit, or None when it is not known."""
+    if not env.get("MAX_TOTAL_TOKENS", "").strip():
+        return None
+    return int(_number(env, "MAX_TOTAL_TOKENS", 1, 1, MAX_TOKENS_CEILING, problems, integer=True))
 
 
 def _tools(env: Mapping[str, str], fmt: RequestFormat, problems: list[str]) -> bool | None:

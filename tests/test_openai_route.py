@@ -1,0 +1,296 @@
+"""SageMaker's own OpenAI route: the base URL OpenAI clients use, the grant their callers need,
+and the synth-time check that the engine answers Chat Completions on that route."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk import App, Stack, Validations
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Annotations, Match, Template
+
+from constructs_llm import (
+    ContainerImage,
+    Engine,
+    InferenceComponent,
+    InferenceComponentEndpoint,
+    LlmEndpoint,
+    LlmModel,
+    ModelSource,
+    RequestFormat,
+    StreamFormat,
+)
+from constructs_llm.errors import ConfigurationError
+from constructs_llm.hosting.openai_route import openai_route_support
+from tests.conftest import cdk_context
+
+QWEN = "Qwen/Qwen2.5-7B-Instruct"
+IMAGE = ContainerImage.from_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/mine:1")
+
+
+def _endpoint(stack: Stack, engine: Engine, id: str = "Endpoint", **props: Any) -> LlmEndpoint:
+    model = LlmModel(
+        stack,
+        f"{id}Model",
+        source=ModelSource.hugging_face(QWEN),
+        engine=engine,
+        instance_type="ml.g5.2xlarge",
+    )
+    return LlmEndpoint(stack, id, model=model, **props)
+
+
+def _component(stack: Stack, engine: Engine | None = None) -> InferenceComponent:
+    shared = InferenceComponentEndpoint(
+        stack, "Shared", instance_type="ml.g5.12xlarge", min_instances=1, max_instances=1
+    )
+    model = LlmModel(
+        stack, "ChatModel", source=ModelSource.hugging_face(QWEN), engine=engine or Engine.vllm()
+    )
+    return InferenceComponent(
+        stack,
+        "Chat",
+        endpoint=shared,
+        model=model,
+        accelerators=1,
+        min_memory_mib=16 * 1024,
+        inference_component_name="chat-qwen",
+    )
+
+
+def _caller(stack: Stack) -> iam.Role:
+    return iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())
+
+
+def _statements(stack: Stack, role: iam.Role) -> list[dict[str, Any]]:
+    role_id = stack.get_logical_id(role.node.default_child)  # type: ignore[arg-type]
+    policies = Template.from_stack(stack).find_resources("AWS::IAM::Policy")
+    found: list[dict[str, Any]] = []
+    for policy in policies.values():
+        if {"Ref": role_id} in policy["Properties"]["Roles"]:
+            found += policy["Properties"]["PolicyDocument"]["Statement"]
+    return found
+
+
+def _url(stack: Stack, value: str) -> Any:
+    return stack.resolve(value)
+
+
+# -- the base URL -----------------------------------------------------------------------------
+
+
+def test_endpoint_base_url_names_the_runtime_host_of_the_partition_and_the_endpoint(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    endpoint = _endpoint(stack, Engine.vllm())
+    endpoint_id = stack.get_logical_id(endpoint.resource)
+    assert _url(stack, endpoint.openai_base_url) == {
+        "Fn::Join": [
+            "",
+            [
+                "https://runtime.sagemaker.",
+                {"Ref": "AWS::Region"},
+                ".",
+                {"Ref": "AWS::URLSuffix"},
+                "/endpoints/",
+                {"Fn::GetAtt": [endpoint_id, "EndpointName"]},
+                "/openai/v1",
+            ],
+        ]
+    }
+
+
+def test_a_stack_with_a_region_gets_that_region_in_the_url(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack(region="eu-west-1")
+    existing = LlmEndpoint.from_endpoint_attributes(
+        stack, "Existing", endpoint_name="chat-qwen", engine=Engine.vllm()
+    )
+    assert _url(stack, existing.openai_base_url) == {
+        "Fn::Join": [
+            "",
+            [
+                "https://runtime.sagemaker.eu-west-1.",
+                {"Ref": "AWS::URLSuffix"},
+                "/endpoints/chat-qwen/openai/v1",
+            ],
+        ]
+    }
+
+
+def test_component_base_url_selects_the_component_by_path(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # AWS's sample: .../endpoints/<endpoint>/inference-components/<component>/openai/v1
+    stack = new_stack()
+    chat = _component(stack)
+    endpoint_id = stack.get_logical_id(chat.endpoint.resource)
+    joined = _url(stack, chat.openai_base_url)["Fn::Join"][1]
+    assert joined[-2:] == [
+        {"Fn::GetAtt": [endpoint_id, "EndpointName"]},
+        "/inference-components/chat-qwen/openai/v1",
+    ]
+    assert joined[0] == "https://runtime.sagemaker."
+
+
+# -- the grant --------------------------------------------------------------------------------
+
+
+def test_grant_openai_allows_invoke_on_this_endpoint_and_bearer_tokens(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    endpoint = _endpoint(stack, Engine.vllm())
+    caller = _caller(stack)
+    endpoint.grant_openai(caller)
+    assert _statements(stack, caller) == [
+        {
+            "Action": "sagemaker:InvokeEndpoint",
+            "Effect": "Allow",
+            "Resource": {"Ref": stack.get_logical_id(endpoint.resource)},
+        },
+        {"Action": "sagemaker:CallWithBearerToken", "Effect": "Allow", "Resource": "*"},
+    ]
+
+
+def test_grant_openai_on_a_component_names_its_endpoint_and_the_component(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    chat = _component(stack)
+    caller = _caller(stack)
+    chat.grant_openai(caller)
+    invoke, token = _statements(stack, caller)
+    assert invoke["Action"] == "sagemaker:InvokeEndpoint"
+    assert sorted(map(str, invoke["Resource"])) == sorted(
+        map(
+            str,
+            [
+                {"Ref": stack.get_logical_id(chat.endpoint.resource)},
+                {"Fn::GetAtt": [stack.get_logical_id(chat.resource), "InferenceComponentArn"]},
+            ],
+        )
+    )
+    assert token == {"Action": "sagemaker:CallWithBearerToken", "Effect": "Allow", "Resource": "*"}
+
+
+def test_grant_openai_on_an_imported_endpoint_uses_its_arn(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    existing = LlmEndpoint.from_endpoint_attributes(
+        stack, "Existing", endpoint_name="Chat-Qwen", engine=Engine.sglang()
+    )
+    caller = _caller(stack)
+    existing.grant_openai(caller)
+    invoke, _ = _statements(stack, caller)
+    assert invoke["Resource"]["Fn::Join"][1][-1] == ":endpoint/chat-qwen"
+
+
+def _nag_app(tmp_path: Path) -> tuple[App, Stack]:
+    from cdk_nag import AwsSolutionsChecks
+
+    app = App(outdir=str(tmp_path), context=cdk_context())
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app, Stack(app, "Nag")
+
+
+def test_the_bearer_token_wildcard_is_acknowledged_for_cdk_nag(tmp_path: Path) -> None:
+    # GIVEN an app that runs cdk-nag (as app.py does) and a caller granted the route
+    app, stack = _nag_app(tmp_path)
+    _endpoint(stack, Engine.vllm()).grant_openai(_caller(stack))
+    # THEN the synth passes: the Resource::* finding carries its reason
+    app.synth()
+
+
+def test_the_same_statement_without_the_acknowledgment_fails_cdk_nag(tmp_path: Path) -> None:
+    # The control: cdk-nag does flag the wildcard, so the test above proves the acknowledgment.
+    app, stack = _nag_app(tmp_path)
+    _endpoint(stack, Engine.vllm())
+    _caller(stack).add_to_policy(
+        iam.PolicyStatement(actions=["sagemaker:CallWithBearerToken"], resources=["*"])
+    )
+    with pytest.raises(RuntimeError, match=r"AwsSolutions-IAM5"):
+        app.synth()
+
+
+# -- the engine check -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("engine", "served"),
+    [
+        (Engine.vllm(), True),
+        (Engine.sglang(), True),
+        (Engine.tgi(), True),
+        (Engine.tgi_neuronx(), True),
+        (Engine.lmi(), None),
+        (Engine.lmi("trtllm"), None),
+        (Engine.custom(image=IMAGE, stream_format=StreamFormat.OPENAI), True),
+        (Engine.custom(image=IMAGE, stream_format=StreamFormat.AUTO), None),
+        (Engine.custom(image=IMAGE, stream_format="tgi"), None),
+        (Engine.custom(image=IMAGE, stream_format="openai", request_format="generate"), False),
+    ],
+    ids=lambda value: repr(value) if isinstance(value, bool | None) else value.name,
+)
+def test_which_engines_answer_on_the_route(engine: Engine, served: bool | None) -> None:
+    support = openai_route_support(engine.request_format, engine.stream_format)
+    assert support.served is served
+    assert (support.message is None) is (served is True)
+
+
+def test_a_vllm_endpoint_gets_no_warning(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    endpoint = _endpoint(stack, Engine.vllm())
+    assert endpoint.openai_base_url
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    assert [w for w in warnings if "OpenAI route" in str(w.entry.data)] == []
+
+
+def test_lmi_warns_that_streams_need_another_door(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    endpoint = _endpoint(stack, Engine.lmi())
+    endpoint.grant_openai(_caller(stack))
+    assert endpoint.openai_base_url  # a second use adds no second warning
+    annotations = Annotations.from_stack(stack)
+    warnings = annotations.find_warning("/Test/Endpoint", Match.string_like_regexp("OpenAI route"))
+    assert len(warnings) == 1
+    message = str(warnings[0].entry.data)
+    assert "[ack: constructs-llm:openai-route-stream]" in message
+    assert "JSON lines" in message and "Engine.vllm()" in message and "StreamingInvoker" in message
+
+
+def test_an_imported_endpoint_without_its_engine_warns_that_it_is_not_known(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    existing = LlmEndpoint.from_endpoint_name(stack, "Existing", "chat-qwen")
+    existing.grant_openai(_caller(stack))
+    Annotations.from_stack(stack).has_warning(
+        "/Test/Existing", Match.string_like_regexp("constructs-llm:openai-route-unknown")
+    )
+
+
+def test_a_generate_only_container_fails_naming_the_fix(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    engine = Engine.custom(image=IMAGE, stream_format="tgi", request_format="generate")
+    endpoint = _endpoint(stack, engine)
+    with pytest.raises(ConfigurationError, match=r"LlmEndpoint '.*Endpoint'.*generate") as error:
+        endpoint.grant_openai(_caller(stack))
+    assert "StreamingInvoker" in str(error.value) and "Engine.vllm()" in str(error.value)
+    with pytest.raises(ConfigurationError, match="RequestFormat.GENERATE"):
+        _ = endpoint.openai_base_url
+
+
+def test_a_component_is_checked_with_its_own_engine(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    chat = _component(stack, Engine.lmi())
+    assert chat.openai_base_url
+    Annotations.from_stack(stack).has_warning(
+        "/Test/Chat", Match.string_like_regexp("constructs-llm:openai-route-stream")
+    )
+    assert chat.request_format is RequestFormat.MESSAGES
