@@ -96,6 +96,13 @@ def test_every_warning_id_is_prefixed_and_in_the_docstring_table() -> None:
     assert all(i.startswith("constructs-llm:") for i in reporting.WARNINGS)
 
 
+def test_the_docs_list_every_warning_id() -> None:
+    page = (ROOT / "docs" / "synth-time-checks.md").read_text()
+    section = page.split("## Warnings", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `(constructs-llm:[a-z0-9-]+)` \|", section, re.MULTILINE)
+    assert sorted(listed) == sorted(reporting.WARNINGS)
+
+
 def test_warnings_are_raised_through_warn_only() -> None:
     # every literal id in the library is in the table, and only reporting.py annotates
     for path in PACKAGE.rglob("*.py"):
