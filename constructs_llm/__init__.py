@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "InferenceComponentEndpoint": "constructs_llm.hosting.components.endpoint",
     "InferenceComponent": "constructs_llm.hosting.components.inference_component",
     "AdapterComponent": "constructs_llm.hosting.components.adapter",
+    "CopyPlacement": "constructs_llm.hosting.components.copy_placement",
     "Variant": "constructs_llm.hosting.variant",
     "EndpointVariant": "constructs_llm.hosting.variant",
     "ToolCalling": "constructs_llm.engines.tools",
@@ -69,6 +70,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.hardware.instance_type import InstanceType as InstanceType
     from constructs_llm.hardware.placement import Placement as Placement
     from constructs_llm.hosting.components.adapter import AdapterComponent as AdapterComponent
+    from constructs_llm.hosting.components.copy_placement import CopyPlacement as CopyPlacement
     from constructs_llm.hosting.components.endpoint import (
         InferenceComponentEndpoint as InferenceComponentEndpoint,
     )

@@ -1,4 +1,4 @@
-"""Run it in production: Llama-3-8B on ml.g5.12xlarge behind an API-key invoker, with
+"""Run it in production: Llama-3-8B on vLLM, ml.g5.12xlarge, behind an API-key invoker, with
 
 - a canary rollout (10 % of the fleet for 10 minutes) rolled back by the endpoint's alarms;
 - the default alarms (errors, model errors, a 60 s p90 model latency, GPU memory, disk) and an
@@ -52,7 +52,7 @@ class ProductionStack(Stack):
             self,
             "Model",
             source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", token=hf_token),
-            engine=Engine.tgi(),
+            engine=Engine.vllm(),
             instance_type="ml.g5.12xlarge",
             max_input_tokens=2048,
             max_total_tokens=4096,

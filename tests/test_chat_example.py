@@ -280,6 +280,23 @@ def test_the_app_uses_api_keys_with_reserved_concurrency(template: dict[str, Any
     )
 
 
+def test_the_model_runs_on_the_vllm_dlc(template: dict[str, Any]) -> None:
+    # vLLM, not TGI (archived upstream), with vLLM's own batch limits
+    (model,) = _resources(template, "AWS::SageMaker::Model")
+    container = model["Properties"]["PrimaryContainer"]
+    env = {k: v for k, v in container["Environment"].items() if isinstance(v, str)}
+    assert env == {
+        "SM_VLLM_MODEL": "meta-llama/Meta-Llama-3-8B-Instruct",
+        "SM_VLLM_TENSOR_PARALLEL_SIZE": "1",
+        "SM_VLLM_MAX_MODEL_LEN": "4096",
+    }
+    assert set(container["Environment"]) - set(env) == {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}
+    assert "/vllm:" in json.dumps(container["Image"])
+    (config,) = _resources(template, "AWS::SageMaker::EndpointConfig")
+    (variant,) = config["Properties"]["ProductionVariants"]
+    assert variant["InferenceAmiVersion"].startswith("al2023-ami-sagemaker-inference-gpu-")
+
+
 def test_start_up_timeouts_the_readme_quotes(template: dict[str, Any]) -> None:
     (config,) = _resources(template, "AWS::SageMaker::EndpointConfig")
     (variant,) = config["Properties"]["ProductionVariants"]

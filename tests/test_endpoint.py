@@ -15,7 +15,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
-from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource
+from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource, Variant
+from constructs_llm.errors import ConfigurationError
 from constructs_llm.notes import notes_of
 
 
@@ -324,3 +325,109 @@ def test_a_new_model_replaces_model_and_config_but_updates_the_same_endpoint(
     )
     # Same instance type, same variant: the scalable target is untouched.
     assert target_before == target_after and old_target == new_target
+
+
+# -- 2026 options: enhanced metrics and capacity reservations --------------------------------
+
+RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:ml-reservation/g5-chat"
+
+
+def test_enhanced_metrics_and_publish_frequency_render_metrics_config(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    _endpoint(stack, enhanced_metrics=True, metric_publish_frequency=Duration.seconds(10))
+    config = next(
+        iter(Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values())
+    )
+    assert config["Properties"]["MetricsConfig"] == {
+        "EnableEnhancedMetrics": True,
+        "MetricPublishFrequencyInSeconds": 10,
+    }
+
+
+def test_a_frequency_alone_sets_only_the_frequency(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    _endpoint(stack, metric_publish_frequency=Duration.minutes(5))
+    config = next(
+        iter(Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values())
+    )
+    assert config["Properties"]["MetricsConfig"] == {"MetricPublishFrequencyInSeconds": 300}
+
+
+def test_by_default_nothing_new_is_rendered(scaled: tuple[LlmEndpoint, Template]) -> None:
+    _, template = scaled
+    (config,) = template.find_resources("AWS::SageMaker::EndpointConfig").values()
+    assert "MetricsConfig" not in config["Properties"]
+    assert "CapacityReservationConfig" not in _variant(template)
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        (
+            {"enhanced_metrics": "true"},
+            r"enhanced_metrics must be True or False, got str 'true'; pass the bool True",
+        ),
+        (
+            {"metric_publish_frequency": Duration.seconds(45)},
+            r"metric_publish_frequency must be 10, 30, 60, 120, 180, 240 or 300 seconds, got 45 s; use Duration\.seconds\(30\)",
+        ),
+        ({"metric_publish_frequency": 60}, r"got int 60; use Duration\.seconds\(60\)"),
+        (
+            {"capacity_reservation": "g5-chat"},
+            r"capacity_reservation must be an ML capacity reservation ARN, got 'g5-chat'; pass the ML capacity reservation's ARN",
+        ),
+        ({"capacity_reservation": 42}, r"capacity_reservation must be an ARN string, got int 42"),
+    ],
+)
+def test_bad_metrics_and_reservation_settings_name_the_value(
+    new_stack: Callable[..., Stack], props: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        _endpoint(new_stack(), **props)
+
+
+def test_a_capacity_reservation_launches_only_into_it(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    _endpoint(stack, capacity_reservation=RESERVATION)
+    assert _variant(Template.from_stack(stack))["CapacityReservationConfig"] == {
+        "CapacityReservationPreference": "capacity-reservations-only",
+        "MlReservationArn": RESERVATION,
+    }
+
+
+def test_each_variant_takes_its_own_reservation(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+        engine=Engine.vllm(),
+        instance_type="ml.g5.2xlarge",
+    )
+    LlmEndpoint(
+        stack,
+        "Endpoint",
+        variants=[
+            Variant(model=model, name="reserved", capacity_reservation=RESERVATION),
+            Variant(model=model, name="on-demand", instance_type="ml.g5.4xlarge"),
+        ],
+    )
+    (config,) = Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values()
+    reserved, on_demand = config["Properties"]["ProductionVariants"]
+    assert reserved["CapacityReservationConfig"]["MlReservationArn"] == RESERVATION
+    assert "CapacityReservationConfig" not in on_demand
+    # the endpoint-wide argument belongs on each Variant once there are several
+    with pytest.raises(ConfigurationError, match=r"capacity_reservation= applies to one variant"):
+        LlmEndpoint(
+            stack,
+            "Other",
+            variants=[Variant(model=model)],
+            capacity_reservation=RESERVATION,
+        )
+    with pytest.raises(
+        ConfigurationError,
+        match=r"variants\[0\]: capacity_reservation must be an ML capacity reservation ARN, got 'nope'",
+    ):
+        LlmEndpoint(stack, "Bad", variants=[Variant(model=model, capacity_reservation="nope")])

@@ -64,7 +64,9 @@ def test_phi3_lmi_vllm_rolling_batch_on_g5_4xlarge() -> None:
         "OPTION_ASYNC_MODE": "true",
         "OPTION_ENTRYPOINT": "djl_python.lmi_vllm.vllm_async_service",
         "OPTION_TENSOR_PARALLEL_DEGREE": "1",
-        "OPTION_MAX_ROLLING_BATCH_SIZE": "8",  # the plan fits 8 full 4096-token sequences
+        # vLLM's own cap on an A10G; vLLM admits below it by free KV blocks (the plan fits 8
+        # full 4,096-token sequences but 23 typical chat requests)
+        "OPTION_MAX_ROLLING_BATCH_SIZE": "256",
         "OPTION_MAX_MODEL_LEN": "4096",
         "SERVING_FAIL_FAST": "true",
     }
@@ -256,18 +258,75 @@ def test_custom_engine_uses_the_stated_contract() -> None:
     assert any("set them in env" in w for w in engine.warnings(ctx, {}))
 
 
+def test_only_tgi_states_an_upstream_status() -> None:
+    (status,) = Engine.tgi().notes
+    assert status.startswith("Engine.tgi(): TGI is archived upstream")
+    for engine in (
+        Engine.vllm(),
+        Engine.lmi(),
+        Engine.sglang(),
+        Engine.tgi_neuronx(),
+    ):
+        assert engine.notes == ()
+    assert "archived" in (Engine.tgi.__doc__ or "")
+
+
 # -- plan-fed defaults ----------------------------------------------------------------------
 
 
 def test_batch_defaults_come_from_the_plan_only_with_a_token_limit() -> None:
-    tgi, lmi = Engine.tgi(), Engine.lmi()
+    tgi, trtllm = Engine.tgi(), Engine.lmi(backend="trtllm")
     no_limit = context(tgi, "ml.g5.12xlarge", "meta-llama/Llama-2-13b-chat-hf")
     assert "MAX_BATCH_TOTAL_TOKENS" not in tgi.derive_env(no_limit)
-    assert "OPTION_MAX_ROLLING_BATCH_SIZE" not in lmi.derive_env(
-        context(lmi, "ml.g5.12xlarge", "meta-llama/Llama-2-13b-chat-hf")
+    assert "OPTION_MAX_ROLLING_BATCH_SIZE" not in trtllm.derive_env(
+        context(trtllm, "ml.g5.12xlarge", "meta-llama/Llama-2-13b-chat-hf")
     )
-    big = context(lmi, "ml.g5.48xlarge", "microsoft/Phi-3-mini-4k-instruct", max_total_tokens=512)
-    assert lmi.derive_env(big)["OPTION_MAX_ROLLING_BATCH_SIZE"] == "256"  # LMI's default caps it
+    big = context(
+        trtllm, "ml.g5.48xlarge", "microsoft/Phi-3-mini-4k-instruct", max_total_tokens=512
+    )
+    assert trtllm.derive_env(big)["OPTION_MAX_ROLLING_BATCH_SIZE"] == "256"  # LMI's caps it
+
+
+@pytest.mark.parametrize(
+    ("instance", "seqs"),
+    [
+        ("ml.g5.4xlarge", "256"),  # A10G, 22 GiB
+        ("ml.g6e.12xlarge", "256"),  # L40S, 45 GiB
+        ("ml.p4de.24xlarge", "256"),  # A100 80 GiB: vLLM keeps 256 on A100s
+        ("ml.p5.48xlarge", "1024"),  # H100 80 GiB
+        ("ml.p5e.48xlarge", "1024"),  # H200
+        ("ml.g9x.2xlarge", "256"),  # a family the catalog does not know: vLLM's fallback
+    ],
+)
+def test_lmi_vllm_caps_sequences_as_vllm_serve_does(instance: str, seqs: str) -> None:
+    # With or without a token limit: vLLM admits by free KV blocks below this cap, so the cap
+    # is vLLM's own, not one sized for full-length sequences nor LMI's async-mode default 32.
+    lmi = Engine.lmi()
+    for limit in (None, 4096):
+        ctx = context(lmi, instance, "microsoft/Phi-3-mini-4k-instruct", max_total_tokens=limit)
+        assert lmi.derive_env(ctx)["OPTION_MAX_ROLLING_BATCH_SIZE"] == seqs
+
+
+def test_lmi_vllm_cap_stays_within_the_prefill_tokens() -> None:
+    # vLLM refuses max_num_batched_tokens < max_num_seqs, and bounds its own default by it.
+    lmi = Engine.lmi(max_rolling_batch_prefill_tokens=128)
+    ctx = context(lmi, "ml.g5.4xlarge", "microsoft/Phi-3-mini-4k-instruct", max_total_tokens=4096)
+    env = lmi.derive_env(ctx)
+    assert env["OPTION_MAX_ROLLING_BATCH_SIZE"] == "128"
+    assert lmi.validate(ctx, {}) == []
+    assert "OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS=100 is below OPTION_MAX_ROLLING_BATCH_SIZE" in (
+        problems(lmi, ctx, {"OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS": "100"})
+    )
+
+
+def test_trtllm_caps_sequences_at_the_full_length_the_plan_fits() -> None:
+    # TensorRT-LLM builds its engine for max_batch_size and reserves each request's full length.
+    trtllm = Engine.lmi(backend="trtllm")
+    ctx = context(
+        trtllm, "ml.g5.4xlarge", "microsoft/Phi-3-mini-4k-instruct", max_total_tokens=4096
+    )
+    assert ctx.plan is not None and ctx.plan.max_concurrent_sequences == 8
+    assert trtllm.derive_env(ctx)["OPTION_MAX_ROLLING_BATCH_SIZE"] == "8"
 
 
 def test_user_settings_win_over_plan_defaults() -> None:

@@ -165,22 +165,32 @@ def test_every_warning_in_the_examples_is_acknowledged(tmp_path: Path) -> None:
 
 def test_synth_prints_one_note_line_per_endpoint_and_nothing_else(cloud_assembly: Path) -> None:
     """No INFO blocks with JavaScript locations, no Node banner: one line per endpoint or
-    component (memory plan and Service Quotas), printed once by the library on standard error
-    (app.py prints nothing), then the CLI's own two lines."""
+    component (memory plan and Service Quotas), one per TGI model (TGI's upstream status),
+    printed once by the library on standard error (app.py prints nothing), then the CLI's own
+    two lines."""
     stdout = (cloud_assembly.parent / "cli-stdout.txt").read_text()
     stderr = (cloud_assembly.parent / "cli-stderr.txt").read_text()
     output = stdout + stderr
     assert "[Info at" not in output and "end-of-life" not in output
-    notes = [line for line in stderr.splitlines() if "Memory plan" in line or "Quotas" in line]
+    kinds = ("Memory plan", "Quotas", ": Engine.tgi(): TGI is archived upstream")
+    notes = [line for line in stderr.splitlines() if any(kind in line for kind in kinds)]
     annotated = {  # every construct with notes, from the cloud assembly
         path.lstrip("/")
         for metadata in cloud_assembly.glob("*.metadata.json")
         for path, entries in json.loads(metadata.read_text()).items()
         if any(entry["type"] == "constructs-llm:note" for entry in entries)
     }
-    assert len(notes) == len(annotated) == 17, output  # one line per endpoint or component
+    assert len(notes) == len(annotated) == 22, output  # 17 endpoints or components, 5 TGI models
     assert {line.split(": ", 1)[0] for line in notes} == annotated  # each printed once
-    assert not [line for line in stdout.splitlines() if "Memory plan" in line or "Quotas" in line]
+    assert not [line for line in stdout.splitlines() if any(kind in line for kind in kinds)]
+    tgi = sorted(line.split(": ", 1)[0] for line in notes if kinds[2] in line)
+    assert tgi == [
+        "FrontDoors/Model",
+        "Llama2Tgi/Model",
+        "Llama3Components/Model",
+        "SharedEndpoint/ChatModel",
+        "SharedEndpoint/QwenModel",
+    ]
     assert "Phi3Lmi/Endpoint: Memory plan: microsoft/Phi-3-mini-4k-instruct" in output
     assert "SharedEndpoint/Endpoint: Service Quotas: 'ml.g5.12xlarge" in output
     others = set(output.splitlines()) - set(notes) - {""}

@@ -9,13 +9,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
-from aws_cdk import App, CfnElement, Stack
+from aws_cdk import App, CfnElement, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match, Template
 
 from constructs_llm import (
     Autoscaling,
     ContainerImage,
+    CopyPlacement,
     Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
@@ -588,3 +589,126 @@ def test_endpoint_role_may_read_s3_weights_of_its_components(new_stack: Any) -> 
     )
     dumped = json.dumps(endpoint_policy)
     assert "s3:GetObject" in dumped and "llama3/*" in dumped
+
+
+# -- 2026 options: enhanced metrics, reservations, data caching, copy placement ---------------
+
+RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:ml-reservation/g5-fleet"
+
+
+def _spec(stack: Stack) -> dict[str, Any]:
+    (component,) = (
+        Template.from_stack(stack).find_resources("AWS::SageMaker::InferenceComponent").values()
+    )
+    spec: dict[str, Any] = component["Properties"]["Specification"]
+    return spec
+
+
+def test_by_default_no_new_option_is_rendered(shared: Shared) -> None:
+    config = next(iter(shared.template.find_resources("AWS::SageMaker::EndpointConfig").values()))
+    assert "MetricsConfig" not in config["Properties"]
+    (variant,) = config["Properties"]["ProductionVariants"]
+    assert "CapacityReservationConfig" not in variant
+    for component in shared.template.find_resources("AWS::SageMaker::InferenceComponent").values():
+        spec = component["Properties"]["Specification"]
+        assert "DataCacheConfig" not in spec and "SchedulingConfig" not in spec
+
+
+def test_the_endpoint_renders_enhanced_metrics_and_a_reservation(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    _component(
+        stack,
+        {
+            "enhanced_metrics": True,
+            "metric_publish_frequency": Duration.seconds(30),
+            "capacity_reservation": RESERVATION,
+        },
+    )
+    (config,) = Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values()
+    assert config["Properties"]["MetricsConfig"] == {
+        "EnableEnhancedMetrics": True,
+        "MetricPublishFrequencyInSeconds": 30,
+    }
+    (variant,) = config["Properties"]["ProductionVariants"]
+    assert variant["CapacityReservationConfig"] == {
+        "CapacityReservationPreference": "capacity-reservations-only",
+        "MlReservationArn": RESERVATION,
+    }
+
+
+def test_a_component_caches_its_data_and_places_its_copies(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    _component(stack, {}, data_cache=True, copy_placement=CopyPlacement.spread(max_az_imbalance=1))
+    spec = _spec(stack)
+    assert spec["DataCacheConfig"] == {"EnableCaching": True}
+    assert spec["SchedulingConfig"] == {
+        "PlacementStrategy": "SPREAD",
+        "AvailabilityZoneBalance": {"EnforcementMode": "PERMISSIVE", "MaxImbalance": 1},
+    }
+
+
+def test_binpack_keeps_sagemaker_s_zone_balance(new_stack: Callable[..., Stack]) -> None:
+    # CloudFormation requires the zone balance with the strategy; its imbalance stays SageMaker's
+    stack = new_stack()
+    _component(stack, {}, data_cache=False, copy_placement=CopyPlacement.binpack())
+    spec = _spec(stack)
+    assert spec["DataCacheConfig"] == {"EnableCaching": False}
+    assert spec["SchedulingConfig"] == {
+        "PlacementStrategy": "BINPACK",
+        "AvailabilityZoneBalance": {"EnforcementMode": "PERMISSIVE"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "props", "message"),
+    [
+        ({}, {"data_cache": "yes"}, r"data_cache must be True, False or None, got str 'yes'"),
+        ({}, {"data_cache": "True"}, r"got str 'True'; pass the bool True, not a string"),
+        (
+            {},
+            {"copy_placement": "SPREAD"},
+            r"copy_placement must be a CopyPlacement, got str 'SPREAD'; use CopyPlacement\.spread\(\)",
+        ),
+        (
+            {"metric_publish_frequency": Duration.seconds(90)},
+            {},
+            r"metric_publish_frequency must be 10, 30, 60, 120, 180, 240 or 300 seconds, got 90 s; use Duration\.seconds\(60\)",
+        ),
+        ({"enhanced_metrics": 1}, {}, r"enhanced_metrics must be True or False, got int 1"),
+        (
+            {
+                "capacity_reservation": "arn:aws:ec2:us-east-1:123456789012:capacity-reservation/cr-1"
+            },
+            {},
+            r"capacity_reservation must be an ML capacity reservation ARN, got 'arn:aws:ec2:",
+        ),
+    ],
+)
+def test_bad_options_name_the_value_and_the_fix(
+    new_stack: Callable[..., Stack], endpoint: dict[str, Any], props: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        _component(new_stack(), endpoint, **props)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: CopyPlacement.spread(max_az_imbalance=101), r"from 0 to 100, got 101"),
+        (lambda: CopyPlacement.binpack(max_az_imbalance=-1), r"from 0 to 100, got -1"),
+        (lambda: CopyPlacement.spread(max_az_imbalance=1.5), r"got 1\.5"),  # type: ignore[arg-type]
+        (
+            lambda: CopyPlacement(strategy="PACK"),  # type: ignore[arg-type]
+            r"strategy must be 'SPREAD' or 'BINPACK', got 'PACK'",
+        ),
+    ],
+)
+def test_a_bad_copy_placement_names_the_value(
+    build: Callable[[], CopyPlacement], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=rf"CopyPlacement: .*{message}"):
+        build()

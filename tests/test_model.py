@@ -17,6 +17,7 @@ from aws_cdk.assertions import Match, Template
 
 from constructs_llm import Engine, LlmModel, ModelSource, Placement
 from constructs_llm.errors import ConfigurationError
+from constructs_llm.notes import notes_of
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
 
@@ -236,3 +237,19 @@ def test_reading_the_model_s_resource_creates_nothing(new_stack: Callable[..., S
     with pytest.raises(ConfigurationError, match=r"reading a property creates none"):
         _ = model.model_name
     Template.from_stack(stack).resource_count_is("AWS::SageMaker::Model", 0)
+
+
+def test_a_tgi_model_notes_tgi_s_upstream_status_once(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN a TGI model bound to two placements, and a vLLM model
+    stack = new_stack()
+    tgi = _model(stack)
+    tgi.bind()
+    tgi.bind(Placement("ml.g5.12xlarge"))
+    vllm = LlmModel(stack, "Vllm", source=ModelSource.hugging_face(LLAMA3), engine=Engine.vllm())
+    # THEN the TGI model says once that TGI is archived and what to use instead
+    (note,) = [n for n in notes_of(tgi) if "TGI" in n]
+    assert "archived" in note and "2026-03-21" in note and "3.3.6" in note
+    assert "Engine.vllm() or Engine.lmi()" in note
+    assert not [n for n in notes_of(tgi.resource) if "TGI" in n]  # on the model, not per Model
+    # AND a model on another engine says nothing of the kind
+    assert notes_of(vllm) == []

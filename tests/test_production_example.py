@@ -26,6 +26,22 @@ def _one(template: Template, kind: str) -> dict[str, Any]:
     return props
 
 
+def test_the_model_runs_on_the_vllm_dlc_over_all_four_gpus(template: Template) -> None:
+    # vLLM, not TGI (archived upstream): vLLM's own batch limits, which admit by free KV blocks
+    container = _one(template, "AWS::SageMaker::Model")["PrimaryContainer"]
+    env = dict(container["Environment"])
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):  # Secrets Manager references
+        assert "{{resolve:secretsmanager:" in json.dumps(env.pop(name))
+    assert env == {
+        "SM_VLLM_MODEL": "meta-llama/Meta-Llama-3-8B-Instruct",
+        "SM_VLLM_TENSOR_PARALLEL_SIZE": "4",
+        "SM_VLLM_MAX_MODEL_LEN": "4096",
+    }
+    assert "/vllm:" in json.dumps(container["Image"])
+    (variant,) = _one(template, "AWS::SageMaker::EndpointConfig")["ProductionVariants"]
+    assert variant["InferenceAmiVersion"].startswith("al2023-ami-sagemaker-inference-gpu-")
+
+
 def test_updates_roll_out_as_a_canary_rolled_back_by_the_alarms(template: Template) -> None:
     config = _one(template, "AWS::SageMaker::Endpoint")["DeploymentConfig"]
     routing = config["BlueGreenUpdatePolicy"]["TrafficRoutingConfiguration"]

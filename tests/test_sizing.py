@@ -54,6 +54,28 @@ def test_phi3_plan_on_one_a10g() -> None:
     # 22888 MiB x 0.9 - 1 GiB - 7.12 GiB of weights
     assert plan.kv_budget_gib == pytest.approx(22888 / 1024 * 0.9 - 1 - 7.115, abs=0.01)
     assert plan.max_concurrent_sequences == 8  # 4 x 4096 tokens (the seed's batch) fit twice
+    # AND 23 typical chat requests (1,412 tokens, prompt + reply) fit at once
+    assert (plan.typical_request_tokens, plan.typical_concurrent_sequences) == (1412, 23)
+    assert plan.typical_concurrent_sequences == plan.max_batch_total_tokens // 1412
+
+
+def test_typical_request_is_the_median_of_the_benchmark_s_trace() -> None:
+    # The note's typical length and the benchmark's request lengths come from one trace.
+    from constructs_llm.sizing.memory import TYPICAL_REQUEST_TOKENS
+    from tests.conftest import ROOT
+
+    trace = json.loads((ROOT / "bench" / "data" / "azure_llm_conversation_2023.json").read_text())
+    assert trace["median"] == {"prompt": 1020, "reply": 129, "total": TYPICAL_REQUEST_TOKENS}
+    assert sum(cell[4] for cell in trace["cells"]) == trace["requests"] == 19366
+    assert "AzureLLMInferenceTrace_conv.csv" in trace["_source"]
+
+
+def test_typical_request_is_never_longer_than_the_token_limit() -> None:
+    plan = plan_memory(
+        arch("microsoft/Phi-3-mini-4k-instruct"), instance="ml.g5.4xlarge", max_total_tokens=1024
+    )
+    assert plan.typical_request_tokens == 1024
+    assert plan.typical_concurrent_sequences == plan.max_concurrent_sequences == 32
 
 
 def test_seed_formula_overstates_gqa_models_by_heads_over_kv_heads() -> None:
@@ -210,6 +232,7 @@ def test_summary_is_one_line_with_the_key_figures() -> None:
         "KV budget 12.0 GiB",
         "384 KiB per token",
         "8 concurrent 4,096-token",
+        "(23 at a typical 1,412-token chat request)",
     ):
         assert part in summary
     assert isinstance(plan, MemoryPlan)

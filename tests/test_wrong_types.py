@@ -24,6 +24,7 @@ from constructs_llm import (
     Alarms,
     Autoscaling,
     ContainerImage,
+    CopyPlacement,
     Deployment,
     Engine,
     ImportedEndpoint,
@@ -246,6 +247,10 @@ def _instance_type(s: Stack, kw: dict[str, Any]) -> object:
     return InstanceType(**{"name": G5, **kw})
 
 
+def _copy_placement(s: Stack, kw: dict[str, Any]) -> object:
+    return CopyPlacement(**{"strategy": "SPREAD", **kw})
+
+
 def _placement(s: Stack, kw: dict[str, Any]) -> object:
     return Placement(**{"instance_type": G5, **kw})
 
@@ -333,6 +338,9 @@ WRONG_TYPES = [
             "deployment": "canary",
             "alarms": "yes",
             "provision_timeout": 300,
+            "enhanced_metrics": "true",
+            "metric_publish_frequency": 60,
+            "capacity_reservation": 5,
         },
     ),
     _case("endpoint", "instance_type", ["ml.g5.2xlarge", 5], _endpoint),
@@ -370,6 +378,9 @@ WRONG_TYPES = [
             "volume_size": "100GiB",
             "kms_key": KEY_ARN,
             "provision_timeout": "5m",
+            "enhanced_metrics": 1,
+            "metric_publish_frequency": "60s",
+            "capacity_reservation": ["my-reservation"],
         },
     ),
     _case("ic-endpoint", "instance_type", ["ml.g5.12xlarge", 5], _ic_endpoint),
@@ -391,6 +402,8 @@ WRONG_TYPES = [
             "served_model_name": 5,
             "deployment": "rolling",
             "alarms": "yes",
+            "data_cache": "yes",
+            "copy_placement": "SPREAD",
         },
     ),
     _case("ic", "grantee", ROLE_ARN, _grant_invoke(lambda s: _component(s, {}))),
@@ -553,6 +566,7 @@ WRONG_TYPES = [
             "download_timeout": 900,
             "volume_size": 100,
             "provision_timeout": 600,
+            "capacity_reservation": 5,
         },
     ),
     _case("variant", "instance_type", [5], _variant),
@@ -656,6 +670,20 @@ WRONG_TYPES = [
             "tool_calls": "yes",
         },
     ),
+    # CopyPlacement
+    *_cases("copy-placement", _copy_placement, {"strategy": 5, "max_az_imbalance": "2"}),
+    _case(
+        "copy-placement-spread",
+        "max_az_imbalance",
+        2.0,
+        lambda s, kw: CopyPlacement.spread(**kw),
+    ),
+    _case(
+        "copy-placement-binpack",
+        "max_az_imbalance",
+        "1",
+        lambda s, kw: CopyPlacement.binpack(**kw),
+    ),
     # InstanceType, Placement, ModelArchitecture
     _case("instance-type", "name", 5, _instance_type, names="Instance type"),
     _case("instance-type", "allow_unknown_size", "yes", _instance_type),
@@ -730,6 +758,9 @@ SIGNATURES: dict[str, Callable[..., object]] = {
     "engine-custom": Engine.custom,
     "instance-type": InstanceType,
     "placement": Placement,
+    "copy-placement": CopyPlacement,
+    "copy-placement-spread": CopyPlacement.spread,
+    "copy-placement-binpack": CopyPlacement.binpack,
     "architecture": ModelArchitecture,
     "model-grant-read": LlmModel.grant_read,
     "endpoint-metric": LlmEndpoint.metric,

@@ -29,6 +29,7 @@ __all__ = [
     "planner_dtype",
     "present",
     "put",
+    "vllm_default_max_num_seqs",
     "vllm_full_context_problem",
 ]
 
@@ -165,8 +166,35 @@ def _vllm_full_context(model: str, context: int, instance: str, fits: int) -> st
     )
 
 
+#: vLLM's sequence cap on GPUs with at least this much memory that are not A100s.
+_VLLM_LARGE_GPU_GIB = 70
+
+
+def vllm_default_max_num_seqs(instance: InstanceType) -> int:
+    """The ``max_num_seqs`` vLLM itself picks for a server on ``instance``'s GPUs: 1024 on
+    GPUs with at least 70 GiB that are not A100s (H100, H200, B200, RTX PRO 6000), else 256;
+    256 too when the GPU is unknown, as vLLM does when it cannot query the device
+    (``EngineArgs.get_batch_defaults``, ``vllm/engine/arg_utils.py`` in vllm-project/vllm at
+    99d7eb5d).
+
+    vLLM's scheduler admits a waiting request only while free KV-cache blocks hold its next
+    tokens, and preempts the newest running request when the running ones need more blocks
+    than are free (``Scheduler.schedule``, ``vllm/v1/core/sched/scheduler.py``); the cap only
+    bounds that admission, so chat requests far shorter than ``max_total_tokens`` share the
+    cache (vLLM's tuning guide suggests lowering it only when preemptions are frequent:
+    docs.vllm.ai/en/stable/configuration/optimization/, "Preemption").
+    """
+    memory = instance.accelerator_memory_gib or 0
+    model = (instance.accelerator_model or "").lower()
+    return 1024 if memory >= _VLLM_LARGE_GPU_GIB and "a100" not in model else 256
+
+
 def planned_batch(ctx: EngineContext, default: int | None, *, cap: int | None = None) -> int | None:
-    """Concurrent full-length sequences the plan fits, capped by the engine default."""
+    """Concurrent full-length sequences the plan fits, capped by the engine default: the batch
+    size of engines that allocate for the whole batch at its full length (TensorRT-LLM's
+    engine shapes and its default ``GUARANTEED_NO_EVICT`` scheduler, Neuron's compiled
+    ``batch_size x sequence_length``). Paged engines (vLLM, SGLang, TGI) admit by free KV
+    blocks instead and must not get this cap."""
     plan = ctx.plan
     limit = cap or default
     if plan is None or ctx.max_total_tokens is None or plan.max_concurrent_sequences < 1:

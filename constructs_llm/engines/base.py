@@ -61,6 +61,12 @@ class ServingEngine(abc.ABC):
         """Quantization or dtype the weights load in (memory sizing); None = the model's."""
         return None
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """One-line facts a reviewer should see at synth (each model with this engine records
+        them as synth notes). @default none"""
+        return ()
+
     @abc.abstractmethod
     def image_for(self, instance: InstanceType) -> ContainerImage:
         """The image to run on ``instance``: the user's, else the default DLC."""

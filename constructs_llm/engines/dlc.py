@@ -101,8 +101,11 @@ class VllmEngine(_FlagEngine):
 
     :param image: @default the newest vLLM DLC the library knows
     :param tensor_parallel_size: @default every GPU the copy gets
-    :param max_num_seqs: @default vLLM's
-    :param max_num_batched_tokens: @default vLLM's
+    :param max_num_seqs: @default vLLM's: 256, or 1024 on GPUs with 70 GiB or more that are
+        not A100s (``EngineArgs.get_batch_defaults``, ``vllm/engine/arg_utils.py``); vLLM
+        admits requests below it while free KV-cache blocks hold them, so it is left to vLLM
+        rather than sized for full-length sequences
+    :param max_num_batched_tokens: @default vLLM's (2048 per step, 8192 on the larger GPUs)
     :param gpu_memory_utilization: @default vLLM's 0.9
     :param dtype: fp16, bf16 or fp32. @default the checkpoint's
     :param quantization: @default detected from the checkpoint
@@ -178,7 +181,10 @@ class SglangEngine(_FlagEngine):
 
     :param image: @default the newest SGLang DLC the library knows
     :param tp_size: @default every GPU the copy gets
-    :param max_running_requests: @default SGLang's
+    :param max_running_requests: @default SGLang's: half the tokens its KV pool holds,
+        capped by its request pool (``max_total_num_tokens // 2``,
+        ``python/sglang/srt/managers/tp_worker.py`` in sgl-project/sglang); its scheduler
+        admits by free KV tokens below that
     :param mem_fraction_static: @default SGLang's
     :param dtype: fp16, bf16 or fp32. @default the checkpoint's
     :param quantization: @default detected from the checkpoint

@@ -72,7 +72,7 @@ class Engine:
     :class:`~constructs_llm.engines.base.ServingEngine` with ``Engine(implementation)``.
 
     Every engine exposes ``name``, ``accelerator`` ("nvidia", "neuron" or None = any),
-    ``stream_format``, ``request_format``, ``token_env_names``, ``weight_dtype``, and
+    ``stream_format``, ``request_format``, ``token_env_names``, ``weight_dtype``, ``notes``, and
     :meth:`image_for`, :meth:`derive_env`, :meth:`validate`, :meth:`warnings`,
     :meth:`tool_calling`.
     """
@@ -134,6 +134,12 @@ class Engine:
     def weight_dtype(self) -> str | None:
         """Quantization or dtype the weights load in (memory sizing); None = the model's."""
         return self.implementation.weight_dtype
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """One-line facts a reviewer should see at synth, such as an engine's upstream status;
+        each ``LlmModel`` with this engine records them as synth notes."""
+        return self.implementation.notes
 
     def image_for(self, instance: InstanceType) -> ContainerImage:
         """The image to run on ``instance``: the user's, else the default DLC."""

@@ -14,6 +14,7 @@ from constructs_llm.engines._support import (
     planned_batch,
     present,
     put,
+    vllm_default_max_num_seqs,
     vllm_full_context_problem,
 )
 from constructs_llm.engines.context import EngineContext, EnvRule
@@ -36,7 +37,7 @@ LmiBackend = Literal["vllm", "trtllm"]
 # djl_python/lmi_vllm/vllm_async_service.py @ d21927c4; LMI serves tools "through the vLLM
 # backend only" (serving/docs/lmi/user_guides/tool_calling.md).
 _LMI_TOOL_KEYS = ("OPTION_ENABLE_AUTO_TOOL_CHOICE", "OPTION_TOOL_CALL_PARSER")
-_LMI_DEFAULT_BATCH = 256  # OPTION_MAX_ROLLING_BATCH_SIZE default for vllm and trtllm
+_LMI_DEFAULT_BATCH = 256  # OPTION_MAX_ROLLING_BATCH_SIZE default for trtllm
 _TRT_DEFAULT_INPUT_LEN = 1024  # option.max_input_len default of the TRT-LLM image
 
 # LMI's async vLLM handler (explicit, so images from v15 on behave alike; default from v17).
@@ -57,7 +58,23 @@ class LmiEngine(GpuEngine):
     0.33.0). ``lmi-dist`` and ``scheduler`` were removed in LMI v15 (0.33.0); use
     ``"vllm"``. With vLLM, continuous batching is vLLM's own scheduler in LMI's async mode:
     ``OPTION_ROLLING_BATCH=disable`` only turns off LMI's older rolling-batch wrapper, and
-    ``max_rolling_batch_size`` still caps the sequences vLLM runs at once.
+    ``max_rolling_batch_size`` still caps the sequences vLLM runs at once (it becomes vLLM's
+    ``max_num_seqs``: ``generate_vllm_engine_arg_dict`` in LMI's
+    ``djl_python/properties_manager/vllm_rb_properties.py``).
+
+    Batch limits follow how each backend uses memory. vLLM pages the KV cache: it admits a
+    request while free blocks hold its next tokens and preempts the newest one when the
+    running requests outgrow the cache, so a cap sized for full-length sequences leaves the
+    cache mostly idle with chat requests, far shorter than the limit (see
+    ``TYPICAL_REQUEST_TOKENS`` in ``sizing/memory.py``).
+    The vLLM backend therefore gets vLLM's own server cap, not LMI's async-mode default of
+    32 (``LmiConfigRecommender.setRollingBatchSize`` gives 256 only to
+    ``rolling_batch=vllm``, and async mode runs with ``rolling_batch=disable``;
+    ``Properties.max_rolling_batch_size`` defaults to 32). TensorRT-LLM builds its engine for
+    ``max_batch_size`` and its default ``GUARANTEED_NO_EVICT`` scheduler reserves each
+    request's full length (nvidia.github.io/TensorRT-LLM, "Useful Runtime Options",
+    "Capacity Scheduler Policy"), so there the cap stays the full-length sequences the
+    memory plan fits.
 
     Both accept the OpenAI messages schema on ``/invocations`` (TensorRT-LLM through LMI's
     rolling-batch input parser) and stream chat chunks as JSON lines, so requests are
@@ -68,7 +85,10 @@ class LmiEngine(GpuEngine):
     :param image: @default the newest LMI DLC the library knows for the backend
     :param tensor_parallel_degree: ``OPTION_TENSOR_PARALLEL_DEGREE``. @default every GPU
         the copy gets
-    :param max_rolling_batch_size: ``OPTION_MAX_ROLLING_BATCH_SIZE``. @default 256 (LMI's),
+    :param max_rolling_batch_size: ``OPTION_MAX_ROLLING_BATCH_SIZE``. @default with vLLM,
+        vLLM's own ``max_num_seqs`` for the GPU (256; 1024 on GPUs with 70 GiB or more that
+        are not A100s), no more than ``max_rolling_batch_prefill_tokens``, as vLLM itself
+        bounds it; vLLM admits by free KV blocks below it. With TensorRT-LLM, 256 (LMI's)
         lowered to the full-length sequences the memory plan fits when it is known
     :param max_rolling_batch_prefill_tokens: ``OPTION_MAX_ROLLING_BATCH_PREFILL_TOKENS``
         (vLLM ``max_num_batched_tokens``; ``OPTION_MAX_NUM_TOKENS`` for TensorRT-LLM).
@@ -142,11 +162,7 @@ class LmiEngine(GpuEngine):
         env["OPTION_TENSOR_PARALLEL_DEGREE"] = str(
             self.tensor_parallel_degree or ctx.devices or "max"
         )
-        put(
-            env,
-            "OPTION_MAX_ROLLING_BATCH_SIZE",
-            self.max_rolling_batch_size or planned_batch(ctx, None, cap=_LMI_DEFAULT_BATCH),
-        )
+        put(env, "OPTION_MAX_ROLLING_BATCH_SIZE", self.max_rolling_batch_size or self._batch(ctx))
         if self.backend == "vllm":
             put(
                 env,
@@ -172,6 +188,17 @@ class LmiEngine(GpuEngine):
             env["OPTION_TRUST_REMOTE_CODE"] = "true"
         env["SERVING_FAIL_FAST"] = "true"  # exit on a failed load so SageMaker sees it at once
         return env
+
+    def _batch(self, ctx: EngineContext) -> int | None:
+        """The sequence cap the backend intends: vLLM's own (admission by free KV blocks),
+        bounded by the prefill tokens as vLLM bounds its default (``max_num_seqs =
+        min(default, max_num_batched_tokens)``, ``vllm/engine/arg_utils.py``); for
+        TensorRT-LLM, the full-length sequences the plan fits."""
+        if self.backend != "vllm":
+            return planned_batch(ctx, None, cap=_LMI_DEFAULT_BATCH)
+        seqs = vllm_default_max_num_seqs(ctx.instance)
+        prefill = self.max_rolling_batch_prefill_tokens
+        return min(seqs, prefill) if prefill else seqs
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
         rules = {

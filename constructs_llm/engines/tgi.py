@@ -22,7 +22,7 @@ from constructs_llm.engines.tools import ToolCalling, tools_off, tools_turned_of
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 
-__all__ = ["TgiEngine", "TgiNeuronxEngine"]
+__all__ = ["UPSTREAM_STATUS", "TgiEngine", "TgiNeuronxEngine"]
 
 _TGI_QUANTIZE = (
     "awq",
@@ -42,6 +42,12 @@ _TGI_DTYPES = ("fp16", "bf16")
 # TGI's launcher reads DISABLE_GRAMMAR_SUPPORT as a clap bool flag; these values leave it off.
 _FALSE_VALUES = frozenset({"", "0", "false", "no", "off", "n", "f"})
 _NEURON_DEFAULT_BATCH = 4  # matches the batch sizes of the public Neuron compilation cache
+#: The synth note of every model served with ``Engine.tgi()``.
+UPSTREAM_STATUS = (
+    "Engine.tgi(): TGI is archived upstream (maintenance mode from 2025-12-11, repository "
+    "archived 2026-03-21, last SageMaker DLC 3.3.6) and gets no fixes; serve new models with "
+    "Engine.vllm() or Engine.lmi()"
+)
 _TGI_BATCH_TOKENS_STEP = 256  # round the planned batch tokens down to a block multiple
 
 
@@ -52,8 +58,13 @@ class TgiEngine(GpuEngine):
     TGI >= 2.4 accepts the OpenAI messages API on ``/invocations`` and streams
     ``chat.completion.chunk`` server-sent events, so requests are MESSAGES and the stream
     is OPENAI. ``MESSAGES_API_ENABLED=true`` is also set for images from TGI 2.0-2.3.
-    Hugging Face has put TGI in maintenance mode; prefer ``Engine.vllm()`` or
-    ``Engine.lmi()`` for new models.
+
+    Upstream status: Hugging Face put TGI in maintenance mode on 2025-12-11 and archived its
+    repository (github.com/huggingface/text-generation-inference, read-only) on 2026-03-21;
+    the SageMaker TGI DLC ends at 3.3.6 (huggingface.co/docs/text-generation-inference). It
+    gets no new models or fixes, so existing stacks keep it but new models should use
+    ``Engine.vllm()`` or ``Engine.lmi()``. Each model served with it carries a synth note
+    saying so.
 
     :param image: @default the newest TGI DLC the library knows (``data/dlc_images.json``)
     :param num_shard: GPUs to shard over (``SM_NUM_GPUS``). @default every GPU the copy gets
@@ -84,6 +95,10 @@ class TgiEngine(GpuEngine):
     dtype: str | None = setting(dtype=_TGI_DTYPES)
     trust_remote_code: bool = setting(False, boolean=True)
     tool_calls: bool | None = setting(boolean=True)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return (UPSTREAM_STATUS,)
 
     def tool_calling(
         self, *, family: str | None = None, user_env: Mapping[str, str] | None = None

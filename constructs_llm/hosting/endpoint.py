@@ -17,6 +17,7 @@ from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
 from constructs_llm.hardware.pools import InstanceTypes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.production_variant import startup_timeouts
@@ -112,6 +113,15 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
     :param alarms: the default alarms of each production variant (``endpoint.alarms`` for the
         first, ``endpoint.variants[i].alarms``): ``True``, ``Alarms(...)`` for other thresholds
         and an SNS topic, or ``False`` for none. @default True
+    :param enhanced_metrics: CloudWatch metrics per instance and per GPU (``MetricsConfig``),
+        which multiply the metric series and so what alarms, dashboards and queries on them
+        cost (see ``hosting/metrics_config.py``). @default False
+    :param metric_publish_frequency: how often SageMaker publishes the utilization metrics,
+        and the invocation metrics with ``enhanced_metrics``: 10, 30, 60, 120, 180, 240 or 300
+        seconds. @default SageMaker's 60 s
+    :param capacity_reservation: the ARN of an ML capacity reservation the instances launch
+        into, only there (no on-demand fallback); with ``variants``, give it to each
+        ``Variant``. @default none (on-demand)
     """
 
     def __init__(
@@ -134,9 +144,13 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         served_model_name: str | None = None,
         deployment: Deployment | None = None,
         alarms: Alarms | bool = True,
+        enhanced_metrics: bool = False,
+        metric_publish_frequency: Duration | None = None,
+        capacity_reservation: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
+        problems.extend(metrics_problems(enhanced_metrics, metric_publish_frequency))
         problems.add(
             type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
@@ -153,6 +167,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
                 "download_timeout": download_timeout,
                 "volume_size": volume_size,
                 "provision_timeout": provision_timeout,
+                "capacity_reservation": capacity_reservation,
             }
             problems.extend(variant_type_problems(one))
             problems.raise_if_any()  # nothing below can be checked without them
@@ -167,6 +182,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
                 "volume_size": volume_size,
                 "autoscaling": autoscaling,
                 "provision_timeout": provision_timeout,
+                "capacity_reservation": capacity_reservation,
             }
             problems.extend(_per_variant_problems(given, variants))
             specs = list(variants) if isinstance(variants, list | tuple) else []
@@ -185,6 +201,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
             endpoint_name = generated_name(self, "endpoint_name")
+        self._metrics_config = metrics_config(enhanced_metrics, metric_publish_frequency)
         self._host(planned, kms_key, endpoint_name, single)
         for v in self.variants:
             if alarm_props is not None:
@@ -220,6 +237,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             production_variants=[v.production_variant() for v in self.variants],
             shadow_production_variants=[v.production_variant() for v in shadows] or None,
             kms_key_id=kms_key.key_arn if kms_key else None,
+            metrics_config=self._metrics_config,
         )
         roles = {id(v.model.role): v.model.role for v in hosted}.values()
         storage_settings(self.config, [v.instance_type for v in hosted], kms_key, roles)

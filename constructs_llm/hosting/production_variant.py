@@ -16,6 +16,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.pools import InstancePools
+from constructs_llm.hosting.capacity_reservation import capacity_reservation_config
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.storage import MAX_VOLUME_GB
 from constructs_llm.model.binding import ModelBinding
@@ -53,6 +54,8 @@ class VariantSettings:
     :param pool_models: the pools whose model is not the variant's. @default none
     :param provision_timeout: ``VariantInstanceProvisionTimeoutInSeconds``. @default
         SageMaker's
+    :param capacity_reservation: an ML capacity reservation's ARN; instances launch only into
+        it. @default none (on-demand)
     """
 
     instance_count: int
@@ -64,6 +67,7 @@ class VariantSettings:
     pools: InstancePools | None = None
     pool_models: PoolModels | None = None
     provision_timeout: Duration | None = None
+    capacity_reservation: str | None = None
 
 
 def startup_timeouts(
@@ -108,6 +112,7 @@ def production_variant(
         volume_size_in_gb=_volume_gb(binding, settings.volume_size),
         inference_ami_version=binding.inference_ami_version,
         routing_config=least_outstanding_requests(),
+        capacity_reservation_config=capacity_reservation_config(settings.capacity_reservation),
     )
 
 

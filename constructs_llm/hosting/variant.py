@@ -38,6 +38,7 @@ from constructs_llm.hardware.pools import (
     pool_problem,
     provision_timeout_problem,
 )
+from constructs_llm.hosting.capacity_reservation import capacity_reservation_problem
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import (
     PoolModels,
@@ -107,6 +108,8 @@ class Variant:
         ``LlmEndpoint``
     :param provision_timeout: with instance pools, how long SageMaker may try the pools for
         capacity (5-60 minutes). @default SageMaker's
+    :param capacity_reservation: the ARN of an ML capacity reservation its instances launch
+        into (only there: no on-demand fallback). @default none (on-demand)
     """
 
     model: LlmModel
@@ -119,6 +122,7 @@ class Variant:
     download_timeout: Duration | None = None
     volume_size: Size | None = None
     provision_timeout: Duration | None = None
+    capacity_reservation: str | None = None
 
     def __post_init__(self) -> None:
         """Values of the wrong type fail here; the rest is checked with the endpoint's other
@@ -149,7 +153,13 @@ def variant_type_problems(props: Mapping[str, object]) -> list[str | Problem | N
             "volume_size", props.get("volume_size"), Size, "use Size.gibibytes(...)", optional=True
         ),
         duration_type_problem("provision_timeout", props.get("provision_timeout")),
+        _reservation_type_problem(props.get("capacity_reservation")),
     ]
+
+
+def _reservation_type_problem(value: object) -> str | None:
+    """Only a reservation that is not a string (its ARN is checked with the variant)."""
+    return None if isinstance(value, str) else capacity_reservation_problem(value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -248,6 +258,7 @@ def _prop_problems(spec: Variant) -> list[str | None]:
         timeout_problem("health_check_timeout", spec.health_check_timeout),
         timeout_problem("download_timeout", spec.download_timeout),
         name_problem("name", spec.name),
+        capacity_reservation_problem(spec.capacity_reservation),
     ]
 
 
@@ -418,6 +429,7 @@ class EndpointVariant(VariantMetrics):
             spec.download_timeout,
         )
         self._volume_size = spec.volume_size
+        self.capacity_reservation = spec.capacity_reservation
         self.scalable_target: appscaling.ScalableTarget | None = None
         #: Its default alarms (``LlmEndpoint(alarms=...)``); None for the shadow or without.
         self.alarms: LlmAlarms | None = None
@@ -461,6 +473,7 @@ class EndpointVariant(VariantMetrics):
             pools=self.pools,
             pool_models=self._pool_models,
             provision_timeout=self.provision_timeout,
+            capacity_reservation=self.capacity_reservation,
         )
         return production_variant(self.binding, settings)
 

@@ -28,6 +28,7 @@ from constructs_llm.model.binding import derive as derive_on
 from constructs_llm.model.execution_role import depend_on_policies, execution_role
 from constructs_llm.model.network import ModelNetwork, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
+from constructs_llm.notes import add_note
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.reporting import warn
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture
@@ -138,6 +139,8 @@ class LlmModel(Construct):
             architecture=architecture
             or (ModelArchitecture.lookup(source.model_id) if source.model_id else None),
         )
+        for note in engine.notes:  # the engine's own facts, such as its upstream status
+            add_note(self, note)
         self.network_isolation = (
             not source.is_hub if network_isolation is None else network_isolation
         )

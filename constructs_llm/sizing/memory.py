@@ -17,7 +17,9 @@ The method, per device group that serves one model copy (the tensor-parallel gro
   the tensor-parallel degree exceeds the KV heads, each device still holds one whole head, so
   the heads are replicated TP/kv_heads times.
 - **KV budget** = usable - weights; it bounds the tokens the engine can batch, and
-  ``budget // (KV per token x max_total_tokens)`` full-length sequences can run at once.
+  ``budget // (KV per token x max_total_tokens)`` full-length sequences can run at once, or
+  ``budget // (KV per token x TYPICAL_REQUEST_TOKENS)`` typical chat requests (the median
+  prompt + reply of a published production trace; see :data:`TYPICAL_REQUEST_TOKENS`).
 
 The seeds' method (``2 x layers x hidden_size x bytes`` per token, the LMI docs' formula)
 assumes every attention head has its own K and V; for grouped-query models it overstates the
@@ -25,14 +27,18 @@ cache by ``attention_heads / kv_heads``. :func:`lmi_seed_kv_estimate` reproduces
 comparison only.
 
 How engines use a plan (only when ``max_total_tokens`` is set, so the plan's sequence length is
-the one the engine enforces), conservatively and only where the user set nothing:
+the one the engine enforces), only where the user set nothing, and only where the engine
+allocates for whole sequences:
 
 - TGI: ``MAX_BATCH_TOTAL_TOKENS`` = 90% of ``max_batch_total_tokens``, in 256-token steps and
   never below ``max_total_tokens`` (TGI infers its own figure for flash-attention models).
-- LMI: ``OPTION_MAX_ROLLING_BATCH_SIZE`` = min(256, ``max_concurrent_sequences``), so every
-  admitted request can reach ``max_total_tokens`` without preemption.
+- LMI with TensorRT-LLM: ``OPTION_MAX_ROLLING_BATCH_SIZE`` = min(256,
+  ``max_concurrent_sequences``): the engine is built for that batch and its default scheduler
+  reserves each request's full length.
 - TGI NeuronX: the static batch size = min(4, ``max_concurrent_sequences``).
-- The vLLM and SGLang DLCs keep their defaults: their schedulers admit by free KV blocks.
+- Paged engines keep their own sequence caps, since their schedulers admit by free KV blocks:
+  the vLLM and SGLang DLCs, and LMI with vLLM, which gets vLLM's server default
+  (``engines._support.vllm_default_max_num_seqs``) rather than LMI's async-mode 32.
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ __all__ = [
     "GIB",
     "GPU_MEMORY_UTILIZATION",
     "OVERHEAD_GIB_PER_DEVICE",
+    "TYPICAL_REQUEST_TOKENS",
     "EngineSizing",
     "MemoryPlan",
     "ModelArchitecture",
@@ -97,6 +104,13 @@ DTYPE_BYTES: Mapping[str, float] = {
 GPU_MEMORY_UTILIZATION = 0.9
 #: CUDA context, activations and CUDA graphs outside the KV cache, per device (GiB).
 OVERHEAD_GIB_PER_DEVICE = 1.0
+#: A typical chat request, prompt plus reply, in tokens: the median of the 19,366 conversation
+#: requests of Azure's LLM inference trace 2023 (``data/AzureLLMInferenceTrace_conv.csv`` in
+#: github.com/Azure/AzurePublicDataset, the trace of Patel et al., "Splitwise: Efficient
+#: generative LLM inference using phase splitting", ISCA 2024). Its median prompt is 1,020
+#: tokens and its median reply 129; the benchmark's histogram of it is
+#: ``bench/data/azure_llm_conversation_2023.json``.
+TYPICAL_REQUEST_TOKENS = 1_412
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -212,12 +226,15 @@ class MemoryPlan:
     max_total_tokens: int  # the full sequence length the plan was made for
     max_batch_total_tokens: int  # tokens of KV cache that fit in the budget
     max_concurrent_sequences: int  # full-length sequences that fit at once
+    typical_request_tokens: int  # TYPICAL_REQUEST_TOKENS, or max_total_tokens when shorter
+    typical_concurrent_sequences: int  # typical requests whose KV fits at once
     fits: bool
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
 
     def summary(self) -> str:
-        """One line: weights, KV budget, KV per token, concurrent full-length sequences."""
+        """One line: weights, KV budget, KV per token, concurrent full-length sequences and
+        concurrent typical requests."""
         status = "" if self.fits else " [DOES NOT FIT]"
         return (
             f"{self.model} on {self.devices} x {self.device_memory_gib:.1f} GiB "
@@ -225,6 +242,8 @@ class MemoryPlan:
             f"KV budget {self.kv_budget_gib:.1f} GiB, KV {kib(self.kv_bytes_per_token)} per "
             f"token, {self.max_batch_total_tokens:,} batch tokens, "
             f"{self.max_concurrent_sequences} concurrent {self.max_total_tokens:,}-token sequences"
+            f" ({self.typical_concurrent_sequences:,} at a typical "
+            f"{self.typical_request_tokens:,}-token chat request)"
         )
 
 
@@ -298,6 +317,9 @@ def plan_memory(
         max_total_tokens=memory.seq_len,
         max_batch_total_tokens=memory.batch_tokens,
         max_concurrent_sequences=max(memory.concurrent, 0),
+        typical_request_tokens=min(TYPICAL_REQUEST_TOKENS, memory.seq_len),
+        typical_concurrent_sequences=memory.batch_tokens
+        // min(TYPICAL_REQUEST_TOKENS, memory.seq_len),
         fits=not problems,
         problems=tuple(problems),
         warnings=tuple(caveats(arch, inst, memory, where, max_total_tokens)),

@@ -5,8 +5,7 @@ from aws_cdk import Acknowledgment, App, Aws, CfnOutput, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from constructs_llm import (Engine, InvokerAuth, LlmEndpoint, LlmModel, ModelSource,
-                            StreamingInvoker)
+from constructs_llm import Engine, InvokerAuth, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
 
 
 class ChatStack(Stack):
@@ -18,7 +17,7 @@ class ChatStack(Stack):
 
         model = LlmModel(self, "Model",
             source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", token=hf_token),
-            engine=Engine.tgi(),
+            engine=Engine.vllm(),
             instance_type="ml.g5.2xlarge",
             max_input_tokens=2048, max_total_tokens=4096)
         # The Hub token is in the Model's environment, which sagemaker:DescribeModel returns:

@@ -18,7 +18,12 @@ from constructs_llm.hardware.pools import (
     InstanceTypes,
     provision_timeout_problem,
 )
+from constructs_llm.hosting.capacity_reservation import (
+    capacity_reservation_config,
+    capacity_reservation_problem,
+)
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
+from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import (
     instance_pools,
@@ -113,6 +118,16 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     :param volume_size: ML storage volume per instance; only for types without local NVMe.
         @default SageMaker's default
     :param kms_key: encrypts the ML storage volume; not for NVMe instance types. @default none
+    :param enhanced_metrics: CloudWatch metrics per instance, per component container and per
+        GPU (``MetricsConfig``), which multiply the metric series and so what alarms,
+        dashboards and queries on them cost (see ``hosting/metrics_config.py``).
+        @default False
+    :param metric_publish_frequency: how often SageMaker publishes the utilization metrics,
+        and the invocation metrics with ``enhanced_metrics``: 10, 30, 60, 120, 180, 240 or 300
+        seconds. @default SageMaker's 60 s
+    :param capacity_reservation: the ARN of an ML capacity reservation the fleet's instances
+        launch into, only there (no on-demand fallback): keep ``max_instances`` within it.
+        @default none (on-demand)
     """
 
     def __init__(
@@ -129,6 +144,9 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         role: iam.IRole | None = None,
         volume_size: Size | None = None,
         kms_key: kms.IKey | None = None,
+        enhanced_metrics: bool = False,
+        metric_publish_frequency: Duration | None = None,
+        capacity_reservation: str | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
@@ -145,7 +163,13 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         self.health_check_timeout = health_check_timeout
         self.provision_timeout = provision_timeout
         self.kms_key = kms_key
-        self._check(problems, endpoint_name, volume_size)
+        self.capacity_reservation = capacity_reservation
+        self._check(
+            problems,
+            endpoint_name,
+            volume_size,
+            metrics_problems(enhanced_metrics, metric_publish_frequency),
+        )
         self.variant_name = (
             VARIANT_NAME if self.pools.listed else variant_name_for(self.instance_type)
         )
@@ -162,6 +186,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             execution_role_arn=self.role.role_arn,
             production_variants=[self._variant()],
             kms_key_id=kms_key.key_arn if kms_key else None,
+            metrics_config=metrics_config(enhanced_metrics, metric_publish_frequency),
         )
         # The role's policy must exist before SageMaker assumes it, and outlive the endpoint.
         depend_on_policies(self.config, self.role)
@@ -252,9 +277,17 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
         return _fleet_total_too_small(self.node.path, names, "; ".join(over), fleet, instance.name)
 
-    def _check(self, problems: Problems, endpoint_name: str | None, volume: Size | None) -> None:
+    def _check(
+        self,
+        problems: Problems,
+        endpoint_name: str | None,
+        volume: Size | None,
+        found: list[str],
+    ) -> None:
         low, high = self.min_instances, self.max_instances
         problems.add(provision_timeout_problem(self.provision_timeout, self.pools))
+        problems.extend(found)
+        problems.add(capacity_reservation_problem(self.capacity_reservation))
         problems.add(positive_int_problem("min_instances", low, minimum=0))
         problems.add(positive_int_problem("max_instances", high))
         if all_ints(low, high) and low > high:
@@ -286,6 +319,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             routing_config=least_outstanding_requests(),
             volume_size_in_gb=int(volume.to_gibibytes()) if volume else None,
             inference_ami_version=self._host_ami,
+            capacity_reservation_config=capacity_reservation_config(self.capacity_reservation),
         )
 
     def _annotate(self) -> None:

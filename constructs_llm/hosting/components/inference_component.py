@@ -29,6 +29,8 @@ from constructs_llm.hardware.placement import Placement
 from constructs_llm.hardware.pools import host_ami_problem, pool_problem
 from constructs_llm.hosting.components.adapter import AdapterComponent
 from constructs_llm.hosting.components.component_base import ComponentAttributes
+from constructs_llm.hosting.components.copy_placement import CopyPlacement
+from constructs_llm.hosting.components.data_cache import data_cache_config, data_cache_problem
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
 from constructs_llm.hosting.components.scaling import autoscale_component
 from constructs_llm.hosting.names import generated_name, name_problem
@@ -115,6 +117,11 @@ class InferenceComponent(
         of all copies at once
     :param alarms: the default alarms (``component.alarms``): ``True``, ``Alarms(...)`` for
         other thresholds and an SNS topic, or ``False`` for none. @default True
+    :param data_cache: cache the model artifacts and image on each instance provisioned for the
+        component, so copies added by autoscaling start sooner (``DataCacheConfig``).
+        @default None: SageMaker's default, no caching
+    :param copy_placement: ``CopyPlacement.spread()`` or ``CopyPlacement.binpack()``, with
+        Availability Zone balance (``SchedulingConfig``). @default None: SageMaker's placement
     """
 
     endpoint: InferenceComponentEndpoint
@@ -137,9 +144,21 @@ class InferenceComponent(
         served_model_name: str | None = None,
         deployment: Deployment | None = None,
         alarms: Alarms | bool = True,
+        data_cache: bool | None = None,
+        copy_placement: CopyPlacement | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"InferenceComponent '{self.node.path}'")
+        problems.add(data_cache_problem(data_cache))
+        problems.add(
+            type_problem(
+                "copy_placement",
+                copy_placement,
+                CopyPlacement,
+                "use CopyPlacement.spread() or CopyPlacement.binpack()",
+                optional=True,
+            )
+        )
         problems.add(served_name_problem("served_model_name", served_model_name))
         problems.add(
             type_problem("endpoint", endpoint, InferenceComponentEndpoint, _IC_ENDPOINT_FIX)
@@ -234,8 +253,12 @@ class InferenceComponent(
             # deleted before it.
             endpoint_name=endpoint.endpoint_name,
             variant_name=endpoint.variant_name,
-            specification=None if self._per_type else self._specification(cpu_cores),
-            specifications=self._specifications(cpu_cores) if self._per_type else None,
+            specification=None
+            if self._per_type
+            else self._specification(cpu_cores, data_cache, copy_placement),
+            specifications=self._specifications(cpu_cores, data_cache, copy_placement)
+            if self._per_type
+            else None,
             runtime_config=sagemaker.CfnInferenceComponent.InferenceComponentRuntimeConfigProperty(
                 copy_count=copies
             ),
@@ -440,17 +463,25 @@ class InferenceComponent(
         return len(set(self.pool_bindings)) > 1 or len(set(self._demands)) > 1
 
     def _specification(
-        self, cpu_cores: float | None
+        self,
+        cpu_cores: float | None,
+        data_cache: bool | None,
+        copy_placement: CopyPlacement | None,
     ) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty:
         spec = sagemaker.CfnInferenceComponent
         return spec.InferenceComponentSpecificationProperty(
             model_name=self.binding.model_name,
             compute_resource_requirements=self._resources(self.accelerators, cpu_cores),
             startup_parameters=self._startup(),
+            data_cache_config=data_cache_config(data_cache),
+            scheduling_config=copy_placement.scheduling_config() if copy_placement else None,
         )
 
     def _specifications(
-        self, cpu_cores: float | None
+        self,
+        cpu_cores: float | None,
+        data_cache: bool | None,
+        copy_placement: CopyPlacement | None,
     ) -> list[
         sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty
     ]:
@@ -461,6 +492,8 @@ class InferenceComponent(
                 model_name=binding.model_name,
                 compute_resource_requirements=self._resources(self._accelerators[index], cpu_cores),
                 startup_parameters=self._startup(),
+                data_cache_config=data_cache_config(data_cache),
+                scheduling_config=copy_placement.scheduling_config() if copy_placement else None,
             )
             for index, (placement, binding) in enumerate(
                 zip(self.placements, self.pool_bindings, strict=True)
