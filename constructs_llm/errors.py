@@ -1,6 +1,14 @@
-"""Exception types raised for bad construct input. Importing this module is cheap."""
+"""Exception types raised for bad construct input. Importing this module is cheap.
+
+Every class is declared here; none is built at run time. A construct or value gathers all
+its problems and raises one error (``constructs_llm.problems.Problems``): of the problems'
+own type when they share one, else of the nearest class they all derive from (in practice
+``ConfigurationError``). ``error.problems`` lists each problem's message on its own.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 __all__ = [
     "ConfigurationError",
@@ -13,14 +21,23 @@ __all__ = [
 
 
 class ConstructsLlmError(ValueError):
-    """Base of every error this library raises for bad input."""
+    """Base of every error this library raises for bad input.
+
+    :param message: the whole message (the subject and every problem).
+    :param problems: each problem's message on its own. @default ``(message,)``
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: tuple[str, ...] = tuple(problems) or (message,)
 
 
 class ConfigurationError(ConstructsLlmError):
     """A construct property is invalid; the message names the value and the fix.
 
-    When one construct has problems of several kinds (say sizing and scaling), the error it
-    raises derives from each of their types, so either ``except`` clause catches it."""
+    When one construct has problems of several kinds (say sizing and scaling), it raises one
+    ``ConfigurationError`` naming all of them; ``except ConfigurationError`` catches every
+    kind."""
 
 
 class InstanceTypeError(ConfigurationError):

@@ -2,19 +2,25 @@
 
 Each check returns a message (or None) that names the bad value and the fix; the caller
 collects them in :class:`Problems` and raises one error listing all of them, as the CDK's own
-validators do. Importing this module is cheap (no ``aws_cdk``), so pure modules such as
-``sizing`` use it too.
+validators do. A value built inside a construct (an ``InstanceType``, a ``Placement``) raises
+its own error; the construct takes its problems in with :meth:`Problems.add_error`, so the
+user still gets one error naming the construct. Importing this module is cheap (no
+``aws_cdk``), so pure modules such as ``sizing`` use it too.
+
+The error raised is of the problems' own type (``SizingError``, ``ScalingError``, ...) when
+they share one, else of the nearest type they all derive from (``ConfigurationError``): every
+type is declared in ``constructs_llm.errors``, none is built at run time.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import NoReturn
 
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.errors import ConfigurationError, ConstructsLlmError
 
-__all__ = ["Problem", "Problems", "error_type"]
+__all__ = ["Problem", "Problems", "common_kind", "fail"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +38,11 @@ class Problem:
 
 class Problems:
     """Collects the problems of one subject (``"LlmEndpoint 'Stack/Endpoint'"``) and raises
-    them together."""
+    them together.
+
+    :param subject: what the problems belong to, first in the message; an empty subject
+        leaves the messages as they are (for values whose messages name themselves).
+    """
 
     def __init__(self, subject: str) -> None:
         self.subject = subject
@@ -58,6 +68,13 @@ class Problems:
         for problem in problems:
             self.add(problem, kind)
 
+    def add_error(self, error: ConstructsLlmError, *, prefix: str = "") -> None:
+        """Takes in each problem of ``error`` (raised by a value built for this subject), with
+        its type, each message after ``prefix`` (such as ``"variants[0]: "``)."""
+        kind = type(error) if isinstance(error, ConfigurationError) else ConfigurationError
+        for message in error.problems:
+            self.add(Problem(f"{prefix}{message}", kind))
+
     def __bool__(self) -> bool:
         return bool(self._found)
 
@@ -65,30 +82,41 @@ class Problems:
         return iter(self._found)
 
     def raise_if_any(self, kind: type[ConfigurationError] | None = None) -> None:
-        """Raises one error naming every problem; its type is each problem's kind at once
-        (or ``kind``, when given)."""
+        """Raises one error naming every problem, of their common type (or ``kind``, when
+        given); does nothing when there is none."""
         if not self._found:
             return
-        error = kind or error_type(p.kind for p in self._found)
+        error = kind or common_kind(p.kind for p in self._found)
         messages = [p.message for p in self._found]
         if len(messages) == 1:
-            raise error(f"{self.subject}: {messages[0]}")
-        lines = "\n".join(f"  - {m}" for m in messages)
-        raise error(f"{self.subject} has {len(messages)} problems:\n{lines}")
+            text = f"{self.subject}: {messages[0]}" if self.subject else messages[0]
+        else:
+            lines = "\n".join(f"  - {m}" for m in messages)
+            text = f"{self.subject or 'Input'} has {len(messages)} problems:\n{lines}"
+        raise error(text, messages)
 
 
-def error_type(kinds: Iterable[type[ConfigurationError]]) -> type[ConfigurationError]:
-    """The error to raise for problems of ``kinds``: the kind itself, or, for a mix, one class
-    deriving from each, so ``except SizingError`` and ``except ScalingError`` both catch it."""
-    found = set(kinds)
-    specific = {k for k in found if not any(o is not k and issubclass(o, k) for o in found)}
-    return _combined(tuple(sorted(specific, key=lambda k: k.__name__)))
+def fail(
+    subject: str, message: str, kind: type[ConfigurationError] = ConfigurationError
+) -> NoReturn:
+    """Raises the one problem ``message`` of ``subject`` (a Problems of one)."""
+    problems = Problems(subject)
+    problems.add(message, kind)
+    problems.raise_if_any()
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
-@functools.cache
-def _combined(kinds: tuple[type[ConfigurationError], ...]) -> type[ConfigurationError]:
-    if len(kinds) == 1:
-        return kinds[0]
-    name = "And".join(k.__name__.removesuffix("Error") for k in kinds) + "Error"
-    combined: type[ConfigurationError] = type(name, kinds, {"__module__": "constructs_llm.errors"})
-    return combined
+def common_kind(kinds: Iterable[type[ConfigurationError]]) -> type[ConfigurationError]:
+    """The nearest declared error type every one of ``kinds`` derives from: the kind itself
+    when they agree, ``ConfigurationError`` for a mix such as sizing and scaling."""
+    found = list(dict.fromkeys(kinds))
+    if not found:
+        return ConfigurationError
+    for candidate in found[0].__mro__:
+        if (
+            isinstance(candidate, type)
+            and issubclass(candidate, ConfigurationError)
+            and all(issubclass(k, candidate) for k in found)
+        ):
+            return candidate
+    return ConfigurationError  # pragma: no cover  # every kind derives from it

@@ -1,24 +1,38 @@
-"""Checks of plain values, shared by every construct: the kind of a prop, positive integers,
+"""Checks of plain values, shared by every construct: the kind of a prop (a class, several, or
+a jsii interface such as ``iam.IRole``), integers, numbers, booleans, strings, lists, envs,
 durations, and how a value is shown in a message. Each check returns a problem message (or
 None) so callers can gather all problems of one construct into a single error
 (``Problems``)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping, Sequence
+
 from aws_cdk import Duration, Token
 from constructs import Construct
 
 __all__ = [
     "all_ints",
+    "bool_problem",
     "describe",
     "duration_problem",
     "duration_type_problem",
+    "env_problem",
+    "int_type_problem",
+    "kind_name",
+    "list_problems",
+    "number_problem",
     "positive_int_problem",
+    "str_problem",
     "type_problem",
 ]
 
 
 def duration_type_problem(prop: str, value: object) -> str | None:
+    """A ``Duration`` (or None). A bare number is refused rather than read as seconds: users
+    write ``health_check_timeout=15`` meaning minutes as often as seconds, and a wrong guess
+    deploys a timeout 60 times off; the message names ``Duration.minutes(...)``."""
     if value is None or isinstance(value, Duration):
         return None
     return f"{prop} must be a Duration, got {value!r}; use Duration.minutes(...)"
@@ -49,21 +63,127 @@ def positive_int_problem(prop: str, value: object, *, minimum: int = 1) -> str |
     return None
 
 
-def type_problem(
-    prop: str, value: object, expected: type, fix: str, *, optional: bool = False
-) -> str | None:
-    """A prop of the wrong kind (a model id string where a ModelSource goes, ...)."""
-    if isinstance(value, expected) or (optional and value is None):
+def int_type_problem(prop: str, value: object, *, minimum: int = 1) -> str | None:
+    """Only a value that is not an integer at all (the range is checked where it is known),
+    with the message the range check gives."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return None
-    name = expected.__name__
-    article = "an" if name[0] in "AEIOU" or name.startswith("Llm") else "a"  # "an LlmModel"
-    return f"{prop} must be {article} {name}, got {describe(value)}; {fix}"
+    return positive_int_problem(prop, value, minimum=minimum)
+
+
+def number_problem(prop: str, value: object, *, optional: bool = True) -> str | None:
+    """A number (int or float, not a bool); its range is checked where it is known."""
+    if optional and value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return None
+    return f"{prop} must be a number, got {describe(value)}"
+
+
+def bool_problem(prop: str, value: object, *, optional: bool = True) -> str | None:
+    """True or False (or None, the default, when ``optional``)."""
+    if isinstance(value, bool) or (optional and value is None):
+        return None
+    allowed = "True, False or None" if optional else "True or False"
+    problem = f"{prop} must be {allowed}, got {value!r}"
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return f"{problem}; pass the bool {value.strip().capitalize()}, not a string"
+    return problem
+
+
+def str_problem(prop: str, value: object, *, example: str, optional: bool = True) -> str | None:
+    """A string (tokens pass), such as ``example``."""
+    if isinstance(value, str) or (optional and value is None):
+        return None
+    return f"{prop} must be a string such as {example!r}, got {describe(value)}"
+
+
+def env_problem(
+    prop: str, value: object, *, example: str = "{'MAX_BATCH_SIZE': '8'}"
+) -> str | None:
+    """Container environment (or metric dimensions): a mapping of names to values (each
+    value's type is checked with the names it goes with)."""
+    if value is None or isinstance(value, Mapping):
+        return None
+    return (
+        f"{prop} must be a dict of names to string values, got {describe(value)}; e.g. "
+        f"{prop}={example}"
+    )
+
+
+def type_problem(
+    prop: str,
+    value: object,
+    expected: type | tuple[type, ...],
+    fix: str,
+    *,
+    optional: bool = False,
+) -> str | None:
+    """A prop of the wrong kind (a model id string where a ModelSource goes, a role ARN where
+    an ``iam.IRole`` goes, ...). ``expected`` may be a class, several, or a jsii interface
+    (``iam.IRole``), which a value satisfies by having its members."""
+    if optional and value is None:
+        return None
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    if any(_is_a(value, kind) for kind in kinds):
+        return None
+    wanted = " or ".join(_with_article(kind_name(kind)) for kind in kinds)
+    return f"{prop} must be {wanted}, got {describe(value)}; {fix}"
+
+
+def list_problems(
+    prop: str, value: object, expected: type | tuple[type, ...], fix: str
+) -> list[str | None]:
+    """A list (or tuple) of ``expected``: the container, then each item (``prop[i]``)."""
+    if value is None:
+        return []
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        kinds = expected if isinstance(expected, tuple) else (expected,)
+        names = " or ".join(kind_name(k) for k in kinds)
+        return [f"{prop} must be a list of {names}, got {describe(value)}; {fix}"]
+    return [type_problem(f"{prop}[{i}]", item, expected, fix) for i, item in enumerate(value)]
+
+
+def kind_name(kind: type) -> str:
+    """``LlmModel``, ``Duration``, or ``iam.IRole`` for the CDK's service modules."""
+    module = kind.__module__
+    if module.startswith("aws_cdk.aws_"):
+        return f"{module.removeprefix('aws_cdk.aws_')}.{kind.__name__}"
+    return kind.__name__
+
+
+def _with_article(name: str) -> str:
+    vowel = name[0].lower() in "aeiou" or name.startswith(("Llm", "s3.", "sns."))
+    return f"{'an' if vowel else 'a'} {name}"  # "an LlmModel", "an iam.IRole", "a Duration"
+
+
+def _is_a(value: object, kind: type) -> bool:
+    if not getattr(kind, "_is_protocol", False):
+        return isinstance(value, kind)
+    # A jsii interface cannot be checked with isinstance: a value satisfies it by its members
+    # (looked up on the class first, so no property is read, then on interface proxies).
+    missing = [m for m in _members(kind) if not hasattr(type(value), m)]
+    return all(hasattr(value, m) for m in missing)
+
+
+@functools.cache
+def _members(interface: type) -> frozenset[str]:
+    names: set[str] = set()
+    for base in interface.__mro__:
+        if getattr(base, "_is_protocol", False) and base.__module__.startswith(
+            ("aws_cdk", "constructs")
+        ):
+            names.update(n for n in vars(base) if not n.startswith("_"))
+    return frozenset(names)
 
 
 def describe(value: object) -> str:
-    """A value for messages: constructs by type and path, anything else by type and repr."""
+    """A value for messages: constructs by type and path, classes by name, anything else by
+    type and repr."""
     if isinstance(value, Construct):
         return f"{type(value).__name__} '{value.node.path}'"
+    if isinstance(value, type):
+        return f"the class {value.__name__} (not an instance)"
     return f"{type(value).__name__} {value!r}"
 
 

@@ -497,12 +497,14 @@ def test_the_same_copies_fit_on_a_g5_12xlarge(new_stack: Callable[..., Stack]) -
     assert component.binding.plan is not None and component.binding.plan.fits
 
 
-def test_components_that_only_fit_alone_fail_together_at_synth() -> None:
+def test_components_that_only_fit_alone_fail_together() -> None:
+    # GIVEN one instance of 4 GPUs, and a component of 3 one-GPU copies on it
     app = App()
     stack = Stack(app, "Test")
     endpoint = InferenceComponentEndpoint(stack, "Endpoint", instance_type=G5, max_instances=1)
-    for name, model_id in (("A", LLAMA3), ("B", QWEN)):
-        InferenceComponent(
+
+    def add(name: str, model_id: str) -> InferenceComponent:
+        return InferenceComponent(
             stack,
             name,
             endpoint=endpoint,
@@ -511,8 +513,17 @@ def test_components_that_only_fit_alone_fail_together_at_synth() -> None:
             min_memory_mib=16 * 1024,
             copies=3,
         )
-    with pytest.raises(Exception, match=r"need 6 accelerators \(the fleet has 4\)"):
-        app.synth()
+
+    add("A", LLAMA3)
+    # WHEN a second one, which fits alone, is added THEN it fails, naming both (their copies
+    # only add up, so the first component that overflows the fleet is the one to blame)
+    with pytest.raises(
+        ConfigurationError,
+        match=r"InferenceComponent 'Test/B': InferenceComponentEndpoint 'Test/Endpoint': the "
+        r"initial copies of its components \(A \(3 x .*\), B \(3 x .*\)\) need 6 accelerators "
+        r"\(the fleet has 4\)",
+    ):
+        add("B", QWEN)
 
 
 def test_a_model_env_above_the_component_limit_warns_with_the_names(

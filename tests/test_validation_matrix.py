@@ -57,8 +57,8 @@ def test_bad_input_fails_at_synth_naming_the_value(
     error: type[Exception] | tuple[type[Exception], ...],
     message: str,
 ) -> None:
-    # GIVEN an error users can catch: the library's own types (each of them, for problems of
-    # several kinds), or TypeError for Python typing
+    # GIVEN an error users can catch: the library's own types (the nearest common one, for
+    # problems of several kinds), or TypeError for Python typing
     kinds = error if isinstance(error, tuple) else (error,)
     assert all(issubclass(k, ConstructsLlmError) or k is TypeError for k in kinds)
     stack = new_stack()

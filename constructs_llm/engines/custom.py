@@ -8,12 +8,14 @@ from dataclasses import MISSING, dataclass, field
 from constructs_llm.engines._support import enum_value, planner_dtype
 from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
+from constructs_llm.engines.env_rules import env_not_a_string
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.sizing.memory import DTYPE_BYTES
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.values import env_problem
 
 __all__ = ["CustomEngine"]
 
@@ -61,8 +63,23 @@ class CustomEngine(SettingsChecked, ServingEngine):
         request = enum_value(RequestFormat, self.request_format, "request_format", problems)
         object.__setattr__(self, "stream_format", stream or StreamFormat.AUTO)
         object.__setattr__(self, "request_format", request or RequestFormat.MESSAGES)
-        object.__setattr__(self, "env", dict(self.env or {}))
-        if self.weight_dtype is not None and planner_dtype(self.weight_dtype) is None:
+        env_wrong = env_problem("env", self.env)
+        if env_wrong:
+            problems.append(env_wrong)
+        else:
+            object.__setattr__(self, "env", dict(self.env or {}))
+            problems += [
+                env_not_a_string(k, v)
+                for k, v in self.env.items()
+                if not isinstance(k, str) or not isinstance(v, str)
+            ]
+        if self.model_env_name is not None and not isinstance(self.model_env_name, str):
+            problems.append(
+                f"model_env_name must be an env name such as 'HF_MODEL_ID' or None, got "
+                f"{self.model_env_name!r}"
+            )
+        weight = self.weight_dtype
+        if weight is not None and (not isinstance(weight, str) or planner_dtype(weight) is None):
             problems.append(
                 f"weight_dtype must be one of {sorted(DTYPE_BYTES)}, got {self.weight_dtype!r}"
             )

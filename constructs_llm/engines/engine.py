@@ -38,9 +38,9 @@ from constructs_llm.engines.dlc import SglangEngine, VllmEngine
 from constructs_llm.engines.lmi import LmiEngine
 from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
 from constructs_llm.engines.tools import ToolCalling
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.problems import fail
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 __all__ = ["ENGINE_FIX", "Engine", "EngineContext", "ServingEngine", "ToolCalling"]
@@ -88,9 +88,10 @@ class Engine:
 
     def __init__(self, implementation: ServingEngine) -> None:
         if not isinstance(implementation, ServingEngine):
-            raise ConfigurationError(
+            fail(
+                "",
                 f"Engine(...) wraps a ServingEngine, got {type(implementation).__name__}; use a "
-                "factory such as Engine.tgi() or Engine.custom(image=..., stream_format=...)"
+                "factory such as Engine.tgi() or Engine.custom(image=..., stream_format=...)",
             )
         self.implementation = implementation
 

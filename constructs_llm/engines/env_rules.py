@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, decimal_int
 from constructs_llm.hardware.instance_type import is_token
 
-__all__ = ["EnvContract", "RuleCheck", "rule_problem", "token_limit_problems", "user_env_problems"]
+__all__ = [
+    "EnvContract",
+    "RuleCheck",
+    "env_not_a_string",
+    "rule_problem",
+    "token_limit_problems",
+    "user_env_problems",
+]
 
 _TOKEN_KEYS = frozenset(
     {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_API_TOKEN", "HUGGINGFACE_HUB_TOKEN"}
@@ -46,7 +53,7 @@ def user_env_problems(
     problems = []
     for key, value in user_env.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            problems.append(_env_not_a_string(key, value))
+            problems.append(env_not_a_string(key, value))
         elif is_token(value):
             continue  # resolved at deploy time; nothing to compare
         elif key in token_names or _HF_TOKEN_VALUE.search(value):
@@ -58,7 +65,7 @@ def user_env_problems(
     return problems
 
 
-def _env_not_a_string(key: object, value: object) -> str:
+def env_not_a_string(key: object, value: object) -> str:
     return (
         f"env[{key!r}] must map a string to a string, got {type(value).__name__} {value!r}; "
         f"write it as {str(value)!r}"

@@ -15,6 +15,7 @@ from typing import Literal
 from constructs_llm import catalogs
 from constructs_llm.catalogs import InstanceFamily
 from constructs_llm.errors import InstanceTypeError
+from constructs_llm.problems import Problems
 
 __all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of", "unknown_instance_type"]
 
@@ -52,11 +53,20 @@ class InstanceType:
     __slots__ = ("_family", "_name", "_size", "_sizes", "_spec")
 
     def __init__(self, name: str, *, allow_unknown_size: bool = False) -> None:
+        problems = Problems("")  # each message names the instance type
+        problems.add(_name_problem(name), InstanceTypeError)
+        if not isinstance(allow_unknown_size, bool):
+            problems.add(
+                f"allow_unknown_size must be True or False, got {allow_unknown_size!r}",
+                InstanceTypeError,
+            )
+        problems.raise_if_any()
         family, size = _parse_name(name)
         family_spec = _families().get(family)
         size_spec = None if family_spec is None else family_spec.sizes.get(size)
         if family_spec is not None and size_spec is None and not allow_unknown_size:
-            raise InstanceTypeError(_unknown_size_message(name, family, family_spec))
+            problems.add(_unknown_size_message(name, family, family_spec), InstanceTypeError)
+        problems.raise_if_any()
         self._name = name
         self._family = family
         self._size = size
@@ -222,22 +232,28 @@ def _num(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
-def _parse_name(name: object) -> tuple[str, str]:
+def _name_problem(name: object) -> str | None:
     if not isinstance(name, str):
-        raise InstanceTypeError(
+        return (
             f"Instance type must be a string such as {_EXAMPLE!r} or an InstanceType, "
             f"got {type(name).__name__} {name!r}."
         )
     if is_token(name):
-        raise InstanceTypeError(
+        return (
             f"Instance type must be a concrete string, got a CDK token ({name}). "
             "constructs_llm derives defaults (tensor parallelism, timeouts, volume size) and "
             "validates the hardware from the instance type at synth time; pass a literal such "
             f"as {_EXAMPLE!r}."
         )
+    if _NAME.fullmatch(name) is None:
+        return _malformed_message(name)
+    return None
+
+
+def _parse_name(name: str) -> tuple[str, str]:
+    """Family and size of a name ``_name_problem`` accepted."""
     match = _NAME.fullmatch(name)
-    if match is None:
-        raise InstanceTypeError(_malformed_message(name))
+    assert match is not None
     return match["family"], match["size"]
 
 

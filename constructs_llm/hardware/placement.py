@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.values import positive_int_problem
+from constructs_llm.problems import Problems
+from constructs_llm.values import int_type_problem, positive_int_problem
 
 __all__ = ["Placement"]
 
@@ -25,7 +27,13 @@ class Placement:
     __slots__ = ("_accelerators", "_instance_type")
 
     def __init__(self, instance_type: str | InstanceType, accelerators: int | None = None) -> None:
-        instance = InstanceType.of(instance_type)
+        problems = Problems("Placement")
+        problems.add(int_type_problem("accelerators", accelerators))
+        try:
+            instance = InstanceType.of(instance_type)
+        except ConfigurationError as err:
+            problems.add_error(err, prefix="instance_type: ")
+        problems.raise_if_any()
         # All devices = the whole instance; only a valid count is read so, so that problems()
         # still reports 0, True, 4.0 or a count on hardware with no devices.
         whole = type(accelerators) is int and accelerators == instance.accelerator_count >= 1

@@ -37,7 +37,7 @@ from constructs_llm.errors import InstanceTypeError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.problems import Problem
-from constructs_llm.values import duration_problem
+from constructs_llm.values import duration_problem, duration_type_problem
 
 __all__ = [
     "GUIDE",
@@ -46,6 +46,7 @@ __all__ = [
     "InstancePools",
     "InstanceTypes",
     "host_ami_problem",
+    "instance_types_type_problems",
     "pool_problem",
     "provision_timeout_problem",
 ]
@@ -93,21 +94,19 @@ class InstancePools:
         """The pools ``value`` names, or None, with every problem found (each naming the bad
         value and the fix)."""
         if isinstance(value, str | InstanceType):
-            try:
-                return cls.single(Placement(value)), []
-            except InstanceTypeError as err:
-                return None, [Problem(str(err), InstanceTypeError)]
+            placement, problems = _placement(value, "")
+            return (None if placement is None else cls.single(placement)), problems
         if not isinstance(value, list | tuple):
             return None, [Problem(_not_a_list(prop, value), InstanceTypeError)]
         if not value:
             return None, [Problem(_empty(prop))]
         placements: list[Placement] = []
-        problems: list[Problem] = []
+        problems = []
         for index, item in enumerate(value):
-            try:
-                placements.append(Placement(item))
-            except InstanceTypeError as err:
-                problems.append(Problem(f"{prop}[{index}]: {err}", InstanceTypeError))
+            placement, found = _placement(item, f"{prop}[{index}]: ")
+            problems += found
+            if placement is not None:
+                placements.append(placement)
         if len(value) > MAX_POOLS:
             problems.append(Problem(_too_many(prop, value)))
         problems += [Problem(p) for p in _duplicates(prop, placements)]
@@ -191,6 +190,24 @@ class InstancePools:
         )
 
 
+def instance_types_type_problems(value: object, prop: str = "instance_type") -> list[Problem]:
+    """Only a value of the wrong type: not a type name, an ``InstanceType`` or a list of them
+    (the names themselves are checked by :meth:`InstancePools.parse`)."""
+    if value is None or isinstance(value, str | InstanceType):
+        return []
+    if not isinstance(value, list | tuple):
+        return [Problem(_not_a_list(prop, value), InstanceTypeError)]
+    return [
+        Problem(
+            f"{prop}[{index}] must be an instance type such as 'ml.g5.2xlarge' or an "
+            f"InstanceType, got {type(item).__name__} {item!r}",
+            InstanceTypeError,
+        )
+        for index, item in enumerate(value)
+        if not isinstance(item, str | InstanceType)
+    ]
+
+
 def provision_timeout_problem(value: object, pools: InstancePools | None) -> str | None:
     """``VariantInstanceProvisionTimeoutInSeconds``: 300-3600 s, and only with pools.
 
@@ -199,8 +216,9 @@ def provision_timeout_problem(value: object, pools: InstancePools | None) -> str
     reference leaves open what it does for one ``InstanceType``. So it takes a list (a list
     of one type is one pool), and a setting that might do nothing is refused.
     """
-    if value is None:
-        return None
+    wrong = duration_type_problem("provision_timeout", value)
+    if value is None or wrong:
+        return wrong
     if pools is not None and not pools.listed:
         return (
             f"provision_timeout bounds the fallback across instance pools "
@@ -252,6 +270,14 @@ def host_ami_problem(pools: InstancePools, amis: Sequence[str | None]) -> str | 
         f"the pools' images need different host AMIs ({wanted}), but InferenceAmiVersion is set "
         "once per variant: keep pools whose images need the same host AMI"
     )
+
+
+def _placement(value: object, prefix: str) -> tuple[Placement | None, list[Problem]]:
+    """The whole instance ``value`` names, or its problems (each after ``prefix``)."""
+    try:
+        return Placement(InstanceType.of(value)), []  # type: ignore[arg-type]  # checked there
+    except InstanceTypeError as err:
+        return None, [Problem(f"{prefix}{message}", InstanceTypeError) for message in err.problems]
 
 
 def _not_a_list(prop: str, value: object) -> str:

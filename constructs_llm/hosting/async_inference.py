@@ -50,12 +50,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Annotations, Token
+from aws_cdk import Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from constructs_llm.compliance import NagAcknowledgment, nag_resource, waive
 from constructs_llm.problems import Problems
+from constructs_llm.reporting import warn
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:
@@ -376,7 +377,7 @@ def async_endpoint_problems(
 def warn_about_alarms(endpoint: Construct) -> None:
     """The default alarms of an asynchronous endpoint: one of them watches a metric SageMaker
     does not publish there."""
-    Annotations.of(endpoint).add_warning_v2("constructs-llm:async-alarms", _alarms_on_async())
+    warn(endpoint, "constructs-llm:async-alarms", _alarms_on_async())
 
 
 def _alarms_on_async() -> str:

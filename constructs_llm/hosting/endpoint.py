@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from aws_cdk import Annotations, Duration, Size
+from aws_cdk import Duration, Size
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from constructs_llm.cdk_values import key_problem
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
 from constructs_llm.hardware.pools import InstanceTypes
@@ -33,11 +34,17 @@ from constructs_llm.hosting.target import (
     default_served_name,
     served_name_problem,
 )
-from constructs_llm.hosting.variant import EndpointVariant, PlannedVariant, Variant, plan_variants
-from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
+from constructs_llm.hosting.variant import (
+    EndpointVariant,
+    PlannedVariant,
+    Variant,
+    plan_variants,
+    variant_type_problems,
+)
+from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.notes import add_memory_plan_note, add_note, add_quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
-from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
+from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.operations.backlog_scaling import autoscale_on_backlog
 from constructs_llm.operations.capacity_notes import add_capacity_note
 from constructs_llm.operations.deployment import (
@@ -50,6 +57,7 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problems
+from constructs_llm.reporting import warn
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.values import describe, type_problem
 
@@ -166,29 +174,23 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
+        problems.add(key_problem("kms_key", kms_key))
         single = variants is None and shadow is None
         if single:
-            problems.add(type_problem("model", model, LlmModel, MODEL_FIX))
-            problems.add(
-                type_problem(
-                    "autoscaling", autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True
-                )
-            )
+            one = {
+                "model": model,
+                "instance_type": instance_type,
+                "instance_count": 1 if instance_count is None else instance_count,
+                "autoscaling": autoscaling,
+                "health_check_timeout": health_check_timeout,
+                "download_timeout": download_timeout,
+                "volume_size": volume_size,
+                "provision_timeout": provision_timeout,
+                "capacity_reservation": capacity_reservation,
+            }
+            problems.extend(variant_type_problems(one))
             problems.raise_if_any()  # nothing below can be checked without them
-            assert model is not None
-            specs = [
-                Variant(
-                    model=model,
-                    instance_type=instance_type,
-                    instance_count=1 if instance_count is None else instance_count,
-                    autoscaling=autoscaling,
-                    health_check_timeout=health_check_timeout,
-                    download_timeout=download_timeout,
-                    volume_size=volume_size,
-                    provision_timeout=provision_timeout,
-                    capacity_reservation=capacity_reservation,
-                )
-            ]
+            specs = [Variant(**one)]  # type: ignore[arg-type]  # checked just above
         else:
             given = {
                 "model": model,
@@ -283,9 +285,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             _plan_notes(self, v)
             add_capacity_note(self, _fleet_name(v), v.autoscaling, v.instance_count)
             if v.pools.listed and v.autoscaling is not None:
-                Annotations.of(self).add_warning_v2(
-                    "constructs-llm:pools-autoscaling", _pools_autoscaling(v)
-                )
+                warn(self, "constructs-llm:pools-autoscaling", _pools_autoscaling(v))
         self.scalable_target = first.scalable_target
         _quota_notes(self, hosted)
 
@@ -316,7 +316,8 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             deployment, alarms=rollback, fleet=fleet
         )
         for v in self.variants:
-            Annotations.of(self).add_warning_v2(
+            warn(
+                self,
                 "constructs-llm:guarded-rollout-hardware",
                 _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
                 if v.pools.listed

@@ -6,6 +6,9 @@ from __future__ import annotations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 
+from constructs_llm.cdk_values import grantee_problem
+from constructs_llm.problems import fail
+
 __all__ = ["INVOKE_ACTIONS", "EndpointAttributes", "grant_invoke"]
 
 INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]
@@ -28,6 +31,9 @@ class EndpointAttributes:
 
 def grant_invoke(grantee: iam.IGrantable, *resource_arns: str) -> iam.Grant:
     """``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on these resources."""
+    problem = grantee_problem("grantee", grantee)
+    if problem:
+        fail("grant_invoke", problem)
     return iam.Grant.add_to_principal(
         grantee=grantee, actions=INVOKE_ACTIONS, resource_arns=list(resource_arns)
     )

@@ -8,13 +8,12 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from constructs_llm.engines.engine import ENGINE_FIX, Engine
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.endpoint_base import grant_invoke
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.target import served_name_problem
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.values import type_problem
 
@@ -136,10 +135,11 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
 
     def _metric_dimensions(self) -> dict[str, str]:
         if self.variant_name is None:
-            raise ConfigurationError(
+            fail(
+                "",
                 f"endpoint '{self.node.path}' was imported without its variant name, which "
                 "SageMaker's endpoint metrics are keyed by; pass "
-                "LlmEndpoint.from_endpoint_attributes(..., variant_name=...)"
+                "LlmEndpoint.from_endpoint_attributes(..., variant_name=...)",
             )
         return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
 

@@ -8,7 +8,7 @@ import re
 from aws_cdk import Names, Token
 from constructs import Construct
 
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.problems import fail
 
 __all__ = ["SAGEMAKER_NAME", "generated_name", "name_problem"]
 
@@ -39,8 +39,8 @@ def generated_name(scope: Construct, prop: str) -> str:
     name = Names.unique_resource_name(scope, max_length=63, separator="-")
     name = re.sub(r"[^a-zA-Z0-9-]", "", name).strip("-")
     if not SAGEMAKER_NAME.match(name):
-        raise ConfigurationError(
-            f"{type(scope).__name__} '{scope.node.path}': cannot derive a valid name "
-            f"(got {name!r}); pass {prop}='...'"
+        fail(
+            f"{type(scope).__name__} '{scope.node.path}'",
+            f"cannot derive a valid name (got {name!r}); pass {prop}='...'",
         )
     return name

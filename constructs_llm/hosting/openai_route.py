@@ -32,12 +32,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from aws_cdk import Annotations, Fn, Stack
+from aws_cdk import Fn, Stack
 from aws_cdk import aws_iam as iam
 from constructs import IConstruct
 
+from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.compliance import BEARER_TOKEN_CALLS, waive
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.problems import fail
+from constructs_llm.reporting import warn
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 __all__ = [
@@ -195,6 +197,9 @@ class NativeOpenAiRoute:
         component too, as ``grant_invoke`` scopes it), and ``sagemaker:CallWithBearerToken``,
         which names no resource and is granted on ``"*"`` as AWS's guide does (its cdk-nag
         finding is acknowledged on ``grantee``, with that reason)."""
+        problem = grantee_problem("grantee", grantee)
+        if problem:
+            fail(f"{type(self).__name__} '{self.node.path}'.grant_openai", problem)
         _check_route(self)
         invoke = iam.Grant.add_to_principal(
             grantee=grantee,
@@ -215,9 +220,9 @@ def _check_route(host: _RouteHost) -> None:
     part or the library cannot tell."""
     support = openai_route_support(host.request_format, host.stream_format)
     if support.served is False:
-        raise ConfigurationError(
-            f"{type(host).__name__} '{host.node.path}': SageMaker's OpenAI route cannot serve "
-            f"it: {support.message}"
+        fail(
+            f"{type(host).__name__} '{host.node.path}'",
+            f"SageMaker's OpenAI route cannot serve it: {support.message}",
         )
     if support.served is None and support.warning_id and support.message:
-        Annotations.of(host).add_warning_v2(support.warning_id, support.message)
+        warn(host, support.warning_id, support.message)

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from aws_cdk import Duration, Size
 from aws_cdk import aws_sagemaker as sagemaker
 
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.pools import InstancePools
 from constructs_llm.hosting.capacity_reservation import capacity_reservation_config
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.storage import MAX_VOLUME_GB
 from constructs_llm.model.binding import ModelBinding
+from constructs_llm.problems import fail
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
 
@@ -145,7 +145,7 @@ def variant_name_for(instance_type: InstanceType) -> str:
     name = instance_type.name.removeprefix("ml.").replace(".", "-")
     problem = name_problem("the variant name derived from the instance type", name)
     if problem:
-        raise ConfigurationError(f"instance type {instance_type.name!r}: {problem}")
+        fail(f"instance type {instance_type.name!r}", problem)
     return name
 
 

@@ -20,7 +20,7 @@ the priority-1 pool's gets its own SageMaker Model (``ModelNameOverride``).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -34,6 +34,7 @@ from constructs_llm.hardware.pools import (
     InstancePools,
     InstanceTypes,
     host_ami_problem,
+    instance_types_type_problems,
     pool_problem,
     provision_timeout_problem,
 )
@@ -53,7 +54,14 @@ from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.sizing.timeouts import timeout_problem
-from constructs_llm.values import describe, positive_int_problem, type_problem
+from constructs_llm.values import (
+    describe,
+    duration_type_problem,
+    int_type_problem,
+    positive_int_problem,
+    str_problem,
+    type_problem,
+)
 
 if TYPE_CHECKING:
     from aws_cdk import aws_applicationautoscaling as appscaling
@@ -64,7 +72,14 @@ if TYPE_CHECKING:
     from constructs_llm.model.binding import ModelBinding
     from constructs_llm.operations.alarms import LlmAlarms
 
-__all__ = ["MAX_VARIANTS", "EndpointVariant", "PlannedVariant", "Variant", "plan_variants"]
+__all__ = [
+    "MAX_VARIANTS",
+    "EndpointVariant",
+    "PlannedVariant",
+    "Variant",
+    "plan_variants",
+    "variant_type_problems",
+]
 
 MAX_VARIANTS = 10
 # What a variant's name keeps of its model's construct id.
@@ -108,6 +123,43 @@ class Variant:
     volume_size: Size | None = None
     provision_timeout: Duration | None = None
     capacity_reservation: str | None = None
+
+    def __post_init__(self) -> None:
+        """Values of the wrong type fail here; the rest is checked with the endpoint's other
+        variants (``variants[i]: ...``)."""
+        problems = Problems("Variant")
+        problems.extend(variant_type_problems(vars(self)))
+        problems.raise_if_any()
+
+
+def variant_type_problems(props: Mapping[str, object]) -> list[str | Problem | None]:
+    """The props of a variant (``Variant(...)``, or ``LlmEndpoint(model=...)``'s one variant)
+    whose type is wrong, with the messages the endpoint's own checks give."""
+    weight = props.get("weight", 1)
+    return [
+        type_problem("model", props.get("model"), LlmModel, MODEL_FIX),
+        None
+        if isinstance(weight, int | float) and not isinstance(weight, bool)
+        else f"weight must be a number >= 0 (its share of the traffic), got {weight!r}",
+        *instance_types_type_problems(props.get("instance_type")),
+        int_type_problem("instance_count", props.get("instance_count")),
+        type_problem(
+            "autoscaling", props.get("autoscaling"), Autoscaling, AUTOSCALING_FIX, optional=True
+        ),
+        str_problem("name", props.get("name"), example="Llama-g5-2xlarge"),
+        duration_type_problem("health_check_timeout", props.get("health_check_timeout")),
+        duration_type_problem("download_timeout", props.get("download_timeout")),
+        type_problem(
+            "volume_size", props.get("volume_size"), Size, "use Size.gibibytes(...)", optional=True
+        ),
+        duration_type_problem("provision_timeout", props.get("provision_timeout")),
+        _reservation_type_problem(props.get("capacity_reservation")),
+    ]
+
+
+def _reservation_type_problem(value: object) -> str | None:
+    """Only a reservation that is not a string (its ARN is checked with the variant)."""
+    return None if isinstance(value, str) else capacity_reservation_problem(value)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,6 +18,8 @@ from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_llm.cdk_values import repository_problem as ecr_repository_problem
+from constructs_llm.errors import ImageError
 from constructs_llm.model.dlc_registry import (
     MAPPING_ID,
     DlcFamily,
@@ -37,10 +39,12 @@ from constructs_llm.model.ecr_pull import (
 )
 from constructs_llm.model.image_references import (
     ECR_REGISTRY,
-    check_repository,
-    check_tag,
     parse_uri,
+    repository_name_problem,
+    tag_problem,
+    uri_problem,
 )
+from constructs_llm.problems import Problems
 
 __all__ = [
     "MAPPING_ID",
@@ -115,11 +119,18 @@ class ContainerImage(abc.ABC):
 
 class _DlcImage(ContainerImage):
     def __init__(self, repository: str, tag: str, family: str | None) -> None:
-        check_repository(repository)
-        check_tag(tag)
+        problems = Problems("ContainerImage.dlc")
+        problems.add(repository_name_problem(repository), ImageError)
+        problems.add(tag_problem(tag), ImageError)
+        known: DlcFamily | None = None
+        try:
+            known = dlc_family(family) if family is not None else None
+        except ImageError as err:
+            problems.add_error(err)
+        problems.raise_if_any()
         self._repository = repository
         self._tag = tag
-        self._family = dlc_family(family) if family is not None else infer_family(repository, tag)
+        self._family = known if family is not None else infer_family(repository, tag)
 
     @property
     def repository_name(self) -> str:
@@ -156,6 +167,9 @@ class _UriImage(ContainerImage):
         self._ecr: tuple[str, str, str] | None = None  # account, region, repository
         if isinstance(uri, str) and Token.is_unresolved(uri):
             return  # resolved at deploy time; nothing to validate or grant
+        problems = Problems("ContainerImage.from_uri")
+        problems.add(uri_problem(uri), ImageError)
+        problems.raise_if_any()
         match = parse_uri(uri)
         self._repository = match["repository"]
         self._tag = match["tag"]
@@ -182,7 +196,10 @@ class _UriImage(ContainerImage):
 
 class _EcrRepositoryImage(ContainerImage):
     def __init__(self, repository: ecr.IRepository, tag: str) -> None:
-        check_tag(tag)
+        problems = Problems("ContainerImage.from_ecr_repository")
+        problems.add(ecr_repository_problem("repository", repository), ImageError)
+        problems.add(tag_problem(tag), ImageError)
+        problems.raise_if_any()
         self._repo = repository
         self._tag = tag
 

@@ -13,6 +13,7 @@ from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.errors import ImageError
+from constructs_llm.problems import fail
 
 __all__ = [
     "MAPPING_ID",
@@ -66,9 +67,11 @@ def dlc_family(name: str) -> DlcFamily:
     """The default image of an engine family: tgi, tgi-neuronx, lmi, lmi-trtllm, vllm, sglang."""
     families = _dlc_families()
     if name not in families:
-        raise ImageError(
+        fail(
+            "",
             f"Unknown Deep Learning Container family: got {name!r}. "
-            f"Known families: {', '.join(families)}."
+            f"Known families: {', '.join(families)}.",
+            ImageError,
         )
     return families[name]
 
@@ -87,9 +90,11 @@ def registry_mapping(stack: Stack) -> CfnMapping:
     if isinstance(existing, CfnMapping):
         return existing
     if existing is not None:
-        raise ImageError(
+        fail(
+            "",
             f"Construct id {MAPPING_ID!r} in stack {stack.node.path!r} is reserved for the "
-            "Deep Learning Container registry mapping; rename your construct."
+            "Deep Learning Container registry mapping; rename your construct.",
+            ImageError,
         )
     # lazy: a stack with a concrete region gets literal values and no mapping at all.
     mapping = CfnMapping(stack, MAPPING_ID, mapping=dlc_regions(), lazy=True)
@@ -130,23 +135,27 @@ def check_dlc_region(
     """A concrete region must have a registry, and the image's family must be listed there."""
     registries = catalogs.dlc_images().regions
     if region not in registries:
-        raise ImageError(
+        fail(
+            "",
             f"No Deep Learning Container registry is known for region {region!r} "
             f"(image {repository}:{tag}; {len(registries)} regions are mapped). "
             "Pass the image URI for that region explicitly: ContainerImage.from_uri("
-            f'"<account>.dkr.ecr.{region}.amazonaws.com/{repository}:{tag}").'
+            f'"<account>.dkr.ecr.{region}.amazonaws.com/{repository}:{tag}").',
+            ImageError,
         )
     if family is None or family.regions is None or region in family.regions:
         return
     account = registries[region].account
     listed = sorted(family.regions & registries.keys())
-    raise ImageError(
+    fail(
+        "",
         f"The SageMaker Python SDK does not list {family.name} images ({repository}) in "
         f"{region}, so tag {tag!r} is not known to exist there and the endpoint would fail to "
         f"start. Deploy to a region that lists them ({_some(listed)}), choose another engine, "
         "or pass the image in this region with ContainerImage.from_uri(...) after checking it "
         f"exists: aws ecr describe-images --region {region} --registry-id {account} "
-        f"--repository-name {repository} --image-ids imageTag={tag}"
+        f"--repository-name {repository} --image-ids imageTag={tag}",
+        ImageError,
     )
 
 

@@ -11,6 +11,7 @@ from constructs import Construct
 
 from constructs_llm.compliance import ECR_AUTHORIZATION_TOKEN, waive
 from constructs_llm.errors import ImageError
+from constructs_llm.problems import fail
 
 __all__ = [
     "PULL_ACTIONS",
@@ -78,8 +79,10 @@ def check_same_region(stack: Stack, image_region: str, what: str) -> None:
     region = stack.region
     if Token.is_unresolved(region) or region == image_region:
         return
-    raise ImageError(
+    fail(
+        "",
         f"SageMaker pulls model images only from ECR in the model's own region: {what} is in "
         f"{image_region!r} but stack {stack.stack_name!r} deploys to {region!r}. Replicate the "
-        "image to that region (ECR replication) and use that URI."
+        "image to that region (ECR replication) and use that URI.",
+        ImageError,
     )

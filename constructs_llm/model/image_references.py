@@ -8,9 +8,13 @@ import re
 
 from aws_cdk import Token
 
-from constructs_llm.errors import ImageError
-
-__all__ = ["ECR_REGISTRY", "check_repository", "check_tag", "parse_uri"]
+__all__ = [
+    "ECR_REGISTRY",
+    "parse_uri",
+    "repository_name_problem",
+    "tag_problem",
+    "uri_problem",
+]
 
 _REPOSITORY = re.compile(r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
@@ -27,45 +31,51 @@ ECR_REGISTRY = re.compile(
 _MAX_URI = 255  # ContainerDefinition.Image maximum length
 
 
-def check_repository(repository: str) -> None:
+def repository_name_problem(repository: object) -> str | None:
     if not isinstance(repository, str) or not repository:
-        raise ImageError(f"DLC repository must be a non-empty string, got {repository!r}.")
+        return f"DLC repository must be a non-empty string, got {repository!r}."
     if Token.is_unresolved(repository):
-        return
+        return None
     if ".dkr.ecr." in repository or ":" in repository:
-        raise ImageError(
+        return (
             f"ContainerImage.dlc takes a repository name, got the image URI {repository!r}; "
             "use ContainerImage.from_uri(uri) for a full URI."
         )
     if not (2 <= len(repository) <= 256 and _REPOSITORY.fullmatch(repository)):
-        raise ImageError(
+        return (
             f"Invalid ECR repository name: got {repository!r}. Use lower-case letters, "
             "digits and . _ - / separators, e.g. 'huggingface-pytorch-tgi-inference'."
         )
+    return None
 
 
-def check_tag(tag: str) -> None:
+def tag_problem(tag: object) -> str | None:
     if not isinstance(tag, str) or not tag:
-        raise ImageError(f"Image tag must be a non-empty string, got {tag!r}.")
+        return f"Image tag must be a non-empty string, got {tag!r}."
     if Token.is_unresolved(tag) or _TAG.fullmatch(tag) or _DIGEST.fullmatch(tag):
-        return
-    raise ImageError(
+        return None
+    return (
         f"Invalid image tag: got {tag!r}. A tag is 1-128 letters, digits, '_', '.' or '-', "
         "with no whitespace and not starting with '.' or '-' (or a 'sha256:<64 hex>' digest)."
     )
 
 
-def parse_uri(uri: str) -> re.Match[str]:
+def uri_problem(uri: object) -> str | None:
     if not isinstance(uri, str) or not uri:
-        raise ImageError(f"Image URI must be a non-empty string, got {uri!r}.")
-    match = _URI.fullmatch(uri)
-    problem = _uri_problem(uri, match)
+        return f"Image URI must be a non-empty string, got {uri!r}."
+    problem = _uri_problem(uri, _URI.fullmatch(uri))
     if problem:
-        raise ImageError(
+        return (
             f"Invalid image URI: got {uri!r}. {problem} Expected 'registry/repository:tag' or "
             "'registry/repository@sha256:<digest>', e.g. "
             "'123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm:1.0'."
         )
+    return None
+
+
+def parse_uri(uri: str) -> re.Match[str]:
+    """The parts of a URI ``uri_problem`` accepted."""
+    match = _URI.fullmatch(uri)
     assert match is not None
     return match
 

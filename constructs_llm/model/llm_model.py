@@ -7,14 +7,20 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import jsii
-from aws_cdk import Annotations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from constructs_llm.cdk_values import (
+    grantee_problem,
+    role_problem,
+    security_groups_problems,
+    subnets_problem,
+    vpc_problem,
+)
 from constructs_llm.compliance import HUB_DOWNLOAD, waive
 from constructs_llm.engines.engine import ENGINE_FIX, Engine, ToolCalling
-from constructs_llm.errors import ConfigurationError, InstanceTypeError, SizingError
+from constructs_llm.errors import ConfigurationError, SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.model.binding import Definition, Derivation, ModelBinding
@@ -23,10 +29,17 @@ from constructs_llm.model.execution_role import depend_on_policies, execution_ro
 from constructs_llm.model.network import ModelNetwork, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.notes import add_note
-from constructs_llm.problems import Problem, Problems
+from constructs_llm.problems import Problem, Problems, fail
+from constructs_llm.reporting import warn
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
-from constructs_llm.values import positive_int_problem, type_problem
+from constructs_llm.values import (
+    bool_problem,
+    env_problem,
+    int_type_problem,
+    positive_int_problem,
+    type_problem,
+)
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
@@ -35,6 +48,12 @@ __all__ = ["MODEL_FIX", "LlmModel"]
 
 #: How to build the right kind of value, for messages about the wrong kind.
 MODEL_FIX = "create it with LlmModel(self, 'Model', source=..., engine=..., instance_type=...)"
+
+_PLACEMENT_FIX = "use Placement('ml.g5.2xlarge') or Placement(..., accelerators=1)"
+_ARCHITECTURE_FIX = (
+    "state the figures with ModelArchitecture(params_billion=..., layers=..., kv_heads=..., "
+    "head_dim=..., hidden_size=..., context_length=...)"
+)
 
 
 @jsii.implements(iam.IGrantable)
@@ -91,6 +110,25 @@ class LlmModel(Construct):
         problems = Problems(f"LlmModel '{self.node.path}'")
         problems.add(type_problem("source", source, ModelSource, _source_fix(source)))
         problems.add(type_problem("engine", engine, Engine, ENGINE_FIX))
+        problems.extend(
+            [
+                int_type_problem("max_input_tokens", max_input_tokens),
+                int_type_problem("max_total_tokens", max_total_tokens),
+                env_problem("env", env),
+                role_problem("role", role),
+                vpc_problem("vpc", vpc),
+                subnets_problem("vpc_subnets", vpc_subnets),
+                *security_groups_problems("security_groups", security_groups),
+                bool_problem("network_isolation", network_isolation),
+                type_problem(
+                    "architecture",
+                    architecture,
+                    ModelArchitecture,
+                    _ARCHITECTURE_FIX,
+                    optional=True,
+                ),
+            ]
+        )
         problems.raise_if_any()  # nothing below can be checked without them
         self.definition = Definition(
             engine=engine,
@@ -176,9 +214,10 @@ class LlmModel(Construct):
             placement was given and the model has no default
         """
         if placement is not None and not isinstance(placement, Placement):
-            raise ConfigurationError(
-                f"LlmModel '{self.node.path}': bind() takes a Placement, got "
-                f"{placement!r}; use Placement('ml.g5.2xlarge') or Placement(..., accelerators=1)"
+            fail(
+                f"LlmModel '{self.node.path}'",
+                f"bind() takes a Placement, got {placement!r}; use Placement('ml.g5.2xlarge') "
+                "or Placement(..., accelerators=1)",
             )
         placement = placement or self._require_default()
         bound = self._bindings.get(placement)
@@ -224,7 +263,7 @@ class LlmModel(Construct):
         if not self.network_isolation:
             waive(resource, HUB_DOWNLOAD)
         for warning in derivation.warnings:
-            Annotations.of(resource).add_warning_v2(warning.id, warning.message)
+            warn(resource, warning.id, warning.message)
         return ModelBinding(
             model=self,
             derivation=derivation,
@@ -275,11 +314,11 @@ class LlmModel(Construct):
         placement = self._require_default()
         bound = self._bindings.get(placement)
         if bound is None:
-            raise ConfigurationError(
-                f"LlmModel '{self.node.path}': its default placement ({placement.describe()}) "
-                "has no SageMaker Model yet, and reading a property creates none; read "
-                "endpoint.binding (or component.binding) of what serves it, or call "
-                "model.bind() first"
+            fail(
+                f"LlmModel '{self.node.path}'",
+                f"its default placement ({placement.describe()}) has no SageMaker Model yet, "
+                "and reading a property creates none; read endpoint.binding (or "
+                "component.binding) of what serves it, or call model.bind() first",
             )
         return bound
 
@@ -313,9 +352,10 @@ class LlmModel(Construct):
         :raises ConfigurationError: the model runs outside a VPC (pass ``vpc=``)
         """
         if self.network is None:
-            raise ConfigurationError(
+            fail(
+                "",
                 f"LlmModel '{self.node.path}' has no security groups: it runs outside a VPC; "
-                "pass vpc=... to the LlmModel to manage its network connections"
+                "pass vpc=... to the LlmModel to manage its network connections",
             )
         return self.network.connections
 
@@ -339,6 +379,10 @@ class LlmModel(Construct):
 
         :param placement: whose image. @default the model's default placement
         """
+        problems = Problems(f"LlmModel '{self.node.path}'.grant_read")
+        problems.add(grantee_problem("grantee", grantee))
+        problems.add(type_problem("placement", placement, Placement, _PLACEMENT_FIX, optional=True))
+        problems.raise_if_any()
         self.derive(placement or self._require_default()).image.bind(self, grantee)
         self.source.grant_read(self, grantee)
 
@@ -351,8 +395,8 @@ class LlmModel(Construct):
             return None
         try:
             return Placement(instance_type)
-        except InstanceTypeError as err:
-            problems.add(str(err), InstanceTypeError)
+        except ConfigurationError as err:
+            problems.add_error(err)  # Placement names instance_type
             return None
 
     def _network_problems(
@@ -369,7 +413,7 @@ class LlmModel(Construct):
 
     def _require_default(self) -> Placement:
         if self.default_placement is None:
-            raise ConfigurationError(_no_default_placement(self.node.path))
+            fail("", _no_default_placement(self.node.path))
         return self.default_placement
 
 

@@ -14,16 +14,15 @@ import abc
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Annotations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.compliance import waive, weights_prefix
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.model import source_checks as _checks
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
+from constructs_llm.reporting import warn
 
 __all__ = ["MODEL_DIR", "ModelSource", "SourceBinding"]
 
@@ -157,6 +156,7 @@ class _HubSource(ModelSource):
             _checks.hub_id_problem(model_id),
             _checks.revision_problem(revision),
             _checks.token_problem(token),
+            _checks.token_field_problem(token_json_field),
         ]
         _raise("ModelSource.hugging_face", problems)
         self._model_id = model_id
@@ -188,7 +188,8 @@ class _HubSource(ModelSource):
     ) -> SourceBinding:
         env: dict[str, str] = {}
         if self._token is None and catalogs.is_gated(self._model_id):
-            Annotations.of(scope).add_warning_v2(
+            warn(
+                scope,
                 "constructs-llm:gated-model-no-token",
                 f"{self._model_id} is a gated Hugging Face repository and no token is given, so "
                 "the container cannot download it and the endpoint fails at deploy; accept the "
@@ -199,9 +200,10 @@ class _HubSource(ModelSource):
             )
         if self._token is not None:
             if not token_env_names:
-                raise ConfigurationError(
+                fail(
+                    "",
                     f"ModelSource.hugging_face({self._model_id!r}) has a token but the engine "
-                    "reads none; give Engine.custom(token_env_names=...) the env names"
+                    "reads none; give Engine.custom(token_env_names=...) the env names",
                 )
             secret = self._token
             value = (
@@ -213,7 +215,8 @@ class _HubSource(ModelSource):
             # template only holds the reference.
             reference = value.unsafe_unwrap()
             env = dict.fromkeys(token_env_names, reference)
-            Annotations.of(scope).add_warning_v2(
+            warn(
+                scope,
                 "constructs-llm:hf-token-in-model-env",
                 f"the Hugging Face token of {self._model_id} reaches the container through the "
                 f"Model's environment ({', '.join(token_env_names)}), so principals allowed "

@@ -14,6 +14,7 @@ __all__ = [
     "hub_id_problem",
     "prefix_problem",
     "revision_problem",
+    "token_field_problem",
     "token_problem",
 ]
 
@@ -97,6 +98,15 @@ def token_problem(token: object) -> str | None:
     if not hasattr(token, "secret_value"):
         return f"token must be a secretsmanager.ISecret, got {type(token).__name__}"
     return None
+
+
+def token_field_problem(field: object) -> str | None:
+    if field is None or isinstance(field, str):
+        return None
+    return (
+        f"token_json_field must be the name of a field of the JSON secret, such as 'token', "
+        f"got {field!r}"
+    )
 
 
 def declared_id_problem(model_id: str | None) -> str | None:

@@ -278,5 +278,5 @@ def schedule_actions(target: appscaling.ScalableTarget, scaling: Autoscaling) ->
             schedule=item.schedule,
             min_capacity=item.min_capacity,
             max_capacity=item.max_capacity,
-            time_zone=item.time_zone,
+            time_zone=item.zone,
         )

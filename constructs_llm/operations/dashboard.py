@@ -27,7 +27,7 @@ from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
-from constructs_llm.values import describe
+from constructs_llm.values import describe, str_problem
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -101,7 +101,7 @@ class LlmDashboard(Construct):
         dashboard_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
-        _check(self, endpoints, components, invokers)
+        _check(self, endpoints, components, invokers, dashboard_name)
         targets: list[InvocationTarget | DashboardTarget] = [*endpoints, *components]
         for invoker in invokers:
             targets += [t for t in invoker.targets if not any(t is o for o in targets)]
@@ -123,8 +123,10 @@ def _check(
     endpoints: Sequence[object],
     components: Sequence[object],
     invokers: Sequence[object],
+    dashboard_name: object,
 ) -> None:
     problems = Problems(f"LlmDashboard '{dashboard.node.path}'")
+    problems.add(str_problem("dashboard_name", dashboard_name, example="llm-operations"))
     for prop, items, kind, label in (
         ("endpoints", endpoints, DashboardTarget, "an LlmEndpoint"),
         ("components", components, DashboardTarget, "an InferenceComponent"),

@@ -112,7 +112,16 @@ class Deployment:
     rollback_alarms: Sequence[cloudwatch.IAlarm] | None = None
 
     def __post_init__(self) -> None:
-        problems = Problems(f"Deployment.{self.kind.value}")
+        kind = _kind(self.kind)
+        problems = Problems(f"Deployment.{kind.value}" if kind else "Deployment")
+        if kind is None:
+            kinds = ", ".join(f"DeploymentKind.{k.name}" for k in DeploymentKind)
+            problems.add(
+                f"kind must be one of {kinds}, got {self.kind!r}; build one with "
+                "Deployment.canary(...), linear(...), all_at_once(...) or rolling(...)"
+            )
+        else:
+            object.__setattr__(self, "kind", kind)
         problems.add(
             duration_problem(
                 "bake",
@@ -340,6 +349,14 @@ def _timeout_within_waits(describe: str, timeout_s: int, waits_s: int) -> str:
         f"({waits_s:,} s in all), so it would time out before it can finish; raise timeout or "
         "leave it out (it is then derived)"
     )
+
+
+def _kind(value: object) -> DeploymentKind | None:
+    """The kind ``value`` names (a member, or its value such as ``"canary"``)."""
+    try:
+        return DeploymentKind(value)
+    except ValueError:
+        return None
 
 
 def _deployment(

@@ -16,15 +16,21 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_cdk import Duration
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from constructs_llm.problems import Problems, fail
+from constructs_llm.values import (
+    bool_problem,
+    duration_type_problem,
+    str_problem,
+    type_problem,
+)
 
+if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
     from typing_extensions import Unpack
 
@@ -37,6 +43,7 @@ __all__ = [
     "InvocationMetrics",
     "MetricOverrides",
     "VariantMetrics",
+    "check_metric_name",
     "with_defaults",
 ]
 
@@ -64,8 +71,45 @@ class MetricOverrides(TypedDict, total=False):
 
 
 def with_defaults(options: MetricOverrides, **defaults: Any) -> MetricOverrides:
+    """``options`` over ``defaults``; an option of the wrong name or type fails here, naming
+    it, instead of inside ``cloudwatch.Metric``."""
+    problems = Problems("metric options")
+    for name, value in options.items():
+        problems.add(_option_problem(name, value))
+    problems.raise_if_any()
     merged: MetricOverrides = {**defaults, **options}  # type: ignore[typeddict-item]
     return merged
+
+
+def check_metric_name(metric_name: object, namespace: object = "AWS/SageMaker") -> None:
+    """``metric(metric_name, namespace=...)``: both strings, such as SageMaker's own."""
+    problems = Problems("metric")
+    problems.add(str_problem("metric_name", metric_name, example="ModelLatency", optional=False))
+    problems.add(str_problem("namespace", namespace, example="AWS/SageMaker", optional=False))
+    problems.raise_if_any()
+
+
+def _option_problem(name: str, value: object) -> str | None:
+    if name not in MetricOverrides.__annotations__:
+        known = ", ".join(sorted(MetricOverrides.__annotations__))
+        return f"the metric options are {known}; got {name}={value!r}"
+    if name == "period":
+        return duration_type_problem(name, value)
+    if name == "visible":
+        return bool_problem(name, value, optional=False)
+    if name == "dimensions_map":
+        strings = isinstance(value, Mapping) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        )
+        return None if strings else f"dimensions_map must map names to strings, got {value!r}"
+    if name == "unit":
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        return type_problem(name, value, cloudwatch.Unit, "use a member such as Unit.COUNT")
+    return str_problem(name, value, example=_EXAMPLES.get(name, "..."), optional=False)
+
+
+_EXAMPLES = {"statistic": "p90", "color": "#1f77b4", "label": "Latency"}
 
 
 @dataclass(frozen=True)
@@ -120,6 +164,12 @@ class InvocationMetrics:
         """This target's dimensions narrowed to one instance type, for ``dimensions_map=`` of
         any ``metric_*()``: with instance pools, SageMaker publishes every metric per
         ``InstanceType`` as well as across the variant (or component)."""
+        from constructs_llm.hardware.instance_type import InstanceType
+
+        fix = "use a name such as 'ml.g5.2xlarge'"
+        problem = type_problem("instance_type", instance_type, (str, InstanceType), fix)
+        if problem:
+            fail(f"{type(self).__name__}.instance_type_dimensions", problem)
         return {**self._metric_dimensions(), "InstanceType": str(instance_type)}
 
     def metric(
@@ -137,6 +187,7 @@ class InvocationMetrics:
         """
         from aws_cdk import aws_cloudwatch as cloudwatch  # loaded when a metric is asked for
 
+        check_metric_name(metric_name, namespace)
         props = with_defaults(
             options,
             dimensions_map=self._metric_dimensions(),

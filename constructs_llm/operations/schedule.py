@@ -12,12 +12,16 @@ SUN-SAT with 1 = Sunday, year).
 
 from __future__ import annotations
 
+import difflib
+import functools
 import re
+import zoneinfo
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from constructs_llm.values import all_ints, positive_int_problem
+from constructs_llm.problems import Problems
+from constructs_llm.values import all_ints, describe, int_type_problem, positive_int_problem
 
 if TYPE_CHECKING:
     from aws_cdk import TimeZone
@@ -45,17 +49,88 @@ class ScheduledCapacity:
     :param min_capacity: the new lower bound (instances, or copies of a component; 0 releases
         a component's copies). @default unchanged
     :param max_capacity: the new upper bound. @default unchanged
-    :param time_zone: the schedule's time zone. @default UTC
+    :param time_zone: the schedule's time zone: an IANA name such as ``"Europe/Paris"``
+        (checked against Python's ``zoneinfo`` database) or an ``aws_cdk.TimeZone``; a name
+        becomes ``TimeZone.of(name)``. @default UTC
     """
 
     schedule: appscaling.Schedule
     min_capacity: int | None = None
     max_capacity: int | None = None
-    time_zone: TimeZone | None = None
+    time_zone: TimeZone | str | None = None
+
+    def __post_init__(self) -> None:
+        """Values of the wrong type fail here; the bounds are checked with the target's
+        (``schedule[i] ...``)."""
+        problems = Problems("ScheduledCapacity")
+        if not hasattr(self.schedule, "expression_string"):
+            problems.add(
+                f"schedule must be an appscaling.Schedule, got {describe(self.schedule)}; use "
+                "appscaling.Schedule.cron(hour=..., minute=...)"
+            )
+        problems.add(int_type_problem("min_capacity", self.min_capacity, minimum=0))
+        problems.add(int_type_problem("max_capacity", self.max_capacity, minimum=0))
+        zone, problem = _time_zone(self.time_zone)
+        problems.add(problem)
+        problems.raise_if_any()
+        object.__setattr__(self, "time_zone", zone)
 
     @property
     def expression(self) -> str:
         return str(self.schedule.expression_string)
+
+    @property
+    def zone(self) -> TimeZone | None:
+        """``time_zone`` as a ``TimeZone`` (a name given is converted); None = UTC."""
+        from aws_cdk import TimeZone
+
+        zone = self.time_zone
+        assert zone is None or isinstance(zone, TimeZone)  # converted in __post_init__
+        return zone
+
+    @property
+    def zone_name(self) -> str:
+        """The time zone's IANA name; ``"UTC"`` by default."""
+        zone = self.zone
+        return zone.timezone_name if zone is not None else "UTC"
+
+
+_ZONE_EXAMPLE = "Europe/Paris"
+
+
+def _time_zone(value: object) -> tuple[TimeZone | None, str | None]:
+    """The ``TimeZone`` that ``time_zone=`` names, or the problem with it."""
+    from aws_cdk import TimeZone, Token
+
+    if value is None or isinstance(value, TimeZone):
+        return value, None
+    if not isinstance(value, str):
+        return None, (
+            f"time_zone must be an IANA time zone name such as {_ZONE_EXAMPLE!r} or an "
+            f"aws_cdk.TimeZone, got {describe(value)}"
+        )
+    if Token.is_unresolved(value) or value in _zone_names():
+        return TimeZone.of(value), None
+    close = difflib.get_close_matches(value, sorted(_zone_names()), n=2)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return None, (
+        f"time_zone must be an IANA time zone name such as {_ZONE_EXAMPLE!r} (Python's "
+        f"zoneinfo database), got {value!r}{hint}"
+    )
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    """The IANA names Python's zoneinfo knows; where the system has no time zone database
+    (and the ``tzdata`` package is not installed), the names ``aws_cdk.TimeZone`` lists."""
+    names = zoneinfo.available_timezones()
+    if names:
+        return frozenset(names)
+    from aws_cdk import TimeZone
+
+    return frozenset(
+        getattr(TimeZone, member).timezone_name for member in dir(TimeZone) if member.isupper()
+    )
 
 
 def schedule_problems(schedule: object) -> list[str | None]:
@@ -78,10 +153,6 @@ def schedule_problems(schedule: object) -> list[str | None]:
         problems.append(positive_int_problem(f"{label} max_capacity", high, minimum=0))
         if all_ints(low, high) and low > high:  # type: ignore[operator]
             problems.append(f"{label} min_capacity ({low}) is above max_capacity ({high})")
-        if not hasattr(item.schedule, "expression_string"):
-            problems.append(
-                f"{label} schedule must be an appscaling.Schedule, got {item.schedule!r}"
-            )
     return problems
 
 
@@ -92,7 +163,7 @@ def weekly_floor(initial: int, schedule: Sequence[ScheduledCapacity]) -> list[in
     zone the week's total is the same as in UTC."""
     fires: list[tuple[int, int]] = []  # (minute of the week, new min)
     setting_min = [item for item in schedule if item.min_capacity is not None]
-    if len({item.time_zone.timezone_name if item.time_zone else "UTC" for item in setting_min}) > 1:
+    if len({item.zone_name for item in setting_min}) > 1:
         return None
     for item in schedule:
         if item.min_capacity is None:

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 from constructs_llm import catalogs
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
 from constructs_llm.sizing.planner import (
     GIB,
     EngineSizing,
@@ -160,19 +160,27 @@ class ModelArchitecture:
                 ("context_length", self.context_length),
                 ("attention_heads", self.attention_heads),
             )
-            if value is not None and (not isinstance(value, int) or value < 1)
+            if value is not None
+            and (not isinstance(value, int) or isinstance(value, bool) or value < 1)
         )
-        if not self.params_billion > 0:
-            problems.add(f"params_billion must be > 0, got {self.params_billion!r}")
-        if self.attention_heads and self.kv_heads > self.attention_heads:
+        billions = self.params_billion
+        if isinstance(billions, bool) or not isinstance(billions, int | float) or billions <= 0:
+            problems.add(f"params_billion must be > 0, got {billions!r}")
+        kv, heads = self.kv_heads, self.attention_heads
+        if isinstance(kv, int) and isinstance(heads, int) and heads and kv > heads:
             problems.add(
-                f"kv_heads ({self.kv_heads}) cannot exceed attention_heads "
-                f"({self.attention_heads}); check num_key_value_heads in config.json"
+                f"kv_heads ({kv}) cannot exceed attention_heads ({heads}); check "
+                "num_key_value_heads in config.json"
             )
-        if self.default_dtype.lower() not in DTYPE_BYTES:
-            problems.add(
-                f"default_dtype must be one of {_dtype_names()}, got {self.default_dtype!r}"
-            )
+        dtype = self.default_dtype
+        if not isinstance(dtype, str) or dtype.lower() not in DTYPE_BYTES:
+            problems.add(f"default_dtype must be one of {_dtype_names()}, got {dtype!r}")
+        for name, text in (("model_id", self.model_id), ("source", self.source)):
+            if text is not None and not isinstance(text, str):
+                problems.add(f"{name} must be a string or None, got {text!r}")
+        notes = self.notes
+        if not isinstance(notes, tuple | list) or not all(isinstance(n, str) for n in notes):
+            problems.add(f"notes must be a tuple of strings, got {self.notes!r}")
         problems.raise_if_any()
 
     @property
@@ -274,7 +282,7 @@ def plan_memory(
     inst = InstanceType.of(instance)
     device_gib = device_memory(inst, arch)
     if max_total_tokens is not None and max_total_tokens < 1:
-        raise SizingError(f"max_total_tokens must be >= 1, got {max_total_tokens!r}")
+        fail("", f"max_total_tokens must be >= 1, got {max_total_tokens!r}", SizingError)
     problems: list[str] = []
     devices = devices_for(inst, accelerators, engine, problems)
     dtype_name = (dtype or (engine.weight_dtype if engine else None) or arch.default_dtype).lower()
@@ -338,10 +346,9 @@ def dtype_bytes(name: str) -> float:
 
 
 def _dtype_bytes(name: str) -> float:
-    try:
-        return float(DTYPE_BYTES[name])
-    except KeyError:
-        raise SizingError(_unknown_dtype(name, _dtype_names())) from None
+    if name not in DTYPE_BYTES:
+        fail("", _unknown_dtype(name, _dtype_names()), SizingError)
+    return float(DTYPE_BYTES[name])
 
 
 def _unknown_dtype(name: str, known: str) -> str:

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.problems import fail
 
 __all__ = [
     "GIB",
@@ -216,9 +217,9 @@ def _neuron_static_kv() -> str:
 
 def device_memory(inst: InstanceType, arch: ModelShape) -> float:
     if inst.accelerator is None or not inst.accelerator_count:
-        raise SizingError(_no_accelerators(inst.name, arch.name))
+        fail("", _no_accelerators(inst.name, arch.name), SizingError)
     if inst.accelerator_memory_gib is None:
-        raise SizingError(_unknown_device_memory(inst.name, arch.name))
+        fail("", _unknown_device_memory(inst.name, arch.name), SizingError)
     return inst.accelerator_memory_gib
 
 
@@ -242,7 +243,7 @@ def devices_for(
     """The tensor-parallel group; more than the instance has is a problem (planned as all)."""
     available = inst.accelerator_count
     if accelerators is not None and not 1 <= accelerators <= available:
-        raise SizingError(_accelerators_out_of_range(available, inst.name, accelerators))
+        fail("", _accelerators_out_of_range(available, inst.name, accelerators), SizingError)
     devices = engine.devices_used(inst, accelerators) if engine else (accelerators or available)
     if devices > available:
         problems.append(_shards_beyond_instance(devices, inst.name, available))

@@ -398,7 +398,7 @@ BAD_HOSTING = [
         lambda s: component(
             s, instance_type=EBS_ONLY, accelerators=1, copies=4, autoscaling=scaling(max_capacity=3)
         ),
-        (SizingError, ScalingError),
+        ConfigurationError,  # sizing and scaling: their nearest common type
         r"(?s)InferenceComponent 'Test/Chat' has 2 problems:.*copies 4 is outside autoscaling's \[1, 3\].*does not fit on the 1 accelerator",
         id="ic-sizing-and-scaling-named-together",
     ),

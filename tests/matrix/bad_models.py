@@ -493,7 +493,7 @@ BAD_MODELS = [
         lambda s: model(
             s, max_input_tokens=0, network_isolation=True, instance_type="ml.g5.45xlarge"
         ),
-        InstanceTypeError,
+        ConfigurationError,  # an instance type's and others: their nearest common type
         r"(?s)LlmModel 'Test/Model' has 3 problems:.*Sizes of ml\.g5.*max_input_tokens must be an integer >= 1, got 0.*network_isolation=True blocks",
         id="model-several-problems-named-together",
     ),

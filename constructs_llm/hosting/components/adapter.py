@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Protocol
 
-from aws_cdk import Annotations
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
 
@@ -27,6 +26,7 @@ from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.source import ModelSource
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems
+from constructs_llm.reporting import warn
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:
@@ -134,7 +134,8 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
         for role in (base.endpoint.role, base.binding.role):
             source.grant_read(self, role)
         if base.model.engine.name == _CUSTOM:
-            Annotations.of(self).add_warning_v2(
+            warn(
+                self,
                 "constructs-llm:adapter-engine-unverified",
                 f"adapter {name!r} on a custom engine: verify that its image registers "
                 "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier header)",
@@ -154,6 +155,12 @@ def _check(
     inference_component_name: str | None,
 ) -> None:
     problems = Problems(f"InferenceComponent '{scope.node.path}'.add_adapter({name!r})")
+    if not all(hasattr(base, member) for member in ("endpoint", "model", "binding", "resource")):
+        problems.add(
+            f"base must be an InferenceComponent, got {describe(base)}; use "
+            "component.add_adapter(name, source=...)"
+        )
+        problems.raise_if_any()  # nothing below can be checked without it
     if not isinstance(name, str) or not _ADAPTER_NAME.match(name):
         problems.add(
             f"the adapter name must be 1-63 letters, digits, '.', '_', ':' or '-' starting with "

@@ -5,13 +5,12 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Protocol
 
-import jsii
-from aws_cdk import Annotations, Duration, Size
+from aws_cdk import Duration, Size
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
-from constructs import Construct, IValidation, Node
+from constructs import Construct, Node
 
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.cdk_values import key_problem, role_problem
 from constructs_llm.hardware.instance_type import InstanceType, unknown_instance_type
 from constructs_llm.hardware.pools import (
     VARIANT_NAME,
@@ -40,7 +39,8 @@ from constructs_llm.hosting.storage import (
 from constructs_llm.model.execution_role import depend_on_policies, execution_role
 from constructs_llm.notes import add_quota_note
 from constructs_llm.operations.capacity_notes import note_fleet_capacity
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
+from constructs_llm.reporting import warn
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.values import all_ints, positive_int_problem
@@ -149,8 +149,15 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         capacity_reservation: str | None = None,
     ) -> None:
         super().__init__(scope, id)
-        self.pools = self._parse_pools(instance_type)
-        self.instance_type = self.pools.first.instance_type
+        problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
+        problems.add(role_problem("role", role))
+        problems.add(key_problem("kms_key", kms_key))
+        pools, found = InstancePools.parse(instance_type)
+        problems.extend(found)
+        problems.raise_if_any()  # nothing below can be checked without them
+        assert pools is not None
+        self.pools = pools
+        self.instance_type = pools.first.instance_type
         self.min_instances = min_instances
         self.max_instances = max_instances
         self.health_check_timeout = health_check_timeout
@@ -158,6 +165,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         self.kms_key = kms_key
         self.capacity_reservation = capacity_reservation
         self._check(
+            problems,
             endpoint_name,
             volume_size,
             metrics_problems(enhanced_metrics, metric_publish_frequency),
@@ -189,7 +197,6 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             endpoint_config_name=self.config.attr_endpoint_config_name,
             endpoint_name=endpoint_name,
         )
-        self.node.add_validation(_FleetFits(self))
         self._annotate()
 
     @property
@@ -220,7 +227,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         binding = component.binding
         problem = self.host_ami_problem(binding.inference_ami_version, component.node.path)
         if problem:
-            raise ConfigurationError(problem)
+            fail(f"InferenceComponentEndpoint '{self.node.path}'", problem)
         self.components.append(component)
         if self.kms_key is not None:
             self.kms_key.grant(binding.role, *VOLUME_KEY_ACTIONS)
@@ -230,17 +237,54 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         for each in dict.fromkeys(component.pool_bindings):
             each.grant_read(self.role)
 
-    def _parse_pools(self, instance_type: InstanceTypes) -> InstancePools:
-        pools, found = InstancePools.parse(instance_type)
-        problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
-        problems.extend(found)
-        problems.raise_if_any()
-        assert pools is not None
-        return pools
+    def fleet_problems(self, component: HostedComponent) -> list[str]:
+        """Whether the initial copies of every component, ``component`` included, fit on
+        ``max_instances`` instances of each pool (each may be the one SageMaker provisions): a
+        necessary condition (SageMaker also packs per instance). Each component checks that its
+        own copies fit; this catches components that only fit alone. Checked as each component
+        is added: the demand only grows, so the component that overflows the fleet is named."""
+        parts = [*self.components, component]
+        return [
+            problem
+            for index, inst in enumerate(self.pools.instance_types)
+            if (problem := self._fits(inst, parts, [c.demand_on(index) for c in parts]))
+        ]
 
-    def _check(self, endpoint_name: str | None, volume: Size | None, found: list[str]) -> None:
+    def _fits(
+        self, instance: InstanceType, parts: list[HostedComponent], demands: list[CopyDemand]
+    ) -> str | None:
+        capacity = CopyDemand.capacity_of(instance)
+        if capacity is None or len(parts) < 2:
+            return None
+        fleet = self.max_instances
+        need = functools.reduce(
+            CopyDemand.plus, (d.times(c.copies) for d, c in zip(demands, parts, strict=True))
+        )
+        over = [
+            f"{wanted:g} {what} (the fleet has {have * fleet:g})"
+            for what, wanted, have in (
+                ("accelerators", need.accelerators, capacity.accelerators),
+                ("vCPUs", need.cpu_cores, capacity.cpu_cores),
+                ("MiB of memory", need.memory_mib, capacity.memory_mib),
+            )
+            if wanted > have * fleet
+        ]
+        if not over:
+            return None
+        names = ", ".join(
+            f"{c.node.id} ({c.copies} x {d.describe()})"
+            for d, c in zip(demands, parts, strict=True)
+        )
+        return _fleet_total_too_small(self.node.path, names, "; ".join(over), fleet, instance.name)
+
+    def _check(
+        self,
+        problems: Problems,
+        endpoint_name: str | None,
+        volume: Size | None,
+        found: list[str],
+    ) -> None:
         low, high = self.min_instances, self.max_instances
-        problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
         problems.add(provision_timeout_problem(self.provision_timeout, self.pools))
         problems.extend(found)
         problems.add(capacity_reservation_problem(self.capacity_reservation))
@@ -285,14 +329,13 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         note_fleet_capacity(self, self)
         for inst in self.pools.instance_types:
             if not inst.known:
-                Annotations.of(self).add_warning_v2(
+                warn(
+                    self,
                     "constructs-llm:unknown-instance-type",
                     unknown_instance_type(inst, for_components=True),
                 )
         if self.min_instances == 0:
-            Annotations.of(self).add_warning_v2(
-                "constructs-llm:min-instances-zero-region", _min_instances_zero_region()
-            )
+            warn(self, "constructs-llm:min-instances-zero-region", _min_instances_zero_region())
 
 
 def _min_instances_above_max(low: int, high: int) -> str:
@@ -317,54 +360,6 @@ def _host_ami_conflict(component_path: str, ami: str, endpoint_path: str, curren
         f"'{endpoint_path}' already uses {current} for another component; put images that "
         "need different host AMIs on separate endpoints"
     )
-
-
-@jsii.implements(IValidation)
-class _FleetFits:
-    """At synth: the initial copies of all components fit on ``max_instances`` instances.
-
-    A necessary condition (SageMaker also packs per instance); each component already checked
-    that its own copies fit, so this catches components that only fit alone.
-    """
-
-    def __init__(self, endpoint: InferenceComponentEndpoint) -> None:
-        self._endpoint = endpoint
-
-    def validate(self) -> list[str]:
-        endpoint = self._endpoint
-        return [
-            problem
-            for index, inst in enumerate(endpoint.pools.instance_types)
-            if (problem := self._fits(inst, [c.demand_on(index) for c in endpoint.components]))
-        ]
-
-    def _fits(self, instance: InstanceType, demands: list[CopyDemand]) -> str | None:
-        endpoint = self._endpoint
-        capacity, parts = CopyDemand.capacity_of(instance), endpoint.components
-        if capacity is None or len(parts) < 2:
-            return None
-        fleet = endpoint.max_instances
-        need = functools.reduce(
-            CopyDemand.plus, (d.times(c.copies) for d, c in zip(demands, parts, strict=True))
-        )
-        over = [
-            f"{wanted:g} {what} (the fleet has {have * fleet:g})"
-            for what, wanted, have in (
-                ("accelerators", need.accelerators, capacity.accelerators),
-                ("vCPUs", need.cpu_cores, capacity.cpu_cores),
-                ("MiB of memory", need.memory_mib, capacity.memory_mib),
-            )
-            if wanted > have * fleet
-        ]
-        if not over:
-            return None
-        names = ", ".join(
-            f"{c.node.id} ({c.copies} x {d.describe()})"
-            for d, c in zip(demands, parts, strict=True)
-        )
-        return _fleet_total_too_small(
-            endpoint.node.path, names, "; ".join(over), fleet, instance.name
-        )
 
 
 def _fleet_total_too_small(

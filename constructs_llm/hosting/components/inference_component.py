@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from aws_cdk import Annotations, Duration
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -58,11 +58,12 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.metrics import CopyMetrics, DashboardView
 from constructs_llm.problems import Problem, Problems
+from constructs_llm.reporting import warn
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
 from constructs_llm.sizing.timeouts import (
     timeout_problem,
 )
-from constructs_llm.values import positive_int_problem, type_problem
+from constructs_llm.values import int_type_problem, positive_int_problem, type_problem
 
 __all__ = ["InferenceComponent"]
 
@@ -170,6 +171,7 @@ class InferenceComponent(
             type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
+        problems.add(int_type_problem("accelerators", accelerators))
         problems.raise_if_any()  # nothing below can be checked without them
         self.endpoint, self.model = endpoint, model
         self.chosen_served_name = served_model_name
@@ -215,6 +217,7 @@ class InferenceComponent(
             problems.extend(
                 self._on_pools(lambda i: [self._fleet_problem("copies", copies, "copies", i)])
             )
+            problems.extend(endpoint.fleet_problems(self))
             problems.extend(self._scaling_problems(), ScalingError)
             for index, placement in enumerate(self.placements):
                 problems.extend(
@@ -532,18 +535,19 @@ class InferenceComponent(
                 )
         env = self.binding.environment
         if len(env) > MAX_COMPONENT_ENV:
-            Annotations.of(self).add_warning_v2(
-                "constructs-llm:component-env-size", _component_env_size(env, MAX_COMPONENT_ENV)
+            warn(
+                self,
+                "constructs-llm:component-env-size",
+                _component_env_size(env, MAX_COMPONENT_ENV),
             )
         if self.autoscaling is not None and self.autoscaling.min_capacity == 0:
-            Annotations.of(self).add_warning_v2(
+            warn(
+                self,
                 "constructs-llm:scale-to-zero",
                 _scale_to_zero(self.copies, self.instance_type.name),
             )
             if self.autoscaling.uses_concurrency:
-                Annotations.of(self).add_warning_v2(
-                    "constructs-llm:scale-to-zero-metric", _scale_to_zero_metric()
-                )
+                warn(self, "constructs-llm:scale-to-zero-metric", _scale_to_zero_metric())
 
 
 def _component_rollout_kind(describe: str) -> str:

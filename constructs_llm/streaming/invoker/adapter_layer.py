@@ -10,7 +10,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from constructs_llm import catalogs
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.problems import fail
 from constructs_llm.streaming.invoker.stack_rules import assert_before_deploy
 
 __all__ = ["adapter_for", "adapter_layer_arn"]
@@ -26,13 +26,7 @@ def adapter_for(
     else the published layer for the stack's region and the architecture it is built for."""
     if layer is not None:
         return architecture or lambda_.Architecture.ARM_64, layer
-    if architecture is not None:
-        raise ConfigurationError(
-            f"StreamingInvoker '{invoker.node.path}': architecture={architecture.name} needs "
-            "adapter_layer=... built for it; without one the published layer for the "
-            "region decides the architecture"
-        )
-    stack = Stack.of(invoker)
+    stack = Stack.of(invoker)  # without a layer, no architecture is given (checked)
     arn, arch = adapter_layer_arn(stack.region)
     if Token.is_unresolved(stack.region):
         _commercial_partition_rule(stack)
@@ -54,10 +48,11 @@ def adapter_layer_arn(region: str) -> tuple[str, str]:
         name = data.china.layers["x86_64"]
         return f"arn:aws-cn:lambda:{region}:{china}:layer:{name}:{version}", "x86_64"
     if any(region.startswith(p) for p in data.unsupported_partition_prefixes):
-        raise ConfigurationError(
+        fail(
+            "",
             f"no published Lambda Web Adapter layer is known for region {region!r}; publish "
             "the adapter in that partition and pass adapter_layer=LayerVersion."
-            "from_layer_version_arn(...) (an arm64 build)"
+            "from_layer_version_arn(...) (an arm64 build)",
         )
     name = commercial.layers["arm64"]
     return f"arn:aws:lambda:{region}:{commercial.account}:layer:{name}:{version}", "arm64"

@@ -5,17 +5,34 @@ and those of ``add_distribution``.
 from __future__ import annotations
 
 from aws_cdk import Duration, Stack, Token
+from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from constructs_llm.cdk_values import (
+    architecture_problem,
+    key_problem,
+    layer_problem,
+    log_retention_problem,
+)
+from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import Problems
+from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_arn
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.targets import check_targets
-from constructs_llm.values import describe, duration_problem, positive_int_problem
+from constructs_llm.values import (
+    describe,
+    duration_problem,
+    duration_type_problem,
+    positive_int_problem,
+    str_problem,
+)
 
 __all__ = ["check_distribution", "check_invoker"]
+
+_WEB_ACL_ARN = "arn:aws:wafv2:us-east-1:123456789012:global/webacl/name/id"
 
 
 def check_invoker(
@@ -28,11 +45,25 @@ def check_invoker(
     heartbeat: Duration | None,
     auth: object,
     max_concurrency: int | None,
+    adapter_layer: object = None,
+    architecture: object = None,
+    log_retention: object = None,
+    log_encryption_key: object = None,
 ) -> list[InvocationTarget]:
     """The invoker's targets; raises one error naming every problem of the props."""
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
     called, target_problems = check_targets(invoker, target, targets)
     problems.extend(target_problems)
+    kinds = [
+        layer_problem("adapter_layer", adapter_layer),
+        architecture_problem("architecture", architecture),
+    ]
+    problems.extend(kinds)
+    if not any(kinds):
+        _adapter_problems(invoker, adapter_layer, architecture, problems)
+    problems.add(key_problem("log_encryption_key", log_encryption_key))
+    if log_retention is not None:
+        problems.add(log_retention_problem("log_retention", log_retention))
     if not isinstance(auth, InvokerAuth):
         problems.add(
             f"auth must be InvokerAuth.iam() or InvokerAuth.api_keys(secret), got "
@@ -74,6 +105,24 @@ def check_invoker(
     return called
 
 
+def _adapter_problems(
+    invoker: Construct, layer: object, architecture: object, problems: Problems
+) -> None:
+    """Without a layer the published one for the region decides the architecture, and a
+    region outside the partitions it is published in needs a layer of the user's."""
+    if layer is not None:
+        return
+    if isinstance(architecture, lambda_.Architecture):
+        problems.add(
+            f"architecture={architecture.name} needs adapter_layer=... built for it; without one "
+            "the published layer for the region decides the architecture"
+        )
+    try:
+        adapter_layer_arn(Stack.of(invoker).region)
+    except ConfigurationError as err:
+        problems.add_error(err)
+
+
 def check_distribution(
     invoker: Construct,
     *,
@@ -88,6 +137,8 @@ def check_distribution(
 ) -> None:
     """Raises one error naming every problem of ``add_distribution``'s arguments."""
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'.add_distribution")
+    problems.add(duration_type_problem("rate_limit_window", window))
+    problems.add(str_problem("web_acl_arn", web_acl_arn, example=_WEB_ACL_ARN))
     if has_distribution:
         problems.add("the invoker already has a distribution; use invoker.distribution")
     problems.add(_oac_problem(mode, oac))

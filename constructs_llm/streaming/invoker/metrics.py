@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import Duration
 
-from constructs_llm.errors import ConfigurationError
-from constructs_llm.operations.metrics import MetricOverrides, with_defaults
+from constructs_llm.operations.metrics import MetricOverrides, check_metric_name, with_defaults
+from constructs_llm.problems import fail
 from constructs_llm.streaming.formats import ERROR_KINDS, NAMESPACE
+from constructs_llm.values import describe
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -55,6 +56,7 @@ class InvokerMetrics:
         """
         from aws_cdk import aws_cloudwatch as cloudwatch  # loaded when a metric is asked for
 
+        check_metric_name(metric_name, NAMESPACE)
         props = with_defaults(
             options,
             dimensions_map=metric_dimensions(self._metered(target)),
@@ -68,9 +70,17 @@ class InvokerMetrics:
             return self.target
         if not any(target is t for t in self.targets):
             served = ", ".join(repr(t.served_model_name) for t in self.targets)
-            raise ConfigurationError(
-                f"target {target.served_model_name!r} is not one of this invoker's targets "
-                f"({served}); pass one of them, or leave target out for the first"
+            name = getattr(target, "served_model_name", None)
+            if not isinstance(name, str):
+                fail(
+                    "",
+                    f"target must be one of this invoker's targets ({served}), got "
+                    f"{describe(target)}; pass one of them, or leave target out for the first",
+                )
+            fail(
+                "",
+                f"target {name!r} is not one of this invoker's targets ({served}); pass one of "
+                "them, or leave target out for the first",
             )
         return target
 
@@ -131,9 +141,9 @@ class InvokerMetrics:
         if kind is None:
             return self.metric("Errors", target=target, **with_defaults(options, statistic="Sum"))
         if kind not in ERROR_KINDS:
-            raise ConfigurationError(
-                f"metric_errors: kind must be one of {', '.join(ERROR_KINDS)} or None (every "
-                f"kind), got {kind!r}"
+            fail(
+                "metric_errors",
+                f"kind must be one of {', '.join(ERROR_KINDS)} or None (every kind), got {kind!r}",
             )
         dimensions = {**metric_dimensions(self._metered(target)), "ErrorKind": kind}
         return self.metric(

@@ -18,8 +18,9 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.problems import fail
 from constructs_llm.streaming.invoker.adapter_layer import adapter_for, adapter_layer_arn
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.checks import check_distribution, check_invoker
@@ -120,6 +121,10 @@ class StreamingInvoker(InvokerMetrics, Construct):
             heartbeat=heartbeat,
             auth=auth,
             max_concurrency=max_concurrency,
+            adapter_layer=adapter_layer,
+            architecture=architecture,
+            log_retention=log_retention,
+            log_encryption_key=log_encryption_key,
         )
         self._heartbeat = heartbeat
         self.auth = auth
@@ -129,7 +134,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         environment = invoker_environment(self, called, timeout=timeout, heartbeat=heartbeat)
         too_big = environment_size_problem(environment, called)
         if too_big:
-            raise ConfigurationError(f"StreamingInvoker '{self.node.path}': {too_big}")
+            fail(f"StreamingInvoker '{self.node.path}'", too_big)
         self.distribution: cloudfront.Distribution | None = None
         architecture, layer = adapter_for(self, layer=adapter_layer, architecture=architecture)
         log_group = invoker_log_group(
@@ -186,6 +191,9 @@ class StreamingInvoker(InvokerMetrics, Construct):
     def grant_invoke_url(self, grantee: iam.IGrantable) -> iam.Grant:
         """Lets ``grantee`` call the URL (``InvokeFunctionUrl`` and, via the URL only,
         ``InvokeFunction``, as function URLs require since October 2025)."""
+        problem = grantee_problem("grantee", grantee)
+        if problem:
+            fail(f"StreamingInvoker '{self.node.path}'.grant_invoke_url", problem)
         return self.function.grant_invoke_url(grantee)
 
     def add_distribution(

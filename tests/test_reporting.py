@@ -1,0 +1,134 @@
+"""One way to report: problems raise one declared error naming each; warnings carry a listed id."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+import pytest
+from aws_cdk import Stack
+
+from constructs_llm import errors, reporting
+from constructs_llm.errors import (
+    ConfigurationError,
+    ConstructsLlmError,
+    ImageError,
+    InstanceTypeError,
+    ScalingError,
+    SizingError,
+)
+from constructs_llm.problems import Problem, Problems, common_kind, fail
+from tests.conftest import ROOT
+from tests.matrix.builders import app_of, model
+
+PACKAGE = ROOT / "constructs_llm"
+DECLARED = {
+    value
+    for value in vars(errors).values()
+    if isinstance(value, type) and issubclass(value, Exception)
+}
+
+
+@pytest.mark.parametrize(
+    ("kinds", "raised"),
+    [
+        ([SizingError], SizingError),
+        ([SizingError, SizingError], SizingError),
+        ([SizingError, ScalingError], ConfigurationError),
+        ([InstanceTypeError, ConfigurationError], ConfigurationError),
+        ([ImageError, SizingError, ScalingError], ConfigurationError),
+    ],
+)
+def test_one_error_of_the_nearest_declared_type(
+    kinds: list[type[ConfigurationError]], raised: type[ConfigurationError]
+) -> None:
+    problems = Problems("LlmModel 'Test/Model'")
+    for index, kind in enumerate(kinds):
+        problems.add(Problem(f"problem {index}", kind))
+    with pytest.raises(ConfigurationError) as caught:
+        problems.raise_if_any()
+    assert type(caught.value) is raised and type(caught.value) in DECLARED
+    assert common_kind(kinds) is raised
+    assert caught.value.problems == tuple(f"problem {i}" for i in range(len(kinds)))
+    if len(kinds) > 1:
+        assert str(caught.value).startswith(f"LlmModel 'Test/Model' has {len(kinds)} problems:")
+
+
+def test_a_nested_value_s_problems_join_the_construct_s() -> None:
+    inner = Problems("")
+    inner.extend(["first", "second"], InstanceTypeError)
+    outer = Problems("LlmEndpoint 'Test/Endpoint'")
+    outer.add("endpoint_name must be a string, got 5")
+    with pytest.raises(InstanceTypeError) as nested:
+        inner.raise_if_any()
+    outer.add_error(nested.value, prefix="variants[0]: ")
+    with pytest.raises(ConfigurationError) as caught:
+        outer.raise_if_any()
+    assert caught.value.problems == (
+        "endpoint_name must be a string, got 5",
+        "variants[0]: first",
+        "variants[0]: second",
+    )
+
+
+def test_fail_raises_one_problem_of_its_kind() -> None:
+    with pytest.raises(ImageError, match=r"^ContainerImage\.dlc: bad tag$"):
+        fail("ContainerImage.dlc", "bad tag", ImageError)
+
+
+def test_no_error_type_is_built_at_run_time() -> None:
+    # no call of type(name, bases, namespace) anywhere in the library
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "type":
+                assert len(node.args) < 3, f"{path}:{node.lineno}"
+    assert all(issubclass(k, ConstructsLlmError) for k in DECLARED - {ValueError})
+
+
+# -- warnings ------------------------------------------------------------------------------------
+
+
+def test_every_warning_id_is_prefixed_and_in_the_docstring_table() -> None:
+    doc = reporting.__doc__ or ""
+    rows = re.findall(r"^\| ``([^`]+)`` \| (.+) \|$", doc, re.MULTILINE)
+    assert dict(rows) == dict(reporting.WARNINGS)
+    assert all(i.startswith("constructs-llm:") for i in reporting.WARNINGS)
+
+
+def test_the_docs_list_every_warning_id() -> None:
+    page = (ROOT / "docs" / "synth-time-checks.md").read_text()
+    section = page.split("## Warnings", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `(constructs-llm:[a-z0-9-]+)` \|", section, re.MULTILINE)
+    assert sorted(listed) == sorted(reporting.WARNINGS)
+
+
+def test_warnings_are_raised_through_warn_only() -> None:
+    # every literal id in the library is in the table, and only reporting.py annotates
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text()
+        if path.name != "reporting.py":
+            assert "add_warning" not in text, path
+        for found in re.findall(r'"(constructs-llm:[a-z0-9-]+)"', text):
+            assert found in reporting.WARNINGS or found == "constructs-llm:note", (path, found)
+
+
+def test_an_unlisted_warning_id_is_refused(new_stack: Callable[..., Stack]) -> None:
+    with pytest.raises(KeyError, match="constructs-llm:made-up"):
+        reporting.warn(new_stack(), "constructs-llm:made-up", "text")
+
+
+def test_a_warning_can_be_acknowledged_by_its_id(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN a model on an instance family the catalog lacks (it warns)
+    stack = new_stack()
+    served = model(stack, instance_type="ml.g8.2xlarge")
+    # WHEN its warning is acknowledged on the construct that carries it
+    from aws_cdk import Annotations
+
+    Annotations.of(served.resource).acknowledge_warning(
+        "constructs-llm:unknown-instance-type", "ml.g8 sized by hand"
+    )
+    # THEN the synthesized app no longer carries it
+    assembly = app_of(stack).synth()
+    texts = [str(m.entry.data) for a in assembly.stacks for m in a.messages]
+    assert not any("constructs-llm:unknown-instance-type" in t for t in texts), texts
