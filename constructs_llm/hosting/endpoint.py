@@ -37,8 +37,10 @@ from constructs_llm.operations.deployment import (
     MAX_ROLLBACK_ALARMS,
     Deployment,
     Fleet,
+    Surge,
     endpoint_deployment_config,
     rollback_needs_alarms,
+    update_surge,
 )
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problems
@@ -183,7 +185,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
             endpoint_name = generated_name(self, "endpoint_name")
-        self._host(planned, kms_key, endpoint_name, single)
+        self._host(planned, kms_key, endpoint_name, single, deployment)
         for v in self.variants:
             if alarm_props is not None:
                 group, label = ("Alarms", None) if single else (f"Alarms-{v.name}", v.describe)
@@ -199,6 +201,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         kms_key: kms.IKey | None,
         endpoint_name: str | None,
         single: bool,
+        deployment: Deployment | None,
     ) -> None:
         hosted = [EndpointVariant(endpoint=self, planned=p) for p in planned]
         self.variants = [v for v in hosted if not v.shadow]
@@ -239,7 +242,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
                     "constructs-llm:pools-autoscaling", _pools_autoscaling(v)
                 )
         self.scalable_target = first.scalable_target
-        _quota_notes(self, hosted)
+        _quota_notes(self, hosted, deployment)
 
     def _guard(self, deployment: Deployment) -> None:
         rollback = deployment.rollback_alarms
@@ -466,17 +469,25 @@ def _fleet(variants: Iterable[tuple[Autoscaling | None, int, Duration]]) -> Flee
     )
 
 
-def _quota_notes(scope: Construct, hosted: list[EndpointVariant]) -> None:
-    """One Service Quotas note per instance type: the most instances its variants may run.
-    Every pool of a variant may be the one SageMaker provisions the whole fleet from, so each
-    pool's type needs the variant's most."""
+def _quota_notes(
+    scope: Construct, hosted: list[EndpointVariant], deployment: Deployment | None
+) -> None:
+    """One Service Quotas note per instance type: the most instances its variants may run,
+    plus what an update runs beside them (a second fleet, or a rolling batch: UpdateEndpoint
+    replaces every variant's fleet). Every pool of a variant may be the one SageMaker
+    provisions the whole fleet from, old and new alike, so each pool's type needs the
+    variant's most and its surge."""
     most: dict[str, int] = {}
+    surges: dict[str, Surge] = {}
     for v in hosted:
         count = v.autoscaling.highest_max if v.autoscaling else v.instance_count
+        surge = update_surge(deployment, count)
         for inst in v.pools.instance_types:
             most[inst.name] = most.get(inst.name, 0) + count
+            extra = surges[inst.name].instances if inst.name in surges else 0
+            surges[inst.name] = Surge(extra + surge.instances, surge.how)
     for instance_type, instances in most.items():
-        add_quota_note(scope, instance_type, instances)
+        add_quota_note(scope, instance_type, instances, surges[instance_type])
 
 
 def _plan_notes(scope: Construct, variant: EndpointVariant) -> None:

@@ -35,6 +35,7 @@ from constructs_llm.hosting.storage import (
 from constructs_llm.model.execution_role import depend_on_policies, execution_role
 from constructs_llm.notes import add_quota_note
 from constructs_llm.operations.capacity_notes import note_fleet_capacity
+from constructs_llm.operations.deployment import Surge
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.sizing.timeouts import timeout_problem
@@ -252,9 +253,9 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
 
     def _annotate(self) -> None:
-        # Every pool may be the one SageMaker provisions the whole fleet from.
+        # Every pool may be the one SageMaker provisions the whole fleet from, old and new.
         for inst in self.pools.instance_types:
-            add_quota_note(self, inst.name, self.max_instances)
+            add_quota_note(self, inst.name, self.max_instances, _config_update_surge(self))
         note_fleet_capacity(self, self)
         for inst in self.pools.instance_types:
             if not inst.known:
@@ -266,6 +267,18 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:min-instances-zero-region", _min_instances_zero_region()
             )
+
+
+def _config_update_surge(endpoint: InferenceComponentEndpoint) -> Surge:
+    """What an update of the endpoint's own config (its instance counts, host AMI, volume)
+    runs beside the fleet: UpdateEndpoint "deploys the EndpointConfig specified in the
+    request to a new fleet of instances" and deletes the old ones after the shift (botocore
+    ``UpdateEndpoint``), up to ``max_instances`` of them. Component updates place their new
+    copies within ``max_instances`` (managed instance scaling's bound), so they add none."""
+    return Surge(
+        endpoint.max_instances,
+        "while an update of the endpoint's config runs a new fleet beside the old",
+    )
 
 
 def _min_instances_above_max(low: int, high: int) -> str:
