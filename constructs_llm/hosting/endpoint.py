@@ -18,7 +18,7 @@ from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invok
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
-from constructs_llm.hosting.production_variant import startup_timeouts
+from constructs_llm.hosting.production_variant import fleet_key, startup_timeouts
 from constructs_llm.hosting.storage import storage_settings
 from constructs_llm.hosting.target import (
     IEndpoint,
@@ -54,7 +54,17 @@ if TYPE_CHECKING:
     from constructs_llm.hardware.instance_type import InstanceType
 
 
-__all__ = ["LlmEndpoint"]
+__all__ = ["AUTOSCALED_FLEET", "LlmEndpoint"]
+
+#: The id of the warning on each autoscaled variant, followed by ``:`` and its fleet
+#: (``fleet_key``): acknowledging it records the fleet deployed, and a new instance type
+#: warns again under a new id.
+AUTOSCALED_FLEET = "constructs-llm:autoscaled-fleet"
+
+#: SageMaker's guide on updating endpoints that use autoscaling.
+SCALING_UPDATE_GUIDE = (
+    "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html"
+)
 
 
 class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiRoute, Construct):
@@ -65,9 +75,13 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
     memory plan are derived for that hardware, and a model served on two instance types gets
     one SageMaker Model for each. Only the Endpoint may carry a physical name; the
     EndpointConfig is replaced on every change, so model, image, env and instance-type changes
-    deploy in one ``cdk deploy``. The variant is named after the instance type, so with
-    autoscaling a new instance type brings a new variant and a new scalable target instead of
-    an update SageMaker refuses.
+    deploy in one ``cdk deploy``. The variant is named after the instance type. With
+    autoscaling, an instance-type change removes a variant registered with Application Auto
+    Scaling, which SageMaker refuses until its scalable target is deregistered, and
+    CloudFormation updates the endpoint before it deletes the old target: that change takes
+    two deploys (first ``autoscaling=None``), and each autoscaled variant warns so under an id
+    naming its fleet (``constructs-llm:autoscaled-fleet:<fleet>``), which a new instance type
+    changes.
 
     With ``variants`` each ``Variant`` is a model on an instance type with its share of the
     traffic, its own autoscaling and metrics (``endpoint.variants[i]``); a variant is named
@@ -241,6 +255,11 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
                 Annotations.of(self).add_warning_v2(
                     "constructs-llm:pools-autoscaling", _pools_autoscaling(v)
                 )
+            if v.autoscaling is not None:
+                key = fleet_key(v.name, v.pools.instance_types)
+                Annotations.of(self).add_warning_v2(
+                    f"{AUTOSCALED_FLEET}:{key}", _autoscaled_fleet_change(v, key)
+                )
         self.scalable_target = first.scalable_target
         _quota_notes(self, hosted, deployment)
 
@@ -258,9 +277,14 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         for v in self.variants:
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:guarded-rollout-hardware",
-                _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
-                if v.pools.listed
-                else _guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
+                (
+                    _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
+                    if v.pools.listed
+                    else _guardrails_hardware_change(
+                        deployment.describe, v.instance_type.name, v.name
+                    )
+                )
+                + (_guarded_and_autoscaled() if v.autoscaling is not None else ""),
             )
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
@@ -388,6 +412,36 @@ def _guardrails_hardware_change(describe: str, instance: str, variant: str) -> s
         "creates a new variant, and SageMaker guards only updates that keep the variant name, "
         "so that deploy shifts all traffic to the new fleet at once, with no canary, bake or "
         "auto-rollback; watch it, or move hardware with a new LlmEndpoint and shift clients"
+    )
+
+
+def _autoscaled_fleet_change(variant: EndpointVariant, key: str) -> str:
+    """Why an autoscaled variant's instance type cannot change in one deploy, and how to."""
+    pools = (
+        " (whether adding, dropping or reordering pools counts as an instance-type change is "
+        "not documented: see constructs-llm:pools-autoscaling)"
+        if variant.pools.listed
+        else ""
+    )
+    return (
+        f"{variant.describe} scales on {variant.fleet_label} (Application Auto Scaling target "
+        f"endpoint/<endpoint>/variant/{variant.name}). SageMaker refuses an endpoint update that "
+        "changes the instance type of, or removes, a variant registered for autoscaling until "
+        f"its scalable target is deregistered ({SCALING_UPDATE_GUIDE}), and CloudFormation "
+        "updates the endpoint before it deletes the old target: a deploy that changes "
+        f"instance_type fails, and CloudFormation rolls it back{pools}. Change it in two "
+        "deploys: first with autoscaling=None (CloudFormation deregisters the target; set "
+        "instance_count to the instances needed meanwhile), then with the new instance_type "
+        "and autoscaling. Once this fleet is deployed, or for a new endpoint, acknowledge "
+        f"Annotation::{AUTOSCALED_FLEET}:{key}; another instance type warns again under its "
+        "own id"
+    )
+
+
+def _guarded_and_autoscaled() -> str:
+    return (
+        "; with autoscaling, that deploy must follow one with autoscaling=None "
+        f"({AUTOSCALED_FLEET})"
     )
 
 

@@ -44,6 +44,8 @@ from tests.matrix.builders import (
 # (builder, the warning ids it is expected to raise; anything else is a failure)
 
 GUARDED = "constructs-llm:guarded-rollout-hardware"
+# Every autoscaled variant warns under an id naming its fleet (acknowledged once deployed).
+SCALED_G5 = "constructs-llm:autoscaled-fleet:g5-2xlarge"
 NIGHT = appscaling.Schedule.cron(hour="20", minute="0", week_day="MON-FRI")
 MORNING = appscaling.Schedule.cron(hour="8", minute="0", week_day="MON-FRI")
 
@@ -156,7 +158,7 @@ CONTROLS = [
         lambda s: endpoint(
             s, instance_count=2, autoscaling=scaling(min_capacity=2, max_capacity=2)
         ),
-        set(),
+        {SCALED_G5},
         id="endpoint-max-capacity-equals-min-capacity",
     ),
     pytest.param(
@@ -319,7 +321,11 @@ CONTROLS = [
         set(),
         id="alarms-at-their-bounds",
     ),
-    pytest.param(_ab_and_shadow, set(), id="variants-ab-with-scaling-and-a-shadow"),
+    pytest.param(
+        _ab_and_shadow,
+        {"constructs-llm:autoscaled-fleet:A-g5-2xlarge"},
+        id="variants-ab-with-scaling-and-a-shadow",
+    ),
     pytest.param(_gateway, set(), id="invoker-targets-component-adapter-and-import"),
 ]
 # (builder, warning id, what the message says)
@@ -422,6 +428,13 @@ WARNINGS = [
         r"guards updates on ml\.g5\.2xlarge.*Changing instance_type creates a new variant.*"
         r"shifts all traffic to the new fleet at once",
         id="guarded-rollout-hardware",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, autoscaling=scaling(max_capacity=2)),
+        "autoscaled-fleet:g5-2xlarge",
+        r"variant g5-2xlarge scales on ml\.g5\.2xlarge.*two deploys: first with "
+        r"autoscaling=None",
+        id="autoscaled-fleet",
     ),
     pytest.param(
         lambda s: component(
