@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import botocore.session
 import pytest
 from aws_cdk import Acknowledgment, App, Duration, Stack, Validations
 from aws_cdk.assertions import Annotations, Match, Template
@@ -23,7 +24,9 @@ from constructs_llm import (
     Autoscaling,
     Deployment,
     InferenceComponent,
+    InferenceComponentEndpoint,
     LlmEndpoint,
+    StreamingInvoker,
     Variant,
 )
 from constructs_llm.hardware.instance_type import InstanceType
@@ -39,6 +42,7 @@ ENDPOINT = "AWS::SageMaker::Endpoint"
 CONFIG = "AWS::SageMaker::EndpointConfig"
 TARGET = "AWS::ApplicationAutoScaling::ScalableTarget"
 POLICY = "AWS::ApplicationAutoScaling::ScalingPolicy"
+COMPONENT = "AWS::SageMaker::InferenceComponent"
 
 
 def _quotas(construct: object) -> list[str]:
@@ -390,3 +394,75 @@ def test_a_guarded_autoscaled_endpoint_says_its_hardware_change_follows_a_deploy
             r"\(constructs-llm:autoscaled-fleet\) \[ack"
         ),
     )
+
+
+# -- an instance-type change on an inference-component endpoint ------------------------------------
+
+
+def _shared(
+    stack: Stack, instance_type: str, *, ids: tuple[str, str] = ("Shared", "Chat")
+) -> InferenceComponent:
+    served = model(stack, instance_type=instance_type, bound=False)
+    shared = InferenceComponentEndpoint(stack, ids[0], instance_type=instance_type)
+    chat = InferenceComponent(
+        stack, ids[1], endpoint=shared, model=served, accelerators=1, min_memory_mib=16 * 1024
+    )
+    StreamingInvoker(stack, "Stream", target=chat)
+    return chat
+
+
+def test_components_name_the_variant_an_instance_type_change_renames(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN components on ml.g5.12xlarge, then the same on ml.g6.12xlarge
+    stacks = [new_stack(), new_stack()]
+    _shared(stacks[0], G5_4GPU)
+    _shared(stacks[1], "ml.g6.12xlarge")
+    before, after = (Graph(Template.from_stack(s)) for s in stacks)
+    # THEN the endpoint and the component keep their logical ids, the endpoint's variant is
+    # renamed, and the component, updated in place after the endpoint, names the new variant
+    component_id, endpoint_id = after.one(COMPONENT), after.one(ENDPOINT)
+    assert (before.one(COMPONENT), before.one(ENDPOINT)) == (component_id, endpoint_id)
+    assert before.variant_names() == ["g5-12xlarge"] and after.variant_names() == ["g6-12xlarge"]
+    assert before.props(component_id)["VariantName"] == "g5-12xlarge"
+    assert after.props(component_id)["VariantName"] == "g6-12xlarge"
+    assert after.waits_for(component_id, endpoint_id)
+    # AND no API call can do that: a component's variant is set when it is created, and
+    # UpdateInferenceComponent takes neither a variant nor an endpoint
+    sagemaker = botocore.session.get_session().get_service_model("sagemaker")
+    create = sagemaker.operation_model("CreateInferenceComponent").input_shape.members
+    update = sagemaker.operation_model("UpdateInferenceComponent").input_shape.members
+    assert {"VariantName", "EndpointName"} <= set(create)
+    assert not {"VariantName", "EndpointName"} & set(update)
+    # AND the synth warns under an id naming the fleet, which the change renames
+    assert _fleet_warnings(stacks[0]) == ["constructs-llm:component-fleet:g5-12xlarge"]
+    assert _fleet_warnings(stacks[1]) == ["constructs-llm:component-fleet:g6-12xlarge"]
+
+
+def test_the_safe_path_is_a_new_endpoint_with_new_components(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stacks = [new_stack(), new_stack()]
+    _shared(stacks[0], G5_4GPU)
+    # GIVEN the new hardware under new construct ids, as the warning says
+    _shared(stacks[1], "ml.g6.12xlarge", ids=("SharedG6", "ChatG6"))
+    before, after = (Graph(Template.from_stack(s)) for s in stacks)
+    # THEN the endpoint, its config and the component are new resources: CloudFormation
+    # creates them and updates the invoker to name the new component...
+    for kind in (ENDPOINT, CONFIG, COMPONENT):
+        assert not set(before.of(kind)) & set(after.of(kind)), kind
+    (function,) = (k for k in after.of("AWS::Lambda::Function") if k.startswith("Stream"))
+    assert function in before.resources
+    assert after.waits_for(function, after.one(COMPONENT))
+    # ...and, in the cleanup, deletes the old ones in the old template's reverse order: the
+    # component (which named the old endpoint) before the endpoint
+    assert before.waits_for(before.one(COMPONENT), before.one(ENDPOINT))
+    assert Annotations.from_stack(stacks[1]).find_warning(
+        "/Test/SharedG6", Match.string_like_regexp("new construct ids")
+    )
+
+
+def test_an_endpoint_without_components_does_not_warn(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    InferenceComponentEndpoint(stack, "Shared", instance_type=G5_4GPU)
+    assert _fleet_warnings(stack) == []

@@ -22,6 +22,7 @@ from constructs_llm.hardware.pools import (
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import (
+    fleet_key,
     instance_pools,
     least_outstanding_requests,
     variant_name_for,
@@ -47,7 +48,12 @@ if TYPE_CHECKING:
     from constructs_llm.model.binding import ModelBinding
     from constructs_llm.operations.autoscaling import Autoscaling
 
-__all__ = ["HostedComponent", "InferenceComponentEndpoint"]
+__all__ = ["COMPONENT_FLEET", "HostedComponent", "InferenceComponentEndpoint"]
+
+#: The id of the warning on an endpoint that hosts components, followed by ``:`` and its
+#: fleet (``fleet_key``): acknowledging it records the fleet deployed, and a new instance type
+#: warns again under a new id.
+COMPONENT_FLEET = "constructs-llm:component-fleet"
 
 
 class HostedComponent(Protocol):
@@ -198,6 +204,11 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problem = self.host_ami_problem(binding.inference_ami_version, component.node.path)
         if problem:
             raise ConfigurationError(problem)
+        if not self.components:  # the endpoint's fleet is now fixed by what it hosts
+            key = fleet_key(self.variant_name, self.pools.instance_types)
+            Annotations.of(self).add_warning_v2(
+                f"{COMPONENT_FLEET}:{key}", _component_fleet_change(self, key)
+            )
         self.components.append(component)
         if self.kms_key is not None:
             self.kms_key.grant(binding.role, *VOLUME_KEY_ACTIONS)
@@ -267,6 +278,26 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             Annotations.of(self).add_warning_v2(
                 "constructs-llm:min-instances-zero-region", _min_instances_zero_region()
             )
+
+
+def _component_fleet_change(endpoint: InferenceComponentEndpoint, key: str) -> str:
+    """Why the instance type of an endpoint with components cannot change, and the way that
+    works: a new endpoint with new components."""
+    return (
+        f"InferenceComponentEndpoint '{endpoint.node.path}' hosts inference components on "
+        f"{endpoint.pools.describe()} (variant '{endpoint.variant_name}'). A new instance_type "
+        "renames that variant, on which each component was created (CreateInferenceComponent "
+        "VariantName: 'The name of an existing production variant where you host the "
+        "inference component'), and UpdateInferenceComponent cannot move a component (it "
+        "takes no VariantName or EndpointName), so the change cannot deploy in place. Move to "
+        "new hardware with a new endpoint: an InferenceComponentEndpoint and its "
+        "InferenceComponents under new construct ids (and new endpoint_name and "
+        "inference_component_name if set), in one deploy: CloudFormation creates them, points "
+        "the invokers at them, then deletes the old components before the old endpoint. Once "
+        f"this fleet is deployed, or for a new endpoint, acknowledge "
+        f"Annotation::{COMPONENT_FLEET}:{key}; another instance type warns again under its own "
+        "id"
+    )
 
 
 def _config_update_surge(endpoint: InferenceComponentEndpoint) -> Surge:
