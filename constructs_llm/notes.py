@@ -22,6 +22,7 @@ import jsii
 from constructs import Construct, IConstruct, IValidation
 
 if TYPE_CHECKING:
+    from constructs_llm.operations.deployment import Surge
     from constructs_llm.sizing.memory import MemoryPlan
 
 __all__ = [
@@ -79,12 +80,19 @@ class _PrintNotes:
         return []
 
 
-def add_quota_note(scope: Construct, instance_type: str, instances: int) -> None:
-    """Service Quotas are per account and region; only a deploy sees them, so say what to check."""
+def add_quota_note(
+    scope: Construct, instance_type: str, instances: int, surge: Surge | None = None
+) -> None:
+    """Service Quotas are per account and region; only a deploy sees them, so say what to check:
+    the most ``instances`` in service, plus what an update runs beside them (``surge``), as the
+    quota counts every instance of the type in the region, old fleet and new alike."""
+    extra = surge.instances if surge is not None else 0
+    why = f": {instances} in service at most, and {extra} more {surge.how}" if surge else ""
     add_note(
         scope,
-        f"Service Quotas: '{instance_type} for endpoint usage' must allow at least {instances} "
-        "instance(s) in the target region (new accounts often have 0)",
+        f"Service Quotas: '{instance_type} for endpoint usage' must allow at least "
+        f"{instances + extra} instance(s) in the target region (new accounts often have 0)"
+        f"{why}",
     )
 
 

@@ -14,6 +14,8 @@ Every id starts with ``constructs-llm:``:
 | --- | --- |
 | ``constructs-llm:adapter-engine-unverified`` | a LoRA adapter on a custom engine |
 | ``constructs-llm:async-alarms`` | default alarms on an async endpoint |
+| ``constructs-llm:autoscaled-fleet:<fleet>`` | an autoscaled fleet (per fleet) |
+| ``constructs-llm:component-fleet:<fleet>`` | a fleet hosting components (per fleet) |
 | ``constructs-llm:component-env-size`` | a component env above SageMaker's size |
 | ``constructs-llm:engine-setting`` | an engine setting to check |
 | ``constructs-llm:gated-model-no-token`` | a gated Hub model without a token |
@@ -46,6 +48,8 @@ PREFIX = "constructs-llm:"
 WARNINGS: Mapping[str, str] = {
     f"{PREFIX}adapter-engine-unverified": "a LoRA adapter on a custom engine",
     f"{PREFIX}async-alarms": "default alarms on an async endpoint",
+    f"{PREFIX}autoscaled-fleet": "an autoscaled fleet (per fleet)",
+    f"{PREFIX}component-fleet": "a fleet hosting components (per fleet)",
     f"{PREFIX}component-env-size": "a component env above SageMaker's size",
     f"{PREFIX}engine-setting": "an engine setting to check",
     f"{PREFIX}gated-model-no-token": "a gated Hub model without a token",
@@ -64,9 +68,10 @@ WARNINGS: Mapping[str, str] = {
 
 
 def warn(scope: IConstruct, id: str, message: str) -> None:
-    """Adds the warning ``message`` to ``scope`` under ``id`` (one of :data:`WARNINGS`), which
+    """Adds the warning ``message`` to ``scope`` under ``id`` (one of :data:`WARNINGS`, or one of
+    them followed by ``:<detail>`` where the id names what was checked, such as a fleet), which
     users pass to ``Annotations.of(scope).acknowledge_warning`` once they have checked."""
-    if id not in WARNINGS:
+    if ":".join(id.split(":")[:2]) not in WARNINGS:
         raise KeyError(f"warning id {id!r} is not in constructs_llm.reporting.WARNINGS")
     from aws_cdk import Annotations  # only where a warning is raised
 

@@ -62,3 +62,11 @@ class CapacityStack(Stack):
                 "changes are tried on the staging stack before production.",
             )
         )
+        Validations.of(self).acknowledge(
+            Acknowledgment(
+                id="Annotation::constructs-llm:autoscaled-fleet:"
+                "pools:g6e-2xlarge+g5-4xlarge+g6-4xlarge+g5-12xlarge",
+                reason="Deployed on these pools; a pool change goes in two deploys (autoscaling "
+                "off, then the new pools with autoscaling).",
+            )
+        )

@@ -84,3 +84,10 @@ class ModelGatewayStack(Stack):
                 reason="Only the platform team may call sagemaker:DescribeModel.",
             )
         )
+        Validations.of(self).acknowledge(
+            Acknowledgment(
+                id="Annotation::constructs-llm:component-fleet:g5-12xlarge",
+                reason="Deployed on ml.g5.12xlarge; new hardware gets a new endpoint and "
+                "components.",
+            )
+        )

@@ -88,6 +88,13 @@ class SharedEndpointStack(Stack):
         )
         Validations.of(self).acknowledge(
             Acknowledgment(
+                id="Annotation::constructs-llm:component-fleet:g5-12xlarge",
+                reason="Deployed on ml.g5.12xlarge; new hardware gets a new endpoint and "
+                "components.",
+            )
+        )
+        Validations.of(self).acknowledge(
+            Acknowledgment(
                 id="Annotation::constructs-llm:min-instances-zero-region",
                 reason="Deployed to us-east-1, which accepts 0.",
             )

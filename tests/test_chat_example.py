@@ -126,7 +126,8 @@ def test_cdk_synth_prints_the_endpoint_note_and_nothing_else(synth: Synth) -> No
     assert quoted, "the README quotes the note line"
     assert line.startswith(quoted.group(1))
     assert "; Capacity: at minimum 1 x ml.g5.2xlarge" in line
-    assert "; Service Quotas: 'ml.g5.2xlarge for endpoint usage' must allow at least 1" in line
+    # one instance in service, and a second while a blue/green update runs the new fleet
+    assert "; Service Quotas: 'ml.g5.2xlarge for endpoint usage' must allow at least 2" in line
     assert "print(" not in (EXAMPLE / "app.py").read_text()  # the app prints nothing itself
 
 

@@ -195,7 +195,13 @@ def test_endpoint_annotates_quota_and_the_min_instances_zero_region_caveat(
 ) -> None:
     annotations = Annotations.from_stack(shared.stack)
     quota, capacity = notes_of(shared.stack.node.find_child("Shared"))
-    assert re.search("ml.g5.12xlarge for endpoint usage.*at least 2", quota)
+    # max_instances (2), and as many again while an update of the endpoint's config runs a new
+    # fleet beside the old
+    assert re.search(
+        r"ml.g5.12xlarge for endpoint usage' must allow at least 4 .*: 2 in service at most, "
+        r"and 2 more while an update of the endpoint's config runs a new fleet",
+        quota,
+    )
     assert capacity.startswith("Capacity: at minimum ")
     annotations.has_warning("/Test/Shared", Match.string_like_regexp("eu-west-3"))
 

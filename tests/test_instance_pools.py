@@ -164,11 +164,13 @@ def test_notes_give_each_pool_s_memory_plan_and_quota(
         "Memory plan, pool 3 of 3 (own Model",
     ]
     assert "(ml.g5.4xlarge)" in plans[1] and "11 concurrent 8,192-token sequences" in plans[1]
-    # each pool may be the one provisioned at max capacity: each type needs the quota for 4
+    # each pool may be the one provisioned at max capacity, for the old fleet and the new one
+    # of a blue/green update alike: each type needs the quota for 4 + 4
     quotas = [n for n in notes if n.startswith("Service Quotas")]
     assert quotas == [
-        f"Service Quotas: '{t} for endpoint usage' must allow at least 4 instance(s) in the "
-        "target region (new accounts often have 0)"
+        f"Service Quotas: '{t} for endpoint usage' must allow at least 8 instance(s) in the "
+        "target region (new accounts often have 0): 4 in service at most, and 4 more while a "
+        "blue/green update runs the new fleet beside the old"
         for t in POOLS
     ]
     assert any(

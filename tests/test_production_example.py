@@ -103,7 +103,22 @@ def test_the_topic_enforces_tls_with_a_rotating_key_and_the_invoker_takes_api_ke
 def test_the_example_waives_nothing_of_its_own() -> None:
     from tests.conftest import ROOT
 
-    # it acknowledges two of the library's own warnings, but no cdk-nag finding or checkov check
+    # it acknowledges three of the library's own warnings (the last names the fleet it is
+    # deployed on), but no cdk-nag finding or checkov check
     source = (ROOT / "stacks" / "production.py").read_text()
     assert not any(word in source for word in ("waive", "AwsSolutions", "checkov", "CKV_"))
-    assert source.count("Annotation::constructs-llm:") == 2
+    assert source.count("Annotation::constructs-llm:") == 3
+
+
+def test_the_quota_note_counts_a_second_fleet_at_the_scheduled_maximum() -> None:
+    # up to 6 instances in office hours, and a canary is a blue/green update: the new fleet
+    # comes up beside the old, so an update at the maximum needs 12 ml.g5.12xlarge
+    from constructs_llm.notes import notes_of
+
+    stack = ProductionStack(App(context=cdk_context()), "Production")
+    (quota,) = [n for n in notes_of(stack.endpoint) if n.startswith("Service Quotas")]
+    assert quota == (
+        "Service Quotas: 'ml.g5.12xlarge for endpoint usage' must allow at least 12 instance(s) "
+        "in the target region (new accounts often have 0): 6 in service at most, and 6 more "
+        "while a blue/green update runs the new fleet beside the old"
+    )

@@ -91,7 +91,7 @@ def test_no_error_type_is_built_at_run_time() -> None:
 
 def test_every_warning_id_is_prefixed_and_in_the_docstring_table() -> None:
     doc = reporting.__doc__ or ""
-    rows = re.findall(r"^\| ``([^`]+)`` \| (.+) \|$", doc, re.MULTILINE)
+    rows = re.findall(r"^\| ``([^`]+?)(?::<fleet>)?`` \| (.+) \|$", doc, re.MULTILINE)
     assert dict(rows) == dict(reporting.WARNINGS)
     assert all(i.startswith("constructs-llm:") for i in reporting.WARNINGS)
 
@@ -99,7 +99,7 @@ def test_every_warning_id_is_prefixed_and_in_the_docstring_table() -> None:
 def test_the_docs_list_every_warning_id() -> None:
     page = (ROOT / "docs" / "synth-time-checks.md").read_text()
     section = page.split("## Warnings", 1)[1].split("\n## ", 1)[0]
-    listed = re.findall(r"^\| `(constructs-llm:[a-z0-9-]+)` \|", section, re.MULTILINE)
+    listed = re.findall(r"^\| `(constructs-llm:[a-z0-9-]+)(?::<fleet>)?` \|", section, re.MULTILINE)
     assert sorted(listed) == sorted(reporting.WARNINGS)
 
 

@@ -169,7 +169,7 @@ def test_the_capacity_note_counts_the_schedule_s_floor_and_ceiling(
 ) -> None:
     stack, _ = scheduled_endpoint
     # floor: 2 instances for 60 weekday hours, 1 for the other 108: 228 instance-hours a week;
-    # the quota note names the scheduled maximum (8)
+    # the quota note names the scheduled maximum (8), doubled while a blue/green update runs
     monthly = round(228 * 730 / 168)
     _has_note(
         stack,
@@ -178,7 +178,7 @@ def test_the_capacity_note_counts_the_schedule_s_floor_and_ceiling(
         rf"at most 8 = 5,840; with its schedule the floor holds {monthly:,} instance-hours "
         r"a month$",
     )
-    _has_note(stack, "Endpoint", r"must allow at least 8")
+    _has_note(stack, "Endpoint", r"must allow at least 16 .*: 8 in service at most")
 
 
 def test_an_endpoint_without_scaling_notes_its_fixed_fleet(

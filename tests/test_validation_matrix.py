@@ -147,9 +147,13 @@ def test_an_unknown_instance_family_only_warns(new_stack: Callable[..., Stack]) 
     )
 
     # WHEN synthesized THEN it succeeds, with a warning that says what was not checked, on the
-    # endpoint's Model, the component's Model and the shared endpoint
+    # endpoint's Model, the component's Model and the shared endpoint (which also names its fleet,
+    # as every endpoint hosting components does)
     assembly = _synth(stack)
-    assert _warning_ids(assembly) == {"constructs-llm:unknown-instance-type"}
+    assert _warning_ids(assembly) == {
+        "constructs-llm:unknown-instance-type",
+        "constructs-llm:component-fleet:g8-12xlarge",
+    }
     annotations = Annotations.from_stack(stack)
     for path in ("/Test/Model/Resource", f"/{chat.binding.resource.node.path}", "/Test/Shared"):
         annotations.has_warning(

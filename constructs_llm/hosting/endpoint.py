@@ -26,7 +26,7 @@ from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
-from constructs_llm.hosting.production_variant import startup_timeouts
+from constructs_llm.hosting.production_variant import fleet_key, startup_timeouts
 from constructs_llm.hosting.storage import storage_settings
 from constructs_llm.hosting.target import (
     IEndpoint,
@@ -52,8 +52,10 @@ from constructs_llm.operations.deployment import (
     MAX_ROLLBACK_ALARMS,
     Deployment,
     Fleet,
+    Surge,
     endpoint_deployment_config,
     rollback_needs_alarms,
+    update_surge,
 )
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problems
@@ -68,7 +70,17 @@ if TYPE_CHECKING:
     from constructs_llm.hardware.instance_type import InstanceType
 
 
-__all__ = ["LlmEndpoint"]
+__all__ = ["AUTOSCALED_FLEET", "LlmEndpoint"]
+
+#: The id of the warning on each autoscaled variant, followed by ``:`` and its fleet
+#: (``fleet_key``): acknowledging it records the fleet deployed, and a new instance type
+#: warns again under a new id.
+AUTOSCALED_FLEET = "constructs-llm:autoscaled-fleet"
+
+#: SageMaker's guide on updating endpoints that use autoscaling.
+SCALING_UPDATE_GUIDE = (
+    "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html"
+)
 
 
 class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiRoute, Construct):
@@ -79,9 +91,13 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
     memory plan are derived for that hardware, and a model served on two instance types gets
     one SageMaker Model for each. Only the Endpoint may carry a physical name; the
     EndpointConfig is replaced on every change, so model, image, env and instance-type changes
-    deploy in one ``cdk deploy``. The variant is named after the instance type, so with
-    autoscaling a new instance type brings a new variant and a new scalable target instead of
-    an update SageMaker refuses.
+    deploy in one ``cdk deploy``. The variant is named after the instance type. With
+    autoscaling, an instance-type change removes a variant registered with Application Auto
+    Scaling, which SageMaker refuses until its scalable target is deregistered, and
+    CloudFormation updates the endpoint before it deletes the old target: that change takes
+    two deploys (first ``autoscaling=None``), and each autoscaled variant warns so under an id
+    naming its fleet (``constructs-llm:autoscaled-fleet:<fleet>``), which a new instance type
+    changes.
 
     With ``variants`` each ``Variant`` is a model on an instance type with its share of the
     traffic, its own autoscaling and metrics (``endpoint.variants[i]``); a variant is named
@@ -226,7 +242,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             # before CloudFormation creates the endpoint breaks that cycle.
             endpoint_name = generated_name(self, "endpoint_name")
         self._metrics_config = metrics_config(enhanced_metrics, metric_publish_frequency)
-        self._host(planned, kms_key, endpoint_name, single)
+        self._host(planned, kms_key, endpoint_name, single, deployment)
         for v in self.variants:
             if alarm_props is not None:
                 group, label = ("Alarms", None) if single else (f"Alarms-{v.name}", v.describe)
@@ -244,6 +260,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         kms_key: kms.IKey | None,
         endpoint_name: str | None,
         single: bool,
+        deployment: Deployment | None,
     ) -> None:
         hosted = [EndpointVariant(endpoint=self, planned=p) for p in planned]
         self.variants = [v for v in hosted if not v.shadow]
@@ -286,8 +303,11 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             add_capacity_note(self, _fleet_name(v), v.autoscaling, v.instance_count)
             if v.pools.listed and v.autoscaling is not None:
                 warn(self, "constructs-llm:pools-autoscaling", _pools_autoscaling(v))
+            if v.autoscaling is not None:
+                key = fleet_key(v.name, v.pools.instance_types)
+                warn(self, f"{AUTOSCALED_FLEET}:{key}", _autoscaled_fleet_change(v, key))
         self.scalable_target = first.scalable_target
-        _quota_notes(self, hosted)
+        _quota_notes(self, hosted, deployment)
 
     def _autoscale(self, variant: EndpointVariant, id: str) -> None:
         """Target tracking on concurrency or invocations, or, asynchronous, on the backlog."""
@@ -319,9 +339,14 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             warn(
                 self,
                 "constructs-llm:guarded-rollout-hardware",
-                _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
-                if v.pools.listed
-                else _guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name),
+                (
+                    _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
+                    if v.pools.listed
+                    else _guardrails_hardware_change(
+                        deployment.describe, v.instance_type.name, v.name
+                    )
+                )
+                + (_guarded_and_autoscaled() if v.autoscaling is not None else ""),
             )
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
@@ -469,6 +494,36 @@ def _guardrails_hardware_change(describe: str, instance: str, variant: str) -> s
     )
 
 
+def _autoscaled_fleet_change(variant: EndpointVariant, key: str) -> str:
+    """Why an autoscaled variant's instance type cannot change in one deploy, and how to."""
+    pools = (
+        " (whether adding, dropping or reordering pools counts as an instance-type change is "
+        "not documented: see constructs-llm:pools-autoscaling)"
+        if variant.pools.listed
+        else ""
+    )
+    return (
+        f"{variant.describe} scales on {variant.fleet_label} (Application Auto Scaling target "
+        f"endpoint/<endpoint>/variant/{variant.name}). SageMaker refuses an endpoint update that "
+        "changes the instance type of, or removes, a variant registered for autoscaling until "
+        f"its scalable target is deregistered ({SCALING_UPDATE_GUIDE}), and CloudFormation "
+        "updates the endpoint before it deletes the old target: a deploy that changes "
+        f"instance_type fails, and CloudFormation rolls it back{pools}. Change it in two "
+        "deploys: first with autoscaling=None (CloudFormation deregisters the target; set "
+        "instance_count to the instances needed meanwhile), then with the new instance_type "
+        "and autoscaling. Once this fleet is deployed, or for a new endpoint, acknowledge "
+        f"Annotation::{AUTOSCALED_FLEET}:{key}; another instance type warns again under its "
+        "own id"
+    )
+
+
+def _guarded_and_autoscaled() -> str:
+    return (
+        "; with autoscaling, that deploy must follow one with autoscaling=None "
+        f"({AUTOSCALED_FLEET})"
+    )
+
+
 def _per_variant_problems(given: Mapping[str, object], variants: object) -> list[str]:
     """With ``variants=``, the one-model arguments belong on each ``Variant``."""
     problems = [
@@ -547,17 +602,25 @@ def _fleet(variants: Iterable[tuple[Autoscaling | None, int, Duration]]) -> Flee
     )
 
 
-def _quota_notes(scope: Construct, hosted: list[EndpointVariant]) -> None:
-    """One Service Quotas note per instance type: the most instances its variants may run.
-    Every pool of a variant may be the one SageMaker provisions the whole fleet from, so each
-    pool's type needs the variant's most."""
+def _quota_notes(
+    scope: Construct, hosted: list[EndpointVariant], deployment: Deployment | None
+) -> None:
+    """One Service Quotas note per instance type: the most instances its variants may run,
+    plus what an update runs beside them (a second fleet, or a rolling batch: UpdateEndpoint
+    replaces every variant's fleet). Every pool of a variant may be the one SageMaker
+    provisions the whole fleet from, old and new alike, so each pool's type needs the
+    variant's most and its surge."""
     most: dict[str, int] = {}
+    surges: dict[str, Surge] = {}
     for v in hosted:
         count = v.autoscaling.highest_max if v.autoscaling else v.instance_count
+        surge = update_surge(deployment, count)
         for inst in v.pools.instance_types:
             most[inst.name] = most.get(inst.name, 0) + count
+            extra = surges[inst.name].instances if inst.name in surges else 0
+            surges[inst.name] = Surge(extra + surge.instances, surge.how)
     for instance_type, instances in most.items():
-        add_quota_note(scope, instance_type, instances)
+        add_quota_note(scope, instance_type, instances, surges[instance_type])
 
 
 def _plan_notes(scope: Construct, variant: EndpointVariant) -> None:

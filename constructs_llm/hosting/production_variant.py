@@ -27,6 +27,7 @@ from constructs_llm.sizing.timeouts import default_download_timeout, default_hea
 __all__ = [
     "PoolModels",
     "VariantSettings",
+    "fleet_key",
     "instance_pools",
     "least_outstanding_requests",
     "production_variant",
@@ -147,6 +148,15 @@ def variant_name_for(instance_type: InstanceType) -> str:
     if problem:
         fail(f"instance type {instance_type.name!r}", problem)
     return name
+
+
+def fleet_key(variant_name: str, instance_types: Iterable[InstanceType]) -> str:
+    """The variant and the instance types it runs on, for an acknowledgeable warning id that
+    changes whenever either does: the variant's name when it already names its fleet
+    (``g5-12xlarge``, ``Llama-g5-12xlarge``), else the name and the fleet
+    (``pools:g6e-2xlarge+g5-4xlarge``, ``blue:g5-12xlarge``)."""
+    fleet = "+".join(variant_name_for(t) for t in instance_types)
+    return variant_name if variant_name.endswith(fleet) else f"{variant_name}:{fleet}"
 
 
 def least_outstanding_requests() -> sagemaker.CfnEndpointConfig.RoutingConfigProperty:

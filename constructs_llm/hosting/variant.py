@@ -504,8 +504,11 @@ class EndpointVariant(VariantMetrics):
 
     def autoscale(self, scope: Construct, id: str) -> appscaling.ScalableTarget | None:
         """Target tracking on this variant's instance count, if it asks for it. The target's
-        ``ResourceId`` names the variant, so a new instance type (a new variant) brings a new
-        target instead of an update SageMaker refuses."""
+        ``ResourceId`` names the endpoint (by ``GetAtt``, so CloudFormation creates or updates
+        the endpoint first) and the variant, so a new instance type (a new variant) brings a
+        new target, created after the endpoint update; the old one is deleted in the cleanup
+        that follows, too late for SageMaker, which refuses to remove a registered variant
+        (see ``constructs-llm:autoscaled-fleet``)."""
         from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
 
         scaling = self.autoscaling

@@ -12,6 +12,17 @@ than the total waiting time"); the CloudFormation schemas cap rollback alarms at
 1 on a component). Exclusions: Inf1 instances get no guardrails, and rolling updates exclude
 multi-variant and serverless endpoints
 (https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-exclusions.html).
+
+``update_surge`` gives the instances an update runs beside the fleet in service, for the
+Service Quotas note: a blue/green update (the default, and canary, linear and all at once)
+"provisions a new fleet with the updates (the green fleet)" and terminates the old one only
+after the shift and bake
+(https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-blue-green.html); a
+rolling update brings up one batch at a time, "Batch size for each rolling step to provision
+capacity and turn on traffic on the new endpoint fleet, and terminate capacity on the old
+endpoint fleet" (botocore ``RollingUpdatePolicy.MaximumBatchSize``; "reduced capacity
+requirements when compared to blue/green deployments",
+https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-rolling.html).
 """
 
 from __future__ import annotations
@@ -39,9 +50,11 @@ __all__ = [
     "Deployment",
     "DeploymentKind",
     "Fleet",
+    "Surge",
     "component_deployment_config",
     "endpoint_deployment_config",
     "rollback_needs_alarms",
+    "update_surge",
 ]
 
 DEPLOYMENT_FIX = (
@@ -452,6 +465,33 @@ def component_deployment_config(
 
 def _percent_size(percent: int | None) -> sagemaker.CfnEndpoint.CapacitySizeProperty:
     return sagemaker.CfnEndpoint.CapacitySizeProperty(type="CAPACITY_PERCENT", value=percent or 100)
+
+
+@dataclass(frozen=True)
+class Surge:
+    """The instances an update runs beside the ones in service, and how (for notes).
+
+    :param instances: the extra instances at the update's peak.
+    :param how: ``while a blue/green update runs the new fleet beside the old``.
+    """
+
+    instances: int
+    how: str
+
+
+def update_surge(deployment: Deployment | None, instances: int) -> Surge:
+    """What an update of a variant of ``instances`` instances (at most) runs beside them: a
+    whole new fleet (blue/green: the default without ``deployment``, canary, linear, all at
+    once), or one batch of a rolling update, its percent of the fleet rounded up (at least
+    one instance; how SageMaker rounds is not documented, so the quota note counts the
+    larger)."""
+    if deployment is None or deployment.kind is not DeploymentKind.ROLLING:
+        return Surge(instances, "while a blue/green update runs the new fleet beside the old")
+    percent = deployment.percent or 100
+    batch = max(1, math.ceil(instances * percent / 100))
+    return Surge(
+        batch, f"while a rolling update runs a batch ({percent} % of the fleet) beside them"
+    )
 
 
 def rollback_needs_alarms(path: str) -> str:

@@ -45,6 +45,10 @@ from tests.matrix.builders import (
 # (builder, the warning ids it is expected to raise; anything else is a failure)
 
 GUARDED = "constructs-llm:guarded-rollout-hardware"
+# Every autoscaled variant and every endpoint hosting components warns under an id naming its
+# fleet (acknowledged once that fleet is deployed).
+SCALED_G5 = "constructs-llm:autoscaled-fleet:g5-2xlarge"
+COMPONENTS_G5_4GPU = "constructs-llm:component-fleet:g5-12xlarge"
 NIGHT = appscaling.Schedule.cron(hour="20", minute="0", week_day="MON-FRI")
 MORNING = appscaling.Schedule.cron(hour="8", minute="0", week_day="MON-FRI")
 
@@ -157,7 +161,7 @@ CONTROLS = [
         lambda s: endpoint(
             s, instance_count=2, autoscaling=scaling(min_capacity=2, max_capacity=2)
         ),
-        set(),
+        {SCALED_G5},
         id="endpoint-max-capacity-equals-min-capacity",
     ),
     pytest.param(
@@ -232,6 +236,7 @@ CONTROLS = [
             "constructs-llm:scale-to-zero",
             "constructs-llm:scale-to-zero-metric",
             "constructs-llm:min-instances-zero-region",
+            COMPONENTS_G5_4GPU,
         },
         id="ic-four-copies-fill-one-instance-and-scale-to-zero",
     ),
@@ -254,7 +259,7 @@ CONTROLS = [
         lambda s: InferenceComponent(
             s, "Chat", endpoint=ic_endpoint(s), model=model(s, bound=False), min_memory_mib=1024
         ),
-        set(),
+        {COMPONENTS_G5_4GPU},
         id="ic-model-for-another-instance-type",
     ),
     pytest.param(
@@ -293,7 +298,7 @@ CONTROLS = [
             copies=2,
             deployment=Deployment.rolling(batch_percent=5, bake=Duration.minutes(1)),
         ),
-        set(),
+        {COMPONENTS_G5_4GPU},
         id="deployment-component-rolling-5-percent",
     ),
     pytest.param(
@@ -312,7 +317,7 @@ CONTROLS = [
             ),
             deployment=Deployment.rolling(batch_percent=50, bake=Duration.minutes(5)),
         ),
-        {"constructs-llm:min-instances-zero-region"},
+        {"constructs-llm:min-instances-zero-region", COMPONENTS_G5_4GPU},
         id="schedule-component-to-zero-at-night-with-rolling-updates-by-day",
     ),
     pytest.param(
@@ -320,8 +325,12 @@ CONTROLS = [
         set(),
         id="alarms-at-their-bounds",
     ),
-    pytest.param(_ab_and_shadow, set(), id="variants-ab-with-scaling-and-a-shadow"),
-    pytest.param(_gateway, set(), id="invoker-targets-component-adapter-and-import"),
+    pytest.param(
+        _ab_and_shadow,
+        {"constructs-llm:autoscaled-fleet:A-g5-2xlarge"},
+        id="variants-ab-with-scaling-and-a-shadow",
+    ),
+    pytest.param(_gateway, {COMPONENTS_G5_4GPU}, id="invoker-targets-component-adapter-and-import"),
 ]
 # (builder, warning id, what the message says)
 
@@ -423,6 +432,20 @@ WARNINGS = [
         r"guards updates on ml\.g5\.2xlarge.*Changing instance_type creates a new variant.*"
         r"shifts all traffic to the new fleet at once",
         id="guarded-rollout-hardware",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, autoscaling=scaling(max_capacity=2)),
+        "autoscaled-fleet:g5-2xlarge",
+        r"variant g5-2xlarge scales on ml\.g5\.2xlarge.*two deploys: first with "
+        r"autoscaling=None",
+        id="autoscaled-fleet",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1),
+        "component-fleet:g5-12xlarge",
+        r"hosts inference components on ml\.g5\.12xlarge.*a new endpoint: an "
+        r"InferenceComponentEndpoint and its InferenceComponents under new construct ids",
+        id="component-fleet",
     ),
     pytest.param(
         lambda s: component(

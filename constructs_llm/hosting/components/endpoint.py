@@ -26,6 +26,7 @@ from constructs_llm.hosting.endpoint_base import EndpointAttributes
 from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import (
+    fleet_key,
     instance_pools,
     least_outstanding_requests,
     variant_name_for,
@@ -39,6 +40,7 @@ from constructs_llm.hosting.storage import (
 from constructs_llm.model.execution_role import depend_on_policies, execution_role
 from constructs_llm.notes import add_quota_note
 from constructs_llm.operations.capacity_notes import note_fleet_capacity
+from constructs_llm.operations.deployment import Surge
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import warn
 from constructs_llm.sizing.copy_demand import CopyDemand
@@ -51,7 +53,12 @@ if TYPE_CHECKING:
     from constructs_llm.model.binding import ModelBinding
     from constructs_llm.operations.autoscaling import Autoscaling
 
-__all__ = ["HostedComponent", "InferenceComponentEndpoint"]
+__all__ = ["COMPONENT_FLEET", "HostedComponent", "InferenceComponentEndpoint"]
+
+#: The id of the warning on an endpoint that hosts components, followed by ``:`` and its
+#: fleet (``fleet_key``): acknowledging it records the fleet deployed, and a new instance type
+#: warns again under a new id.
+COMPONENT_FLEET = "constructs-llm:component-fleet"
 
 
 class HostedComponent(Protocol):
@@ -228,6 +235,9 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problem = self.host_ami_problem(binding.inference_ami_version, component.node.path)
         if problem:
             fail(f"InferenceComponentEndpoint '{self.node.path}'", problem)
+        if not self.components:  # the endpoint's fleet is now fixed by what it hosts
+            key = fleet_key(self.variant_name, self.pools.instance_types)
+            warn(self, f"{COMPONENT_FLEET}:{key}", _component_fleet_change(self, key))
         self.components.append(component)
         if self.kms_key is not None:
             self.kms_key.grant(binding.role, *VOLUME_KEY_ACTIONS)
@@ -323,9 +333,9 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
 
     def _annotate(self) -> None:
-        # Every pool may be the one SageMaker provisions the whole fleet from.
+        # Every pool may be the one SageMaker provisions the whole fleet from, old and new.
         for inst in self.pools.instance_types:
-            add_quota_note(self, inst.name, self.max_instances)
+            add_quota_note(self, inst.name, self.max_instances, _config_update_surge(self))
         note_fleet_capacity(self, self)
         for inst in self.pools.instance_types:
             if not inst.known:
@@ -336,6 +346,38 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
                 )
         if self.min_instances == 0:
             warn(self, "constructs-llm:min-instances-zero-region", _min_instances_zero_region())
+
+
+def _component_fleet_change(endpoint: InferenceComponentEndpoint, key: str) -> str:
+    """Why the instance type of an endpoint with components cannot change, and the way that
+    works: a new endpoint with new components."""
+    return (
+        f"InferenceComponentEndpoint '{endpoint.node.path}' hosts inference components on "
+        f"{endpoint.pools.describe()} (variant '{endpoint.variant_name}'). A new instance_type "
+        "renames that variant, on which each component was created (CreateInferenceComponent "
+        "VariantName: 'The name of an existing production variant where you host the "
+        "inference component'), and UpdateInferenceComponent cannot move a component (it "
+        "takes no VariantName or EndpointName), so the change cannot deploy in place. Move to "
+        "new hardware with a new endpoint: an InferenceComponentEndpoint and its "
+        "InferenceComponents under new construct ids (and new endpoint_name and "
+        "inference_component_name if set), in one deploy: CloudFormation creates them, points "
+        "the invokers at them, then deletes the old components before the old endpoint. Once "
+        f"this fleet is deployed, or for a new endpoint, acknowledge "
+        f"Annotation::{COMPONENT_FLEET}:{key}; another instance type warns again under its own "
+        "id"
+    )
+
+
+def _config_update_surge(endpoint: InferenceComponentEndpoint) -> Surge:
+    """What an update of the endpoint's own config (its instance counts, host AMI, volume)
+    runs beside the fleet: UpdateEndpoint "deploys the EndpointConfig specified in the
+    request to a new fleet of instances" and deletes the old ones after the shift (botocore
+    ``UpdateEndpoint``), up to ``max_instances`` of them. Component updates place their new
+    copies within ``max_instances`` (managed instance scaling's bound), so they add none."""
+    return Surge(
+        endpoint.max_instances,
+        "while an update of the endpoint's config runs a new fleet beside the old",
+    )
 
 
 def _min_instances_above_max(low: int, high: int) -> str:
