@@ -15,6 +15,7 @@ from stacks.model_gateway import ModelGatewayStack
 from stacks.native_openai import NativeOpenAiStack
 from stacks.phi3_lmi import Phi3LmiStack
 from stacks.production import ProductionStack
+from stacks.rag import RagStack
 from stacks.shared_endpoint import SharedEndpointStack
 
 EXAMPLES: dict[str, type[Stack]] = {
@@ -30,4 +31,5 @@ EXAMPLES: dict[str, type[Stack]] = {
     "production": ProductionStack,
     "native-openai": NativeOpenAiStack,
     "capacity": CapacityStack,
+    "rag": RagStack,
 }

@@ -24,6 +24,7 @@ EXAMPLE_NAMES = (
     "production",
     "native-openai",
     "capacity",
+    "rag",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 
