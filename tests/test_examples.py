@@ -178,7 +178,7 @@ def test_synth_prints_one_note_line_per_endpoint_and_nothing_else(cloud_assembly
         for path, entries in json.loads(metadata.read_text()).items()
         if any(entry["type"] == "constructs-llm:note" for entry in entries)
     }
-    assert len(notes) == len(annotated) == 17, output  # one line per endpoint or component
+    assert len(notes) == len(annotated) == 20, output  # one line per endpoint or component
     assert {line.split(": ", 1)[0] for line in notes} == annotated  # each printed once
     assert not [line for line in stdout.splitlines() if "Memory plan" in line or "Quotas" in line]
     assert "Phi3Lmi/Endpoint: Memory plan: microsoft/Phi-3-mini-4k-instruct" in output

@@ -274,9 +274,15 @@ def test_warnings_say_what_to_verify(new_stack: Callable[..., Stack]) -> None:
     assert any("uses the TEI CPU image" in w for w in unknown)
 
 
-def test_sagemakers_openai_route_does_not_serve_an_embedding_model() -> None:
+def test_sagemakers_openai_route_does_not_serve_an_embedding_model(
+    new_stack: Callable[..., Stack],
+) -> None:
     support = openai_route_support(RequestFormat.EMBED, Engine.tei().stream_format)
     assert support.served is False and "POST /v1/embeddings" in (support.message or "")
+    stack = new_stack()
+    endpoint = LlmEndpoint(stack, "Endpoint", model=_embedder(stack, "ml.g5.xlarge"))
+    with pytest.raises(ConfigurationError, match="routes Chat Completions only"):
+        _ = endpoint.openai_base_url
 
 
 # -- the model table's embedding rows, and their memory plans ----------------------------------

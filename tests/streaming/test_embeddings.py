@@ -10,13 +10,16 @@ import base64
 import json
 import struct
 import subprocess
+import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 
+from constructs_llm.streaming.runtime.embeddings_flow import MAX_PARALLEL_CALLS
 from constructs_llm.streaming.runtime.embeddings_request import MAX_INPUTS
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.routing import Route
@@ -24,7 +27,14 @@ from tests.streaming.conftest import ENDPOINT, SOCKET_TIMEOUT, Runtime, StartRun
 from tests.support import engine_streams
 from tests.support.curl import curl
 from tests.support.emf import check, emf_metrics
-from tests.support.fake_sagemaker import CallError, FakeSageMaker, Scenario, tei_answer, tei_error
+from tests.support.fake_sagemaker import (
+    CallError,
+    FakeSageMaker,
+    ReceivedRequest,
+    Scenario,
+    tei_answer,
+    tei_error,
+)
 from tests.support.runtime_process import (
     free_port,
     lambda_env,
@@ -136,6 +146,36 @@ def test_a_list_keeps_its_order_across_calls_split_at_the_engines_batch_size(
     assert [d.embedding for d in answer.data] == [tei.embed(t) for t in texts]
     log = runtime.logs[-1]
     assert (log["inputs"], log["calls"], log["status"]) == (10, 3, 200)
+
+
+def test_the_calls_of_one_request_run_four_at_a_time(
+    start_runtime: StartRuntime, fake: FakeSageMaker, tei: TeiModel
+) -> None:
+    # GIVEN TEI takes one input per call, and each call takes a while
+    tei.max_client_batch_size = 1
+    runtime = start_runtime(routes=_routes(max_inputs=1))
+    lock, in_flight, most = threading.Lock(), [0], [0]
+
+    def slow(request: ReceivedRequest) -> Scenario:
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+
+        def done() -> None:
+            request.finished.wait(SOCKET_TIMEOUT)
+            with lock:
+                in_flight[0] -= 1
+
+        threading.Thread(target=done, daemon=True).start()
+        return replace(tei.responder(request), header_delay=0.2)
+
+    fake.responder = slow
+    texts = [f"t{i}" for i in range(8)]
+    # WHEN a client sends 8 inputs
+    answer = _openai(runtime).embeddings.create(model=EMBEDDER, input=texts)
+    # THEN 8 calls carried them, never more than 4 at once, and the order held
+    assert len(fake.requests) == 8 and most[0] == MAX_PARALLEL_CALLS == 4
+    assert [d.embedding for d in answer.data] == [tei.embed(t) for t in texts]
 
 
 def test_float_and_base64_encodings(served: Runtime, tei: TeiModel) -> None:
