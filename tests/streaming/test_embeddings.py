@@ -19,10 +19,12 @@ from typing import Any
 import openai
 import pytest
 
+from constructs_llm.streaming.formats import ModelKind
 from constructs_llm.streaming.runtime.embeddings_flow import MAX_PARALLEL_CALLS
 from constructs_llm.streaming.runtime.embeddings_request import MAX_INPUTS
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.routing import Route
+from constructs_llm.streaming.runtime.settings import Settings, SettingsError
 from tests.streaming.conftest import ENDPOINT, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support import engine_streams
 from tests.support.curl import curl
@@ -478,3 +480,36 @@ def test_run_sh_serves_embeddings_from_the_asset(
     )
     answer = client.embeddings.create(model=EMBEDDER, input=["asset", "check"])
     assert [d.embedding for d in answer.data] == [tei.embed("asset"), tei.embed("check")]
+
+
+# -- the routing table and settings ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "needle"),
+    [
+        ({"request_format": "messages", "dimensions": 8}, "only an embedding model's route takes"),
+        ({"request_format": "embed", "max_inputs": 0}, "max_inputs must be an integer from 1"),
+        ({"request_format": "embed", "dimensions": True}, "dimensions must be an integer"),
+        (
+            {"request_format": "embed", "dimensions": 8, "min_dimensions": 16},
+            "min_dimensions (16) cannot exceed ROUTES[0].dimensions (8)",
+        ),
+        ({"request_format": "embed", "tools": True}, "an embedding model has no tool calling"),
+    ],
+)
+def test_a_bad_embedding_route_names_the_entry_and_the_value(
+    entry: dict[str, Any], needle: str
+) -> None:
+    routes = [{"model": "m", "endpoint": "e", **entry}]
+    with pytest.raises(SettingsError) as raised:
+        Settings.from_env({"ROUTES": json.dumps(routes)})
+    assert needle in str(raised.value)
+
+
+def test_a_single_embedding_target_from_the_single_target_variables() -> None:
+    settings = Settings.from_env({"ENDPOINT_NAME": "e", "REQUEST_FORMAT": "embed"})
+    (route,) = settings.routing().routes
+    assert route.kind is ModelKind.EMBEDDING and route.min_dimensions is None
+    with pytest.raises(SettingsError, match="an embedding model has no tool calling"):
+        Settings.from_env({"ENDPOINT_NAME": "e", "REQUEST_FORMAT": "embed", "TOOLS": "on"})
