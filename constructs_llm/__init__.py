@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "ImportedEndpoint": "constructs_llm.hosting.imported_endpoint",
     "IEndpoint": "constructs_llm.hosting.target",
     "InvocationTarget": "constructs_llm.hosting.target",
+    "EmbeddingTraits": "constructs_llm.hosting.target",
     "DashboardTarget": "constructs_llm.operations.dashboard",
     "Autoscaling": "constructs_llm.operations.autoscaling",
     "InferenceComponentEndpoint": "constructs_llm.hosting.components.endpoint",
@@ -78,6 +79,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     )
     from constructs_llm.hosting.endpoint import LlmEndpoint as LlmEndpoint
     from constructs_llm.hosting.imported_endpoint import ImportedEndpoint as ImportedEndpoint
+    from constructs_llm.hosting.target import EmbeddingTraits as EmbeddingTraits
     from constructs_llm.hosting.target import IEndpoint as IEndpoint
     from constructs_llm.hosting.target import InvocationTarget as InvocationTarget
     from constructs_llm.hosting.variant import EndpointVariant as EndpointVariant
