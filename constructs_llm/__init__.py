@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "ContainerImage": "constructs_llm.model.container_image",
     "Engine": "constructs_llm.engines.engine",
     "RequestFormat": "constructs_llm.streaming.formats",
+    "ModelKind": "constructs_llm.streaming.formats",
     "StreamFormat": "constructs_llm.streaming.formats",
     "ModelSource": "constructs_llm.model.source",
     "ModelArchitecture": "constructs_llm.sizing.memory",
@@ -28,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "ImportedEndpoint": "constructs_llm.hosting.imported_endpoint",
     "IEndpoint": "constructs_llm.hosting.target",
     "InvocationTarget": "constructs_llm.hosting.target",
+    "EmbeddingTraits": "constructs_llm.hosting.target",
     "DashboardTarget": "constructs_llm.operations.dashboard",
     "Autoscaling": "constructs_llm.operations.autoscaling",
     "InferenceComponentEndpoint": "constructs_llm.hosting.components.endpoint",
@@ -83,6 +85,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     )
     from constructs_llm.hosting.endpoint import LlmEndpoint as LlmEndpoint
     from constructs_llm.hosting.imported_endpoint import ImportedEndpoint as ImportedEndpoint
+    from constructs_llm.hosting.target import EmbeddingTraits as EmbeddingTraits
     from constructs_llm.hosting.target import IEndpoint as IEndpoint
     from constructs_llm.hosting.target import InvocationTarget as InvocationTarget
     from constructs_llm.hosting.variant import EndpointVariant as EndpointVariant
@@ -100,6 +103,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.operations.schedule import ScheduledCapacity as ScheduledCapacity
     from constructs_llm.sizing.memory import MemoryPlan as MemoryPlan
     from constructs_llm.sizing.memory import ModelArchitecture as ModelArchitecture
+    from constructs_llm.streaming.formats import ModelKind as ModelKind
     from constructs_llm.streaming.formats import RequestFormat as RequestFormat
     from constructs_llm.streaming.formats import StreamFormat as StreamFormat
     from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth

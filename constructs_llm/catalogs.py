@@ -110,13 +110,18 @@ class Registry:
 
 @dataclass(frozen=True, kw_only=True)
 class DlcFamilyRecord:
-    """The default image of one engine family and the regions that list it."""
+    """The default image of one engine family and the regions that list it.
+
+    ``registry`` names a group of ``DlcCatalog.registries`` when the family's images live in
+    registries of their own (TEI); None = the shared per-region registries (``regions``).
+    """
 
     repository: str
     tag: str
     tag_contains: str | None
     cuda: str | None
     regions: tuple[str, ...]
+    registry: str | None = None
     reason: str
     source: str
 
@@ -126,6 +131,8 @@ class DlcCatalog:
     sagemaker_core: str
     uri_format: str
     regions: dict[str, Registry]
+    #: Registry groups of families published outside the shared registries, by group name.
+    registries: dict[str, dict[str, Registry]]
     families: dict[str, DlcFamilyRecord]
 
 
@@ -134,11 +141,16 @@ class DlcCatalog:
 
 @dataclass(frozen=True, kw_only=True)
 class ModelRecord:
-    """Architecture figures of one Hub model (see ``sizing.ModelArchitecture``)."""
+    """Architecture figures of one Hub model (see ``sizing.ModelArchitecture``).
+
+    An embedding model (``kind`` "embedding") has no family and states the length of its
+    embeddings, and the shortest Matryoshka truncation it supports when it has one.
+    """
 
     id: str
     aliases: tuple[str, ...] = ()
-    family: str  # a key of tool_parsers.json's families
+    family: str | None  # a key of tool_parsers.json's families; None for embedding models
+    kind: Literal["chat", "embedding"] = "chat"
     params_billion: float
     layers: int
     attention_heads: int
@@ -150,6 +162,8 @@ class ModelRecord:
     gated: bool
     source: str
     notes: tuple[str, ...] = ()
+    embedding_dimensions: int | None = None
+    matryoshka_min_dimensions: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,7 +260,12 @@ def model_family(model_id: str | None) -> str | None:
 
 @cache
 def _families() -> dict[str, str]:
-    return {name.lower(): row.family for row in models().models for name in (row.id, *row.aliases)}
+    return {
+        name.lower(): row.family
+        for row in models().models
+        if row.family is not None
+        for name in (row.id, *row.aliases)
+    }
 
 
 @cache

@@ -16,6 +16,7 @@ from stacks.native_openai import NativeOpenAiStack
 from stacks.overnight_batch import OvernightBatchStack
 from stacks.phi3_lmi import Phi3LmiStack
 from stacks.production import ProductionStack
+from stacks.rag import RagStack
 from stacks.shared_endpoint import SharedEndpointStack
 
 EXAMPLES: dict[str, type[Stack]] = {
@@ -32,4 +33,5 @@ EXAMPLES: dict[str, type[Stack]] = {
     "native-openai": NativeOpenAiStack,
     "capacity": CapacityStack,
     "overnight-batch": OvernightBatchStack,
+    "rag": RagStack,
 }

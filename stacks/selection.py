@@ -25,6 +25,7 @@ EXAMPLE_NAMES = (
     "native-openai",
     "capacity",
     "overnight-batch",
+    "rag",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 

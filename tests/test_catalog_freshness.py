@@ -45,6 +45,23 @@ def test_the_newest_images_are_the_defaults() -> None:
     assert all(f["reason"] for f in families.values())
 
 
+def test_tei_images_come_from_registries_of_their_own() -> None:
+    """TEI's images live in other accounts than the shared DLC registries ("hosted in a
+    different ECR account in each region", aws.github.io/deep-learning-containers/tei), so the
+    refresh writes them as a registry group of their own instead of failing on two accounts
+    for one region."""
+    catalog = refresh.build_dlc_images()
+    families, group = catalog["families"], catalog["registries"]["tei"]
+    assert families["tei"]["tag"] == "2.0.1-tei1.8.2-gpu-py310-cu122-ubuntu22.04"
+    assert families["tei-cpu"]["tag"] == "2.0.1-tei1.8.2-cpu-py310-ubuntu22.04"
+    assert (families["tei"]["repository"], families["tei-cpu"]["repository"]) == ("tei", "tei-cpu")
+    assert families["tei"]["registry"] == families["tei-cpu"]["registry"] == "tei"
+    assert families["tei"]["regions"] == families["tei-cpu"]["regions"] == sorted(group)
+    assert group["us-east-1"] == {"account": "683313688378", "domain": "amazonaws.com"}
+    assert catalog["regions"]["us-east-1"]["account"] == "763104351884"  # shared ones unchanged
+    assert all(families[name]["registry"] is None for name in ("tgi", "lmi", "vllm", "sglang"))
+
+
 def test_a_changed_source_shows_up_as_a_diff() -> None:
     stale = refresh.build_dlc_images()
     stale["families"]["lmi"]["tag"] = "0.36.0-lmi27.0.0-cu130"

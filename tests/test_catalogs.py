@@ -246,8 +246,12 @@ def test_a_gpu_engine_on_gaudi_is_refused_naming_the_hardware(
 
 
 def test_every_model_family_has_a_tool_parser_row_and_every_row_a_model() -> None:
-    families = {row.family for row in catalogs.models().models}
+    families = {row.family for row in catalogs.models().models if row.kind == "chat"}
     assert families == set(catalogs.tool_parsers().families)
+    # embedding models call no tools: they have no family, and are found by none
+    embedders = [row for row in catalogs.models().models if row.kind == "embedding"]
+    assert embedders and all(row.family is None for row in embedders)
+    assert catalogs.model_family(embedders[0].id) is None
 
 
 def test_every_family_parser_is_one_its_engine_registers_and_cites_its_source() -> None:

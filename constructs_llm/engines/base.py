@@ -21,7 +21,7 @@ from constructs_llm.engines.env_rules import (
 from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 
 __all__ = ["ServingEngine"]
 
@@ -50,6 +50,23 @@ class ServingEngine(abc.ABC):
     @abc.abstractmethod
     def accelerator(self) -> Accelerator | None:
         """Accelerator the engine serves on; None = any."""
+
+    @property
+    def model_kind(self) -> ModelKind:
+        """What the served model answers: chat, or embeddings (from the request format)."""
+        return self.request_format.kind
+
+    @property
+    def batch_tokens(self) -> int | None:
+        """An embedding engine's largest batch in tokens (its activation budget); None for
+        chat engines, whose KV cache the memory plan sizes instead."""
+        return None
+
+    @property
+    def max_inputs_per_call(self) -> int | None:
+        """Inputs an embedding engine takes in one request; the invoker splits a longer
+        ``input`` list into calls of at most this many. None: no limit known."""
+        return None
 
     @property
     def token_env_names(self) -> tuple[str, ...]:

@@ -94,6 +94,11 @@ class CustomEngine(SettingsChecked, ServingEngine):
                 "tool_calls=True needs request_format=RequestFormat.MESSAGES: the generate "
                 "request format has no tool calling"
             )
+        if self.tool_calls is True and request is RequestFormat.EMBED:
+            problems.append(
+                "tool_calls=True needs request_format=RequestFormat.MESSAGES: an embedding "
+                "model (RequestFormat.EMBED) has no tool calling"
+            )
         return problems
 
     def tool_calling(

@@ -1,4 +1,5 @@
-"""Serving engines: the container contract of TGI, TGI NeuronX, LMI, vLLM, SGLang or your own image.
+"""Serving engines: the container contract of TGI, TGI NeuronX, LMI, vLLM, SGLang, TEI (embedding
+models) or your own image.
 
 An :class:`Engine` turns typed settings plus the hardware of one model copy into the container
 environment, picks the default Deep Learning Container for its accelerator, and tells the
@@ -36,18 +37,19 @@ from constructs_llm.engines.context import Accelerator, EngineContext
 from constructs_llm.engines.custom import CustomEngine
 from constructs_llm.engines.dlc import SglangEngine, VllmEngine
 from constructs_llm.engines.lmi import LmiEngine
+from constructs_llm.engines.tei import TeiEngine
 from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
 from constructs_llm.engines.tools import ToolCalling
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.problems import fail
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 
 __all__ = ["ENGINE_FIX", "Engine", "EngineContext", "ServingEngine", "ToolCalling"]
 
 ENGINE_FIX = (
-    "use Engine.tgi(), Engine.tgi_neuronx(), Engine.lmi(), Engine.vllm(), Engine.sglang() or "
-    "Engine.custom(image=..., stream_format=...)"
+    "use Engine.tgi(), Engine.tgi_neuronx(), Engine.lmi(), Engine.vllm(), Engine.sglang(), "
+    "Engine.tei() (embedding models) or Engine.custom(image=..., stream_format=...)"
 )
 
 _P = ParamSpec("_P")
@@ -67,14 +69,15 @@ def _factory(implementation: Callable[_P, ServingEngine]) -> Callable[_P, Engine
 
 class Engine:
     """A serving container contract. Create one with a factory: ``Engine.tgi()``,
-    ``Engine.tgi_neuronx()``, ``Engine.lmi()``, ``Engine.vllm()``, ``Engine.sglang()`` or
-    ``Engine.custom(image=..., stream_format=...)``; or wrap your own
-    :class:`~constructs_llm.engines.base.ServingEngine` with ``Engine(implementation)``.
+    ``Engine.tgi_neuronx()``, ``Engine.lmi()``, ``Engine.vllm()``, ``Engine.sglang()``,
+    ``Engine.tei()`` (embedding models) or ``Engine.custom(image=..., stream_format=...)``; or
+    wrap your own :class:`~constructs_llm.engines.base.ServingEngine` with
+    ``Engine(implementation)``.
 
     Every engine exposes ``name``, ``accelerator`` ("nvidia", "neuron" or None = any),
-    ``stream_format``, ``request_format``, ``token_env_names``, ``weight_dtype``, ``notes``, and
-    :meth:`image_for`, :meth:`derive_env`, :meth:`validate`, :meth:`warnings`,
-    :meth:`tool_calling`.
+    ``stream_format``, ``request_format``, ``model_kind`` (chat or embedding),
+    ``token_env_names``, ``weight_dtype``, ``notes``, and :meth:`image_for`, :meth:`derive_env`,
+    :meth:`validate`, :meth:`warnings`, :meth:`tool_calling`.
     """
 
     __slots__ = ("implementation",)
@@ -84,6 +87,7 @@ class Engine:
     lmi = staticmethod(_factory(LmiEngine))
     vllm = staticmethod(_factory(VllmEngine))
     sglang = staticmethod(_factory(SglangEngine))
+    tei = staticmethod(_factory(TeiEngine))
     custom = staticmethod(_factory(CustomEngine))
 
     def __init__(self, implementation: ServingEngine) -> None:
@@ -124,6 +128,21 @@ class Engine:
     def request_format(self) -> RequestFormat:
         """The request body the container expects on ``/invocations``."""
         return self.implementation.request_format
+
+    @property
+    def model_kind(self) -> ModelKind:
+        """What the served model answers: ``ModelKind.CHAT`` or ``ModelKind.EMBEDDING``."""
+        return self.implementation.model_kind
+
+    @property
+    def batch_tokens(self) -> int | None:
+        """An embedding engine's largest batch in tokens (sizes its activations)."""
+        return self.implementation.batch_tokens
+
+    @property
+    def max_inputs_per_call(self) -> int | None:
+        """Inputs an embedding engine takes in one request (the invoker splits longer lists)."""
+        return self.implementation.max_inputs_per_call
 
     @property
     def token_env_names(self) -> tuple[str, ...]:

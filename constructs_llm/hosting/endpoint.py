@@ -29,9 +29,11 @@ from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.production_variant import fleet_key, startup_timeouts
 from constructs_llm.hosting.storage import storage_settings
 from constructs_llm.hosting.target import (
+    EmbeddingTraits,
     IEndpoint,
     ServesModel,
     default_served_name,
+    embedding_traits_of,
     served_name_problem,
 )
 from constructs_llm.hosting.variant import (
@@ -440,6 +442,23 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         """Whether every production variant's engine serves tool calls (a request may reach
         any of them; the shadow's answers never reach the client)."""
         return all(v.model.tool_calling.served for v in self.variants)
+
+    @property
+    def embedding_traits(self) -> EmbeddingTraits | None:
+        """For embedding models: the figures every production variant's model agrees on (a
+        request may reach any of them), the smallest per-call input limit; None for chat."""
+        found = [embedding_traits_of(v.model) for v in self.variants]
+        traits = [t for t in found if t is not None]
+        if not traits:
+            return None
+        limits = [t.max_inputs_per_call for t in traits if t.max_inputs_per_call]
+        shapes = {(t.dimensions, t.min_dimensions) for t in traits}
+        dims, shortest = shapes.pop() if len(shapes) == 1 else (None, None)
+        return EmbeddingTraits(
+            dimensions=dims,
+            min_dimensions=shortest,
+            max_inputs_per_call=min(limits) if limits else None,
+        )
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""

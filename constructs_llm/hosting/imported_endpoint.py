@@ -11,10 +11,10 @@ from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.hosting.endpoint_base import grant_invoke
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
-from constructs_llm.hosting.target import served_name_problem
+from constructs_llm.hosting.target import EmbeddingTraits, served_name_problem
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems, fail
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.values import type_problem
 
 __all__ = ["ImportedEndpoint"]
@@ -74,6 +74,7 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
         self.served_model_name = served_model_name or endpoint_name
         engine_tools = engine.tool_calling().served if engine else False
         self._tool_calls = engine_tools if tool_calls is None else tool_calls
+        self._max_inputs_per_call = engine.max_inputs_per_call if engine else None
 
     @property
     def endpoint_name(self) -> str:
@@ -122,6 +123,19 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
         """A real-time endpoint, as imported."""
         return False
 
+    @property
+    def model_kind(self) -> ModelKind:
+        """Embedding when its engine (or ``request_format``) takes embed requests, else chat."""
+        return self.request_format.kind
+
+    @property
+    def embedding_traits(self) -> EmbeddingTraits | None:
+        """For an embedding model: its engine's per-call input limit; its dimensions are not
+        known, so a request with ``dimensions`` gets a 400."""
+        if self.model_kind is not ModelKind.EMBEDDING:
+            return None
+        return EmbeddingTraits(max_inputs_per_call=self._max_inputs_per_call)
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on the endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
@@ -163,6 +177,8 @@ def _tools_problem(tool_calls: object, request_format: RequestFormat | None) -> 
             "tool_calls=True needs the messages request format: the generate request format "
             "has no tool calling"
         )
+    if tool_calls and request_format is RequestFormat.EMBED:
+        return "tool_calls=True: an embedding model (the embed request format) has no tool calling"
     return None
 
 

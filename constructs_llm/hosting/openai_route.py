@@ -89,6 +89,8 @@ def openai_route_support(
       states both): served.
     - Generate requests (``{"inputs": ...}``): not served; the container never sees a body it
       takes.
+    - Embed requests (an embedding model on TEI): not served; the route has no embeddings
+      operation.
     - Chat requests with another stream framing (LMI: vLLM's chunks as JSON lines without
       ``data:``, ``lmi_vllm/request_response_utils.py``; TGI token events): non-streamed
       completions are served, streams are not readable by OpenAI clients (their SSE decoder
@@ -96,6 +98,13 @@ def openai_route_support(
     - ``StreamFormat.AUTO`` (a custom image or imported endpoint whose framing is not stated,
       variants that differ): not known.
     """
+    if request_format is RequestFormat.EMBED:
+        return RouteSupport(
+            served=False,
+            message="it serves an embedding model (Engine.tei(), RequestFormat.EMBED), and "
+            "SageMaker's OpenAI route routes Chat Completions only; put a StreamingInvoker in "
+            "front, which answers POST /v1/embeddings",
+        )
     if request_format is RequestFormat.GENERATE:
         return RouteSupport(
             served=False,

@@ -3,12 +3,13 @@ adapter component."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from aws_cdk import Token
 from aws_cdk import aws_iam as iam
 
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -19,12 +20,31 @@ if TYPE_CHECKING:
     from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 
 __all__ = [
+    "EmbeddingTraits",
     "IEndpoint",
     "InvocationTarget",
     "ServesModel",
     "default_served_name",
+    "embedding_traits_of",
     "served_name_problem",
 ]
+
+
+@dataclass(frozen=True)
+class EmbeddingTraits:
+    """What the invoker needs to know of an embedding model to serve ``POST /v1/embeddings``.
+
+    :param dimensions: the length of its embeddings. @default None (not known)
+    :param min_dimensions: the shortest Matryoshka truncation it supports, so OpenAI's
+        ``dimensions`` is served from it to ``dimensions``. @default None (no truncation: a
+        request with ``dimensions`` gets a 400)
+    :param max_inputs_per_call: inputs its engine takes in one request; the invoker splits a
+        longer ``input`` list. @default None (no limit known)
+    """
+
+    dimensions: int | None = None
+    min_dimensions: int | None = None
+    max_inputs_per_call: int | None = None
 
 
 @runtime_checkable
@@ -72,6 +92,18 @@ class InvocationTarget(Protocol):
         ``InvokeEndpointAsync`` reaches: an invoker cannot stream from it."""
         ...
 
+    @property
+    def model_kind(self) -> ModelKind:
+        """Chat or embedding: the invoker serves an embedding model on ``POST /v1/embeddings``
+        and refuses chat requests to it (and embeddings requests to a chat model) with a 400."""
+        ...
+
+    @property
+    def embedding_traits(self) -> EmbeddingTraits | None:
+        """An embedding model's dimensions, Matryoshka truncation and per-call input limit;
+        None for a chat model."""
+        ...
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
 
     @property
@@ -106,6 +138,20 @@ class IEndpoint(InvocationTarget, Protocol):
     def grant_openai(self, grantee: iam.IGrantable) -> iam.Grant:
         """What a caller of SageMaker's own OpenAI route needs on this endpoint."""
         ...
+
+
+def embedding_traits_of(model: LlmModel) -> EmbeddingTraits | None:
+    """What the invoker needs of ``model`` when it is an embedding model (else None): the
+    figures of its architecture (given, or from the packaged table) and its engine's per-call
+    input limit."""
+    if model.engine.model_kind is not ModelKind.EMBEDDING:
+        return None
+    arch = model.architecture
+    return EmbeddingTraits(
+        dimensions=arch.embedding_dimensions if arch else None,
+        min_dimensions=arch.matryoshka_min_dimensions if arch else None,
+        max_inputs_per_call=model.engine.max_inputs_per_call,
+    )
 
 
 def default_served_name(model: LlmModel) -> str:
@@ -164,3 +210,11 @@ class ServesModel:
     @property
     def is_async(self) -> bool:
         return False
+
+    @property
+    def model_kind(self) -> ModelKind:
+        return self.model.engine.model_kind
+
+    @property
+    def embedding_traits(self) -> EmbeddingTraits | None:
+        return embedding_traits_of(self.model)

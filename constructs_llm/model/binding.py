@@ -130,6 +130,7 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
     problems = [Problem(p) for p in placement.problems()]
     if problems:
         return _failed(placement, image, problems)
+    problems += [Problem(p) for p in _kind_problems(definition)]
     problems += [Problem(p) for p in engine.validate(ctx, user_env)]
     warnings = [SynthWarning("constructs-llm:unknown-instance-type", unknown_instance_type(inst))]
     warnings = warnings if not inst.known else []
@@ -188,9 +189,32 @@ def _plan(
         engine=definition.engine,
         max_total_tokens=definition.max_total_tokens,
         strict=False,
+        batch_tokens=definition.engine.batch_tokens,
     )
     warnings += [SynthWarning("constructs-llm:sizing-estimate", w) for w in plan.warnings]
     return plan
+
+
+def _kind_problems(definition: Definition) -> list[str]:
+    """The engine must serve the kind of model the architecture describes: an embedding model
+    on an embedding engine, a chat model on a chat engine."""
+    arch, engine = definition.architecture, definition.engine
+    if arch is None or arch.kind is engine.model_kind:
+        return []
+    name = definition.source.model_id or arch.name
+    if arch.is_embedding:
+        return [
+            f"{name} is an embedding model, but Engine.{_factory(engine)}() serves chat models; "
+            "serve it with Engine.tei() (the invoker then answers POST /v1/embeddings)"
+        ]
+    return [
+        f"{name} is a chat model, but Engine.{_factory(engine)}() serves embedding models; "
+        "serve it with a chat engine such as Engine.vllm()"
+    ]
+
+
+def _factory(engine: Engine) -> str:
+    return getattr(engine.implementation, "factory_name", engine.name)
 
 
 def _unknown_model_size(model_id: str | None) -> str:

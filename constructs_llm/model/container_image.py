@@ -147,7 +147,7 @@ class _DlcImage(ContainerImage):
             check_dlc_region(
                 scope, region, repository=self._repository, tag=self._tag, family=self._family
             )
-        mapping = registry_mapping(stack)
+        mapping = registry_mapping(stack, self._family.registry if self._family else None)
         if self._family is not None:
             family_region_rule(stack, self._family)
         account = mapping.find_in_map(region, "account")

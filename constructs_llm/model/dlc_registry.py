@@ -1,6 +1,11 @@
 """AWS Deep Learning Container registries: the default image of each engine family, and the
 registry account per region, resolved through a CloudFormation mapping so environment-agnostic
 stacks work (with a rule that stops a deploy to an unmapped region early).
+
+Most families share one registry account per region (the ``ConstructsLlmDlcRegistry``
+mapping). A family published in registries of its own (Hugging Face's TEI images, "hosted in
+a different ECR account in each region", aws.github.io/deep-learning-containers/tei) names a
+registry group, which gets a mapping of its own (``ConstructsLlmDlcRegistryTei``).
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ class DlcFamily:
     cuda: str | None
     regions: frozenset[str] | None
     """Regions where the SageMaker Python SDK lists the image; None = unknown, no check."""
+    registry: str | None = None
+    """The registry group its images live in; None = the shared DLC registries."""
 
     def matches(self, repository: str, tag: str) -> bool:
         if repository != self.repository:
@@ -58,13 +65,15 @@ def _dlc_families() -> dict[str, DlcFamily]:
             tag_contains=spec.tag_contains,
             cuda=spec.cuda,
             regions=frozenset(spec.regions),
+            registry=spec.registry,
         )
         for name, spec in catalogs.dlc_images().families.items()
     }
 
 
 def dlc_family(name: str) -> DlcFamily:
-    """The default image of an engine family: tgi, tgi-neuronx, lmi, lmi-trtllm, vllm, sglang."""
+    """The default image of an engine family: tgi, tgi-neuronx, lmi, lmi-trtllm, vllm, sglang,
+    tei, tei-cpu."""
     families = _dlc_families()
     if name not in families:
         fail(
@@ -76,46 +85,59 @@ def dlc_family(name: str) -> DlcFamily:
     return families[name]
 
 
-def dlc_regions() -> dict[str, dict[str, str]]:
-    """Region -> {"account", "domain"} of the Deep Learning Container registries."""
+def dlc_regions(registry: str | None = None) -> dict[str, dict[str, str]]:
+    """Region -> {"account", "domain"} of the Deep Learning Container registries, or of the
+    registry group ``registry`` (tei)."""
     return {
-        region: {"account": registry.account, "domain": registry.domain}
-        for region, registry in catalogs.dlc_images().regions.items()
+        region: {"account": found.account, "domain": found.domain}
+        for region, found in _registries(registry).items()
     }
 
 
-def registry_mapping(stack: Stack) -> CfnMapping:
-    """The stack's region -> registry mapping, created once per stack."""
-    existing = stack.node.try_find_child(MAPPING_ID)
+def _registries(registry: str | None) -> dict[str, catalogs.Registry]:
+    catalog = catalogs.dlc_images()
+    return catalog.regions if registry is None else catalog.registries[registry]
+
+
+def _mapping_id(registry: str | None) -> str:
+    return MAPPING_ID + "".join(part.capitalize() for part in (registry or "").split("-"))
+
+
+def registry_mapping(stack: Stack, registry: str | None = None) -> CfnMapping:
+    """The stack's region -> registry mapping (of the registry group ``registry``, if given),
+    created once per stack."""
+    mapping_id = _mapping_id(registry)
+    existing = stack.node.try_find_child(mapping_id)
     if isinstance(existing, CfnMapping):
         return existing
     if existing is not None:
         fail(
             "",
-            f"Construct id {MAPPING_ID!r} in stack {stack.node.path!r} is reserved for the "
+            f"Construct id {mapping_id!r} in stack {stack.node.path!r} is reserved for the "
             "Deep Learning Container registry mapping; rename your construct.",
             ImageError,
         )
     # lazy: a stack with a concrete region gets literal values and no mapping at all.
-    mapping = CfnMapping(stack, MAPPING_ID, mapping=dlc_regions(), lazy=True)
+    mapping = CfnMapping(stack, mapping_id, mapping=dlc_regions(registry), lazy=True)
     if Token.is_unresolved(stack.region):
-        _region_rule(stack)
+        _region_rule(stack, registry)
     return mapping
 
 
-def _region_rule(stack: Stack) -> None:
+def _region_rule(stack: Stack, registry: str | None) -> None:
     """An environment-agnostic stack deployed to an unmapped region fails in seconds, before
     any resource is created, with a message saying what to do (instead of a bare
     'mapping key not found')."""
+    which = "Deep Learning Container" if registry is None else f"{registry} image"
     CfnRule(
         stack,
-        f"{MAPPING_ID}Region",
+        f"{_mapping_id(registry)}Region",
         assertions=[
             CfnRuleAssertion(
-                assert_=Fn.condition_contains(sorted(dlc_regions()), Aws.REGION),
+                assert_=Fn.condition_contains(sorted(dlc_regions(registry)), Aws.REGION),
                 assert_description=(
-                    "constructs_llm knows no Deep Learning Container registry for this "
-                    "region; use ContainerImage.from_uri(...) with the image in this region"
+                    f"constructs_llm knows no {which} registry for this region; use "
+                    "ContainerImage.from_uri(...) with the image in this region"
                 ),
             )
         ],
@@ -133,7 +155,7 @@ def check_dlc_region(
     scope: Construct, region: str, *, repository: str, tag: str, family: DlcFamily | None
 ) -> None:
     """A concrete region must have a registry, and the image's family must be listed there."""
-    registries = catalogs.dlc_images().regions
+    registries = _registries(family.registry if family else None)
     if region not in registries:
         fail(
             "",
@@ -166,7 +188,7 @@ def family_region_rule(stack: Stack, family: DlcFamily) -> None:
     where every image exists."""
     if not Token.is_unresolved(stack.region) or family.regions is None:
         return
-    mapped = set(dlc_regions())
+    mapped = set(dlc_regions(family.registry))
     if mapped <= family.regions:
         return
     rule_id = f"{MAPPING_ID}Region{''.join(p.capitalize() for p in family.name.split('-'))}"

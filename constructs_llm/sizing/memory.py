@@ -39,6 +39,11 @@ allocates for whole sequences:
 - Paged engines keep their own sequence caps, since their schedulers admit by free KV blocks:
   the vLLM and SGLang DLCs, and LMI with vLLM, which gets vLLM's server default
   (``engines._support.vllm_default_max_num_seqs``) rather than LMI's async-mode 32.
+
+Embedding models (``ModelArchitecture.kind`` EMBEDDING, served by TEI) keep no KV cache: one
+forward pass per batch, nothing kept between requests. Their plan is the weights plus a modest
+activation budget for the largest batch TEI forms (``embedding_memory.py``), on the one GPU
+TEI uses.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from constructs_llm import catalogs
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import Problems, fail
+from constructs_llm.sizing.embedding_memory import ACTIVATION_FACTOR, embedding_fit
 from constructs_llm.sizing.planner import (
     GIB,
     EngineSizing,
@@ -61,8 +67,11 @@ from constructs_llm.sizing.planner import (
     fit_problems,
     kib,
 )
+from constructs_llm.streaming.formats import ModelKind
 
 __all__ = [
+    "ACTIVATION_FACTOR",
+    "DEFAULT_BATCH_TOKENS",
     "DTYPE_BYTES",
     "GIB",
     "GPU_MEMORY_UTILIZATION",
@@ -112,6 +121,10 @@ OVERHEAD_GIB_PER_DEVICE = 1.0
 #: ``bench/data/azure_llm_conversation_2023.json``.
 TYPICAL_REQUEST_TOKENS = 1_412
 
+#: Tokens TEI batches into one forward pass by default (``--max-batch-tokens``, 16384 in
+#: text-embeddings-inference router/src/main.rs).
+DEFAULT_BATCH_TOKENS = 16384
+
 
 @dataclass(frozen=True, kw_only=True)
 class ModelArchitecture:
@@ -121,6 +134,12 @@ class ModelArchitecture:
 
         ModelArchitecture(params_billion=7.6, layers=28, kv_heads=4, head_dim=128,
                           hidden_size=3584, context_length=32768)
+
+    or, for an embedding model::
+
+        ModelArchitecture(params_billion=0.335, layers=24, kv_heads=16, head_dim=64,
+                          hidden_size=1024, context_length=512, kind=ModelKind.EMBEDDING,
+                          embedding_dimensions=1024)
 
     :param params_billion: total parameters in billions (all experts for MoE models).
     :param layers: ``num_hidden_layers``.
@@ -134,6 +153,12 @@ class ModelArchitecture:
     :param model_id: the Hub id the figures belong to. @default None
     :param source: where the figures come from. @default None
     :param notes: caveats shown with every plan (sliding-window layers, MoE). @default none
+    :param kind: ``ModelKind.CHAT`` or ``ModelKind.EMBEDDING`` (no KV cache; served with
+        ``Engine.tei()``). @default CHAT
+    :param embedding_dimensions: an embedding model's vector length. @default unknown
+    :param matryoshka_min_dimensions: the shortest truncation an embedding model trained with
+        Matryoshka Representation Learning supports; the invoker then serves OpenAI's
+        ``dimensions`` from it to ``embedding_dimensions``. @default None (no truncation)
     """
 
     params_billion: float
@@ -147,6 +172,9 @@ class ModelArchitecture:
     model_id: str | None = None
     source: str | None = None
     notes: tuple[str, ...] = ()
+    kind: ModelKind = ModelKind.CHAT
+    embedding_dimensions: int | None = None
+    matryoshka_min_dimensions: int | None = None
 
     def __post_init__(self) -> None:
         problems = Problems("ModelArchitecture")
@@ -159,6 +187,8 @@ class ModelArchitecture:
                 ("hidden_size", self.hidden_size),
                 ("context_length", self.context_length),
                 ("attention_heads", self.attention_heads),
+                ("embedding_dimensions", self.embedding_dimensions),
+                ("matryoshka_min_dimensions", self.matryoshka_min_dimensions),
             )
             if value is not None
             and (not isinstance(value, int) or isinstance(value, bool) or value < 1)
@@ -181,11 +211,16 @@ class ModelArchitecture:
         notes = self.notes
         if not isinstance(notes, tuple | list) or not all(isinstance(n, str) for n in notes):
             problems.add(f"notes must be a tuple of strings, got {self.notes!r}")
+        problems.extend(_embedding_problems(self))
         problems.raise_if_any()
 
     @property
     def name(self) -> str:
         return self.model_id or "the model"
+
+    @property
+    def is_embedding(self) -> bool:
+        return self.kind is ModelKind.EMBEDDING
 
     def kv_bytes_per_token(self, kv_dtype_bytes: float = 2) -> int:
         """K and V for one token across all layers (whole model, before tensor parallelism)."""
@@ -231,11 +266,23 @@ class MemoryPlan:
     fits: bool
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    #: An embedding model's activation budget for its largest batch (0 for chat models).
+    activations_gib: float = 0.0
+    kind: ModelKind = ModelKind.CHAT
 
     def summary(self) -> str:
         """One line: weights, KV budget, KV per token, concurrent full-length sequences and
-        concurrent typical requests."""
+        concurrent typical requests (an embedding model: weights, activations of the largest
+        batch, what is left)."""
         status = "" if self.fits else " [DOES NOT FIT]"
+        if self.kind is ModelKind.EMBEDDING:
+            return (
+                f"{self.model} on {self.devices} x {self.device_memory_gib:.1f} GiB "
+                f"({self.instance}){status}: weights {self.weights_gib:.1f} GiB ({self.dtype}), "
+                f"activations {self.activations_gib:.1f} GiB for {self.max_batch_total_tokens:,}"
+                f" batch tokens, {self.kv_budget_gib:.1f} GiB spare (embedding model: no KV "
+                "cache)"
+            )
         return (
             f"{self.model} on {self.devices} x {self.device_memory_gib:.1f} GiB "
             f"({self.instance}){status}: weights {self.weights_gib:.1f} GiB ({self.dtype}), "
@@ -259,8 +306,12 @@ def plan_memory(
     gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION,
     overhead_gib_per_device: float = OVERHEAD_GIB_PER_DEVICE,
     strict: bool = True,
+    batch_tokens: int | None = None,
 ) -> MemoryPlan:
     """Plan accelerator memory for ``arch`` on ``instance``.
+
+    An embedding model (``arch.kind`` EMBEDDING) is planned as its weights plus the
+    activations of one batch of ``batch_tokens`` (``embedding_memory.py``), with no KV cache.
 
     :param accelerators: devices available to the model copy (an inference component's
         accelerator count). @default all devices of the instance
@@ -275,6 +326,8 @@ def plan_memory(
         sequence is a warning, not an error (TGI lowers its default to fit; vLLM does not)
     :param strict: raise :class:`SizingError` when the model does not fit. With False, return
         the plan with ``fits=False`` and the reasons in ``problems``. @default True
+    :param batch_tokens: an embedding model's largest batch (TEI's ``max_batch_tokens``).
+        @default 16384, TEI's default
     :raises SizingError: weights do not fit, ``max_total_tokens`` exceeds the model's context,
         the KV budget cannot hold one ``max_total_tokens`` sequence, or tensor parallelism
         does not divide the attention heads.
@@ -285,6 +338,8 @@ def plan_memory(
         fail("", f"max_total_tokens must be >= 1, got {max_total_tokens!r}", SizingError)
     problems: list[str] = []
     devices = devices_for(inst, accelerators, engine, problems)
+    if arch.is_embedding:
+        devices = 1  # TEI loads the model on one GPU (candle's Device::new_cuda(0))
     dtype_name = (dtype or (engine.weight_dtype if engine else None) or arch.default_dtype).lower()
     kv_bytes = _dtype_bytes(kv_dtype.lower()) if kv_dtype else None
     memory = Memory.of(
@@ -298,6 +353,8 @@ def plan_memory(
     )
     where = f"{devices} x {device_gib:.1f} GiB ({inst.name})"
     reserve = f"{gpu_memory_utilization:.0%} of each device, minus {overhead_gib_per_device:g} GiB"
+    if arch.is_embedding:
+        return _embedding_plan(arch, inst, memory, where, reserve, batch_tokens, problems, strict)
     problems += fit_problems(arch, inst, memory, where, reserve, max_total_tokens)
     if strict:
         found = Problems(f"memory plan of {arch.name} on {inst.name}")
@@ -324,6 +381,75 @@ def plan_memory(
         problems=tuple(problems),
         warnings=tuple(caveats(arch, inst, memory, where, max_total_tokens)),
     )
+
+
+def _embedding_plan(
+    arch: ModelArchitecture,
+    inst: InstanceType,
+    memory: Memory,
+    where: str,
+    reserve: str,
+    batch_tokens: int | None,
+    problems: list[str],
+    strict: bool,
+) -> MemoryPlan:
+    """The plan of an embedding model: weights and one batch's activations, no KV cache."""
+    tokens = batch_tokens or DEFAULT_BATCH_TOKENS
+    fit = embedding_fit(
+        arch.name,
+        hidden_size=arch.hidden_size,
+        weights_gib=memory.weights_gib,
+        usable_gib=memory.usable_gib,
+        dtype=memory.dtype,
+        dtype_bytes=memory.dtype_bytes,
+        batch_tokens=tokens,
+        where=where,
+        reserve=reserve,
+    )
+    problems += fit.problems
+    if strict:
+        found = Problems(f"memory plan of {arch.name} on {inst.name}")
+        found.extend(problems, SizingError)
+        found.raise_if_any()
+    return MemoryPlan(
+        model=arch.name,
+        instance=inst.name,
+        devices=memory.devices,
+        device_memory_gib=round(device_memory(inst, arch), 2),
+        usable_gib=round(memory.usable_gib, 2),
+        dtype=memory.dtype,
+        weights_gib=round(memory.weights_gib, 2),
+        kv_bytes_per_token=0,
+        kv_bytes_per_token_per_device=0,
+        kv_budget_gib=round(fit.spare_gib, 2),
+        max_total_tokens=arch.context_length,
+        max_batch_total_tokens=tokens,
+        max_concurrent_sequences=tokens // arch.context_length,
+        typical_request_tokens=0,  # no KV cache: requests hold nothing between batches
+        typical_concurrent_sequences=0,
+        fits=not problems,
+        problems=tuple(problems),
+        warnings=tuple(arch.notes),
+        activations_gib=round(fit.activations_gib, 2),
+        kind=ModelKind.EMBEDDING,
+    )
+
+
+def _embedding_problems(arch: ModelArchitecture) -> list[str]:
+    """Embedding figures belong to embedding models, and a truncation to a shorter vector."""
+    found = []
+    dims, shortest = arch.embedding_dimensions, arch.matryoshka_min_dimensions
+    if not arch.is_embedding and (dims is not None or shortest is not None):
+        found.append(
+            "embedding_dimensions and matryoshka_min_dimensions describe embedding models; "
+            "pass kind=ModelKind.EMBEDDING as well"
+        )
+    if isinstance(dims, int) and isinstance(shortest, int) and shortest > dims:
+        found.append(
+            f"matryoshka_min_dimensions ({shortest}) cannot exceed embedding_dimensions "
+            f"({dims}); check the model card"
+        )
+    return found
 
 
 def lmi_seed_kv_estimate(*, layers: int, hidden_size: int, dtype_bytes: float, tokens: int) -> int:
@@ -375,6 +501,9 @@ def _table() -> dict[str, ModelArchitecture]:
             model_id=row.id,
             source=row.source,
             notes=row.notes,
+            kind=ModelKind(row.kind),
+            embedding_dimensions=row.embedding_dimensions,
+            matryoshka_min_dimensions=row.matryoshka_min_dimensions,
         )
         for key in (row.id, *row.aliases):
             table[key.lower()] = arch

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["ERROR_KINDS", "NAMESPACE", "RequestFormat", "StreamFormat"]
+__all__ = ["ERROR_KINDS", "NAMESPACE", "ModelKind", "RequestFormat", "StreamFormat"]
 
 
 class StreamFormat(str, Enum):
@@ -20,11 +20,26 @@ class StreamFormat(str, Enum):
     AUTO = "auto"  # detect per line
 
 
+class ModelKind(str, Enum):
+    """What a served model answers: chat (``POST /v1/chat/completions`` and
+    ``/v1/responses``) or embeddings (``POST /v1/embeddings``). The invoker routes each request
+    by its ``model`` and refuses a request of the other kind with a 400 naming the model's."""
+
+    CHAT = "chat"
+    EMBEDDING = "embedding"
+
+
 class RequestFormat(str, Enum):
     """Which request body a serving container expects on /invocations."""
 
     MESSAGES = "messages"  # OpenAI-style {"messages": [...]} chat request
     GENERATE = "generate"  # TGI/LMI {"inputs": "...", "parameters": {...}}
+    EMBED = "embed"  # TEI {"inputs": [...], "normalize": true}; one JSON answer, no stream
+
+    @property
+    def kind(self) -> ModelKind:
+        """The kind of model that takes this body: an embedding model for ``EMBED``."""
+        return ModelKind.EMBEDDING if self is RequestFormat.EMBED else ModelKind.CHAT
 
 
 #: The CloudWatch namespace of the invoker's metrics (EMF records and the construct's metrics).

@@ -79,7 +79,7 @@ def test_all_problems_are_reported_at_once_with_the_bad_values() -> None:
     message = str(info.value)
     assert "ENDPOINT_NAME is required" in message
     assert "STREAM_FORMAT must be one of tgi, lmi_jsonlines, openai, auto (got 'sse')" in message
-    assert "REQUEST_FORMAT must be one of messages, generate (got 'x')" in message
+    assert "REQUEST_FORMAT must be one of messages, generate, embed (got 'x')" in message
     assert "PORT must be an integer (got 'http')" in message
     assert "MAX_BODY_BYTES must be between 1 and" in message and "(got '0')" in message
 

@@ -1,4 +1,5 @@
-"""A loopback fake of SageMaker Runtime's ``InvokeEndpointWithResponseStream``.
+"""A loopback fake of SageMaker Runtime's ``InvokeEndpointWithResponseStream`` and
+``InvokeEndpoint``.
 
 It speaks the real wire protocol, so real boto3 clients (and the runtime server) talk to it
 unchanged through ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME``:
@@ -7,6 +8,10 @@ unchanged through ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME``:
   ``Content-Type: application/vnd.amazon.eventstream``, chunked, one event-stream frame per
   ``PayloadPart``; optionally a ``ModelStreamError`` / ``InternalStreamFailure`` exception
   frame after N parts, delays between parts, or a stall.
+- ``POST /endpoints/{name}/invocations`` (``InvokeEndpoint``) answers 200 with the container's
+  body as is (``Scenario.answer``) and ``x-Amzn-Invoked-Production-Variant``, as botocore's
+  ``InvokeEndpointOutput`` reads it (the body is the payload; the content type, the variant and
+  custom attributes come in headers). :func:`tei_answer` writes TEI's answer.
 - Call-time errors answer with ``x-amzn-ErrorType`` and a JSON body (``ModelError`` 424,
   ``ValidationError`` 400, ...), which botocore raises as ``ClientError``.
 
@@ -37,6 +42,7 @@ from tests.support.eventstream import encode_exception, encode_payload_part
 
 _PATH_PREFIX = "/endpoints/"
 _PATH_SUFFIX = "/invocations-response-stream"
+_INVOKE_SUFFIX = "/invocations"
 IC_HEADER = "x-amzn-sagemaker-inference-component"
 
 Part = bytes | Callable[[], bytes]
@@ -90,6 +96,8 @@ class Scenario:
     exception_code: str | None = None  # ModelStreamError's ErrorCode
     stall: float = 0.0  # after the parts: hold the connection open this long, sending nothing
     call_error: CallError | None = None
+    answer: bytes | None = None  # InvokeEndpoint: the container's whole answer
+    content_type: str = "application/json"  # InvokeEndpoint: the container's content type
 
 
 @dataclass
@@ -99,6 +107,7 @@ class ReceivedRequest:
     endpoint_name: str
     headers: dict[str, str]
     body: bytes
+    streamed: bool = True  # False: InvokeEndpoint
     client_port: int = 0  # the same port on two requests means a reused connection
     parts_sent: int = 0
     client_closed: threading.Event = field(default_factory=threading.Event)
@@ -194,13 +203,19 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if not (path.startswith(_PATH_PREFIX) and path.endswith(_PATH_SUFFIX)):
+        streamed = path.endswith(_PATH_SUFFIX)
+        suffix = _PATH_SUFFIX if streamed else _INVOKE_SUFFIX
+        if not (path.startswith(_PATH_PREFIX) and path.endswith(suffix)):
             self._error(CallError(status=404, error_type="UnknownOperationException", message=path))
             return
-        name = path[len(_PATH_PREFIX) : -len(_PATH_SUFFIX)]
+        name = path[len(_PATH_PREFIX) : -len(suffix)]
         headers = {k.lower(): v for k, v in self.headers.items()}
         request = ReceivedRequest(
-            endpoint_name=name, headers=headers, body=body, client_port=self.client_address[1]
+            endpoint_name=name,
+            headers=headers,
+            body=body,
+            streamed=streamed,
+            client_port=self.client_address[1],
         )
         scenario = self.owner._record(request)
         try:
@@ -211,6 +226,8 @@ class _Handler(BaseHTTPRequestHandler):
             elif scenario.call_error is not None:
                 self._sleep(scenario.header_delay)
                 self._error(scenario.call_error)
+            elif not streamed:
+                self._answer(scenario)
             else:
                 self._stream(scenario, request)
         except _ClientClosed:
@@ -231,6 +248,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _answer(self, scenario: Scenario) -> None:
+        """InvokeEndpoint's 200: the container's body, its content type and the variant."""
+        self._sleep(scenario.header_delay)
+        payload = scenario.answer if scenario.answer is not None else b""
+        self.send_response(200)
+        self.send_header("Content-Type", scenario.content_type)
+        self.send_header("x-Amzn-Invoked-Production-Variant", "AllTraffic")
+        self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self._write(payload)
 
     def _stream(self, scenario: Scenario, request: ReceivedRequest) -> None:
         self._sleep(scenario.header_delay)
@@ -285,6 +314,22 @@ class _Handler(BaseHTTPRequestHandler):
             return bool(sock.recv(1, socket.MSG_PEEK) == b"")
         except (OSError, ValueError):
             return True
+
+
+def tei_answer(vectors: Sequence[Sequence[float]]) -> Scenario:
+    """TEI's answer on ``/invocations`` for an embedding model: a JSON array holding one array
+    of floats per input, in input order, for a single input too (``EmbedResponse(Vec<Vec<f32>>)``
+    in text-embeddings-inference ``router/src/http/types.rs``; the ``embed`` route of
+    ``router/src/http/server.rs``)."""
+    return Scenario(answer=json.dumps([list(v) for v in vectors]).encode())
+
+
+def tei_error(message: str, error_type: str, status: int) -> Scenario:
+    """TEI refusing a request: its ``ErrorResponse`` body (``{"error", "error_type"}``) with the
+    status its ``ErrorType`` maps to (validation 413, tokenizer 422, backend 424, overloaded
+    429, empty 400), which SageMaker wraps as a ``ModelError``."""
+    body = json.dumps({"error": message, "error_type": error_type})
+    return Scenario(call_error=CallError.model_error(body, original_status=status))
 
 
 def _timestamp_tokens(count: int) -> list[Part]:

@@ -9,6 +9,12 @@ route's ``"tools"``), so a request with tools for a target without them gets a 4
 model's ``max_total_tokens`` when it is set (``MAX_TOTAL_TOKENS``, or each route's
 ``"max_total_tokens"``), so a ``max_tokens`` no engine could serve gets a 400 before SageMaker
 is called. An endpoint deployed elsewhere has no model here, so its engine alone checks.
+
+An embedding model (``Engine.tei()``) is always written as ``ROUTES``, even alone: its route
+takes the ``embed`` request format and carries what ``POST /v1/embeddings`` needs, its
+embedding length (``dimensions``), its shortest Matryoshka truncation (``min_dimensions``) and
+its engine's per-call input limit (``max_inputs``), which the single-target variables (those of
+a chat model) have no names for.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from constructs import Construct
 
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.streaming.formats import ModelKind
 from constructs_llm.values import describe
 
 __all__ = ["LAMBDA_ENV_LIMIT", "check_targets", "environment_size_problem", "routes_environment"]
@@ -116,8 +123,9 @@ def _duplicate_names(targets: Sequence[InvocationTarget]) -> list[str]:
 
 
 def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) -> dict[str, str]:
-    """The runtime's environment for its targets: one target as before, several as ROUTES."""
-    if len(targets) == 1:
+    """The runtime's environment for its targets: one chat target as before, several (or an
+    embedding model) as ROUTES."""
+    if len(targets) == 1 and targets[0].model_kind is ModelKind.CHAT:
         (target,) = targets
         env = {
             "ENDPOINT_NAME": target.endpoint_name,
@@ -137,6 +145,8 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
 
 
 def _route(target: InvocationTarget) -> dict[str, Any]:
+    if target.model_kind is ModelKind.EMBEDDING:
+        return _embedding_route(target)
     route: dict[str, Any] = {
         "model": target.served_model_name,
         "endpoint": target.endpoint_name,
@@ -154,6 +164,30 @@ def _route(target: InvocationTarget) -> dict[str, Any]:
     return route
 
 
+def _embedding_route(target: InvocationTarget) -> dict[str, Any]:
+    """An embedding model's route: no stream format or tools (nothing streams, nothing calls
+    tools), and what ``POST /v1/embeddings`` checks and splits by."""
+    route: dict[str, Any] = {
+        "model": target.served_model_name,
+        "endpoint": target.endpoint_name,
+        "request_format": target.request_format.value,
+    }
+    if target.inference_component_name is not None:
+        route["component"] = target.inference_component_name
+    if target.variant_names:
+        route["variants"] = list(target.variant_names)
+    traits = target.embedding_traits
+    if traits is not None:
+        for key, value in (
+            ("dimensions", traits.dimensions),
+            ("min_dimensions", traits.min_dimensions),
+            ("max_inputs", traits.max_inputs_per_call),
+        ):
+            if value is not None:
+                route[key] = value
+    return route
+
+
 def _max_total_tokens(target: InvocationTarget) -> int | None:
     """The served model's ``max_total_tokens`` (prompt and completion together), if set."""
     return target.max_total_tokens
@@ -163,7 +197,7 @@ def environment_size_problem(
     env: Mapping[str, str], targets: Sequence[InvocationTarget]
 ) -> str | None:
     """The environment must fit Lambda's 4 KB; endpoint names are counted at their longest."""
-    if len(targets) > 1:
+    if len(targets) > 1 or any(t.model_kind is ModelKind.EMBEDDING for t in targets):
         routes = json.dumps([_route(t) for t in targets], separators=(",", ":"))
         env = {**env, "ROUTES": routes}
     size = _LATER_KEYS_ESTIMATE + sum(len(k) + _size(v) for k, v in env.items())

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ..formats import ModelKind
 from .chat_answers import AnswerWriter
 from .events import ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
 from .heartbeat import Heartbeat
 from .parser import parse_stream
 from .requests import ChatRequest, RequestError, build_chat_request, load_request
-from .routing import VARIANT_HEADER, target_variant
+from .routing import VARIANT_HEADER, kind_mismatch, target_variant
 from .sagemaker_stream import iter_payload_parts
 from .upstream import UpstreamFailure, describe_failure, invoke, release
 
@@ -48,6 +49,9 @@ class ChatExchange(AnswerWriter):
         try:
             data = load_request(self._read_body(settings.max_body_bytes))
             self._target = self._routed = route = self.server.routes.pick(data.get("model"))
+            mismatch = kind_mismatch(route, ModelKind.CHAT)
+            if mismatch is not None:
+                raise mismatch
             self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
             fmt = route.request_format
             request = build_chat_request(

@@ -1,5 +1,5 @@
-"""LLM metrics of each chat or responses request, as one CloudWatch Embedded Metric Format
-(EMF) record.
+"""LLM metrics of each chat, responses or embeddings request, as one CloudWatch Embedded
+Metric Format (EMF) record.
 
 Stdlib only: this file ships in the Lambda asset. The record is the request's own JSON log
 line with the EMF metadata added, so it costs no API call and no extra line: "On Lambda, ...
@@ -17,7 +17,7 @@ line's fields they come from in brackets):
 ================= ============ ==========================================================
 metric            unit         meaning
 ================= ============ ==========================================================
-Requests          Count        1 per chat or responses request
+Requests          Count        1 per chat, responses or embeddings request
 Duration          Milliseconds request start to the answer's end (``duration_ms``)
 TimeToFirstToken  Milliseconds request start to the first token relayed (``ttft_ms``)
 OutputTokens      Count        tokens (and tool-call pieces) relayed (``tokens``)
@@ -27,7 +27,11 @@ OverheadLatency   Milliseconds the runtime's time before SageMaker is called: re
                                checking the request and its key (``overhead_ms``)
 Errors            Count        1 if the request failed, else 0
 ClientDisconnects Count        1 if the client went away before the end, else 0
+EmbeddedInputs    Count        an embeddings request's inputs (``inputs``)
 ================= ============ ==========================================================
+
+An embeddings request has no tokens to relay: its record carries Requests, Duration,
+OverheadLatency, Errors, ClientDisconnects and EmbeddedInputs.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ METRIC_UNITS = {
     "OverheadLatency": "Milliseconds",
     "Errors": "Count",
     "ClientDisconnects": "Count",
+    "EmbeddedInputs": "Count",
 }
 _DIMENSIONS = ["Target", "Model"]
 
@@ -117,6 +122,9 @@ def _values(record: dict[str, Any]) -> dict[str, float]:
         values["OutputTokens"] = tokens
     if isinstance(overhead, int | float):
         values["OverheadLatency"] = overhead
+    inputs = record.get("inputs")
+    if isinstance(inputs, int) and not isinstance(inputs, bool):
+        values["EmbeddedInputs"] = inputs
     if isinstance(tokens, int) and tokens >= 2 and isinstance(duration, int | float):
         decoding_ms = duration - ttft if isinstance(ttft, int | float) else 0
         if decoding_ms > 0:

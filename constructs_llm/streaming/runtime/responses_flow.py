@@ -8,11 +8,12 @@ Stdlib + boto3 only: this file ships in the Lambda asset.
 
 from __future__ import annotations
 
+from ..formats import ModelKind
 from .chat_flow import Answer
 from .requests import RequestError, load_request
 from .responses_answers import ResponsesAnswerWriter
 from .responses_request import build_responses_request
-from .routing import VARIANT_HEADER, target_variant
+from .routing import VARIANT_HEADER, kind_mismatch, target_variant
 
 __all__ = ["ResponsesExchange"]
 
@@ -25,6 +26,9 @@ class ResponsesExchange(ResponsesAnswerWriter):
         try:
             data = load_request(self._read_body(settings.max_body_bytes))
             self._target = self._routed = route = self.server.routes.pick(data.get("model"))
+            mismatch = kind_mismatch(route, ModelKind.CHAT)
+            if mismatch is not None:
+                raise mismatch
             self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
             request = build_responses_request(
                 data, route.request_format, tools=settings.tools_for(route)

@@ -23,6 +23,20 @@ for the prompt and the completion together: a request whose ``max_tokens`` (or
 ``max_completion_tokens``) is larger can never be served, and gets a 400 naming the field and
 the limit before SageMaker is called (``request_sampling.py``).
 
+An embedding model's route takes the ``embed`` request format (TEI's ``{"inputs": [...]}``)
+and serves ``POST /v1/embeddings`` only; it has no stream format or tools, and may state the
+length of its embeddings (``dimensions``), the shortest Matryoshka truncation it supports
+(``min_dimensions``: OpenAI's ``dimensions`` is served from it up to ``dimensions``, and
+refused with a 400 without it) and how many inputs its engine takes in one call
+(``max_inputs``: a longer ``input`` list is split into calls of at most that many)::
+
+    {"model": "embedder", "endpoint": "shared-ep", "component": "embedder-ic",
+     "request_format": "embed", "dimensions": 1024, "max_inputs": 32}
+
+Its kind (``Route.kind``, from the request format) decides which API it serves: a chat or
+responses request for an embedding model, or an embeddings request for a chat model, gets a
+400 naming the model's kind (``model_kind_mismatch``).
+
 Without ``ROUTES`` the single-target variables (``ENDPOINT_NAME``,
 ``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``, ``REQUEST_FORMAT``, ``MODEL_NAME``,
 ``MAX_TOTAL_TOKENS``) make the one route, which serves every request whatever its ``model`` (as
@@ -46,6 +60,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..formats import ModelKind
 from .events import RequestFormat, StreamFormat
 from .request_errors import RequestError
 
@@ -54,6 +69,7 @@ __all__ = [
     "VARIANT_HEADER",
     "Route",
     "RoutingTable",
+    "kind_mismatch",
     "model_not_found",
     "parse_routes",
     "target_variant",
@@ -72,8 +88,14 @@ _KEYS = frozenset(
         "tools",
         "variants",
         "max_total_tokens",
+        "dimensions",
+        "min_dimensions",
+        "max_inputs",
     }
 )
+_EMBEDDING_KEYS = ("dimensions", "min_dimensions", "max_inputs")
+#: The largest embedding length or per-call input count a route may state.
+_MAX_EMBEDDING_COUNT = 1_000_000
 MAX_TOKENS_CEILING = 2**31 - 1
 """The largest token count the runtime passes on: a signed 32-bit integer (TGI reads
 ``max_tokens`` and ``max_new_tokens`` as ``u32``, router/src/lib.rs)."""
@@ -94,6 +116,10 @@ class Route:
         else on for the messages format and off for generate)
     :param max_total_tokens: the most tokens the engine takes, prompt and completion together
         (the model's ``max_total_tokens``). @default None (not known: the engine checks)
+    :param dimensions: an embedding model's embedding length. @default None (not known)
+    :param min_dimensions: its shortest Matryoshka truncation. @default None (none: a request
+        with ``dimensions`` gets a 400)
+    :param max_inputs: inputs its engine takes in one call. @default None (no limit known)
     """
 
     model: str
@@ -104,6 +130,14 @@ class Route:
     variants: tuple[str, ...] = ()
     tools: bool | None = None
     max_total_tokens: int | None = None
+    dimensions: int | None = None
+    min_dimensions: int | None = None
+    max_inputs: int | None = None
+
+    @property
+    def kind(self) -> ModelKind:
+        """Chat, or embedding for a route that takes the embed request format."""
+        return self.request_format.kind
 
 
 class RoutingTable:
@@ -154,6 +188,26 @@ def model_not_found(model: str, served: Sequence[str]) -> RequestError:
         code="model_not_found",
         status=404,
     )
+
+
+_PATHS = {ModelKind.CHAT: "POST /v1/chat/completions", ModelKind.EMBEDDING: "POST /v1/embeddings"}
+
+
+def kind_mismatch(route: Route, wanted: ModelKind) -> RequestError | None:
+    """A 400 when ``route`` serves another kind of model than the request's API wants: chat
+    for ``/v1/chat/completions`` and ``/v1/responses``, embedding for ``/v1/embeddings``."""
+    if route.kind is wanted:
+        return None
+    return RequestError(
+        f"the model {route.model[:200]!r} is {_a(route.kind)} model, which this API does not "
+        f"serve; send it to {_PATHS[route.kind]}, or send this request to {_a(wanted)} model",
+        param="model",
+        code="model_kind_mismatch",
+    )
+
+
+def _a(kind: ModelKind) -> str:
+    return f"an {kind.value}" if kind is ModelKind.EMBEDDING else f"a {kind.value}"
 
 
 def target_variant(route: Route, header: str | None) -> str | None:
@@ -240,6 +294,7 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
             f"{where}.max_total_tokens must be an integer from 1 to {MAX_TOKENS_CEILING} "
             f"(got {limit!r:.100})"
         )
+    counts = _embedding_counts(item, request, where, problems)
     if len(problems) > found or not isinstance(model, str) or not isinstance(endpoint, str):
         return None
     return Route(
@@ -251,7 +306,38 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
         variants=tuple(variants),
         tools=tools,
         max_total_tokens=limit,
+        **counts,
     )
+
+
+def _embedding_counts(
+    item: dict[str, Any], request: RequestFormat, where: str, problems: list[str]
+) -> dict[str, int]:
+    """An embedding route's ``dimensions``, ``min_dimensions`` and ``max_inputs``."""
+    given = {key: item[key] for key in _EMBEDDING_KEYS if item.get(key) is not None}
+    if given and request is not RequestFormat.EMBED:
+        problems.append(
+            f"{where} has {sorted(given)}, which only an embedding model's route takes "
+            '("request_format": "embed")'
+        )
+        return {}
+    if request is RequestFormat.EMBED and item.get("tools"):
+        problems.append(f"{where}.tools is true, but an embedding model has no tool calling")
+    counts: dict[str, int] = {}
+    for key, value in given.items():
+        if type(value) is int and 1 <= value <= _MAX_EMBEDDING_COUNT:
+            counts[key] = value
+        else:
+            problems.append(
+                f"{where}.{key} must be an integer from 1 to {_MAX_EMBEDDING_COUNT} "
+                f"(got {value!r:.100})"
+            )
+    shortest, dims = counts.get("min_dimensions"), counts.get("dimensions")
+    if shortest is not None and dims is not None and shortest > dims:
+        problems.append(
+            f"{where}.min_dimensions ({shortest}) cannot exceed {where}.dimensions ({dims})"
+        )
+    return counts
 
 
 def _member(

@@ -26,8 +26,14 @@ Routes:
 - ``POST /v1/responses``: the OpenAI Responses API, stateless, on the same engine request
   (``responses_request.py`` says what is served and refused, ``responses_stream.py`` the
   event sequence); the same errors, auth, routing and metrics as chat.
+- ``POST /v1/embeddings``: OpenAI's embeddings API for an embedding model (TEI), one
+  ``InvokeEndpoint`` call per batch of inputs (``embeddings_flow.py``; what is served and
+  refused is in ``embeddings_request.py``); the same errors, auth, routing and metrics as chat.
+  A chat request for an embedding model, or an embeddings request for a chat model, gets a
+  400 ``model_kind_mismatch`` naming the model's kind.
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
-- ``GET /v1/models``: every served model; ``GET /v1/models/{model}``: that model, or 404.
+- ``GET /v1/models``: every served model, chat and embedding; ``GET /v1/models/{model}``:
+  that model, or 404.
 
 Routing (``routing.py``): with several routes, a request's ``model`` picks the endpoint and
 inference component it goes to, and that route's request and stream formats; a missing
@@ -54,8 +60,8 @@ With ``API_KEYS_SECRET_ID`` set, every route but ``/health`` first checks the re
 ``Authorization: Bearer`` key (``auth.py``): 401 ``invalid_api_key`` without a current key.
 
 Each request except ``/health`` logs one JSON line to stdout (never the prompt, the text or a
-key); a chat request's line is also a CloudWatch Embedded Metric Format record of its LLM
-metrics, by the target and model it went to (``metrics.py``).
+key); a chat, responses or embeddings request's line is also a CloudWatch Embedded Metric
+Format record of its metrics, by the target and model it went to (``metrics.py``).
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ import traceback
 import urllib.parse
 from typing import Any
 
+from .embeddings_flow import EmbeddingsExchange
 from .http_exchange import ClientGone, LogSink, ServerBase, emit_log_line, lambda_request_id
 from .responses_fields import NO_STORED_RESPONSES
 from .responses_flow import ResponsesExchange
@@ -74,6 +81,7 @@ from .settings import Settings
 
 __all__ = [
     "CHAT_PATH",
+    "EMBEDDINGS_PATH",
     "HEALTH_PATH",
     "MODELS_PATH",
     "RESPONSES_PATH",
@@ -83,6 +91,7 @@ __all__ = [
 ]
 
 CHAT_PATH = "/v1/chat/completions"
+EMBEDDINGS_PATH = "/v1/embeddings"
 HEALTH_PATH = "/health"
 MODELS_PATH = "/v1/models"
 RESPONSES_PATH = "/v1/responses"
@@ -90,6 +99,7 @@ _MODEL_PREFIX = MODELS_PATH + "/"
 _ROUTES: dict[str, tuple[str, ...]] = {
     CHAT_PATH: ("POST",),
     RESPONSES_PATH: ("POST",),
+    EMBEDDINGS_PATH: ("POST",),
     HEALTH_PATH: ("GET", "HEAD"),
     MODELS_PATH: ("GET", "HEAD"),
     _MODEL_PREFIX + "{model}": ("GET", "HEAD"),
@@ -110,8 +120,9 @@ class RuntimeServer(ServerBase):
         super().__init__(settings, _Handler, client=client, log=log, address=address)
 
 
-class _Handler(ResponsesExchange):
-    """Routes each request of a connection: chat, responses, health, models, or a 404/405."""
+class _Handler(EmbeddingsExchange, ResponsesExchange):
+    """Routes each request of a connection: chat, responses, embeddings, health, models, or a
+    404/405."""
 
     def do_GET(self) -> None:
         self._dispatch()
@@ -128,7 +139,7 @@ class _Handler(ResponsesExchange):
         )
         self._record = {"msg": "request", "method": self.command, "path": path[:200]}
         self._logged = path == HEALTH_PATH  # readiness checks are not logged
-        self._metered = path in (CHAT_PATH, RESPONSES_PATH)
+        self._metered = path in (CHAT_PATH, RESPONSES_PATH, EMBEDDINGS_PATH)
         routes = self.server.routes.routes  # one route counts every request, even unread ones
         self._routed = routes[0] if len(routes) == 1 else None
         request_id = lambda_request_id(self.headers.get("x-amzn-lambda-context"))
@@ -188,6 +199,8 @@ class _Handler(ResponsesExchange):
             self._chat()
         elif path == RESPONSES_PATH:
             self._responses()
+        elif path == EMBEDDINGS_PATH:
+            self._embeddings()
         elif path == HEALTH_PATH:
             self._send_json(200, {"status": "ok"})
         elif model is None:

@@ -12,7 +12,7 @@ BIND_ADDRESS             127.0.0.1     address to bind; 0.0.0.0 to serve off the
 ENDPOINT_NAME            (required)    SageMaker endpoint to invoke (unless ROUTES is set)
 INFERENCE_COMPONENT_NAME (unset)       inference component on that endpoint, if any
 STREAM_FORMAT            auto          tgi | lmi_jsonlines | openai | auto
-REQUEST_FORMAT           messages      messages | generate
+REQUEST_FORMAT           messages      messages | generate | embed (an embedding model)
 MODEL_NAME               ENDPOINT_NAME echoed as ``model``, listed by ``GET /v1/models``
 MAX_TOTAL_TOKENS         (unset)       the model's prompt + completion limit: a larger
                                        ``max_tokens`` is a 400 (unset: the engine checks)
@@ -285,6 +285,11 @@ def _tools(env: Mapping[str, str], fmt: RequestFormat, problems: list[str]) -> b
     if raw == "on" and fmt is RequestFormat.GENERATE:
         problems.append(
             "TOOLS=on needs REQUEST_FORMAT=messages: the generate API has no tool calling"
+        )
+        return None
+    if raw == "on" and fmt is RequestFormat.EMBED:
+        problems.append(
+            "TOOLS=on needs REQUEST_FORMAT=messages: an embedding model has no tool calling"
         )
         return None
     return raw == "on"

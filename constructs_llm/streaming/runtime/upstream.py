@@ -66,6 +66,7 @@ __all__ = [
     "describe_stream_error",
     "engine_status",
     "invoke",
+    "invoke_once",
     "release",
 ]
 
@@ -125,6 +126,29 @@ def invoke(client: Any, route: Route, body: bytes, *, target_variant: str | None
     if target_variant:
         kwargs["TargetVariant"] = target_variant
     return client.invoke_endpoint_with_response_stream(**kwargs)["Body"]
+
+
+def invoke_once(
+    client: Any, route: Route, body: bytes, *, target_variant: str | None = None
+) -> bytes:
+    """Call ``InvokeEndpoint`` (no stream: an embedding model answers one JSON body) on
+    ``route`` and return the container's answer. Raises as :func:`invoke` does."""
+    kwargs: dict[str, Any] = {
+        "EndpointName": route.endpoint_name,
+        "ContentType": "application/json",
+        "Accept": "application/json",
+        "Body": body,
+    }
+    if route.inference_component_name:
+        kwargs["InferenceComponentName"] = route.inference_component_name
+    if target_variant:
+        kwargs["TargetVariant"] = target_variant
+    stream = client.invoke_endpoint(**kwargs)["Body"]
+    try:
+        answer: bytes = stream.read()
+    finally:
+        stream.close()
+    return answer
 
 
 def release(parts: Iterator[bytes], *, completed: bool) -> None:
