@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -78,3 +78,10 @@ class RagStack(Stack):
             auth=InvokerAuth.api_keys(api_keys),
         )
         CfnOutput(self, "Url", value=self.invoker.url)
+        Validations.of(self).acknowledge(
+            Acknowledgment(
+                id="Annotation::constructs-llm:component-fleet:g5-12xlarge",
+                reason="Deployed on ml.g5.12xlarge; new hardware gets a new endpoint and "
+                "components.",
+            )
+        )
