@@ -216,7 +216,9 @@ def test_the_library_prints_the_note_lines_when_the_app_synthesizes(
     assert printed.err.splitlines() == note_lines(app)
     assert [line.split(": ", 2)[1] for line in note_lines(app)] == [
         "Service Quotas",
+        "Engine.tgi()",  # the chat model's TGI status
         "Memory plan per copy",
+        "Engine.tgi()",
         "Memory plan per copy",
     ]
     assert "; Capacity: at minimum 1 x ml.g5.12xlarge" in note_lines(app)[0]

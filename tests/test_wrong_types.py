@@ -726,6 +726,9 @@ WRONG_TYPES = [
             "model_id": 5,
             "source": 5,
             "notes": "sliding window",
+            "kind": "embedding",
+            "embedding_dimensions": "1024",
+            "matryoshka_min_dimensions": "64",
         },
     ),
 ]

@@ -196,6 +196,11 @@ class ModelArchitecture:
         billions = self.params_billion
         if isinstance(billions, bool) or not isinstance(billions, int | float) or billions <= 0:
             problems.add(f"params_billion must be > 0, got {billions!r}")
+        if not isinstance(self.kind, ModelKind):
+            problems.add(
+                f"kind must be ModelKind.CHAT or ModelKind.EMBEDDING, got {self.kind!r}; import "
+                "ModelKind from constructs_llm"
+            )
         kv, heads = self.kv_heads, self.attention_heads
         if isinstance(kv, int) and isinstance(heads, int) and heads and kv > heads:
             problems.add(

@@ -5,7 +5,8 @@ from aws_cdk import Acknowledgment, App, Aws, CfnOutput, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from constructs_llm import Engine, InvokerAuth, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
+from constructs_llm import (Engine, InvokerAuth, LlmEndpoint, LlmModel, ModelSource,
+                            StreamingInvoker)
 
 
 class ChatStack(Stack):
