@@ -65,7 +65,7 @@ def model(
 def endpoint(
     stack: Stack,
     *,
-    instance_type: str = G5,
+    instance_type: str | InstanceType = G5,
     engine: Engine | None = None,
     model_props: dict[str, Any] | None = None,
     **props: Any,
@@ -77,7 +77,7 @@ def endpoint(
 
 
 def ic_endpoint(
-    stack: Stack, *, instance_type: str = G5_4GPU, **props: Any
+    stack: Stack, *, instance_type: str | InstanceType = G5_4GPU, **props: Any
 ) -> InferenceComponentEndpoint:
     return InferenceComponentEndpoint(stack, "Shared", instance_type=instance_type, **props)
 

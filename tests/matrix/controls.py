@@ -332,7 +332,7 @@ WARNINGS = [
         id="gated-model-no-token",
     ),
     pytest.param(
-        lambda s: model(s, instance_type="ml.g8.2xlarge"),
+        lambda s: model(s, instance_type=InstanceType("ml.g8.2xlarge", allow_unknown_family=True)),
         "unknown-instance-type",
         r"ml\.g8\.2xlarge is not in the packaged hardware catalog",
         id="unknown-instance-type",
