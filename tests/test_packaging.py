@@ -45,7 +45,7 @@ APP = textwrap.dedent(
     assert "site-packages" in constructs_llm.__file__, constructs_llm.__file__
     app = App(outdir=sys.argv[1])
     stack = Stack(app, "Consumer")
-    model = LlmModel(stack, "Model", source=ModelSource.hugging_face("mistralai/Mistral-7B-Instruct-v0.2"),
+    model = LlmModel(stack, "Model", source=ModelSource.hugging_face("microsoft/Phi-3-mini-4k-instruct"),
                      engine=Engine.tgi(), instance_type="ml.g5.2xlarge")
     endpoint = LlmEndpoint(stack, "Endpoint", model=model)
     StreamingInvoker(stack, "Stream", target=endpoint)

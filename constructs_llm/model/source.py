@@ -19,7 +19,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import catalogs
 from constructs_llm.compliance import waive, weights_prefix
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.model import source_checks as _checks
@@ -65,8 +64,13 @@ class ModelSource(abc.ABC):
         revision: str | None = None,
         token: secretsmanager.ISecret | None = None,
         token_json_field: str | None = None,
+        needs_token: bool | None = None,
     ) -> ModelSource:
         """A model the container downloads from the Hugging Face Hub at start-up.
+
+        A repository the packaged model table marks gated (Llama, Gemma, Mistral) fails
+        without ``token``: the download is refused and the deploy would fail after the
+        container starts.
 
         :param model_id: Hub id ``org/name``, e.g. ``"meta-llama/Meta-Llama-3-8B-Instruct"``.
         :param revision: branch, tag or commit; pin a commit for repeatable deploys.
@@ -76,9 +80,18 @@ class ModelSource(abc.ABC):
             never appears in the template (it does appear in DescribeModel). @default none
         :param token_json_field: read the token from this field of a JSON secret.
             @default the whole secret string
+        :param needs_token: whether the download needs a token. ``False`` for a gated model
+            the container fetches through a Hub mirror or proxy that needs none (set
+            ``HF_ENDPOINT`` in the model's ``env``); ``True`` makes a missing token an error
+            for a gated repository the table does not know (a private one).
+            @default from the table (True for the gated repositories it lists)
         """
         return _HubSource(
-            model_id, revision=revision, token=token, token_json_field=token_json_field
+            model_id,
+            revision=revision,
+            token=token,
+            token_json_field=token_json_field,
+            needs_token=needs_token,
         )
 
     @staticmethod
@@ -152,11 +165,13 @@ class _HubSource(ModelSource):
         revision: str | None,
         token: secretsmanager.ISecret | None,
         token_json_field: str | None,
+        needs_token: bool | None,
     ) -> None:
         problems = [
             _checks.hub_id_problem(model_id),
             _checks.revision_problem(revision),
             _checks.token_problem(token),
+            _checks.gated_problem(model_id, token, needs_token),
         ]
         _raise("ModelSource.hugging_face", problems)
         self._model_id = model_id
@@ -187,16 +202,6 @@ class _HubSource(ModelSource):
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
     ) -> SourceBinding:
         env: dict[str, str] = {}
-        if self._token is None and catalogs.is_gated(self._model_id):
-            Annotations.of(scope).add_warning_v2(
-                "constructs-llm:gated-model-no-token",
-                f"{self._model_id} is a gated Hugging Face repository and no token is given, so "
-                "the container cannot download it and the endpoint fails at deploy; accept the "
-                "model's terms on the Hub, create a Secrets Manager secret holding that "
-                "account's token (e.g. 'hugging-face/token') and pass token="
-                "secretsmanager.Secret.from_secret_name_v2(self, 'HfToken', "
-                "'hugging-face/token') to ModelSource.hugging_face",
-            )
         if self._token is not None:
             if not token_env_names:
                 raise ConfigurationError(

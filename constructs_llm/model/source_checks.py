@@ -7,10 +7,13 @@ import re
 
 from aws_cdk import Token
 
+from constructs_llm import catalogs
+
 __all__ = [
     "archive_key_problem",
     "bucket_problem",
     "declared_id_problem",
+    "gated_problem",
     "hub_id_problem",
     "prefix_problem",
     "revision_problem",
@@ -97,6 +100,30 @@ def token_problem(token: object) -> str | None:
     if not hasattr(token, "secret_value"):
         return f"token must be a secretsmanager.ISecret, got {type(token).__name__}"
     return None
+
+
+def gated_problem(model_id: object, token: object, needs_token: object) -> str | None:
+    """A repository the table marks gated (or ``needs_token=True``) with no token: the
+    container's download is refused and the endpoint fails at deploy."""
+    if needs_token is not None and not isinstance(needs_token, bool):
+        return (
+            f"needs_token must be True, False or None (from the model table), got {needs_token!r}"
+        )
+    if token is not None or needs_token is False or not isinstance(model_id, str):
+        return None
+    gated = catalogs.is_gated(model_id)
+    if not (gated or needs_token):
+        return None
+    why = "is a gated Hugging Face repository" if gated else "needs a token (needs_token=True)"
+    return (
+        f"{model_id} {why} and no token is given, so the container cannot download it and the "
+        "endpoint fails at deploy; accept the model's terms on the Hub, store that account's "
+        "token in Secrets Manager (`aws secretsmanager create-secret --name hugging-face/token "
+        "--secret-string <token>`) and pass token=secretsmanager.Secret.from_secret_name_v2("
+        "self, 'HfToken', 'hugging-face/token'). If the container downloads through a Hub "
+        "mirror or proxy that needs no token (HF_ENDPOINT in env), pass needs_token=False; "
+        "weights staged in S3 need none either: ModelSource.s3(bucket, prefix, model_id=...)"
+    )
 
 
 def declared_id_problem(model_id: str | None) -> str | None:

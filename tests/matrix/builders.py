@@ -47,12 +47,13 @@ def model(
     bound: bool = True,
     **props: Any,
 ) -> LlmModel:
-    """A Llama-3-8B TGI model; bound to its default placement (as an endpoint would bind it)
-    unless ``bound=False``, so its SageMaker Model and warnings are in the template."""
+    """A Llama-3-8B TGI model (its weights from a mirror that needs no Hub token); bound to its
+    default placement (as an endpoint would bind it) unless ``bound=False``, so its SageMaker
+    Model and warnings are in the template."""
     served = LlmModel(
         stack,
         id,
-        source=source or ModelSource.hugging_face(LLAMA3),
+        source=source or ModelSource.hugging_face(LLAMA3, needs_token=False),
         engine=engine or Engine.tgi(),
         instance_type=instance_type,
         **props,

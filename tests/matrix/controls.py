@@ -224,6 +224,15 @@ CONTROLS = [
         set(),
         id="model-hub-in-private-subnets-with-egress",
     ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA3, needs_token=False),
+            env={"HF_ENDPOINT": "https://hub-mirror.example.com"},
+        ),
+        set(),
+        id="model-hub-gated-through-a-mirror-that-needs-no-token",
+    ),
     pytest.param(_s3_isolated, set(), id="s3-sources-isolated-and-archive"),
     pytest.param(
         _component_filling_one_instance,
@@ -325,12 +334,6 @@ CONTROLS = [
 # (builder, warning id, what the message says)
 
 WARNINGS = [
-    pytest.param(
-        lambda s: model(s),
-        "gated-model-no-token",
-        r"meta-llama/Meta-Llama-3-8B-Instruct is a gated Hugging Face repository.*token=",
-        id="gated-model-no-token",
-    ),
     pytest.param(
         lambda s: model(s, instance_type=InstanceType("ml.g8.2xlarge", allow_unknown_family=True)),
         "unknown-instance-type",
