@@ -281,3 +281,67 @@ def test_needs_token_makes_a_private_repository_fail_without_a_token() -> None:
     assert ModelSource.hugging_face("acme/private-llm-7b").model_id == "acme/private-llm-7b"
     with pytest.raises(ConfigurationError, match=r"needs_token must be True, False or None"):
         ModelSource.hugging_face("acme/private-llm-7b", needs_token="no")  # type: ignore[arg-type]
+
+
+# -- Hub ids that look like typos -----------------------------------------------------------
+
+
+def _warnings(stack: Stack) -> list[str]:
+    found = Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    return [str(w.entry.data) for w in found]
+
+
+def _bound_warnings(stack: Stack, source: ModelSource) -> list[str]:
+    source.bind(stack, _role(stack, "TypoRole"), token_env_names=TOKEN_NAMES)
+    return _warnings(stack)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "match"),
+    [
+        ("meta-llama/Llama-3-8B-Instruct", "meta-llama/Meta-Llama-3-8B-Instruct"),  # "Meta-"
+        ("meta-lama/Meta-Llama-3-8B-Instruct", "meta-llama/Meta-Llama-3-8B-Instruct"),
+        ("tiiuae/falcon-40b-instrcut", "tiiuae/falcon-40b-instruct"),
+        ("deepseek-ai/DeepSeek-R1-Distil-Qwen-7B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
+    ],
+)
+def test_a_hub_id_like_a_table_id_warns_naming_the_close_match(
+    new_stack: Callable[..., Stack], model_id: str, match: str
+) -> None:
+    (warning,) = _bound_warnings(new_stack(), ModelSource.hugging_face(model_id))
+    assert warning.startswith(f"{model_id!r} is not in the packaged model table but {match!r} is")
+    assert f"did you mean {match!r}?" in warning and "fails at deploy" in warning
+    assert "acknowledge this warning" in warning and "architecture=ModelArchitecture" in warning
+    assert warning.endswith("[ack: constructs-llm:hub-id-typo]")
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    [
+        "Qwen/Qwen2.5-7B-Instruct-AWQ",  # a quantized copy extends the table's id
+        "Qwen/Qwen3-8B-FP8",
+        "Qwen/Qwen2-7B-Instruct",  # another release: other numbers
+        "Qwen/Qwen2.5-Coder-7B-Instruct",  # a sibling model
+        "myorg/Meta-Llama-3-8B-Instruct",  # a fork under another organisation
+        "acme/private-llm-7b",
+        "meta-llama/meta-llama-3-8b-instruct",  # the table's id in another case
+    ],
+)
+def test_forks_siblings_and_quantized_copies_are_not_taken_for_typos(
+    new_stack: Callable[..., Stack], model_id: str
+) -> None:
+    assert _bound_warnings(new_stack(), ModelSource.hugging_face(model_id, needs_token=False)) == []
+
+
+def test_a_typo_in_the_model_id_of_s3_weights_warns_that_memory_is_not_checked(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    weights = s3.Bucket.from_bucket_name(stack, "TypoWeights", "weights")
+    source = ModelSource.s3(weights, "llama/", model_id="meta-llama/Llama-3-8B-Instruct")
+    (warning,) = _bound_warnings(stack, source)
+    assert "did you mean 'meta-llama/Meta-Llama-3-8B-Instruct'?" in warning
+    assert "only looks up the model's size, so memory fit is not checked" in warning
+    # granting the same reads to another role (a component endpoint's) does not warn again
+    source.grant_read(stack, _role(stack, "Other"))
+    assert len(_warnings(stack)) == 1

@@ -201,6 +201,7 @@ class _HubSource(ModelSource):
     def bind(
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
     ) -> SourceBinding:
+        _warn_if_typo(scope, self._model_id, hub=True)
         env: dict[str, str] = {}
         if self._token is not None:
             if not token_env_names:
@@ -248,12 +249,17 @@ class _S3Source(ModelSource):
     def bind(
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
     ) -> SourceBinding:
+        if self._model_id is not None:
+            _warn_if_typo(scope, self._model_id, hub=False)
+        return self._grant_all(scope, grantee)
+
+    def grant_read(self, scope: Construct, grantee: iam.IGrantable) -> None:
+        self._grant_all(scope, grantee)
+
+    def _grant_all(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
         binding = self._grant_read(scope, grantee)
         _grant_key(self._bucket, grantee)
         return binding
-
-    def grant_read(self, scope: Construct, grantee: iam.IGrantable) -> None:
-        self.bind(scope, grantee, token_env_names=())
 
     @abc.abstractmethod
     def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
@@ -306,6 +312,19 @@ class _S3ArchiveSource(_S3Source):
             grantee, actions=["s3:GetObject"], resources=[self._bucket.arn_for_objects(self._key)]
         )
         return SourceBinding(model_location=MODEL_DIR, model_data_url=self.archive_url)
+
+
+# -- warnings -------------------------------------------------------------------------------
+
+HUB_ID_TYPO = "constructs-llm:hub-id-typo"
+
+
+def _warn_if_typo(scope: Construct, model_id: str, *, hub: bool) -> None:
+    """An id the model table lacks that looks like a typo of one it has: a warning (forks and
+    models the table lacks are legitimate), acknowledged by its id."""
+    message = _checks.hub_id_typo(model_id, hub=hub)
+    if message is not None:
+        Annotations.of(scope).add_warning_v2(HUB_ID_TYPO, message)
 
 
 # -- grants ---------------------------------------------------------------------------------

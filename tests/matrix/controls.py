@@ -341,6 +341,14 @@ WARNINGS = [
         id="unknown-instance-type",
     ),
     pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face("meta-llama/Llama-3-8B-Instruct")),
+        "hub-id-typo",
+        r"'meta-llama/Llama-3-8B-Instruct' is not in the packaged model table but "
+        r"'meta-llama/Meta-Llama-3-8B-Instruct' is: did you mean .*fails at deploy.*"
+        r"architecture=ModelArchitecture",
+        id="hub-id-typo",
+    ),
+    pytest.param(
         lambda s: model(
             s,
             instance_type=INF2,
