@@ -324,6 +324,16 @@ CONTROLS = [
         id="schedule-component-to-zero-at-night-with-rolling-updates-by-day",
     ),
     pytest.param(
+        lambda s: endpoint(
+            s,
+            instance_count=2,
+            alarms=Alarms(error_rate=0.5),
+            deployment=Deployment.canary(percent=10, bake=Duration.minutes(5)),
+        ),
+        {GUARDED},  # the canary is one of two instances: half the requests
+        id="deployment-canary-of-one-instance-in-two-with-alarms-at-half",
+    ),
+    pytest.param(
         lambda s: endpoint(s, alarms=Alarms(model_latency=Duration.millis(1), error_rate=1)),
         set(),
         id="alarms-at-their-bounds",
