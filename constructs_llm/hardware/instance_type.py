@@ -160,6 +160,14 @@ class InstanceType:
         return self._sizes.accelerator_memory_mib / 1024
 
     @property
+    def memory_bandwidth_gbs(self) -> float | None:
+        """Peak memory bandwidth of one device in GB/s (the datasheet's figure); None on CPU,
+        for unknown types and where the catalog has no verified figure."""
+        if self._spec is None or self._sizes is None:
+            return None
+        return self._sizes.memory_bandwidth_gbs
+
+    @property
     def total_accelerator_memory_gib(self) -> float | None:
         per_device = self.accelerator_memory_gib
         return None if per_device is None else per_device * self.accelerator_count

@@ -120,6 +120,9 @@ class ModelArchitecture:
     :param model_id: the Hub id the figures belong to. @default None
     :param source: where the figures come from. @default None
     :param notes: caveats shown with every plan (sliding-window layers, MoE). @default none
+    :param active_params_billion: for a mixture-of-experts model, the parameters each
+        generated token reads (routed experts plus shared layers), for decode-rate estimates.
+        @default params_billion (a dense model)
     """
 
     params_billion: float
@@ -133,6 +136,7 @@ class ModelArchitecture:
     model_id: str | None = None
     source: str | None = None
     notes: tuple[str, ...] = ()
+    active_params_billion: float | None = None
 
     def __post_init__(self) -> None:
         problems = Problems("ModelArchitecture")
@@ -150,6 +154,12 @@ class ModelArchitecture:
         )
         if not self.params_billion > 0:
             problems.add(f"params_billion must be > 0, got {self.params_billion!r}")
+        active = self.active_params_billion
+        if active is not None and not 0 < active <= self.params_billion:
+            problems.add(
+                f"active_params_billion must be above 0 and at most params_billion "
+                f"({self.params_billion:g}), got {active!r}; leave it out for a dense model"
+            )
         if self.attention_heads and self.kv_heads > self.attention_heads:
             problems.add(
                 f"kv_heads ({self.kv_heads}) cannot exceed attention_heads "
@@ -346,6 +356,7 @@ def _table() -> dict[str, ModelArchitecture]:
             model_id=row.id,
             source=row.source,
             notes=row.notes,
+            active_params_billion=row.active_params_billion,
         )
         for key in (row.id, *row.aliases):
             table[key.lower()] = arch

@@ -72,7 +72,10 @@ def _gateway(s: Stack) -> object:
     )
     adapter = base.add_adapter("support-bot", source=ModelSource.s3_archive(bucket(s), "a.tar.gz"))
     imported = LlmEndpoint.from_endpoint_name(s, "Legacy", "legacy-endpoint")
-    return StreamingInvoker(s, "Stream", targets=[base, adapter, imported])
+    # 8,192 tokens from one A10G need about 6 minutes of the invoker's timeout
+    return StreamingInvoker(
+        s, "Stream", targets=[base, adapter, imported], timeout=Duration.minutes(10)
+    )
 
 
 def _s3_isolated(s: Stack) -> object:
@@ -443,6 +446,15 @@ WARNINGS = [
         r"guards updates on ml\.g5\.2xlarge.*Changing instance_type creates a new variant.*"
         r"shifts all traffic to the new fleet at once",
         id="guarded-rollout-hardware",
+    ),
+    pytest.param(
+        lambda s: StreamingInvoker(
+            s, "Stream", target=endpoint(s, model_props={"max_total_tokens": 8192})
+        ),
+        "invoker-timeout-decode",
+        r"max_total_tokens=8,192 at about 22 tokens/s .* takes about 366 s, but the stream may "
+        r"read for 290 s; raise timeout \(Duration\.minutes\(7\)\).*acknowledge this warning",
+        id="invoker-timeout-decode",
     ),
     pytest.param(
         lambda s: component(

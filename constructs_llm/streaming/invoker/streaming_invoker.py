@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Duration
+from aws_cdk import Annotations, Duration
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -22,7 +22,12 @@ from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.streaming.invoker.adapter_layer import adapter_for, adapter_layer_arn
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
-from constructs_llm.streaming.invoker.checks import check_distribution, check_invoker
+from constructs_llm.streaming.invoker.checks import (
+    TIMEOUT_DECODE,
+    check_distribution,
+    check_invoker,
+    decode_time_warnings,
+)
 from constructs_llm.streaming.invoker.distribution import (
     DistributionSettings,
     build_distribution,
@@ -121,6 +126,8 @@ class StreamingInvoker(InvokerMetrics, Construct):
             auth=auth,
             max_concurrency=max_concurrency,
         )
+        for warning in decode_time_warnings(called, timeout):
+            Annotations.of(self).add_warning_v2(TIMEOUT_DECODE, warning)
         self._heartbeat = heartbeat
         self.auth = auth
         #: Every target; ``target`` is the first.
