@@ -74,7 +74,9 @@ def _synth_seconds(endpoints: int) -> float:
         model = LlmModel(
             stack,
             f"Model{i}",
-            source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+            source=ModelSource.hugging_face(
+                "meta-llama/Meta-Llama-3-8B-Instruct", needs_token=False
+            ),
             engine=Engine.tgi(),
             instance_type="ml.g5.2xlarge",
         )

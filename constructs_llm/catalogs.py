@@ -81,6 +81,9 @@ class InstanceFamily:
     accelerator_memory_mib: int | None
     source: str
     sizes: dict[str, InstanceSize]
+    #: Peak memory bandwidth of one device in GB/s (the vendor's datasheet figure).
+    memory_bandwidth_gbs: float | None = None
+    memory_bandwidth_source: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,6 +155,7 @@ class ModelRecord:
     family: str | None  # a key of tool_parsers.json's families; None for embedding models
     kind: Literal["chat", "embedding"] = "chat"
     params_billion: float
+    active_params_billion: float | None = None  # MoE: parameters each token reads
     layers: int
     attention_heads: int
     kv_heads: int

@@ -18,9 +18,10 @@ Every id starts with ``constructs-llm:``:
 | ``constructs-llm:component-fleet:<fleet>`` | a fleet hosting components (per fleet) |
 | ``constructs-llm:component-env-size`` | a component env above SageMaker's size |
 | ``constructs-llm:engine-setting`` | an engine setting to check |
-| ``constructs-llm:gated-model-no-token`` | a gated Hub model without a token |
 | ``constructs-llm:guarded-rollout-hardware`` | a rollout that cannot guard a new instance |
 | ``constructs-llm:hf-token-in-model-env`` | a Hub token in the Model's env |
+| ``constructs-llm:hub-id-typo`` | a model id that looks like a typo of a known one |
+| ``constructs-llm:invoker-timeout-decode`` | an invoker timeout shorter than a full generation |
 | ``constructs-llm:min-instances-zero-region`` | min_instances=0 (some regions refuse it) |
 | ``constructs-llm:openai-route-stream`` | SageMaker's OpenAI route, unreadable streams |
 | ``constructs-llm:openai-route-unknown`` | SageMaker's OpenAI route, unknown framing |
@@ -52,9 +53,10 @@ WARNINGS: Mapping[str, str] = {
     f"{PREFIX}component-fleet": "a fleet hosting components (per fleet)",
     f"{PREFIX}component-env-size": "a component env above SageMaker's size",
     f"{PREFIX}engine-setting": "an engine setting to check",
-    f"{PREFIX}gated-model-no-token": "a gated Hub model without a token",
     f"{PREFIX}guarded-rollout-hardware": "a rollout that cannot guard a new instance",
     f"{PREFIX}hf-token-in-model-env": "a Hub token in the Model's env",
+    f"{PREFIX}hub-id-typo": "a model id that looks like a typo of a known one",
+    f"{PREFIX}invoker-timeout-decode": "an invoker timeout shorter than a full generation",
     f"{PREFIX}min-instances-zero-region": "min_instances=0 (some regions refuse it)",
     f"{PREFIX}openai-route-stream": "SageMaker's OpenAI route, unreadable streams",
     f"{PREFIX}openai-route-unknown": "SageMaker's OpenAI route, unknown framing",

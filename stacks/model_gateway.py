@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import Acknowledgment, Duration, Stack, Validations
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
@@ -75,8 +75,12 @@ class ModelGatewayStack(Stack):
         self.support_bot = self.llama.add_adapter(
             "support-bot", source=ModelSource.s3_archive(adapters, "support-bot.tar.gz")
         )
+        # 8,192 tokens from one A10G take about 6 minutes: room for a full-length answer.
         self.invoker = StreamingInvoker(
-            self, "Gateway", targets=[self.llama, self.qwen, self.support_bot]
+            self,
+            "Gateway",
+            targets=[self.llama, self.qwen, self.support_bot],
+            timeout=Duration.minutes(10),
         )
         Validations.of(self).acknowledge(
             Acknowledgment(

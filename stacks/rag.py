@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
+from aws_cdk import Acknowledgment, CfnOutput, Duration, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -76,6 +76,8 @@ class RagStack(Stack):
             "Api",
             targets=[self.chat, self.embedder],
             auth=InvokerAuth.api_keys(api_keys),
+            # a full 8,192-token answer at one A10G's decode rate takes about 6 minutes
+            timeout=Duration.minutes(10),
         )
         CfnOutput(self, "Url", value=self.invoker.url)
         Validations.of(self).acknowledge(

@@ -36,7 +36,7 @@ def adapted(new_stack: Callable[..., Stack]) -> tuple[AdapterComponent, Template
     model = LlmModel(
         stack,
         "Model",
-        source=ModelSource.hugging_face(LLAMA3),
+        source=ModelSource.hugging_face(LLAMA3, needs_token=False),
         engine=Engine.lmi(),
         instance_type=G5_4GPU,
         max_total_tokens=4096,

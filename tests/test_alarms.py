@@ -167,7 +167,7 @@ def test_neuron_endpoints_get_no_gpu_memory_alarm(new_stack: Callable[..., Stack
     model = LlmModel(
         stack,
         "Model",
-        source=ModelSource.hugging_face("mistralai/Mistral-7B-Instruct-v0.2"),
+        source=ModelSource.hugging_face("mistralai/Mistral-7B-Instruct-v0.2", needs_token=False),
         engine=Engine.tgi_neuronx(),
         instance_type="ml.inf2.xlarge",
         max_total_tokens=4096,

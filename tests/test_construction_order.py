@@ -40,7 +40,7 @@ def _llama(stack: Stack, made: dict[str, Any]) -> None:
     made["llama"] = LlmModel(
         stack,
         "Llama",
-        source=ModelSource.hugging_face("meta-llama/Llama-3.1-8B-Instruct"),
+        source=ModelSource.hugging_face("meta-llama/Llama-3.1-8B-Instruct", needs_token=False),
         engine=Engine.vllm(),
         max_total_tokens=8192,
         env={"SM_VLLM_ENABLE_LORA": "true", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "true"},

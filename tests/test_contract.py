@@ -88,10 +88,11 @@ def test_the_documented_composition_synthesizes(new_stack: Callable[..., Stack])
 def test_the_production_additions_for_placements(new_stack: Callable[..., Stack]) -> None:
     # a model is a definition; hosting binds it to a placement
     stack = new_stack()
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "Token", "hf/token")
     model = LlmModel(
         stack,
         "Model",
-        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", token=secret),
         engine=Engine.vllm(),
         max_total_tokens=8192,
     )

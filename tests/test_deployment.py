@@ -12,12 +12,13 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk.assertions import Annotations, Match, Template
 
 from constructs_llm import (
+    Alarms,
     Autoscaling,
     Deployment,
     LlmEndpoint,
     Variant,
 )
-from constructs_llm.operations.deployment import MARGIN_S
+from constructs_llm.operations.deployment import MARGIN_S, Fleet
 from tests.matrix.builders import component
 from tests.matrix.builders import model as llama3
 
@@ -342,3 +343,66 @@ def test_each_variant_gets_its_alarms_and_a_canary_watches_them_all(
     expected = [a for v in endpoint.variants if v.alarms for a in v.alarms.rollback]
     assert rollback == [{"AlarmName": stack.resolve(a.alarm_name)} for a in expected]
     assert len(rollback) == 4
+
+
+# -- the error alarms must be able to catch the first step -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("deployment", "fleet", "share"),
+    [
+        (Deployment.canary(percent=10, bake=BAKE), Fleet(10, 10, BAKE), 0.1),
+        (Deployment.canary(percent=10, bake=BAKE), Fleet(2, 2, BAKE), 0.5),  # one of two
+        (Deployment.canary(percent=15, bake=BAKE), Fleet(2, 10, BAKE), 0.2),  # 1.5 -> 2 of 10
+        (Deployment.linear(step_percent=25, bake=BAKE), Fleet(4, 8, BAKE), 0.25),
+        (Deployment.rolling(batch_percent=5, bake=BAKE), Fleet(2, 4, BAKE, "copy"), 0.25),
+        (Deployment.all_at_once(bake=BAKE), Fleet(2, 4, BAKE), 1.0),
+    ],
+)
+def test_the_first_step_s_share_of_requests_is_its_units_over_the_largest_fleet(
+    deployment: Deployment, fleet: Fleet, share: float
+) -> None:
+    # a step is whole instances (or copies), at least one, rounded up: the most SageMaker may
+    # move, so the check below errs on the side of passing
+    assert deployment.first_step_share(fleet) == pytest.approx(share)
+
+
+def test_error_alarms_above_the_first_step_s_share_are_an_error_naming_both_values() -> None:
+    canary = Deployment.canary(percent=10, bake=BAKE)
+    fleet = Fleet(10, 10, BAKE)
+    # at the share: a first step that fails every request trips the alarms
+    assert canary.problems_for(fleet, error_rate=0.1) == []
+    assert canary.problems_for(fleet, error_rate=0.05) == []
+    # above it: it never can
+    (problem,) = canary.problems_for(fleet, error_rate=0.11)
+    assert problem.startswith("canary 10 %, bake 10 min with Alarms(error_rate=0.11): the first")
+    assert "about 10% of requests" in problem and "below 11%" in problem
+    assert "Alarms(error_rate=0.05)" in problem and "(percent=...)" in problem
+    # a tiny canary gets a suggestion at its share
+    (tiny,) = Deployment.canary(percent=2, bake=BAKE).problems_for(
+        Fleet(50, 50, BAKE), error_rate=0.05
+    )
+    assert "about 2% of requests" in tiny and "Alarms(error_rate=0.02)" in tiny
+    # all at once moves every request: any rate can trip
+    assert Deployment.all_at_once(bake=BAKE).problems_for(fleet, error_rate=1) == []
+
+
+def test_rollback_alarms_given_are_not_held_to_the_default_alarms_error_rate(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN alarms of the user's own choosing roll the update back
+    stack = new_stack()
+    own = cloudwatch.Alarm(
+        stack,
+        "Own",
+        metric=cloudwatch.Metric(namespace="App", metric_name="Failures"),
+        threshold=1,
+        evaluation_periods=1,
+    )
+    # THEN the default alarms' error_rate does not have to catch the canary
+    _endpoint(
+        stack,
+        instance_count=10,
+        alarms=Alarms(error_rate=0.5),
+        deployment=Deployment.canary(percent=10, bake=BAKE, rollback_alarms=[own]),
+    )

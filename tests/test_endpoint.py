@@ -30,7 +30,7 @@ def _endpoint(
     model = LlmModel(
         stack,
         "Model",
-        source=ModelSource.hugging_face(model_id),
+        source=ModelSource.hugging_face(model_id, needs_token=False),
         engine=engine or Engine.tgi(),
         instance_type=instance_type,
     )
@@ -261,7 +261,7 @@ def test_an_endpoint_on_another_instance_type_binds_the_model_again(
     model = LlmModel(
         stack,
         "Model",
-        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", needs_token=False),
         engine=Engine.tgi(),
         instance_type="ml.g5.2xlarge",
     )

@@ -24,14 +24,14 @@ SECRETISH = "hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3"
 
 def context(
     engine: Engine,
-    instance: str,
+    instance: str | InstanceType,
     model_id: str = "meta-llama/Meta-Llama-3-8B-Instruct",
     *,
     planned: bool = True,
     **kwargs: Any,
 ) -> EngineContext:
     """The context LlmModel builds: the memory plan is made for the engine's devices."""
-    inst = InstanceType(instance)
+    inst = InstanceType.of(instance)
     arch = ModelArchitecture.lookup(model_id)
     plan = None
     if planned and arch is not None and inst.known and inst.accelerator:
@@ -458,12 +458,13 @@ def test_user_env_may_add_keys_and_override_tuning(engine: Engine, env: dict[str
 
 
 def test_unknown_family_skips_hardware_checks_and_defers_to_the_engine() -> None:
+    new_family = InstanceType("ml.g9x.2xlarge", allow_unknown_family=True)
     engine = Engine.lmi()
-    ctx = context(engine, "ml.g9x.2xlarge", planned=False)
+    ctx = context(engine, new_family, planned=False)
     assert engine.validate(ctx, {"OPTION_TENSOR_PARALLEL_DEGREE": "16"}) == []
     assert engine.derive_env(ctx)["OPTION_TENSOR_PARALLEL_DEGREE"] == "max"
     tgi = Engine.tgi()
-    assert "SM_NUM_GPUS" not in tgi.derive_env(context(tgi, "ml.g9x.2xlarge", planned=False))
+    assert "SM_NUM_GPUS" not in tgi.derive_env(context(tgi, new_family, planned=False))
 
 
 def test_trtllm_without_an_input_limit_warns_about_the_compiled_default() -> None:

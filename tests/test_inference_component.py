@@ -41,7 +41,7 @@ def _model(
     return LlmModel(
         stack,
         id,
-        source=ModelSource.hugging_face(model_id),
+        source=ModelSource.hugging_face(model_id, needs_token=False),
         engine=Engine.tgi(),
         instance_type=instance_type,
         max_input_tokens=2048,
@@ -541,7 +541,7 @@ def test_a_model_env_above_the_component_limit_warns_with_the_names(
     model = LlmModel(
         stack,
         "Model",
-        source=ModelSource.hugging_face(LLAMA3),
+        source=ModelSource.hugging_face(LLAMA3, needs_token=False),
         engine=Engine.tgi(),
         instance_type=G5,
         env={f"EXTRA_{i:02d}": "1" for i in range(16)},

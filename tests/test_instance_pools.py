@@ -538,7 +538,7 @@ def test_guardrails_are_refused_when_any_pool_is_inf1(new_stack: Callable[..., S
     model = LlmModel(
         stack,
         "Model",
-        source=ModelSource.hugging_face("mistralai/Mistral-7B-Instruct-v0.2"),
+        source=ModelSource.hugging_face("mistralai/Mistral-7B-Instruct-v0.2", needs_token=False),
         engine=Engine.custom(
             image=ContainerImage.from_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/neuron:1"),
             stream_format=StreamFormat.OPENAI,

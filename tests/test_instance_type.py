@@ -160,7 +160,7 @@ def test_data_file_names_its_sources() -> None:
     ],
 )
 def test_describe(name: str, text: str) -> None:
-    assert InstanceType(name).describe() == text
+    assert InstanceType(name, allow_unknown_family=True).describe() == text
 
 
 def test_sizes_of_lists_catalog_sizes_smallest_first() -> None:
@@ -242,6 +242,35 @@ def test_allow_unknown_size_opts_out_and_keeps_family_facts() -> None:
 
 
 @pytest.mark.parametrize(
+    ("name", "closest"),
+    [
+        ("ml.gg5.2xlarge", "'ml.g5.2xlarge'"),  # a doubled letter
+        ("ml.g5e.48xlarge", "'ml.g5.48xlarge'"),  # a family that does not exist
+        ("ml.inf3.xlarge", "'ml.inf2.xlarge'"),  # a Neuron typo stays on Neuron
+        ("ml.m55.large", "'ml.m5.large'"),
+    ],
+)
+def test_an_unknown_family_fails_with_the_closest_types_and_the_opt_out(
+    name: str, closest: str
+) -> None:
+    # GIVEN the catalog holds every type SageMaker hosting accepts (botocore's enum)
+    with pytest.raises(InstanceTypeError) as caught:
+        InstanceType(name)
+
+    # THEN the message names the value, the closest hosting types and the opt-out
+    message = str(caught.value)
+    family = name.split(".")[1]
+    assert f"Unknown instance family ml.{family}: got {name!r}" in message
+    assert f"Did you mean {closest}" in message
+    assert "botocore 1." in message and ", g5, g6, g6e," in message
+    assert f"InstanceType({name!r}, allow_unknown_family=True)" in message
+    # the same for InstanceType.of, which the constructs call with strings
+    with pytest.raises(InstanceTypeError, match="allow_unknown_family=True"):
+        InstanceType.of(name)
+    assert not InstanceType.of(name, allow_unknown_family=True).known
+
+
+@pytest.mark.parametrize(
     ("name", "family", "accelerator", "nvme"),
     [
         ("ml.g8.2xlarge", "g8", "nvidia", False),
@@ -252,10 +281,10 @@ def test_allow_unknown_size_opts_out_and_keeps_family_facts() -> None:
         ("ml.x9.large", "x9", None, False),
     ],
 )
-def test_unknown_family_is_accepted_without_hardware_data(
+def test_an_opted_in_unknown_family_is_accepted_without_hardware_data(
     name: str, family: str, accelerator: str | None, nvme: bool
 ) -> None:
-    it = InstanceType(name)
+    it = InstanceType(name, allow_unknown_family=True)
 
     assert it.family == family
     assert not it.known and not it.family_known

@@ -24,7 +24,7 @@ LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
 
 def _model(stack: Stack, **overrides: Any) -> LlmModel:
     props: dict[str, Any] = {
-        "source": ModelSource.hugging_face(LLAMA3),
+        "source": ModelSource.hugging_face(LLAMA3, needs_token=False),
         "engine": Engine.tgi(),
         "instance_type": "ml.g5.2xlarge",
     }

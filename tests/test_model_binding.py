@@ -31,7 +31,7 @@ def _llama(stack: Stack, **props: Any) -> LlmModel:
     return LlmModel(
         stack,
         "Model",
-        source=ModelSource.hugging_face(LLAMA3),
+        source=ModelSource.hugging_face(LLAMA3, needs_token=False),
         engine=Engine.tgi(),
         max_input_tokens=2048,
         max_total_tokens=4096,
@@ -182,7 +182,7 @@ def test_a_neuron_copy_gets_its_own_plan_and_engine_warnings(
     model = LlmModel(
         stack,
         "Mistral",
-        source=ModelSource.hugging_face(MISTRAL),
+        source=ModelSource.hugging_face(MISTRAL, needs_token=False),
         engine=Engine.tgi_neuronx(),
         instance_type="ml.inf2.24xlarge",
         max_input_tokens=2048,

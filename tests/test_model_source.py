@@ -14,6 +14,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk.assertions import Annotations, Match, Template
 
+from constructs_llm.errors import ConfigurationError
 from constructs_llm.model.source import MODEL_DIR, ModelSource, SourceBinding
 
 TOKEN_NAMES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
@@ -58,8 +59,8 @@ def test_hub_source_is_the_model_id_and_revision(
     _, plain, _, _ = hub
     assert (plain.model_location, plain.revision) == ("meta-llama/Llama-2-13b-chat-hf", "main")
     assert plain.model_data_url is None and plain.model_data_source is None
-    source = ModelSource.hugging_face("meta-llama/Llama-2-13b-chat-hf")
-    assert (source.model_id, source.is_hub) == ("meta-llama/Llama-2-13b-chat-hf", True)
+    source = ModelSource.hugging_face("tiiuae/falcon-40b-instruct")
+    assert (source.model_id, source.is_hub) == ("tiiuae/falcon-40b-instruct", True)
 
 
 def test_token_is_a_dynamic_reference_under_every_engine_name(
@@ -231,10 +232,26 @@ def test_s3_sources_are_not_hub_and_may_declare_their_model(bucket: s3.IBucket) 
 # -- gated Hub models -----------------------------------------------------------------------
 
 
-def _hub_warnings(stack: Stack, model_id: str, token: bool) -> list[str]:
+@pytest.mark.parametrize(
+    "model_id",
+    ["mistralai/Mixtral-8x7B-Instruct-v0.1", "meta-llama/Meta-Llama-3-8B-Instruct"],
+)
+def test_a_gated_model_without_a_token_fails_naming_the_secret_to_create(model_id: str) -> None:
+    # GIVEN a repository the table marks gated (an alias included) and no token
+    with pytest.raises(ConfigurationError) as caught:
+        ModelSource.hugging_face(model_id)
+
+    # THEN the error says why the deploy would fail, and both fixes
+    message = str(caught.value)
+    assert message.startswith(f"ModelSource.hugging_face: {model_id} is a gated Hugging Face")
+    assert "fails at deploy" in message
+    assert "aws secretsmanager create-secret --name hugging-face/token" in message
+    assert "token=secretsmanager.Secret.from_secret_name_v2(" in message
+    assert "pass needs_token=False" in message and "HF_ENDPOINT" in message
+
+
+def _hub_warnings(stack: Stack, source: ModelSource) -> list[str]:
     role = iam.Role(stack, "GatedRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
-    secret = secretsmanager.Secret.from_secret_name_v2(stack, "GatedToken", "hf/token")
-    source = ModelSource.hugging_face(model_id, token=secret if token else None)
     source.bind(stack, role, token_env_names=TOKEN_NAMES)
     return [
         str(w.entry.data)
@@ -242,19 +259,89 @@ def _hub_warnings(stack: Stack, model_id: str, token: bool) -> list[str]:
     ]
 
 
-def test_a_gated_model_without_a_token_warns_naming_the_secret_to_create(
+def test_a_gated_model_with_a_token_a_mirror_or_an_open_model_passes(
     new_stack: Callable[..., Stack],
 ) -> None:
-    (warning,) = _hub_warnings(new_stack(), "mistralai/Mixtral-8x7B-Instruct-v0.1", token=False)
-    assert warning.startswith("mistralai/Mixtral-8x7B-Instruct-v0.1 is a gated Hugging Face")
-    assert "Secrets Manager secret" in warning and "'hugging-face/token'" in warning
-    assert "token=secretsmanager.Secret.from_secret_name_v2(" in warning
-    assert warning.endswith("[ack: constructs-llm:gated-model-no-token]")
+    # a token: only the DescribeModel warning
+    stack = new_stack()
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "GatedToken", "hf/token")
+    gemma = ModelSource.hugging_face("google/gemma-2-9b-it", token=secret)
+    (warning,) = _hub_warnings(stack, gemma)
+    assert "sagemaker:DescribeModel" in warning
+    # a mirror that needs no token (stated), and an open model: nothing at all
+    mirrored = ModelSource.hugging_face("google/gemma-2-9b-it", needs_token=False)
+    assert _hub_warnings(new_stack(), mirrored) == []
+    assert _hub_warnings(new_stack(), ModelSource.hugging_face("Qwen/Qwen2.5-7B-Instruct")) == []
 
 
-def test_a_gated_model_with_a_token_or_an_open_model_gets_no_gated_warning(
+def test_needs_token_makes_a_private_repository_fail_without_a_token() -> None:
+    # GIVEN a repository the table does not know, stated to need a token
+    with pytest.raises(ConfigurationError, match=r"acme/private-llm-7b needs a token"):
+        ModelSource.hugging_face("acme/private-llm-7b", needs_token=True)
+    assert ModelSource.hugging_face("acme/private-llm-7b").model_id == "acme/private-llm-7b"
+    with pytest.raises(ConfigurationError, match=r"needs_token must be True, False or None"):
+        ModelSource.hugging_face("acme/private-llm-7b", needs_token="no")  # type: ignore[arg-type]
+
+
+# -- Hub ids that look like typos -----------------------------------------------------------
+
+
+def _warnings(stack: Stack) -> list[str]:
+    found = Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    return [str(w.entry.data) for w in found]
+
+
+def _bound_warnings(stack: Stack, source: ModelSource) -> list[str]:
+    source.bind(stack, _role(stack, "TypoRole"), token_env_names=TOKEN_NAMES)
+    return _warnings(stack)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "match"),
+    [
+        ("meta-llama/Llama-3-8B-Instruct", "meta-llama/Meta-Llama-3-8B-Instruct"),  # "Meta-"
+        ("meta-lama/Meta-Llama-3-8B-Instruct", "meta-llama/Meta-Llama-3-8B-Instruct"),
+        ("tiiuae/falcon-40b-instrcut", "tiiuae/falcon-40b-instruct"),
+        ("deepseek-ai/DeepSeek-R1-Distil-Qwen-7B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
+    ],
+)
+def test_a_hub_id_like_a_table_id_warns_naming_the_close_match(
+    new_stack: Callable[..., Stack], model_id: str, match: str
+) -> None:
+    (warning,) = _bound_warnings(new_stack(), ModelSource.hugging_face(model_id))
+    assert warning.startswith(f"{model_id!r} is not in the packaged model table but {match!r} is")
+    assert f"did you mean {match!r}?" in warning and "fails at deploy" in warning
+    assert "acknowledge this warning" in warning and "architecture=ModelArchitecture" in warning
+    assert warning.endswith("[ack: constructs-llm:hub-id-typo]")
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    [
+        "Qwen/Qwen2.5-7B-Instruct-AWQ",  # a quantized copy extends the table's id
+        "Qwen/Qwen3-8B-FP8",
+        "Qwen/Qwen2-7B-Instruct",  # another release: other numbers
+        "Qwen/Qwen2.5-Coder-7B-Instruct",  # a sibling model
+        "myorg/Meta-Llama-3-8B-Instruct",  # a fork under another organisation
+        "acme/private-llm-7b",
+        "meta-llama/meta-llama-3-8b-instruct",  # the table's id in another case
+    ],
+)
+def test_forks_siblings_and_quantized_copies_are_not_taken_for_typos(
+    new_stack: Callable[..., Stack], model_id: str
+) -> None:
+    assert _bound_warnings(new_stack(), ModelSource.hugging_face(model_id, needs_token=False)) == []
+
+
+def test_a_typo_in_the_model_id_of_s3_weights_warns_that_memory_is_not_checked(
     new_stack: Callable[..., Stack],
 ) -> None:
-    with_token = _hub_warnings(new_stack(), "google/gemma-2-9b-it", token=True)
-    assert not any("gated" in w for w in with_token)
-    assert _hub_warnings(new_stack(), "Qwen/Qwen2.5-7B-Instruct", token=False) == []
+    stack = new_stack()
+    weights = s3.Bucket.from_bucket_name(stack, "TypoWeights", "weights")
+    source = ModelSource.s3(weights, "llama/", model_id="meta-llama/Llama-3-8B-Instruct")
+    (warning,) = _bound_warnings(stack, source)
+    assert "did you mean 'meta-llama/Meta-Llama-3-8B-Instruct'?" in warning
+    assert "only looks up the model's size, so memory fit is not checked" in warning
+    # granting the same reads to another role (a component endpoint's) does not warn again
+    source.grant_read(stack, _role(stack, "Other"))
+    assert len(_warnings(stack)) == 1

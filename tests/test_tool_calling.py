@@ -160,7 +160,7 @@ def test_one_target_tells_the_runtime_tools_on_or_off(
     new_stack: Callable[..., Stack], hub_id: str, engine: Engine, tools: str
 ) -> None:
     stack = new_stack()
-    model = _model(stack, "Model", ModelSource.hugging_face(hub_id), engine)
+    model = _model(stack, "Model", ModelSource.hugging_face(hub_id, needs_token=False), engine)
     StreamingInvoker(stack, "Stream", target=LlmEndpoint(stack, "Endpoint", model=model))
     assert _lambda_env(stack)["TOOLS"] == tools
 
@@ -169,7 +169,9 @@ def test_an_endpoint_serves_tools_only_if_every_production_variant_does(
     new_stack: Callable[..., Stack],
 ) -> None:
     stack = new_stack()
-    llama = _model(stack, "Llama", ModelSource.hugging_face(LLAMA31), Engine.vllm())
+    llama = _model(
+        stack, "Llama", ModelSource.hugging_face(LLAMA31, needs_token=False), Engine.vllm()
+    )
     phi = _model(stack, "Phi", ModelSource.hugging_face(PHI3), Engine.vllm())
     mixed = LlmEndpoint(stack, "Mixed", variants=[Variant(model=llama), Variant(model=phi)])
     shadowed = LlmEndpoint(

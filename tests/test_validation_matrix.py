@@ -42,8 +42,8 @@ BAD = [*BAD_VALUES, *BAD_MODELS, *BAD_HOSTING, *BAD_GATEWAY, *BAD_OPERATIONS]
 @pytest.fixture(autouse=True)
 def _default_model_ungated(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """The rows build gated Llama 3 without a token to exercise other checks; only the
-    gated-model row keeps the packaged gated flags (its warning is tested there)."""
-    if "gated-model-no-token" not in request.node.name:
+    gated-model rows keep the packaged gated flags (their error is tested there)."""
+    if "gated" not in request.node.name:
         monkeypatch.setattr(catalogs, "is_gated", lambda model_id: False)
 
 
@@ -133,15 +133,19 @@ def test_valid_edge_cases_synthesize_cleanly(
     assert _warning_ids(_synth(stack)) == warnings
 
 
-# -- an unknown, well-formed instance type only warns ------------------------------------------
+# -- an unknown family, opted in, only warns ----------------------------------------------------
+
+G8 = InstanceType("ml.g8.2xlarge", allow_unknown_family=True)
+G8_4GPU = InstanceType("ml.g8.12xlarge", allow_unknown_family=True)
 
 
-def test_an_unknown_instance_family_only_warns(new_stack: Callable[..., Stack]) -> None:
-    # GIVEN a family launched after the catalog (ml.g8), on a model, an endpoint and components
+def test_an_opted_in_unknown_instance_family_only_warns(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN a family launched after the catalog (ml.g8), opted in with allow_unknown_family, on
+    # a model, an endpoint and components
     stack = new_stack()
-    endpoint(stack, instance_type="ml.g8.2xlarge")
-    shared = ic_endpoint(stack, instance_type="ml.g8.12xlarge")
-    served = model(stack, id="SharedModel", instance_type="ml.g8.12xlarge", bound=False)
+    endpoint(stack, instance_type=G8)
+    shared = ic_endpoint(stack, instance_type=G8_4GPU)
+    served = model(stack, id="SharedModel", instance_type=G8_4GPU, bound=False)
     chat = InferenceComponent(
         stack, "Chat", endpoint=shared, model=served, accelerators=1, min_memory_mib=1024
     )
@@ -189,7 +193,7 @@ STRICT = "@aws-cdk/core:strictCfnValidateErrors"
 def _unknown_instance_app(*, strict: bool, acknowledged: bool) -> App:
     app = App(context={**cdk_context(annotations_in_report=True), STRICT: strict})
     stack = Stack(app, "Test")
-    model(stack, instance_type="ml.g8.2xlarge")
+    model(stack, instance_type=G8)
     if acknowledged:
         Validations.of(stack).acknowledge(
             Acknowledgment(id=ACK_ID, reason="ml.g8 launched after the catalog; sized by hand")
@@ -278,7 +282,9 @@ def test_generated_component_names_differ_per_path(new_stack: Callable[..., Stac
 )
 @settings(max_examples=200, deadline=None)
 def test_variant_names_follow_the_sagemaker_pattern(family: str, size: str) -> None:
-    instance = InstanceType(f"ml.{family}.{size}", allow_unknown_size=True)
+    instance = InstanceType(
+        f"ml.{family}.{size}", allow_unknown_size=True, allow_unknown_family=True
+    )
     name = variant_name_for(instance)
     assert SAGEMAKER_NAME.match(name) and len(name) <= 63, name
 
@@ -291,7 +297,7 @@ def test_every_catalog_instance_type_gives_a_valid_variant_name() -> None:
 
 
 def test_a_variant_name_too_long_for_sagemaker_fails_naming_the_instance_type() -> None:
-    too_long = InstanceType("ml.g" + "9" * 40 + ".x" + "l" * 30, allow_unknown_size=True)
+    too_long = InstanceType("ml.g" + "9" * 40 + ".x" + "l" * 30, allow_unknown_family=True)
     with pytest.raises(ConfigurationError, match=r"instance type 'ml\.g9{40}\.xl{30}'.*at most 63"):
         variant_name_for(too_long)
 

@@ -27,7 +27,7 @@ def _model(stack: Stack, id: str, hub_id: str, engine: Engine | None = None) -> 
     return LlmModel(
         stack,
         id,
-        source=ModelSource.hugging_face(hub_id),
+        source=ModelSource.hugging_face(hub_id, needs_token=False),
         engine=engine or Engine.tgi(),
         instance_type=G5,
     )

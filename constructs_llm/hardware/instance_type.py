@@ -1,9 +1,11 @@
 """SageMaker instance types with the hardware facts that drive defaults and validation.
 
 Pure Python (no ``aws_cdk`` import): the catalog is ``data/instances.json``, read once on
-first use through ``constructs_llm.catalogs``. Any well-formed ``ml.<family>.<size>`` string
-is accepted, so new AWS launches work before the catalog knows them; only a typo inside a
-known family is an error.
+first use through ``constructs_llm.catalogs``. It holds every type SageMaker hosting accepts
+(botocore's ``ProductionVariantInstanceType``), so a family or size it does not know is almost
+always a typo and raises, naming the closest types. A type AWS launched after the catalog is
+accepted with ``allow_unknown_family=True`` (or ``allow_unknown_size=True`` for a new size of a
+known family): the constructs then warn and skip the hardware checks.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Literal
 from constructs_llm import catalogs
 from constructs_llm.catalogs import InstanceFamily
 from constructs_llm.errors import InstanceTypeError
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
 
 __all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of", "unknown_instance_type"]
 
@@ -45,24 +47,37 @@ def is_token(value: str) -> bool:
 class InstanceType:
     """A SageMaker instance type such as ``ml.g5.12xlarge``, with its hardware facts.
 
-    Unknown families (a new launch) are accepted with ``known=False`` and no hardware
-    data; the constructs then warn and skip hardware checks. An unknown size in a known
-    family is almost always a typo and raises, unless ``allow_unknown_size=True``.
+    The catalog holds every type SageMaker hosting accepts, so an unknown family (``ml.gg5``)
+    or an unknown size in a known family (``ml.g5.45xlarge``) is almost always a typo and
+    raises, naming the closest types. For a type launched after the catalog, opt out with
+    ``allow_unknown_family=True`` or ``allow_unknown_size=True``: the type then has
+    ``known=False`` and no hardware data, and the constructs warn and skip hardware checks.
+
+    :param name: ``ml.<family>.<size>``, e.g. ``"ml.g5.2xlarge"``.
+    :param allow_unknown_size: accept a size the catalog does not list for a known family.
+        @default False (an error listing the family's sizes)
+    :param allow_unknown_family: accept a family the catalog does not know (and any size of
+        it). @default False (an error naming the closest hosting types)
     """
 
     __slots__ = ("_family", "_name", "_size", "_sizes", "_spec")
 
-    def __init__(self, name: str, *, allow_unknown_size: bool = False) -> None:
+    def __init__(
+        self, name: str, *, allow_unknown_size: bool = False, allow_unknown_family: bool = False
+    ) -> None:
         problems = Problems("")  # each message names the instance type
         problems.add(_name_problem(name), InstanceTypeError)
-        if not isinstance(allow_unknown_size, bool):
-            problems.add(
-                f"allow_unknown_size must be True or False, got {allow_unknown_size!r}",
-                InstanceTypeError,
-            )
+        for flag, value in (
+            ("allow_unknown_size", allow_unknown_size),
+            ("allow_unknown_family", allow_unknown_family),
+        ):
+            if not isinstance(value, bool):
+                problems.add(f"{flag} must be True or False, got {value!r}", InstanceTypeError)
         problems.raise_if_any()
         family, size = _parse_name(name)
         family_spec = _families().get(family)
+        if family_spec is None and not allow_unknown_family:
+            fail("", _unknown_family_message(name, family), InstanceTypeError)
         size_spec = None if family_spec is None else family_spec.sizes.get(size)
         if family_spec is not None and size_spec is None and not allow_unknown_size:
             problems.add(_unknown_size_message(name, family, family_spec), InstanceTypeError)
@@ -74,11 +89,19 @@ class InstanceType:
         self._spec = size_spec
 
     @classmethod
-    def of(cls, value: str | InstanceType, *, allow_unknown_size: bool = False) -> InstanceType:
+    def of(
+        cls,
+        value: str | InstanceType,
+        *,
+        allow_unknown_size: bool = False,
+        allow_unknown_family: bool = False,
+    ) -> InstanceType:
         """Accept a name or an existing InstanceType (returned as is)."""
         if isinstance(value, InstanceType):
             return value
-        return cls(value, allow_unknown_size=allow_unknown_size)
+        return cls(
+            value, allow_unknown_size=allow_unknown_size, allow_unknown_family=allow_unknown_family
+        )
 
     # -- identity -------------------------------------------------------------------------
     @property
@@ -128,11 +151,7 @@ class InstanceType:
         """
         if self._sizes is not None:
             return self._sizes.accelerator
-        if self._family.startswith(("inf", "trn")):
-            return "neuron"
-        if self._family.startswith(("g", "p")):
-            return "nvidia"
-        return None
+        return _guessed_accelerator(self._family)
 
     @property
     def accelerator_model(self) -> str | None:
@@ -150,6 +169,14 @@ class InstanceType:
         if self._spec is None or self._sizes is None or self._sizes.accelerator_memory_mib is None:
             return None
         return self._sizes.accelerator_memory_mib / 1024
+
+    @property
+    def memory_bandwidth_gbs(self) -> float | None:
+        """Peak memory bandwidth of one device in GB/s (the datasheet's figure); None on CPU,
+        for unknown types and where the catalog has no verified figure."""
+        if self._spec is None or self._sizes is None:
+            return None
+        return self._sizes.memory_bandwidth_gbs
 
     @property
     def total_accelerator_memory_gib(self) -> float | None:
@@ -227,6 +254,15 @@ class InstanceType:
         return text
 
 
+def _guessed_accelerator(family: str) -> Accelerator | None:
+    """The accelerator a family name suggests: g*/p* = nvidia, inf*/trn* = neuron."""
+    if family.startswith(("inf", "trn")):
+        return "neuron"
+    if family.startswith(("g", "p")):
+        return "nvidia"
+    return None
+
+
 def _num(value: float) -> str:
     """22.3515625 -> "22.4", 192.0 -> "192"."""
     return f"{value:.1f}".removesuffix(".0")
@@ -296,6 +332,32 @@ def _unknown_size_message(name: str, family: str, spec: InstanceFamily) -> str:
         f"Sizes of ml.{family}: {', '.join(sizes)}. If AWS has launched this size after "
         f"this library's catalog, opt out of the check with "
         f"InstanceType({name!r}, allow_unknown_size=True) (hardware checks are then skipped)."
+    )
+
+
+def _unknown_family_message(name: str, family: str) -> str:
+    hosting = catalogs.instances().hosting
+    # A typo in the family keeps the size: look among the types of that size first.
+    # A typo in the family keeps the size and the kind of hardware: look among the types of
+    # that size and accelerator first.
+    kind, size = _guessed_accelerator(family), name.rsplit(".", 1)[-1]
+    alike = [
+        t
+        for t in hosting.instance_types
+        if t.endswith(f".{size}") and _families()[_parse_name(t)[0]].accelerator == kind
+    ]
+    close = difflib.get_close_matches(name, alike, n=2, cutoff=0.8)
+    close = close or difflib.get_close_matches(name, hosting.instance_types, n=2, cutoff=0.8)
+    guess = " or ".join(repr(c) for c in close)
+    suggestion = f" Did you mean {guess}?" if guess else ""
+    families = ", ".join(sorted(_families()))
+    return (
+        f"Unknown instance family ml.{family}: got {name!r}.{suggestion} The catalog lists "
+        f"every type SageMaker hosting accepts (botocore {hosting.botocore}), in the families "
+        f"{families}. "
+        f"If AWS has launched ml.{family} after this catalog, opt out of the check with "
+        f"InstanceType({name!r}, allow_unknown_family=True) (hardware checks are then skipped, "
+        "with a warning saying what to verify by hand)."
     )
 
 

@@ -577,7 +577,14 @@ def _rollout_problems(
     )
     instances = [t for p in production for t in p.pools.instance_types]
     inf1 = next((i for i in instances if i.family == "inf1"), instances[0])
-    found = deployment.problems_for(fleet, instance_type=inf1, variants=len(production))
+    # The default alarms roll the update back unless rollback_alarms names others.
+    watched = alarms if deployment.rollback_alarms is None else None
+    found = deployment.problems_for(
+        fleet,
+        instance_type=inf1,
+        variants=len(production),
+        error_rate=watched.error_rate if watched else None,
+    )
     if deployment.rollback_alarms is None:
         if alarms is None:
             found.append(rollback_needs_alarms(endpoint.node.path))

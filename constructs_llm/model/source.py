@@ -18,7 +18,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm import catalogs
 from constructs_llm.compliance import waive, weights_prefix
 from constructs_llm.model import source_checks as _checks
 from constructs_llm.problems import Problems, fail
@@ -64,8 +63,13 @@ class ModelSource(abc.ABC):
         revision: str | None = None,
         token: secretsmanager.ISecret | None = None,
         token_json_field: str | None = None,
+        needs_token: bool | None = None,
     ) -> ModelSource:
         """A model the container downloads from the Hugging Face Hub at start-up.
+
+        A repository the packaged model table marks gated (Llama, Gemma, Mistral) fails
+        without ``token``: the download is refused and the deploy would fail after the
+        container starts.
 
         :param model_id: Hub id ``org/name``, e.g. ``"meta-llama/Meta-Llama-3-8B-Instruct"``.
         :param revision: branch, tag or commit; pin a commit for repeatable deploys.
@@ -75,9 +79,18 @@ class ModelSource(abc.ABC):
             never appears in the template (it does appear in DescribeModel). @default none
         :param token_json_field: read the token from this field of a JSON secret.
             @default the whole secret string
+        :param needs_token: whether the download needs a token. ``False`` for a gated model
+            the container fetches through a Hub mirror or proxy that needs none (set
+            ``HF_ENDPOINT`` in the model's ``env``); ``True`` makes a missing token an error
+            for a gated repository the table does not know (a private one).
+            @default from the table (True for the gated repositories it lists)
         """
         return _HubSource(
-            model_id, revision=revision, token=token, token_json_field=token_json_field
+            model_id,
+            revision=revision,
+            token=token,
+            token_json_field=token_json_field,
+            needs_token=needs_token,
         )
 
     @staticmethod
@@ -151,12 +164,14 @@ class _HubSource(ModelSource):
         revision: str | None,
         token: secretsmanager.ISecret | None,
         token_json_field: str | None,
+        needs_token: bool | None,
     ) -> None:
         problems = [
             _checks.hub_id_problem(model_id),
             _checks.revision_problem(revision),
             _checks.token_problem(token),
             _checks.token_field_problem(token_json_field),
+            _checks.gated_problem(model_id, token, needs_token),
         ]
         _raise("ModelSource.hugging_face", problems)
         self._model_id = model_id
@@ -186,18 +201,8 @@ class _HubSource(ModelSource):
     def bind(
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
     ) -> SourceBinding:
+        _warn_if_typo(scope, self._model_id, hub=True)
         env: dict[str, str] = {}
-        if self._token is None and catalogs.is_gated(self._model_id):
-            warn(
-                scope,
-                "constructs-llm:gated-model-no-token",
-                f"{self._model_id} is a gated Hugging Face repository and no token is given, so "
-                "the container cannot download it and the endpoint fails at deploy; accept the "
-                "model's terms on the Hub, create a Secrets Manager secret holding that "
-                "account's token (e.g. 'hugging-face/token') and pass token="
-                "secretsmanager.Secret.from_secret_name_v2(self, 'HfToken', "
-                "'hugging-face/token') to ModelSource.hugging_face",
-            )
         if self._token is not None:
             if not token_env_names:
                 fail(
@@ -246,12 +251,17 @@ class _S3Source(ModelSource):
     def bind(
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]
     ) -> SourceBinding:
+        if self._model_id is not None:
+            _warn_if_typo(scope, self._model_id, hub=False)
+        return self._grant_all(scope, grantee)
+
+    def grant_read(self, scope: Construct, grantee: iam.IGrantable) -> None:
+        self._grant_all(scope, grantee)
+
+    def _grant_all(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
         binding = self._grant_read(scope, grantee)
         _grant_key(self._bucket, grantee)
         return binding
-
-    def grant_read(self, scope: Construct, grantee: iam.IGrantable) -> None:
-        self.bind(scope, grantee, token_env_names=())
 
     @abc.abstractmethod
     def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
@@ -304,6 +314,19 @@ class _S3ArchiveSource(_S3Source):
             grantee, actions=["s3:GetObject"], resources=[self._bucket.arn_for_objects(self._key)]
         )
         return SourceBinding(model_location=MODEL_DIR, model_data_url=self.archive_url)
+
+
+# -- warnings -------------------------------------------------------------------------------
+
+HUB_ID_TYPO = "constructs-llm:hub-id-typo"
+
+
+def _warn_if_typo(scope: Construct, model_id: str, *, hub: bool) -> None:
+    """An id the model table lacks that looks like a typo of one it has: a warning (forks and
+    models the table lacks are legitimate), acknowledged by its id."""
+    message = _checks.hub_id_typo(model_id, hub=hub)
+    if message is not None:
+        warn(scope, HUB_ID_TYPO, message)
 
 
 # -- grants ---------------------------------------------------------------------------------

@@ -3,15 +3,21 @@ prefixes and archive keys. Each returns a problem (or None) naming the value and
 
 from __future__ import annotations
 
+import difflib
 import re
+from functools import cache
 
 from aws_cdk import Token
+
+from constructs_llm import catalogs
 
 __all__ = [
     "archive_key_problem",
     "bucket_problem",
     "declared_id_problem",
+    "gated_problem",
     "hub_id_problem",
+    "hub_id_typo",
     "prefix_problem",
     "revision_problem",
     "token_field_problem",
@@ -107,6 +113,77 @@ def token_field_problem(field: object) -> str | None:
         f"token_json_field must be the name of a field of the JSON secret, such as 'token', "
         f"got {field!r}"
     )
+
+
+def gated_problem(model_id: object, token: object, needs_token: object) -> str | None:
+    """A repository the table marks gated (or ``needs_token=True``) with no token: the
+    container's download is refused and the endpoint fails at deploy."""
+    if needs_token is not None and not isinstance(needs_token, bool):
+        return (
+            f"needs_token must be True, False or None (from the model table), got {needs_token!r}"
+        )
+    if token is not None or needs_token is False or not isinstance(model_id, str):
+        return None
+    gated = catalogs.is_gated(model_id)
+    if not (gated or needs_token):
+        return None
+    why = "is a gated Hugging Face repository" if gated else "needs a token (needs_token=True)"
+    return (
+        f"{model_id} {why} and no token is given, so the container cannot download it and the "
+        "endpoint fails at deploy; accept the model's terms on the Hub, store that account's "
+        "token in Secrets Manager (`aws secretsmanager create-secret --name hugging-face/token "
+        "--secret-string <token>`) and pass token=secretsmanager.Secret.from_secret_name_v2("
+        "self, 'HfToken', 'hugging-face/token'). If the container downloads through a Hub "
+        "mirror or proxy that needs no token (HF_ENDPOINT in env), pass needs_token=False; "
+        "weights staged in S3 need none either: ModelSource.s3(bucket, prefix, model_id=...)"
+    )
+
+
+#: How alike (difflib's ratio, case-insensitive) an id must be to a table id to be taken for a
+#: typo of it: 'meta-llama/Llama-3-8B-Instruct' is 0.92 from the table's
+#: 'meta-llama/Meta-Llama-3-8B-Instruct'; a real sibling such as 'Qwen/Qwen2.5-Coder-7B-Instruct'
+#: is 0.89 from 'Qwen/Qwen2.5-7B-Instruct', and a fork under another organisation is below 0.8.
+TYPO_RATIO = 0.9
+
+
+def hub_id_typo(model_id: str, *, hub: bool) -> str | None:
+    """A warning when ``model_id`` is not in the packaged table but looks like a typo of an id
+    that is (or None). Ids that extend a table id (``Qwen/Qwen3-8B-FP8``, a quantized copy)
+    or carry other numbers (``Qwen/Qwen2-7B-Instruct``, another release) are not typos."""
+    if Token.is_unresolved(model_id):
+        return None
+    given = model_id.strip().lower()
+    ids = _table_ids()
+    if given in ids:
+        return None
+    alike = [known for known in ids if _digits(known) == _digits(given)]
+    close = difflib.get_close_matches(given, alike, n=1, cutoff=TYPO_RATIO)
+    if not close or given.startswith(f"{close[0]}-"):
+        return None
+    match = ids[close[0]]
+    effect = (
+        "a Hub id that does not exist fails at deploy, when the container cannot download it"
+        if hub
+        else "the declared model_id only looks up the model's size, so memory fit is not checked"
+    )
+    return (
+        f"{model_id!r} is not in the packaged model table but {match!r} is: did you mean "
+        f"{match!r}? {effect}. If the id is right (a fork, or a model the table lacks), "
+        "acknowledge this warning, and pass architecture=ModelArchitecture(...) to the model so "
+        "memory fit is checked"
+    )
+
+
+@cache
+def _table_ids() -> dict[str, str]:
+    """Every id and alias of the model table, lower case, to its spelling in the table."""
+    return {
+        name.lower(): name for row in catalogs.models().models for name in (row.id, *row.aliases)
+    }
+
+
+def _digits(model_id: str) -> str:
+    return "".join(re.findall(r"\d", model_id))
 
 
 def declared_id_problem(model_id: str | None) -> str | None:

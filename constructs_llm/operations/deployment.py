@@ -258,6 +258,18 @@ class Deployment:
             start *= self.steps(fleet)
         return start + self.waits_s(fleet) + MARGIN_S
 
+    def first_step(self, fleet: Fleet) -> int:
+        """Instances (or copies) the first step moves, at most: its percent of the largest
+        fleet rounded up, at least one; the whole fleet when all at once."""
+        if self.percent is None or fleet.largest < 1:
+            return max(fleet.largest, 1)
+        return min(fleet.largest, max(1, math.ceil(fleet.largest * self.percent / 100)))
+
+    def first_step_share(self, fleet: Fleet) -> float:
+        """The share of requests the first step sends to the new fleet, at most (requests
+        spread over instances): the step's instances over the largest fleet."""
+        return self.first_step(fleet) / max(fleet.largest, 1)
+
     def execution_timeout_s(self, fleet: Fleet) -> int:
         if self.timeout is not None:
             return int(self.timeout.to_seconds())
@@ -270,9 +282,11 @@ class Deployment:
         instance_type: InstanceType | None = None,
         variants: int = 1,
         serverless: bool = False,
+        error_rate: float | None = None,
     ) -> list[str]:
         """What this rollout cannot do on ``fleet`` (of ``instance_type``, with ``variants``
-        variants, or serverless)."""
+        variants, or serverless), rolled back by error alarms at ``error_rate`` (the target's
+        own ``Alarms``) when given."""
         found = []
         if instance_type is not None and instance_type.family == "inf1":
             found.append(_guardrails_on_inf1(instance_type.name))
@@ -281,7 +295,19 @@ class Deployment:
         if self.percent is not None and fleet.smallest < 2:
             found.append(_share_larger_than_fleet(self.describe, fleet.smallest, fleet.unit))
         found.extend(self._timeout_problems(fleet))
-        return found
+        rate = None if error_rate is None else self._error_rate_problem(fleet, error_rate)
+        return [*found, rate] if rate else found
+
+    def _error_rate_problem(self, fleet: Fleet, error_rate: float) -> str | None:
+        """The error alarms average Invocation5XXErrors (1 per failed request) over the
+        variant or component, old and new fleet together: if every request of the first step
+        fails, the rate reaches the step's share of requests and no more."""
+        share = self.first_step_share(fleet)
+        if self.percent is None or error_rate <= share + 1e-9:
+            return None
+        return _error_rate_above_first_step(
+            self.describe, error_rate, self.first_step(fleet), fleet, share, _PERCENT[self.kind][0]
+        )
 
     def _timeout_problems(self, fleet: Fleet) -> list[str]:
         needed, waits = self.needed_s(fleet), self.waits_s(fleet)
@@ -343,6 +369,24 @@ def _share_larger_than_fleet(describe: str, fleet: int, unit: str) -> str:
         f"{describe}: the fleet may be as small as {fleet} {units}, and a step is at least one "
         f"{unit}, more than the 50 % of the fleet SageMaker allows per step; keep 2 or more "
         f"({props}), or {other}"
+    )
+
+
+def _error_rate_above_first_step(
+    describe: str, error_rate: float, step: int, fleet: Fleet, share: float, prop: str
+) -> str:
+    units = (
+        fleet.unit if fleet.largest == 1 else ("copies" if fleet.unit == "copy" else "instances")
+    )
+    suggested = min(0.05, math.floor(share * 100) / 100) or round(share, 3)
+    return (
+        f"{describe} with Alarms(error_rate={error_rate:g}): the first step moves {step} of up "
+        f"to {fleet.largest} {units}, about {share:.0%} of requests, so even if every one of "
+        f"them fails the error alarms (the share of failed requests) reach {share:.0%}, below "
+        f"{error_rate:.0%}: a broken first step cannot trip them, and the update rolls back only "
+        f"after more traffic has moved to the new fleet; keep error_rate at or below the first "
+        f"step's share (e.g. Alarms(error_rate={suggested:g})), or take a larger first step "
+        f"({prop}=...)"
     )
 
 

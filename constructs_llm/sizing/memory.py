@@ -159,6 +159,9 @@ class ModelArchitecture:
     :param matryoshka_min_dimensions: the shortest truncation an embedding model trained with
         Matryoshka Representation Learning supports; the invoker then serves OpenAI's
         ``dimensions`` from it to ``embedding_dimensions``. @default None (no truncation)
+    :param active_params_billion: for a mixture-of-experts model, the parameters each
+        generated token reads (routed experts plus shared layers), for decode-rate estimates.
+        @default params_billion (a dense model)
     """
 
     params_billion: float
@@ -175,6 +178,7 @@ class ModelArchitecture:
     kind: ModelKind = ModelKind.CHAT
     embedding_dimensions: int | None = None
     matryoshka_min_dimensions: int | None = None
+    active_params_billion: float | None = None
 
     def __post_init__(self) -> None:
         problems = Problems("ModelArchitecture")
@@ -196,6 +200,17 @@ class ModelArchitecture:
         billions = self.params_billion
         if isinstance(billions, bool) or not isinstance(billions, int | float) or billions <= 0:
             problems.add(f"params_billion must be > 0, got {billions!r}")
+        active = self.active_params_billion
+        if active is not None and (
+            isinstance(active, bool)
+            or not isinstance(active, int | float)
+            or not isinstance(billions, int | float)
+            or not 0 < active <= billions
+        ):
+            problems.add(
+                f"active_params_billion must be above 0 and at most params_billion "
+                f"({billions!r}), got {active!r}; leave it out for a dense model"
+            )
         if not isinstance(self.kind, ModelKind):
             problems.add(
                 f"kind must be ModelKind.CHAT or ModelKind.EMBEDDING, got {self.kind!r}; import "
@@ -509,6 +524,7 @@ def _table() -> dict[str, ModelArchitecture]:
             kind=ModelKind(row.kind),
             embedding_dimensions=row.embedding_dimensions,
             matryoshka_min_dimensions=row.matryoshka_min_dimensions,
+            active_params_billion=row.active_params_billion,
         )
         for key in (row.id, *row.aliases):
             table[key.lower()] = arch

@@ -35,6 +35,18 @@ from tests.matrix.builders import (
 BAD_HOSTING = [
     # LlmEndpoint
     pytest.param(
+        lambda s: LlmEndpoint(
+            s,
+            "Endpoint",
+            model=model(s, bound=False),
+            instance_type=["ml.g6e.2xlarge", "ml.g6x.4xlarge"],
+        ),
+        InstanceTypeError,
+        r"instance_type\[1\]: Unknown instance family ml\.g6x: got 'ml\.g6x\.4xlarge'\. Did you mean "
+        r"'ml\.g6\.4xlarge'",
+        id="endpoint-instance-pool-unknown-family",
+    ),
+    pytest.param(
         lambda s: endpoint(s, health_check_timeout=Duration.seconds(59)),
         ConfigurationError,
         r"health_check_timeout must be between 60 and 3600 seconds, got 59 s",

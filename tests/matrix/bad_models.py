@@ -36,6 +36,13 @@ BAD_MODELS = [
         r"got 'ml\.g5\.45xlarge'.*Sizes of ml\.g5: xlarge, 2xlarge, .*48xlarge.*allow_unknown_size=True",
         id="model-seed-typo-g5-45xlarge",
     ),
+    pytest.param(
+        lambda s: model(s, instance_type="ml.gg5.2xlarge"),
+        InstanceTypeError,
+        r"Unknown instance family ml\.gg5: got 'ml\.gg5\.2xlarge'\. Did you mean 'ml\.g5\.2xlarge'.*"
+        r"InstanceType\('ml\.gg5\.2xlarge', allow_unknown_family=True\)",
+        id="model-instance-type-unknown-family-typo",
+    ),
     # Engines on the wrong hardware
     pytest.param(
         lambda s: model(s, instance_type=INF2, engine=Engine.tgi()),

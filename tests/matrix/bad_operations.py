@@ -217,6 +217,29 @@ BAD_OPERATIONS = [
         r"deployment must be a Deployment, got str 'canary'; use Deployment\.canary",
         id="deployment-not-a-deployment",
     ),
+    pytest.param(
+        lambda s: endpoint(
+            s, instance_count=10, alarms=Alarms(error_rate=0.5), deployment=canary()
+        ),
+        ConfigurationError,
+        r"canary 10 %, bake 10 min with Alarms\(error_rate=0\.5\): the first step moves 1 of up "
+        r"to 10 instances, about 10% of requests.*reach 10%, below 50%: a broken first step "
+        r"cannot trip them.*Alarms\(error_rate=0\.05\).*\(percent=\.\.\.\)",
+        id="deployment-canary-below-the-alarms-error-rate",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            instance_count=2,
+            autoscaling=scaling(min_capacity=2, max_capacity=10),
+            alarms=Alarms(error_rate=0.3),
+            deployment=Deployment.linear(step_percent=20, bake=BAKE),
+        ),
+        ConfigurationError,
+        r"linear 20 %, bake 10 min with Alarms\(error_rate=0\.3\): the first step moves 2 of up "
+        r"to 10 instances, about 20% of requests.*\(step_percent=\.\.\.\)",
+        id="deployment-linear-first-step-below-the-alarms-error-rate",
+    ),
     # Deployment on a component
     pytest.param(
         lambda s: component(s, accelerators=1, copies=2, deployment=canary()),
@@ -231,6 +254,15 @@ BAD_OPERATIONS = [
         r"rolling 25 %, bake 10 min: the fleet may be as small as 1 copy.*keep 2 or more "
         r"\(copies or autoscaling min_capacity\), or drop deployment=",
         id="deployment-rolling-a-single-copy",
+    ),
+    pytest.param(
+        lambda s: component(
+            s, accelerators=1, copies=4, alarms=Alarms(error_rate=0.5), deployment=rolling()
+        ),
+        ConfigurationError,
+        r"rolling 25 %, bake 10 min with Alarms\(error_rate=0\.5\): the first step moves 1 of up "
+        r"to 4 copies, about 25% of requests.*\(batch_percent=\.\.\.\)",
+        id="deployment-component-batch-below-the-alarms-error-rate",
     ),
     # Alarms
     pytest.param(

@@ -303,6 +303,20 @@ BAD_VALUES = [
     ),
     # Model sources
     pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face(LLAMA3)),
+        ConfigurationError,
+        r"meta-llama/Meta-Llama-3-8B-Instruct is a gated Hugging Face repository and no token is "
+        r"given.*fails at deploy.*token=secretsmanager\.Secret\.from_secret_name_v2\(.*"
+        r"needs_token=False",
+        id="hub-gated-model-without-token",
+    ),
+    pytest.param(
+        lambda s: ModelSource.hugging_face("acme/private-llm", needs_token=True),
+        ConfigurationError,
+        r"acme/private-llm needs a token \(needs_token=True\) and no token is given",
+        id="hub-gated-needs-token-stated-without-token",
+    ),
+    pytest.param(
         lambda s: ModelSource.hugging_face("gpt2"),
         ConfigurationError,
         r"got 'gpt2'.*names the organisation or user too",

@@ -47,12 +47,13 @@ def model(
     bound: bool = True,
     **props: Any,
 ) -> LlmModel:
-    """A Llama-3-8B TGI model; bound to its default placement (as an endpoint would bind it)
-    unless ``bound=False``, so its SageMaker Model and warnings are in the template."""
+    """A Llama-3-8B TGI model (its weights from a mirror that needs no Hub token); bound to its
+    default placement (as an endpoint would bind it) unless ``bound=False``, so its SageMaker
+    Model and warnings are in the template."""
     served = LlmModel(
         stack,
         id,
-        source=source or ModelSource.hugging_face(LLAMA3),
+        source=source or ModelSource.hugging_face(LLAMA3, needs_token=False),
         engine=engine or Engine.tgi(),
         instance_type=instance_type,
         **props,
@@ -65,7 +66,7 @@ def model(
 def endpoint(
     stack: Stack,
     *,
-    instance_type: str = G5,
+    instance_type: str | InstanceType = G5,
     engine: Engine | None = None,
     model_props: dict[str, Any] | None = None,
     **props: Any,
@@ -77,7 +78,7 @@ def endpoint(
 
 
 def ic_endpoint(
-    stack: Stack, *, instance_type: str = G5_4GPU, **props: Any
+    stack: Stack, *, instance_type: str | InstanceType = G5_4GPU, **props: Any
 ) -> InferenceComponentEndpoint:
     return InferenceComponentEndpoint(stack, "Shared", instance_type=instance_type, **props)
 

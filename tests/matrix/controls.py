@@ -77,7 +77,10 @@ def _gateway(s: Stack) -> object:
     )
     adapter = base.add_adapter("support-bot", source=ModelSource.s3_archive(bucket(s), "a.tar.gz"))
     imported = LlmEndpoint.from_endpoint_name(s, "Legacy", "legacy-endpoint")
-    return StreamingInvoker(s, "Stream", targets=[base, adapter, imported])
+    # 8,192 tokens from one A10G need about 6 minutes of the invoker's timeout
+    return StreamingInvoker(
+        s, "Stream", targets=[base, adapter, imported], timeout=Duration.minutes(10)
+    )
 
 
 def _s3_isolated(s: Stack) -> object:
@@ -229,6 +232,15 @@ CONTROLS = [
         set(),
         id="model-hub-in-private-subnets-with-egress",
     ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA3, needs_token=False),
+            env={"HF_ENDPOINT": "https://hub-mirror.example.com"},
+        ),
+        set(),
+        id="model-hub-gated-through-a-mirror-that-needs-no-token",
+    ),
     pytest.param(_s3_isolated, set(), id="s3-sources-isolated-and-archive"),
     pytest.param(
         _component_filling_one_instance,
@@ -321,6 +333,16 @@ CONTROLS = [
         id="schedule-component-to-zero-at-night-with-rolling-updates-by-day",
     ),
     pytest.param(
+        lambda s: endpoint(
+            s,
+            instance_count=2,
+            alarms=Alarms(error_rate=0.5),
+            deployment=Deployment.canary(percent=10, bake=Duration.minutes(5)),
+        ),
+        {GUARDED},  # the canary is one of two instances: half the requests
+        id="deployment-canary-of-one-instance-in-two-with-alarms-at-half",
+    ),
+    pytest.param(
         lambda s: endpoint(s, alarms=Alarms(model_latency=Duration.millis(1), error_rate=1)),
         set(),
         id="alarms-at-their-bounds",
@@ -336,16 +358,18 @@ CONTROLS = [
 
 WARNINGS = [
     pytest.param(
-        lambda s: model(s),
-        "gated-model-no-token",
-        r"meta-llama/Meta-Llama-3-8B-Instruct is a gated Hugging Face repository.*token=",
-        id="gated-model-no-token",
-    ),
-    pytest.param(
-        lambda s: model(s, instance_type="ml.g8.2xlarge"),
+        lambda s: model(s, instance_type=InstanceType("ml.g8.2xlarge", allow_unknown_family=True)),
         "unknown-instance-type",
         r"ml\.g8\.2xlarge is not in the packaged hardware catalog",
         id="unknown-instance-type",
+    ),
+    pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face("meta-llama/Llama-3-8B-Instruct")),
+        "hub-id-typo",
+        r"'meta-llama/Llama-3-8B-Instruct' is not in the packaged model table but "
+        r"'meta-llama/Meta-Llama-3-8B-Instruct' is: did you mean .*fails at deploy.*"
+        r"architecture=ModelArchitecture",
+        id="hub-id-typo",
     ),
     pytest.param(
         lambda s: model(
@@ -446,6 +470,15 @@ WARNINGS = [
         r"hosts inference components on ml\.g5\.12xlarge.*a new endpoint: an "
         r"InferenceComponentEndpoint and its InferenceComponents under new construct ids",
         id="component-fleet",
+    ),
+    pytest.param(
+        lambda s: StreamingInvoker(
+            s, "Stream", target=endpoint(s, model_props={"max_total_tokens": 8192})
+        ),
+        "invoker-timeout-decode",
+        r"max_total_tokens=8,192 at about 22 tokens/s .* takes about 366 s, but the stream may "
+        r"read for 290 s; raise timeout \(Duration\.minutes\(7\)\).*acknowledge this warning",
+        id="invoker-timeout-decode",
     ),
     pytest.param(
         lambda s: component(

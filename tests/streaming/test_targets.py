@@ -27,7 +27,11 @@ from tests.matrix.builders import G5, G5_4GPU, LLAMA3, MISTRAL
 def _model(stack: Stack, id: str, hub_id: str = LLAMA3, **props: Any) -> LlmModel:
     props.setdefault("instance_type", G5)
     return LlmModel(
-        stack, id, source=ModelSource.hugging_face(hub_id), engine=Engine.tgi(), **props
+        stack,
+        id,
+        source=ModelSource.hugging_face(hub_id, needs_token=False),
+        engine=Engine.tgi(),
+        **props,
     )
 
 

@@ -36,7 +36,7 @@ def synthesized() -> tuple[Stack, Template]:
         model = LlmModel(
             stack,
             f"{name}Model",
-            source=ModelSource.hugging_face(hub_id),
+            source=ModelSource.hugging_face(hub_id, needs_token=False),
             engine=engine,
             instance_type="ml.g5.2xlarge",
             max_total_tokens=4096,

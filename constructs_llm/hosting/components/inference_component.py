@@ -437,7 +437,11 @@ class InferenceComponent(
             return []
         if deployment.kind is not DeploymentKind.ROLLING:
             return [_component_rollout_kind(deployment.describe)]
-        found = deployment.problems_for(self._fleet)
+        # The component's own alarms roll the update back unless rollback_alarms names others.
+        watched = alarms if deployment.rollback_alarms is None else None
+        found = deployment.problems_for(
+            self._fleet, error_rate=watched.error_rate if watched else None
+        )
         if alarms is None and deployment.rollback_alarms is None:
             found.append(rollback_needs_alarms(self.node.path))
         return found

@@ -4,6 +4,8 @@ and those of ``add_distribution``.
 
 from __future__ import annotations
 
+import math
+
 from aws_cdk import Duration, Stack, Token
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
@@ -15,13 +17,16 @@ from constructs_llm.cdk_values import (
     log_retention_problem,
 )
 from constructs_llm.errors import ConfigurationError
+from constructs_llm.hardware.placement import Placement
 from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.problems import Problems
+from constructs_llm.sizing.decode import DecodeRate, decode_rate
 from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_arn
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
-from constructs_llm.streaming.invoker.targets import check_targets
+from constructs_llm.streaming.invoker.targets import check_targets, served_placements
 from constructs_llm.values import (
     describe,
     duration_problem,
@@ -30,7 +35,10 @@ from constructs_llm.values import (
     str_problem,
 )
 
-__all__ = ["check_distribution", "check_invoker"]
+__all__ = ["TIMEOUT_DECODE", "check_distribution", "check_invoker", "decode_time_warnings"]
+
+#: The acknowledgment id of the warning that a full-length answer may outlast the timeout.
+TIMEOUT_DECODE = "constructs-llm:invoker-timeout-decode"
 
 _WEB_ACL_ARN = "arn:aws:wafv2:us-east-1:123456789012:global/webacl/name/id"
 
@@ -121,6 +129,52 @@ def _adapter_problems(
         adapter_layer_arn(Stack.of(invoker).region)
     except ConfigurationError as err:
         problems.add_error(err)
+
+
+def decode_time_warnings(targets: list[InvocationTarget], timeout: Duration) -> list[str]:
+    """Targets whose ``max_total_tokens`` cannot be generated within the invoker's timeout at
+    a plausible single-stream decode rate on their slowest hardware (``sizing/decode.py``).
+    A warning, not an error: clients that cap ``max_tokens`` lower never need that long."""
+    limit = int(timeout.to_seconds()) - READ_TIMEOUT_MARGIN_S
+    found = []
+    for target in targets:
+        tokens = target.max_total_tokens
+        rates = [r for r in map(_rate, served_placements(target)) if r is not None]
+        if tokens is None or not rates:
+            continue
+        slowest = min(rates, key=lambda r: r.tokens_per_s)
+        if slowest.seconds_for(tokens) > limit:
+            found.append(_timeout_below_decode(target, tokens, slowest, limit))
+    return found
+
+
+def _rate(served: tuple[LlmModel, Placement]) -> DecodeRate | None:
+    model, placement = served
+    plan, arch = model.derive(placement).plan, model.architecture
+    if plan is None or arch is None:
+        return None
+    return decode_rate(plan, arch, placement.instance_type)
+
+
+def _timeout_below_decode(
+    target: InvocationTarget, tokens: int, rate: DecodeRate, limit: int
+) -> str:
+    needed = rate.seconds_for(tokens)
+    within = int(rate.tokens_per_s * limit)
+    minutes = math.ceil((needed + READ_TIMEOUT_MARGIN_S) / 60)
+    raise_timeout = (
+        f"raise timeout (Duration.minutes({minutes}))"
+        if minutes * 60 <= MAX_TIMEOUT_S
+        else "the 15-minute maximum timeout is too short too"
+    )
+    return (
+        f"{describe(target)}: a full-length answer may outlast the invoker's timeout: "
+        f"max_total_tokens={tokens:,} at about {rate.tokens_per_s:.0f} tokens/s "
+        f"({rate.describe()}) takes about {needed:,.0f} s, but the stream may read for "
+        f"{limit:,} s; {raise_timeout}, lower max_total_tokens, or use async inference "
+        f"(AsyncInference) for long generations. If clients cap max_tokens at about "
+        f"{within:,} or less, acknowledge this warning"
+    )
 
 
 def check_distribution(

@@ -27,12 +27,23 @@ from typing import Any
 from aws_cdk import Stack
 from constructs import Construct
 
+from constructs_llm.hardware.placement import Placement
+from constructs_llm.hosting.components.adapter import AdapterComponent
+from constructs_llm.hosting.components.inference_component import InferenceComponent
+from constructs_llm.hosting.endpoint import LlmEndpoint
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.streaming.formats import ModelKind
 from constructs_llm.values import describe
 
-__all__ = ["LAMBDA_ENV_LIMIT", "check_targets", "environment_size_problem", "routes_environment"]
+__all__ = [
+    "LAMBDA_ENV_LIMIT",
+    "check_targets",
+    "environment_size_problem",
+    "routes_environment",
+    "served_placements",
+]
 
 #: "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas).
 LAMBDA_ENV_LIMIT = 4096
@@ -214,3 +225,15 @@ def _size(value: str) -> int:
     """A value's length, with each unresolved token counted at its longest."""
     tokens = _TOKEN_TEXT.findall(value)
     return len(value.encode()) - sum(map(len, tokens)) + _TOKEN_ESTIMATE * len(tokens)
+
+
+def served_placements(target: InvocationTarget) -> list[tuple[LlmModel, Placement]]:
+    """The models a target answers with and the hardware each runs on: every production
+    variant and instance pool of an endpoint, every pool of a component, the base component's
+    for an adapter; none for an endpoint deployed elsewhere."""
+    component = target.base if isinstance(target, AdapterComponent) else target
+    if isinstance(component, InferenceComponent):
+        return [(component.model, placement) for placement in component.placements]
+    if isinstance(target, LlmEndpoint):
+        return [(v.model, placement) for v in target.variants for placement in v.pools]
+    return []
