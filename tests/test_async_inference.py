@@ -40,7 +40,7 @@ def _model(stack: Stack, id: str = "Model") -> LlmModel:
     return LlmModel(
         stack,
         id,
-        source=ModelSource.hugging_face(LLAMA3),
+        source=ModelSource.hugging_face(LLAMA3, needs_token=False),
         engine=Engine.tgi(),
         instance_type="ml.g5.2xlarge",
     )

@@ -408,7 +408,7 @@ def test_each_variant_takes_its_own_reservation(new_stack: Callable[..., Stack])
     model = LlmModel(
         stack,
         "Model",
-        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct"),
+        source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", needs_token=False),
         engine=Engine.vllm(),
         instance_type="ml.g5.2xlarge",
     )

@@ -295,10 +295,15 @@ def test_batch_defaults_come_from_the_plan_only_with_a_token_limit() -> None:
         ("ml.p4de.24xlarge", "256"),  # A100 80 GiB: vLLM keeps 256 on A100s
         ("ml.p5.48xlarge", "1024"),  # H100 80 GiB
         ("ml.p5e.48xlarge", "1024"),  # H200
-        ("ml.g9x.2xlarge", "256"),  # a family the catalog does not know: vLLM's fallback
+        (
+            InstanceType("ml.g9x.2xlarge", allow_unknown_family=True),
+            "256",
+        ),  # a family the catalog does not know: vLLM's fallback
     ],
 )
-def test_lmi_vllm_caps_sequences_as_vllm_serve_does(instance: str, seqs: str) -> None:
+def test_lmi_vllm_caps_sequences_as_vllm_serve_does(
+    instance: str | InstanceType, seqs: str
+) -> None:
     # With or without a token limit: vLLM admits by free KV blocks below this cap, so the cap
     # is vLLM's own, not one sized for full-length sequences nor LMI's async-mode default 32.
     lmi = Engine.lmi()

@@ -245,7 +245,12 @@ def test_a_tgi_model_notes_tgi_s_upstream_status_once(new_stack: Callable[..., S
     tgi = _model(stack)
     tgi.bind()
     tgi.bind(Placement("ml.g5.12xlarge"))
-    vllm = LlmModel(stack, "Vllm", source=ModelSource.hugging_face(LLAMA3), engine=Engine.vllm())
+    vllm = LlmModel(
+        stack,
+        "Vllm",
+        source=ModelSource.hugging_face(LLAMA3, needs_token=False),
+        engine=Engine.vllm(),
+    )
     # THEN the TGI model says once that TGI is archived and what to use instead
     (note,) = [n for n in notes_of(tgi) if "TGI" in n]
     assert "archived" in note and "2026-03-21" in note and "3.3.6" in note

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from aws_cdk import Stack
 
-from constructs_llm import errors, reporting
+from constructs_llm import InstanceType, errors, reporting
 from constructs_llm.errors import (
     ConfigurationError,
     ConstructsLlmError,
@@ -121,7 +121,7 @@ def test_an_unlisted_warning_id_is_refused(new_stack: Callable[..., Stack]) -> N
 def test_a_warning_can_be_acknowledged_by_its_id(new_stack: Callable[..., Stack]) -> None:
     # GIVEN a model on an instance family the catalog lacks (it warns)
     stack = new_stack()
-    served = model(stack, instance_type="ml.g8.2xlarge")
+    served = model(stack, instance_type=InstanceType("ml.g8.2xlarge", allow_unknown_family=True))
     # WHEN its warning is acknowledged on the construct that carries it
     from aws_cdk import Annotations
 

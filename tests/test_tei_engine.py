@@ -270,7 +270,12 @@ def test_warnings_say_what_to_verify(new_stack: Callable[..., Stack]) -> None:
     LlmEndpoint(stack, "Endpoint", model=_embedder(stack, "ml.g5.12xlarge"))
     found = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("idle"))
     assert any("3 of the 4 GPUs of ml.g5.12xlarge stay idle" in str(w.entry.data) for w in found)
-    unknown = Engine.tei().warnings(_ctx("ml.g8.xlarge"), {})
+    unknown = Engine.tei().warnings(
+        EngineContext(
+            instance=InstanceType("ml.g8.xlarge", allow_unknown_family=True), model_location=BGE
+        ),
+        {},
+    )
     assert any("uses the TEI CPU image" in w for w in unknown)
 
 

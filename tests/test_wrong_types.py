@@ -583,7 +583,7 @@ WRONG_TYPES = [
     *_cases(
         "hugging-face",
         _hugging_face,
-        {"model_id": 5, "revision": 5, "token": 5, "token_json_field": 5},
+        {"model_id": 5, "revision": 5, "token": 5, "token_json_field": 5, "needs_token": "no"},
     ),
     *_cases(
         "s3",
@@ -710,6 +710,7 @@ WRONG_TYPES = [
     # InstanceType, Placement, ModelArchitecture
     _case("instance-type", "name", 5, _instance_type, names="Instance type"),
     _case("instance-type", "allow_unknown_size", "yes", _instance_type),
+    _case("instance-type", "allow_unknown_family", "yes", _instance_type),
     *_cases("placement", _placement, {"instance_type": 5, "accelerators": "1"}),
     *_cases(
         "architecture",
@@ -729,6 +730,7 @@ WRONG_TYPES = [
             "kind": "embedding",
             "embedding_dimensions": "1024",
             "matryoshka_min_dimensions": "64",
+            "active_params_billion": "13",
         },
     ),
 ]
