@@ -941,3 +941,21 @@ def test_the_process_streams_strictly_valid_events(
         strict_event(event)
     response = check_sequence(events)
     assert [o.type for o in response.output] == ["message", "function_call"]
+
+
+def test_max_output_tokens_above_the_model_s_limit_is_refused_naming_the_field() -> None:
+    # GIVEN a route whose model takes at most 4,096 tokens, prompt and answer together
+    from constructs_llm.streaming.runtime.request_errors import RequestError
+
+    body = {"model": MODEL, "input": "Hi", "max_output_tokens": 10**30}
+    # WHEN a Responses request asks for more THEN it is a 400 naming the Responses field
+    with pytest.raises(RequestError) as caught:
+        build_responses_request(body, "messages", max_total_tokens=4096)
+    assert caught.value.status == 400
+    assert caught.value.param == "max_output_tokens"
+    assert "max_output_tokens" in caught.value.message
+    # AND within the limit it passes
+    fine = build_responses_request(
+        {**body, "max_output_tokens": 1024}, "messages", max_total_tokens=4096
+    )
+    assert json.loads(fine.chat.engine_body)["max_tokens"] == 1024

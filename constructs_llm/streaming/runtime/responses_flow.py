@@ -31,7 +31,10 @@ class ResponsesExchange(ResponsesAnswerWriter):
                 raise mismatch
             self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
             request = build_responses_request(
-                data, route.request_format, tools=settings.tools_for(route)
+                data,
+                route.request_format,
+                tools=settings.tools_for(route),
+                max_total_tokens=route.max_total_tokens,
             )
         except RequestError as err:
             self._send_error(

@@ -70,11 +70,16 @@ class ResponsesRequest:
 
 
 def build_responses_request(
-    data: dict[str, Any], request_format: RequestFormat | str, *, tools: bool | None = None
+    data: dict[str, Any],
+    request_format: RequestFormat | str,
+    *,
+    tools: bool | None = None,
+    max_total_tokens: int | None = None,
 ) -> ResponsesRequest:
     """Validate a decoded Responses request and build its chat request for the engine.
 
-    ``tools`` says whether the route's engine serves tool calls (as for
+    ``tools`` says whether the route's engine serves tool calls, and ``max_total_tokens`` the
+    model's limit, which ``max_output_tokens`` may not exceed (both as for
     ``build_chat_request``). Raises ``RequestError`` naming the Responses field at fault.
     """
     check_fields(data)
@@ -99,7 +104,9 @@ def build_responses_request(
     if logprobs:
         chat["logprobs"] = True
     try:
-        request = build_chat_request(chat, request_format, tools=tools)
+        request = build_chat_request(
+            chat, request_format, tools=tools, max_total_tokens=max_total_tokens
+        )
     except RequestError as err:
         raise _in_responses_terms(err, talk) from None
     echo = {
