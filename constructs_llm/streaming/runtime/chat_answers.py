@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
 from .heartbeat import Heartbeat
@@ -30,6 +31,16 @@ from .upstream import UpstreamFailure, describe_stream_error
 __all__ = ["PEER_CHECK_SECONDS", "AnswerWriter"]
 
 PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
+
+
+class Tally(Protocol):
+    """What a whole answer counts as it grows: tokens (and tool-call pieces) and tool calls."""
+
+    @property
+    def tokens(self) -> int: ...
+
+    @property
+    def tool_calls(self) -> int: ...
 
 
 class AnswerWriter(Exchange):
@@ -158,32 +169,45 @@ class AnswerWriter(Exchange):
             model=self._target.model,
             logprobs=request.logprobs,
         )
+        end = self._gather(events, builder, builder.add, builder.add_tool_call)
+        if end is None:
+            return False
+        if type(end) is DoneEvent:
+            self._record_done(end)
+            self._send_json(200, builder.build(end))
+            return True
+        assert isinstance(end, ErrorEvent)
+        self._fail(end)
+        return False
+
+    def _gather(
+        self,
+        events: Iterator[StreamEvent],
+        tally: Tally,
+        add_text: Callable[[TokenEvent], object],
+        add_call: Callable[[ToolCallEvent], object],
+    ) -> StreamEvent | None:
+        """Feeds the stream's tokens and tool-call pieces to a whole answer (``add_text``,
+        ``add_call``), recording the first token's time and watching the client, then records
+        ``tally``'s counts; returns the event that ended the stream (None: none did)."""
         next_check = time.monotonic() + PEER_CHECK_SECONDS
         for event in events:
-            kind = type(event)
-            if kind is TokenEvent or kind is ToolCallEvent:
-                if kind is TokenEvent:
-                    builder.add(event)  # type: ignore[arg-type]
-                else:
-                    builder.add_tool_call(event)  # type: ignore[arg-type]
-                if builder.tokens == 1:
-                    self._record["ttft_ms"] = self._elapsed_ms()
-                if time.monotonic() >= next_check:
-                    if peer_closed(self.connection):
-                        raise ClientGone
-                    next_check = time.monotonic() + PEER_CHECK_SECONDS
-                continue
-            self._record["tokens"] = builder.tokens
-            if builder.tool_calls:
-                self._record["tool_calls"] = builder.tool_calls
-            if type(event) is DoneEvent:
-                self._record_done(event)
-                self._send_json(200, builder.build(event))
-                return True
-            assert isinstance(event, ErrorEvent)
-            self._fail(event)
-            return False
-        return False
+            if type(event) is TokenEvent:
+                add_text(event)
+            elif type(event) is ToolCallEvent:
+                add_call(event)
+            else:
+                self._record["tokens"] = tally.tokens
+                if tally.tool_calls:
+                    self._record["tool_calls"] = tally.tool_calls
+                return event
+            if tally.tokens == 1:
+                self._record["ttft_ms"] = self._elapsed_ms()
+            if time.monotonic() >= next_check:
+                if peer_closed(self.connection):
+                    raise ClientGone
+                next_check = time.monotonic() + PEER_CHECK_SECONDS
+        return None
 
     def _record_done(self, done: DoneEvent) -> None:
         self._record["finish_reason"] = done.finish_reason

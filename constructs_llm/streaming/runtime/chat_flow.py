@@ -17,7 +17,7 @@ from .events import ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
 from .heartbeat import Heartbeat
 from .parser import parse_stream
 from .requests import ChatRequest, RequestError, build_chat_request, load_request
-from .routing import VARIANT_HEADER, kind_mismatch, target_variant
+from .routing import VARIANT_HEADER, Route, kind_mismatch, target_variant
 from .sagemaker_stream import iter_payload_parts
 from .upstream import UpstreamFailure, describe_failure, invoke, release
 
@@ -65,19 +65,23 @@ class ChatExchange(AnswerWriter):
                 err.status, err.message, error_type=err.error_type, param=err.param, code=err.code
             )
             return
-        self._record["model"] = route.model
-        if self._variant is not None:
-            self._record["target_variant"] = self._variant
-        self._record["stream"] = request.stream
-        # Started before the call: the wait for SageMaker's answer is silence too.
-        heartbeat = None
-        if request.stream and settings.heartbeat_seconds > 0:
-            heartbeat = self._start_heartbeat(settings.heartbeat_seconds)
+        heartbeat = self._begin_answer(route, stream=request.stream)
         try:
             self._invoke_and_answer(request, heartbeat)
         finally:
             if heartbeat is not None:
                 heartbeat.stop()  # a no-op unless something unexpected raised
+
+    def _begin_answer(self, route: Route, *, stream: bool) -> Heartbeat | None:
+        """Records the request's route and framing, and starts the heartbeat of a stream when
+        the runtime has one: before the call, as the wait for SageMaker's answer is silence
+        too."""
+        self._record["model"] = route.model
+        if self._variant is not None:
+            self._record["target_variant"] = self._variant
+        self._record["stream"] = stream
+        seconds = self.server.settings.heartbeat_seconds
+        return self._start_heartbeat(seconds) if stream and seconds > 0 else None
 
     def _invoke_and_answer(
         self, request: ChatRequest, heartbeat: Heartbeat | None, answer: Answer | None = None

@@ -14,14 +14,12 @@ so the request's metrics are the chat request's.
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Iterator
 
-from .chat_answers import PEER_CHECK_SECONDS
 from .chat_flow import ChatExchange
 from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
 from .heartbeat import Heartbeat
-from .http_exchange import ClientGone, chunk, peer_closed
+from .http_exchange import chunk
 from .responses_objects import ResponseShape, final_status, usage_object
 from .responses_output import OutputItems
 from .responses_request import ResponsesRequest
@@ -111,24 +109,8 @@ class ResponsesAnswerWriter(ChatExchange):
     def _responses_complete(self, events: Iterator[StreamEvent], request: ResponsesRequest) -> bool:
         """Answer one ``response`` object; True when the stream ended normally."""
         output = OutputItems(logprobs=request.logprobs)
-        next_check = time.monotonic() + PEER_CHECK_SECONDS
-        for event in events:
-            kind = type(event)
-            if kind is TokenEvent or kind is ToolCallEvent:
-                if kind is TokenEvent:
-                    output.add_text(event)  # type: ignore[arg-type]
-                else:
-                    output.add_call(event)  # type: ignore[arg-type]
-                if output.tokens == 1:
-                    self._record["ttft_ms"] = self._elapsed_ms()
-                if time.monotonic() >= next_check:
-                    if peer_closed(self.connection):
-                        raise ClientGone
-                    next_check = time.monotonic() + PEER_CHECK_SECONDS
-                continue
-            self._record["tokens"] = output.tokens
-            if output.tool_calls:
-                self._record["tool_calls"] = output.tool_calls
+        event = self._gather(events, output, output.add_text, output.add_call)
+        if event is not None:
             if type(event) is DoneEvent:
                 self._record_done(event)
                 output.close(event.generated_text)

@@ -41,14 +41,7 @@ class ResponsesExchange(ResponsesAnswerWriter):
                 err.status, err.message, error_type=err.error_type, param=err.param, code=err.code
             )
             return
-        self._record["model"] = route.model
-        if self._variant is not None:
-            self._record["target_variant"] = self._variant
-        self._record["stream"] = request.stream
-        # Started before the call: the wait for SageMaker's answer is silence too.
-        heartbeat = None
-        if request.stream and settings.heartbeat_seconds > 0:
-            heartbeat = self._start_heartbeat(settings.heartbeat_seconds)
+        heartbeat = self._begin_answer(route, stream=request.stream)
         answer = Answer(
             stream=lambda events, beat: self._responses_stream(events, request, beat),
             complete=lambda events: self._responses_complete(events, request),
