@@ -169,7 +169,7 @@ def test_the_calls_of_one_request_run_four_at_a_time(
                 in_flight[0] -= 1
 
         threading.Thread(target=done, daemon=True).start()
-        return replace(tei.responder(request), header_delay=0.5)
+        return replace(tei.responder(request), header_delay=0.2)
 
     fake.responder = slow
     texts = [f"t{i}" for i in range(8)]
