@@ -11,8 +11,8 @@ import json
 import struct
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -153,32 +153,42 @@ def test_a_list_keeps_its_order_across_calls_split_at_the_engines_batch_size(
 def test_the_calls_of_one_request_run_four_at_a_time(
     start_runtime: StartRuntime, fake: FakeSageMaker, tei: TeiModel
 ) -> None:
-    # GIVEN TEI takes one input per call, and each call takes a while
+    # GIVEN TEI takes one input per call, and the first calls are held unanswered
     tei.max_client_batch_size = 1
     runtime = start_runtime(routes=_routes(max_inputs=1))
-    lock, in_flight, most = threading.Lock(), [0], [0]
+    lock, arrived = threading.Lock(), [0]
+    four_in_flight, release = threading.Event(), threading.Event()
 
-    def slow(request: ReceivedRequest) -> Scenario:
+    def held(request: ReceivedRequest) -> Scenario:
         with lock:
-            in_flight[0] += 1
-            most[0] = max(most[0], in_flight[0])
+            arrived[0] += 1
+            mine = arrived[0]
+        if mine == MAX_PARALLEL_CALLS:
+            four_in_flight.set()
+        if mine <= MAX_PARALLEL_CALLS:
+            release.wait(SOCKET_TIMEOUT)
+        return tei.responder(request)
 
-        def done() -> None:
-            request.finished.wait(SOCKET_TIMEOUT)
-            with lock:
-                in_flight[0] -= 1
-
-        threading.Thread(target=done, daemon=True).start()
-        return replace(tei.responder(request), header_delay=0.2)
-
-    fake.responder = slow
+    fake.responder = held
     texts = [f"t{i}" for i in range(8)]
+    answers: list[Any] = []
+    client = threading.Thread(
+        target=lambda: answers.append(
+            _openai(runtime).embeddings.create(model=EMBEDDER, input=texts)
+        ),
+        daemon=True,
+    )
     # WHEN a client sends 8 inputs
-    answer = _openai(runtime).embeddings.create(model=EMBEDDER, input=texts)
-    # THEN 8 calls carried them, several at once but never more than 4, and the order held
-    # (how many overlap depends on the machine's load: at least two always do)
-    assert len(fake.requests) == 8 and 2 <= most[0] <= MAX_PARALLEL_CALLS == 4
-    assert [d.embedding for d in answer.data] == [tei.embed(t) for t in texts]
+    client.start()
+    # THEN four calls are in flight at once, and no fifth starts while they are
+    assert four_in_flight.wait(SOCKET_TIMEOUT)
+    time.sleep(0.5)
+    assert arrived[0] == MAX_PARALLEL_CALLS == 4
+    # AND once they are answered, 8 calls in all carried the inputs, in order
+    release.set()
+    client.join(SOCKET_TIMEOUT)
+    assert len(fake.requests) == 8
+    assert [d.embedding for d in answers[0].data] == [tei.embed(t) for t in texts]
 
 
 def test_float_and_base64_encodings(served: Runtime, tei: TeiModel) -> None:
