@@ -26,7 +26,7 @@ from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
-from constructs_llm.hosting.production_variant import fleet_key, startup_timeouts
+from constructs_llm.hosting.production_variant import fleet_key
 from constructs_llm.hosting.storage import storage_settings
 from constructs_llm.hosting.target import (
     EmbeddingTraits,
@@ -604,13 +604,7 @@ def _too_many_rollback_alarms(variants: int, each: int) -> str:
 
 
 def _startup(planned: PlannedVariant) -> Duration:
-    spec = planned.spec
-    health, download = startup_timeouts(
-        planned.pools,
-        spec.model.architecture,
-        spec.health_check_timeout,
-        spec.download_timeout,
-    )
+    health, download = planned.startup
     return health.plus(download)
 
 

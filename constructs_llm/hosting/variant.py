@@ -19,6 +19,7 @@ the priority-1 pool's gets its own SageMaker Model (``ModelNameOverride``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -175,6 +176,15 @@ class PlannedVariant:
     def placement(self) -> Placement:
         """The priority-1 pool (the only one without pools)."""
         return self.pools.first
+
+    @functools.cached_property
+    def startup(self) -> tuple[Duration, Duration]:
+        """The health-check and download timeouts: as given, else the defaults for the
+        slowest pool and the model's size (computed once, for rollout checks and hosting)."""
+        spec = self.spec
+        return startup_timeouts(
+            self.pools, spec.model.architecture, spec.health_check_timeout, spec.download_timeout
+        )
 
 
 def plan_variants(
@@ -447,12 +457,7 @@ class EndpointVariant(VariantMetrics):
         self.provision_timeout = spec.provision_timeout
         self.binding: ModelBinding = spec.model.bind(planned.placement)
         self._pool_models = _pool_models(spec.model, planned.pools)
-        self.health_check_timeout, self.download_timeout = startup_timeouts(
-            planned.pools,
-            spec.model.architecture,
-            spec.health_check_timeout,
-            spec.download_timeout,
-        )
+        self.health_check_timeout, self.download_timeout = planned.startup
         self._volume_size = spec.volume_size
         self.capacity_reservation = spec.capacity_reservation
         self.scalable_target: appscaling.ScalableTarget | None = None
