@@ -7,6 +7,7 @@ from enum import Enum
 from typing import Literal
 
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hardware.placement import Placement
 from constructs_llm.sizing.memory import MemoryPlan
 
 __all__ = [
@@ -63,9 +64,14 @@ class EngineContext:
     model_family: str | None = None
 
     @property
+    def placement(self) -> Placement:
+        """The copy's placement, which owns the device count."""
+        return Placement(self.instance, self.accelerators)
+
+    @property
     def devices(self) -> int:
-        """Devices available to the copy (0 when the hardware is unknown)."""
-        return self.accelerators or self.instance.accelerator_count
+        """Devices available to the copy (0 when the hardware is unknown): the placement's."""
+        return self.placement.devices
 
     @property
     def where(self) -> str:
@@ -85,7 +91,7 @@ def available_cores(ctx: EngineContext) -> int | None:
     per_chip = cores_per_chip(ctx.instance)
     if per_chip is None:
         return None
-    return (ctx.accelerators or ctx.instance.accelerator_count) * per_chip
+    return ctx.devices * per_chip
 
 
 def decimal_int(text: str) -> int | None:
