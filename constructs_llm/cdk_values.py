@@ -8,6 +8,8 @@ make the right value (or None). The CDK modules are imported only to check a val
 
 from __future__ import annotations
 
+import importlib
+
 from constructs_llm.values import list_problems, type_problem
 
 __all__ = [
@@ -24,91 +26,72 @@ __all__ = [
 ]
 
 
-def role_problem(prop: str, value: object) -> str | None:
+def _cdk_type(module: str, name: str) -> type:
+    """``aws_cdk.<module>.<name>``, imported only when a value is checked."""
+    kind: type = getattr(importlib.import_module(f"aws_cdk.{module}"), name)
+    return kind
+
+
+def _problem(prop: str, value: object, module: str, name: str, fix: str) -> str | None:
+    """None for no value (the argument is optional), else ``type_problem``."""
     if value is None:
         return None
-    from aws_cdk import aws_iam as iam
+    return type_problem(prop, value, _cdk_type(module, name), fix)
 
+
+def role_problem(prop: str, value: object) -> str | None:
     fix = "pass an iam.Role, or import one with iam.Role.from_role_arn(self, 'Role', arn)"
-    return type_problem(prop, value, iam.IRole, fix)
+    return _problem(prop, value, "aws_iam", "IRole", fix)
 
 
 def grantee_problem(prop: str, value: object) -> str | None:
-    from aws_cdk import aws_iam as iam
-
     fix = "pass a role, user, group or function (an iam.IGrantable)"
-    return type_problem(prop, value, iam.IGrantable, fix)
+    return type_problem(prop, value, _cdk_type("aws_iam", "IGrantable"), fix)
 
 
 def key_problem(prop: str, value: object) -> str | None:
-    if value is None:
-        return None
-    from aws_cdk import aws_kms as kms
-
     fix = "pass a kms.Key, or import one with kms.Key.from_key_arn(self, 'Key', arn)"
-    return type_problem(prop, value, kms.IKey, fix)
+    return _problem(prop, value, "aws_kms", "IKey", fix)
 
 
 def vpc_problem(prop: str, value: object) -> str | None:
-    if value is None:
-        return None
-    from aws_cdk import aws_ec2 as ec2
-
     fix = "pass an ec2.Vpc, or import one with ec2.Vpc.from_lookup(self, 'Vpc', vpc_id=...)"
-    return type_problem(prop, value, ec2.IVpc, fix)
+    return _problem(prop, value, "aws_ec2", "IVpc", fix)
 
 
 def subnets_problem(prop: str, value: object) -> str | None:
-    if value is None:
-        return None
-    from aws_cdk import aws_ec2 as ec2
-
     fix = (
         "use ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS), or "
         "ec2.SubnetSelection(subnets=[...]) for given subnets"
     )
-    return type_problem(prop, value, ec2.SubnetSelection, fix)
+    return _problem(prop, value, "aws_ec2", "SubnetSelection", fix)
 
 
 def security_groups_problems(prop: str, value: object) -> list[str | None]:
     if value is None:
         return []
-    from aws_cdk import aws_ec2 as ec2
-
     fix = "import one with ec2.SecurityGroup.from_security_group_id(self, 'Sg', 'sg-...')"
-    return list_problems(prop, value, ec2.ISecurityGroup, fix)
+    return list_problems(prop, value, _cdk_type("aws_ec2", "ISecurityGroup"), fix)
 
 
 def layer_problem(prop: str, value: object) -> str | None:
-    if value is None:
-        return None
-    from aws_cdk import aws_lambda as lambda_
-
     fix = "import it with lambda_.LayerVersion.from_layer_version_arn(self, 'Adapter', arn)"
-    return type_problem(prop, value, lambda_.ILayerVersion, fix)
+    return _problem(prop, value, "aws_lambda", "ILayerVersion", fix)
 
 
 def architecture_problem(prop: str, value: object) -> str | None:
-    if value is None:
-        return None
-    from aws_cdk import aws_lambda as lambda_
-
     fix = "use lambda_.Architecture.ARM_64 or lambda_.Architecture.X86_64"
-    return type_problem(prop, value, lambda_.Architecture, fix)
+    return _problem(prop, value, "aws_lambda", "Architecture", fix)
 
 
 def log_retention_problem(prop: str, value: object) -> str | None:
-    from aws_cdk import aws_logs as logs
-
     fix = "use a member such as logs.RetentionDays.ONE_MONTH"
-    return type_problem(prop, value, logs.RetentionDays, fix)
+    return type_problem(prop, value, _cdk_type("aws_logs", "RetentionDays"), fix)
 
 
 def repository_problem(prop: str, value: object) -> str | None:
-    from aws_cdk import aws_ecr as ecr
-
     fix = (
         "import it with ecr.Repository.from_repository_name(self, 'Repo', name), or use "
         "ContainerImage.from_uri(uri) for an image URI"
     )
-    return type_problem(prop, value, ecr.IRepository, fix)
+    return type_problem(prop, value, _cdk_type("aws_ecr", "IRepository"), fix)
