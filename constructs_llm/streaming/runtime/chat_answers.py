@@ -52,13 +52,7 @@ class AnswerWriter(Exchange):
         self, events: Iterator[StreamEvent], request: ChatRequest, heartbeat: Heartbeat | None
     ) -> bool:
         """Relay the events as SSE; True when the stream ended normally."""
-        if heartbeat is None:
-            first, head_sent = next(events), False
-        else:
-            try:
-                first = next(events)
-            finally:
-                head_sent = self._stop_heartbeat(heartbeat)
+        first, head_sent = self._first_event(events, heartbeat)
         if type(first) is ErrorEvent:
             if head_sent:  # too late for a status: end the stream with the error
                 self._end_stream_with_error(describe_stream_error(first))
@@ -113,6 +107,19 @@ class AnswerWriter(Exchange):
             self._write(pending + frame(last) + (b"0\r\n\r\n" if chunked else b""))
             return type(event) is DoneEvent
         return False
+
+    def _first_event(
+        self, events: Iterator[StreamEvent], heartbeat: Heartbeat | None
+    ) -> tuple[StreamEvent, bool]:
+        """The stream's first event, and whether the heartbeat (stopped once it came) already
+        sent the response's head."""
+        if heartbeat is None:
+            return next(events), False
+        try:
+            first = next(events)
+        finally:
+            head_sent = self._stop_heartbeat(heartbeat)
+        return first, head_sent
 
     def _start_heartbeat(self, interval: float) -> Heartbeat:
         """Keep-alive comments (after the SSE head) every ``interval`` until the first event."""

@@ -39,13 +39,7 @@ class ResponsesAnswerWriter(ChatExchange):
         self, events: Iterator[StreamEvent], request: ResponsesRequest, heartbeat: Heartbeat | None
     ) -> bool:
         """Relay the events as Responses SSE; True when the stream ended normally."""
-        if heartbeat is None:
-            first, head_sent = next(events), False
-        else:
-            try:
-                first = next(events)
-            finally:
-                head_sent = self._stop_heartbeat(heartbeat)
+        first, head_sent = self._first_event(events, heartbeat)
         if type(first) is ErrorEvent:
             if head_sent:  # too late for a status: the stream says the response failed
                 self._responses_end_with_error(request, describe_stream_error(first))
