@@ -17,7 +17,7 @@ from .events import ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
 from .heartbeat import Heartbeat
 from .parser import parse_stream
 from .requests import ChatRequest, RequestError, build_chat_request, load_request
-from .routing import VARIANT_HEADER, Route, kind_mismatch, target_variant
+from .routing import VARIANT_HEADER, Route, accept_route
 from .sagemaker_stream import iter_payload_parts
 from .upstream import UpstreamFailure, describe_failure, invoke, release
 
@@ -49,10 +49,7 @@ class ChatExchange(AnswerWriter):
         try:
             data = load_request(self._read_body(settings.max_body_bytes))
             self._target = self._routed = route = self.server.routes.pick(data.get("model"))
-            mismatch = kind_mismatch(route, ModelKind.CHAT)
-            if mismatch is not None:
-                raise mismatch
-            self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
+            self._variant = accept_route(route, ModelKind.CHAT, self.headers.get(VARIANT_HEADER))
             fmt = route.request_format
             request = build_chat_request(
                 data,

@@ -25,7 +25,7 @@ from .embeddings_answer import EngineAnswerError, embeddings_object, parse_tei_a
 from .embeddings_request import EmbeddingsRequest, build_embeddings_request
 from .http_exchange import Exchange
 from .requests import RequestError, load_request
-from .routing import VARIANT_HEADER, Route, kind_mismatch, target_variant
+from .routing import VARIANT_HEADER, Route, accept_route
 from .upstream import UpstreamFailure, describe_failure, invoke_once
 
 __all__ = ["MAX_PARALLEL_CALLS", "EmbeddingsExchange"]
@@ -42,10 +42,7 @@ class EmbeddingsExchange(Exchange):
         try:
             data = load_request(self._read_body(settings.max_body_bytes))
             self._routed = route = self.server.routes.pick(data.get("model"))
-            mismatch = kind_mismatch(route, ModelKind.EMBEDDING)
-            if mismatch is not None:
-                raise mismatch
-            variant = target_variant(route, self.headers.get(VARIANT_HEADER))
+            variant = accept_route(route, ModelKind.EMBEDDING, self.headers.get(VARIANT_HEADER))
             request = build_embeddings_request(data, route)
         except RequestError as err:
             self._send_error(

@@ -13,7 +13,7 @@ from .chat_flow import Answer
 from .requests import RequestError, load_request
 from .responses_answers import ResponsesAnswerWriter
 from .responses_request import build_responses_request
-from .routing import VARIANT_HEADER, kind_mismatch, target_variant
+from .routing import VARIANT_HEADER, accept_route
 
 __all__ = ["ResponsesExchange"]
 
@@ -26,10 +26,7 @@ class ResponsesExchange(ResponsesAnswerWriter):
         try:
             data = load_request(self._read_body(settings.max_body_bytes))
             self._target = self._routed = route = self.server.routes.pick(data.get("model"))
-            mismatch = kind_mismatch(route, ModelKind.CHAT)
-            if mismatch is not None:
-                raise mismatch
-            self._variant = target_variant(route, self.headers.get(VARIANT_HEADER))
+            self._variant = accept_route(route, ModelKind.CHAT, self.headers.get(VARIANT_HEADER))
             request = build_responses_request(
                 data,
                 route.request_format,

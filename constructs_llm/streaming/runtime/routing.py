@@ -69,6 +69,7 @@ __all__ = [
     "VARIANT_HEADER",
     "Route",
     "RoutingTable",
+    "accept_route",
     "kind_mismatch",
     "model_not_found",
     "parse_routes",
@@ -204,6 +205,18 @@ def kind_mismatch(route: Route, wanted: ModelKind) -> RequestError | None:
         param="model",
         code="model_kind_mismatch",
     )
+
+
+def accept_route(route: Route, kind: ModelKind, variant_header: str | None) -> str | None:
+    """The variant a request to ``route`` pins, once the route is known to serve the ``kind``
+    of model the request's API wants.
+
+    :raises RequestError: a model of the other kind, or a bad variant
+    """
+    mismatch = kind_mismatch(route, kind)
+    if mismatch is not None:
+        raise mismatch
+    return target_variant(route, variant_header)
 
 
 def _a(kind: ModelKind) -> str:
