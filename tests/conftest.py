@@ -60,8 +60,25 @@ def new_stack() -> Callable[..., Any]:
     return make
 
 
+def _stated_seconds(item: pytest.Item) -> float:
+    """What a slow test says it costs: `pytest.mark.slow(seconds=...)`, else 0."""
+    marker = item.get_closest_marker("slow")
+    return float(marker.kwargs.get("seconds", 0)) if marker else 0.0
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Slow modules (mypy, the CLI synth, the wheel install) start first, so the workers
-    finish together instead of one waiting on a late slow test. The sort is stable and the
-    slow marks are per module, so each module's tests stay together (one fixture setup)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Modules start longest first, so the two workers finish together instead of one waiting
+    on a late slow test: the slow modules by their stated cost (a cold mypy, the README's
+    install from PyPI), then the other slow modules, then the rest by test count. `make test`
+    passes --no-loadscope-reorder so xdist keeps this order; the sort is stable and its key is
+    per module, so each module's tests stay together (one fixture setup)."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+
+    def cost(module: list[pytest.Item]) -> tuple[float, bool, int]:
+        seconds = max(_stated_seconds(item) for item in module)
+        slow = any(item.get_closest_marker("slow") for item in module)
+        return (-seconds, not slow, -len(module))
+
+    items[:] = [item for module in sorted(modules.values(), key=cost) for item in module]
