@@ -8,7 +8,9 @@ finds no capacity on the preferred GPU falls back to the next type instead of fa
 - SageMaker tries the pools for up to 30 minutes before the deploy (or scale-out) fails;
 - autoscaling between 1 and 4 instances on concurrency, with the target set for the smallest
   pools (an A10G or L4 holds 11 full 8,192-token sequences);
-- the default alarms, GPU memory watched per pool, and a dashboard row with a line per pool.
+- the default alarms, GPU memory watched per pool, and a dashboard row with a line per pool;
+- enhanced metrics: the row also graphs each GPU and each instance, and one more alarm watches
+  the fullest single GPU (a percent of one GPU reads the same on every pool's type).
 
 The variant is named ``pools``: adding, dropping or reordering pools keeps the variant (and
 its scalable target) and replaces only the EndpointConfig.
@@ -50,6 +52,7 @@ class CapacityStack(Stack):
             model=model,
             instance_type=POOLS,
             provision_timeout=Duration.minutes(30),
+            enhanced_metrics=True,
             autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
         )
         self.dashboard = LlmDashboard(self, "Dashboard", endpoints=[self.endpoint])

@@ -89,6 +89,23 @@ def test_templates_hold_no_physical_names_but_the_endpoint(templates: dict[str, 
                 assert "EndpointConfigName" not in props
 
 
+def test_the_capacity_example_graphs_each_gpu_and_alarms_on_the_fullest(
+    templates: dict[str, Path],
+) -> None:
+    """The README's `capacity` row: enhanced metrics on, a graph per GPU, an alarm on the
+    fullest GPU beside the per-pool ones."""
+    template = json.loads(templates["Capacity"].read_text())
+    resources = template["Resources"].values()
+    (config,) = [r for r in resources if r["Type"] == "AWS::SageMaker::EndpointConfig"]
+    assert config["Properties"]["MetricsConfig"] == {"EnableEnhancedMetrics": True}
+    alarms = [r["Properties"] for r in resources if r["Type"] == "AWS::CloudWatch::Alarm"]
+    queries = [json.dumps(a.get("Metrics", "")) for a in alarms]
+    assert sum("SELECT MAX(GPUMemoryUtilization)" in q for q in queries) == 1
+    (dashboard,) = [r for r in resources if r["Type"] == "AWS::CloudWatch::Dashboard"]
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert "AcceleratorId,EndpointName,InstanceId,VariantName" in body
+
+
 def test_cfn_lint_reports_nothing(templates: dict[str, Path], tmp_path: Path) -> None:
     # GIVEN a canary: a template cfn-lint must fault, so a run that checks nothing fails here
     canary = tmp_path / "Canary.template.json"

@@ -23,7 +23,7 @@ from constructs_llm.hosting.async_inference import (
 )
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
-from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
+from constructs_llm.hosting.metrics_config import enhanced_period, metrics_config, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.production_variant import fleet_key
@@ -244,6 +244,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             # before CloudFormation creates the endpoint breaks that cycle.
             endpoint_name = generated_name(self, "endpoint_name")
         self._metrics_config = metrics_config(enhanced_metrics, metric_publish_frequency)
+        self.enhanced_period = enhanced_period(enhanced_metrics, metric_publish_frequency)
         self._host(planned, kms_key, endpoint_name, single, deployment)
         for v in self.variants:
             if alarm_props is not None:

@@ -28,7 +28,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.values import describe
 
-__all__ = ["PUBLISH_FREQUENCIES_S", "metrics_config", "metrics_problems"]
+__all__ = ["PUBLISH_FREQUENCIES_S", "enhanced_period", "metrics_config", "metrics_problems"]
 
 #: The publishing intervals SageMaker accepts, in seconds (botocore ``MetricsConfig``).
 PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
@@ -83,3 +83,13 @@ def metrics_config(
         if metric_publish_frequency is not None
         else None,
     )
+
+
+def enhanced_period(
+    enhanced_metrics: bool, metric_publish_frequency: Duration | None
+) -> Duration | None:
+    """How often the enhanced metrics arrive (the dashboard's period for them), or None when
+    the endpoint publishes none."""
+    if not enhanced_metrics:
+        return None
+    return metric_publish_frequency or Duration.minutes(1)

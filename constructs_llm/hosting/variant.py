@@ -433,6 +433,9 @@ class HasEndpointName(Protocol):
     @property
     def metric_endpoint_name(self) -> str: ...
 
+    @property
+    def enhanced_period(self) -> Duration | None: ...
+
 
 class EndpointVariant(VariantMetrics):
     """One variant as deployed (``endpoint.variants[i]``, ``endpoint.shadow_variant``): its
@@ -460,6 +463,7 @@ class EndpointVariant(VariantMetrics):
         self.health_check_timeout, self.download_timeout = planned.startup
         self._volume_size = spec.volume_size
         self.capacity_reservation = spec.capacity_reservation
+        self.enhanced_period = endpoint.enhanced_period
         self.scalable_target: appscaling.ScalableTarget | None = None
         #: Its default alarms (``LlmEndpoint(alarms=...)``); None for the shadow or without.
         self.alarms: LlmAlarms | None = None

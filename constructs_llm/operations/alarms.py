@@ -125,6 +125,8 @@ class AlarmMetrics:
         an instance for ``GPUMemoryUtilization``). @default 1
     :param gpu_memory_by_instance_type: GPU memory of each instance pool, for a variant with
         pools, whose types may differ in GPUs (then instead of ``gpu_memory``). @default none
+    :param gpu_memory_per_gpu: with enhanced metrics, the memory in use on the fullest single
+        GPU, in percent of that GPU. @default none
     :param disk: ``DiskUtilization``. @default none
     :param no_capacity: ``NoCapacityInvocationFailures``. @default none
     :param no_capacity_minutes: how long requests must find no capacity before the alarm
@@ -137,6 +139,7 @@ class AlarmMetrics:
     gpu_memory: cloudwatch.Metric | None = None
     gpu_memory_scale: int = 1
     gpu_memory_by_instance_type: tuple[PoolMetric, ...] = ()
+    gpu_memory_per_gpu: cloudwatch.IMetric | None = None
     disk: cloudwatch.Metric | None = None
     no_capacity: cloudwatch.Metric | None = None
     no_capacity_minutes: int = 5
@@ -154,7 +157,9 @@ class LlmAlarms:
     """The alarms of one target (``endpoint.alarms``, ``component.alarms``); iterate for all.
 
     A variant with instance pools has a GPU memory alarm per pool
-    (``gpu_memory_by_instance_type``, by instance type) instead of ``gpu_memory``."""
+    (``gpu_memory_by_instance_type``, by instance type) instead of ``gpu_memory``. With enhanced
+    metrics, a variant on GPUs also watches its fullest single GPU (``gpu_memory_per_gpu``),
+    which an instance's sum over its GPUs can hide."""
 
     errors: cloudwatch.Alarm
     model_errors: cloudwatch.Alarm
@@ -163,6 +168,7 @@ class LlmAlarms:
     disk: cloudwatch.Alarm | None = None
     no_capacity: cloudwatch.Alarm | None = None
     gpu_memory_by_instance_type: Mapping[str, cloudwatch.Alarm] = field(default_factory=dict)
+    gpu_memory_per_gpu: cloudwatch.Alarm | None = None
 
     def __iter__(self) -> Iterator[cloudwatch.Alarm]:
         for each in fields(self):
@@ -272,6 +278,17 @@ def create_alarms(
         )
         for pool in metrics.gpu_memory_by_instance_type
     }
+    per_gpu = None
+    if metrics.gpu_memory_per_gpu is not None:
+        per_gpu = alarm(
+            "GpuMemoryPerGpu",
+            metrics.gpu_memory_per_gpu,
+            settings.gpu_memory_percent,
+            (5, 5),
+            f"GPU memory at or above {settings.gpu_memory_percent:g} % on a single GPU for 5 "
+            "minutes (enhanced metrics, the fullest GPU of any instance), beyond what the "
+            "engine reserves; look for a second process, a leak or copies packed on one GPU",
+        )
     disk = None
     if metrics.disk is not None:
         disk = alarm(
@@ -301,6 +318,7 @@ def create_alarms(
         disk=disk,
         no_capacity=no_capacity,
         gpu_memory_by_instance_type=by_type,
+        gpu_memory_per_gpu=per_gpu,
     )
 
 

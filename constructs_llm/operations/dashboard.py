@@ -9,7 +9,9 @@ copies are counted as the SampleCount of the CPU metric each instance (``CPUUtil
 or copy (``CPUUtilizationNormalized``) reports every minute. For a variant with instance
 pools, the instances, model latency and GPU graphs add a line per pool, from the
 ``InstanceType`` dimension SageMaker publishes for pools (guide "Deploy to multiple instance
-types with instance pools", section "Monitor instance pools").
+types with instance pools", section "Monitor instance pools"). With enhanced metrics, a row
+ends with a line per GPU (memory and use) and per instance (requests), or per copy for a
+component, found by search expressions, as the ids are only known once the endpoint runs.
 """
 
 from __future__ import annotations
@@ -177,6 +179,7 @@ def _target_widgets(
         _gpus(view),
         _tokens(target, invokers),
         _alarms(target),
+        *(_graph(title, lines, percent="%" in title) for title, lines in view.enhanced),
     ]
 
 

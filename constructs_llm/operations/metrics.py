@@ -12,6 +12,17 @@ InstanceType" for components, standard and enhanced metrics alike (guide "Deploy
 instance types with instance pools", section "Monitor instance pools",
 https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html);
 ``instance_type_dimensions`` narrows any ``metric_*()`` to one pool.
+
+With enhanced metrics (``enhanced_metrics=True`` on the endpoint) SageMaker adds an
+``InstanceId`` dimension to the utilization and invocation metrics, ``AcceleratorId`` to the
+GPU metrics and, for inference components, ``ContainerId`` (in ``AWS/SageMaker`` and
+``/aws/sagemaker/InferenceComponents``), published as often as ``metric_publish_frequency``
+says (guide "Amazon SageMaker AI enhanced metrics for inference endpoints",
+https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-metrics.html).
+Instance, GPU and container ids are only known once the endpoint runs, so the dashboard finds
+those series with search expressions (one line per instance, GPU or copy) and the alarm on the
+fullest GPU reads them with a Metrics Insights query; both name the dimension set the guide
+describes (the target's own dimensions plus those ids).
 """
 
 from __future__ import annotations
@@ -134,6 +145,8 @@ class DashboardView:
     :param parts: targets shown in rows of their own after this one's (an endpoint's
         variants). @default none
     :param heading: the markdown heading of such a part's row. @default none
+    :param enhanced: graphs of the enhanced metrics (title, lines), one line per instance, GPU
+        or copy. @default none (enhanced metrics off)
     """
 
     label: str
@@ -147,6 +160,7 @@ class DashboardView:
     extra_counts: Sequence[cloudwatch.IMetric] = ()
     parts: Sequence[Any] = field(default_factory=tuple)
     heading: str | None = None
+    enhanced: Sequence[tuple[str, Sequence[cloudwatch.IMetric]]] = ()
 
 
 class InvocationMetrics:
@@ -155,6 +169,10 @@ class InvocationMetrics:
 
     #: Requests in flight per model (variant) or per copy (component).
     _CONCURRENCY_METRIC = "ConcurrentRequestsPerModel"
+
+    #: How often the endpoint publishes enhanced metrics (per instance, GPU or copy), or None
+    #: when it publishes none (``enhanced_metrics=False``, the default).
+    enhanced_period: Duration | None = None
 
     if TYPE_CHECKING:  # each subclass names the dimensions of its metrics
 
@@ -225,6 +243,25 @@ class InvocationMetrics:
         @default statistic "Maximum" """
         return self.metric(self._CONCURRENCY_METRIC, **with_defaults(options, statistic="Maximum"))
 
+    def _per_id(
+        self, namespace: str, metric_name: str, ids: tuple[str, ...], statistic: str
+    ) -> cloudwatch.SearchExpression:
+        """One line per instance, GPU or copy (the enhanced-metrics ``ids``) of this target's
+        ``metric_name``: a search for exactly this target's dimensions plus ``ids``."""
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        assert self.enhanced_period is not None
+        dimensions = self._metric_dimensions()
+        schema = ",".join([f'"{namespace}"', *sorted([*dimensions, *ids])])
+        values = " ".join(f'{name}="{value}"' for name, value in dimensions.items())
+        seconds = int(self.enhanced_period.to_seconds())
+        return cloudwatch.SearchExpression(
+            expression=f"SEARCH('{{{schema}}} MetricName=\"{metric_name}\" {values}', "
+            f"'{statistic}', {seconds})",
+            label="",  # each line is named by its own ids
+            period=self.enhanced_period,
+        )
+
 
 class VariantMetrics(InvocationMetrics):
     """The metrics of an endpoint variant's instances (an ``LlmEndpoint``'s first variant, or
@@ -293,6 +330,52 @@ class VariantMetrics(InvocationMetrics):
             gpu=self._pool_gpus(pools) if pools else self._instance_gpus(),
             extra_latency=latency,
             extra_counts=counts,
+            enhanced=self._enhanced_graphs(),
+        )
+
+    def _has_gpus(self) -> bool:
+        return any(_gpus(t) for t in (self.pool_instance_types or (self.instance_type,)))
+
+    def _enhanced_graphs(self) -> tuple[tuple[str, Sequence[cloudwatch.IMetric]], ...]:
+        """With enhanced metrics: each GPU's memory and use, and each instance's requests."""
+        if self.enhanced_period is None:
+            return ()
+        requests = (
+            "Requests per instance",
+            [self._per_id("AWS/SageMaker", "Invocations", ("InstanceId",), "Sum")],
+        )
+        if not self._has_gpus():
+            return (requests,)
+        gpu = ("AcceleratorId", "InstanceId")
+        return (
+            (
+                "GPU memory per GPU (%)",
+                [self._per_id(INSTANCE_NAMESPACE, "GPUMemoryUtilization", gpu, "Maximum")],
+            ),
+            (
+                "GPU use per GPU (%)",
+                [self._per_id(INSTANCE_NAMESPACE, "GPUUtilization", gpu, "Average")],
+            ),
+            requests,
+        )
+
+    def _fullest_gpu(self) -> cloudwatch.IMetric | None:
+        """With enhanced metrics on GPU instances: the memory in use on the fullest GPU of any
+        instance (percent of that GPU), by a Metrics Insights query, which alarms accept
+        where they refuse a search."""
+        from aws_cdk import aws_cloudwatch as cloudwatch
+
+        if self.enhanced_period is None or not self._has_gpus():
+            return None
+        dimensions = self._metric_dimensions()
+        schema = ", ".join(sorted([*dimensions, "AcceleratorId", "InstanceId"]))
+        where = " AND ".join(f"{name} = '{value}'" for name, value in dimensions.items())
+        return cloudwatch.MathExpression(
+            expression=f'SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("{INSTANCE_NAMESPACE}", '
+            f"{schema}) WHERE {where}",
+            using_metrics={},
+            label="GPU memory of the fullest GPU",
+            period=_MINUTE,
         )
 
     @property
@@ -378,6 +461,7 @@ class VariantMetrics(InvocationMetrics):
             gpu_memory=self.metric_gpu_memory_utilization() if gpus and not pools else None,
             gpu_memory_scale=gpus or 1,
             gpu_memory_by_instance_type=per_type,
+            gpu_memory_per_gpu=self._fullest_gpu(),
             disk=self.metric_disk_utilization(),
         )
 
@@ -416,3 +500,22 @@ class CopyMetrics(InvocationMetrics):
         """CPU use of the copies; each copy reports it, so its SampleCount per minute counts
         the copies running."""
         return self.metric("CPUUtilizationNormalized", namespace=COPY_NAMESPACE, **options)
+
+    def _enhanced_graphs(self, gpus: bool) -> tuple[tuple[str, Sequence[cloudwatch.IMetric]], ...]:
+        """With enhanced metrics: each copy's (container's) requests, and its GPU memory."""
+        if self.enhanced_period is None:
+            return ()
+        copy = ("ContainerId",)
+        memory = "GPUMemoryUtilizationNormalized"
+        graphs: list[tuple[str, Sequence[cloudwatch.IMetric]]] = [
+            ("Requests per copy", [self._per_id("AWS/SageMaker", "Invocations", copy, "Sum")])
+        ]
+        if gpus:
+            graphs.insert(
+                0,
+                (
+                    "GPU memory per copy (% of its GPUs)",
+                    [self._per_id(COPY_NAMESPACE, memory, copy, "Maximum")],
+                ),
+            )
+        return tuple(graphs)

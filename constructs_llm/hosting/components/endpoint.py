@@ -23,7 +23,11 @@ from constructs_llm.hosting.capacity_reservation import (
     capacity_reservation_problem,
 )
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
-from constructs_llm.hosting.metrics_config import metrics_config, metrics_problems
+from constructs_llm.hosting.metrics_config import (
+    enhanced_period,
+    metrics_config,
+    metrics_problems,
+)
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.production_variant import (
     fleet_key,
@@ -181,6 +185,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             VARIANT_NAME if self.pools.listed else variant_name_for(self.instance_type)
         )
         self.components: list[HostedComponent] = []
+        #: How often its enhanced metrics arrive (None: enhanced metrics off).
+        self.enhanced_period = enhanced_period(enhanced_metrics, metric_publish_frequency)
         self._volume_size = volume_size
         self._host_ami: str | None = None
 

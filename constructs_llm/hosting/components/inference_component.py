@@ -174,6 +174,7 @@ class InferenceComponent(
         problems.add(int_type_problem("accelerators", accelerators))
         problems.raise_if_any()  # nothing below can be checked without them
         self.endpoint, self.model = endpoint, model
+        self.enhanced_period = endpoint.enhanced_period
         self.chosen_served_name = served_model_name
         self.instance_type = endpoint.instance_type
         #: Devices a copy gets on each pool of the endpoint, priority 1 first.
@@ -308,6 +309,7 @@ class InferenceComponent(
             if gpus
             else None,
             extra_errors=[self.metric_no_capacity_invocation_failures(label="no capacity")],
+            enhanced=self._enhanced_graphs(gpus=bool(gpus)),
         )
 
     def _openai_invoke_arns(self) -> list[str]:
