@@ -28,14 +28,13 @@ from constructs_llm import (
 LLAMA = "meta-llama/Meta-Llama-3-8B-Instruct"
 
 
-def _model(stack: Stack, id: str, instance_type: str | list[str] = "ml.g5.12xlarge") -> LlmModel:
-    first = instance_type if isinstance(instance_type, str) else instance_type[0]
+def _model(stack: Stack, id: str, instance_type: str = "ml.g5.12xlarge") -> LlmModel:
     return LlmModel(
         stack,
         id,
         source=ModelSource.hugging_face(LLAMA, needs_token=False),
         engine=Engine.vllm(),
-        instance_type=first,
+        instance_type=instance_type,
     )
 
 
@@ -193,13 +192,7 @@ def test_instance_pools_share_one_fullest_gpu_alarm(new_stack: Callable[..., Sta
     # a percent of one GPU reads the same on every pool's type, so one alarm covers them all
     stack = new_stack()
     pools = ["ml.g6e.2xlarge", "ml.g5.4xlarge"]
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face(LLAMA, needs_token=False),
-        engine=Engine.vllm(),
-        instance_type=pools[0],
-    )
+    model = _model(stack, "Model", pools[0])
     endpoint = LlmEndpoint(
         stack, "Endpoint", model=model, instance_type=pools, alarms=True, enhanced_metrics=True
     )
