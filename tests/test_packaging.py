@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CDK_BIN = ROOT / "node_modules" / ".bin"
-pytestmark = pytest.mark.slow(seconds=40)
+pytestmark = pytest.mark.slow(seconds=25)
 
 #: What the package carries besides its Python modules.
 PACKAGE_DATA = {

@@ -15,7 +15,7 @@ import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.slow(seconds=35)
+pytestmark = pytest.mark.slow(seconds=40)
 
 
 def test_mypy_strict_finds_nothing() -> None:
