@@ -287,7 +287,7 @@ def create_alarms(
             (5, 5),
             f"GPU memory at or above {settings.gpu_memory_percent:g} % on a single GPU for 5 "
             "minutes (enhanced metrics, the fullest GPU of any instance), beyond what the "
-            "engine reserves; look for a second process, a leak or copies packed on one GPU",
+            "engine reserves; look for a second process or a leak",
         )
     disk = None
     if metrics.disk is not None:

@@ -244,22 +244,26 @@ class InvocationMetrics:
         return self.metric(self._CONCURRENCY_METRIC, **with_defaults(options, statistic="Maximum"))
 
     def _per_id(
-        self, namespace: str, metric_name: str, ids: tuple[str, ...], statistic: str
+        self,
+        period: Duration,
+        namespace: str,
+        metric_name: str,
+        ids: tuple[str, ...],
+        statistic: str,
     ) -> cloudwatch.SearchExpression:
         """One line per instance, GPU or copy (the enhanced-metrics ``ids``) of this target's
-        ``metric_name``: a search for exactly this target's dimensions plus ``ids``."""
+        ``metric_name``, at ``period``: a search for exactly this target's dimensions plus
+        ``ids``."""
         from aws_cdk import aws_cloudwatch as cloudwatch
 
-        assert self.enhanced_period is not None
         dimensions = self._metric_dimensions()
         schema = ",".join([f'"{namespace}"', *sorted([*dimensions, *ids])])
         values = " ".join(f'{name}="{value}"' for name, value in dimensions.items())
-        seconds = int(self.enhanced_period.to_seconds())
         return cloudwatch.SearchExpression(
             expression=f"SEARCH('{{{schema}}} MetricName=\"{metric_name}\" {values}', "
-            f"'{statistic}', {seconds})",
+            f"'{statistic}', {int(period.to_seconds())})",
             label="",  # each line is named by its own ids
-            period=self.enhanced_period,
+            period=period,
         )
 
 
@@ -338,25 +342,23 @@ class VariantMetrics(InvocationMetrics):
 
     def _enhanced_graphs(self) -> tuple[tuple[str, Sequence[cloudwatch.IMetric]], ...]:
         """With enhanced metrics: each GPU's memory and use, and each instance's requests."""
-        if self.enhanced_period is None:
+        period = self.enhanced_period
+        if period is None:
             return ()
-        requests = (
-            "Requests per instance",
-            [self._per_id("AWS/SageMaker", "Invocations", ("InstanceId",), "Sum")],
-        )
+        requests = [self._per_id(period, "AWS/SageMaker", "Invocations", ("InstanceId",), "Sum")]
         if not self._has_gpus():
-            return (requests,)
+            return (("Requests per instance", requests),)
         gpu = ("AcceleratorId", "InstanceId")
         return (
             (
                 "GPU memory per GPU (%)",
-                [self._per_id(INSTANCE_NAMESPACE, "GPUMemoryUtilization", gpu, "Maximum")],
+                [self._per_id(period, INSTANCE_NAMESPACE, "GPUMemoryUtilization", gpu, "Maximum")],
             ),
             (
                 "GPU use per GPU (%)",
-                [self._per_id(INSTANCE_NAMESPACE, "GPUUtilization", gpu, "Average")],
+                [self._per_id(period, INSTANCE_NAMESPACE, "GPUUtilization", gpu, "Average")],
             ),
-            requests,
+            ("Requests per instance", requests),
         )
 
     def _fullest_gpu(self) -> cloudwatch.IMetric | None:
@@ -502,20 +504,17 @@ class CopyMetrics(InvocationMetrics):
         return self.metric("CPUUtilizationNormalized", namespace=COPY_NAMESPACE, **options)
 
     def _enhanced_graphs(self, gpus: bool) -> tuple[tuple[str, Sequence[cloudwatch.IMetric]], ...]:
-        """With enhanced metrics: each copy's (container's) requests, and its GPU memory."""
-        if self.enhanced_period is None:
+        """With enhanced metrics: each copy's (container's) GPU memory, and its requests."""
+        period = self.enhanced_period
+        if period is None:
             return ()
         copy = ("ContainerId",)
         memory = "GPUMemoryUtilizationNormalized"
-        graphs: list[tuple[str, Sequence[cloudwatch.IMetric]]] = [
-            ("Requests per copy", [self._per_id("AWS/SageMaker", "Invocations", copy, "Sum")])
-        ]
-        if gpus:
-            graphs.insert(
-                0,
-                (
-                    "GPU memory per copy (% of its GPUs)",
-                    [self._per_id(COPY_NAMESPACE, memory, copy, "Maximum")],
-                ),
-            )
-        return tuple(graphs)
+        requests = (
+            "Requests per copy",
+            [self._per_id(period, "AWS/SageMaker", "Invocations", copy, "Sum")],
+        )
+        if not gpus:
+            return (requests,)
+        per_copy = [self._per_id(period, COPY_NAMESPACE, memory, copy, "Maximum")]
+        return (("GPU memory per copy (% of its GPUs)", per_copy), requests)
