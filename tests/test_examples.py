@@ -89,6 +89,13 @@ def test_templates_hold_no_physical_names_but_the_endpoint(templates: dict[str, 
                 assert "EndpointConfigName" not in props
 
 
+def test_no_arn_names_its_partition_literally(templates: dict[str, Path]) -> None:
+    """The examples are environment-agnostic: every ARN they build takes its partition from
+    ``AWS::Partition`` (the Lambda Web Adapter layer included), so none says ``arn:aws:``."""
+    for name, path in templates.items():
+        text = path.read_text()
+        assert '"arn:aws:' not in text and '"arn:aws-' not in text, name
+
 def test_the_capacity_example_graphs_each_gpu_and_alarms_on_the_fullest(
     templates: dict[str, Path],
 ) -> None:

@@ -104,9 +104,55 @@ def test_china_regions_use_the_x86_layer(new_stack: Callable[..., Stack]) -> Non
     StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack))
     props = _function(Template.from_stack(stack))["Properties"]
     assert props["Architectures"] == ["x86_64"]
-    assert "arn:aws-cn:lambda:cn-north-1:041581134020:layer:LambdaAdapterLayerX86:28" in json.dumps(
-        props["Layers"]
+    # the stack's partition, which CDK knows for a concrete region (aws-cn here)
+    assert props["Layers"] == [
+        "arn:aws-cn:lambda:cn-north-1:041581134020:layer:LambdaAdapterLayerX86:28"
+    ]
+
+
+def test_the_layer_arn_names_the_stack_s_partition_and_region(
+    synthesized: tuple[Any, Template],
+) -> None:
+    _, template = synthesized
+    (layer,) = _function(template)["Properties"]["Layers"]
+    assert layer == {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":lambda:",
+                {"Ref": "AWS::Region"},
+                ":753240598075:layer:LambdaAdapterLayerArm64:28",
+            ],
+        ]
+    }
+
+
+def test_a_secret_key_is_decrypted_via_secrets_manager_in_the_stack_s_partition(
+    new_stack: Callable[..., Stack],
+) -> None:
+    from aws_cdk import aws_kms as kms
+    from aws_cdk import aws_secretsmanager as secretsmanager
+
+    from constructs_llm import InvokerAuth
+
+    stack = new_stack(region="cn-north-1")
+    key = kms.Key.from_key_arn(
+        stack, "Key", "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     )
+    secret = secretsmanager.Secret.from_secret_attributes(
+        stack,
+        "Keys",
+        secret_complete_arn="arn:aws-cn:secretsmanager:cn-north-1:123456789012:secret:keys-AbCdEf",
+        encryption_key=key,
+    )
+    StreamingInvoker(
+        stack, "Stream", target=llama3_endpoint(stack), auth=InvokerAuth.api_keys(secret)
+    )
+    dumped = json.dumps(Template.from_stack(stack).find_resources("AWS::IAM::Policy"))
+    assert '"kms:ViaService": {"Fn::Join": ["", ["secretsmanager.cn-north-1.", {"Ref": "AWS::URLSuffix"}]]}' in dumped
+    assert "amazonaws.com" not in dumped
 
 
 def test_unpublished_partition_fails_naming_region_and_override(
@@ -157,20 +203,64 @@ def test_agnostic_stack_asserts_the_commercial_partition(
     assert "adapter_layer=" in assertion["AssertDescription"]
 
 
-def test_a_log_key_lets_cloudwatch_logs_use_it(new_stack: Callable[..., Stack]) -> None:
+def test_a_log_key_lets_cloudwatch_logs_use_it_for_each_invoker_s_log_group_only(
+    new_stack: Callable[..., Stack],
+) -> None:
     from aws_cdk import aws_kms as kms
 
+    # GIVEN two invokers whose log groups share one customer key
     stack = new_stack()
     key = kms.Key(stack, "LogKey", enable_key_rotation=True)
-    StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), log_encryption_key=key)
+    target = llama3_endpoint(stack)
+    StreamingInvoker(stack, "Stream", target=target, log_encryption_key=key)
+    StreamingInvoker(stack, "Other", target=target, log_encryption_key=key)
     template = Template.from_stack(stack)
+    # THEN each log group is encrypted with the key under a name of its own
+    groups = template.find_resources("AWS::Logs::LogGroup")
+    assert len(groups) == 2
+    names = []
+    for group in groups.values():
+        props = group["Properties"]
+        assert props["KmsKeyId"] == {"Fn::GetAtt": [template.get_resource_id("AWS::KMS::Key"), "Arn"]}
+        (parts,) = props["LogGroupName"]["Fn::Join"][1:]
+        assert parts[:2] == ["/constructs-llm/", {"Ref": "AWS::StackName"}]
+        names.append(parts)
+        assert "checkov" not in json.dumps(group.get("Metadata", {}))
+    # AND the key policy lets the regional CloudWatch Logs principal use the key only with the
+    # encryption context of one of those log groups (the guide's condition), one statement each
+    (key_resource,) = template.find_resources("AWS::KMS::Key").values()
+    statements = key_resource["Properties"]["KeyPolicy"]["Statement"]
+    logs_statements = [s for s in statements if "Service" in s["Principal"]]
+    assert len(logs_statements) == 2
+    scoped = []
+    for statement in logs_statements:
+        assert statement["Principal"]["Service"] == {
+            "Fn::Join": ["", ["logs.", {"Ref": "AWS::Region"}, ".", {"Ref": "AWS::URLSuffix"}]]
+        }
+        assert "kms:GenerateDataKey" in statement["Action"] and "kms:*" not in statement["Action"]
+        (condition,) = statement["Condition"]["ArnEquals"].values()
+        assert list(statement["Condition"]["ArnEquals"]) == ["kms:EncryptionContext:aws:logs:arn"]
+        arn = condition["Fn::Join"][1]
+        assert arn[:7] == [
+            "arn:",
+            {"Ref": "AWS::Partition"},
+            ":logs:",
+            {"Ref": "AWS::Region"},
+            ":",
+            {"Ref": "AWS::AccountId"},
+            ":log-group:/constructs-llm/",
+        ]
+        scoped.append(["/constructs-llm/", *arn[7:]])
+    assert sorted(map(json.dumps, scoped)) == sorted(map(json.dumps, names))
+
+
+def test_without_a_log_key_the_log_group_keeps_a_generated_name(
+    synthesized: tuple[Any, Template],
+) -> None:
+    _, template = synthesized
     template.has_resource_properties(
-        "AWS::Logs::LogGroup", {"KmsKeyId": {"Fn::GetAtt": [Match.any_value(), "Arn"]}}
+        "AWS::Logs::LogGroup", {"LogGroupName": Match.absent(), "KmsKeyId": Match.absent()}
     )
-    policy = json.dumps(template.find_resources("AWS::KMS::Key"))
-    assert "logs." in policy and "kms:EncryptionContext:aws:logs:arn" in policy
-    log_group = next(iter(template.find_resources("AWS::Logs::LogGroup").values()))
-    assert "checkov" not in json.dumps(log_group.get("Metadata", {}))
 
 
 def test_a_custom_layer_sets_the_architecture(new_stack: Callable[..., Stack]) -> None:

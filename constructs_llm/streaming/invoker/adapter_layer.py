@@ -1,11 +1,13 @@
-"""The Lambda Web Adapter layer of a StreamingInvoker: its published ARN per region, the
-function architecture it needs, and the rule that stops an environment-agnostic stack
-outside the commercial partition early.
+"""The Lambda Web Adapter layer of a StreamingInvoker: who publishes it for a region, its ARN
+in the stack's partition, the function architecture it needs, and the rule that stops an
+environment-agnostic stack outside the commercial partition early.
 """
 
 from __future__ import annotations
 
-from aws_cdk import Aws, Fn, Stack, Token
+from dataclasses import dataclass
+
+from aws_cdk import ArnFormat, Aws, Fn, Stack, Token
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
@@ -13,7 +15,18 @@ from constructs_llm import catalogs
 from constructs_llm.problems import fail
 from constructs_llm.streaming.invoker.stack_rules import assert_before_deploy
 
-__all__ = ["adapter_for", "adapter_layer_arn"]
+__all__ = ["PublishedLayer", "adapter_for", "adapter_layer_arn", "published_layer"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PublishedLayer:
+    """The adapter layer AWS publishes for a region: its account, name, version and the
+    architecture it is built for."""
+
+    account: str
+    name: str
+    version: int
+    architecture: str
 
 
 def adapter_for(
@@ -27,40 +40,58 @@ def adapter_for(
     if layer is not None:
         return architecture or lambda_.Architecture.ARM_64, layer
     stack = Stack.of(invoker)  # without a layer, no architecture is given (checked)
-    arn, arch = adapter_layer_arn(stack.region)
+    arn, arch = adapter_layer_arn(stack)
     if Token.is_unresolved(stack.region):
         _commercial_partition_rule(stack)
     architecture = lambda_.Architecture.ARM_64 if arch == "arm64" else lambda_.Architecture.X86_64
     return architecture, lambda_.LayerVersion.from_layer_version_arn(invoker, "Adapter", arn)
 
 
-def adapter_layer_arn(region: str) -> tuple[str, str]:
-    """The Lambda Web Adapter layer ARN and its architecture for ``region`` (may be a token)."""
+def adapter_layer_arn(stack: Stack) -> tuple[str, str]:
+    """The Lambda Web Adapter layer ARN for ``stack`` and its architecture. The ARN names the
+    partition as ``AWS::Partition`` and, in an environment-agnostic stack, the region as
+    ``AWS::Region``."""
+    published = published_layer(stack.region)
+    arn = stack.format_arn(
+        service="lambda",
+        account=published.account,
+        resource="layer",
+        resource_name=f"{published.name}:{published.version}",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+    return arn, published.architecture
+
+
+def published_layer(region: str) -> PublishedLayer:
+    """The published layer for ``region`` (a token: the commercial partition's); a region of a
+    partition it is not published in fails, naming the override."""
     data = catalogs.lwa_layers()
-    version = data.version
-    commercial = data.commercial
-    if Token.is_unresolved(region):
-        name = commercial.layers["arm64"]
-        arn = f"arn:aws:lambda:{region}:{commercial.account}:layer:{name}:{version}"
-        return arn, "arm64"
-    china = data.china.accounts.get(region)
+    china = None if Token.is_unresolved(region) else data.china.accounts.get(region)
     if china is not None:
-        name = data.china.layers["x86_64"]
-        return f"arn:aws-cn:lambda:{region}:{china}:layer:{name}:{version}", "x86_64"
-    if any(region.startswith(p) for p in data.unsupported_partition_prefixes):
+        return PublishedLayer(
+            account=china,
+            name=data.china.layers["x86_64"],
+            version=data.version,
+            architecture="x86_64",
+        )
+    if not Token.is_unresolved(region) and region.startswith(data.unsupported_partition_prefixes):
         fail(
             "",
             f"no published Lambda Web Adapter layer is known for region {region!r}; publish "
             "the adapter in that partition and pass adapter_layer=LayerVersion."
             "from_layer_version_arn(...) (an arm64 build)",
         )
-    name = commercial.layers["arm64"]
-    return f"arn:aws:lambda:{region}:{commercial.account}:layer:{name}:{version}", "arm64"
+    return PublishedLayer(
+        account=data.commercial.account,
+        name=data.commercial.layers["arm64"],
+        version=data.version,
+        architecture="arm64",
+    )
 
 
 def _commercial_partition_rule(stack: Stack) -> None:
-    """An environment-agnostic stack uses the commercial layer ARN; outside the commercial
-    partition the deploy stops in seconds, before any resource is created, saying why."""
+    """An environment-agnostic stack uses the commercial partition's publisher account; in
+    another partition the deploy stops in seconds, before any resource is created, saying why."""
     assert_before_deploy(
         stack,
         "ConstructsLlmAdapterPartition",

@@ -103,13 +103,15 @@ def _grant_imported_key(secret: secretsmanager.ISecret, function: lambda_.Functi
     key = secret.encryption_key
     if key is None or isinstance(key, kms.Key):
         return
-    region = Stack.of(function).region
+    stack = Stack.of(function)
     function.add_to_role_policy(
         iam.PolicyStatement(
             actions=["kms:Decrypt"],
             resources=[key.key_arn],
             conditions={
-                "StringEquals": {"kms:ViaService": f"secretsmanager.{region}.amazonaws.com"}
+                "StringEquals": {
+                    "kms:ViaService": f"secretsmanager.{stack.region}.{stack.url_suffix}"
+                }
             },
         )
     )

@@ -22,7 +22,7 @@ from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.decode import DecodeRate, decode_rate
-from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_arn
+from constructs_llm.streaming.invoker.adapter_layer import published_layer
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
@@ -126,7 +126,7 @@ def _adapter_problems(
             "the published layer for the region decides the architecture"
         )
     try:
-        adapter_layer_arn(Stack.of(invoker).region)
+        published_layer(Stack.of(invoker).region)
     except ConfigurationError as err:
         problems.add_error(err)
 

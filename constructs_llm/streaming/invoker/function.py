@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import ArnFormat, CfnResource, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, Aws, CfnResource, Fn, Names, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -81,18 +81,25 @@ HANDLER = "streaming/runtime/run.sh"
 def invoker_log_group(
     scope: Construct, *, retention: logs.RetentionDays, encryption_key: kms.IKey | None
 ) -> logs.LogGroup:
-    """The function's log group ("Logs"); a customer key's policy lets CloudWatch Logs use it."""
+    """The function's log group ("Logs"). With a customer key it gets a name of its own
+    (``/constructs-llm/<stack name>/<invoker's unique id>``), so the key's policy can let
+    CloudWatch Logs use the key for this log group alone."""
+    if encryption_key is None:
+        log_group = logs.LogGroup(
+            scope, "Logs", retention=retention, removal_policy=RemovalPolicy.DESTROY
+        )
+        waive(log_group.node.default_child, _LOG_KEY_SKIP)
+        return log_group
+    name = Fn.join("", ["/constructs-llm/", Aws.STACK_NAME, "/", Names.unique_id(scope)])
     log_group = logs.LogGroup(
         scope,
         "Logs",
+        log_group_name=name,
         retention=retention,
         encryption_key=encryption_key,
         removal_policy=RemovalPolicy.DESTROY,
     )
-    if encryption_key is None:
-        waive(log_group.node.default_child, _LOG_KEY_SKIP)
-    else:
-        _allow_logs_to_use(encryption_key, Stack.of(scope))
+    _allow_logs_to_use(encryption_key, Stack.of(scope), log_group_name=name)
     return log_group
 
 
@@ -119,9 +126,18 @@ def depend_on_policy_only(function: lambda_.Function, role: iam.Role) -> None:
         cfn.add_override("DependsOn", [policy.logical_id])
 
 
-def _allow_logs_to_use(key: kms.IKey, stack: Stack) -> None:
-    """CloudWatch Logs encrypts with the key only if the key policy lets it (an imported key's
-    policy cannot be changed here: it must already allow this)."""
+def _allow_logs_to_use(key: kms.IKey, stack: Stack, *, log_group_name: str) -> None:
+    """The statement "Encrypt log data in CloudWatch Logs using AWS Key Management Service"
+    (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html)
+    gives the regional CloudWatch Logs principal, limited by the encryption context CloudWatch
+    Logs sends (``kms:EncryptionContext:aws:logs:arn``, the log group's ARN) to this one log
+    group. An imported key's policy cannot be changed here: it must already allow this."""
+    log_group_arn = stack.format_arn(
+        service="logs",
+        resource="log-group",
+        resource_name=log_group_name,
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
     key.add_to_resource_policy(
         iam.PolicyStatement(
             principals=[iam.ServicePrincipal(f"logs.{stack.region}.{stack.url_suffix}")],
@@ -135,15 +151,6 @@ def _allow_logs_to_use(key: kms.IKey, stack: Stack) -> None:
                 "kms:DescribeKey",
             ],
             resources=["*"],  # in a key policy, "*" means this key
-            conditions={
-                "ArnLike": {
-                    "kms:EncryptionContext:aws:logs:arn": stack.format_arn(
-                        service="logs",
-                        resource="log-group",
-                        resource_name="*",
-                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                }
-            },
+            conditions={"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": log_group_arn}},
         )
     )
