@@ -14,6 +14,7 @@ from constructs_llm.values import list_problems, type_problem
 
 __all__ = [
     "architecture_problem",
+    "certificate_problem",
     "grantee_problem",
     "key_problem",
     "layer_problem",
@@ -82,6 +83,14 @@ def layer_problem(prop: str, value: object) -> str | None:
 def architecture_problem(prop: str, value: object) -> str | None:
     fix = "use lambda_.Architecture.ARM_64 or lambda_.Architecture.X86_64"
     return _problem(prop, value, "aws_lambda", "Architecture", fix)
+
+
+def certificate_problem(prop: str, value: object) -> str | None:
+    fix = (
+        "request one in us-east-1 with acm.Certificate, or import it with "
+        "acm.Certificate.from_certificate_arn(self, 'Certificate', arn)"
+    )
+    return _problem(prop, value, "aws_certificatemanager", "ICertificate", fix)
 
 
 def log_retention_problem(prop: str, value: object) -> str | None:

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.scanners import cfn_lint_findings, checkov_failed_checks
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "chat"
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
@@ -319,26 +321,8 @@ def test_cdk_destroy_removes_every_resource(template: dict[str, Any]) -> None:
 
 def test_cfn_lint_and_checkov_find_nothing(template: dict[str, Any]) -> None:
     path = template["__path__"]
-    lint = subprocess.run(
-        [str(Path(sys.executable).parent / "cfn-lint"), "--format", "json", path],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert json.loads(lint.stdout or "[]") == []
-    checkov = os.environ.get("CHECKOV") or shutil.which("checkov")
-    checkov = checkov or str(ROOT / ".venv-checkov" / "bin" / "checkov")
-    options = ["--framework", "cloudformation", "-o", "json", "--quiet", "--skip-download"]
-    scan = subprocess.run(  # --skip-download: no calls to the vendor's API (unreachable here)
-        [checkov, "-f", path, *options],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    report = json.loads(scan.stdout or "{}")
-    reports = report if isinstance(report, list) else [report]
-    failed = [c["check_id"] for r in reports for c in r.get("results", {}).get("failed_checks", [])]
-    assert failed == []
+    assert cfn_lint_findings(path) == []
+    assert checkov_failed_checks(path) == []
 
 
 def test_cdk_nag_finds_nothing_unacknowledged(tmp_path: Path) -> None:

@@ -96,6 +96,7 @@ def test_no_arn_names_its_partition_literally(templates: dict[str, Path]) -> Non
         text = path.read_text()
         assert '"arn:aws:' not in text and '"arn:aws-' not in text, name
 
+
 def test_the_capacity_example_graphs_each_gpu_and_alarms_on_the_fullest(
     templates: dict[str, Path],
 ) -> None:

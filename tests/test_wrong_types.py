@@ -488,6 +488,8 @@ WRONG_TYPES = [
             "rate_limit": "100",
             "rate_limit_window": 300,
             "web_acl_arn": 5,
+            "certificate": "arn:aws:acm:us-east-1:123456789012:certificate/abc",
+            "domain_names": "llm.example.com",
         },
     ),
     # LlmDashboard

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk import Fn, Stack
+from aws_cdk import Environment, Fn, Stack
+from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_kms as kms
 
 from constructs_llm import (
@@ -29,6 +30,7 @@ from tests.matrix.builders import (
     custom,
     endpoint,
     ic_endpoint,
+    invoker,
     model,
     scaling,
 )
@@ -79,6 +81,25 @@ def _too_many_for_lambda_env(s: Stack) -> object:
     return StreamingInvoker(s, "Stream", targets=imported)
 
 
+#: An ACM certificate as CloudFront takes it (us-east-1).
+CERTIFICATE_ARN = (
+    "arn:aws:acm:us-east-1:123456789012:certificate/1234abcd-12ab-34cd-56ef-1234567890ab"
+)
+
+
+def distribution(s: Stack, certificate_arn: str | None = CERTIFICATE_ARN, **props: Any) -> object:
+    """An IAM invoker's distribution with an imported certificate (none for ``None``)."""
+    if certificate_arn is not None:
+        props["certificate"] = acm.Certificate.from_certificate_arn(s, "Cert", certificate_arn)
+    return invoker(s).add_distribution(**props)
+
+
+def _certificate_requested_in_frankfurt(s: Stack) -> object:
+    stack = Stack(app_of(s), "Frankfurt", env=Environment(region="eu-central-1"))
+    requested = acm.Certificate(stack, "Cert", domain_name="llm.example.com")
+    return invoker(s).add_distribution(certificate=requested, domain_names=["llm.example.com"])
+
+
 def variants(s: Stack, *specs: Variant, **props: Any) -> LlmEndpoint:
     return LlmEndpoint(s, "AB", variants=list(specs), **props)
 
@@ -88,6 +109,48 @@ def two_models(s: Stack) -> tuple[Any, Any]:
 
 
 BAD_GATEWAY = [
+    # StreamingInvoker.add_distribution(certificate=..., domain_names=...)
+    pytest.param(
+        lambda s: distribution(s),
+        ConfigurationError,
+        r"certificate=\.\.\. needs domain_names=\[\.\.\.\], the names it covers",
+        id="distribution-certificate-without-domain-names",
+    ),
+    pytest.param(
+        lambda s: distribution(s, None, domain_names=["llm.example.com"]),
+        ConfigurationError,
+        r"domain_names=\.\.\. need certificate=\.\.\. \(an ACM certificate in us-east-1",
+        id="distribution-domain-names-without-certificate",
+    ),
+    pytest.param(
+        lambda s: distribution(
+            s, CERTIFICATE_ARN.replace("us-east-1", "eu-west-1"), domain_names=["llm.example.com"]
+        ),
+        ConfigurationError,
+        r"CloudFront takes ACM certificates from us-east-1 only, but its ARN "
+        r"'arn:aws:acm:eu-west-1:.*' is in 'eu-west-1'; request the certificate in us-east-1",
+        id="distribution-certificate-outside-us-east-1",
+    ),
+    pytest.param(
+        _certificate_requested_in_frankfurt,
+        ConfigurationError,
+        r"CloudFront takes ACM certificates from us-east-1 only, but it is requested in a "
+        r"stack in 'eu-central-1'",
+        id="distribution-certificate-requested-in-another-region",
+    ),
+    pytest.param(
+        lambda s: distribution(s, domain_names=["https://llm.example.com/v1"]),
+        ConfigurationError,
+        r"domain_names\[0\] must be a DNS name .* got 'https://llm.example.com/v1'; did you "
+        r"mean 'llm.example.com'\?",
+        id="distribution-domain-name-with-a-scheme",
+    ),
+    pytest.param(
+        lambda s: distribution(s, domain_names=["llm.example.com", "llm.example.com"]),
+        ConfigurationError,
+        r"domain_names lists 'llm.example.com' more than once",
+        id="distribution-domain-name-twice",
+    ),
     # StreamingInvoker(targets=[...])
     pytest.param(
         lambda s: StreamingInvoker(s, "Stream", targets=[]),

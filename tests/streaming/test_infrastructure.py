@@ -139,7 +139,9 @@ def test_a_secret_key_is_decrypted_via_secrets_manager_in_the_stack_s_partition(
 
     stack = new_stack(region="cn-north-1")
     key = kms.Key.from_key_arn(
-        stack, "Key", "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+        stack,
+        "Key",
+        "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
     )
     secret = secretsmanager.Secret.from_secret_attributes(
         stack,
@@ -151,7 +153,10 @@ def test_a_secret_key_is_decrypted_via_secrets_manager_in_the_stack_s_partition(
         stack, "Stream", target=llama3_endpoint(stack), auth=InvokerAuth.api_keys(secret)
     )
     dumped = json.dumps(Template.from_stack(stack).find_resources("AWS::IAM::Policy"))
-    assert '"kms:ViaService": {"Fn::Join": ["", ["secretsmanager.cn-north-1.", {"Ref": "AWS::URLSuffix"}]]}' in dumped
+    assert (
+        '"kms:ViaService": {"Fn::Join": ["", ["secretsmanager.cn-north-1.", {"Ref": "AWS::URLSuffix"}]]}'
+        in dumped
+    )
     assert "amazonaws.com" not in dumped
 
 
@@ -221,7 +226,9 @@ def test_a_log_key_lets_cloudwatch_logs_use_it_for_each_invoker_s_log_group_only
     names = []
     for group in groups.values():
         props = group["Properties"]
-        assert props["KmsKeyId"] == {"Fn::GetAtt": [template.get_resource_id("AWS::KMS::Key"), "Arn"]}
+        assert props["KmsKeyId"] == {
+            "Fn::GetAtt": [template.get_resource_id("AWS::KMS::Key"), "Arn"]
+        }
         (parts,) = props["LogGroupName"]["Fn::Join"][1:]
         assert parts[:2] == ["/constructs-llm/", {"Ref": "AWS::StackName"}]
         names.append(parts)

@@ -5,6 +5,8 @@ and those of ``add_distribution``.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 
 from aws_cdk import Duration, Stack, Token
 from aws_cdk import aws_lambda as lambda_
@@ -12,6 +14,7 @@ from constructs import Construct
 
 from constructs_llm.cdk_values import (
     architecture_problem,
+    certificate_problem,
     key_problem,
     layer_problem,
     log_retention_problem,
@@ -41,6 +44,10 @@ __all__ = ["TIMEOUT_DECODE", "check_distribution", "check_invoker", "decode_time
 TIMEOUT_DECODE = "constructs-llm:invoker-timeout-decode"
 
 _WEB_ACL_ARN = "arn:aws:wafv2:us-east-1:123456789012:global/webacl/name/id"
+# A DNS name CloudFront takes as an alternate domain name: labels of letters, digits and
+# hyphens, optionally behind one leading "*." (a wildcard), at most 253 characters.
+_LABEL = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
+_DOMAIN = re.compile(rf"(\*\.)?({_LABEL}\.)+{_LABEL}")
 
 
 def check_invoker(
@@ -188,6 +195,8 @@ def check_distribution(
     rate_limit: int | None,
     window: Duration,
     web_acl_arn: str | None,
+    certificate: object = None,
+    domain_names: object = None,
 ) -> None:
     """Raises one error naming every problem of ``add_distribution``'s arguments."""
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'.add_distribution")
@@ -208,7 +217,78 @@ def check_distribution(
     )
     problems.add(_heartbeat_problem(heartbeat, read_timeout))
     problems.add(_rate_limit_problem(rate_limit, window, web_acl_arn, Stack.of(invoker)))
+    problems.extend(_certificate_problems(certificate, domain_names))
     problems.raise_if_any()
+
+
+def _certificate_problems(certificate: object, domain_names: object) -> list[str | None]:
+    """A certificate of one's own comes with the domain names it covers, and from us-east-1."""
+    kind = certificate_problem("certificate", certificate)
+    names = _domain_names_problems(domain_names)
+    if kind or any(names):
+        return [kind, *names]
+    if certificate is None and domain_names is not None:
+        return [
+            "domain_names=... need certificate=... (an ACM certificate in us-east-1 that "
+            "covers them): CloudFront serves alternate domain names only with a certificate"
+        ]
+    if certificate is None:
+        return []
+    if not domain_names:
+        return [
+            "certificate=... needs domain_names=[...], the names it covers that clients call "
+            "(e.g. ['llm.example.com']): CloudFront uses a certificate of one's own only for "
+            "alternate domain names, and serves its *.cloudfront.net name with the default one"
+        ]
+    return [_certificate_region_problem(certificate)]
+
+
+def _domain_names_problems(domain_names: object) -> list[str | None]:
+    if domain_names is None:
+        return []
+    if isinstance(domain_names, str) or not isinstance(domain_names, Sequence):
+        return [
+            f"domain_names must be a list of DNS names such as ['llm.example.com'], got "
+            f"{describe(domain_names)}"
+        ]
+    found: list[str | None] = []
+    for i, name in enumerate(domain_names):
+        if not isinstance(name, str):
+            found.append(f"domain_names[{i}] must be a string, got {describe(name)}")
+        elif Token.is_unresolved(name):
+            continue
+        elif len(name) > 253 or not _DOMAIN.fullmatch(name):
+            host = re.sub(r"^[a-z]+://", "", name).split("/")[0]
+            hint = f"; did you mean {host!r}?" if host != name and _DOMAIN.fullmatch(host) else ""
+            found.append(
+                f"domain_names[{i}] must be a DNS name such as 'llm.example.com' or "
+                f"'*.example.com' (no scheme, port or path), got {name!r}{hint}"
+            )
+    strings = [n for n in domain_names if isinstance(n, str)]
+    duplicates = sorted({n for n in strings if strings.count(n) > 1})
+    if duplicates:
+        found.append(f"domain_names lists {', '.join(map(repr, duplicates))} more than once")
+    return found
+
+
+def _certificate_region_problem(certificate: object) -> str | None:
+    """CloudFront takes ACM certificates from us-east-1 only: an imported ARN names its region,
+    a certificate requested in a stack with a region is in that region."""
+    arn = str(getattr(certificate, "certificate_arn", ""))
+    if not Token.is_unresolved(arn):
+        parts = arn.split(":")
+        region = parts[3] if len(parts) > 5 else None
+        where = f"its ARN {arn!r} is in {region!r}"
+    else:
+        region = Stack.of(certificate).region  # type: ignore[arg-type]
+        where = f"it is requested in a stack in {region!r}"
+    if region is None or Token.is_unresolved(region) or region == WAF_REGION:
+        return None
+    return (
+        f"certificate: CloudFront takes ACM certificates from {WAF_REGION} only, but {where}; "
+        f"request the certificate in {WAF_REGION} (a stack of its own with "
+        f"env=Environment(region='{WAF_REGION}') and cross_region_references=True) and pass it"
+    )
 
 
 def _heartbeat_problem(heartbeat: Duration | None, read_timeout: Duration) -> str | None:

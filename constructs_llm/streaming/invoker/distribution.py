@@ -19,6 +19,11 @@ Facts this module builds on (checked against the sources named):
   minimum 1; values above 60 s may need a quota increase (CloudFront API
   ``OriginReadTimeout``; aws/aws-cdk#18628). The runtime's SSE heartbeat keeps a stream that
   waits for its first token inside it.
+- With the default ``*.cloudfront.net`` certificate "CloudFront automatically sets the security
+  policy to TLSv1 regardless of the value that you set"; a minimum of TLS 1.2 needs alternate
+  domain names (``Aliases``) and a certificate of one's own, and "CloudFront only supports ACM
+  certificates in the US East (N. Virginia) Region (us-east-1)" (botocore's CloudFront model
+  2020-05-31, ``ViewerCertificate``: ``MinimumProtocolVersion``, ``ACMCertificateArn``).
 - A WAF web ACL for CloudFront must be created in us-east-1 (CloudFormation
   ``AWS::WAFv2::WebACL`` ``Scope``); rate limits go from 10 requests per evaluation window
   (default 300 s) up (AWS WAF Developer Guide, rate-based rule high-level settings).
@@ -26,9 +31,11 @@ Facts this module builds on (checked against the sources named):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aws_cdk import Aws, Duration, Fn, Stack, Token
+from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_lambda as lambda_
@@ -40,6 +47,7 @@ from constructs_llm.streaming.invoker.stack_rules import assert_before_deploy
 
 __all__ = [
     "MAX_RATE_LIMIT",
+    "MINIMUM_PROTOCOL",
     "MIN_RATE_LIMIT",
     "WAF_REGION",
     "DistributionSettings",
@@ -48,6 +56,8 @@ __all__ = [
 ]
 
 WAF_REGION = "us-east-1"
+#: The viewer security policy of a distribution with a certificate of its own.
+MINIMUM_PROTOCOL = cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
 MIN_RATE_LIMIT = 10
 MAX_RATE_LIMIT = 2_000_000_000
 
@@ -57,15 +67,19 @@ _DISTRIBUTION_NAG = {
     "Distribution if needed.",
     "AwsSolutions-CFR3": "Every request is logged by the invoker's function (one JSON line, "
     "no prompt or key); CloudFront access logs would add a bucket to manage.",
-    "AwsSolutions-CFR4": "The default *.cloudfront.net certificate allows TLSv1; add a domain "
-    "and certificate to the returned Distribution to require TLS 1.2.",
 }
+# Without a certificate of its own the distribution serves *.cloudfront.net, whose TLSv1
+# policy CloudFront sets and nobody can change.
+_DEFAULT_CERTIFICATE_REASON = (
+    "The default *.cloudfront.net certificate allows TLSv1 and CloudFront does not let its "
+    "policy be changed; pass certificate=... (ACM, us-east-1) and domain_names=... to "
+    "add_distribution for TLSv1.2_2021."
+)
 _NO_WAF_REASON = (
     "No web ACL was asked for: pass rate_limit=... (a WAF rate rule) or web_acl_arn=... to "
     "add_distribution."
 )
 _DISTRIBUTION_SKIPS = (
-    CheckovSkip("CKV_AWS_174", _DISTRIBUTION_NAG["AwsSolutions-CFR4"]),
     CheckovSkip("CKV_AWS_86", _DISTRIBUTION_NAG["AwsSolutions-CFR3"]),
     CheckovSkip("CKV_AWS_305", "An API, not a website: there is no root object."),
     CheckovSkip("CKV_AWS_310", "One origin: the function URL (no failover group)."),
@@ -83,6 +97,8 @@ class DistributionSettings:
     origin_access_control: bool
     read_timeout: Duration
     web_acl_arn: str | None
+    certificate: acm.ICertificate | None = None
+    domain_names: Sequence[str] | None = None
 
 
 def build_distribution(
@@ -98,6 +114,9 @@ def build_distribution(
     else:
         origin = origins.FunctionUrlOrigin(url, read_timeout=settings.read_timeout)
         cache_policy = _authorization_key_policy(scope)
+    certificate = settings.certificate
+    if certificate is not None:
+        _assert_certificate_region(certificate)
     distribution = cloudfront.Distribution(
         scope,
         "Distribution",
@@ -115,14 +134,29 @@ def build_distribution(
         ),
         http_version=cloudfront.HttpVersion.HTTP2_AND_3,
         web_acl_id=settings.web_acl_arn,
+        # a certificate of the user's, its domain names, SNI and TLSv1.2_2021; else the
+        # default *.cloudfront.net certificate
+        certificate=certificate,
+        domain_names=list(settings.domain_names or ()) if certificate else None,
+        minimum_protocol_version=MINIMUM_PROTOCOL if certificate else None,
+        ssl_support_method=cloudfront.SSLMethod.SNI if certificate else None,
     )
-    _acknowledge(distribution, waf=settings.web_acl_arn is not None)
+    _acknowledge(
+        distribution,
+        waf=settings.web_acl_arn is not None,
+        own_certificate=certificate is not None,
+    )
     return distribution
 
 
-def _acknowledge(distribution: cloudfront.Distribution, *, waf: bool) -> None:
+def _acknowledge(
+    distribution: cloudfront.Distribution, *, waf: bool, own_certificate: bool
+) -> None:
     reasons = dict(_DISTRIBUTION_NAG)
     skips = list(_DISTRIBUTION_SKIPS)
+    if not own_certificate:
+        reasons["AwsSolutions-CFR4"] = _DEFAULT_CERTIFICATE_REASON
+        skips.insert(0, CheckovSkip("CKV_AWS_174", _DEFAULT_CERTIFICATE_REASON))
     if not waf:
         reasons["AwsSolutions-CFR2"] = _NO_WAF_REASON
         skips.append(CheckovSkip("CKV_AWS_68", _NO_WAF_REASON))
@@ -183,13 +217,32 @@ def rate_limit_web_acl(scope: Construct, *, limit: int, window: Duration) -> waf
 def _assert_waf_region(stack: Stack) -> None:
     """An environment-agnostic stack gets a rule that stops a deploy outside us-east-1 in
     seconds, before anything is created (a concrete region is checked at synth)."""
-    if not Token.is_unresolved(stack.region):
-        return
-    assert_before_deploy(
+    _assert_us_east_1(
         stack,
         "ConstructsLlmWafRegion",
-        Fn.condition_equals(Aws.REGION, WAF_REGION),
         "StreamingInvoker.add_distribution(rate_limit=...) creates a CloudFront WAF web ACL, "
         "which AWS accepts only in us-east-1: deploy this stack there, or create the web ACL "
         "in a us-east-1 stack and pass web_acl_arn=...",
     )
+
+
+def _assert_certificate_region(certificate: acm.ICertificate) -> None:
+    """A certificate requested in an environment-agnostic stack is in whatever region the
+    stack deploys to: a rule stops a deploy outside us-east-1 (a concrete region, or an
+    imported certificate's ARN, is checked at synth)."""
+    if isinstance(certificate, acm.Certificate):
+        _assert_us_east_1(
+            Stack.of(certificate),
+            "ConstructsLlmCertificateRegion",
+            "StreamingInvoker.add_distribution(certificate=...): CloudFront takes ACM "
+            "certificates from us-east-1 only, and this stack requests the certificate in the "
+            "region it deploys to: deploy it to us-east-1, or request the certificate in a "
+            "us-east-1 stack and pass it",
+        )
+
+
+def _assert_us_east_1(stack: Stack, rule_id: str, description: str) -> None:
+    if Token.is_unresolved(stack.region):
+        assert_before_deploy(
+            stack, rule_id, Fn.condition_equals(Aws.REGION, WAF_REGION), description
+        )

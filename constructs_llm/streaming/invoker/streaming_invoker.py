@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from aws_cdk import Duration
+from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -144,6 +145,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         if too_big:
             fail(f"StreamingInvoker '{self.node.path}'", too_big)
         self.distribution: cloudfront.Distribution | None = None
+        self._domain_names: tuple[str, ...] = ()
         architecture, layer = adapter_for(self, layer=adapter_layer, architecture=architecture)
         log_group = invoker_log_group(
             self, retention=log_retention, encryption_key=log_encryption_key
@@ -191,10 +193,13 @@ class StreamingInvoker(InvokerMetrics, Construct):
 
     @property
     def distribution_url(self) -> str | None:
-        """``https://<domain>/`` of the distribution (``add_distribution``), else None."""
+        """``https://<domain>/`` of the distribution (``add_distribution``): its first domain
+        name that is not a wildcard when it has ``domain_names``, else its
+        ``*.cloudfront.net`` name; None without a distribution."""
         if self.distribution is None:
             return None
-        return f"https://{self.distribution.distribution_domain_name}/"
+        names = [n for n in self._domain_names if not n.startswith("*.")]
+        return f"https://{names[0] if names else self.distribution.distribution_domain_name}/"
 
     def grant_invoke_url(self, grantee: iam.IGrantable) -> iam.Grant:
         """Lets ``grantee`` call the URL (``InvokeFunctionUrl`` and, via the URL only,
@@ -212,6 +217,8 @@ class StreamingInvoker(InvokerMetrics, Construct):
         rate_limit: int | None = None,
         rate_limit_window: Duration | None = None,
         web_acl_arn: str | None = None,
+        certificate: acm.ICertificate | None = None,
+        domain_names: Sequence[str] | None = None,
     ) -> cloudfront.Distribution:
         """CloudFront in front of the function URL, for browsers and CDN or WAF fronts:
         caching off, every method (POST) allowed, HTTPS only, no compression.
@@ -241,6 +248,14 @@ class StreamingInvoker(InvokerMetrics, Construct):
         :param rate_limit_window: 1, 2, 5 or 10 minutes. @default 5 minutes
         :param web_acl_arn: an existing CloudFront web ACL instead (e.g. from a us-east-1
             stack). @default none
+        :param certificate: an ACM certificate in us-east-1 for ``domain_names``: viewers
+            connecting to those names need TLS 1.2 (security policy ``TLSv1.2_2021``, SNI).
+            The distribution's ``*.cloudfront.net`` name keeps the default certificate, whose
+            policy CloudFront fixes at TLSv1: give clients the domain names (a DNS record
+            pointing them at the distribution is yours to create). @default the default
+            ``*.cloudfront.net`` certificate
+        :param domain_names: the names ``certificate`` covers, which clients call; required
+            with it. @default none
         """
         read_timeout = read_timeout or Duration.seconds(60)
         window = rate_limit_window or Duration.minutes(5)
@@ -259,9 +274,12 @@ class StreamingInvoker(InvokerMetrics, Construct):
             rate_limit=rate_limit,
             window=window,
             web_acl_arn=web_acl_arn,
+            certificate=certificate,
+            domain_names=domain_names,
         )
         if rate_limit is not None:
             web_acl_arn = rate_limit_web_acl(self, limit=rate_limit, window=window).attr_arn
+        self._domain_names = tuple(domain_names or ())
         if self._heartbeat is None:
             beat = min(_DISTRIBUTION_HEARTBEAT_S, max(1, int(read_timeout.to_seconds()) // 2))
             self.function.add_environment("HEARTBEAT_SECONDS", str(beat))
@@ -269,7 +287,11 @@ class StreamingInvoker(InvokerMetrics, Construct):
             self,
             self.function_url,
             DistributionSettings(
-                origin_access_control=oac, read_timeout=read_timeout, web_acl_arn=web_acl_arn
+                origin_access_control=oac,
+                read_timeout=read_timeout,
+                web_acl_arn=web_acl_arn,
+                certificate=certificate,
+                domain_names=domain_names,
             ),
         )
         return self.distribution
