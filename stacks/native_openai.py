@@ -3,12 +3,13 @@
 Qwen2.5-7B-Instruct on the vLLM DLC (which answers Chat Completions, streaming included, as
 OpenAI does), and a role that applications assume to call it: ``grant_openai`` gives it
 ``sagemaker:InvokeEndpoint`` on this endpoint and ``sagemaker:CallWithBearerToken``. A client
-with that role's credentials mints a bearer token and uses the unchanged ``openai`` SDK::
+with that role's credentials mints short-lived bearer tokens (renewed before they expire) and
+uses the unchanged ``openai`` SDK::
 
     from openai import OpenAI
-    from constructs_llm.streaming import sagemaker_bearer_token
+    from constructs_llm.streaming import bearer_token_provider
 
-    client = OpenAI(base_url=OPENAI_BASE_URL, api_key=sagemaker_bearer_token(region=REGION))
+    client = OpenAI(base_url=OPENAI_BASE_URL, api_key=bearer_token_provider(region=REGION))
     client.chat.completions.create(model="", messages=[...], stream=True)
 """
 

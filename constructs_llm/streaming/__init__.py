@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "AsyncChatError": "constructs_llm.streaming.async_chat",
     "sagemaker_bearer_token": "constructs_llm.streaming.bearer_token",
     "bearer_token_hook": "constructs_llm.streaming.bearer_token",
+    "bearer_token_provider": "constructs_llm.streaming.bearer_token",
     "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
     "InvokerAuth": "constructs_llm.streaming.invoker.auth",
 }
@@ -57,6 +58,9 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.streaming.async_chat import chat_async as chat_async
     from constructs_llm.streaming.async_chat import submit_chat as submit_chat
     from constructs_llm.streaming.bearer_token import bearer_token_hook as bearer_token_hook
+    from constructs_llm.streaming.bearer_token import (
+        bearer_token_provider as bearer_token_provider,
+    )
     from constructs_llm.streaming.bearer_token import (
         sagemaker_bearer_token as sagemaker_bearer_token,
     )

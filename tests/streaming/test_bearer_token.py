@@ -20,8 +20,16 @@ from botocore.auth import SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from constructs_llm.streaming import bearer_token_hook, sagemaker_bearer_token
-from constructs_llm.streaming.bearer_token import MAX_TOKEN_LIFETIME, TOKEN_PREFIX
+from constructs_llm.streaming import (
+    bearer_token_hook,
+    bearer_token_provider,
+    sagemaker_bearer_token,
+)
+from constructs_llm.streaming.bearer_token import (
+    DEFAULT_TOKEN_LIFETIME,
+    MAX_TOKEN_LIFETIME,
+    TOKEN_PREFIX,
+)
 from tests.support.native_openai import TokenRejected, verify_token
 
 CREDENTIALS = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session/tok=")
@@ -95,16 +103,21 @@ def test_token_is_the_prefix_then_base64_of_a_presigned_call_with_bearer_token_u
     assert params["X-Amz-Signature"] == _hand_signature(query, CREDENTIALS.secret_key, "eu-west-1")
 
 
-def test_the_default_lifetime_is_twelve_hours_and_the_service_check_accepts_it() -> None:
+def test_the_default_lifetime_is_fifteen_minutes_and_the_service_check_accepts_it() -> None:
     token = _mint()
     params = dict(parse_qsl(urlsplit("https://" + _decoded(token)).query))
-    assert params["X-Amz-Expires"] == "43200" == str(int(MAX_TOKEN_LIFETIME.total_seconds()))
+    assert params["X-Amz-Expires"] == "900" == str(int(DEFAULT_TOKEN_LIFETIME.total_seconds()))
     claims = verify_token(token, KNOWN, region="eu-west-1")
     assert (claims.access_key, claims.region, claims.expires_in) == (
         "AKIDEXAMPLE",
         "eu-west-1",
-        43200,
+        900,
     )
+
+
+def test_twelve_hours_is_still_accepted_when_asked_for() -> None:
+    token = _mint(expires=MAX_TOKEN_LIFETIME)
+    assert verify_token(token, KNOWN, region="eu-west-1").expires_in == 43200
 
 
 def test_long_term_keys_carry_no_security_token() -> None:
@@ -120,6 +133,64 @@ def test_refreshable_credentials_are_signed_from_one_snapshot() -> None:
             return CREDENTIALS.get_frozen_credentials()
 
     verify_token(_mint(credentials=Rotating()), KNOWN, region="eu-west-1")
+
+
+# -- the provider: one token until a third of its life is left ------------------------------
+
+
+class Clock:
+    """The time botocore signs at, moved by the test."""
+
+    def __init__(self, start: datetime.datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime.datetime:
+        return self.now
+
+
+def _expires_in(token: str) -> int:
+    return int(dict(parse_qsl(urlsplit("https://" + _decoded(token)).query))["X-Amz-Expires"])
+
+
+def test_the_provider_renews_its_token_when_a_third_of_its_life_is_left() -> None:
+    clock = Clock(SIGNED_AT)
+    provider = bearer_token_provider(region="eu-west-1", credentials=CREDENTIALS)
+    with mock.patch("botocore.auth.get_current_datetime", side_effect=clock):
+        first = provider()
+        clock.now = SIGNED_AT + timedelta(minutes=9, seconds=59)
+        assert provider() == first  # 5 minutes and more left: kept
+        clock.now = SIGNED_AT + timedelta(minutes=10)
+        second = provider()
+    assert second != first and _expires_in(second) == 900
+    # each was valid when handed out, and the second outlives the first
+    verify_token(first, KNOWN, region="eu-west-1", now=SIGNED_AT + timedelta(minutes=9))
+    later = SIGNED_AT + timedelta(minutes=20)
+    verify_token(second, KNOWN, region="eu-west-1", now=later)
+    with pytest.raises(TokenRejected, match="expired"):
+        verify_token(first, KNOWN, region="eu-west-1", now=later)
+
+
+def test_the_provider_renews_its_token_when_the_credentials_change() -> None:
+    keys = [CREDENTIALS, Credentials("AKIDROTATED", "new-secret", "new-session")]
+
+    class Rotating:
+        def get_frozen_credentials(self) -> Any:
+            return keys[0].get_frozen_credentials()
+
+    provider = bearer_token_provider(region="eu-west-1", credentials=Rotating())
+    first = provider()
+    assert provider() == first
+    keys.pop(0)  # botocore refreshed the role's credentials
+    second = provider()
+    claims = verify_token(second, {"AKIDROTATED": keys[0]}, region="eu-west-1")
+    assert claims.access_key == "AKIDROTATED"
+
+
+def test_the_provider_checks_its_arguments_when_made() -> None:
+    with pytest.raises(ValueError, match="12 hours"):
+        bearer_token_provider(region="eu-west-1", expires=timedelta(days=1))
+    with pytest.raises(ValueError, match="got 'Europe'"):
+        bearer_token_provider(region="Europe")
 
 
 # -- what the service check refuses (so the checks above can fail) ----------------------------

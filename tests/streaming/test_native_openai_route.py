@@ -5,8 +5,10 @@ streaming, against a stand-in that checks the path and verifies the token
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import openai
 import pytest
@@ -14,7 +16,11 @@ from aws_cdk import Stack
 from botocore.credentials import Credentials
 
 from constructs_llm import Engine, LlmEndpoint
-from constructs_llm.streaming import bearer_token_hook, sagemaker_bearer_token
+from constructs_llm.streaming import (
+    bearer_token_hook,
+    bearer_token_provider,
+    sagemaker_bearer_token,
+)
 from tests.streaming.conftest import SOCKET_TIMEOUT
 from tests.support.native_openai import NativeRoute, native_route
 
@@ -75,6 +81,48 @@ def test_the_hook_mints_a_token_for_each_request_of_a_long_lived_client() -> Non
             client.chat.completions.create(model="", messages=MESSAGES)
     assert [e.status for e in route.exchanges] == [200, 200]
     assert all(e.claims and e.claims.expires_in == 900 for e in route.exchanges)
+
+
+class Clock:
+    """The time both sides see: botocore signs at it, the stand-in checks tokens against it."""
+
+    def __init__(self) -> None:
+        self.now = datetime.datetime(2026, 11, 25, 9, 30, 0)
+
+    def __call__(self) -> datetime.datetime:
+        return self.now
+
+
+def test_a_client_with_the_provider_outlives_its_tokens() -> None:
+    # GIVEN an unchanged OpenAI client whose api_key is the provider, and one given a token
+    clock = Clock()
+    with (
+        mock.patch("botocore.auth.get_current_datetime", side_effect=clock),
+        native_route(KNOWN, clock=clock) as route,
+    ):
+        start = clock.now
+        renewing = openai.OpenAI(
+            base_url=route.base_url,
+            api_key=bearer_token_provider(region="us-east-1", credentials=CREDENTIALS),
+            max_retries=0,
+            timeout=SOCKET_TIMEOUT,
+        )
+        fixed = _client(route)  # one token of the default life, minted now
+        first = renewing.chat.completions.create(model="", messages=MESSAGES)
+        replies = [first.choices[0].message.content or ""]
+        fixed.chat.completions.create(model="", messages=MESSAGES)
+        # WHEN an hour passes, with calls along the way
+        for minutes in (8, 16, 30, 60):
+            clock.now = start + datetime.timedelta(minutes=minutes)
+            stream = renewing.chat.completions.create(model="", messages=MESSAGES, stream=True)
+            replies.append("".join(c.choices[0].delta.content or "" for c in stream))
+        # THEN the provider's client kept working; the fixed token expired after 15 minutes
+        with pytest.raises(openai.PermissionDeniedError, match="expired"):
+            fixed.chat.completions.create(model="", messages=MESSAGES)
+    assert replies == ["Paris is the capital."] * 5
+    renewed = [e.claims for e in route.exchanges if e.claims and e.status == 200]
+    assert len({c.signed_at for c in renewed}) == 4  # minted at 0 (both), 16, 30 and 60 min
+    assert all(c.expires_in == 900 for c in renewed)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ import datetime
 import hmac
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -142,7 +142,11 @@ class NativeRoute:
         return f"{self.origin}{path}/openai/v1"
 
 
-def _handler(route: NativeRoute, known: Mapping[str, Credentials]) -> type[BaseHTTPRequestHandler]:
+def _handler(
+    route: NativeRoute,
+    known: Mapping[str, Credentials],
+    clock: Callable[[], datetime.datetime] | None,
+) -> type[BaseHTTPRequestHandler]:
     chat_path = urlsplit(route.base_url).path + "/chat/completions"
 
     class Handler(BaseHTTPRequestHandler):
@@ -161,7 +165,12 @@ def _handler(route: NativeRoute, known: Mapping[str, Credentials]) -> type[BaseH
                 try:
                     if not auth.startswith("Bearer "):
                         raise TokenRejected("no bearer token")
-                    claims = verify_token(auth.removeprefix("Bearer "), known, region=route.region)
+                    claims = verify_token(
+                        auth.removeprefix("Bearer "),
+                        known,
+                        region=route.region,
+                        now=clock() if clock else None,
+                    )
                 except TokenRejected as rejected:
                     status, error = 403, str(rejected)
             route.exchanges.append(Exchange(self.path, headers, body, claims, status))
@@ -241,8 +250,10 @@ def native_route(
     endpoint: str = "chat-qwen",
     component: str | None = None,
     words: list[str] | None = None,
+    clock: Callable[[], datetime.datetime] | None = None,
 ) -> Iterator[NativeRoute]:
-    """Serves the stand-in on a free local port while the block runs."""
+    """Serves the stand-in on a free local port while the block runs; ``clock`` is the time
+    the service checks a token's window at (naive UTC). @default the real clock"""
     server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
     route = NativeRoute(
         origin=f"http://127.0.0.1:{server.server_address[1]}",
@@ -251,7 +262,7 @@ def native_route(
         component=component,
         words=words or ["Paris", " is", " the", " capital."],
     )
-    server.RequestHandlerClass = _handler(route, known)
+    server.RequestHandlerClass = _handler(route, known, clock)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
