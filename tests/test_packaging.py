@@ -5,6 +5,8 @@ into a fresh venv and synthesize the example app with the real CDK CLI."""
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import json
 import os
 import re
@@ -14,12 +16,12 @@ import sys
 import tarfile
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CDK_BIN = ROOT / "node_modules" / ".bin"
-pytestmark = pytest.mark.slow(seconds=25)
+pytestmark = pytest.mark.slow(seconds=35)
 
 #: What the package carries besides its Python modules.
 PACKAGE_DATA = {
@@ -155,36 +157,56 @@ def _checkout_copy(target: Path) -> Path:
 
 
 def _user_environment() -> dict[str, str]:
-    """A shell as a user has it: no venv active, no PYTHONPATH, the pinned CDK CLI on PATH
-    (as `npm install -g aws-cdk@2.1148.1` puts it), no AWS credentials."""
+    """A shell as a user has it: no venv active, no PYTHONPATH, no AWS credentials, and no
+    CDK CLI on the PATH (a folder holding a `cdk` executable is left out)."""
     ours = {str(Path(sys.executable).parent), str(ROOT / ".venv" / "bin")}
-    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p not in ours]
+    path = [
+        p
+        for p in os.environ.get("PATH", "").split(os.pathsep)
+        if p and p not in ours and not os.access(Path(p) / "cdk", os.X_OK)
+    ]
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"} and not k.startswith("AWS_")
     }
-    env["PATH"] = os.pathsep.join([str(CDK_BIN), *path])
+    env["PATH"] = os.pathsep.join(path)
     env["CDK_DISABLE_CLI_TELEMETRY"] = "true"
     return env
+
+
+def _pinned_cli_version() -> str:
+    return str(json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"])
 
 
 def test_the_readme_commands_install_the_library_and_synthesize_the_example(
     tmp_path: Path,
 ) -> None:
-    """Exactly the README's lines, in an empty folder outside the repository: a fresh venv,
-    `pip install` of a checkout (with its dependencies from PyPI), the example's two files,
-    and the real `cdk synth`."""
+    """Exactly the README's lines, in an empty folder outside the repository, on a PATH
+    without the CDK CLI: a fresh venv, `pip install` of a checkout (with its dependencies from
+    PyPI), the pinned CDK CLI from npm's registry, the example's two files, and the real
+    `npx cdk synth`."""
     checkout = _checkout_copy(tmp_path / "constructs-llm")
     commands = _own_stack_commands()
     assert commands.count("/path/to/constructs-llm") >= 2
+    # the block installs the CLI this repository pins, and runs that copy
+    assert f"npm install --save-exact aws-cdk@{_pinned_cli_version()}" in commands
+    assert commands.rstrip().endswith("npx cdk synth")
     script = commands.replace("/path/to/constructs-llm", str(checkout))
     app = tmp_path / "my-app"
     app.mkdir()
     # pip's --no-compile, spelled as pip's documentation says for its negative options (a
     # falsy value turns them on): the commands stay the README's, and pip skips compiling all
     # of aws-cdk-lib (about 20 s of CPU) when `cdk synth` then compiles only what it imports.
-    env = {**_user_environment(), "PIP_NO_COMPILE": "0"}
+    # npm's audit, funding and update notices are network calls the install does not need.
+    env = {
+        **_user_environment(),
+        "PIP_NO_COMPILE": "0",
+        "NPM_CONFIG_AUDIT": "false",
+        "NPM_CONFIG_FUND": "false",
+        "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+    }
+    assert subprocess.run(["bash", "-c", "command -v cdk"], env=env).returncode == 1
     result = subprocess.run(
         ["bash", "-e", "-c", script],
         cwd=app,
@@ -197,6 +219,10 @@ def test_the_readme_commands_install_the_library_and_synthesize_the_example(
     # The app ran on the venv's Python, with the library from the venv's site-packages.
     (installed,) = (app / ".venv" / "lib").glob("python3*/site-packages/constructs_llm")
     assert (installed / "data" / "models.json").exists()
+    # npx ran the CLI the block installed in the folder, at the pinned version
+    assert (app / "node_modules" / ".bin" / "cdk").exists()
+    pinned = json.loads((app / "package.json").read_text())["dependencies"]
+    assert pinned == {"aws-cdk": _pinned_cli_version()}
     template = json.loads((app / "cdk.out" / "ChatStack.template.json").read_text())
     types = {r["Type"] for r in template["Resources"].values()}
     assert {"AWS::SageMaker::Model", "AWS::SageMaker::Endpoint", "AWS::Lambda::Url"} <= types
@@ -208,3 +234,143 @@ def test_the_readme_commands_install_the_library_and_synthesize_the_example(
     )
     assert "feature flags are not configured" not in result.stderr
     assert "Acknowledge with" not in result.stderr  # how the CLI closes a CDK warning
+
+
+# -- the client distribution ---------------------------------------------------------------------
+
+#: What the client distribution holds besides the runtime package (the parser and the request
+#: code the async client shares): the client modules and the packages they live in.
+CLIENT_MODULES = {
+    "constructs_llm/__init__.py",
+    "constructs_llm/errors.py",
+    "constructs_llm/streaming/__init__.py",
+    "constructs_llm/streaming/async_chat.py",
+    "constructs_llm/streaming/bearer_token.py",
+    "constructs_llm/streaming/client.py",
+    "constructs_llm/streaming/formats.py",
+}
+UV = ROOT / ".venv-tools" / "bin" / "uv"
+
+#: Run in the client's own venv: which distributions it has, every module of the client
+#: imported, a request signed with sigv4_hook and a bearer token minted, at a fixed time.
+CLIENT_SCRIPT = """
+import datetime, importlib, importlib.metadata as md, json
+from unittest import mock
+from botocore.credentials import Credentials
+from constructs_llm.streaming import sagemaker_bearer_token, sigv4_hook
+
+files = [str(f) for f in md.files("constructs-llm-client") if str(f).endswith(".py")]
+for name in files:
+    importlib.import_module(name[:-3].replace("/", ".").removesuffix(".__init__"))
+
+class Request:
+    url = "https://abc123.lambda-url.us-west-2.on.aws/v1/chat/completions"
+    method = "POST"
+    headers = {"content-type": "application/json"}
+    def read(self):
+        return b'{"model": "m", "messages": []}'
+
+request = Request()
+credentials = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session")
+at = datetime.datetime(2026, 11, 26, 12, 0, 0)
+with mock.patch("botocore.auth.get_current_datetime", return_value=at):
+    sigv4_hook(credentials=credentials)(request)
+    token = sagemaker_bearer_token(region="us-west-2", credentials=credentials)
+print(json.dumps({
+    "distributions": sorted(d.metadata["Name"].lower() for d in md.distributions()),
+    "modules": files,
+    "headers": request.headers,
+    "token": token,
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def client_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`python -m build` of `client/` in a copy of the checkout, as pip builds it there."""
+    checkout = _checkout_copy(tmp_path_factory.mktemp("checkout"))
+    out = tmp_path_factory.mktemp("client-dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],
+        cwd=checkout / "client",
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = out.glob("constructs_llm_client-*.whl")
+    return wheel
+
+
+def test_the_client_wheel_holds_the_client_modules_and_the_runtime_only(
+    client_wheel: Path,
+) -> None:
+    assert client_wheel.name == f"constructs_llm_client-{_version()}-py3-none-any.whl"
+    with zipfile.ZipFile(client_wheel) as zf:
+        names = {n for n in zf.namelist() if not n.startswith("constructs_llm_client-")}
+        metadata = zf.read(f"constructs_llm_client-{_version()}.dist-info/METADATA").decode()
+    runtime = {n for n in names if n.startswith("constructs_llm/streaming/runtime/")}
+    assert names - runtime == CLIENT_MODULES
+    shipped = ROOT / "constructs_llm" / "streaming" / "runtime"
+    assert {
+        f"constructs_llm/streaming/runtime/{p.relative_to(shipped)}" for p in shipped.rglob("*.py")
+    } == runtime
+    requires = sorted(line for line in metadata.splitlines() if line.startswith("Requires-Dist:"))
+    assert requires == ["Requires-Dist: boto3>=1.44", "Requires-Dist: botocore>=1.44"]
+
+
+def test_the_client_installs_with_boto3_alone_and_signs_a_request(
+    client_wheel: Path, tmp_path: Path
+) -> None:
+    """The wheel in a fresh venv with the pinned boto3: no aws-cdk-lib, jsii or constructs;
+    every client module imports; the SigV4 hook signs as botocore does (region from the
+    function URL) and the bearer token verifies as SageMaker checks it."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    from tests.support.native_openai import verify_token
+
+    venv = tmp_path / "client-venv"
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "UV_LINK_MODE": "copy"}
+    env.pop("VIRTUAL_ENV", None)
+    uv = [str(UV), "--quiet"]
+    subprocess.run([*uv, "venv", "--python", sys.executable, str(venv)], env=env, check=True)
+    python = venv / "bin" / "python"
+    install = ["pip", "install", "--python", str(python), "-c", str(ROOT / "constraints.txt")]
+    subprocess.run([*uv, *install, str(client_wheel)], env=env, check=True, timeout=300)
+    result = subprocess.run(
+        [str(python), "-c", CLIENT_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    # THEN nothing of the CDK is installed, and every module of the client imported
+    assert "boto3" in report["distributions"] and "constructs-llm-client" in report["distributions"]
+    cdk = {"aws-cdk-lib", "jsii", "constructs", "cdk-nag", "constructs-llm"}
+    assert cdk & set(report["distributions"]) == set()
+    assert set(report["modules"]) >= CLIENT_MODULES
+    # AND the signature is botocore's for the function URL's region
+    credentials = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session")
+    signed_at = datetime.datetime(2026, 11, 26, 12, 0, 0)
+    body = b'{"model": "m", "messages": []}'
+    expected = AWSRequest(
+        method="POST",
+        url="https://abc123.lambda-url.us-west-2.on.aws/v1/chat/completions",
+        data=body,
+        headers={
+            "x-amz-content-sha256": hashlib.sha256(body).hexdigest(),
+            "Content-Type": "application/json",
+        },
+    )
+    with mock.patch("botocore.auth.get_current_datetime", return_value=signed_at):
+        SigV4Auth(credentials, "lambda", "us-west-2").add_auth(expected)
+    assert report["headers"]["Authorization"] == expected.headers["Authorization"]
+    assert "/us-west-2/lambda/aws4_request" in report["headers"]["Authorization"]
+    # AND the bearer token is one SageMaker accepts for that region
+    claims = verify_token(
+        report["token"], {credentials.access_key: credentials}, region="us-west-2", now=signed_at
+    )
+    assert claims.expires_in == 900

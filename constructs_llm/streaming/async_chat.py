@@ -1,5 +1,5 @@
 """Chat with an asynchronous ``LlmEndpoint`` (``async_inference=``): queue an OpenAI chat
-request, then wait for its answer in S3 (the ``[client]`` extra: boto3)::
+request, then wait for its answer in S3 (boto3; the ``constructs-llm-client`` distribution)::
 
     from constructs_llm.streaming import chat_async
 
@@ -510,6 +510,6 @@ def _check_limits(
 
 
 def _client(service: str) -> Any:
-    import boto3  # type: ignore[import-untyped]  # the [client] extra
+    import boto3  # type: ignore[import-untyped]  # a dependency of the client distribution
 
     return boto3.session.Session().client(service)

@@ -16,7 +16,8 @@ control in front of the URL needs that header from the client to sign a POST. Pa
 For the ``openai`` SDK (or any httpx-style client): ``sigv4_hook()`` signs for a function URL
 with ``AWS_IAM`` auth; ``content_sha256_hook()`` only adds the body hash, for a CloudFront
 distribution with origin access control in front of it. With API keys no hook is needed.
-Install these helpers' dependency with the ``[client]`` extra (botocore, for SigV4 only).
+They need botocore (for SigV4 only) and nothing of the CDK: the ``constructs-llm-client``
+distribution (``client/`` in the repository) installs them with boto3 alone.
 """
 
 from __future__ import annotations
@@ -195,7 +196,12 @@ def _credentials_and_region(url: str, region: str | None, credentials: Any) -> t
         match = _FUNCTION_URL_HOST.search(urlsplit(url).hostname or "")
         region = match.group(1) if match else session.get_config_variable("region")
     if not region:
-        raise ValueError("no AWS region: pass region=..., or set AWS_REGION / AWS_DEFAULT_REGION")
+        raise ValueError(
+            "no AWS region to sign for: the URL is not a function URL's and botocore found no "
+            "region; pass region=..., or set AWS_DEFAULT_REGION (e.g. export "
+            "AWS_DEFAULT_REGION=us-east-1; botocore does not read AWS_REGION), or a region in "
+            "the AWS CLI profile"
+        )
     if credentials is None:
         credentials = session.get_credentials()
         if credentials is None:
