@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -258,3 +259,44 @@ def test_notes_stay_in_the_cloud_assembly(cloud_assembly: Path) -> None:
     assert any(n.startswith("Service Quotas: 'ml.g5.4xlarge") for n in notes)
     kinds = {e["type"] for entries in metadata.values() for e in entries}
     assert "constructs-llm:note" in kinds and "aws:cdk:info" not in kinds
+
+
+def _readme_examples() -> str:
+    readme = (ROOT / "README.md").read_text()
+    return readme.split("\n## Examples\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_s_table_names_each_example_s_stack_id(cloud_assembly: Path) -> None:
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| `([A-Za-z0-9]+)` \|", _readme_examples(), re.M)
+    assert sorted(name for name, _ in rows) == sorted(EXAMPLES)
+    manifest = json.loads((cloud_assembly / "manifest.json").read_text())
+    stacks = {
+        artifact_id
+        for artifact_id, artifact in manifest["artifacts"].items()
+        if artifact["type"] == "aws:cloudformation:stack"
+    }
+    assert {stack for _, stack in rows} == stacks
+
+
+def test_the_readme_s_deploy_line_names_a_stack_the_cli_finds_in_cdk_out(
+    cloud_assembly: Path,
+) -> None:
+    """`make synth STACKS=<name>` then `npx cdk deploy <stack id> --app cdk.out`: the pinned
+    CLI, run as npx runs it from the repository, selects that stack in the cloud assembly
+    (`cdk ls` with the same selection; deploying needs an AWS account)."""
+    (block,) = re.findall(r"```bash\n(.*?)```", _readme_examples(), re.S)
+    synth, deploy = block.strip().splitlines()
+    name = synth.removeprefix("make synth STACKS=")
+    assert name in EXAMPLES
+    stack = "".join(part.capitalize() for part in name.split("-"))
+    assert deploy.startswith(f"npx cdk deploy {stack} --app cdk.out ")
+    listed = subprocess.run(
+        ["npx", "--no-install", "cdk", "ls", stack, "--app", str(cloud_assembly)],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert listed.stdout.split() == [stack]

@@ -147,6 +147,24 @@ def test_credentials_default_to_botocores_chain(aws_env: dict[str, str]) -> None
     assert headers["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=testing/")
 
 
+def test_the_region_is_botocore_s_aws_default_region_and_the_message_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN no profile and AWS_REGION alone, which botocore (and the AWS CLI v1) do not read
+    for name in ("AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    url = "http://127.0.0.1:1/v1/chat/completions"
+    # THEN signing for a URL that names no region fails naming the variable that is read
+    with pytest.raises(ValueError, match=r"set AWS_DEFAULT_REGION .*does not read AWS_REGION"):
+        signed_headers(url, b"{}", credentials=CREDENTIALS)
+    # AND with AWS_DEFAULT_REGION it signs for that region
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
+    headers = signed_headers(url, b"{}", credentials=CREDENTIALS)
+    assert "/ap-south-1/lambda/aws4_request" in headers["Authorization"]
+
+
 def test_a_non_http_url_is_refused() -> None:
     with pytest.raises(ValueError, match="got 'ftp://x'"):
         next(stream_chat("ftp://x", USER, sign=False))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -147,3 +148,27 @@ def _litellm(runtime: Runtime, calls: list[dict[str, Any]]) -> list[dict[str, An
     assert done.returncode == 0, done.stderr
     results: list[dict[str, Any]] = json.loads(done.stdout.splitlines()[-1])
     return results
+
+
+def test_the_readme_s_litellm_note_matches_the_version_tested_here() -> None:
+    """The README installs the LiteLLM this suite runs (requirements-litellm.txt), and the
+    `openai` range it quotes is that version's own requirement (its installed metadata)."""
+    pinned = re.search(
+        r"^litellm\[mcp\]==(\S+)$", (ROOT / "requirements-litellm.txt").read_text(), re.M
+    )
+    assert pinned
+    version = pinned.group(1)
+    python = os.environ.get("LITELLM_PYTHON", str(ROOT / ".venv-litellm" / "bin" / "python"))
+    code = (
+        "import importlib.metadata as m; print(m.version('litellm')); "
+        "print(*[r for r in m.requires('litellm') if r.startswith('openai')])"
+    )
+    installed, requirement = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
+    assert installed == version
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f'`pip install "litellm[mcp]=={version}"`' in readme
+    bound = requirement.removeprefix("openai").strip()  # e.g. <3.0.0,>=2.20.0
+    parts = sorted(bound.split(","), key=lambda p: not p.startswith(">"))
+    assert f"That version requires `openai{','.join(parts)}`" in readme
