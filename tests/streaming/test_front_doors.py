@@ -151,6 +151,13 @@ def test_an_imported_secret_and_key_are_granted_on_the_role(
     assert read["Resource"] == secret.secret_arn
     decrypt = next(s for s in statements if "kms:Decrypt" in json.dumps(s["Action"]))
     assert decrypt["Resource"] == key.key_arn
+    # only through Secrets Manager, whose host takes the stack's partition's suffix
+    assert decrypt["Condition"]["StringEquals"]["kms:ViaService"] == {
+        "Fn::Join": [
+            "",
+            ["secretsmanager.", {"Ref": "AWS::Region"}, ".", {"Ref": "AWS::URLSuffix"}],
+        ]
+    }
     env = _function(template, "Keyed")["Environment"]["Variables"]
     assert env["API_KEYS_SECRET_ID"] == secret.secret_arn
 

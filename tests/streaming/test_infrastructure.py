@@ -129,37 +129,6 @@ def test_the_layer_arn_names_the_stack_s_partition_and_region(
     }
 
 
-def test_a_secret_key_is_decrypted_via_secrets_manager_in_the_stack_s_partition(
-    new_stack: Callable[..., Stack],
-) -> None:
-    from aws_cdk import aws_kms as kms
-    from aws_cdk import aws_secretsmanager as secretsmanager
-
-    from constructs_llm import InvokerAuth
-
-    stack = new_stack(region="cn-north-1")
-    key = kms.Key.from_key_arn(
-        stack,
-        "Key",
-        "arn:aws-cn:kms:cn-north-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
-    )
-    secret = secretsmanager.Secret.from_secret_attributes(
-        stack,
-        "Keys",
-        secret_complete_arn="arn:aws-cn:secretsmanager:cn-north-1:123456789012:secret:keys-AbCdEf",
-        encryption_key=key,
-    )
-    StreamingInvoker(
-        stack, "Stream", target=llama3_endpoint(stack), auth=InvokerAuth.api_keys(secret)
-    )
-    dumped = json.dumps(Template.from_stack(stack).find_resources("AWS::IAM::Policy"))
-    assert (
-        '"kms:ViaService": {"Fn::Join": ["", ["secretsmanager.cn-north-1.", {"Ref": "AWS::URLSuffix"}]]}'
-        in dumped
-    )
-    assert "amazonaws.com" not in dumped
-
-
 def test_unpublished_partition_fails_naming_region_and_override(
     new_stack: Callable[..., Stack],
 ) -> None:

@@ -24,13 +24,7 @@ import pytest
 from tests.streaming.conftest import SOCKET_TIMEOUT
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
-from tests.support.runtime_process import (
-    free_port,
-    lambda_env,
-    make_task_root,
-    running,
-    wait_healthy,
-)
+from tests.support.runtime_process import serving
 from tests.support.secrets_manager import LocalSecretsManager, local_secrets_manager
 
 pytestmark = pytest.mark.slow
@@ -144,21 +138,15 @@ def test_the_documented_rotation_overlaps_two_keys_then_removes_the_old_one(
     assert both == [old_key, new_key] and new_key != old_key
     assert json.loads(_option(second, "--secret-string")) == {"api_keys": [new_key]}
 
-    task_root = make_task_root(tmp_path)
-    port = free_port()
-    env = lambda_env(
-        aws_env,
-        LAMBDA_TASK_ROOT=str(task_root),
-        PORT=str(port),
-        ENDPOINT_NAME="chat",
-        STREAM_FORMAT="tgi",
-        API_KEYS_SECRET_ID=arn,
-        API_KEYS_TTL_SECONDS=str(TTL),
-        AWS_ENDPOINT_URL_SECRETS_MANAGER=secrets.url,
-    )
-    with running(task_root, env) as process:
-        wait_healthy(port, process)
-        accepts = _acceptance(f"http://127.0.0.1:{port}/v1", fake)
+    settings = {
+        "ENDPOINT_NAME": "chat",
+        "STREAM_FORMAT": "tgi",
+        "API_KEYS_SECRET_ID": arn,
+        "API_KEYS_TTL_SECONDS": str(TTL),
+        "AWS_ENDPOINT_URL_SECRETS_MANAGER": secrets.url,
+    }
+    with serving(tmp_path, aws_env, **settings) as (_, url):
+        accepts = _acceptance(f"{url}/v1", fake)
         # THEN key A works, and B not yet
         assert accepts(old_key) and not accepts(new_key)
         # WHEN step 1 puts both keys: B is accepted within the TTL, and A still is

@@ -33,13 +33,7 @@ from tests.streaming.test_tool_calls import ASK, WEATHER
 from tests.support import engine_streams
 from tests.support.emf import check, emf_metrics, parse_emf_line
 from tests.support.fake_sagemaker import CallError, FakeSageMaker, Scenario
-from tests.support.runtime_process import (
-    free_port,
-    lambda_env,
-    make_task_root,
-    running,
-    wait_healthy,
-)
+from tests.support.runtime_process import serving
 
 ENDPOINT = "llm-endpoint"
 SERVED = "llama-3-8b"
@@ -171,20 +165,14 @@ def process(
     fake_server: FakeSageMaker,
     aws_env: dict[str, str],
 ) -> Iterator[RuntimeProcess]:
-    task_root = make_task_root(tmp_path_factory.mktemp("lambda"))
-    port = free_port()
-    env = lambda_env(
-        aws_env,
-        LAMBDA_TASK_ROOT=str(task_root),
-        PORT=str(port),
-        ENDPOINT_NAME=ENDPOINT,
-        MODEL_NAME=SERVED,
-        STREAM_FORMAT="tgi",
-        REQUEST_FORMAT="generate",
-    )
-    with running(task_root, env) as proc:
-        wait_healthy(port, proc)
-        runtime = RuntimeProcess(url=f"http://127.0.0.1:{port}")
+    settings = {
+        "ENDPOINT_NAME": ENDPOINT,
+        "MODEL_NAME": SERVED,
+        "STREAM_FORMAT": "tgi",
+        "REQUEST_FORMAT": "generate",
+    }
+    with serving(tmp_path_factory.mktemp("lambda"), aws_env, **settings) as (proc, url):
+        runtime = RuntimeProcess(url=url)
 
         def read() -> None:
             assert proc.stdout is not None

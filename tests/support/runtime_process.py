@@ -24,6 +24,7 @@ __all__ = [
     "lambda_env",
     "make_task_root",
     "running",
+    "serving",
     "wait_healthy",
 ]
 
@@ -89,3 +90,18 @@ def wait_healthy(port: int, process: subprocess.Popen[str]) -> None:
         except OSError:
             time.sleep(0.05)
     raise AssertionError("the runtime did not become healthy within 15 s")
+
+
+@contextmanager
+def serving(
+    parent: Path, aws_env: Mapping[str, str], **settings: str
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``run.sh`` from a fresh task root under ``parent``, on a free port, with the runtime's
+    ``settings`` (environment variables) over ``aws_env``; yields the process and its URL
+    once it answers ``/health``."""
+    task_root = make_task_root(parent)
+    port = free_port()
+    env = lambda_env(aws_env, LAMBDA_TASK_ROOT=str(task_root), PORT=str(port), **settings)
+    with running(task_root, env) as process:
+        wait_healthy(port, process)
+        yield process, f"http://127.0.0.1:{port}"
