@@ -24,8 +24,7 @@ def _dashboard(stack: Stack, id: str = "Board") -> cloudwatch.Dashboard:
 
 
 def _template(stack: Stack) -> dict[str, Any]:
-    template: dict[str, Any] = Template.from_stack(stack).to_json()
-    return template
+    return dict(Template.from_stack(stack).to_json())
 
 
 def _url(template: dict[str, Any], output: str, partition: str, region: str) -> str:
