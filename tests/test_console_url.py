@@ -40,6 +40,14 @@ def _url(template: dict[str, Any], output: str, partition: str, region: str) -> 
     )
 
 
+@pytest.fixture(scope="module")
+def agnostic(new_stack: Callable[..., Stack]) -> dict[str, Any]:
+    """An environment-agnostic stack outputting a dashboard's URL."""
+    stack = new_stack()
+    CfnOutput(stack, "DashboardUrl", value=dashboard_url(_dashboard(stack)))
+    return _template(stack)
+
+
 @pytest.mark.parametrize(
     ("partition", "region", "url"),
     [
@@ -64,11 +72,9 @@ def _url(template: dict[str, Any], output: str, partition: str, region: str) -> 
     ],
 )
 def test_an_environment_agnostic_stack_resolves_the_url_where_it_deploys(
-    new_stack: Callable[..., Stack], partition: str, region: str, url: str
+    agnostic: dict[str, Any], partition: str, region: str, url: str
 ) -> None:
-    stack = new_stack()
-    CfnOutput(stack, "DashboardUrl", value=dashboard_url(_dashboard(stack)))
-    assert _url(_template(stack), "DashboardUrl", partition, region) == url
+    assert _url(agnostic, "DashboardUrl", partition, region) == url
 
 
 def test_the_llm_dashboard_s_url_names_its_dashboard(new_stack: Callable[..., Stack]) -> None:
