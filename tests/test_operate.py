@@ -238,3 +238,33 @@ def test_the_page_names_the_lines_these_diffs_print() -> None:
         "AWS::ApplicationAutoScaling::ScalableTarget",
     ):
         assert f"`[~] {kind} ... replace`" in " ".join(page.split()), kind
+
+
+# -- the CDK CLI commands -------------------------------------------------------------------------
+
+
+def _cdk_commands(markdown: str) -> list[list[str]]:
+    """The ``cdk`` commands of the page's code spans, as words."""
+    return [span.split()[1:] for span in re.findall(r"`(cdk [a-z][^`]*)`", markdown)]
+
+
+def _cdk_help(command: str) -> str:
+    result = subprocess.run(
+        [str(CDK), command, "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, f"cdk {command}: {result.stderr}"
+    return result.stdout
+
+
+@pytest.mark.slow(seconds=6)
+def test_every_cdk_command_of_the_page_is_one_the_pinned_cli_has() -> None:
+    found = _cdk_commands(OPERATE.read_text())
+    commands_used = sorted({words[0] for words in found})
+    assert {"deploy", "diff", "rollback", "destroy"} <= set(commands_used)
+    with ThreadPoolExecutor() as pool:
+        helps = dict(zip(commands_used, pool.map(_cdk_help, commands_used), strict=True))
+    for command, *words in found:
+        for flag in (w for w in words if w.startswith("--")):
+            # yargs takes --no-<flag> for a boolean --<flag>
+            option = rf"^\s+{re.escape(flag.replace('--no-', '--'))}\b"
+            assert re.search(option, helps[command], re.MULTILINE), f"cdk {command} {flag}"
