@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "LlmAlarms": "constructs_llm.operations.alarms",
     "ScheduledCapacity": "constructs_llm.operations.schedule",
     "LlmDashboard": "constructs_llm.operations.dashboard",
+    "dashboard_url": "constructs_llm.operations.console_url",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -97,6 +98,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.operations.alarms import Alarms as Alarms
     from constructs_llm.operations.alarms import LlmAlarms as LlmAlarms
     from constructs_llm.operations.autoscaling import Autoscaling as Autoscaling
+    from constructs_llm.operations.console_url import dashboard_url as dashboard_url
     from constructs_llm.operations.dashboard import DashboardTarget as DashboardTarget
     from constructs_llm.operations.dashboard import LlmDashboard as LlmDashboard
     from constructs_llm.operations.deployment import Deployment as Deployment

@@ -30,6 +30,7 @@ from constructs_llm import (
     LlmEndpoint,
     LlmModel,
     ModelSource,
+    dashboard_url,
 )
 
 #: In order of preference.
@@ -58,6 +59,7 @@ class CapacityStack(Stack):
         self.dashboard = LlmDashboard(self, "Dashboard", endpoints=[self.endpoint])
         CfnOutput(self, "EndpointName", value=self.endpoint.endpoint_name)
         CfnOutput(self, "DashboardName", value=self.dashboard.dashboard_name)
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:pools-autoscaling",

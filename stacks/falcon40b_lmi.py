@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Stack
+from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+from constructs_llm import Engine, LlmDashboard, LlmEndpoint, LlmModel, ModelSource, dashboard_url
 
 
 class Falcon40bLmiStack(Stack):
@@ -28,3 +28,5 @@ class Falcon40bLmiStack(Stack):
             max_total_tokens=2048,
         )
         self.endpoint = LlmEndpoint(self, "Endpoint", model=model)
+        self.dashboard = LlmDashboard(self, "Dashboard", endpoints=[self.endpoint])
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))

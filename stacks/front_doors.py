@@ -20,10 +20,12 @@ from constructs import Construct
 from constructs_llm import (
     Engine,
     InvokerAuth,
+    LlmDashboard,
     LlmEndpoint,
     LlmModel,
     ModelSource,
     StreamingInvoker,
+    dashboard_url,
 )
 
 
@@ -65,6 +67,10 @@ class FrontDoorsStack(Stack):
         self.signed = StreamingInvoker(self, "Signed", target=endpoint)
         self.signed.add_distribution(rate_limit=600)
 
+        self.dashboard = LlmDashboard(
+            self, "Dashboard", endpoints=[endpoint], invokers=[self.keyed, self.signed]
+        )
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         CfnOutput(self, "KeysUrl", value=self.keyed.url)
         CfnOutput(self, "KeysDistributionUrl", value=self.keyed.distribution_url or "")
         CfnOutput(self, "ApiKeysSecret", value=keys.secret_name)

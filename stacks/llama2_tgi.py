@@ -9,7 +9,16 @@ from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
+from constructs_llm import (
+    Autoscaling,
+    Engine,
+    LlmDashboard,
+    LlmEndpoint,
+    LlmModel,
+    ModelSource,
+    StreamingInvoker,
+    dashboard_url,
+)
 
 
 class Llama2TgiStack(Stack):
@@ -32,6 +41,10 @@ class Llama2TgiStack(Stack):
             autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
         )
         self.invoker = StreamingInvoker(self, "Stream", target=self.endpoint)
+        self.dashboard = LlmDashboard(
+            self, "Dashboard", endpoints=[self.endpoint], invokers=[self.invoker]
+        )
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         CfnOutput(self, "StreamUrl", value=self.invoker.url)
         Validations.of(self).acknowledge(
             Acknowledgment(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -21,9 +21,11 @@ from constructs_llm import (
     Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
+    LlmDashboard,
     LlmModel,
     ModelSource,
     StreamingInvoker,
+    dashboard_url,
 )
 
 INSTANCE_TYPE = "ml.g5.12xlarge"
@@ -59,6 +61,10 @@ class Llama3ComponentsStack(Stack):
             autoscaling=Autoscaling(min_capacity=4, max_capacity=8, target_concurrent_requests=4),
         )
         self.invoker = StreamingInvoker(self, "Stream", target=self.component)
+        self.dashboard = LlmDashboard(
+            self, "Dashboard", components=[self.component], invokers=[self.invoker]
+        )
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:hf-token-in-model-env",

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Stack, Validations
+from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+from constructs_llm import Engine, LlmDashboard, LlmEndpoint, LlmModel, ModelSource, dashboard_url
 
 
 class MistralInf2Stack(Stack):
@@ -29,6 +29,8 @@ class MistralInf2Stack(Stack):
         )
         key = kms.Key(self, "VolumeKey", enable_key_rotation=True)
         self.endpoint = LlmEndpoint(self, "Endpoint", model=model, kms_key=key)
+        self.dashboard = LlmDashboard(self, "Dashboard", endpoints=[self.endpoint])
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:hf-token-in-model-env",

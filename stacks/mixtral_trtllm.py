@@ -8,7 +8,15 @@ from aws_cdk import Acknowledgment, CfnOutput, Duration, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
+from constructs_llm import (
+    Engine,
+    LlmDashboard,
+    LlmEndpoint,
+    LlmModel,
+    ModelSource,
+    StreamingInvoker,
+    dashboard_url,
+)
 
 
 class MixtralTrtLlmStack(Stack):
@@ -32,6 +40,10 @@ class MixtralTrtLlmStack(Stack):
             health_check_timeout=Duration.seconds(1800),
         )
         self.invoker = StreamingInvoker(self, "Stream", target=self.endpoint)
+        self.dashboard = LlmDashboard(
+            self, "Dashboard", endpoints=[self.endpoint], invokers=[self.invoker]
+        )
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         CfnOutput(self, "StreamUrl", value=self.invoker.url)
         Validations.of(self).acknowledge(
             Acknowledgment(

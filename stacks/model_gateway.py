@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, Stack, Validations
+from aws_cdk import Acknowledgment, CfnOutput, Duration, Stack, Validations
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
@@ -19,9 +19,11 @@ from constructs_llm import (
     Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
+    LlmDashboard,
     LlmModel,
     ModelSource,
     StreamingInvoker,
+    dashboard_url,
 )
 
 INSTANCE_TYPE = "ml.g5.12xlarge"
@@ -82,6 +84,10 @@ class ModelGatewayStack(Stack):
             targets=[self.llama, self.qwen, self.support_bot],
             timeout=Duration.minutes(10),
         )
+        self.dashboard = LlmDashboard(
+            self, "Dashboard", components=[self.llama, self.qwen], invokers=[self.invoker]
+        )
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:hf-token-in-model-env",

@@ -21,7 +21,7 @@ from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+from constructs_llm import Engine, LlmDashboard, LlmEndpoint, LlmModel, ModelSource, dashboard_url
 
 
 class NativeOpenAiStack(Stack):
@@ -44,5 +44,7 @@ class NativeOpenAiStack(Stack):
             description="Applications assume this role to call the chat endpoint's OpenAI route",
         )
         self.endpoint.grant_openai(self.caller)
+        self.dashboard = LlmDashboard(self, "Dashboard", endpoints=[self.endpoint])
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         CfnOutput(self, "OpenAiBaseUrl", value=self.endpoint.openai_base_url)
         CfnOutput(self, "CallerRoleArn", value=self.caller.role_arn)

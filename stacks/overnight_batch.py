@@ -42,10 +42,12 @@ from constructs_llm import (
     AsyncInference,
     Autoscaling,
     Engine,
+    LlmDashboard,
     LlmEndpoint,
     LlmModel,
     ModelSource,
     ScheduledCapacity,
+    dashboard_url,
 )
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, waive
 
@@ -130,12 +132,14 @@ class OvernightBatchStack(Stack):
         )
         self.endpoint.grant_invoke_async(self.submitter)
 
+        self.dashboard = LlmDashboard(self, "Dashboard", endpoints=[self.endpoint])
         assert self.endpoint.async_inference is not None
         CfnOutput(self, "EndpointName", value=self.endpoint.endpoint_name)
         CfnOutput(self, "InputLocation", value=self.endpoint.async_inference.input_location.uri)
         CfnOutput(self, "OutputLocation", value=self.endpoint.async_inference.output_location.uri)
         CfnOutput(self, "TopicArn", value=done.topic_arn)
         CfnOutput(self, "SubmitterRoleArn", value=self.submitter.role_arn)
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:async-alarms",

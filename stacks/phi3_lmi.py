@@ -7,7 +7,15 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
+from constructs_llm import (
+    Engine,
+    LlmDashboard,
+    LlmEndpoint,
+    LlmModel,
+    ModelSource,
+    StreamingInvoker,
+    dashboard_url,
+)
 
 
 class Phi3LmiStack(Stack):
@@ -24,4 +32,8 @@ class Phi3LmiStack(Stack):
         )
         self.endpoint = LlmEndpoint(self, "Endpoint", model=model)
         self.invoker = StreamingInvoker(self, "Stream", target=self.endpoint)
+        self.dashboard = LlmDashboard(
+            self, "Dashboard", endpoints=[self.endpoint], invokers=[self.invoker]
+        )
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         CfnOutput(self, "StreamUrl", value=self.invoker.url)

@@ -33,6 +33,7 @@ from constructs_llm import (
     ModelSource,
     ScheduledCapacity,
     StreamingInvoker,
+    dashboard_url,
 )
 
 BERLIN = TimeZone.EUROPE_BERLIN
@@ -112,6 +113,7 @@ class ProductionStack(Stack):
         CfnOutput(self, "Url", value=self.invoker.url)
         CfnOutput(self, "EndpointName", value=self.endpoint.endpoint_name)
         CfnOutput(self, "DashboardName", value=self.dashboard.dashboard_name)
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:hf-token-in-model-env",

@@ -21,9 +21,11 @@ from constructs_llm import (
     InferenceComponent,
     InferenceComponentEndpoint,
     InvokerAuth,
+    LlmDashboard,
     LlmModel,
     ModelSource,
     StreamingInvoker,
+    dashboard_url,
 )
 
 INSTANCE_TYPE = "ml.g5.12xlarge"  # 4 x A10G: one GPU each for the chat and embedding copies
@@ -80,6 +82,10 @@ class RagStack(Stack):
             timeout=Duration.minutes(10),
         )
         CfnOutput(self, "Url", value=self.invoker.url)
+        self.dashboard = LlmDashboard(
+            self, "Dashboard", components=[self.chat, self.embedder], invokers=[self.invoker]
+        )
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:component-fleet:g5-12xlarge",

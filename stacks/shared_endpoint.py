@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, Stack, Validations
+from aws_cdk import Acknowledgment, CfnOutput, Duration, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
@@ -19,8 +19,10 @@ from constructs_llm import (
     Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
+    LlmDashboard,
     LlmModel,
     ModelSource,
+    dashboard_url,
 )
 
 INSTANCE_TYPE = "ml.g5.12xlarge"
@@ -80,6 +82,8 @@ class SharedEndpointStack(Stack):
                 scale_out_cooldown=Duration.minutes(5),
             ),
         )
+        self.dashboard = LlmDashboard(self, "Dashboard", components=[self.chat, self.qwen])
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:hf-token-in-model-env",

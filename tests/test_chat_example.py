@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.support.scanners import cfn_lint_findings, checkov_failed_checks
+from tests.support.intrinsics import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "chat"
@@ -265,12 +266,31 @@ def _resources(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [r for r in template["Resources"].values() if r["Type"] == kind]
 
 
-def test_outputs_are_the_url_endpoint_name_and_dashboard(template: dict[str, Any]) -> None:
+def test_outputs_are_the_url_endpoint_name_dashboard_and_log_group(
+    template: dict[str, Any],
+) -> None:
     outputs = template["Outputs"]
-    assert {"Url", "EndpointName", "Dashboard"} <= set(outputs)
+    assert set(outputs) == {"Url", "EndpointName", "DashboardUrl", "InvokerLogGroup"}
     assert outputs["Url"]["Value"]["Fn::GetAtt"][1] == "FunctionUrl"
     assert outputs["EndpointName"]["Value"]["Fn::GetAtt"][1] == "EndpointName"
-    assert "sagemaker/home" in json.dumps(outputs["Dashboard"])
+    (dashboard,) = _logical_ids(template, "AWS::CloudWatch::Dashboard")
+    url = evaluate(
+        outputs["DashboardUrl"]["Value"],
+        template,
+        partition="aws",
+        region="eu-west-1",
+        physical_ids={dashboard: "DashboardA1B2"},
+    )
+    assert url == (
+        "https://console.aws.amazon.com/cloudwatch/home?region=eu-west-1"
+        "#dashboards:name=DashboardA1B2"
+    )
+    (log_group,) = _logical_ids(template, "AWS::Logs::LogGroup")
+    assert outputs["InvokerLogGroup"]["Value"] == {"Ref": log_group}
+
+
+def _logical_ids(template: dict[str, Any], kind: str) -> list[str]:
+    return [k for k, r in template["Resources"].items() if r["Type"] == kind]
 
 
 def test_the_app_uses_api_keys_with_reserved_concurrency(template: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from stacks import EXAMPLES
+from tests.support.intrinsics import evaluate
 from tests.support.templates import fixture, normalized
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,6 +97,27 @@ def test_no_arn_names_its_partition_literally(templates: dict[str, Path]) -> Non
     for name, path in templates.items():
         text = path.read_text()
         assert '"arn:aws:' not in text and '"arn:aws-' not in text, name
+
+
+def test_every_example_outputs_its_dashboard_s_console_url(templates: dict[str, Path]) -> None:
+    """Each example has a dashboard, and its `DashboardUrl` output opens it in the console
+    of the partition and region the stack is deployed to."""
+    for name, path in sorted(templates.items()):
+        template = json.loads(path.read_text())
+        (board,) = [
+            k for k, r in template["Resources"].items() if r["Type"] == "AWS::CloudWatch::Dashboard"
+        ]
+        url = evaluate(
+            template["Outputs"]["DashboardUrl"]["Value"],
+            template,
+            partition="aws-cn",
+            region="cn-northwest-1",
+            physical_ids={board: f"{name}-board"},
+        )
+        assert url == (
+            "https://console.amazonaws.cn/cloudwatch/home?region=cn-northwest-1"
+            f"#dashboards:name={name}-board"
+        ), name
 
 
 def test_the_capacity_example_graphs_each_gpu_and_alarms_on_the_fullest(

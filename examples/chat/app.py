@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Llama 3 8B Instruct on a SageMaker endpoint, streamed to OpenAI clients with an API key."""
 
-from aws_cdk import Acknowledgment, App, Aws, CfnOutput, Stack, Validations
+from aws_cdk import Acknowledgment, App, CfnOutput, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from constructs_llm import (Engine, InvokerAuth, LlmEndpoint, LlmModel, ModelSource,
-                            StreamingInvoker)
+from constructs_llm import (Engine, InvokerAuth, LlmDashboard, LlmEndpoint, LlmModel,
+                            ModelSource, StreamingInvoker, dashboard_url)
 
 
 class ChatStack(Stack):
@@ -31,11 +31,13 @@ class ChatStack(Stack):
             auth=InvokerAuth.api_keys(api_keys),   # or InvokerAuth.iam(): SigV4 callers
             max_concurrency=10)                    # at most 10 requests at once
         # invoker.add_distribution(rate_limit=600) # CloudFront + WAF in front (us-east-1)
+        # Traffic, latency, errors, GPUs, time to first token and the alarms, in one place.
+        dashboard = LlmDashboard(self, "Dashboard", endpoints=[endpoint], invokers=[invoker])
 
         CfnOutput(self, "Url", value=invoker.url)
         CfnOutput(self, "EndpointName", value=endpoint.endpoint_name)
-        CfnOutput(self, "Dashboard", value=f"https://{Aws.REGION}.console.aws.amazon.com/"
-                  f"sagemaker/home?region={Aws.REGION}#/endpoints/{endpoint.endpoint_name}")
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(dashboard))
+        CfnOutput(self, "InvokerLogGroup", value=invoker.function.log_group.log_group_name)
 
 
 app = App()

@@ -17,6 +17,7 @@ from constructs_llm import (
     ModelSource,
     ScheduledCapacity,
     Variant,
+    dashboard_url,
 )
 from constructs_llm.errors import ConfigurationError, ScalingError
 from constructs_llm.operations.deployment import Fleet
@@ -368,5 +369,12 @@ BAD_OPERATIONS = [
         r"components\[0\] must be an InferenceComponent, got InferenceComponentEndpoint "
         r"'Test/Shared'",
         id="dashboard-endpoint-as-a-component",
+    ),
+    pytest.param(
+        lambda s: dashboard_url("llm-operations"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"dashboard must be an LlmDashboard or a cloudwatch\.Dashboard, got str "
+        r"'llm-operations'; pass the dashboard construct",
+        id="dashboard-url-of-a-name",
     ),
 ]
