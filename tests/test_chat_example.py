@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.scanners import cfn_lint_findings, checkov_failed_checks
 from tests.support.intrinsics import evaluate
+from tests.support.scanners import cfn_lint_findings, checkov_failed_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "chat"
