@@ -19,7 +19,7 @@ from constructs_llm.catalogs import (
     InstanceCatalog,
     LwaLayers,
     ModelCatalog,
-    ToolParserCatalog,
+    ParserCatalog,
     load_catalog,
     parse_catalog,
 )
@@ -29,7 +29,8 @@ SCHEMAS: dict[tuple[str, str], type] = {
     ("constructs_llm", "instances.json"): InstanceCatalog,
     ("constructs_llm", "dlc_images.json"): DlcCatalog,
     ("constructs_llm", "models.json"): ModelCatalog,
-    ("constructs_llm", "tool_parsers.json"): ToolParserCatalog,
+    ("constructs_llm", "tool_parsers.json"): ParserCatalog,
+    ("constructs_llm", "reasoning_parsers.json"): ParserCatalog,
     ("constructs_llm.streaming", "lwa_layers.json"): LwaLayers,
 }
 
