@@ -37,17 +37,11 @@ def test_every_model_family_has_a_reasoning_parser_row() -> None:
     assert families == set(catalogs.reasoning_parsers().families)
 
 
-def test_every_family_parser_is_one_its_engine_registers_and_cites_its_source() -> None:
-    table = catalogs.reasoning_parsers()
-    for family, parsers in table.families.items():
-        for engine in ("vllm", "sglang"):
-            parser = getattr(parsers, engine)
-            assert parser is None or parser in table.engines[engine].parsers, (family, parser)
-        # a row with a parser cites where its engine registers it
+def test_a_row_with_a_parser_cites_where_each_engine_registers_it() -> None:
+    for family, parsers in catalogs.reasoning_parsers().families.items():
         if parsers.vllm or parsers.sglang:
             assert "vllm/reasoning/__init__.py @" in parsers.source, family
             assert "reasoning_parser.py @" in parsers.source, family
-    assert all(" @ " in e.source for e in table.engines.values())
 
 
 @pytest.mark.parametrize(
