@@ -669,7 +669,6 @@ WRONG_TYPES = [
             "tool_call_parser": 5,
             "reasoning": "yes",
             "reasoning_parser": 5,
-            "embedding": "yes",
         },
     ),
     *_cases(

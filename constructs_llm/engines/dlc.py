@@ -1,13 +1,22 @@
 """The AWS vLLM and SGLang SageMaker DLCs (``SM_VLLM_*`` / ``SM_SGLANG_*`` env as flags).
 
-Both serve chat models and, with ``embedding=True``, embedding models: vLLM with its pooling
-runner (``--runner pooling``; a generative checkpoint is converted to an embedding model,
-``--convert auto`` resolving to ``embed``: ``ModelConfig`` in ``vllm/config/model.py``),
-SGLang with ``--is-embedding``. ``embedding=None`` (the default) follows the model: an
-embedding model of the packaged table (``kind`` "embedding" in ``data/models.json``) is served
-as one (``LlmModel`` asks the engine ``for_model_kind``), any other model as a chat model.
-An embedding engine answers one JSON body per request (``RequestFormat.EMBED``), and calls no
+vLLM serves chat models and, with ``embedding=True``, embedding models with its pooling runner
+(``--runner pooling``; a generative checkpoint is converted to an embedding model,
+``--convert auto`` resolving to ``embed``: ``ModelConfig`` in ``vllm/config/model.py``); its
+``/invocations`` routes a body to the handler whose request type it validates as
+(``vllm/entrypoints/serve/sagemaker/api_router.py``), so an embeddings body reaches the
+embeddings handler. ``embedding=None`` (the default) follows the model: an embedding model of
+the packaged table (``kind`` "embedding" in ``data/models.json``) is served as one
+(``LlmModel`` asks the engine ``for_model_kind``), any other model as a chat model. An
+embedding engine answers one JSON body per request (``RequestFormat.EMBED``), and calls no
 tools and parses no reasoning.
+
+SGLang serves chat models only behind SageMaker: its ``/invocations`` takes a chat completion
+request and nothing else (``sagemaker_chat_completions`` in
+``python/sglang/srt/entrypoints/http_server.py`` of sgl-project/sglang @ 0025436e), so an
+embedding model started with ``--is-embedding`` could not answer SageMaker; an embedding model
+of the table on ``Engine.sglang()`` fails at synth naming ``Engine.vllm()`` and
+``Engine.tei()``.
 """
 
 from __future__ import annotations
@@ -53,15 +62,16 @@ class _FlagEngine(GpuEngine):
     _model_flag: ClassVar[str]  # takes the Hub id or /opt/ml/model
     _length_flag: ClassVar[str]  # longest prompt + generation
     _parsers: ClassVar[ParserEngine]  # whose tool-call and reasoning parser names apply
-    _embedding_flags: ClassVar[Mapping[str, str]]  # the flags that serve an embedding model
-    _kind_keys: ClassVar[tuple[str, ...]]  # flags that choose between chat and embeddings
+    # The flags that serve an embedding model; empty: the engine serves chat models only.
+    _embedding_flags: ClassVar[Mapping[str, str]] = {}
+    _kind_rules: ClassVar[Mapping[str, EnvRule]]  # flags that choose chat or embeddings
     _quantize_setting = "quantization"
     quantization: str | None
     trust_remote_code: bool
     tool_call_parser: str | None
     reasoning: bool | None
     reasoning_parser: str | None
-    embedding: bool | None
+    embedding: bool | None = None  # a setting of the engines that serve embedding models
 
     @abc.abstractmethod
     def _tuning_flags(self) -> dict[str, object]:
@@ -76,7 +86,7 @@ class _FlagEngine(GpuEngine):
         return RequestFormat.EMBED if self.embedding else RequestFormat.MESSAGES
 
     def for_model_kind(self, kind: ModelKind) -> ServingEngine:
-        if self.embedding is None and kind is ModelKind.EMBEDDING:
+        if self._embedding_flags and self.embedding is None and kind is ModelKind.EMBEDDING:
             return dataclasses.replace(self, embedding=True)  # type: ignore[type-var]
         return self
 
@@ -146,7 +156,7 @@ class _FlagEngine(GpuEngine):
             self._prefix + self._length_flag: EnvRule.LIMIT,
             **{self._prefix + key: EnvRule.TOOLS for key in tool_keys},
             self._prefix + "REASONING_PARSER": EnvRule.REASONING,
-            **{self._prefix + key: EnvRule.KIND for key in self._kind_keys},
+            **{self._prefix + key: rule for key, rule in self._kind_rules.items()},
         }
 
 
@@ -198,7 +208,9 @@ class VllmEngine(_FlagEngine):
     _parsers = "vllm"
     _embedding_flags: ClassVar[Mapping[str, str]] = {"RUNNER": "pooling"}
     # --task (embed) was replaced by --runner and --convert in vLLM 0.10, and later removed.
-    _kind_keys: ClassVar[tuple[str, ...]] = ("RUNNER", "CONVERT", "TASK")
+    _kind_rules: ClassVar[Mapping[str, EnvRule]] = dict.fromkeys(
+        ("RUNNER", "CONVERT", "TASK"), EnvRule.KIND
+    )
 
     image: ContainerImage | None = setting(image=True)
     tensor_parallel_size: int | None = setting(positive=True)
@@ -283,9 +295,9 @@ class SglangEngine(_FlagEngine):
         ``qwen3``; DeepSeek-R1 distills: ``deepseek-r1``), off otherwise
     :param reasoning_parser: an SGLang reasoning parser name (``qwen3``, ``deepseek-r1``, ...)
         for a model the table does not know or to override it. @default the model family's
-    :param embedding: serve an embedding model (``SM_SGLANG_IS_EMBEDDING``, SGLang's
-        ``--is-embedding``); the invoker then answers ``POST /v1/embeddings``. @default None:
-        True for an embedding model of the packaged table, else False
+
+    Chat models only: SGLang's ``/invocations`` takes chat completion requests alone, so an
+    embedding model goes on ``Engine.vllm()`` or ``Engine.tei()``.
     """
 
     name = "sglang"
@@ -293,9 +305,8 @@ class SglangEngine(_FlagEngine):
     _prefix, _model_flag, _length_flag = "SM_SGLANG_", "MODEL_PATH", "CONTEXT_LENGTH"
     _parallel_setting = "tp_size"
     _parsers = "sglang"
-    # "true" gives the bare --is-embedding (scripts/docker/sglang/sagemaker_entrypoint.sh).
-    _embedding_flags: ClassVar[Mapping[str, str]] = {"IS_EMBEDDING": "true"}
-    _kind_keys: ClassVar[tuple[str, ...]] = ("IS_EMBEDDING",)
+    # --is-embedding would start a model that SGLang's /invocations (chat only) cannot serve.
+    _kind_rules: ClassVar[Mapping[str, EnvRule]] = {"IS_EMBEDDING": EnvRule.PROTOCOL}
 
     image: ContainerImage | None = setting(image=True)
     tp_size: int | None = setting(positive=True)
@@ -308,7 +319,6 @@ class SglangEngine(_FlagEngine):
     tool_call_parser: str | None = None
     reasoning: bool | None = setting(boolean=True)
     reasoning_parser: str | None = None
-    embedding: bool | None = setting(boolean=True)
 
     def _tuning_flags(self) -> dict[str, object]:
         return {

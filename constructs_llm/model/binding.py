@@ -205,8 +205,8 @@ def _kind_problems(definition: Definition) -> list[str]:
     if arch.is_embedding:
         return [
             f"{name} is an embedding model, but Engine.{_factory(engine)}() serves chat models; "
-            "serve it with Engine.tei(), Engine.vllm() or Engine.sglang() (without "
-            "embedding=False); the invoker then answers POST /v1/embeddings"
+            "serve it with Engine.tei() or Engine.vllm() (without embedding=False); the invoker "
+            "then answers POST /v1/embeddings"
         ]
     return [
         f"{name} is a chat model, but Engine.{_factory(engine)}() serves embedding models; "

@@ -294,10 +294,22 @@ BAD_MODELS = [
         id="engine-vllm-embedding-model-served-as-chat",
     ),
     pytest.param(
-        lambda s: model(s, engine=Engine.sglang(embedding=True)),
+        lambda s: model(s, engine=Engine.vllm(embedding=True)),
         ConfigurationError,
-        r"Meta-Llama-3-8B-Instruct is a chat model, but Engine\.sglang\(\) serves embedding models.*without embedding=True",
-        id="engine-sglang-chat-model-served-as-embeddings",
+        r"Meta-Llama-3-8B-Instruct is a chat model, but Engine\.vllm\(\) serves embedding models.*without embedding=True",
+        id="engine-vllm-chat-model-served-as-embeddings",
+    ),
+    pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face(BGE), engine=Engine.sglang()),
+        ConfigurationError,
+        r"BAAI/bge-large-en-v1\.5 is an embedding model, but Engine\.sglang\(\) serves chat models; serve it with Engine\.tei\(\) or Engine\.vllm\(\)",
+        id="engine-sglang-embedding-model",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.sglang(), env={"SM_SGLANG_IS_EMBEDDING": "true"}),
+        ConfigurationError,
+        r"env SM_SGLANG_IS_EMBEDDING='true' changes the request/stream contract",
+        id="model-env-sglang-is-embedding",
     ),
     pytest.param(
         lambda s: model(

@@ -237,10 +237,10 @@ BAD_VALUES = [
         id="engine-vllm-embedding-not-a-bool",
     ),
     pytest.param(
-        lambda s: Engine.sglang(embedding=True, tool_calls=True, reasoning_parser="qwen3"),
+        lambda s: Engine.vllm(embedding=True, tool_calls=True, reasoning_parser="qwen3"),
         ConfigurationError,
-        r"Engine\.sglang\(\): embedding=True serves an embedding model, which calls no tools and writes no reasoning, but tool_calls=True, reasoning_parser='qwen3' was given",
-        id="engine-sglang-embedding-with-chat-settings",
+        r"Engine\.vllm\(\): embedding=True serves an embedding model, which calls no tools and writes no reasoning, but tool_calls=True, reasoning_parser='qwen3' was given",
+        id="engine-vllm-embedding-with-chat-settings",
     ),
     pytest.param(
         lambda s: Engine.lmi(backend="trtllm", tool_calls=True),

@@ -1,8 +1,9 @@
-"""Embedding models on ``Engine.vllm()`` (vLLM's pooling runner) and ``Engine.sglang()``
-(``--is-embedding``): how the library knows the model is an embedding model (the packaged
-table, or ``embedding=True``), the env each engine derives, and the route the invoker gets.
-The bad inputs are rows of the validation matrix (``engine-*-embedding*``,
-``model-env-vllm-runner-*``); ``make test-engines`` serves such a model on a real vLLM."""
+"""Embedding models on ``Engine.vllm()`` (vLLM's pooling runner): how the library knows the
+model is an embedding model (the packaged table, or ``embedding=True``), the env it derives,
+and the route the invoker gets. ``Engine.sglang()`` serves chat models only (SGLang's
+``/invocations`` takes chat requests alone). The bad inputs are rows of the validation matrix
+(``engine-*-embedding*``, ``model-env-*-embedding*``); ``make test-engines`` serves such a
+model on a real vLLM."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Template
 
@@ -39,24 +39,14 @@ def _synth(
     )
 
 
-@pytest.mark.parametrize(
-    ("engine", "expected", "absent"),
-    [
-        (Engine.vllm(), {"SM_VLLM_RUNNER": "pooling"}, ("TOOL", "REASONING")),
-        (Engine.sglang(), {"SM_SGLANG_IS_EMBEDDING": "true"}, ("TOOL", "REASONING")),
-    ],
-)
 def test_an_embedding_model_of_the_table_is_served_as_one(
     new_stack: Callable[..., Stack],
-    engine: Engine,
-    expected: dict[str, str],
-    absent: tuple[str, ...],
 ) -> None:
     model, env, lambda_env = _synth(
-        new_stack(), engine, ModelSource.hugging_face(QWEN_EMBED), max_total_tokens=512
+        new_stack(), Engine.vllm(), ModelSource.hugging_face(QWEN_EMBED), max_total_tokens=512
     )
-    assert expected.items() <= env.items()
-    assert not [k for k in env if any(a in k for a in absent)]  # no tools, no reasoning
+    assert env["SM_VLLM_RUNNER"] == "pooling"
+    assert not [k for k in env if "TOOL" in k or "REASONING" in k]
     assert model.engine.model_kind is ModelKind.EMBEDDING
     assert model.engine.request_format is RequestFormat.EMBED
     # the invoker serves it on POST /v1/embeddings, with the table's dimensions
@@ -93,7 +83,7 @@ def test_a_chat_model_keeps_its_engine_unchanged(new_stack: Callable[..., Stack]
 
 
 def test_an_embedding_engine_calls_no_tools_and_parses_no_reasoning() -> None:
-    engine = Engine.sglang(embedding=True)
+    engine = Engine.vllm(embedding=True)
     assert not engine.tool_calling(family="qwen3").served
     assert "embedding=True" in engine.tool_calling(family="qwen3").reason
     assert engine.reasoning_parsing(family="qwen3").parser is None
@@ -102,3 +92,9 @@ def test_an_embedding_engine_calls_no_tools_and_parses_no_reasoning() -> None:
 def test_vllm_sizes_an_embedding_batch_by_its_batched_tokens() -> None:
     assert Engine.vllm(embedding=True, max_num_batched_tokens=8192).batch_tokens == 8192
     assert Engine.vllm(max_num_batched_tokens=8192).batch_tokens is None  # a chat model
+
+
+def test_sglang_serves_chat_models_only(new_stack: Callable[..., Stack]) -> None:
+    engine = Engine.sglang()
+    assert engine.for_model_kind(ModelKind.EMBEDDING) is engine
+    assert engine.model_kind is ModelKind.CHAT
