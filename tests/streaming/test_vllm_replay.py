@@ -7,7 +7,10 @@ what it sends, so the recordings are stale (run ``make test-engines`` again)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -15,7 +18,7 @@ import pytest
 from tests.streaming.conftest import FAKE_AWS_ENV
 from tests.streaming.vllm_cases import CASES, ENGINE, FIXTURES, Case, case_params
 from tests.streaming.vllm_deployment import synthesize
-from tests.support.engine_exchanges import Recording, replaying
+from tests.support.engine_exchanges import Exchange, Recording, replaying
 from tests.support.fake_sagemaker import FakeSageMaker
 from tests.support.runtime_process import (
     free_port,
@@ -24,6 +27,7 @@ from tests.support.runtime_process import (
     running,
     wait_healthy,
 )
+from tests.support.tiny_model import ANSWER_TEXT, REASONING, REASONING_TEXT
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +71,79 @@ def test_every_case_has_its_recording_of_one_vllm_version() -> None:
     assert {(r.engine, r.version) for r in recordings} == {(ENGINE, recordings[0].version)}
     for recording in recordings:  # each recorded the exchanges its case makes or should make
         assert recording.exchanges, recording.case
+
+
+# -- what vLLM itself answered for the cases that wait for the runtime --------------------------
+
+
+def _events(exchange: Exchange) -> list[dict[str, Any]]:
+    """The JSON events of a recorded SSE answer (``data: [DONE]`` left out)."""
+    lines = exchange.body.decode().splitlines()
+    return [json.loads(line[len("data: ") :]) for line in lines if line.startswith("data: {")]
+
+
+def _deltas(exchange: Exchange, key: str) -> str:
+    return "".join(
+        c["choices"][0]["delta"].get(key) or "" for c in _events(exchange) if c["choices"]
+    )
+
+
+def _reasoning_split(exchange: Exchange) -> None:
+    assert _deltas(exchange, "reasoning") == REASONING_TEXT
+    assert _deltas(exchange, "content") == ANSWER_TEXT
+
+
+def _reasoning_counted(exchange: Exchange) -> None:
+    (usage,) = [c["usage"] for c in _events(exchange) if c.get("usage")]
+    assert usage["completion_tokens_details"]["reasoning_tokens"] == len(REASONING)
+
+
+def _no_reasoning(exchange: Exchange) -> None:
+    assert _deltas(exchange, "reasoning") == ""
+    assert _deltas(exchange, "content") == ANSWER_TEXT
+
+
+def _answered(exchange: Exchange) -> None:
+    assert _deltas(exchange, "content") == ANSWER_TEXT
+
+
+def _stop_with_a_call(exchange: Exchange) -> None:
+    events = [c for c in _events(exchange) if c["choices"]]
+    assert any(c["choices"][0]["delta"].get("tool_calls") for c in events)
+    assert [c["choices"][0]["finish_reason"] for c in events][-1] == "stop"
+
+
+def _embedded(exchange: Exchange) -> None:
+    vectors = [item["embedding"] for item in json.loads(exchange.body)["data"]]
+    assert len(vectors) == 2
+    assert all(math.isclose(math.fsum(x * x for x in v), 1.0, abs_tol=1e-3) for v in vectors)
+
+
+# What the engine's answer shows, for each waiting case: (the exchange's request holds, check).
+_ENGINE_DID: dict[str, tuple[Callable[[Exchange], bool], Callable[[Exchange], None]]] = {
+    "reasoning_stream": (lambda e: e.status == 200, _reasoning_split),
+    "reasoning_tokens": (lambda e: e.status == 200, _reasoning_counted),
+    "responses_reasoning_stream": (lambda e: e.status == 200, _reasoning_split),
+    "thinking_off": (lambda e: "chat_template_kwargs" in e.request, _no_reasoning),
+    "sampling_fields": (lambda e: "top_k" in e.request and e.status == 200, _answered),
+    "named_tool_call_finish_reason": (lambda e: "tool_choice" in e.request, _stop_with_a_call),
+    "embeddings": (lambda e: "input" in e.request and e.status == 200, _embedded),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ENGINE_DID))
+def test_vllm_answered_what_the_waiting_cases_need(name: str) -> None:
+    """vLLM splits the reasoning and counts it, honours enable_thinking and the sampling
+    fields, says "stop" after a named tool call and embeds OpenAI's body: what the strict
+    xfails wait for is the runtime passing it on."""
+    picks, check = _ENGINE_DID[name]
+    exchanges = [e for e in Recording.load(FIXTURES / f"{name}.json").exchanges if picks(e)]
+    assert exchanges, name
+    for exchange in exchanges:
+        check(exchange)
+
+
+def test_vllm_refuses_teis_embeddings_body() -> None:
+    (tei,) = [e for e in Recording.load(FIXTURES / "embeddings.json").exchanges if not e.direct]
+    assert tei.request.get("normalize") is True and tei.status == 400
+    assert "Parameter `normalize` was removed" in tei.body.decode()
