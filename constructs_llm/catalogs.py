@@ -1,6 +1,7 @@
 """The packaged catalogs, read through one schema-checked loader into typed records.
 
-Every ``data/*.json`` file of the package (instances, DLC images, models, tool-call parsers) and of
+Every ``data/*.json`` file of the package (instances, DLC images, models, tool-call and reasoning
+parsers) and of
 ``constructs_llm.streaming`` (Lambda Web Adapter layers) is read here. The record
 dataclasses below are the schema: each JSON object must have exactly the fields of its
 record (keys starting with ``_`` are comments), with values of the annotated types, so a
@@ -25,6 +26,7 @@ __all__ = [
     "CatalogError",
     "DlcCatalog",
     "DlcFamilyRecord",
+    "FamilyParsers",
     "HostingTypes",
     "InstanceCatalog",
     "InstanceFamily",
@@ -34,10 +36,9 @@ __all__ = [
     "LwaLayers",
     "ModelCatalog",
     "ModelRecord",
+    "ParserCatalog",
     "ParserNames",
     "Registry",
-    "ToolParserCatalog",
-    "ToolParsers",
     "dlc_images",
     "instances",
     "is_gated",
@@ -46,6 +47,7 @@ __all__ = [
     "model_family",
     "models",
     "parse_catalog",
+    "reasoning_parsers",
     "tool_parsers",
 ]
 
@@ -152,7 +154,7 @@ class ModelRecord:
 
     id: str
     aliases: tuple[str, ...] = ()
-    family: str | None  # a key of tool_parsers.json's families; None for embedding models
+    family: str | None  # a key of the parser tables' families; None for embedding models
     kind: Literal["chat", "embedding"] = "chat"
     params_billion: float
     active_params_billion: float | None = None  # MoE: parameters each token reads
@@ -175,19 +177,19 @@ class ModelCatalog:
     models: tuple[ModelRecord, ...]
 
 
-# -- tool_parsers.json ----------------------------------------------------------------------
+# -- tool_parsers.json and reasoning_parsers.json ---------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
 class ParserNames:
-    """The tool-call parser names one engine registers."""
+    """The parser names one engine registers (tool-call parsers, or reasoning parsers)."""
 
     parsers: tuple[str, ...]
     source: str
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolParsers:
+class FamilyParsers:
     """The parser each engine needs for one model family; None: no parser fits it."""
 
     vllm: str | None
@@ -196,9 +198,11 @@ class ToolParsers:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolParserCatalog:
+class ParserCatalog:
+    """A parser table: the names each engine registers, and each model family's parsers."""
+
     engines: dict[str, ParserNames]
-    families: dict[str, ToolParsers]
+    families: dict[str, FamilyParsers]
 
 
 # -- streaming/data/lwa_layers.json ----------------------------------------------------------
@@ -243,8 +247,13 @@ def models() -> ModelCatalog:
 
 
 @cache
-def tool_parsers() -> ToolParserCatalog:
-    return load_catalog("constructs_llm", "tool_parsers.json", ToolParserCatalog)
+def tool_parsers() -> ParserCatalog:
+    return load_catalog("constructs_llm", "tool_parsers.json", ParserCatalog)
+
+
+@cache
+def reasoning_parsers() -> ParserCatalog:
+    return load_catalog("constructs_llm", "reasoning_parsers.json", ParserCatalog)
 
 
 @cache

@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+# The engine cases are checks shared by a live and a replayed test: show their failing values.
+pytest.register_assert_rewrite("tests.streaming.vllm_cases")
+
 
 def _node_major() -> str:
     """jsii silences its Node end-of-life banner only for the Node major named (as make does)."""

@@ -19,7 +19,7 @@ from constructs_llm.catalogs import (
     InstanceCatalog,
     LwaLayers,
     ModelCatalog,
-    ToolParserCatalog,
+    ParserCatalog,
     load_catalog,
     parse_catalog,
 )
@@ -29,7 +29,8 @@ SCHEMAS: dict[tuple[str, str], type] = {
     ("constructs_llm", "instances.json"): InstanceCatalog,
     ("constructs_llm", "dlc_images.json"): DlcCatalog,
     ("constructs_llm", "models.json"): ModelCatalog,
-    ("constructs_llm", "tool_parsers.json"): ToolParserCatalog,
+    ("constructs_llm", "tool_parsers.json"): ParserCatalog,
+    ("constructs_llm", "reasoning_parsers.json"): ParserCatalog,
     ("constructs_llm.streaming", "lwa_layers.json"): LwaLayers,
 }
 
@@ -254,14 +255,16 @@ def test_every_model_family_has_a_tool_parser_row_and_every_row_a_model() -> Non
     assert catalogs.model_family(embedders[0].id) is None
 
 
-def test_every_family_parser_is_one_its_engine_registers_and_cites_its_source() -> None:
-    table = catalogs.tool_parsers()
-    for family, parsers in table.families.items():
+@pytest.mark.parametrize("table", [catalogs.tool_parsers, catalogs.reasoning_parsers])
+def test_every_family_parser_is_one_its_engine_registers_and_cites_its_source(
+    table: Callable[[], ParserCatalog],
+) -> None:
+    for family, parsers in table().families.items():
         for engine in ("vllm", "sglang"):
             parser = getattr(parsers, engine)
-            assert parser is None or parser in table.engines[engine].parsers, (family, parser)
+            assert parser is None or parser in table().engines[engine].parsers, (family, parser)
         assert "@" in parsers.source or "model card" in parsers.source, family
-    assert all(" @ " in e.source for e in table.engines.values())
+    assert all(" @ " in e.source for e in table().engines.values())
 
 
 @pytest.mark.parametrize(

@@ -239,7 +239,12 @@ def test_token_limits_are_refused_naming_auto_truncate(new_stack: Callable[..., 
 @pytest.mark.parametrize(
     ("model_id", "engine", "needle"),
     [
-        (BGE, Engine.vllm(), r"BAAI/bge-large-en-v1\.5 is an embedding model.*Engine\.tei\(\)"),
+        (
+            BGE,
+            Engine.vllm(embedding=False),
+            r"BAAI/bge-large-en-v1\.5 is an embedding model.*Engine\.tei\(\).*embedding=False",
+        ),
+        (BGE, Engine.tgi(), r"BAAI/bge-large-en-v1\.5 is an embedding model.*Engine\.tgi\(\)"),
         ("Qwen/Qwen2.5-7B-Instruct", Engine.tei(), r"is a chat model, but Engine\.tei\(\)"),
     ],
 )

@@ -639,6 +639,8 @@ WRONG_TYPES = [
             "max_rolling_batch_prefill_tokens": 1024.0,
             "quantize": 4,
             "tool_call_parser": 5,
+            "reasoning": "yes",
+            "reasoning_parser": 5,
         },
     ),
     *_cases(
@@ -652,6 +654,9 @@ WRONG_TYPES = [
             "gpu_memory_utilization": "0.9",
             "quantization": 4,
             "tool_call_parser": 5,
+            "reasoning": "yes",
+            "reasoning_parser": 5,
+            "embedding": "yes",
         },
     ),
     *_cases(
@@ -664,6 +669,8 @@ WRONG_TYPES = [
             "mem_fraction_static": "0.8",
             "quantization": 4,
             "tool_call_parser": 5,
+            "reasoning": "yes",
+            "reasoning_parser": 5,
         },
     ),
     *_cases(

@@ -18,6 +18,7 @@ from constructs_llm.engines.env_rules import (
     token_limit_problems,
     user_env_problems,
 )
+from constructs_llm.engines.parsers import ParserChoice
 from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
@@ -120,6 +121,17 @@ class ServingEngine(abc.ABC):
         return tools_off(
             f"Engine.{self.factory_name}() does not serve tool calls; drop tool_calls=True"
         )
+
+    def reasoning_parsing(self, *, family: str | None = None) -> ParserChoice:
+        """The reasoning parser this engine runs for a model of ``family``, or why none runs.
+        @default none: an engine says how it parses reasoning"""
+        return ParserChoice(reason=f"Engine.{self.factory_name}() takes no reasoning parser")
+
+    def for_model_kind(self, kind: ModelKind) -> ServingEngine:
+        """This engine as it serves a model of ``kind`` (the packaged table's): an engine
+        that serves both kinds and was not told which (``embedding=None``) serves that one.
+        @default this engine, unchanged"""
+        return self
 
     # -- what subclasses refine -------------------------------------------------------------
 

@@ -36,6 +36,8 @@ class EnvRule(Enum):
     LIMIT = "limit"  # from max_input_tokens / max_total_tokens; never contradicted
     PROTOCOL = "protocol"  # request/stream contract; never contradicted
     TOOLS = "tools"  # from tool_calls / tool_call_parser; never contradicted, even when unset
+    REASONING = "reasoning"  # from reasoning / reasoning_parser; likewise
+    KIND = "kind"  # chat or embedding model (from embedding); likewise
 
 
 @dataclass(frozen=True, kw_only=True)

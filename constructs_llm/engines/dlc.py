@@ -1,8 +1,28 @@
-"""The AWS vLLM and SGLang SageMaker DLCs (``SM_VLLM_*`` / ``SM_SGLANG_*`` env as flags)."""
+"""The AWS vLLM and SGLang SageMaker DLCs (``SM_VLLM_*`` / ``SM_SGLANG_*`` env as flags).
+
+vLLM serves chat models and, with ``embedding=True``, embedding models with its pooling runner
+(``--runner pooling``; a generative checkpoint is converted to an embedding model,
+``--convert auto`` resolving to ``embed``: ``ModelConfig`` in ``vllm/config/model.py``); its
+``/invocations`` routes a body to the handler whose request type it validates as
+(``vllm/entrypoints/serve/sagemaker/api_router.py``), so an embeddings body reaches the
+embeddings handler. ``embedding=None`` (the default) follows the model: an embedding model of
+the packaged table (``kind`` "embedding" in ``data/models.json``) is served as one
+(``LlmModel`` asks the engine ``for_model_kind``), any other model as a chat model. An
+embedding engine answers one JSON body per request (``RequestFormat.EMBED``), and calls no
+tools and parses no reasoning.
+
+SGLang serves chat models only behind SageMaker: its ``/invocations`` takes a chat completion
+request and nothing else (``sagemaker_chat_completions`` in
+``python/sglang/srt/entrypoints/http_server.py`` of sgl-project/sglang @ 0025436e), so an
+embedding model started with ``--is-embedding`` could not answer SageMaker; an embedding model
+of the table on ``Engine.sglang()`` fails at synth naming ``Engine.vllm()`` and
+``Engine.tei()``.
+"""
 
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
@@ -16,15 +36,19 @@ from constructs_llm.engines._support import (
     present,
     vllm_full_context_problem,
 )
+from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.context import EngineContext, EnvRule
+from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice
 from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.tools import (
     ParserEngine,
     ToolCalling,
     parser_setting_problems,
     parser_tool_calling,
+    tools_off,
 )
 from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.streaming.formats import ModelKind, RequestFormat
 
 __all__ = ["SglangEngine", "VllmEngine"]
 
@@ -37,11 +61,17 @@ class _FlagEngine(GpuEngine):
     _prefix: ClassVar[str]  # "SM_VLLM_"
     _model_flag: ClassVar[str]  # takes the Hub id or /opt/ml/model
     _length_flag: ClassVar[str]  # longest prompt + generation
-    _parsers: ClassVar[ParserEngine]  # whose tool-call parser names apply
+    _parsers: ClassVar[ParserEngine]  # whose tool-call and reasoning parser names apply
+    # The flags that serve an embedding model; empty: the engine serves chat models only.
+    _embedding_flags: ClassVar[Mapping[str, str]] = {}
+    _kind_rules: ClassVar[Mapping[str, EnvRule]]  # flags that choose chat or embeddings
     _quantize_setting = "quantization"
     quantization: str | None
     trust_remote_code: bool
     tool_call_parser: str | None
+    reasoning: bool | None
+    reasoning_parser: str | None
+    embedding: bool | None = None  # a setting of the engines that serve embedding models
 
     @abc.abstractmethod
     def _tuning_flags(self) -> dict[str, object]:
@@ -51,17 +81,45 @@ class _FlagEngine(GpuEngine):
     def _tool_flags(self, parser: str) -> dict[str, object]:
         """The flags that turn tool-call parsing on with ``parser``."""
 
+    @property
+    def request_format(self) -> RequestFormat:  # type: ignore[override]  # follows embedding
+        return RequestFormat.EMBED if self.embedding else RequestFormat.MESSAGES
+
+    def for_model_kind(self, kind: ModelKind) -> ServingEngine:
+        if self._embedding_flags and self.embedding is None and kind is ModelKind.EMBEDDING:
+            return dataclasses.replace(self, embedding=True)  # type: ignore[type-var]
+        return self
+
     def _more_problems(self) -> list[str]:
-        return parser_setting_problems(self._parsers, self.tool_calls, self.tool_call_parser)
+        problems = parser_setting_problems(self._parsers, self.tool_calls, self.tool_call_parser)
+        problems += REASONING_PARSERS.setting_problems(
+            self._parsers, self.reasoning, self.reasoning_parser
+        )
+        if self.embedding:
+            problems += _chat_settings_on_embedding(self)
+        return problems
 
     def tool_calling(
         self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
     ) -> ToolCalling:
+        if self.embedding:
+            return tools_off(_embedding_serves(self.factory_name, "tool calls"))
         return parser_tool_calling(
             self._parsers,
             factory=self.factory_name,
             tool_calls=self.tool_calls,
             parser=self.tool_call_parser,
+            family=family,
+        )
+
+    def reasoning_parsing(self, *, family: str | None = None) -> ParserChoice:
+        if self.embedding:
+            return ParserChoice(reason=_embedding_serves(self.factory_name, "reasoning"))
+        return REASONING_PARSERS.choose(
+            self._parsers,
+            factory=self.factory_name,
+            switch=self.reasoning,
+            parser=self.reasoning_parser,
             family=family,
         )
 
@@ -76,10 +134,18 @@ class _FlagEngine(GpuEngine):
             "QUANTIZATION": self.quantization,
             "TRUST_REMOTE_CODE": "true" if self.trust_remote_code else None,
         }
+        if self.embedding:
+            flags.update(self._embedding_flags)
         tools = self.tool_calling(family=ctx.model_family)
         if tools.served and tools.parser:
             flags.update(self._tool_flags(tools.parser))
+        flags["REASONING_PARSER"] = self.reasoning_parsing(family=ctx.model_family).parser
         return {self._prefix + flag: str(v) for flag, v in flags.items() if v is not None}
+
+    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+        choice = self.reasoning_parsing(family=ctx.model_family)
+        asked = REASONING_PARSERS.unserved_problem(self.factory_name, self.reasoning, choice)
+        return super()._settings_problems(ctx) + present([asked])
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
         tool_keys = ("ENABLE_AUTO_TOOL_CHOICE", "TOOL_CALL_PARSER")
@@ -89,6 +155,8 @@ class _FlagEngine(GpuEngine):
             self._prefix + self._parallel_setting.upper(): EnvRule.PARALLEL,
             self._prefix + self._length_flag: EnvRule.LIMIT,
             **{self._prefix + key: EnvRule.TOOLS for key in tool_keys},
+            self._prefix + "REASONING_PARSER": EnvRule.REASONING,
+            **{self._prefix + key: rule for key, rule in self._kind_rules.items()},
         }
 
 
@@ -119,6 +187,18 @@ class VllmEngine(_FlagEngine):
     :param tool_call_parser: a vLLM parser name (``hermes``, ``llama3_json``, ...) for a model
         the table does not know or to override it; turns tool calling on. @default the model
         family's
+    :param reasoning: a reasoning model's thinking returned apart from its answer, parsed by
+        vLLM (``SM_VLLM_REASONING_PARSER``, vLLM's ``--reasoning-parser``). True fails at synth
+        when no parser is known for the model and none is given; False sets none (the thinking
+        stays in the answer's text). @default None: on when the packaged table knows the model
+        family's parser (Qwen3: ``qwen3``; DeepSeek-R1 distills: ``deepseek_r1``), off
+        otherwise
+    :param reasoning_parser: a vLLM reasoning parser name (``qwen3``, ``deepseek_r1``, ...)
+        for a model the table does not know or to override it; turns reasoning parsing on.
+        @default the model family's
+    :param embedding: serve an embedding model with vLLM's pooling runner
+        (``SM_VLLM_RUNNER=pooling``); the invoker then answers ``POST /v1/embeddings``.
+        @default None: True for an embedding model of the packaged table, else False
     """
 
     name = "vllm"
@@ -126,6 +206,11 @@ class VllmEngine(_FlagEngine):
     _prefix, _model_flag, _length_flag = "SM_VLLM_", "MODEL", "MAX_MODEL_LEN"
     _parallel_setting = "tensor_parallel_size"
     _parsers = "vllm"
+    _embedding_flags: ClassVar[Mapping[str, str]] = {"RUNNER": "pooling"}
+    # --task (embed) was replaced by --runner and --convert in vLLM 0.10, and later removed.
+    _kind_rules: ClassVar[Mapping[str, EnvRule]] = dict.fromkeys(
+        ("RUNNER", "CONVERT", "TASK"), EnvRule.KIND
+    )
 
     image: ContainerImage | None = setting(image=True)
     tensor_parallel_size: int | None = setting(positive=True)
@@ -137,6 +222,13 @@ class VllmEngine(_FlagEngine):
     trust_remote_code: bool = setting(False, boolean=True)
     tool_calls: bool | None = setting(boolean=True)
     tool_call_parser: str | None = None
+    reasoning: bool | None = setting(boolean=True)
+    reasoning_parser: str | None = None
+    embedding: bool | None = setting(boolean=True)
+
+    @property
+    def batch_tokens(self) -> int | None:
+        return self.max_num_batched_tokens if self.embedding else None
 
     def _tuning_flags(self) -> dict[str, object]:
         return {
@@ -156,7 +248,8 @@ class VllmEngine(_FlagEngine):
         return {**super()._key_rules(), "HF_MODEL_ID": EnvRule.MODEL}
 
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
-        return super()._settings_problems(ctx) + present([vllm_full_context_problem(ctx)])
+        full_context = None if self.embedding else vllm_full_context_problem(ctx)
+        return super()._settings_problems(ctx) + present([full_context])
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
         return present(
@@ -195,6 +288,16 @@ class SglangEngine(_FlagEngine):
         knows the model family's parser, off otherwise
     :param tool_call_parser: an SGLang parser name (``qwen25``, ``llama3``, ``mistral``, ...)
         for a model the table does not know or to override it. @default the model family's
+    :param reasoning: a reasoning model's thinking returned apart from its answer, parsed by
+        SGLang (``SM_SGLANG_REASONING_PARSER``, SGLang's ``--reasoning-parser``). True fails
+        at synth when no parser is known for the model and none is given; False sets none.
+        @default None: on when the packaged table knows the model family's parser (Qwen3:
+        ``qwen3``; DeepSeek-R1 distills: ``deepseek-r1``), off otherwise
+    :param reasoning_parser: an SGLang reasoning parser name (``qwen3``, ``deepseek-r1``, ...)
+        for a model the table does not know or to override it. @default the model family's
+
+    Chat models only: SGLang's ``/invocations`` takes chat completion requests alone, so an
+    embedding model goes on ``Engine.vllm()`` or ``Engine.tei()``.
     """
 
     name = "sglang"
@@ -202,6 +305,8 @@ class SglangEngine(_FlagEngine):
     _prefix, _model_flag, _length_flag = "SM_SGLANG_", "MODEL_PATH", "CONTEXT_LENGTH"
     _parallel_setting = "tp_size"
     _parsers = "sglang"
+    # --is-embedding would start a model that SGLang's /invocations (chat only) cannot serve.
+    _kind_rules: ClassVar[Mapping[str, EnvRule]] = {"IS_EMBEDDING": EnvRule.PROTOCOL}
 
     image: ContainerImage | None = setting(image=True)
     tp_size: int | None = setting(positive=True)
@@ -212,6 +317,8 @@ class SglangEngine(_FlagEngine):
     trust_remote_code: bool = setting(False, boolean=True)
     tool_calls: bool | None = setting(boolean=True)
     tool_call_parser: str | None = None
+    reasoning: bool | None = setting(boolean=True)
+    reasoning_parser: str | None = None
 
     def _tuning_flags(self) -> dict[str, object]:
         return {
@@ -226,3 +333,28 @@ class SglangEngine(_FlagEngine):
 
     def _aliases(self) -> Mapping[str, str]:
         return {"SM_SGLANG_TENSOR_PARALLEL_SIZE": "SM_SGLANG_TP_SIZE"}  # --tp-size alias
+
+
+def _embedding_serves(factory: str, what: str) -> str:
+    return f"Engine.{factory}(embedding=True) serves an embedding model, which has no {what}"
+
+
+def _chat_settings_on_embedding(engine: _FlagEngine) -> list[str]:
+    """Chat-only settings given to an engine that serves an embedding model."""
+    given = [
+        f"{name}={value!r}"
+        for name, value in (
+            ("tool_calls", engine.tool_calls),
+            ("tool_call_parser", engine.tool_call_parser),
+            ("reasoning", engine.reasoning),
+            ("reasoning_parser", engine.reasoning_parser),
+        )
+        if value
+    ]
+    if not given:
+        return []
+    return [
+        f"embedding=True serves an embedding model, which calls no tools and writes no "
+        f"reasoning, but {', '.join(given)} was given; drop them, or drop embedding=True for a "
+        "chat model"
+    ]

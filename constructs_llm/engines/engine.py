@@ -37,6 +37,7 @@ from constructs_llm.engines.context import Accelerator, EngineContext
 from constructs_llm.engines.custom import CustomEngine
 from constructs_llm.engines.dlc import SglangEngine, VllmEngine
 from constructs_llm.engines.lmi import LmiEngine
+from constructs_llm.engines.parsers import ParserChoice
 from constructs_llm.engines.tei import TeiEngine
 from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
 from constructs_llm.engines.tools import ToolCalling
@@ -77,7 +78,8 @@ class Engine:
     Every engine exposes ``name``, ``accelerator`` ("nvidia", "neuron" or None = any),
     ``stream_format``, ``request_format``, ``model_kind`` (chat or embedding),
     ``token_env_names``, ``weight_dtype``, ``notes``, and :meth:`image_for`, :meth:`derive_env`,
-    :meth:`validate`, :meth:`warnings`, :meth:`tool_calling`.
+    :meth:`validate`, :meth:`warnings`, :meth:`tool_calling`, :meth:`reasoning_parsing`,
+    :meth:`for_model_kind`.
     """
 
     __slots__ = ("implementation",)
@@ -190,3 +192,17 @@ class Engine:
         :param user_env: the model's extra env. @default none
         """
         return self.implementation.tool_calling(family=family, user_env=user_env)
+
+    def reasoning_parsing(self, *, family: str | None = None) -> ParserChoice:
+        """The reasoning parser the engine runs for a model of ``family`` (a family of the
+        packaged model table), or why it runs none (``parser`` None, ``reason`` naming the fix).
+
+        :param family: @default None (a model the table does not know)
+        """
+        return self.implementation.reasoning_parsing(family=family)
+
+    def for_model_kind(self, kind: ModelKind) -> Engine:
+        """The engine as it serves a model of ``kind``: ``Engine.vllm()`` and
+        ``Engine.sglang()`` left at ``embedding=None`` serve an embedding model as one."""
+        serving = self.implementation.for_model_kind(kind)
+        return self if serving is self.implementation else Engine(serving)

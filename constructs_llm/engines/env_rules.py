@@ -110,8 +110,9 @@ def rule_problem(
     kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
 ) -> str | None:
     """The problem with user ``env[key] = value`` for a derived key of ``kind``, if any."""
-    if kind is EnvRule.TOOLS:
-        return None if _same_tool_value(key, value, derived) else _rule_tools(key, value, derived)
+    if kind in _FOLLOWED:
+        same = _same_switch_value(key, value, derived)
+        return None if same else _rule_followed(kind, key, value, derived)
     if kind is None or value == derived:
         return None
     if (kind is EnvRule.MODEL and value == ctx.model_location) or (
@@ -160,18 +161,29 @@ def _rule_protocol(key: str, value: str, derived: str | None) -> str:
     )
 
 
-def _rule_tools(key: str, value: str, derived: str | None) -> str:
+# What the streaming invoker follows, and the engine settings that set it.
+_FOLLOWED = {
+    EnvRule.TOOLS: ("tool calling", "tool_calls= and tool_call_parser="),
+    EnvRule.REASONING: ("reasoning parsing", "reasoning= and reasoning_parser="),
+    EnvRule.KIND: ("model kind (chat or embedding)", "embedding="),
+}
+# Flags that are switches: the DLC entrypoints pass a bare flag for "true" and for "".
+_SWITCHES = ("ENABLE_AUTO_TOOL_CHOICE", "ENABLE_REASONING", "IS_EMBEDDING")
+
+
+def _rule_followed(kind: EnvRule, key: str, value: str, derived: str | None) -> str:
+    what, settings = _FOLLOWED[kind]
     sets = f"sets {key}={derived!r}" if derived is not None else f"leaves {key} unset"
     return (
-        f"env {key}={value!r} contradicts the engine's tool calling (it {sets}), which the "
-        "streaming invoker follows; set tool_calls= and tool_call_parser= on the engine instead"
+        f"env {key}={value!r} contradicts the engine's {what} (it {sets}), which the "
+        f"streaming invoker follows; set {settings} on the engine instead"
     )
 
 
-def _same_tool_value(key: str, value: str, derived: str | None) -> bool:
-    """Whether user env restates the derived tool setting: a flag's ``true`` and ``""`` both
+def _same_switch_value(key: str, value: str, derived: str | None) -> bool:
+    """Whether user env restates the derived setting: a switch's ``true`` and ``""`` both
     turn it on (the DLC entrypoints' bare flag), and ``false`` equals unset."""
-    if key.endswith("ENABLE_AUTO_TOOL_CHOICE"):
+    if key.endswith(_SWITCHES):
         given, on = value.strip().lower(), {"", "true"}
         if given not in {*on, "false"}:
             return False

@@ -19,6 +19,7 @@ from constructs_llm.engines._support import (
 )
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.env_rules import rule_problem
+from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice
 from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.tools import (
     ToolCalling,
@@ -37,6 +38,11 @@ LmiBackend = Literal["vllm", "trtllm"]
 # djl_python/lmi_vllm/vllm_async_service.py @ d21927c4; LMI serves tools "through the vLLM
 # backend only" (serving/docs/lmi/user_guides/tool_calling.md).
 _LMI_TOOL_KEYS = ("OPTION_ENABLE_AUTO_TOOL_CHOICE", "OPTION_TOOL_CALL_PARSER")
+# LMI's async vLLM service hands option.reasoning_parser to vLLM's chat serving;
+# option.enable_reasoning makes LMI check the name against vLLM's registry at start-up
+# (djl_python/lmi_vllm/vllm_async_service.py, properties_manager/vllm_rb_properties.py
+# validate_reasoning_parser, @ d21927c4).
+_LMI_REASONING_KEYS = ("OPTION_ENABLE_REASONING", "OPTION_REASONING_PARSER")
 _LMI_DEFAULT_BATCH = 256  # OPTION_MAX_ROLLING_BATCH_SIZE default for trtllm
 _TRT_DEFAULT_INPUT_LEN = 1024  # option.max_input_len default of the TRT-LLM image
 
@@ -105,6 +111,13 @@ class LmiEngine(GpuEngine):
         table knows the model family's parser, off otherwise
     :param tool_call_parser: a vLLM parser name for a model the table does not know or to
         override it. @default the model family's
+    :param reasoning: a reasoning model's thinking returned apart from its answer, parsed by
+        vLLM (``OPTION_ENABLE_REASONING``, ``OPTION_REASONING_PARSER``); the vLLM backend only.
+        True fails at synth when no parser is known for the model and none is given; False
+        sets none. @default None: on with the vLLM backend when the packaged table knows the
+        model family's parser, off otherwise
+    :param reasoning_parser: a vLLM reasoning parser name for a model the table does not know
+        or to override it. @default the model family's
     """
 
     factory_name = "lmi"
@@ -122,6 +135,8 @@ class LmiEngine(GpuEngine):
     trust_remote_code: bool = setting(False, boolean=True)
     tool_calls: bool | None = setting(boolean=True)
     tool_call_parser: str | None = None
+    reasoning: bool | None = setting(boolean=True)
+    reasoning_parser: str | None = None
 
     def _more_problems(self) -> list[str]:
         backend = self.backend
@@ -129,7 +144,23 @@ class LmiEngine(GpuEngine):
         problems = [] if ok else [_lmi_backend(str(backend))]
         if backend == "trtllm" and (self.tool_calls or self.tool_call_parser):
             problems.append(_trtllm_tools())
+        if backend == "trtllm" and (self.reasoning or self.reasoning_parser):
+            problems.append(_trtllm_reasoning())
+        problems += REASONING_PARSERS.setting_problems(
+            "vllm", self.reasoning, self.reasoning_parser
+        )
         return problems + parser_setting_problems("vllm", self.tool_calls, self.tool_call_parser)
+
+    def reasoning_parsing(self, *, family: str | None = None) -> ParserChoice:
+        if self.backend != "vllm":
+            return ParserChoice(reason=_trtllm_reasoning())
+        return REASONING_PARSERS.choose(
+            "vllm",
+            factory=self.factory_name,
+            switch=self.reasoning,
+            parser=self.reasoning_parser,
+            family=family,
+        )
 
     def tool_calling(
         self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
@@ -173,6 +204,9 @@ class LmiEngine(GpuEngine):
             tools = self.tool_calling(family=ctx.model_family)
             if tools.served and tools.parser:
                 env.update(zip(_LMI_TOOL_KEYS, ("true", tools.parser), strict=True))
+            reasoning = self.reasoning_parsing(family=ctx.model_family).parser
+            if reasoning:
+                env.update(zip(_LMI_REASONING_KEYS, ("true", reasoning), strict=True))
         else:
             put(env, "OPTION_MAX_NUM_TOKENS", self.max_rolling_batch_prefill_tokens)
             put(env, "OPTION_MAX_INPUT_LEN", ctx.max_input_tokens)
@@ -209,6 +243,7 @@ class LmiEngine(GpuEngine):
             "OPTION_ROLLING_BATCH": EnvRule.PROTOCOL,
             "OPTION_OUTPUT_FORMATTER": EnvRule.PROTOCOL,
             **dict.fromkeys(_LMI_TOOL_KEYS, EnvRule.TOOLS),
+            **dict.fromkeys(_LMI_REASONING_KEYS, EnvRule.REASONING),
         }
         if self.backend == "vllm":
             rules |= dict.fromkeys(_LMI_ASYNC, EnvRule.PROTOCOL)
@@ -229,7 +264,9 @@ class LmiEngine(GpuEngine):
 
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
         full_context = vllm_full_context_problem(ctx) if self.backend == "vllm" else None
-        return super()._settings_problems(ctx) + present([full_context])
+        choice = self.reasoning_parsing(family=ctx.model_family)
+        asked = REASONING_PARSERS.unserved_problem(self.factory_name, self.reasoning, choice)
+        return super()._settings_problems(ctx) + present([full_context, asked])
 
     def _rule_problem(
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
@@ -278,6 +315,13 @@ def _trtllm_tools() -> str:
     return (
         "LMI serves tool calls through its vLLM backend only (TensorRT-LLM's chat input drops "
         "tools); use Engine.lmi(backend='vllm'), or drop tool_calls/tool_call_parser"
+    )
+
+
+def _trtllm_reasoning() -> str:
+    return (
+        "LMI parses reasoning through its vLLM backend only; use Engine.lmi(backend='vllm'), "
+        "or drop reasoning/reasoning_parser"
     )
 
 

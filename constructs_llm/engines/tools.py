@@ -7,7 +7,8 @@ vLLM (the vLLM DLC and LMI's vLLM backend) answers ``tool_choice: "auto"`` only 
 SGLang parses tool calls only with ``--tool-call-parser`` (sgl-project/sglang
 ``python/sglang/srt/function_call/function_call_parser.py`` @ ce2b3128). The parser that fits
 each model family is packaged data (``data/tool_parsers.json``, keyed by the ``family`` of
-``data/models.json``). TGI's Messages API needs no parser: it constrains the output to the tools'
+``data/models.json``; the choice itself is ``engines/parsers.py``, which reasoning parsers share).
+TGI's Messages API needs no parser: it constrains the output to the tools'
 JSON schema with its grammar, whatever the model.
 
 An engine's ``tool_calls`` setting: None (the default) turns tool calling on where the engine
@@ -20,9 +21,8 @@ without tools.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-from constructs_llm import catalogs
+from constructs_llm.engines.parsers import TOOL_PARSERS, ParserEngine
 
 __all__ = [
     "ParserEngine",
@@ -34,9 +34,6 @@ __all__ = [
     "tools_off",
     "tools_turned_off",
 ]
-
-#: The engines whose parser names ``data/tool_parsers.json`` lists.
-ParserEngine = Literal["vllm", "sglang"]
 
 
 @dataclass(frozen=True)
@@ -59,39 +56,19 @@ def tools_off(reason: str) -> ToolCalling:
 
 def known_parsers(engine: ParserEngine) -> tuple[str, ...]:
     """The parser names ``engine`` registers (``data/tool_parsers.json``)."""
-    return catalogs.tool_parsers().engines[engine].parsers
+    return TOOL_PARSERS.known(engine)
 
 
 def parser_name_problem(engine: ParserEngine, parser: str | None) -> str | None:
     """A problem when ``tool_call_parser`` is not a parser ``engine`` registers."""
-    if parser is None:
-        return None
-    names = known_parsers(engine)
-    return None if parser in names else _unknown_tool_parser(parser, names)
-
-
-def _unknown_tool_parser(parser: str, known: tuple[str, ...]) -> str:
-    return (
-        f"tool_call_parser must be a parser the engine registers, got {parser!r}; known: "
-        f"{', '.join(sorted(known))}"
-    )
+    return TOOL_PARSERS.name_problem(engine, parser)
 
 
 def parser_setting_problems(
     engine: ParserEngine, tool_calls: bool | None, parser: str | None
 ) -> list[str]:
     """``tool_call_parser`` must be a registered name, and not given with tool calling off."""
-    problems = [parser_name_problem(engine, parser)]
-    if parser is not None and tool_calls is False:
-        problems.append(_parser_with_tools_off(parser))
-    return [p for p in problems if p]
-
-
-def _parser_with_tools_off(parser: str) -> str:
-    return (
-        f"tool_call_parser={parser!r} was given with tool_calls=False; drop one of them "
-        "(tool_calls=None or True turns the parser on)"
-    )
+    return TOOL_PARSERS.setting_problems(engine, tool_calls, parser)
 
 
 def parser_tool_calling(
@@ -103,29 +80,13 @@ def parser_tool_calling(
     family: str | None,
 ) -> ToolCalling:
     """Tool calling on an engine that needs a parser: the given one, else the family's."""
-    if tool_calls is False:
-        return tools_off(tools_turned_off(factory))
-    chosen = parser or _family_parser(engine, family)
-    if chosen is None:
-        return tools_off(_no_tool_parser(family))
-    return ToolCalling(served=True, parser=chosen)
+    choice = TOOL_PARSERS.choose(
+        engine, factory=factory, switch=tool_calls, parser=parser, family=family
+    )
+    if choice.parser is None:
+        return tools_off(choice.reason)
+    return ToolCalling(served=True, parser=choice.parser)
 
 
 def tools_turned_off(factory: str) -> str:
-    return f"Engine.{factory}(tool_calls=False) turns tool calling off"
-
-
-def _no_tool_parser(family: str | None) -> str:
-    which = f"the model family {family!r}" if family else "this model (not in the packaged table)"
-    return (
-        f"no tool-call parser is known for {which}; pass tool_call_parser=... naming the parser "
-        "that fits the model's chat template, or drop tool_calls=True"
-    )
-
-
-def _family_parser(engine: ParserEngine, family: str | None) -> str | None:
-    parsers = catalogs.tool_parsers().families.get(family) if family else None
-    if parsers is None:
-        return None
-    found: str | None = getattr(parsers, engine)
-    return found
+    return TOOL_PARSERS.turned_off(factory)

@@ -205,11 +205,12 @@ def _kind_problems(definition: Definition) -> list[str]:
     if arch.is_embedding:
         return [
             f"{name} is an embedding model, but Engine.{_factory(engine)}() serves chat models; "
-            "serve it with Engine.tei() (the invoker then answers POST /v1/embeddings)"
+            "serve it with Engine.tei() or Engine.vllm() (without embedding=False); the invoker "
+            "then answers POST /v1/embeddings"
         ]
     return [
         f"{name} is a chat model, but Engine.{_factory(engine)}() serves embedding models; "
-        "serve it with a chat engine such as Engine.vllm()"
+        "serve it with a chat engine such as Engine.vllm() (without embedding=True)"
     ]
 
 

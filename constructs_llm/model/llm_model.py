@@ -130,14 +130,17 @@ class LlmModel(Construct):
             ]
         )
         problems.raise_if_any()  # nothing below can be checked without them
+        architecture = architecture or (
+            ModelArchitecture.lookup(source.model_id) if source.model_id else None
+        )
         self.definition = Definition(
-            engine=engine,
+            # an engine that serves chat and embedding models serves the kind the model is
+            engine=engine.for_model_kind(architecture.kind) if architecture else engine,
             source=source,
             max_input_tokens=max_input_tokens,
             max_total_tokens=max_total_tokens,
             env=dict(env or {}),
-            architecture=architecture
-            or (ModelArchitecture.lookup(source.model_id) if source.model_id else None),
+            architecture=architecture,
         )
         for note in engine.notes:  # the engine's own facts, such as its upstream status
             add_note(self, note)

@@ -16,11 +16,13 @@ from constructs_llm.errors import (
     SizingError,
 )
 from tests.matrix.builders import (
+    BGE,
     G5_4GPU,
     INF2,
     LLAMA3,
     LLAMA31,
     MISTRAL,
+    QWEN3,
     TOKEN,
     TRN1,
     bucket,
@@ -253,6 +255,72 @@ BAD_MODELS = [
         ConfigurationError,
         r"env OPTION_ENABLE_AUTO_TOOL_CHOICE='true' contradicts the engine's tool calling \(it leaves OPTION_ENABLE_AUTO_TOOL_CHOICE unset\)",
         id="model-env-lmi-tools-on-behind-the-invoker",
+    ),
+    # Reasoning parsing: asked for where no parser is known, or env that contradicts it
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(reasoning=True)),
+        ConfigurationError,
+        r"Engine\.vllm\(reasoning=True\) cannot be served: no reasoning parser is known for the model family 'llama-3'.*reasoning_parser=",
+        id="engine-vllm-reasoning-without-a-parser",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.s3(bucket(s), "weights/"),
+            engine=Engine.lmi(reasoning=True),
+        ),
+        ConfigurationError,
+        r"Engine\.lmi\(reasoning=True\) cannot be served: no reasoning parser is known for this model \(not in the packaged table\)",
+        id="engine-lmi-reasoning-for-an-unknown-model",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(QWEN3),
+            engine=Engine.vllm(),
+            env={"SM_VLLM_REASONING_PARSER": "deepseek_r1"},
+        ),
+        ConfigurationError,
+        r"env SM_VLLM_REASONING_PARSER='deepseek_r1' contradicts the engine's reasoning parsing \(it sets SM_VLLM_REASONING_PARSER='qwen3'\).*reasoning= and reasoning_parser=",
+        id="model-env-vllm-reasoning-parser-contradicts",
+    ),
+    # Embedding models on vLLM and SGLang
+    pytest.param(
+        lambda s: model(
+            s, source=ModelSource.hugging_face(BGE), engine=Engine.vllm(embedding=False)
+        ),
+        ConfigurationError,
+        r"BAAI/bge-large-en-v1\.5 is an embedding model, but Engine\.vllm\(\) serves chat models.*without embedding=False",
+        id="engine-vllm-embedding-model-served-as-chat",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(embedding=True)),
+        ConfigurationError,
+        r"Meta-Llama-3-8B-Instruct is a chat model, but Engine\.vllm\(\) serves embedding models.*without embedding=True",
+        id="engine-vllm-chat-model-served-as-embeddings",
+    ),
+    pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face(BGE), engine=Engine.sglang()),
+        ConfigurationError,
+        r"BAAI/bge-large-en-v1\.5 is an embedding model, but Engine\.sglang\(\) serves chat models; serve it with Engine\.tei\(\) or Engine\.vllm\(\)",
+        id="engine-sglang-embedding-model",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.sglang(), env={"SM_SGLANG_IS_EMBEDDING": "true"}),
+        ConfigurationError,
+        r"env SM_SGLANG_IS_EMBEDDING='true' changes the request/stream contract",
+        id="model-env-sglang-is-embedding",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(BGE),
+            engine=Engine.vllm(),
+            env={"SM_VLLM_RUNNER": "generate"},
+        ),
+        ConfigurationError,
+        r"env SM_VLLM_RUNNER='generate' contradicts the engine's model kind \(chat or embedding\) \(it sets SM_VLLM_RUNNER='pooling'\).*embedding=",
+        id="model-env-vllm-runner-contradicts-embedding",
     ),
     pytest.param(
         lambda s: model(s, env={"MAX_BATCH_SIZE": 8}),

@@ -207,6 +207,42 @@ BAD_VALUES = [
         id="engine-sglang-unknown-tool-parser",
     ),
     pytest.param(
+        lambda s: Engine.vllm(reasoning_parser="deepseek-r1"),
+        ConfigurationError,
+        r"Engine\.vllm\(\): reasoning_parser must be a parser the engine registers, got 'deepseek-r1'; known: .*deepseek_r1",
+        id="engine-vllm-unknown-reasoning-parser",
+    ),
+    pytest.param(
+        lambda s: Engine.sglang(reasoning_parser="deepseek_r1"),
+        ConfigurationError,
+        r"Engine\.sglang\(\): reasoning_parser must be a parser the engine registers, got 'deepseek_r1'; known: .*deepseek-r1",
+        id="engine-sglang-unknown-reasoning-parser",
+    ),
+    pytest.param(
+        lambda s: Engine.vllm(reasoning=False, reasoning_parser="qwen3"),
+        ConfigurationError,
+        r"Engine\.vllm\(\): reasoning_parser='qwen3' was given with reasoning=False; drop one of them",
+        id="engine-vllm-reasoning-parser-with-reasoning-off",
+    ),
+    pytest.param(
+        lambda s: Engine.lmi(backend="trtllm", reasoning_parser="qwen3"),
+        ConfigurationError,
+        r"Engine\.lmi\(\): LMI parses reasoning through its vLLM backend only.*Engine\.lmi\(backend='vllm'\)",
+        id="engine-lmi-trtllm-reasoning",
+    ),
+    pytest.param(
+        lambda s: Engine.vllm(embedding="yes"),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"Engine\.vllm\(\): embedding must be True, False or None, got 'yes'",
+        id="engine-vllm-embedding-not-a-bool",
+    ),
+    pytest.param(
+        lambda s: Engine.vllm(embedding=True, tool_calls=True, reasoning_parser="qwen3"),
+        ConfigurationError,
+        r"Engine\.vllm\(\): embedding=True serves an embedding model, which calls no tools and writes no reasoning, but tool_calls=True, reasoning_parser='qwen3' was given",
+        id="engine-vllm-embedding-with-chat-settings",
+    ),
+    pytest.param(
         lambda s: Engine.lmi(backend="trtllm", tool_calls=True),
         ConfigurationError,
         r"Engine\.lmi\(\): LMI serves tool calls through its vLLM backend only.*Engine\.lmi\(backend='vllm'\)",

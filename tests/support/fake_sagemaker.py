@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -86,7 +86,7 @@ class CallError:
 class Scenario:
     """One scripted response."""
 
-    parts: Sequence[Part] = ()
+    parts: Iterable[Part] = ()  # a generator streams what it yields, as it yields it
     header_delay: float = 0.0  # before the response headers (time the engine takes to start)
     first_delay: float = 0.0  # after the headers, before the first part
     interval: float = 0.0  # before each later part
