@@ -84,6 +84,13 @@ class InstanceFamily:
     #: Peak memory bandwidth of one device in GB/s (the vendor's datasheet figure).
     memory_bandwidth_gbs: float | None = None
     memory_bandwidth_source: str | None = None
+    #: NVIDIA: the GPU's CUDA compute capability, as NVIDIA writes it ("8.6").
+    compute_capability: str | None = None
+    #: NVIDIA, where measured: the device total CUDA reports, in MiB, and how it was measured.
+    cuda_memory_mib: int | None = None
+    cuda_memory_source: str | None = None
+    #: ``accelerator_memory_mib`` is GDDR's nominal size, of which ECC takes a sixteenth.
+    gddr_ecc: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
