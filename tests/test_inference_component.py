@@ -599,7 +599,7 @@ def test_endpoint_role_may_read_s3_weights_of_its_components(new_stack: Any) -> 
 
 # -- 2026 options: enhanced metrics, reservations, data caching, copy placement ---------------
 
-RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:ml-reservation/g5-fleet"
+RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/g5-fleet-endpoint"
 
 
 def _spec(stack: Stack) -> dict[str, Any]:
@@ -690,7 +690,7 @@ def test_binpack_keeps_sagemaker_s_zone_balance(new_stack: Callable[..., Stack])
                 "capacity_reservation": "arn:aws:ec2:us-east-1:123456789012:capacity-reservation/cr-1"
             },
             {},
-            r"capacity_reservation must be an ML capacity reservation ARN, got 'arn:aws:ec2:",
+            r"capacity_reservation must be a training plan's ARN, got 'arn:aws:ec2:",
         ),
     ],
 )
