@@ -11,8 +11,15 @@ from constructs_llm.hardware.device_memory import ECC_SHARE, UNMEASURED_RESERVE
 from constructs_llm.sizing.memory import GIB, ModelArchitecture, plan_memory
 from constructs_llm.sizing.planner import large_step_gpu, overhead_per_device
 
-LLAMA31 = "meta-llama/Llama-3.1-8B-Instruct"
-PHI3 = "microsoft/Phi-3-mini-4k-instruct"
+
+def _arch(model_id: str) -> ModelArchitecture:
+    arch = ModelArchitecture.lookup(model_id)
+    assert arch is not None, model_id
+    return arch
+
+
+LLAMA31 = _arch("meta-llama/Llama-3.1-8B-Instruct")
+PHI3 = _arch("microsoft/Phi-3-mini-4k-instruct")
 
 #: vLLM 0.25's memory profiler on an H100 80GB HBM3 (Llama-3.1-8B, 32,768 tokens,
 #: gpu_memory_utilization 0.9, the server's defaults, CUDA graphs on).
@@ -67,9 +74,7 @@ def test_the_rule_for_unmeasured_gpus_is_ec2_s_figure_less_the_reserve_and_ecc()
 
 def test_h100_plan_says_13_full_length_sequences_within_79_2_gib() -> None:
     # GIVEN Llama-3.1-8B on one H100 at 32,768 tokens (utilization 0.9, vLLM's defaults)
-    plan = plan_memory(
-        ModelArchitecture.lookup(LLAMA31), instance="ml.p5.4xlarge", max_total_tokens=32768
-    )
+    plan = plan_memory(LLAMA31, instance="ml.p5.4xlarge", max_total_tokens=32768)
     # THEN the note says 13 full-length sequences within 79.2 GiB
     assert "on 1 x 79.2 GiB (ml.p5.4xlarge)" in plan.summary()
     assert "13 concurrent 32,768-token sequences" in plan.summary()
@@ -93,9 +98,7 @@ def test_the_h100_reserves_what_vllm_s_larger_step_takes() -> None:
 
 
 def test_the_a10g_plan_stays_under_what_vllm_found_in_an_a10g_budget() -> None:
-    plan = plan_memory(
-        ModelArchitecture.lookup(PHI3), instance="ml.g5.2xlarge", max_total_tokens=4096
-    )
+    plan = plan_memory(PHI3, instance="ml.g5.2xlarge", max_total_tokens=4096)
     under = 1 - plan.max_batch_total_tokens / A10G_BUDGET_KV_TOKENS
     # the budget measured used nvidia-smi's 23,028 MiB; a real A10G reports less to CUDA
     assert 0 < under < 0.15

@@ -279,7 +279,7 @@ BAD_HOSTING = [
     pytest.param(
         lambda s: component(s, instance_type="ml.p3.8xlarge", accelerators=1),
         SizingError,
-        r"(?s)InferenceComponent 'Test/Chat': LlmModel 'Test/Model' does not fit on the 1 accelerator\(s\) each copy gets on ml\.p3\.8xlarge: .*weights need 15\.0 GiB .* 1 x 16\.0 GiB .* leave 13\.4 GiB.*choose an instance with more accelerator memory",
+        r"(?s)InferenceComponent 'Test/Chat': LlmModel 'Test/Model' does not fit on the 1 accelerator\(s\) each copy gets on ml\.p3\.8xlarge: .*weights need 15\.0 GiB .* 1 x 15\.5 GiB .* leave 13\.0 GiB.*choose an instance with more accelerator memory",
         id="ic-model-does-not-fit-one-v100",
     ),
     # StreamingInvoker

@@ -294,7 +294,7 @@ BAD_MODELS = [
             instance_type=G5_4GPU,
         ),
         SizingError,
-        r"Meta-Llama-3-70B-Instruct weights need 131\.\d GiB .*4 x 22\.\d GiB \(ml\.g5\.12xlarge\)",
+        r"Meta-Llama-3-70B-Instruct weights need 131\.\d GiB .*4 x 21\.\d GiB \(ml\.g5\.12xlarge\)",
         id="model-llama-3-70b-on-g5-12xlarge",
     ),
     pytest.param(
@@ -305,7 +305,7 @@ BAD_MODELS = [
             max_total_tokens=131072,
         ),
         SizingError,
-        r"KV cache left on 1 x 16\.0 GiB \(ml\.g4dn\.xlarge\) holds [\d,]+ tokens .* less than one 131,072-token sequence; lower max_total_tokens to <= [\d,]+",
+        r"KV cache left on 1 x 14\.5 GiB \(ml\.g4dn\.xlarge\) holds [\d,]+ tokens .* less than one 131,072-token sequence; lower max_total_tokens to <= [\d,]+",
         id="model-kv-cache-below-one-sequence",
     ),
     # Network
@@ -458,7 +458,7 @@ BAD_MODELS = [
     pytest.param(
         lambda s: model(s, source=ModelSource.hugging_face(LLAMA31), engine=Engine.vllm()),
         ConfigurationError,
-        r"vLLM sizes for the full 131,072-token context.*holds about 34,073 tokens.*max_total_tokens <= 34,073",
+        r"vLLM sizes for the full 131,072-token context.*holds about 29,129 tokens.*max_total_tokens <= 29,129",
         id="engine-vllm-full-context-does-not-fit",
     ),
     pytest.param(
