@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from constructs_llm.engines._support import (
     TORCH_DTYPES,
+    VLLM_FP8_FROM,
     VLLM_QUANTIZE,
     GpuEngine,
     at_least,
@@ -126,6 +127,7 @@ class VllmEngine(_FlagEngine):
     _prefix, _model_flag, _length_flag = "SM_VLLM_", "MODEL", "MAX_MODEL_LEN"
     _parallel_setting = "tensor_parallel_size"
     _parsers = "vllm"
+    _precision_keys = ("SM_VLLM_DTYPE", "SM_VLLM_QUANTIZATION")
 
     image: ContainerImage | None = setting(image=True)
     tensor_parallel_size: int | None = setting(positive=True)
@@ -157,6 +159,9 @@ class VllmEngine(_FlagEngine):
 
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
         return super()._settings_problems(ctx) + present([vllm_full_context_problem(ctx)])
+
+    def _fp8_from(self) -> tuple[int, int]:
+        return VLLM_FP8_FROM
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
         return present(
@@ -202,6 +207,7 @@ class SglangEngine(_FlagEngine):
     _prefix, _model_flag, _length_flag = "SM_SGLANG_", "MODEL_PATH", "CONTEXT_LENGTH"
     _parallel_setting = "tp_size"
     _parsers = "sglang"
+    _precision_keys = ("SM_SGLANG_DTYPE", "SM_SGLANG_QUANTIZATION")
 
     image: ContainerImage | None = setting(image=True)
     tp_size: int | None = setting(positive=True)

@@ -178,7 +178,11 @@ class Engine:
 
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         """Things that may work but deserve a look; each says what to verify."""
-        return self.implementation.warnings(ctx, user_env)
+        implementation = self.implementation
+        return [
+            *implementation.warnings(ctx, user_env),
+            *implementation.precision_warnings(ctx, user_env),
+        ]
 
     def tool_calling(
         self, *, family: str | None = None, user_env: Mapping[str, str] | None = None

@@ -7,6 +7,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
 from constructs_llm.engines._support import (
+    VLLM_FP8_FROM,
     VLLM_QUANTIZE,
     GpuEngine,
     at_least,
@@ -110,6 +111,7 @@ class LmiEngine(GpuEngine):
     factory_name = "lmi"
     stream_format = StreamFormat.LMI_JSONLINES
     _parallel_setting = "tensor_parallel_degree"
+    _precision_keys = ("OPTION_DTYPE", "OPTION_QUANTIZE")
 
     backend: str = "vllm"  # an LmiBackend, checked below
     _: KW_ONLY
@@ -230,6 +232,9 @@ class LmiEngine(GpuEngine):
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
         full_context = vllm_full_context_problem(ctx) if self.backend == "vllm" else None
         return super()._settings_problems(ctx) + present([full_context])
+
+    def _fp8_from(self) -> tuple[int, int]:
+        return VLLM_FP8_FROM if self.backend == "vllm" else super()._fp8_from()
 
     def _rule_problem(
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext

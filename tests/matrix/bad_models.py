@@ -21,8 +21,11 @@ from tests.matrix.builders import (
     LLAMA3,
     LLAMA31,
     MISTRAL,
+    PHI3_MINI,
+    T4,
     TOKEN,
     TRN1,
+    V100_4GPU,
     bucket,
     custom,
     model,
@@ -503,5 +506,45 @@ BAD_MODELS = [
         ConfigurationError,  # an instance type's and others: their nearest common type
         r"(?s)LlmModel 'Test/Model' has 3 problems:.*Sizes of ml\.g5.*max_input_tokens must be an integer >= 1, got 0.*network_isolation=True blocks",
         id="model-several-problems-named-together",
+    ),
+    # A precision the GPU cannot run (compute capability from the hardware catalog)
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(PHI3_MINI),
+            instance_type=T4,
+            engine=Engine.vllm(dtype="bf16"),
+        ),
+        ConfigurationError,
+        r"SM_VLLM_DTYPE=bfloat16 asks for bf16, which needs a GPU of CUDA compute capability "
+        r"8\.0 or above, but ml\.g4dn\.xlarge has NVIDIA T4 GPUs \(compute capability 7\.5\); "
+        r"use fp16 \(Engine\.vllm\(dtype='fp16'\)\)",
+        id="engine-vllm-bf16-on-a-t4",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=V100_4GPU, env={"DTYPE": "bfloat16"}),
+        ConfigurationError,
+        r"DTYPE=bfloat16 asks for bf16.*ml\.p3\.8xlarge has NVIDIA V100 GPUs \(compute "
+        r"capability 7\.0\); use fp16 \(Engine\.tgi\(dtype='fp16'\)\)",
+        id="model-env-bf16-on-a-v100",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=V100_4GPU, engine=Engine.vllm(quantization="fp8")),
+        ConfigurationError,
+        r"SM_VLLM_QUANTIZATION=fp8 asks for FP8, which Engine\.vllm\(\) runs from compute "
+        r"capability 7\.5 \(weight-only below 8\.9\), but ml\.p3\.8xlarge has NVIDIA V100 GPUs",
+        id="engine-vllm-fp8-on-a-v100",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(PHI3_MINI),
+            instance_type=T4,
+            engine=Engine.tgi(quantize="fp8"),
+        ),
+        ConfigurationError,
+        r"HF_MODEL_QUANTIZE=fp8 asks for FP8, which Engine\.tgi\(\) runs from compute "
+        r"capability 8\.0 .* ml\.g4dn\.xlarge has NVIDIA T4 GPUs",
+        id="engine-tgi-fp8-on-a-t4",
     ),
 ]
