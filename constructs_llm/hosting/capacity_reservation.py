@@ -1,4 +1,4 @@
-"""Capacity reservations: a production variant whose instances launch only into a SageMaker
+r"""Capacity reservations: a production variant whose instances launch only into a SageMaker
 training plan reserved for an endpoint (the variant's ``CapacityReservationConfig``).
 
 The ARN is a training plan's, ``arn:<partition>:sagemaker:<region>:<account>:training-plan/

@@ -257,6 +257,13 @@ class ModelArchitecture:
     def weights_bytes(self, dtype_bytes: float) -> int:
         return int(self.params_billion * 1e9 * dtype_bytes)
 
+    @property
+    def download_bytes(self) -> int:
+        """The checkpoint as the container downloads it: the parameters in the dtype (or
+        quantization) they are stored in, ``default_dtype``, whatever the engine converts them
+        to when it loads them."""
+        return self.weights_bytes(_dtype_bytes(self.default_dtype.lower()))
+
     @classmethod
     def lookup(cls, model_id: str) -> ModelArchitecture | None:
         """The packaged figures for a Hub model id (case-insensitive, aliases included).
