@@ -437,7 +437,9 @@ def _cpu_model(stack: Stack) -> LlmModel:
         "CpuModel",
         source=ModelSource.hugging_face("Qwen/Qwen2.5-0.5B-Instruct"),
         engine=Engine.custom(
-            image=ContainerImage.from_uri("public.ecr.aws/example/llm-server:1.0"),
+            image=ContainerImage.from_uri(
+                "123456789012.dkr.ecr.us-east-1.amazonaws.com/llm-server:1.0"
+            ),
             stream_format=StreamFormat.OPENAI,
         ),
         instance_type="ml.m5.xlarge",
