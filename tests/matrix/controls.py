@@ -30,6 +30,8 @@ from tests.matrix.builders import (
     INF2,
     LLAMA3,
     MISTRAL,
+    PHI3_MINI,
+    T4,
     TRN1,
     bucket,
     component,
@@ -353,6 +355,62 @@ CONTROLS = [
         id="variants-ab-with-scaling-and-a-shadow",
     ),
     pytest.param(_gateway, {COMPONENTS_G5_4GPU}, id="invoker-targets-component-adapter-and-import"),
+    # The nearest valid input of each class of mistakes that used to pass synth
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(PHI3_MINI),
+            instance_type=T4,
+            engine=Engine.vllm(dtype="fp16"),
+            max_total_tokens=4096,
+        ),
+        set(),
+        id="engine-vllm-fp16-on-a-t4",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(quantization="fp8"), max_total_tokens=8192),
+        {"constructs-llm:engine-setting"},  # weight-only on the A10G's compute capability 8.6
+        id="engine-vllm-fp8-weight-only-on-an-a10g",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, instance_type=EBS_ONLY, volume_size=Size.gibibytes(17)),
+        set(),
+        id="endpoint-ebs-volume-holds-the-checkpoint-with-headroom",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            capacity_reservation="arn:aws:sagemaker:us-east-1:123456789012:"
+            "training-plan/p4-for-inference-endpoint",
+        ),
+        set(),
+        id="endpoint-capacity-reservation-training-plan",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            autoscaling=scaling(
+                max_capacity=2,
+                schedule=[
+                    ScheduledCapacity(
+                        schedule=appscaling.Schedule.expression("cron(0 20 ? * MON-FRI *)"),
+                        min_capacity=1,
+                        time_zone="America/New_York",
+                    )
+                ],
+            ),
+        ),
+        {SCALED_G5},
+        id="schedule-six-field-cron-in-new-york-time",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            alarms=Alarms(gpu_memory_percent=1.5, model_latency=Duration.hours(1), error_rate=0.01),
+        ),
+        set(),
+        id="alarms-thresholds-at-the-unit-bounds",
+    ),
 ]
 # (builder, warning id, what the message says)
 
