@@ -7,6 +7,7 @@ None) so callers can gather all problems of one construct into a single error
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -205,6 +206,9 @@ def describe(value: object) -> str:
         return f"{type(value).__name__} '{value.node.path}'"
     if isinstance(value, type):
         return f"the class {value.__name__} (not an instance)"
+    if inspect.isfunction(value) or inspect.ismethod(value):
+        name = getattr(value, "__qualname__", getattr(value, "__name__", "a function"))
+        return f"the factory {name} itself, not called: call it, {name}()"
     return f"{type(value).__name__} {value!r}"
 
 

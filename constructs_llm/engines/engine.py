@@ -64,6 +64,9 @@ def _factory(implementation: Callable[_P, ServingEngine]) -> Callable[_P, Engine
 
     make.__doc__ = implementation.__doc__
     make.__signature__ = inspect.signature(implementation)  # type: ignore[attr-defined]
+    # Named as users write it, so a factory passed uncalled is named in messages.
+    make.__name__ = implementation.factory_name  # type: ignore[attr-defined]
+    make.__qualname__ = f"Engine.{implementation.factory_name}"  # type: ignore[attr-defined]
     return make
 
 

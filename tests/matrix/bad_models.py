@@ -363,6 +363,20 @@ BAD_MODELS = [
         r"engine must be an Engine, got str 'tgi'; use Engine\.tgi\(\)",
         id="model-engine-is-a-string",
     ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"engine must be an Engine, got the factory Engine\.vllm itself, not called: call it, "
+        r"Engine\.vllm\(\)",
+        id="model-engine-factory-not-called",
+    ),
+    pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"source must be a ModelSource, got the factory ModelSource\.hugging_face itself, not "
+        r"called: call it, ModelSource\.hugging_face\(\)",
+        id="model-source-factory-not-called",
+    ),
     # Engine checks on the model's hardware
     pytest.param(
         lambda s: model(s, instance_type="ml.trn1.2xlarge", engine=Engine.lmi()),
