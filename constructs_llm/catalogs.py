@@ -38,6 +38,7 @@ __all__ = [
     "Registry",
     "ToolParserCatalog",
     "ToolParsers",
+    "checkpoint_quantization",
     "dlc_images",
     "instances",
     "is_gated",
@@ -170,6 +171,8 @@ class ModelRecord:
     hidden_size: int
     context_length: int
     default_dtype: str
+    #: A pre-quantized checkpoint's method (its config.json's quant_method); None: unquantized.
+    quantization: str | None = None
     gated: bool
     source: str
     notes: tuple[str, ...] = ()
@@ -264,6 +267,13 @@ def is_gated(model_id: str) -> bool:
     return model_id.strip().lower() in _gated_ids()
 
 
+def checkpoint_quantization(model_id: str | None) -> tuple[bool, str | None]:
+    """Whether the packaged table knows this Hub id (or an alias of it), and the method its
+    checkpoint is quantized with (None: unquantized, or unknown when the id is not known)."""
+    row = _rows().get(model_id.strip().lower()) if model_id else None
+    return (row is not None, None if row is None else row.quantization)
+
+
 def model_family(model_id: str | None) -> str | None:
     """The family the packaged table gives this Hub id (or an alias of it); None if unknown."""
     return _families().get(model_id.strip().lower()) if model_id else None
@@ -277,6 +287,11 @@ def _families() -> dict[str, str]:
         if row.family is not None
         for name in (row.id, *row.aliases)
     }
+
+
+@cache
+def _rows() -> dict[str, ModelRecord]:
+    return {name.lower(): row for row in models().models for name in (row.id, *row.aliases)}
 
 
 @cache

@@ -290,7 +290,11 @@ def test_every_table_row_is_consistent_and_sourced() -> None:
         assert f"config.json of {row['id']}" in row["source"]
         assert row["kv_heads"] <= row["attention_heads"]
         assert row["attention_heads"] % row["kv_heads"] == 0, row["id"]
-        assert dtype_bytes(row["default_dtype"]) == 2
+        if row.get("quantization") is None:
+            assert dtype_bytes(row["default_dtype"]) == 2
+        else:  # a pre-quantized checkpoint is stored in its quantization, with its method
+            assert dtype_bytes(row["default_dtype"]) < 2, row["id"]
+            assert f"quant_method '{row['quantization']}'" in row["source"], row["id"]
     assert len(ModelArchitecture.known_models()) == len(raw["models"])
 
 

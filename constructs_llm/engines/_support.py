@@ -85,6 +85,13 @@ class GpuEngine(DlcEngine):
     def weight_dtype(self) -> str | None:
         return planned_weight_dtype(getattr(self, self._quantize_setting), self.dtype)
 
+    def quantization_asked(self, user_env: Mapping[str, str]) -> tuple[str, str] | None:
+        asked = super().quantization_asked(user_env)
+        value = getattr(self, self._quantize_setting)
+        if asked is not None or not value:
+            return asked
+        return f"Engine.{self.factory_name}({self._quantize_setting}={value!r})", str(value)
+
     def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
         return self._tensor_parallel or super().devices_used(instance, accelerators)
 

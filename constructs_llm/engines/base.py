@@ -46,9 +46,11 @@ class ServingEngine(abc.ABC):
     #: for (fails at synth where it cannot be served), False = off. Engines that serve tools
     #: take it as a setting.
     tool_calls: bool | None = None
-    #: Env names whose values name the dtype or quantization the container runs (checked
-    #: against the GPU's compute capability, ``hardware/precision.py``).
-    _precision_keys: ClassVar[tuple[str, ...]] = ()
+    #: Env names whose values name the dtype, and the quantization, the container runs
+    #: (checked against the GPU's compute capability, ``hardware/precision.py``, and the
+    #: quantization against the checkpoint's, ``model/source_checks.py``).
+    _dtype_keys: ClassVar[tuple[str, ...]] = ()
+    _quantization_keys: ClassVar[tuple[str, ...]] = ()
 
     @property
     @abc.abstractmethod
@@ -128,7 +130,7 @@ class ServingEngine(abc.ABC):
     def _precision_messages(
         self, ctx: EngineContext, env: Mapping[str, str], check: PrecisionCheck
     ) -> list[str]:
-        asked = precision_of(env, self._precision_keys)
+        asked = precision_of(env, (*self._dtype_keys, *self._quantization_keys))
         found = (
             check(a, ctx.instance, factory=self.factory_name, fp8_from=self._fp8_from())
             for a in asked
@@ -165,6 +167,15 @@ class ServingEngine(abc.ABC):
 
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
         return []
+
+    def quantization_asked(self, user_env: Mapping[str, str]) -> tuple[str, str] | None:
+        """The quantization the container is told to load, as the user wrote it (``env
+        OPTION_QUANTIZE='awq'``) and its value; None when none is asked for."""
+        for key in self._quantization_keys:
+            value = user_env.get(key, "").strip()
+            if value:
+                return f"env {key}={value!r}", value
+        return None
 
     def _fp8_from(self) -> tuple[int, int]:
         """The compute capability from which the engine runs FP8 at all (weight-only below

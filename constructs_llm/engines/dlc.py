@@ -127,7 +127,7 @@ class VllmEngine(_FlagEngine):
     _prefix, _model_flag, _length_flag = "SM_VLLM_", "MODEL", "MAX_MODEL_LEN"
     _parallel_setting = "tensor_parallel_size"
     _parsers = "vllm"
-    _precision_keys = ("SM_VLLM_DTYPE", "SM_VLLM_QUANTIZATION")
+    _dtype_keys, _quantization_keys = ("SM_VLLM_DTYPE",), ("SM_VLLM_QUANTIZATION",)
 
     image: ContainerImage | None = setting(image=True)
     tensor_parallel_size: int | None = setting(positive=True)
@@ -207,7 +207,7 @@ class SglangEngine(_FlagEngine):
     _prefix, _model_flag, _length_flag = "SM_SGLANG_", "MODEL_PATH", "CONTEXT_LENGTH"
     _parallel_setting = "tp_size"
     _parsers = "sglang"
-    _precision_keys = ("SM_SGLANG_DTYPE", "SM_SGLANG_QUANTIZATION")
+    _dtype_keys, _quantization_keys = ("SM_SGLANG_DTYPE",), ("SM_SGLANG_QUANTIZATION",)
 
     image: ContainerImage | None = setting(image=True)
     tp_size: int | None = setting(positive=True)

@@ -157,6 +157,17 @@ class Engine:
         """Quantization or dtype the weights load in (memory sizing); None = the model's."""
         return self.implementation.weight_dtype
 
+    def quantization_asked(
+        self, user_env: Mapping[str, str] | None = None
+    ) -> tuple[str, str] | None:
+        """The quantization the container is told to load, as written (``Engine.vllm(
+        quantization='awq')`` or ``env SM_VLLM_QUANTIZATION='awq'``), and its value; None when
+        the engine reads it from the checkpoint.
+
+        :param user_env: the model's extra env. @default none
+        """
+        return self.implementation.quantization_asked(user_env or {})
+
     @property
     def notes(self) -> tuple[str, ...]:
         """One-line facts a reviewer should see at synth, such as an engine's upstream status;

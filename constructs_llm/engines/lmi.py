@@ -111,7 +111,7 @@ class LmiEngine(GpuEngine):
     factory_name = "lmi"
     stream_format = StreamFormat.LMI_JSONLINES
     _parallel_setting = "tensor_parallel_degree"
-    _precision_keys = ("OPTION_DTYPE", "OPTION_QUANTIZE")
+    _dtype_keys, _quantization_keys = ("OPTION_DTYPE",), ("OPTION_QUANTIZE",)
 
     backend: str = "vllm"  # an LmiBackend, checked below
     _: KW_ONLY

@@ -87,7 +87,7 @@ class TgiEngine(GpuEngine):
     factory_name = "tgi"
     _parallel_setting = "num_shard"
     # sagemaker-entrypoint.sh exports QUANTIZE from HF_MODEL_QUANTIZE; either may be set.
-    _precision_keys = ("DTYPE", "HF_MODEL_QUANTIZE", "QUANTIZE")
+    _dtype_keys, _quantization_keys = ("DTYPE",), ("HF_MODEL_QUANTIZE", "QUANTIZE")
 
     image: ContainerImage | None = setting(image=True)
     num_shard: int | None = setting(positive=True)

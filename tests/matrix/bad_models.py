@@ -22,6 +22,7 @@ from tests.matrix.builders import (
     LLAMA31,
     MISTRAL,
     PHI3_MINI,
+    QWEN25_AWQ,
     T4,
     TOKEN,
     TRN1,
@@ -560,5 +561,56 @@ BAD_MODELS = [
         r"HF_MODEL_QUANTIZE=fp8 asks for FP8, which Engine\.tgi\(\) runs from compute "
         r"capability 8\.0 .* ml\.g4dn\.xlarge has NVIDIA T4 GPUs",
         id="engine-tgi-fp8-on-a-t4",
+    ),
+    # A model served with the wrong kind of engine, known from its id
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("sentence-transformers/all-MiniLM-L6-v2"),
+            engine=Engine.vllm(),
+        ),
+        ConfigurationError,
+        r"sentence-transformers/all-MiniLM-L6-v2 is a Sentence Transformers model \(every model "
+        r"of the sentence-transformers organization is an embedding model\), but Engine\.vllm\(\) "
+        r"serves chat models; serve it with Engine\.tei\(\)",
+        id="hub-sentence-transformers-on-a-chat-engine",
+    ),
+    # A quantization the checkpoint does not have (the model table's quantized checkpoints)
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA31, needs_token=False),
+            engine=Engine.vllm(quantization="awq"),
+            max_total_tokens=8192,
+        ),
+        ConfigurationError,
+        r"Engine\.vllm\(quantization='awq'\) loads a checkpoint quantized with awq, but "
+        r"meta-llama/Llama-3\.1-8B-Instruct is not one: the model table lists its weights "
+        r"unquantized, in bf16; drop it, or serve a checkpoint quantized with awq, such as "
+        r"'hugging-quants/Meta-Llama-3\.1-8B-Instruct-AWQ-INT4'",
+        id="engine-vllm-awq-on-an-unquantized-checkpoint",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(QWEN25_AWQ),
+            engine=Engine.vllm(quantization="gptq"),
+            max_total_tokens=8192,
+        ),
+        ConfigurationError,
+        r"Engine\.vllm\(quantization='gptq'\) contradicts the checkpoint of "
+        r"Qwen/Qwen2\.5-7B-Instruct-AWQ, which is quantized with awq.*or ask for 'awq'",
+        id="engine-vllm-quantization-contradicts-the-checkpoint",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(QWEN25_AWQ),
+            env={"HF_MODEL_QUANTIZE": "bitsandbytes"},
+        ),
+        ConfigurationError,
+        r"env HF_MODEL_QUANTIZE='bitsandbytes' contradicts the checkpoint of "
+        r"Qwen/Qwen2\.5-7B-Instruct-AWQ, which is quantized with awq",
+        id="model-env-quantize-contradicts-the-checkpoint",
     ),
 ]

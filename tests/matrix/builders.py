@@ -37,6 +37,7 @@ EBS_ONLY = "ml.p3.8xlarge"  # 4 x V100, no local NVMe: volume size and KMS allow
 V100_4GPU = EBS_ONLY  # compute capability 7.0: no bf16
 T4 = "ml.g4dn.xlarge"  # 1 x T4 (compute capability 7.5: no bf16), 125 GB of local NVMe
 PHI3_MINI = "microsoft/Phi-3-mini-4k-instruct"  # 3.8B: fits one T4
+QWEN25_AWQ = "Qwen/Qwen2.5-7B-Instruct-AWQ"  # an AWQ checkpoint in the model table
 TOKEN = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWx"  # shaped like a token, not one
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm:1.0"
 

@@ -31,6 +31,7 @@ from tests.matrix.builders import (
     LLAMA3,
     MISTRAL,
     PHI3_MINI,
+    QWEN25_AWQ,
     T4,
     TRN1,
     bucket,
@@ -411,6 +412,34 @@ CONTROLS = [
         set(),
         id="alarms-thresholds-at-the-unit-bounds",
     ),
+    pytest.param(
+        lambda s: [
+            model(
+                s,
+                id=name,
+                source=ModelSource.hugging_face(QWEN25_AWQ),
+                engine=engine,
+                max_total_tokens=8192,
+            )
+            for name, engine in (
+                ("Read", Engine.vllm()),
+                ("Named", Engine.vllm(quantization="awq")),
+                ("Tgi", Engine.tgi(quantize="awq")),
+            )
+        ],
+        {"constructs-llm:sizing-estimate"},  # AWQ keeps the embeddings in 16 bits
+        id="hub-awq-checkpoint-read-from-its-config-or-named",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("BAAI/bge-small-en-v1.5"),
+            engine=Engine.tei(),
+            instance_type=G5,
+        ),
+        {"constructs-llm:unknown-model-size"},
+        id="hub-embedding-model-the-table-lacks-on-tei",
+    ),
 ]
 # (builder, warning id, what the message says)
 
@@ -553,5 +582,37 @@ WARNINGS = [
         r"ModelErrors alarm watches InvocationModelErrors, which SageMaker does not publish for "
         r"an asynchronous endpoint",
         id="async-alarms",
+    ),
+    pytest.param(
+        lambda s: model(
+            s, source=ModelSource.hugging_face("BAAI/bge-small-en-v1.5"), engine=Engine.vllm()
+        ),
+        "model-id-guess",
+        r"BAAI/bge-small-en-v1\.5 is not in the model table, and its name \('bge'\) suggests an "
+        r"embedding model, but Engine\.vllm\(\) serves chat models; serve an embedding model "
+        r"with Engine\.tei\(\)",
+        id="model-id-guess-embedding-on-a-chat-engine",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("mistralai/Mistral-Nemo-Instruct-2407"),
+            engine=Engine.tei(),
+        ),
+        "model-id-guess",
+        r"its name \('mistral'\) suggests a chat model, but Engine\.tei\(\) serves embedding "
+        r"models",
+        id="model-id-guess-chat-on-tei",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("acme/Llama-3-8B-Instruct-GPTQ"),
+            engine=Engine.vllm(quantization="awq"),
+        ),
+        "model-id-guess",
+        r"its name says GPTQ, but Engine\.vllm\(quantization='awq'\) asks for awq; check "
+        r"quantization_config\.quant_method",
+        id="model-id-guess-quantization",
     ),
 ]
