@@ -22,6 +22,7 @@ freely, and the Hub cannot be asked at synth.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from constructs_llm import catalogs
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
     from constructs_llm.sizing.memory import ModelArchitecture
 
-__all__ = ["MODEL_ID_GUESS", "checkpoint_problems", "checkpoint_warnings"]
+__all__ = ["MODEL_ID_GUESS", "CheckpointFindings", "check_checkpoint"]
 
 #: The warning id of a hint taken from a model id.
 MODEL_ID_GUESS = "constructs-llm:model-id-guess"
@@ -63,46 +64,45 @@ _NAMED_METHOD = (
 )
 
 
-def checkpoint_problems(
+@dataclass(frozen=True)
+class CheckpointFindings:
+    """What the checkpoint shows against the engine: ``problems`` are certain (a Sentence
+    Transformers model on a chat engine, a quantization the table's checkpoint does not
+    have); ``warnings`` are hints from the Hub id alone (a name that suggests the other kind of
+    model, or another quantization than the one asked for)."""
+
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def check_checkpoint(
     model_id: str | None,
     architecture: ModelArchitecture | None,
     engine: Engine,
     factory: str,
     user_env: Mapping[str, str],
-) -> list[str]:
-    """Contradictions that are certain: a Sentence Transformers model on a chat engine, and a
-    quantization the table's checkpoint does not have."""
-    found = []
-    chat_engine = engine.model_kind is ModelKind.CHAT
-    if model_id and architecture is None and chat_engine and _sentence_model(model_id):
-        found.append(_sentence_transformers(model_id, factory))
-    asked = engine.quantization_asked(user_env)
+) -> CheckpointFindings:
+    """The checkpoint of ``model_id`` (``architecture`` when given or known) against
+    ``Engine.<factory>()`` with the model's ``user_env``."""
+    if not model_id:
+        return CheckpointFindings(problems=(), warnings=())
     known, method = catalogs.checkpoint_quantization(model_id)
-    if asked is not None and known and model_id:
-        found += [p for p in [_quantization_problem(model_id, method, asked, architecture)] if p]
-    return found
-
-
-def checkpoint_warnings(
-    model_id: str | None,
-    architecture: ModelArchitecture | None,
-    engine: Engine,
-    factory: str,
-    user_env: Mapping[str, str],
-) -> list[str]:
-    """Hints from the Hub id alone: a name that suggests the other kind of model, or another
-    quantization than the one asked for."""
-    if not model_id or catalogs.checkpoint_quantization(model_id)[0]:
-        return []
-    name = model_id.lower().rsplit("/", 1)[-1]
-    found = []
-    if architecture is None and not _sentence_model(model_id):
-        found.append(_kind_guess(model_id, name, engine.model_kind, factory))
     asked = engine.quantization_asked(user_env)
-    named = next((m for m, pattern in _NAMED_METHOD if pattern.search(name)), None)
-    if asked is not None and named is not None and not _matches(named, asked[1]):
-        found.append(_named_quantization(model_id, named, asked))
-    return [w for w in found if w]
+    problems: list[str | None] = []
+    hints: list[str | None] = []
+    if architecture is None and _sentence_model(model_id):
+        if engine.model_kind is ModelKind.CHAT:
+            problems.append(_sentence_transformers(model_id, factory))
+    elif architecture is None and not known:
+        name = model_id.lower().rsplit("/", 1)[-1]
+        hints.append(_kind_guess(model_id, name, engine.model_kind, factory))
+    if asked is not None and known:
+        problems.append(_quantization_problem(model_id, method, asked, architecture))
+    elif asked is not None:
+        hints.append(_named_quantization(model_id, asked))
+    return CheckpointFindings(
+        problems=tuple(p for p in problems if p), warnings=tuple(w for w in hints if w)
+    )
 
 
 def _sentence_model(model_id: str) -> bool:
@@ -154,28 +154,30 @@ def _sentence_transformers(model_id: str, factory: str) -> str:
 
 def _kind_guess(model_id: str, name: str, serves: ModelKind, factory: str) -> str | None:
     embedding = _EMBEDDING_NAME.search(name)
-    if serves is ModelKind.CHAT and embedding:
-        hint = embedding.group(0).strip("-_.")
-        return (
-            f"{model_id} is not in the model table, and its name ({hint!r}) "
-            f"suggests an embedding model, but Engine.{factory}() serves chat models; serve an "
-            "embedding model with Engine.tei(), or, if it is a chat model, pass "
-            "architecture=ModelArchitecture(...) (kind=ModelKind.CHAT) or acknowledge this warning"
-        )
     chat = None if embedding else _CHAT_NAME.search(name)
-    if serves is ModelKind.EMBEDDING and chat:
-        hint = chat.group(0).strip("-_.")
-        return (
-            f"{model_id} is not in the model table, and its name ({hint!r}) "
-            f"suggests a chat model, but Engine.{factory}() serves embedding models; serve a chat "
-            "model with Engine.vllm(), or, if it is an embedding model, pass "
-            "architecture=ModelArchitecture(..., kind=ModelKind.EMBEDDING) or acknowledge this "
-            "warning"
-        )
-    return None
+    hint = embedding if serves is ModelKind.CHAT else chat
+    if hint is None:
+        return None
+    seems, instead = (
+        ("an embedding", "Engine.tei()")
+        if serves is ModelKind.CHAT
+        else ("a chat", "Engine.vllm()")
+    )
+    meant = "a chat" if serves is ModelKind.CHAT else "an embedding"
+    return (
+        f"{model_id} is not in the model table, and its name ({hint.group(0).strip('-_.')!r}) "
+        f"suggests {seems} model, but Engine.{factory}() serves {serves.value} models; serve "
+        f"{seems} model with {instead}, or, if it is {meant} model, pass "
+        f"architecture=ModelArchitecture(..., kind=ModelKind.{serves.name}) or acknowledge this "
+        "warning"
+    )
 
 
-def _named_quantization(model_id: str, named: str, asked: tuple[str, str]) -> str:
+def _named_quantization(model_id: str, asked: tuple[str, str]) -> str | None:
+    name = model_id.lower().rsplit("/", 1)[-1]
+    named = next((m for m, pattern in _NAMED_METHOD if pattern.search(name)), None)
+    if named is None or _matches(named, asked[1]):
+        return None
     return (
         f"{model_id} is not in the model table, and its name says {named.upper()}, but "
         f"{asked[0]} asks for {asked[1]}; check quantization_config.quant_method in its "
