@@ -39,6 +39,7 @@ __all__ = [
     "ParserCatalog",
     "ParserNames",
     "Registry",
+    "checkpoint_quantization",
     "dlc_images",
     "instances",
     "is_gated",
@@ -86,6 +87,13 @@ class InstanceFamily:
     #: Peak memory bandwidth of one device in GB/s (the vendor's datasheet figure).
     memory_bandwidth_gbs: float | None = None
     memory_bandwidth_source: str | None = None
+    #: NVIDIA: the GPU's CUDA compute capability, as NVIDIA writes it ("8.6").
+    compute_capability: str | None = None
+    #: NVIDIA, where measured: the device total CUDA reports, in MiB, and how it was measured.
+    cuda_memory_mib: int | None = None
+    cuda_memory_source: str | None = None
+    #: ``accelerator_memory_mib`` is GDDR's nominal size, of which ECC takes a sixteenth.
+    gddr_ecc: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,6 +173,8 @@ class ModelRecord:
     hidden_size: int
     context_length: int
     default_dtype: str
+    #: A pre-quantized checkpoint's method (its config.json's quant_method); None: unquantized.
+    quantization: str | None = None
     gated: bool
     source: str
     notes: tuple[str, ...] = ()
@@ -266,6 +276,13 @@ def is_gated(model_id: str) -> bool:
     return model_id.strip().lower() in _gated_ids()
 
 
+def checkpoint_quantization(model_id: str | None) -> tuple[bool, str | None]:
+    """Whether the packaged table knows this Hub id (or an alias of it), and the method its
+    checkpoint is quantized with (None: unquantized, or unknown when the id is not known)."""
+    row = _rows().get(model_id.strip().lower()) if model_id else None
+    return (row is not None, None if row is None else row.quantization)
+
+
 def model_family(model_id: str | None) -> str | None:
     """The family the packaged table gives this Hub id (or an alias of it); None if unknown."""
     return _families().get(model_id.strip().lower()) if model_id else None
@@ -279,6 +296,11 @@ def _families() -> dict[str, str]:
         if row.family is not None
         for name in (row.id, *row.aliases)
     }
+
+
+@cache
+def _rows() -> dict[str, ModelRecord]:
+    return {name.lower(): row for row in models().models for name in (row.id, *row.aliases)}
 
 
 @cache

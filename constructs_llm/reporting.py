@@ -23,6 +23,7 @@ Every id starts with ``constructs-llm:``:
 | ``constructs-llm:hub-id-typo`` | a model id that looks like a typo of a known one |
 | ``constructs-llm:invoker-timeout-decode`` | an invoker timeout shorter than a full generation |
 | ``constructs-llm:min-instances-zero-region`` | min_instances=0 (some regions refuse it) |
+| ``constructs-llm:model-id-guess`` | a model's kind or quantization guessed from its id |
 | ``constructs-llm:openai-route-stream`` | SageMaker's OpenAI route, unreadable streams |
 | ``constructs-llm:openai-route-unknown`` | SageMaker's OpenAI route, unknown framing |
 | ``constructs-llm:pools-autoscaling`` | autoscaling a variant with instance pools |
@@ -58,6 +59,7 @@ WARNINGS: Mapping[str, str] = {
     f"{PREFIX}hub-id-typo": "a model id that looks like a typo of a known one",
     f"{PREFIX}invoker-timeout-decode": "an invoker timeout shorter than a full generation",
     f"{PREFIX}min-instances-zero-region": "min_instances=0 (some regions refuse it)",
+    f"{PREFIX}model-id-guess": "a model's kind or quantization guessed from its id",
     f"{PREFIX}openai-route-stream": "SageMaker's OpenAI route, unreadable streams",
     f"{PREFIX}openai-route-unknown": "SageMaker's OpenAI route, unknown framing",
     f"{PREFIX}pools-autoscaling": "autoscaling a variant with instance pools",

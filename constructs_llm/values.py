@@ -7,7 +7,9 @@ None) so callers can gather all problems of one construct into a single error
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from aws_cdk import Duration, Token
 from constructs import Construct
@@ -26,6 +28,7 @@ __all__ = [
     "positive_int_problem",
     "str_problem",
     "type_problem",
+    "unit_hint",
 ]
 
 
@@ -78,6 +81,25 @@ def number_problem(prop: str, value: object, *, optional: bool = True) -> str | 
     if isinstance(value, int | float) and not isinstance(value, bool):
         return None
     return f"{prop} must be a number, got {describe(value)}"
+
+
+def unit_hint(value: object, *, unit: Literal["share", "percent"]) -> str:
+    """``"; ..."`` naming the unit when a number out of range reads as the other one: a share
+    (0-1) given as a percent (``5`` for 5 %), or a percent (0-100) given as a share (``0.9``
+    for 90 %); empty otherwise."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return ""
+    if unit == "share" and 1 < value <= 100:
+        return (
+            f"; {value:g} reads as {value * 100:,.0f} % (a share runs from 0 to 1): for "
+            f"{value:g} % pass {value / 100:g}"
+        )
+    if unit == "percent" and 0 < value <= 1:
+        return (
+            f"; {value:g} reads as {value:g} % (a percent runs from 0 to 100): for "
+            f"{value * 100:g} % pass {value * 100:g}"
+        )
+    return ""
 
 
 def bool_problem(prop: str, value: object, *, optional: bool = True) -> str | None:
@@ -184,6 +206,9 @@ def describe(value: object) -> str:
         return f"{type(value).__name__} '{value.node.path}'"
     if isinstance(value, type):
         return f"the class {value.__name__} (not an instance)"
+    if inspect.isfunction(value) or inspect.ismethod(value):
+        name = getattr(value, "__qualname__", getattr(value, "__name__", "a function"))
+        return f"the factory {name} itself, not called: call it, {name}()"
     return f"{type(value).__name__} {value!r}"
 
 

@@ -54,7 +54,6 @@ class Synth:
     us_east_1: Bound
     china: Bound
     ecr_uri: Bound
-    other_registry: Bound
     repo: Bound
     repo_digest: Bound
 
@@ -77,7 +76,6 @@ def synth() -> Synth:
         us_east_1=_bind(app, "UsEast1", ContainerImage.dlc_default("tgi"), "us-east-1"),
         china=_bind(app, "China", ContainerImage.dlc_default("tgi"), "cn-north-1"),
         ecr_uri=_bind(app, "EcrUri", ContainerImage.from_uri(ECR_URI), "eu-west-1"),
-        other_registry=_bind(app, "Ghcr", ContainerImage.from_uri("ghcr.io/org/llm:1.0")),
         repo=Bound(repo_stack, repo_role, repo_uri),
         repo_digest=Bound(repo_stack, repo_role, digest_uri),
     )
@@ -87,7 +85,7 @@ def synth() -> Synth:
 
 @pytest.fixture(scope="module")
 def templates(synth: Synth) -> dict[str, Template]:
-    bound = [synth.agnostic, synth.us_east_1, synth.china, synth.ecr_uri, synth.other_registry]
+    bound = [synth.agnostic, synth.us_east_1, synth.china, synth.ecr_uri]
     return {b.stack.stack_name: Template.from_stack(b.stack) for b in [*bound, synth.repo]}
 
 
@@ -321,14 +319,33 @@ def test_ecr_uri_partition_follows_its_region(uri: str, arn: str) -> None:
 
 
 def test_digest_uri_has_no_tag() -> None:
-    image = ContainerImage.from_uri("ghcr.io/org/llm@" + DIGEST)
+    image = ContainerImage.from_uri(
+        "123456789012.dkr.ecr.us-east-1.amazonaws.com/org/llm@" + DIGEST
+    )
 
     assert (image.repository_name, image.tag) == ("org/llm", None)
 
 
-def test_other_registries_get_no_grant(synth: Synth, templates: dict[str, Template]) -> None:
-    assert synth.other_registry.uri == "ghcr.io/org/llm:1.0"
-    templates["Ghcr"].resource_count_is("AWS::IAM::Policy", 0)
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "ghcr.io/org/llm:1.0",
+        "docker.io/vllm/vllm-openai:v0.11.0",
+        "quay.io/org/llm:1.0",
+        "nvcr.io/nvidia/tritonserver:24.05-py3",
+        "public.ecr.aws/deep-learning-containers/vllm:0.11-gpu",
+        "registry.example.com:5000/llm@" + DIGEST,
+    ],
+)
+def test_an_image_outside_ecr_fails_naming_ecr_and_the_copy(uri: str) -> None:
+    # SageMaker pulls a model's image from ECR, or from another registry only through the
+    # model's VPC (RepositoryAccessMode=Vpc), which the library does not render
+    with pytest.raises(ImageError) as caught:
+        ContainerImage.from_uri(uri)
+    message = str(caught.value)
+    assert f"{uri!r} is on " in message and "which SageMaker does not pull from" in message
+    assert "RepositoryAccessMode=Vpc" in message and "docker push" in message
+    assert "ContainerImage.from_ecr_repository" in message
 
 
 def test_ecr_uri_in_another_region_than_the_stack_fails() -> None:

@@ -125,7 +125,10 @@ def test_the_documented_values() -> None:
         Engine.tgi_neuronx(),
         Engine.vllm(),
         Engine.sglang(),
-        Engine.custom(image=ContainerImage.from_uri("repo.example/llm:1"), stream_format="auto"),
+        Engine.custom(
+            image=ContainerImage.from_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"),
+            stream_format="auto",
+        ),
     ):
         assert isinstance(engine.stream_format, StreamFormat)
     chunks = [b'data:{"token":{"id":1,"text":"Hi","logprob":-0.5,"special":false}}\n\n']

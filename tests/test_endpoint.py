@@ -335,7 +335,7 @@ def test_a_new_model_replaces_model_and_config_but_updates_the_same_endpoint(
 
 # -- 2026 options: enhanced metrics and capacity reservations --------------------------------
 
-RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:ml-reservation/g5-chat"
+RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/g5-chat-endpoint"
 
 
 def test_enhanced_metrics_and_publish_frequency_render_metrics_config(
@@ -382,7 +382,7 @@ def test_by_default_nothing_new_is_rendered(scaled: tuple[LlmEndpoint, Template]
         ({"metric_publish_frequency": 60}, r"got int 60; use Duration\.seconds\(60\)"),
         (
             {"capacity_reservation": "g5-chat"},
-            r"capacity_reservation must be an ML capacity reservation ARN, got 'g5-chat'; pass the ML capacity reservation's ARN",
+            r"capacity_reservation must be a training plan's ARN, got 'g5-chat'; pass the ARN of a training plan",
         ),
         ({"capacity_reservation": 42}, r"capacity_reservation must be an ARN string, got int 42"),
     ],
@@ -434,6 +434,6 @@ def test_each_variant_takes_its_own_reservation(new_stack: Callable[..., Stack])
         )
     with pytest.raises(
         ConfigurationError,
-        match=r"variants\[0\]: capacity_reservation must be an ML capacity reservation ARN, got 'nope'",
+        match=r"variants\[0\]: capacity_reservation must be a training plan's ARN, got 'nope'",
     ):
         LlmEndpoint(stack, "Bad", variants=[Variant(model=model, capacity_reservation="nope")])

@@ -437,7 +437,9 @@ def _cpu_model(stack: Stack) -> LlmModel:
         "CpuModel",
         source=ModelSource.hugging_face("Qwen/Qwen2.5-0.5B-Instruct"),
         engine=Engine.custom(
-            image=ContainerImage.from_uri("public.ecr.aws/example/llm-server:1.0"),
+            image=ContainerImage.from_uri(
+                "123456789012.dkr.ecr.us-east-1.amazonaws.com/llm-server:1.0"
+            ),
             stream_format=StreamFormat.OPENAI,
         ),
         instance_type="ml.m5.xlarge",
@@ -599,7 +601,7 @@ def test_endpoint_role_may_read_s3_weights_of_its_components(new_stack: Any) -> 
 
 # -- 2026 options: enhanced metrics, reservations, data caching, copy placement ---------------
 
-RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:ml-reservation/g5-fleet"
+RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/g5-fleet-endpoint"
 
 
 def _spec(stack: Stack) -> dict[str, Any]:
@@ -690,7 +692,7 @@ def test_binpack_keeps_sagemaker_s_zone_balance(new_stack: Callable[..., Stack])
                 "capacity_reservation": "arn:aws:ec2:us-east-1:123456789012:capacity-reservation/cr-1"
             },
             {},
-            r"capacity_reservation must be an ML capacity reservation ARN, got 'arn:aws:ec2:",
+            r"capacity_reservation must be a training plan's ARN, got 'arn:aws:ec2:",
         ),
     ],
 )

@@ -163,7 +163,7 @@ def test_notes_give_each_pool_s_memory_plan_and_quota(
         "Memory plan, pool 2 of 3",
         "Memory plan, pool 3 of 3 (own Model",
     ]
-    assert "(ml.g5.4xlarge)" in plans[1] and "11 concurrent 8,192-token sequences" in plans[1]
+    assert "(ml.g5.4xlarge)" in plans[1] and "9 concurrent 8,192-token sequences" in plans[1]
     # each pool may be the one provisioned at max capacity, for the old fleet and the new one
     # of a blue/green update alike: each type needs the quota for 4 + 4
     quotas = [n for n in notes if n.startswith("Service Quotas")]

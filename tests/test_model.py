@@ -56,7 +56,7 @@ def test_model_has_no_physical_name_and_uses_its_role(tgi: tuple[LlmModel, Templ
         "SM_NUM_GPUS": "1",
         "MAX_INPUT_TOKENS": "2048",
         "MAX_TOTAL_TOKENS": "4096",
-        "MAX_BATCH_TOTAL_TOKENS": "30464",
+        "MAX_BATCH_TOTAL_TOKENS": "26112",
         "MESSAGES_API_ENABLED": "true",
     }
 

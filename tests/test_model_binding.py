@@ -117,8 +117,8 @@ def test_each_endpoint_reports_its_own_memory_plan(
 ) -> None:
     stack, _, _ = two_endpoints
     small, big = (notes_of(stack.node.find_child(name)) for name in ("Small", "Big"))
-    assert any(re.match(r"Memory plan: .* on 1 x 22\.\d GiB", note) for note in small)
-    assert any(re.match(r"Memory plan: .* on 4 x 22\.\d GiB", note) for note in big)
+    assert any(re.match(r"Memory plan: .* on 1 x 21\.7 GiB", note) for note in small)
+    assert any(re.match(r"Memory plan: .* on 4 x 21\.7 GiB", note) for note in big)
 
 
 def test_construct_ids_do_not_depend_on_the_order_of_bindings(

@@ -229,7 +229,7 @@ def test_the_readme_commands_install_the_library_and_synthesize_the_example(
     _assert_one_runtime_asset(app / "cdk.out")
     # What the README says `cdk synth` prints besides the template.
     assert (
-        "ChatStack/Endpoint: Memory plan: meta-llama/Meta-Llama-3-8B-Instruct on 1 x 22.4 GiB (ml.g5.2xlarge): "
+        "ChatStack/Endpoint: Memory plan: meta-llama/Meta-Llama-3-8B-Instruct on 1 x 21.7 GiB (ml.g5.2xlarge): "
         in result.stderr
     )
     assert "feature flags are not configured" not in result.stderr

@@ -12,11 +12,13 @@ from constructs_llm.engines.settings import DTYPE_ALIASES, SettingsChecked
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.sizing.memory import DTYPE_BYTES
+from constructs_llm.sizing.planner import large_step_gpu
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 __all__ = [
     "EXTRA_QUANT_BYTES",
     "TORCH_DTYPES",
+    "VLLM_FP8_FROM",
     "VLLM_QUANTIZE",
     "DlcEngine",
     "GpuEngine",
@@ -40,6 +42,10 @@ EXTRA_QUANT_BYTES = {"compressed-tensors": "int4", "exl2": "int4", "smoothquant"
 
 
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+#: vLLM runs FP8 checkpoints from compute capability 7.5, weight-only below 8.9 ("FP8 models
+#: will run on compute capability >= 7.5 (Turing) as weight-only W8A16, utilizing FP8 Marlin",
+#: vllm-project/vllm docs/features/quantization/fp8.md).
+VLLM_FP8_FROM = (7, 5)
 
 
 class DlcEngine(SettingsChecked, ServingEngine):
@@ -78,6 +84,13 @@ class GpuEngine(DlcEngine):
     @property
     def weight_dtype(self) -> str | None:
         return planned_weight_dtype(getattr(self, self._quantize_setting), self.dtype)
+
+    def quantization_asked(self, user_env: Mapping[str, str]) -> tuple[str, str] | None:
+        asked = super().quantization_asked(user_env)
+        value = getattr(self, self._quantize_setting)
+        if asked is not None or not value:
+            return asked
+        return f"Engine.{self.factory_name}({self._quantize_setting}={value!r})", str(value)
 
     def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
         return self._tensor_parallel or super().devices_used(instance, accelerators)
@@ -166,10 +179,6 @@ def _vllm_full_context(model: str, context: int, instance: str, fits: int) -> st
     )
 
 
-#: vLLM's sequence cap on GPUs with at least this much memory that are not A100s.
-_VLLM_LARGE_GPU_GIB = 70
-
-
 def vllm_default_max_num_seqs(instance: InstanceType) -> int:
     """The ``max_num_seqs`` vLLM itself picks for a server on ``instance``'s GPUs: 1024 on
     GPUs with at least 70 GiB that are not A100s (H100, H200, B200, RTX PRO 6000), else 256;
@@ -184,9 +193,7 @@ def vllm_default_max_num_seqs(instance: InstanceType) -> int:
     cache (vLLM's tuning guide suggests lowering it only when preemptions are frequent:
     docs.vllm.ai/en/stable/configuration/optimization/, "Preemption").
     """
-    memory = instance.accelerator_memory_gib or 0
-    model = (instance.accelerator_model or "").lower()
-    return 1024 if memory >= _VLLM_LARGE_GPU_GIB and "a100" not in model else 256
+    return 1024 if large_step_gpu(instance) else 256
 
 
 def planned_batch(ctx: EngineContext, default: int | None, *, cap: int | None = None) -> int | None:

@@ -21,6 +21,12 @@ from constructs_llm.engines.env_rules import (
 from constructs_llm.engines.parsers import ParserChoice
 from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hardware.precision import (
+    PrecisionCheck,
+    precision_of,
+    precision_problem,
+    precision_warning,
+)
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 
@@ -41,6 +47,11 @@ class ServingEngine(abc.ABC):
     #: for (fails at synth where it cannot be served), False = off. Engines that serve tools
     #: take it as a setting.
     tool_calls: bool | None = None
+    #: Env names whose values name the dtype, and the quantization, the container runs
+    #: (checked against the GPU's compute capability, ``hardware/precision.py``, and the
+    #: quantization against the checkpoint's, ``model/source_checks.py``).
+    _dtype_keys: ClassVar[tuple[str, ...]] = ()
+    _quantization_keys: ClassVar[tuple[str, ...]] = ()
 
     @property
     @abc.abstractmethod
@@ -106,8 +117,26 @@ class ServingEngine(abc.ABC):
         problems += self._tool_problems(ctx, user_env)
         derived = self.derive_env(ctx)
         problems += user_env_problems(self._env_contract(), ctx, derived, user_env)
-        problems += self._effective_problems(ctx, {**derived, **user_env})
+        effective = {**derived, **user_env}
+        problems += self._effective_problems(ctx, effective)
+        problems += self._precision_messages(ctx, effective, precision_problem)
         return problems
+
+    def precision_warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+        """A precision the GPU runs only in part (FP8 weight-only below compute capability
+        8.9), one message each."""
+        effective = {**self.derive_env(ctx), **user_env}
+        return self._precision_messages(ctx, effective, precision_warning)
+
+    def _precision_messages(
+        self, ctx: EngineContext, env: Mapping[str, str], check: PrecisionCheck
+    ) -> list[str]:
+        asked = precision_of(env, (*self._dtype_keys, *self._quantization_keys))
+        found = (
+            check(a, ctx.instance, factory=self.factory_name, fp8_from=self._fp8_from())
+            for a in asked
+        )
+        return [message for message in found if message]
 
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         """Things that may work but deserve a look; each says what to verify."""
@@ -150,6 +179,20 @@ class ServingEngine(abc.ABC):
 
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
         return []
+
+    def quantization_asked(self, user_env: Mapping[str, str]) -> tuple[str, str] | None:
+        """The quantization the container is told to load, as the user wrote it (``env
+        OPTION_QUANTIZE='awq'``) and its value; None when none is asked for."""
+        for key in self._quantization_keys:
+            value = user_env.get(key, "").strip()
+            if value:
+                return f"env {key}={value!r}", value
+        return None
+
+    def _fp8_from(self) -> tuple[int, int]:
+        """The compute capability from which the engine runs FP8 at all (weight-only below
+        8.9): 8.0 unless the engine says otherwise (TGI's Marlin FP8 kernels)."""
+        return (8, 0)
 
     def _tool_problems(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         """``tool_calls=True`` where this model cannot be served."""

@@ -29,6 +29,7 @@ from typing import ClassVar
 
 from constructs_llm.engines._support import (
     TORCH_DTYPES,
+    VLLM_FP8_FROM,
     VLLM_QUANTIZE,
     GpuEngine,
     at_least,
@@ -211,6 +212,7 @@ class VllmEngine(_FlagEngine):
     _kind_rules: ClassVar[Mapping[str, EnvRule]] = dict.fromkeys(
         ("RUNNER", "CONVERT", "TASK"), EnvRule.KIND
     )
+    _dtype_keys, _quantization_keys = ("SM_VLLM_DTYPE",), ("SM_VLLM_QUANTIZATION",)
 
     image: ContainerImage | None = setting(image=True)
     tensor_parallel_size: int | None = setting(positive=True)
@@ -250,6 +252,9 @@ class VllmEngine(_FlagEngine):
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
         full_context = None if self.embedding else vllm_full_context_problem(ctx)
         return super()._settings_problems(ctx) + present([full_context])
+
+    def _fp8_from(self) -> tuple[int, int]:
+        return VLLM_FP8_FROM
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
         return present(
@@ -307,6 +312,7 @@ class SglangEngine(_FlagEngine):
     _parsers = "sglang"
     # --is-embedding would start a model that SGLang's /invocations (chat only) cannot serve.
     _kind_rules: ClassVar[Mapping[str, EnvRule]] = {"IS_EMBEDDING": EnvRule.PROTOCOL}
+    _dtype_keys, _quantization_keys = ("SM_SGLANG_DTYPE",), ("SM_SGLANG_QUANTIZATION",)
 
     image: ContainerImage | None = setting(image=True)
     tp_size: int | None = setting(positive=True)

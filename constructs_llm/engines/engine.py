@@ -65,6 +65,9 @@ def _factory(implementation: Callable[_P, ServingEngine]) -> Callable[_P, Engine
 
     make.__doc__ = implementation.__doc__
     make.__signature__ = inspect.signature(implementation)  # type: ignore[attr-defined]
+    # Named as users write it, so a factory passed uncalled is named in messages.
+    make.__name__ = implementation.factory_name  # type: ignore[attr-defined]
+    make.__qualname__ = f"Engine.{implementation.factory_name}"  # type: ignore[attr-defined]
     return make
 
 
@@ -156,6 +159,17 @@ class Engine:
         """Quantization or dtype the weights load in (memory sizing); None = the model's."""
         return self.implementation.weight_dtype
 
+    def quantization_asked(
+        self, user_env: Mapping[str, str] | None = None
+    ) -> tuple[str, str] | None:
+        """The quantization the container is told to load, as written (``Engine.vllm(
+        quantization='awq')`` or ``env SM_VLLM_QUANTIZATION='awq'``), and its value; None when
+        the engine reads it from the checkpoint.
+
+        :param user_env: the model's extra env. @default none
+        """
+        return self.implementation.quantization_asked(user_env or {})
+
     @property
     def notes(self) -> tuple[str, ...]:
         """One-line facts a reviewer should see at synth, such as an engine's upstream status;
@@ -180,7 +194,11 @@ class Engine:
 
     def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         """Things that may work but deserve a look; each says what to verify."""
-        return self.implementation.warnings(ctx, user_env)
+        implementation = self.implementation
+        return [
+            *implementation.warnings(ctx, user_env),
+            *implementation.precision_warnings(ctx, user_env),
+        ]
 
     def tool_calling(
         self, *, family: str | None = None, user_env: Mapping[str, str] | None = None

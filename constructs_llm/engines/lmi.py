@@ -7,6 +7,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
 from constructs_llm.engines._support import (
+    VLLM_FP8_FROM,
     VLLM_QUANTIZE,
     GpuEngine,
     at_least,
@@ -123,6 +124,7 @@ class LmiEngine(GpuEngine):
     factory_name = "lmi"
     stream_format = StreamFormat.LMI_JSONLINES
     _parallel_setting = "tensor_parallel_degree"
+    _dtype_keys, _quantization_keys = ("OPTION_DTYPE",), ("OPTION_QUANTIZE",)
 
     backend: str = "vllm"  # an LmiBackend, checked below
     _: KW_ONLY
@@ -267,6 +269,9 @@ class LmiEngine(GpuEngine):
         choice = self.reasoning_parsing(family=ctx.model_family)
         asked = REASONING_PARSERS.unserved_problem(self.factory_name, self.reasoning, choice)
         return super()._settings_problems(ctx) + present([full_context, asked])
+
+    def _fp8_from(self) -> tuple[int, int]:
+        return VLLM_FP8_FROM if self.backend == "vllm" else super()._fp8_from()
 
     def _rule_problem(
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext

@@ -42,24 +42,8 @@ __all__ = ["TEI_CLIENT_BATCH_SIZE", "TeiEngine"]
 #: ``--max-client-batch-size``'s default: inputs TEI takes in one request.
 TEI_CLIENT_BATCH_SIZE = 32
 _GPU_FAMILY, _CPU_FAMILY = "tei", "tei-cpu"
-# CUDA compute capability of each GPU the hardware catalog lists (NVIDIA's "CUDA GPUs" table,
-# developer.nvidia.com/cuda-gpus); the default GPU image starts on 75, 80-89 and 90 only.
-_COMPUTE_CAPABILITY = {
-    "NVIDIA K80": 37,
-    "NVIDIA V100": 70,
-    "NVIDIA T4": 75,
-    "NVIDIA A10G": 86,
-    "NVIDIA L4": 89,
-    "NVIDIA L40S": 89,
-    "NVIDIA A100": 80,
-    "NVIDIA H100": 90,
-    "NVIDIA H200": 90,
-    "NVIDIA B200": 100,
-    "NVIDIA B300": 103,
-    "NVIDIA GB200 (B200 GPUs, Grace CPU)": 100,
-    "NVIDIA RTX PRO 4500 Blackwell Server": 120,
-    "NVIDIA RTX PRO 6000 Blackwell Server": 120,
-}
+# The default GPU image starts on compute capability 7.5, 8.x and 9.0 only (the catalog's
+# ``compute_capability``, from NVIDIA's list).
 _SERVED_FAMILIES = "ml.g4dn, ml.g5, ml.g6, ml.g6e, ml.p4d, ml.p4de, ml.p5, ml.p5e or ml.p5en"
 # TEI's Pool value names (clap's kebab-case of backends/core Pool); SPLADE answers sparse
 # embeddings on another route, so it is not offered.
@@ -175,8 +159,8 @@ class TeiEngine(SettingsChecked, ServingEngine):
             return [_no_tei_image(inst)]
         if inst.accelerator != "nvidia" or self.image is not None:
             return []
-        capability = _COMPUTE_CAPABILITY.get(inst.accelerator_model or "")
-        if capability is None or capability == 75 or 80 <= capability <= 90:
+        capability = inst.compute_capability
+        if capability is None or capability == (7, 5) or (8, 0) <= capability <= (9, 0):
             return []
         return [_compute_capability(inst, capability)]
 
@@ -227,10 +211,10 @@ def _no_tei_image(inst: InstanceType) -> str:
     )
 
 
-def _compute_capability(inst: InstanceType, capability: int) -> str:
+def _compute_capability(inst: InstanceType, capability: tuple[int, int]) -> str:
     return (
         f"{inst.name} has {inst.accelerator_model} GPUs (CUDA compute capability "
-        f"{capability // 10}.{capability % 10}), on which the TEI GPU image does not start: its "
+        f"{capability[0]}.{capability[1]}), on which the TEI GPU image does not start: its "
         "SageMaker entrypoint runs only on compute capability 7.5, 8.x and 9.0; choose "
         f"{_SERVED_FAMILIES}, or pass Engine.tei(image=...) with a TEI image built for it"
     )

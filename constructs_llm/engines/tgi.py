@@ -86,6 +86,8 @@ class TgiEngine(GpuEngine):
     name = "tgi"
     factory_name = "tgi"
     _parallel_setting = "num_shard"
+    # sagemaker-entrypoint.sh exports QUANTIZE from HF_MODEL_QUANTIZE; either may be set.
+    _dtype_keys, _quantization_keys = ("DTYPE",), ("HF_MODEL_QUANTIZE", "QUANTIZE")
 
     image: ContainerImage | None = setting(image=True)
     num_shard: int | None = setting(positive=True)

@@ -17,6 +17,7 @@ from typing import Literal
 from constructs_llm import catalogs
 from constructs_llm.catalogs import InstanceFamily
 from constructs_llm.errors import InstanceTypeError
+from constructs_llm.hardware.device_memory import engine_visible_mib
 from constructs_llm.problems import Problems, fail
 
 __all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of", "unknown_instance_type"]
@@ -169,6 +170,26 @@ class InstanceType:
         if self._spec is None or self._sizes is None or self._sizes.accelerator_memory_mib is None:
             return None
         return self._sizes.accelerator_memory_mib / 1024
+
+    @property
+    def engine_memory_gib(self) -> float | None:
+        """Memory per device in GiB that a serving engine sizes from: the total CUDA reports
+        (measured on the H100, 79.18 GiB; elsewhere a conservative estimate from the catalog's
+        figure, ``hardware/device_memory.py``), or the HBM per Neuron chip."""
+        if self._spec is None or self._sizes is None:
+            return None
+        mib = engine_visible_mib(self._sizes)
+        return None if mib is None else mib / 1024
+
+    @property
+    def compute_capability(self) -> tuple[int, int] | None:
+        """The GPU's CUDA compute capability, e.g. ``(8, 6)`` for the A10G (NVIDIA's list);
+        None off NVIDIA or for unknown families."""
+        text = None if self._sizes is None else self._sizes.compute_capability
+        if text is None:
+            return None
+        major, _, minor = text.partition(".")
+        return int(major), int(minor or 0)
 
     @property
     def memory_bandwidth_gbs(self) -> float | None:

@@ -1,8 +1,19 @@
 """The ML storage volume of an endpoint's instances: its size, its KMS key, and the rules of
-instance types with local NVMe storage (no volume size, no volume key)."""
+instance types with local NVMe storage (no volume size, no volume key).
+
+The storage (the volume, or the instance's local NVMe) must hold the model's checkpoint as it
+is downloaded, with headroom: AWS's LMI guide asks for a volume "slightly larger than the size
+of your model" ("SageMaker AI endpoint parameters for large model inference",
+large-model-inference-hosting); the check asks for 10 % more than the checkpoint. It does not
+count the container image: the same guide keeps SageMaker's default volume for models up to
+30 GB, so the image is not stored there. The checkpoint is the parameters in the dtype they
+are stored in (``ModelArchitecture.download_bytes``), which a quantization at load time does
+not shrink; for a model the table lacks, nothing is checked.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -11,20 +22,26 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.compliance import NVME_VOLUME_KEY, waive
-from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hardware.instance_type import InstanceType, sizes_of
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
 
+    from constructs_llm.sizing.memory import ModelArchitecture
+
 __all__ = [
+    "HEADROOM",
     "MAX_VOLUME_GB",
     "VOLUME_KEY_ACTIONS",
     "kms_problem",
+    "storage_problem",
     "storage_settings",
     "volume_problem",
 ]
 
 MAX_VOLUME_GB = 512
+#: The storage a checkpoint needs beyond its own size (AWS: "slightly larger").
+HEADROOM = 0.10
 VOLUME_KEY_ACTIONS = (
     "kms:CreateGrant",
     "kms:DescribeKey",
@@ -84,4 +101,61 @@ def _volume_on_nvme(instance: InstanceType) -> str:
         f"volume_size cannot be set on {instance.name}: it has local NVMe storage "
         f"({instance.local_nvme_gb} GB) and SageMaker rejects VolumeSizeInGB there; drop "
         "volume_size"
+    )
+
+
+def storage_problem(
+    instance_type: InstanceType, volume_size: Size | None, architecture: ModelArchitecture | None
+) -> str | None:
+    """Storage too small for the model's checkpoint with :data:`HEADROOM`: the given
+    ``volume_size`` on an EBS-only type, or the local NVMe of a type that has it. Without a
+    ``volume_size`` on an EBS-only type the library sizes the volume itself."""
+    if architecture is None or not instance_type.known:
+        return None
+    download = architecture.download_bytes
+    needed = download * (1 + HEADROOM)
+    if instance_type.local_nvme:
+        have = (instance_type.local_nvme_gb or 0) * 1e9  # EC2 lists instance store in GB
+        if have >= needed:
+            return None
+        return _nvme_too_small(instance_type, architecture.name, download, needed)
+    if not isinstance(volume_size, Size):
+        return None
+    gib = volume_size.to_gibibytes()
+    if Token.is_unresolved(gib) or gib * 2**30 >= needed:
+        return None
+    return _volume_too_small(gib, architecture.name, download, needed)
+
+
+def _checkpoint(model: str, download: float) -> str:
+    return f"the checkpoint of {model} ({download / 1e9:,.1f} GB as downloaded)"
+
+
+def _volume_too_small(gib: float, model: str, download: float, needed: float) -> str:
+    at_least = math.ceil(needed / 2**30)
+    fix = (
+        f"set volume_size=Size.gibibytes({at_least}) or more, or leave volume_size out (the "
+        "library then sizes the volume from the weights)"
+        if at_least <= MAX_VOLUME_GB
+        else f"no volume SageMaker allows ({MAX_VOLUME_GB} GiB) holds it: choose an instance "
+        "type with local NVMe (ml.p4d, ml.p5, ml.g6e)"
+    )
+    return (
+        f"volume_size {gib:g} GiB cannot hold {_checkpoint(model, download)} with "
+        f"{HEADROOM:.0%} headroom ({needed / 2**30:,.1f} GiB); {fix}"
+    )
+
+
+def _nvme_too_small(instance: InstanceType, model: str, download: float, needed: float) -> str:
+    larger = [
+        f"ml.{instance.family}.{size}"
+        for size in sizes_of(instance.family)
+        if (InstanceType(f"ml.{instance.family}.{size}").local_nvme_gb or 0) * 1e9 >= needed
+    ]
+    where = f" such as {' or '.join(larger[:2])}" if larger else " (another family)"
+    return (
+        f"{instance.name} stores the model on its {instance.local_nvme_gb:,} GB of local NVMe, "
+        f"less than {_checkpoint(model, download)} with {HEADROOM:.0%} headroom "
+        f"({needed / 1e9:,.1f} GB); choose an instance type with more local storage{where}, "
+        "or serve a smaller or quantized checkpoint"
     )

@@ -48,7 +48,7 @@ from constructs_llm.hosting.production_variant import (
     startup_timeouts,
     variant_name_for,
 )
-from constructs_llm.hosting.storage import kms_problem, volume_problem
+from constructs_llm.hosting.storage import kms_problem, storage_problem, volume_problem
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
@@ -255,7 +255,11 @@ def _check_variant(
         for inst in dict.fromkeys(pools.instance_types):
             problems.extend(
                 f"{where}{p}"
-                for p in (volume_problem(inst, spec.volume_size), kms_problem(inst, kms_key))
+                for p in (
+                    volume_problem(inst, spec.volume_size),
+                    kms_problem(inst, kms_key),
+                    storage_problem(inst, spec.volume_size, spec.model.architecture),
+                )
                 if p
             )
         on_pools = [

@@ -17,6 +17,7 @@ from constructs_llm.engines.engine import Engine, EngineContext
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.placement import Placement
+from constructs_llm.model.checkpoint_checks import MODEL_ID_GUESS, check_checkpoint
 from constructs_llm.problems import Problem
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
 
@@ -131,10 +132,15 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
     if problems:
         return _failed(placement, image, problems)
     problems += [Problem(p) for p in _kind_problems(definition)]
+    checkpoint = check_checkpoint(
+        definition.source.model_id, definition.architecture, engine, _factory(engine), user_env
+    )
+    problems += [Problem(p) for p in checkpoint.problems]
     problems += [Problem(p) for p in engine.validate(ctx, user_env)]
     warnings = [SynthWarning("constructs-llm:unknown-instance-type", unknown_instance_type(inst))]
     warnings = warnings if not inst.known else []
     warnings += [SynthWarning(ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
+    warnings += [SynthWarning(MODEL_ID_GUESS, w) for w in checkpoint.warnings]
     plan = None if problems else _plan(definition, placement, warnings)
     problems += [Problem(p, SizingError) for p in plan.problems] if plan else []
     planned = replace(ctx, plan=plan)

@@ -44,7 +44,7 @@ from constructs_llm.model.image_references import (
     tag_problem,
     uri_problem,
 )
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
 
 __all__ = [
     "MAPPING_ID",
@@ -84,9 +84,11 @@ class ContainerImage(abc.ABC):
 
     @staticmethod
     def from_uri(uri: str) -> ContainerImage:
-        """Any image by URI: ``registry/repository:tag`` or ``registry/repository@sha256:…``.
-
-        ECR URIs get a pull grant on their repository; other registries get no grant.
+        """An image in Amazon ECR by URI,
+        ``<account>.dkr.ecr.<region>.amazonaws.com/repository:tag`` or ``...@sha256:…``; it gets
+        a pull grant on its repository. Other registries (Docker
+        Hub, ghcr.io, quay.io, public.ecr.aws) fail: SageMaker pulls them only through a VPC
+        (``RepositoryAccessMode=Vpc``), which this library does not render.
         """
         return _UriImage(uri)
 
@@ -171,11 +173,12 @@ class _UriImage(ContainerImage):
         problems.add(uri_problem(uri), ImageError)
         problems.raise_if_any()
         match = parse_uri(uri)
+        ecr_registry = ECR_REGISTRY.fullmatch(match["registry"])
+        if ecr_registry is None:
+            fail("ContainerImage.from_uri", registry_problem(uri, match["registry"]), ImageError)
         self._repository = match["repository"]
         self._tag = match["tag"]
-        ecr_registry = ECR_REGISTRY.fullmatch(match["registry"])
-        if ecr_registry is not None:
-            self._ecr = (ecr_registry["account"], ecr_registry["region"], match["repository"])
+        self._ecr = (ecr_registry["account"], ecr_registry["region"], match["repository"])
 
     @property
     def repository_name(self) -> str | None:
@@ -192,6 +195,25 @@ class _UriImage(ContainerImage):
             arn = ecr_repository_arn(account=account, region=region, repository=repository)
             grant_ecr_pull(grantee, [arn])
         return self._uri
+
+
+def registry_problem(uri: str, registry: str) -> str:
+    """An image on a registry other than Amazon ECR: SageMaker pulls a model's image from ECR
+    (``ImageConfig.RepositoryAccessMode`` ``Platform``, the default) and from another registry
+    only in ``Vpc`` mode, through the model's VPC ("Use a Private Docker Registry for Real-Time
+    Inference Containers", SageMaker guide); otherwise CreateModel fails with "Using non-ECR
+    image ... without Vpc repository access mode is not supported". This library renders no
+    ``ImageConfig``, so Docker Hub, ghcr.io, quay.io, nvcr.io and ECR Public
+    (public.ecr.aws) images fail at deploy."""
+    name = uri.split("/", 1)[1]
+    return (
+        f"{uri!r} is on {registry}, which SageMaker does not pull from: a model's image must be "
+        "in a private Amazon ECR repository (another registry needs ImageConfig "
+        "RepositoryAccessMode=Vpc, which this library does not render, and CreateModel refuses "
+        "the image at deploy); copy it into ECR in the stack's region (docker pull "
+        f"{uri}; docker tag {uri} <account>.dkr.ecr.<region>.amazonaws.com/{name}; docker push "
+        "...) and pass that URI, or use ContainerImage.from_ecr_repository(repository, tag)"
+    )
 
 
 class _EcrRepositoryImage(ContainerImage):

@@ -21,7 +21,7 @@ from aws_cdk import Duration
 from constructs import Construct
 
 from constructs_llm.problems import Problems
-from constructs_llm.values import duration_type_problem
+from constructs_llm.values import duration_type_problem, unit_hint
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -68,11 +68,10 @@ class Alarms:
     def __post_init__(self) -> None:
         problems = Problems("Alarms")
         problems.add(_number_problem("error_rate", self.error_rate, 1, "a share such as 0.05"))
-        problems.add(_number_problem("gpu_memory_percent", self.gpu_memory_percent, 100, "90"))
+        problems.add(_gpu_percent_problem(self.gpu_memory_percent))
         problems.add(_number_problem("disk_percent", self.disk_percent, 100, "90"))
         problems.add(duration_type_problem("model_latency", self.model_latency))
-        if isinstance(self.model_latency, Duration) and self.model_latency.to_milliseconds() <= 0:
-            problems.add("model_latency must be longer than 0 ms")
+        problems.add(_latency_problem(self.model_latency))
         if self.topic is not None and not hasattr(self.topic, "topic_arn"):
             problems.add(f"topic must be an SNS topic (sns.ITopic), got {self.topic!r}")
         problems.raise_if_any()
@@ -96,7 +95,48 @@ _ALARMS_FIX = "pass Alarms(...) for other thresholds, True for the defaults or F
 def _number_problem(name: str, value: object, high: float, example: str) -> str | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= high:
         return None
-    return f"{name} must be a number above 0 and at most {high:g} (e.g. {example}), got {value!r}"
+    hint = unit_hint(value, unit="share" if high == 1 else "percent")
+    return (
+        f"{name} must be a number above 0 and at most {high:g} (e.g. {example}), got "
+        f"{value!r}{hint}"
+    )
+
+
+def _gpu_percent_problem(value: object) -> str | None:
+    """GPU memory in percent: 0-100, and above 1. The chat engines reserve about 90 % of each
+    GPU as they start (vLLM's ``gpu_memory_utilization``, TGI's wiggle room), so an alarm at
+    or below 1 % trips as soon as one loads: the threshold was a share (0.9 for 90 %)."""
+    problem = _number_problem("gpu_memory_percent", value, 100, "90")
+    if problem or not isinstance(value, int | float) or value > 1:
+        return problem
+    return (
+        f"gpu_memory_percent is a percent (0-100), got {value!r}, an alarm that trips as soon "
+        f"as an engine reserves its memory{unit_hint(value, unit='percent')}"
+    )
+
+
+#: ModelLatency can reach no further: an asynchronous invocation runs at most an hour
+#: (``InvocationTimeoutSeconds`` up to 3600), a real-time one far less.
+_LONGEST_INVOCATION_MS = 3_600_000
+
+
+def _latency_problem(latency: object) -> str | None:
+    """A latency threshold above 0 that an invocation can reach. SageMaker publishes
+    ``ModelLatency`` in microseconds: a count of microseconds given to ``Duration.millis``
+    lands 1,000 times too high, beyond any invocation."""
+    if not isinstance(latency, Duration):
+        return None
+    millis = latency.to_milliseconds(integral=False)
+    if millis <= 0:
+        return "model_latency must be longer than 0 ms"
+    if millis <= _LONGEST_INVOCATION_MS:
+        return None
+    micros = f"{millis:,.0f} µs is Duration.millis({millis / 1000:g})"
+    return (
+        f"model_latency {millis / 60_000:,.0f} min can never be reached: no SageMaker invocation "
+        "runs longer than an hour, so the alarm would never trip. ModelLatency is published in "
+        f"microseconds; if that figure was in microseconds, {micros}"
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

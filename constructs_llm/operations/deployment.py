@@ -37,7 +37,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.problems import Problems
-from constructs_llm.values import duration_problem
+from constructs_llm.values import duration_problem, unit_hint
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -335,6 +335,7 @@ def _percent_out_of_range(name: str, value: object, low: int, high: int, kind: s
     return (
         f"{name} must be an integer from {low} to {high} (percent of the fleet SageMaker "
         f"accepts for a {kind.replace('_', '-')} update), got {value!r}"
+        + unit_hint(value, unit="percent")
     )
 
 

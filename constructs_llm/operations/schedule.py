@@ -29,7 +29,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MINUTES_PER_WEEK",
+    "TIME_ZONE_ABBREVIATIONS",
     "ScheduledCapacity",
+    "abbreviation_problem",
+    "expression_problem",
     "hours_per_month",
     "schedule_problems",
     "weekly_floor",
@@ -60,14 +63,19 @@ class ScheduledCapacity:
     time_zone: TimeZone | str | None = None
 
     def __post_init__(self) -> None:
-        """Values of the wrong type fail here; the bounds are checked with the target's
-        (``schedule[i] ...``)."""
-        problems = Problems("ScheduledCapacity")
-        if not hasattr(self.schedule, "expression_string"):
+        """Values of the wrong type, a schedule expression Application Auto Scaling rejects
+        and a time zone that is not an IANA name fail here, naming the schedule; the bounds
+        are checked with the target's (``schedule[i] ...``)."""
+        has_expression = hasattr(self.schedule, "expression_string")
+        named = f"ScheduledCapacity({self.expression})" if has_expression else ""
+        problems = Problems(named or "ScheduledCapacity")
+        if not has_expression:
             problems.add(
                 f"schedule must be an appscaling.Schedule, got {describe(self.schedule)}; use "
                 "appscaling.Schedule.cron(hour=..., minute=...)"
             )
+        else:
+            problems.add(expression_problem(self.expression))
         problems.add(int_type_problem("min_capacity", self.min_capacity, minimum=0))
         problems.add(int_type_problem("max_capacity", self.max_capacity, minimum=0))
         zone, problem = _time_zone(self.time_zone)
@@ -102,20 +110,74 @@ def _time_zone(value: object) -> tuple[TimeZone | None, str | None]:
     """The ``TimeZone`` that ``time_zone=`` names, or the problem with it."""
     from aws_cdk import TimeZone, Token
 
-    if value is None or isinstance(value, TimeZone):
+    if isinstance(value, TimeZone):
+        return value, abbreviation_problem(value.timezone_name)
+    if value is None:
         return value, None
     if not isinstance(value, str):
         return None, (
             f"time_zone must be an IANA time zone name such as {_ZONE_EXAMPLE!r} or an "
             f"aws_cdk.TimeZone, got {describe(value)}"
         )
-    if Token.is_unresolved(value) or value in _zone_names():
+    if Token.is_unresolved(value):
+        return TimeZone.of(value), None
+    abbreviation = abbreviation_problem(value)
+    if abbreviation:
+        return None, abbreviation
+    if value in _zone_names():
         return TimeZone.of(value), None
     close = difflib.get_close_matches(value, sorted(_zone_names()), n=2)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     return None, (
         f"time_zone must be an IANA time zone name such as {_ZONE_EXAMPLE!r} (Python's "
         f"zoneinfo database), got {value!r}{hint}"
+    )
+
+
+#: Time-zone abbreviations people write for a zone, and the IANA names they usually mean.
+#: Application Auto Scaling takes "the canonical names of the IANA time zones" (botocore
+#: ``PutScheduledAction.Timezone``); the tz database keeps a few abbreviations as legacy zones
+#: (``EST``, ``MST``, ``HST``, ``CET``, ``EET``, ``WET``, ``MET`` and ``EST5EDT``-style rules),
+#: now links to a city's zone, and the fixed ones (``EST`` is UTC-5 all year) ignore the
+#: daylight saving time a schedule in "EST" or "CET" means.
+TIME_ZONE_ABBREVIATIONS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("EST", "EDT", "ET", "EST5EDT"), ("America/New_York", "America/Toronto")),
+    **dict.fromkeys(("CST", "CDT", "CT", "CST6CDT"), ("America/Chicago", "Asia/Shanghai")),
+    **dict.fromkeys(("MST", "MDT", "MT", "MST7MDT"), ("America/Denver", "America/Phoenix")),
+    **dict.fromkeys(("PST", "PDT", "PT", "PST8PDT"), ("America/Los_Angeles",)),
+    **dict.fromkeys(("AKST", "AKDT"), ("America/Anchorage",)),
+    **dict.fromkeys(("HST", "HDT"), ("Pacific/Honolulu",)),
+    **dict.fromkeys(("BST",), ("Europe/London",)),
+    **dict.fromkeys(("CET", "CEST", "MET", "MEST"), ("Europe/Paris", "Europe/Berlin")),
+    **dict.fromkeys(("EET", "EEST"), ("Europe/Athens", "Europe/Helsinki")),
+    **dict.fromkeys(("WET", "WEST"), ("Europe/Lisbon",)),
+    **dict.fromkeys(("MSK",), ("Europe/Moscow",)),
+    **dict.fromkeys(("IST",), ("Asia/Kolkata", "Europe/Dublin", "Asia/Jerusalem")),
+    **dict.fromkeys(("JST",), ("Asia/Tokyo",)),
+    **dict.fromkeys(("KST",), ("Asia/Seoul",)),
+    **dict.fromkeys(("SGT",), ("Asia/Singapore",)),
+    **dict.fromkeys(("HKT",), ("Asia/Hong_Kong",)),
+    **dict.fromkeys(("AEST", "AEDT"), ("Australia/Sydney", "Australia/Melbourne")),
+    **dict.fromkeys(("ACST", "ACDT"), ("Australia/Adelaide",)),
+    **dict.fromkeys(("AWST",), ("Australia/Perth",)),
+    **dict.fromkeys(("NZST", "NZDT"), ("Pacific/Auckland",)),
+    **dict.fromkeys(("BRT",), ("America/Sao_Paulo",)),
+    **dict.fromkeys(("SAST",), ("Africa/Johannesburg",)),
+}
+
+
+def abbreviation_problem(name: str) -> str | None:
+    """A time-zone abbreviation (``EST``, ``PST``, ``CET``, ``IST``...) where an IANA name
+    goes, with the IANA names it usually means."""
+    meant = TIME_ZONE_ABBREVIATIONS.get(name.strip().upper()) if isinstance(name, str) else None
+    if meant is None:
+        return None
+    quoted = [repr(zone) for zone in meant]
+    choices = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    return (
+        f"time_zone {name!r} is an abbreviation, not the IANA name Application Auto Scaling "
+        f"takes; it usually means {choices}: pass the IANA name of the place you mean (its "
+        "daylight saving rules come with it), or 'UTC'"
     )
 
 
@@ -154,6 +216,178 @@ def schedule_problems(schedule: object) -> list[str | None]:
         if all_ints(low, high) and low > high:  # type: ignore[operator]
             problems.append(f"{label} min_capacity ({low}) is above max_capacity ({high})")
     return problems
+
+
+# -- the expression Application Auto Scaling takes ------------------------------------------
+
+_AT = re.compile(r"^at\((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\)$")
+_RATE = re.compile(r"^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$")
+_CRON_ANY = re.compile(r"^cron\((.*)\)$")
+_MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
+_UNIX_DAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")  # crontab: 0 and 7 = Sunday
+
+
+@dataclass(frozen=True)
+class _CronField:
+    """One field of Application Auto Scaling's cron (the EventBridge "Cron expressions
+    reference" it points to): its range, names and the special characters it takes."""
+
+    name: str
+    low: int
+    high: int
+    names: tuple[str, ...] = ()
+    special: str = ""  # beyond , - * /: "?" and "L", "W", "#" where allowed
+    hint: str = ""
+
+
+_FIELDS = (
+    _CronField("minutes", 0, 59),
+    _CronField("hours", 0, 23),
+    _CronField("day-of-month", 1, 31, special="?LW"),
+    _CronField("month", 1, 12, _MONTHS, hint="1-12 or JAN-DEC"),
+    _CronField("day-of-week", 1, 7, _DAYS, special="?L#", hint="1-7 or SUN-SAT, where 1 is Sunday"),
+    _CronField("year", 1970, 2199),
+)
+_EXPRESSION_FIX = (
+    "build it with appscaling.Schedule.cron(hour=..., minute=..., week_day=...), "
+    "Schedule.rate(Duration...) or Schedule.at(datetime)"
+)
+
+
+def expression_problem(expression: str) -> str | None:
+    """What Application Auto Scaling would reject in a schedule expression: the forms its
+    ``PutScheduledAction`` takes are ``at(yyyy-mm-ddThh:mm:ss)``, ``rate(value unit)`` with a
+    positive whole value and a unit of minute(s), hour(s) or day(s), and ``cron(fields)`` with
+    six fields (minutes, hours, day of month, month, day of week, year), one of the two day
+    fields being ``?`` (botocore application-autoscaling ``PutScheduledActionRequest.Schedule``;
+    Application Auto Scaling guide, "Schedule recurring scaling actions using cron
+    expressions", and the EventBridge "Cron expressions reference" it points to)."""
+    from aws_cdk import Token
+
+    if not isinstance(expression, str) or Token.is_unresolved(expression):
+        return None
+    text = expression.strip()
+    if _AT.match(text):
+        return _at_problem(text)
+    if text.startswith("rate("):
+        return None if _RATE.match(text) and int(text[5:].split()[0]) > 0 else _rate_problem(text)
+    cron = _CRON_ANY.match(text)
+    if cron is None:
+        return (
+            f"schedule {expression!r} is not an expression Application Auto Scaling takes: "
+            "at(yyyy-mm-ddThh:mm:ss), rate(<n> minutes|hours|days) or cron(<six fields>); "
+            + _EXPRESSION_FIX
+        )
+    return _cron_problem(cron.group(1).split())
+
+
+def _at_problem(text: str) -> str | None:
+    import datetime
+
+    try:
+        datetime.datetime.strptime(text[3:-1], "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return f"schedule {text!r} names no real date and time (at(yyyy-mm-ddThh:mm:ss))"
+    return None
+
+
+def _rate_problem(text: str) -> str:
+    return (
+        f"schedule {text!r}: a rate takes a positive whole number and one of minute, minutes, "
+        "hour, hours, day or days, such as rate(30 minutes); " + _EXPRESSION_FIX
+    )
+
+
+def _cron_problem(fields: list[str]) -> str | None:
+    shown = f"cron({' '.join(fields)})"
+    if len(fields) == 5:
+        return (
+            f"schedule {shown} has the 5 fields of a crontab line, but Application Auto Scaling's "
+            "cron has six: minutes, hours, day-of-month, month, day-of-week, year, with '?' in "
+            f"one of the day fields and 1 = Sunday{_crontab_suggestion(fields)}; {_EXPRESSION_FIX}"
+        )
+    if len(fields) != 6:
+        return (
+            f"schedule {shown} has {len(fields)} fields; Application Auto Scaling's cron has "
+            "six: minutes, hours, day-of-month, month, day-of-week, year (cron(0 20 ? * MON-FRI "
+            f"*)); {_EXPRESSION_FIX}"
+        )
+    for field, value in zip(_FIELDS, fields, strict=True):
+        if not _field_ok(field, value):
+            allowed = field.hint or f"{field.low}-{field.high}"
+            return (
+                f"schedule {shown}: {field.name} {value!r} is not valid ({allowed}); "
+                + _EXPRESSION_FIX
+            )
+    day, week_day = fields[2], fields[4]
+    if (day == "?") == (week_day == "?"):
+        both = "both set" if day != "?" else "both '?'"
+        fixed = list(fields)
+        fixed[2 if day != "?" else 4] = "?" if day != "?" else "*"
+        return (
+            f"schedule {shown}: day-of-month ({day!r}) and day-of-week ({week_day!r}) are {both}; "
+            f"exactly one of them must be '?': cron({' '.join(fixed)})"
+        )
+    return None
+
+
+def _field_ok(field: _CronField, value: str) -> bool:
+    """Whether ``value`` is a valid cron field: lists of ``*``, values, ranges and steps, plus
+    the field's special characters."""
+    if value == "?":
+        return "?" in field.special
+    return all(_part_ok(field, part) for part in value.split(","))
+
+
+def _part_ok(field: _CronField, part: str) -> bool:
+    upper = part.upper()
+    if "L" in field.special and field.name == "day-of-month" and upper in ("L", "LW"):
+        return True
+    if "W" in field.special and upper.endswith("W"):
+        return _number(field, upper[:-1]) is not None
+    if "L" in field.special and field.name == "day-of-week" and upper.endswith("L"):
+        return upper == "L" or _number(field, upper[:-1]) is not None
+    if "#" in field.special and "#" in upper:
+        day, _, nth = upper.partition("#")
+        return _number(field, day) is not None and nth in ("1", "2", "3", "4", "5")
+    spread, _, step = upper.partition("/")
+    if step and not (step.isdigit() and int(step) > 0):
+        return False
+    if spread == "*":
+        return True
+    bounds = spread.split("-")
+    return len(bounds) <= 2 and all(_number(field, b) is not None for b in bounds)
+
+
+def _number(field: _CronField, token: str) -> int | None:
+    """The value ``token`` names in ``field`` (a number or a name), or None when outside it."""
+    if token in field.names:
+        return field.names.index(token) + field.low
+    if not token.isdigit():
+        return None
+    value = int(token)
+    return value if field.low <= value <= field.high else None
+
+
+def _crontab_suggestion(fields: list[str]) -> str:
+    """The six-field expression a crontab line means, when its fields translate plainly."""
+    minute, hour, day, month, week_day = fields
+    names = week_day
+    if week_day not in ("*", "?"):
+        try:
+            names = ",".join(
+                "-".join(_UNIX_DAYS[int(n)] if n.isdigit() else n.upper() for n in part.split("-"))
+                for part in week_day.split(",")
+            )
+        except IndexError:
+            return ""
+    if names not in ("*", "?"):
+        six = [minute, hour, "?", month, names, "*"]
+    else:
+        six = [minute, hour, day, month, "?", "*"]
+    if _cron_problem(six) is not None:
+        return ""
+    return f": cron({' '.join(six)})"
 
 
 def weekly_floor(initial: int, schedule: Sequence[ScheduledCapacity]) -> list[int] | None:

@@ -6,18 +6,24 @@ The method, per device group that serves one model copy (the tensor-parallel gro
 
 - **weights** = parameters x bytes per parameter of the weight dtype or quantization
   (fp32 4, fp16/bf16 2, fp8/int8 1, AWQ/GPTQ/int4 0.5), spread evenly over the devices.
-- **usable memory** = device memory x ``gpu_memory_utilization`` - ``overhead_gib_per_device``,
-  summed over the devices. The defaults (0.9 and 1 GiB) follow the engines: vLLM, LMI-vLLM and
-  the vLLM DLC reserve 90% of each GPU by default (``gpu_memory_utilization=0.9``), and the
-  CUDA context, activations of the largest prefill and CUDA graphs take roughly another GiB
-  per device outside the KV cache. TGI and SGLang size themselves differently but land within
-  a few percent of this. Treat every figure as an estimate good to ~10%.
+- **device memory** is what the engine sizes from: on GPUs the total CUDA reports, measured
+  on the H100 (79.18 GiB, not EC2's 80) and estimated conservatively elsewhere
+  (``hardware/device_memory.py``); on Neuron the HBM per chip.
+- **usable memory** = device memory x ``gpu_memory_utilization`` - the overhead per device,
+  summed over the devices: vLLM's budget (``gpu_memory_utilization`` x CUDA's total, minus
+  the weights, the activation peak of its profile run, non-torch memory and CUDA graphs).
+  The defaults follow the engines: vLLM, LMI-vLLM and the vLLM DLC reserve 90% of each GPU
+  (``gpu_memory_utilization=0.9``); the overhead is 1 GiB per device, 1.5 GiB on the GPUs
+  where vLLM's defaults batch 8,192 tokens per step (an H100 run measured 1.37 GiB there:
+  activation peak 1.1, non-torch 0.22, graphs ~0.05). TGI and SGLang size themselves
+  differently but land within a few percent of this. Treat every figure as an estimate.
 - **KV cache per token** = 2 (K and V) x layers x KV heads x head dim x KV dtype bytes, for the
   whole model (vLLM ``AttentionSpec.real_page_size_bytes``); each device holds 1/TP of it. When
   the tensor-parallel degree exceeds the KV heads, each device still holds one whole head, so
   the heads are replicated TP/kv_heads times.
 - **KV budget** = usable - weights; it bounds the tokens the engine can batch, and
-  ``budget // (KV per token x max_total_tokens)`` full-length sequences can run at once, or
+  ``budget // (KV per token x max_total_tokens)`` full-length sequences (rounded down) can run
+  at once, or
   ``budget // (KV per token x TYPICAL_REQUEST_TOKENS)`` typical chat requests (the median
   prompt + reply of a published production trace; see :data:`TYPICAL_REQUEST_TOKENS`).
 
@@ -59,6 +65,8 @@ from constructs_llm.problems import Problems, fail
 from constructs_llm.sizing.embedding_memory import ACTIVATION_FACTOR, embedding_fit
 from constructs_llm.sizing.planner import (
     GIB,
+    OVERHEAD_GIB_LARGE_STEP,
+    OVERHEAD_GIB_PER_DEVICE,
     EngineSizing,
     Memory,
     caveats,
@@ -66,6 +74,7 @@ from constructs_llm.sizing.planner import (
     devices_for,
     fit_problems,
     kib,
+    overhead_per_device,
 )
 from constructs_llm.streaming.formats import ModelKind
 
@@ -75,6 +84,7 @@ __all__ = [
     "DTYPE_BYTES",
     "GIB",
     "GPU_MEMORY_UTILIZATION",
+    "OVERHEAD_GIB_LARGE_STEP",
     "OVERHEAD_GIB_PER_DEVICE",
     "TYPICAL_REQUEST_TOKENS",
     "EngineSizing",
@@ -111,8 +121,6 @@ DTYPE_BYTES: Mapping[str, float] = {
 
 #: Fraction of each device the engines reserve (vLLM's ``gpu_memory_utilization`` default).
 GPU_MEMORY_UTILIZATION = 0.9
-#: CUDA context, activations and CUDA graphs outside the KV cache, per device (GiB).
-OVERHEAD_GIB_PER_DEVICE = 1.0
 #: A typical chat request, prompt plus reply, in tokens: the median of the 19,366 conversation
 #: requests of Azure's LLM inference trace 2023 (``data/AzureLLMInferenceTrace_conv.csv`` in
 #: github.com/Azure/AzurePublicDataset, the trace of Patel et al., "Splitwise: Efficient
@@ -249,6 +257,13 @@ class ModelArchitecture:
     def weights_bytes(self, dtype_bytes: float) -> int:
         return int(self.params_billion * 1e9 * dtype_bytes)
 
+    @property
+    def download_bytes(self) -> int:
+        """The checkpoint as the container downloads it: the parameters in the dtype (or
+        quantization) they are stored in, ``default_dtype``, whatever the engine converts them
+        to when it loads them."""
+        return self.weights_bytes(_dtype_bytes(self.default_dtype.lower()))
+
     @classmethod
     def lookup(cls, model_id: str) -> ModelArchitecture | None:
         """The packaged figures for a Hub model id (case-insensitive, aliases included).
@@ -324,7 +339,7 @@ def plan_memory(
     kv_dtype: str | None = None,
     max_total_tokens: int | None = None,
     gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION,
-    overhead_gib_per_device: float = OVERHEAD_GIB_PER_DEVICE,
+    overhead_gib_per_device: float | None = None,
     strict: bool = True,
     batch_tokens: int | None = None,
 ) -> MemoryPlan:
@@ -344,6 +359,9 @@ def plan_memory(
     :param max_total_tokens: the longest sequence (prompt + generation) to plan for.
         @default the model's context length; then a cache too small for one full-context
         sequence is a warning, not an error (TGI lowers its default to fit; vLLM does not)
+    :param gpu_memory_utilization: fraction of each device the engine may use. @default 0.9
+    :param overhead_gib_per_device: memory per device outside weights and KV cache (GiB).
+        @default 1 GiB, 1.5 GiB on GPUs where vLLM batches 8,192 tokens per step
     :param strict: raise :class:`SizingError` when the model does not fit. With False, return
         the plan with ``fits=False`` and the reasons in ``problems``. @default True
     :param batch_tokens: an embedding model's largest batch (TEI's ``max_batch_tokens``).
@@ -354,6 +372,9 @@ def plan_memory(
     """
     inst = InstanceType.of(instance)
     device_gib = device_memory(inst, arch)
+    overhead = (
+        overhead_per_device(inst) if overhead_gib_per_device is None else overhead_gib_per_device
+    )
     if max_total_tokens is not None and max_total_tokens < 1:
         fail("", f"max_total_tokens must be >= 1, got {max_total_tokens!r}", SizingError)
     problems: list[str] = []
@@ -365,14 +386,14 @@ def plan_memory(
     memory = Memory.of(
         arch,
         devices=devices,
-        usable_gib=devices * (device_gib * gpu_memory_utilization - overhead_gib_per_device),
+        usable_gib=devices * (device_gib * gpu_memory_utilization - overhead),
         dtype=dtype_name,
         dtype_bytes=_dtype_bytes(dtype_name),
         kv_bytes=kv_bytes,
         seq_len=max_total_tokens or arch.context_length,
     )
     where = f"{devices} x {device_gib:.1f} GiB ({inst.name})"
-    reserve = f"{gpu_memory_utilization:.0%} of each device, minus {overhead_gib_per_device:g} GiB"
+    reserve = f"{gpu_memory_utilization:.0%} of each device, minus {overhead:g} GiB"
     if arch.is_embedding:
         return _embedding_plan(arch, inst, memory, where, reserve, batch_tokens, problems, strict)
     problems += fit_problems(arch, inst, memory, where, reserve, max_total_tokens)

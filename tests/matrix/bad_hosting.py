@@ -12,6 +12,7 @@ from constructs_llm import (
     Engine,
     InferenceComponent,
     LlmEndpoint,
+    ModelSource,
     StreamingInvoker,
 )
 from constructs_llm.errors import (
@@ -23,6 +24,7 @@ from constructs_llm.errors import (
 from tests.matrix.builders import (
     EBS_ONLY,
     G5,
+    LLAMA31_405B,
     component,
     custom,
     endpoint,
@@ -279,7 +281,7 @@ BAD_HOSTING = [
     pytest.param(
         lambda s: component(s, instance_type="ml.p3.8xlarge", accelerators=1),
         SizingError,
-        r"(?s)InferenceComponent 'Test/Chat': LlmModel 'Test/Model' does not fit on the 1 accelerator\(s\) each copy gets on ml\.p3\.8xlarge: .*weights need 15\.0 GiB .* 1 x 16\.0 GiB .* leave 13\.4 GiB.*choose an instance with more accelerator memory",
+        r"(?s)InferenceComponent 'Test/Chat': LlmModel 'Test/Model' does not fit on the 1 accelerator\(s\) each copy gets on ml\.p3\.8xlarge: .*weights need 15\.0 GiB .* 1 x 15\.5 GiB .* leave 13\.0 GiB.*choose an instance with more accelerator memory",
         id="ic-model-does-not-fit-one-v100",
     ),
     # StreamingInvoker
@@ -413,5 +415,65 @@ BAD_HOSTING = [
         ConfigurationError,  # sizing and scaling: their nearest common type
         r"(?s)InferenceComponent 'Test/Chat' has 2 problems:.*copies 4 is outside autoscaling's \[1, 3\].*does not fit on the 1 accelerator",
         id="ic-sizing-and-scaling-named-together",
+    ),
+    # Storage smaller than the checkpoint it must hold (10 % headroom)
+    pytest.param(
+        lambda s: endpoint(s, instance_type=EBS_ONLY, volume_size=Size.gibibytes(10)),
+        ConfigurationError,
+        r"LlmEndpoint 'Test/Endpoint': volume_size 10 GiB cannot hold the checkpoint of "
+        r"meta-llama/Meta-Llama-3-8B-Instruct \(16\.1 GB as downloaded\) with 10% headroom "
+        r"\(16\.5 GiB\); set volume_size=Size\.gibibytes\(17\) or more",
+        id="endpoint-volume-smaller-than-the-checkpoint",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint(
+            s,
+            "Endpoint",
+            model=model(
+                s,
+                instance_type=None,
+                source=ModelSource.hugging_face(LLAMA31_405B, needs_token=False),
+                bound=False,
+            ),
+            instance_type="ml.g5.xlarge",
+        ),
+        ConfigurationError,  # the checkpoint does not fit the disk, nor the weights the GPU
+        r"(?s)LlmEndpoint 'Test/Endpoint' has 2 problems:.*ml\.g5\.xlarge stores the model on "
+        r"its 250 GB of local NVMe, less than the checkpoint of meta-llama/Llama-3\.1-405B-Instruct "
+        r"\(811\.7 GB as downloaded\) with 10% headroom.*weights need 756\.0 GiB",
+        id="endpoint-local-nvme-smaller-than-the-checkpoint",
+    ),
+    pytest.param(
+        lambda s: component(
+            s,
+            instance_type=EBS_ONLY,
+            endpoint_props={"volume_size": Size.gibibytes(8)},
+            accelerators=4,
+        ),
+        ConfigurationError,
+        r"InferenceComponent 'Test/Chat': .*volume_size 8 GiB cannot hold the checkpoint of "
+        r"meta-llama/Meta-Llama-3-8B-Instruct",
+        id="ic-endpoint-volume-smaller-than-the-checkpoint",
+    ),
+    # Capacity reservations are training plans
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            capacity_reservation="arn:aws:sagemaker:us-east-1:123456789012:ml-reservation/g5",
+        ),
+        ConfigurationError,
+        r"capacity_reservation must be a training plan's ARN \(…:training-plan/<name>\), got a "
+        r"'ml-reservation' ARN .*such as 'arn:aws:sagemaker:us-east-1:123456789012:"
+        r"training-plan/p4-for-inference-endpoint'",
+        id="endpoint-capacity-reservation-not-a-training-plan",
+    ),
+    pytest.param(
+        lambda s: ic_endpoint(
+            s,
+            capacity_reservation="arn:aws:ec2:us-east-1:123456789012:capacity-reservation/cr-0a1b",
+        ),
+        ConfigurationError,
+        r"capacity_reservation must be a training plan's ARN, got 'arn:aws:ec2:",
+        id="ic-endpoint-capacity-reservation-an-ec2-reservation",
     ),
 ]

@@ -22,9 +22,13 @@ from tests.matrix.builders import (
     LLAMA3,
     LLAMA31,
     MISTRAL,
+    PHI3_MINI,
     QWEN3,
+    QWEN25_AWQ,
+    T4,
     TOKEN,
     TRN1,
+    V100_4GPU,
     bucket,
     custom,
     model,
@@ -362,7 +366,7 @@ BAD_MODELS = [
             instance_type=G5_4GPU,
         ),
         SizingError,
-        r"Meta-Llama-3-70B-Instruct weights need 131\.\d GiB .*4 x 22\.\d GiB \(ml\.g5\.12xlarge\)",
+        r"Meta-Llama-3-70B-Instruct weights need 131\.\d GiB .*4 x 21\.\d GiB \(ml\.g5\.12xlarge\)",
         id="model-llama-3-70b-on-g5-12xlarge",
     ),
     pytest.param(
@@ -373,7 +377,7 @@ BAD_MODELS = [
             max_total_tokens=131072,
         ),
         SizingError,
-        r"KV cache left on 1 x 16\.0 GiB \(ml\.g4dn\.xlarge\) holds [\d,]+ tokens .* less than one 131,072-token sequence; lower max_total_tokens to <= [\d,]+",
+        r"KV cache left on 1 x 14\.5 GiB \(ml\.g4dn\.xlarge\) holds [\d,]+ tokens .* less than one 131,072-token sequence; lower max_total_tokens to <= [\d,]+",
         id="model-kv-cache-below-one-sequence",
     ),
     # Network
@@ -427,6 +431,20 @@ BAD_MODELS = [
         ConfigurationError,
         r"engine must be an Engine, got str 'tgi'; use Engine\.tgi\(\)",
         id="model-engine-is-a-string",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"engine must be an Engine, got the factory Engine\.vllm itself, not called: call it, "
+        r"Engine\.vllm\(\)",
+        id="model-engine-factory-not-called",
+    ),
+    pytest.param(
+        lambda s: model(s, source=ModelSource.hugging_face),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"source must be a ModelSource, got the factory ModelSource\.hugging_face itself, not "
+        r"called: call it, ModelSource\.hugging_face\(\)",
+        id="model-source-factory-not-called",
     ),
     # Engine checks on the model's hardware
     pytest.param(
@@ -526,7 +544,7 @@ BAD_MODELS = [
     pytest.param(
         lambda s: model(s, source=ModelSource.hugging_face(LLAMA31), engine=Engine.vllm()),
         ConfigurationError,
-        r"vLLM sizes for the full 131,072-token context.*holds about 34,073 tokens.*max_total_tokens <= 34,073",
+        r"vLLM sizes for the full 131,072-token context.*holds about 29,129 tokens.*max_total_tokens <= 29,129",
         id="engine-vllm-full-context-does-not-fit",
     ),
     pytest.param(
@@ -571,5 +589,96 @@ BAD_MODELS = [
         ConfigurationError,  # an instance type's and others: their nearest common type
         r"(?s)LlmModel 'Test/Model' has 3 problems:.*Sizes of ml\.g5.*max_input_tokens must be an integer >= 1, got 0.*network_isolation=True blocks",
         id="model-several-problems-named-together",
+    ),
+    # A precision the GPU cannot run (compute capability from the hardware catalog)
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(PHI3_MINI),
+            instance_type=T4,
+            engine=Engine.vllm(dtype="bf16"),
+        ),
+        ConfigurationError,
+        r"SM_VLLM_DTYPE=bfloat16 asks for bf16, which needs a GPU of CUDA compute capability "
+        r"8\.0 or above, but ml\.g4dn\.xlarge has NVIDIA T4 GPUs \(compute capability 7\.5\); "
+        r"use fp16 \(Engine\.vllm\(dtype='fp16'\)\)",
+        id="engine-vllm-bf16-on-a-t4",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=V100_4GPU, env={"DTYPE": "bfloat16"}),
+        ConfigurationError,
+        r"DTYPE=bfloat16 asks for bf16.*ml\.p3\.8xlarge has NVIDIA V100 GPUs \(compute "
+        r"capability 7\.0\); use fp16 \(Engine\.tgi\(dtype='fp16'\)\)",
+        id="model-env-bf16-on-a-v100",
+    ),
+    pytest.param(
+        lambda s: model(s, instance_type=V100_4GPU, engine=Engine.vllm(quantization="fp8")),
+        ConfigurationError,
+        r"SM_VLLM_QUANTIZATION=fp8 asks for FP8, which Engine\.vllm\(\) runs from compute "
+        r"capability 7\.5 \(weight-only below 8\.9\), but ml\.p3\.8xlarge has NVIDIA V100 GPUs",
+        id="engine-vllm-fp8-on-a-v100",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(PHI3_MINI),
+            instance_type=T4,
+            engine=Engine.tgi(quantize="fp8"),
+        ),
+        ConfigurationError,
+        r"HF_MODEL_QUANTIZE=fp8 asks for FP8, which Engine\.tgi\(\) runs from compute "
+        r"capability 8\.0 .* ml\.g4dn\.xlarge has NVIDIA T4 GPUs",
+        id="engine-tgi-fp8-on-a-t4",
+    ),
+    # A model served with the wrong kind of engine, known from its id
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("sentence-transformers/all-MiniLM-L6-v2"),
+            engine=Engine.vllm(),
+        ),
+        ConfigurationError,
+        r"sentence-transformers/all-MiniLM-L6-v2 is a Sentence Transformers model \(every model "
+        r"of the sentence-transformers organization is an embedding model\), but Engine\.vllm\(\) "
+        r"serves chat models; serve it with Engine\.tei\(\)",
+        id="hub-sentence-transformers-on-a-chat-engine",
+    ),
+    # A quantization the checkpoint does not have (the model table's quantized checkpoints)
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA31, needs_token=False),
+            engine=Engine.vllm(quantization="awq"),
+            max_total_tokens=8192,
+        ),
+        ConfigurationError,
+        r"Engine\.vllm\(quantization='awq'\) loads a checkpoint quantized with awq, but "
+        r"meta-llama/Llama-3\.1-8B-Instruct is not one: the model table lists its weights "
+        r"unquantized, in bf16; drop it, or serve a checkpoint quantized with awq, such as "
+        r"'hugging-quants/Meta-Llama-3\.1-8B-Instruct-AWQ-INT4'",
+        id="engine-vllm-awq-on-an-unquantized-checkpoint",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(QWEN25_AWQ),
+            engine=Engine.vllm(quantization="gptq"),
+            max_total_tokens=8192,
+        ),
+        ConfigurationError,
+        r"Engine\.vllm\(quantization='gptq'\) contradicts the checkpoint of "
+        r"Qwen/Qwen2\.5-7B-Instruct-AWQ, which is quantized with awq.*or ask for 'awq'",
+        id="engine-vllm-quantization-contradicts-the-checkpoint",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(QWEN25_AWQ),
+            env={"HF_MODEL_QUANTIZE": "bitsandbytes"},
+        ),
+        ConfigurationError,
+        r"env HF_MODEL_QUANTIZE='bitsandbytes' contradicts the checkpoint of "
+        r"Qwen/Qwen2\.5-7B-Instruct-AWQ, which is quantized with awq",
+        id="model-env-quantize-contradicts-the-checkpoint",
     ),
 ]

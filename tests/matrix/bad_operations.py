@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, Stack, TimeZone
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 
@@ -50,6 +50,11 @@ def rolling(**props: Any) -> Deployment:
 
 def night(**props: Any) -> ScheduledCapacity:
     return ScheduledCapacity(schedule=NIGHT, **props)
+
+
+def night_at(expression: str) -> ScheduledCapacity:
+    """A schedule given as a raw expression, which CDK passes on unchecked."""
+    return ScheduledCapacity(schedule=appscaling.Schedule.expression(expression), min_capacity=1)
 
 
 def rollout_on_serverless(stack: Stack) -> None:
@@ -265,13 +270,35 @@ BAD_OPERATIONS = [
         r"to 4 copies, about 25% of requests.*\(batch_percent=\.\.\.\)",
         id="deployment-component-batch-below-the-alarms-error-rate",
     ),
+    pytest.param(
+        lambda s: canary(percent=0.1),
+        ConfigurationError,
+        r"percent must be an integer from 1 to 50 .* got 0\.1; 0\.1 reads as 0\.1 % \(a percent "
+        r"runs from 0 to 100\): for 10 % pass 10",
+        id="deployment-canary-percent-as-a-share",
+    ),
     # Alarms
     pytest.param(
         lambda s: Alarms(error_rate=5),
         ConfigurationError,
         r"error_rate must be a number above 0 and at most 1 \(e\.g\. a share such as 0\.05\), "
-        r"got 5",
+        r"got 5; 5 reads as 500 % \(a share runs from 0 to 1\): for 5 % pass 0\.05",
         id="alarms-error-rate-above-1",
+    ),
+    pytest.param(
+        lambda s: Alarms(gpu_memory_percent=0.9),
+        ConfigurationError,
+        r"gpu_memory_percent is a percent \(0-100\), got 0\.9, an alarm that trips as soon as an "
+        r"engine reserves its memory; 0\.9 reads as 0\.9 % .*: for 90 % pass 90",
+        id="alarms-gpu-memory-as-a-share",
+    ),
+    pytest.param(
+        lambda s: Alarms(model_latency=Duration.millis(5_000_000)),
+        ConfigurationError,
+        r"model_latency 83 min can never be reached: no SageMaker invocation runs longer than an "
+        r"hour.*ModelLatency is published in microseconds; if that figure was in microseconds, "
+        r"5,000,000 µs is Duration\.millis\(5000\)",
+        id="alarms-latency-in-microseconds",
     ),
     pytest.param(
         lambda s: Alarms(gpu_memory_percent=0),
@@ -351,6 +378,55 @@ BAD_OPERATIONS = [
         ScalingError,
         r"schedule\[0\] max_capacity=5 copies at most need 3 instances of ml\.g5\.12xlarge",
         id="schedule-component-above-the-fleet",
+    ),
+    # Schedule expressions Application Auto Scaling rejects, and time-zone abbreviations
+    pytest.param(
+        lambda s: night_at("cron(0 20 * * 1-5)"),
+        ConfigurationError,
+        r"ScheduledCapacity\(cron\(0 20 \* \* 1-5\)\): schedule cron\(0 20 \* \* 1-5\) has the 5 "
+        r"fields of a crontab line, but Application Auto Scaling's cron has six: minutes, hours, "
+        r"day-of-month, month, day-of-week, year.*: cron\(0 20 \? \* MON-FRI \*\)",
+        id="schedule-crontab-five-fields",
+    ),
+    pytest.param(
+        lambda s: night_at("cron(0 20 * * MON-FRI *)"),
+        ConfigurationError,
+        r"day-of-month \('\*'\) and day-of-week \('MON-FRI'\) are both set; exactly one of them "
+        r"must be '\?': cron\(0 20 \? \* MON-FRI \*\)",
+        id="schedule-day-of-month-and-day-of-week-both-set",
+    ),
+    pytest.param(
+        lambda s: night_at("cron(0 8 ? * 0 *)"),
+        ConfigurationError,
+        r"day-of-week '0' is not valid \(1-7 or SUN-SAT, where 1 is Sunday\)",
+        id="schedule-day-of-week-zero",
+    ),
+    pytest.param(
+        lambda s: night_at("rate(1 week)"),
+        ConfigurationError,
+        r"schedule 'rate\(1 week\)': a rate takes a positive whole number and one of minute, "
+        r"minutes, hour, hours, day or days",
+        id="schedule-rate-in-weeks",
+    ),
+    pytest.param(
+        lambda s: night(min_capacity=1, time_zone="PST"),
+        ConfigurationError,
+        r"ScheduledCapacity\(cron\(0 20 \? \* MON-FRI \*\)\): time_zone 'PST' is an abbreviation, "
+        r"not the IANA name Application Auto Scaling takes; it usually means "
+        r"'America/Los_Angeles'",
+        id="schedule-time-zone-abbreviation",
+    ),
+    pytest.param(
+        lambda s: night(min_capacity=1, time_zone="IST"),
+        ConfigurationError,
+        r"time_zone 'IST' is an abbreviation.*'Asia/Kolkata', 'Europe/Dublin' or 'Asia/Jerusalem'",
+        id="schedule-time-zone-ambiguous-abbreviation",
+    ),
+    pytest.param(
+        lambda s: night(min_capacity=1, time_zone=TimeZone.of("EST")),
+        ConfigurationError,
+        r"time_zone 'EST' is an abbreviation.*'America/New_York'",
+        id="schedule-time-zone-legacy-est",
     ),
     # Dashboard
     pytest.param(

@@ -547,6 +547,28 @@ BAD_VALUES = [
         r"is in 'us-east-1' but stack .* deploys to 'eu-west-1'.*Replicate the image",
         id="image-ecr-in-another-region",
     ),
+    # Registries SageMaker does not pull from (only ECR, or another registry through a VPC)
+    pytest.param(
+        lambda s: ContainerImage.from_uri("ghcr.io/huggingface/text-generation-inference:3.3.6"),
+        ImageError,
+        r"'ghcr\.io/huggingface/text-generation-inference:3\.3\.6' is on ghcr\.io, which "
+        r"SageMaker does not pull from: a model's image must be in a private Amazon ECR "
+        r"repository.*RepositoryAccessMode=Vpc.*docker push.*ContainerImage\.from_ecr_repository",
+        id="image-uri-on-ghcr",
+    ),
+    pytest.param(
+        lambda s: ContainerImage.from_uri("docker.io/vllm/vllm-openai:v0.11.0"),
+        ImageError,
+        r"is on docker\.io, which SageMaker does not pull from",
+        id="image-uri-on-docker-hub",
+    ),
+    pytest.param(
+        lambda s: ContainerImage.from_uri("public.ecr.aws/example/llm-server:1.0"),
+        ImageError,
+        r"is on public\.ecr\.aws, which SageMaker does not pull from: a model's image must be in "
+        r"a private Amazon ECR repository",
+        id="image-uri-on-ecr-public",
+    ),
     # The memory planner and model figures, used directly
     pytest.param(
         lambda s: plan_memory(PHI3, instance="ml.m5.xlarge"),

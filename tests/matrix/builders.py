@@ -27,6 +27,7 @@ Build = Callable[[Stack], object]
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"  # 8.0B, 8,192-token context
 LLAMA31 = "meta-llama/Llama-3.1-8B-Instruct"  # 8.0B, 131,072-token context
+LLAMA31_405B = "meta-llama/Llama-3.1-405B-Instruct"  # an 812 GB checkpoint in bf16
 MISTRAL = "mistralai/Mistral-7B-Instruct-v0.2"
 QWEN3 = "Qwen/Qwen3-8B"  # a reasoning model (Qwen3's thinking)
 BGE = "BAAI/bge-large-en-v1.5"  # an embedding model
@@ -35,6 +36,10 @@ G5_4GPU = "ml.g5.12xlarge"  # 4 x A10G, 48 vCPU, 192 GiB
 INF2 = "ml.inf2.xlarge"  # 1 Inferentia2 chip, 2 NeuronCores
 TRN1 = "ml.trn1.32xlarge"  # 16 Trainium chips, 32 NeuronCores
 EBS_ONLY = "ml.p3.8xlarge"  # 4 x V100, no local NVMe: volume size and KMS allowed
+V100_4GPU = EBS_ONLY  # compute capability 7.0: no bf16
+T4 = "ml.g4dn.xlarge"  # 1 x T4 (compute capability 7.5: no bf16), 125 GB of local NVMe
+PHI3_MINI = "microsoft/Phi-3-mini-4k-instruct"  # 3.8B: fits one T4
+QWEN25_AWQ = "Qwen/Qwen2.5-7B-Instruct-AWQ"  # an AWQ checkpoint in the model table
 TOKEN = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWx"  # shaped like a token, not one
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm:1.0"
 

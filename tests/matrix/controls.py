@@ -30,6 +30,9 @@ from tests.matrix.builders import (
     INF2,
     LLAMA3,
     MISTRAL,
+    PHI3_MINI,
+    QWEN25_AWQ,
+    T4,
     TRN1,
     bucket,
     component,
@@ -353,6 +356,90 @@ CONTROLS = [
         id="variants-ab-with-scaling-and-a-shadow",
     ),
     pytest.param(_gateway, {COMPONENTS_G5_4GPU}, id="invoker-targets-component-adapter-and-import"),
+    # The nearest valid input of each class of mistakes that used to pass synth
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(PHI3_MINI),
+            instance_type=T4,
+            engine=Engine.vllm(dtype="fp16"),
+            max_total_tokens=4096,
+        ),
+        set(),
+        id="engine-vllm-fp16-on-a-t4",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(quantization="fp8"), max_total_tokens=8192),
+        {"constructs-llm:engine-setting"},  # weight-only on the A10G's compute capability 8.6
+        id="engine-vllm-fp8-weight-only-on-an-a10g",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, instance_type=EBS_ONLY, volume_size=Size.gibibytes(17)),
+        set(),
+        id="endpoint-ebs-volume-holds-the-checkpoint-with-headroom",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            capacity_reservation="arn:aws:sagemaker:us-east-1:123456789012:"
+            "training-plan/p4-for-inference-endpoint",
+        ),
+        set(),
+        id="endpoint-capacity-reservation-training-plan",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            autoscaling=scaling(
+                max_capacity=2,
+                schedule=[
+                    ScheduledCapacity(
+                        schedule=appscaling.Schedule.expression("cron(0 20 ? * MON-FRI *)"),
+                        min_capacity=1,
+                        time_zone="America/New_York",
+                    )
+                ],
+            ),
+        ),
+        {SCALED_G5},
+        id="schedule-six-field-cron-in-new-york-time",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            alarms=Alarms(gpu_memory_percent=1.5, model_latency=Duration.hours(1), error_rate=0.01),
+        ),
+        set(),
+        id="alarms-thresholds-at-the-unit-bounds",
+    ),
+    pytest.param(
+        lambda s: [
+            model(
+                s,
+                id=name,
+                source=ModelSource.hugging_face(QWEN25_AWQ),
+                engine=engine,
+                max_total_tokens=8192,
+            )
+            for name, engine in (
+                ("Read", Engine.vllm()),
+                ("Named", Engine.vllm(quantization="awq")),
+                ("Tgi", Engine.tgi(quantize="awq")),
+            )
+        ],
+        {"constructs-llm:sizing-estimate"},  # AWQ keeps the embeddings in 16 bits
+        id="hub-awq-checkpoint-read-from-its-config-or-named",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("BAAI/bge-small-en-v1.5"),
+            engine=Engine.tei(),
+            instance_type=G5,
+        ),
+        {"constructs-llm:unknown-model-size"},
+        id="hub-embedding-model-the-table-lacks-on-tei",
+    ),
 ]
 # (builder, warning id, what the message says)
 
@@ -495,5 +582,37 @@ WARNINGS = [
         r"ModelErrors alarm watches InvocationModelErrors, which SageMaker does not publish for "
         r"an asynchronous endpoint",
         id="async-alarms",
+    ),
+    pytest.param(
+        lambda s: model(
+            s, source=ModelSource.hugging_face("BAAI/bge-small-en-v1.5"), engine=Engine.vllm()
+        ),
+        "model-id-guess",
+        r"BAAI/bge-small-en-v1\.5 is not in the model table, and its name \('bge'\) suggests an "
+        r"embedding model, but Engine\.vllm\(\) serves chat models; serve an embedding model "
+        r"with Engine\.tei\(\)",
+        id="model-id-guess-embedding-on-a-chat-engine",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("mistralai/Mistral-Nemo-Instruct-2407"),
+            engine=Engine.tei(),
+        ),
+        "model-id-guess",
+        r"its name \('mistral'\) suggests a chat model, but Engine\.tei\(\) serves embedding "
+        r"models",
+        id="model-id-guess-chat-on-tei",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face("acme/Llama-3-8B-Instruct-GPTQ"),
+            engine=Engine.vllm(quantization="awq"),
+        ),
+        "model-id-guess",
+        r"its name says GPTQ, but Engine\.vllm\(quantization='awq'\) asks for awq; check "
+        r"quantization_config\.quant_method",
+        id="model-id-guess-quantization",
     ),
 ]

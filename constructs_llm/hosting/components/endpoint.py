@@ -188,6 +188,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         #: How often its enhanced metrics arrive (None: enhanced metrics off).
         self.enhanced_period = enhanced_period(enhanced_metrics, metric_publish_frequency)
         self._volume_size = volume_size
+        self.volume_size = volume_size
         self._host_ami: str | None = None
 
         self.role: iam.IRole = role or execution_role(

@@ -36,6 +36,7 @@ from constructs_llm.hosting.components.scaling import autoscale_component
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.production_variant import startup_timeouts
+from constructs_llm.hosting.storage import storage_problem
 from constructs_llm.hosting.target import ServesModel, served_name_problem
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.model.source import ModelSource
@@ -215,6 +216,15 @@ class InferenceComponent(
         self.download_timeout = download_timeout or slowest_download
         if not any(props):  # what follows needs well-formed numbers
             problems.extend(self._on_pools(self._hardware_problems))
+            problems.extend(
+                self._on_pools(
+                    lambda i: [
+                        storage_problem(
+                            self.placements[i].instance_type, endpoint.volume_size, arch
+                        )
+                    ]
+                )
+            )
             problems.extend(
                 self._on_pools(lambda i: [self._fleet_problem("copies", copies, "copies", i)])
             )
