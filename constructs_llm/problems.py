@@ -14,13 +14,13 @@ type is declared in ``constructs_llm.errors``, none is built at run time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
 from constructs_llm.errors import ConfigurationError, ConstructsLlmError
 
-__all__ = ["Problem", "Problems", "common_kind", "fail"]
+__all__ = ["Problem", "Problems", "common_kind", "fail", "fail_all"]
 
 
 @dataclass(frozen=True)
@@ -81,12 +81,22 @@ class Problems:
     def __iter__(self) -> Iterator[Problem]:
         return iter(self._found)
 
-    def raise_if_any(self, kind: type[ConfigurationError] | None = None) -> None:
-        """Raises one error naming every problem, of their common type (or ``kind``, when
-        given); does nothing when there is none."""
-        if not self._found:
-            return
-        error = kind or common_kind(p.kind for p in self._found)
+    def raise_if_any(self) -> None:
+        """Raises one error naming every problem, of their common type; does nothing when
+        there is none."""
+        if self._found:
+            self._raise()
+
+    def fail(
+        self, problem: str | Problem, kind: type[ConfigurationError] | None = None
+    ) -> NoReturn:
+        """Adds ``problem`` and raises one error naming it and every problem gathered before
+        (for a check past which nothing else can be checked)."""
+        self.add(problem, kind)
+        self._raise()
+
+    def _raise(self) -> NoReturn:
+        error = common_kind(p.kind for p in self._found)
         messages = [p.message for p in self._found]
         if len(messages) == 1:
             text = f"{self.subject}: {messages[0]}" if self.subject else messages[0]
@@ -100,10 +110,16 @@ def fail(
     subject: str, message: str, kind: type[ConfigurationError] = ConfigurationError
 ) -> NoReturn:
     """Raises the one problem ``message`` of ``subject`` (a Problems of one)."""
+    Problems(subject).fail(message, kind)
+
+
+def fail_all(
+    subject: str, messages: Sequence[str], kind: type[ConfigurationError] = ConfigurationError
+) -> NoReturn:
+    """Raises the problems ``messages`` (one or more) of ``subject`` as one error."""
     problems = Problems(subject)
-    problems.add(message, kind)
-    problems.raise_if_any()
-    raise AssertionError("unreachable")  # pragma: no cover
+    problems.extend(messages[:-1], kind)
+    problems.fail(messages[-1], kind)
 
 
 def common_kind(kinds: Iterable[type[ConfigurationError]]) -> type[ConfigurationError]:

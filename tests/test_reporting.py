@@ -113,9 +113,25 @@ def test_warnings_are_raised_through_warn_only() -> None:
             assert found in reporting.WARNINGS or found == "constructs-llm:note", (path, found)
 
 
-def test_an_unlisted_warning_id_is_refused(new_stack: Callable[..., Stack]) -> None:
-    with pytest.raises(KeyError, match="constructs-llm:made-up"):
-        reporting.warn(new_stack(), "constructs-llm:made-up", "text")
+def test_a_warning_carries_a_listed_id_and_what_was_checked(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # an id outside the table cannot be made
+    with pytest.raises(ValueError, match="constructs-llm:made-up"):
+        reporting.WarningId("constructs-llm:made-up")
+    # what was checked follows the id, so acknowledging one fleet leaves another warning
+    warning = reporting.SynthWarning(
+        reporting.WarningId.AUTOSCALED_FLEET, "check the fleet", detail="g5-2xlarge"
+    )
+    assert warning.acknowledgment_id == "constructs-llm:autoscaled-fleet:g5-2xlarge"
+    stack = new_stack()
+    from aws_cdk import aws_sns as sns
+    from aws_cdk.assertions import Annotations, Match
+
+    reporting.warn(sns.Topic(stack, "Topic"), warning)
+    Annotations.from_stack(stack).has_warning(
+        "/Test/Topic", Match.string_like_regexp("check the fleet")
+    )
 
 
 def test_a_warning_can_be_acknowledged_by_its_id(new_stack: Callable[..., Stack]) -> None:

@@ -274,10 +274,10 @@ def host_ami_problem(pools: InstancePools, amis: Sequence[str | None]) -> str | 
 
 def _placement(value: object, prefix: str) -> tuple[Placement | None, list[Problem]]:
     """The whole instance ``value`` names, or its problems (each after ``prefix``)."""
-    try:
-        return Placement(InstanceType.of(value)), []  # type: ignore[arg-type]  # checked there
-    except InstanceTypeError as err:
-        return None, [Problem(f"{prefix}{message}", InstanceTypeError) for message in err.problems]
+    found = InstanceType.problems_of(value)
+    if found or not isinstance(value, str | InstanceType):
+        return None, [Problem(f"{prefix}{message}", InstanceTypeError) for message in found]
+    return Placement(InstanceType.of(value)), []
 
 
 def _not_a_list(prop: str, value: object) -> str:

@@ -18,8 +18,8 @@ from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
 from constructs_llm.hardware.pools import InstanceTypes
 from constructs_llm.hosting.async_inference import (
     AsyncInference,
+    alarms_on_async,
     async_endpoint_problems,
-    warn_about_alarms,
 )
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
@@ -44,11 +44,11 @@ from constructs_llm.hosting.variant import (
     variant_type_problems,
 )
 from constructs_llm.model.llm_model import LlmModel
-from constructs_llm.notes import add_memory_plan_note, add_note, add_quota_note
+from constructs_llm.notes import add_note, memory_plan_note, quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
 from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.operations.backlog_scaling import autoscale_on_backlog
-from constructs_llm.operations.capacity_notes import add_capacity_note
+from constructs_llm.operations.capacity_notes import variant_capacity_note
 from constructs_llm.operations.deployment import (
     DEPLOYMENT_FIX,
     MAX_ROLLBACK_ALARMS,
@@ -61,7 +61,7 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problems
-from constructs_llm.reporting import warn
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.values import describe, type_problem
 
@@ -252,7 +252,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
                 v.alarms = create_alarms(self, v, alarm_props, id=group, label=label)
         self.alarms: LlmAlarms | None = self.variants[0].alarms
         if self.async_inference is not None and alarm_props is not None:
-            warn_about_alarms(self)
+            warn(self, alarms_on_async())
         self.deployment = deployment
         if deployment is not None:
             self._guard(deployment)
@@ -303,12 +303,17 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         for v in hosted:
             self._autoscale(v, "ScalableTarget" if single else f"ScalableTarget-{v.name}")
             _plan_notes(self, v)
-            add_capacity_note(self, _fleet_name(v), v.autoscaling, v.instance_count)
+            add_note(self, variant_capacity_note(_fleet_name(v), v.autoscaling, v.instance_count))
             if v.pools.listed and v.autoscaling is not None:
-                warn(self, "constructs-llm:pools-autoscaling", _pools_autoscaling(v))
+                warn(self, SynthWarning(WarningId.POOLS_AUTOSCALING, _pools_autoscaling(v)))
             if v.autoscaling is not None:
                 key = fleet_key(v.name, v.pools.instance_types)
-                warn(self, f"{AUTOSCALED_FLEET}:{key}", _autoscaled_fleet_change(v, key))
+                warn(
+                    self,
+                    SynthWarning(
+                        WarningId.AUTOSCALED_FLEET, _autoscaled_fleet_change(v, key), detail=key
+                    ),
+                )
         self.scalable_target = first.scalable_target
         _quota_notes(self, hosted, deployment)
 
@@ -339,18 +344,13 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             deployment, alarms=rollback, fleet=fleet
         )
         for v in self.variants:
-            warn(
-                self,
-                "constructs-llm:guarded-rollout-hardware",
-                (
-                    _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
-                    if v.pools.listed
-                    else _guardrails_hardware_change(
-                        deployment.describe, v.instance_type.name, v.name
-                    )
-                )
-                + (_guarded_and_autoscaled() if v.autoscaling is not None else ""),
+            change = (
+                _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
+                if v.pools.listed
+                else _guardrails_hardware_change(deployment.describe, v.instance_type.name, v.name)
             )
+            scaled = _guarded_and_autoscaled() if v.autoscaling is not None else ""
+            warn(self, SynthWarning(WarningId.GUARDED_ROLLOUT_HARDWARE, change + scaled))
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
 
@@ -641,20 +641,22 @@ def _quota_notes(
             extra = surges[inst.name].instances if inst.name in surges else 0
             surges[inst.name] = Surge(extra + surge.instances, surge.how)
     for instance_type, instances in most.items():
-        add_quota_note(scope, instance_type, instances, surges[instance_type])
+        add_note(scope, quota_note(instance_type, instances, surges[instance_type]))
 
 
 def _plan_notes(scope: Construct, variant: EndpointVariant) -> None:
     """The memory plan of the variant's model on each of its pools."""
     pools = variant.pools
     if not pools.listed:
-        add_memory_plan_note(scope, variant.binding.plan, per_copy=False)
+        if variant.binding.plan is not None:
+            add_note(scope, memory_plan_note(variant.binding.plan, per_copy=False))
         return
     for index, binding in enumerate(variant.pool_bindings):
         plan = variant.model.derive(pools.placements[index]).plan
-        own = " (own Model: ModelNameOverride)" if binding is not variant.binding else ""
+        own = binding is not variant.binding
         if plan is not None:
-            add_note(scope, f"Memory plan, pool {index + 1} of {len(pools)}{own}: {plan.summary()}")
+            note = memory_plan_note(plan, per_copy=False, pool=(index, len(pools)), own=own)
+            add_note(scope, note)
 
 
 def _fleet_name(variant: EndpointVariant) -> str:

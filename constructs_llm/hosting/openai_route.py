@@ -39,7 +39,7 @@ from constructs import IConstruct
 from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.compliance import BEARER_TOKEN_CALLS, waive
 from constructs_llm.problems import fail
-from constructs_llm.reporting import warn
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 __all__ = [
@@ -59,8 +59,6 @@ BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 #: What OpenAI clients append ``/chat/completions`` to.
 OPENAI_PATH = "/openai/v1"
 
-_UNKNOWN_ID = "constructs-llm:openai-route-unknown"
-_STREAM_ID = "constructs-llm:openai-route-stream"
 _CHAT_ENGINES = "Engine.vllm() or Engine.sglang()"
 
 
@@ -76,7 +74,7 @@ class RouteSupport:
 
     served: bool | None
     message: str | None = None
-    warning_id: str | None = None
+    warning_id: WarningId | None = None
 
 
 def openai_route_support(
@@ -119,7 +117,7 @@ def openai_route_support(
     if stream_format is StreamFormat.AUTO:
         return RouteSupport(
             served=None,
-            warning_id=_UNKNOWN_ID,
+            warning_id=WarningId.OPENAI_ROUTE_UNKNOWN,
             message="the library does not know how its container frames a stream (a custom "
             "image or an imported endpoint whose stream_format is not stated, or variants "
             "whose engines differ), and SageMaker's OpenAI route passes the container's answer "
@@ -137,7 +135,7 @@ def openai_route_support(
         framing = f"its container streams {stream_format.name} token events, not chat chunks"
     return RouteSupport(
         served=None,
-        warning_id=_STREAM_ID,
+        warning_id=WarningId.OPENAI_ROUTE_STREAM,
         message=f"non-streamed chat completions work on SageMaker's OpenAI route, but {framing}"
         ", which OpenAI clients read as an empty stream (stream=True yields no chunk); for "
         f"streaming clients serve the model with {_CHAT_ENGINES}, or use a StreamingInvoker, "
@@ -234,4 +232,4 @@ def _check_route(host: _RouteHost) -> None:
             f"SageMaker's OpenAI route cannot serve it: {support.message}",
         )
     if support.served is None and support.warning_id and support.message:
-        warn(host, support.warning_id, support.message)
+        warn(host, SynthWarning(support.warning_id, support.message))

@@ -18,6 +18,7 @@ from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.problems import Problem
+from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
 
 if TYPE_CHECKING:
@@ -34,21 +35,11 @@ __all__ = [
     "Definition",
     "Derivation",
     "ModelBinding",
-    "SynthWarning",
     "derive",
     "host_ami_for",
 ]
 
-ENGINE_SETTING = "constructs-llm:engine-setting"
 CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"
-
-
-@dataclass(frozen=True)
-class SynthWarning:
-    """A synth warning: its acknowledgment id (``constructs-llm:<id>``) and message."""
-
-    id: str
-    message: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,9 +123,9 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
         return _failed(placement, image, problems)
     problems += [Problem(p) for p in _kind_problems(definition)]
     problems += [Problem(p) for p in engine.validate(ctx, user_env)]
-    warnings = [SynthWarning("constructs-llm:unknown-instance-type", unknown_instance_type(inst))]
+    warnings = [SynthWarning(WarningId.UNKNOWN_INSTANCE_TYPE, unknown_instance_type(inst))]
     warnings = warnings if not inst.known else []
-    warnings += [SynthWarning(ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
+    warnings += [SynthWarning(WarningId.ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
     plan = None if problems else _plan(definition, placement, warnings)
     problems += [Problem(p, SizingError) for p in plan.problems] if plan else []
     planned = replace(ctx, plan=plan)
@@ -180,7 +171,7 @@ def _plan(
         return None
     if arch is None:
         unknown = _unknown_model_size(definition.source.model_id)
-        warnings.append(SynthWarning("constructs-llm:unknown-model-size", unknown))
+        warnings.append(SynthWarning(WarningId.UNKNOWN_MODEL_SIZE, unknown))
         return None
     plan = plan_memory(
         arch,
@@ -191,7 +182,7 @@ def _plan(
         strict=False,
         batch_tokens=definition.engine.batch_tokens,
     )
-    warnings += [SynthWarning("constructs-llm:sizing-estimate", w) for w in plan.warnings]
+    warnings += [SynthWarning(WarningId.SIZING_ESTIMATE, w) for w in plan.warnings]
     return plan
 
 

@@ -25,6 +25,7 @@ from constructs_llm.model.dlc_registry import (
     DlcFamily,
     check_dlc_region,
     dlc_family,
+    dlc_family_problem,
     dlc_regions,
     family_region_rule,
     infer_family,
@@ -42,9 +43,8 @@ from constructs_llm.model.image_references import (
     parse_uri,
     repository_name_problem,
     tag_problem,
-    uri_problem,
 )
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problems, fail
 
 __all__ = [
     "MAPPING_ID",
@@ -122,12 +122,10 @@ class _DlcImage(ContainerImage):
         problems = Problems("ContainerImage.dlc")
         problems.add(repository_name_problem(repository), ImageError)
         problems.add(tag_problem(tag), ImageError)
-        known: DlcFamily | None = None
-        try:
-            known = dlc_family(family) if family is not None else None
-        except ImageError as err:
-            problems.add_error(err)
+        if family is not None:
+            problems.add(dlc_family_problem(family), ImageError)
         problems.raise_if_any()
+        known = dlc_family(family) if family is not None else None
         self._repository = repository
         self._tag = tag
         self._family = known if family is not None else infer_family(repository, tag)
@@ -167,10 +165,9 @@ class _UriImage(ContainerImage):
         self._ecr: tuple[str, str, str] | None = None  # account, region, repository
         if isinstance(uri, str) and Token.is_unresolved(uri):
             return  # resolved at deploy time; nothing to validate or grant
-        problems = Problems("ContainerImage.from_uri")
-        problems.add(uri_problem(uri), ImageError)
-        problems.raise_if_any()
         match = parse_uri(uri)
+        if isinstance(match, str):
+            fail("ContainerImage.from_uri", match, ImageError)
         self._repository = match["repository"]
         self._tag = match["tag"]
         ecr_registry = ECR_REGISTRY.fullmatch(match["registry"])

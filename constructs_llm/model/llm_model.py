@@ -263,7 +263,7 @@ class LlmModel(Construct):
         if not self.network_isolation:
             waive(resource, HUB_DOWNLOAD)
         for warning in derivation.warnings:
-            warn(resource, warning.id, warning.message)
+            warn(resource, warning)
         return ModelBinding(
             model=self,
             derivation=derivation,

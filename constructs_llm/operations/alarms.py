@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from aws_cdk import Duration
 from constructs import Construct
 
+from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.problems import Problems
 from constructs_llm.values import duration_type_problem
 
@@ -73,7 +74,7 @@ class Alarms:
         problems.add(duration_type_problem("model_latency", self.model_latency))
         if isinstance(self.model_latency, Duration) and self.model_latency.to_milliseconds() <= 0:
             problems.add("model_latency must be longer than 0 ms")
-        if self.topic is not None and not hasattr(self.topic, "topic_arn"):
+        if self.topic is not None and not cdk_kind(self.topic, "aws_sns", "ITopic"):
             problems.add(f"topic must be an SNS topic (sns.ITopic), got {self.topic!r}")
         problems.raise_if_any()
 

@@ -131,13 +131,6 @@ class Autoscaling:
         return self.target_concurrent_requests is not None
 
     @property
-    def target_value(self) -> float:
-        """The real-time target (requests in flight, or invocations per minute)."""
-        value = self.target_concurrent_requests or self.target_invocations_per_instance
-        assert value is not None  # guaranteed by target_problem at the construct
-        return float(value)
-
-    @property
     def backlog_target(self) -> float:
         """The asynchronous target: ``target_backlog_per_instance``, else the default."""
         value = self.target_backlog_per_instance
@@ -257,13 +250,19 @@ def track(
     *,
     concurrency_metric: appscaling.PredefinedMetric,
     invocations_metric: appscaling.PredefinedMetric,
-) -> appscaling.TargetTrackingScalingPolicy:
-    """Adds the one target-tracking policy the settings ask for, and the scheduled actions."""
+) -> None:
+    """Adds the one target-tracking policy the settings ask for (the construct has checked
+    that they name a real-time target: :func:`target_problem`), and the scheduled actions."""
     schedule_actions(target, scaling)
-    metric = concurrency_metric if scaling.uses_concurrency else invocations_metric
-    return target.scale_to_track_metric(
+    if scaling.target_concurrent_requests is not None:
+        metric, value = concurrency_metric, scaling.target_concurrent_requests
+    elif scaling.target_invocations_per_instance is not None:
+        metric, value = invocations_metric, scaling.target_invocations_per_instance
+    else:
+        return
+    target.scale_to_track_metric(
         "Tracking",
-        target_value=scaling.target_value,
+        target_value=float(value),
         predefined_metric=metric,
         scale_in_cooldown=scaling.in_cooldown,
         scale_out_cooldown=scaling.out_cooldown,

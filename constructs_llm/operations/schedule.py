@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.problems import Problems
 from constructs_llm.values import all_ints, describe, int_type_problem, positive_int_problem
 
@@ -63,7 +64,7 @@ class ScheduledCapacity:
         """Values of the wrong type fail here; the bounds are checked with the target's
         (``schedule[i] ...``)."""
         problems = Problems("ScheduledCapacity")
-        if not hasattr(self.schedule, "expression_string"):
+        if not cdk_kind(self.schedule, "aws_applicationautoscaling", "Schedule"):
             problems.add(
                 f"schedule must be an appscaling.Schedule, got {describe(self.schedule)}; use "
                 "appscaling.Schedule.cron(hour=..., minute=...)"
@@ -85,8 +86,7 @@ class ScheduledCapacity:
         from aws_cdk import TimeZone
 
         zone = self.time_zone
-        assert zone is None or isinstance(zone, TimeZone)  # converted in __post_init__
-        return zone
+        return zone if isinstance(zone, TimeZone) else None  # a name is converted when built
 
     @property
     def zone_name(self) -> str:

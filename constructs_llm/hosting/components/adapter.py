@@ -26,7 +26,7 @@ from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.source import ModelSource
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems
-from constructs_llm.reporting import warn
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:
@@ -136,9 +136,12 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
         if base.model.engine.name == _CUSTOM:
             warn(
                 self,
-                "constructs-llm:adapter-engine-unverified",
-                f"adapter {name!r} on a custom engine: verify that its image registers "
-                "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier header)",
+                SynthWarning(
+                    WarningId.ADAPTER_ENGINE_UNVERIFIED,
+                    f"adapter {name!r} on a custom engine: verify that its image registers "
+                    "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier "
+                    "header)",
+                ),
             )
 
     def dashboard_view(self) -> DashboardView:

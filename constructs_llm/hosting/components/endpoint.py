@@ -42,13 +42,14 @@ from constructs_llm.hosting.storage import (
     volume_problem,
 )
 from constructs_llm.model.execution_role import depend_on_policies, execution_role
-from constructs_llm.notes import add_quota_note
-from constructs_llm.operations.capacity_notes import note_fleet_capacity
+from constructs_llm.notes import add_note, quota_note
+from constructs_llm.operations.capacity_notes import fleet_capacity_note
 from constructs_llm.operations.deployment import Surge
 from constructs_llm.problems import Problems, fail
-from constructs_llm.reporting import warn
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.sizing.timeouts import timeout_problem
+from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import all_ints, positive_int_problem
 
 if TYPE_CHECKING:
@@ -243,7 +244,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             fail(f"InferenceComponentEndpoint '{self.node.path}'", problem)
         if not self.components:  # the endpoint's fleet is now fixed by what it hosts
             key = fleet_key(self.variant_name, self.pools.instance_types)
-            warn(self, f"{COMPONENT_FLEET}:{key}", _component_fleet_change(self, key))
+            warn(
+                self,
+                SynthWarning(
+                    WarningId.COMPONENT_FLEET, _component_fleet_change(self, key), detail=key
+                ),
+            )
         self.components.append(component)
         if self.kms_key is not None:
             self.kms_key.grant(binding.role, *VOLUME_KEY_ACTIONS)
@@ -341,17 +347,32 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     def _annotate(self) -> None:
         # Every pool may be the one SageMaker provisions the whole fleet from, old and new.
         for inst in self.pools.instance_types:
-            add_quota_note(self, inst.name, self.max_instances, _config_update_surge(self))
-        note_fleet_capacity(self, self)
+            add_note(self, quota_note(inst.name, self.max_instances, _config_update_surge(self)))
+        render_at_synth(self, self._note_capacity)
         for inst in self.pools.instance_types:
             if not inst.known:
                 warn(
                     self,
-                    "constructs-llm:unknown-instance-type",
-                    unknown_instance_type(inst, for_components=True),
+                    SynthWarning(
+                        WarningId.UNKNOWN_INSTANCE_TYPE,
+                        unknown_instance_type(inst, for_components=True),
+                    ),
                 )
         if self.min_instances == 0:
-            warn(self, "constructs-llm:min-instances-zero-region", _min_instances_zero_region())
+            warn(
+                self,
+                SynthWarning(WarningId.MIN_INSTANCES_ZERO_REGION, _min_instances_zero_region()),
+            )
+
+    def _note_capacity(self) -> None:
+        note = fleet_capacity_note(
+            self.fleet_name,
+            min_instances=self.min_instances,
+            max_instances=self.max_instances,
+            capacity=self.capacity,
+            components=self.components,
+        )
+        add_note(self, note)
 
 
 def _component_fleet_change(endpoint: InferenceComponentEndpoint, key: str) -> str:

@@ -39,7 +39,7 @@ from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.target import ServesModel, served_name_problem
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.model.source import ModelSource
-from constructs_llm.notes import add_memory_plan_note, add_note
+from constructs_llm.notes import add_note, memory_plan_note
 from constructs_llm.operations.alarms import (
     AlarmMetrics,
     Alarms,
@@ -58,7 +58,7 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.metrics import CopyMetrics, DashboardView
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.reporting import warn
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
 from constructs_llm.sizing.timeouts import (
     timeout_problem,
@@ -529,8 +529,9 @@ class InferenceComponent(
         )
 
     def _annotate(self) -> None:
-        if self.accelerators is not None and not self.endpoint.pools.listed:
-            add_memory_plan_note(self, self.binding.plan, per_copy=True)
+        plan = self.binding.plan
+        if self.accelerators is not None and not self.endpoint.pools.listed and plan is not None:
+            add_note(self, memory_plan_note(plan, per_copy=True))
         for index, placement in enumerate(self.placements if self.endpoint.pools.listed else ()):
             plan = self.model.derive(placement).plan
             if plan is not None:
@@ -543,17 +544,19 @@ class InferenceComponent(
         if len(env) > MAX_COMPONENT_ENV:
             warn(
                 self,
-                "constructs-llm:component-env-size",
-                _component_env_size(env, MAX_COMPONENT_ENV),
+                SynthWarning(
+                    WarningId.COMPONENT_ENV_SIZE, _component_env_size(env, MAX_COMPONENT_ENV)
+                ),
             )
         if self.autoscaling is not None and self.autoscaling.min_capacity == 0:
             warn(
                 self,
-                "constructs-llm:scale-to-zero",
-                _scale_to_zero(self.copies, self.instance_type.name),
+                SynthWarning(
+                    WarningId.SCALE_TO_ZERO, _scale_to_zero(self.copies, self.instance_type.name)
+                ),
             )
             if self.autoscaling.uses_concurrency:
-                warn(self, "constructs-llm:scale-to-zero-metric", _scale_to_zero_metric())
+                warn(self, SynthWarning(WarningId.SCALE_TO_ZERO_METRIC, _scale_to_zero_metric()))
 
 
 def _component_rollout_kind(describe: str) -> str:

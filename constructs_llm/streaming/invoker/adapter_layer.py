@@ -11,9 +11,9 @@ from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.problems import fail
-from constructs_llm.streaming.invoker.stack_rules import assert_before_deploy
+from constructs_llm.stack_rules import assert_before_deploy
 
-__all__ = ["adapter_for", "adapter_layer_arn"]
+__all__ = ["adapter_for", "adapter_layer_arn", "adapter_layer_problem"]
 
 
 def adapter_for(
@@ -47,15 +47,24 @@ def adapter_layer_arn(region: str) -> tuple[str, str]:
     if china is not None:
         name = data.china.layers["x86_64"]
         return f"arn:aws-cn:lambda:{region}:{china}:layer:{name}:{version}", "x86_64"
-    if any(region.startswith(p) for p in data.unsupported_partition_prefixes):
-        fail(
-            "",
-            f"no published Lambda Web Adapter layer is known for region {region!r}; publish "
-            "the adapter in that partition and pass adapter_layer=LayerVersion."
-            "from_layer_version_arn(...) (an arm64 build)",
-        )
+    problem = adapter_layer_problem(region)
+    if problem:
+        fail("", problem)
     name = commercial.layers["arm64"]
     return f"arn:aws:lambda:{region}:{commercial.account}:layer:{name}:{version}", "arm64"
+
+
+def adapter_layer_problem(region: str) -> str | None:
+    """Why no published layer serves ``region`` (a partition the adapter is not published
+    in), or None."""
+    prefixes = catalogs.lwa_layers().unsupported_partition_prefixes
+    if Token.is_unresolved(region) or not any(region.startswith(p) for p in prefixes):
+        return None
+    return (
+        f"no published Lambda Web Adapter layer is known for region {region!r}; publish the "
+        "adapter in that partition and pass adapter_layer=LayerVersion."
+        "from_layer_version_arn(...) (an arm64 build)"
+    )
 
 
 def _commercial_partition_rule(stack: Stack) -> None:

@@ -16,13 +16,12 @@ from constructs_llm.cdk_values import (
     layer_problem,
     log_retention_problem,
 )
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.decode import DecodeRate, decode_rate
-from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_arn
+from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_problem
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
@@ -35,10 +34,7 @@ from constructs_llm.values import (
     str_problem,
 )
 
-__all__ = ["TIMEOUT_DECODE", "check_distribution", "check_invoker", "decode_time_warnings"]
-
-#: The acknowledgment id of the warning that a full-length answer may outlast the timeout.
-TIMEOUT_DECODE = "constructs-llm:invoker-timeout-decode"
+__all__ = ["check_distribution", "check_invoker", "decode_time_warnings"]
 
 _WEB_ACL_ARN = "arn:aws:wafv2:us-east-1:123456789012:global/webacl/name/id"
 
@@ -125,10 +121,7 @@ def _adapter_problems(
             f"architecture={architecture.name} needs adapter_layer=... built for it; without one "
             "the published layer for the region decides the architecture"
         )
-    try:
-        adapter_layer_arn(Stack.of(invoker).region)
-    except ConfigurationError as err:
-        problems.add_error(err)
+    problems.add(adapter_layer_problem(Stack.of(invoker).region))
 
 
 def decode_time_warnings(targets: list[InvocationTarget], timeout: Duration) -> list[str]:
