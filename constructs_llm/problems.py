@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from constructs_llm.errors import ConfigurationError, ConstructsLlmError
 
 __all__ = ["Problem", "Problems", "common_kind", "fail", "fail_all"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,13 @@ class Problems:
         (for a check past which nothing else can be checked)."""
         self.add(problem, kind)
         self._raise()
+
+    def require(self, value: T | None) -> T:
+        """``value``, or, when the problems gathered made it impossible (None), one error
+        naming them."""
+        if value is None:
+            self._raise()
+        return value
 
     def _raise(self) -> NoReturn:
         error = common_kind(p.kind for p in self._found)

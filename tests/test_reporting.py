@@ -141,7 +141,7 @@ def test_a_warning_can_be_acknowledged_by_its_id(new_stack: Callable[..., Stack]
     # WHEN its warning is acknowledged on the construct that carries it
     from aws_cdk import Annotations
 
-    Annotations.of(served.resource).acknowledge_warning(
+    Annotations.of(served).acknowledge_warning(
         "constructs-llm:unknown-instance-type", "ml.g8 sized by hand"
     )
     # THEN the synthesized app no longer carries it

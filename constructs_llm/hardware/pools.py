@@ -76,23 +76,20 @@ class InstancePools:
 
     __slots__ = ("_listed", "_placements")
 
-    def __init__(self, placements: Sequence[Placement], *, listed: bool) -> None:
-        if not placements:
-            raise ValueError("InstancePools needs at least one placement")
-        self._placements = tuple(placements)
+    def __init__(self, first: Placement, *fallbacks: Placement, listed: bool) -> None:
+        self._placements = (first, *fallbacks)
         self._listed = listed
 
     @classmethod
     def single(cls, placement: Placement) -> InstancePools:
         """One instance type, given as such (no pools)."""
-        return cls([placement], listed=False)
+        return cls(placement, listed=False)
 
     @classmethod
-    def parse(
-        cls, value: InstanceTypes, *, prop: str = "instance_type"
-    ) -> tuple[InstancePools | None, list[Problem]]:
+    def parse(cls, value: object) -> tuple[InstancePools | None, list[Problem]]:
         """The pools ``value`` names, or None, with every problem found (each naming the bad
         value and the fix)."""
+        prop = "instance_type"
         if isinstance(value, str | InstanceType):
             placement, problems = _placement(value, "")
             return (None if placement is None else cls.single(placement)), problems
@@ -110,9 +107,9 @@ class InstancePools:
         if len(value) > MAX_POOLS:
             problems.append(Problem(_too_many(prop, value)))
         problems += [Problem(p) for p in _duplicates(prop, placements)]
-        if problems:
+        if problems or not placements:
             return None, problems
-        pools = cls(placements, listed=True)
+        pools = cls(*placements, listed=True)
         return pools, [Problem(p) for p in pools.problems(prop)]
 
     # -- what it holds ----------------------------------------------------------------------

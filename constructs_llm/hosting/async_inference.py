@@ -73,7 +73,7 @@ __all__ = [
     "AsyncInference",
     "S3Prefix",
     "alarms_on_async",
-    "async_endpoint_problems",
+    "async_inference_problem",
 ]
 
 ASYNC_FIX = "use AsyncInference(output=bucket) or AsyncInference.s3_prefix(bucket, 'answers/')"
@@ -347,34 +347,14 @@ class AsyncInference:
 _BOTH_TOPICS = ("SUCCESS_NOTIFICATION_TOPIC", "ERROR_NOTIFICATION_TOPIC")
 
 
-def async_endpoint_problems(
-    async_inference: object, *, variants: int, shadow: bool
-) -> list[str | None]:
-    """What an asynchronous endpoint cannot have: another kind of value, several production
-    variants or a shadow variant (not in the features table's asynchronous column)."""
-    if async_inference is None:
-        return []
-    if not isinstance(async_inference, AsyncInference):
-        return [
-            f"async_inference must be an AsyncInference, got {describe(async_inference)}; "
-            + ASYNC_FIX
-        ]
-    found: list[str | None] = []
-    if variants > 1:
-        found.append(
-            f"async_inference= takes one production variant, got {variants} variants: SageMaker's "
-            "features table lists multiple production variants for real-time inference only "
-            "(https://docs.aws.amazon.com/sagemaker/latest/dg/model-deploy-feature-matrix.html); "
-            "give each model an asynchronous LlmEndpoint of its own"
-        )
-    if shadow:
-        found.append(
-            "async_inference= cannot take a shadow variant: SageMaker's features table lists "
-            "shadow testing for real-time inference only (https://docs.aws.amazon.com/sagemaker/"
-            "latest/dg/model-deploy-feature-matrix.html); drop shadow=, or test the candidate "
-            "on an asynchronous LlmEndpoint of its own"
-        )
-    return found
+def async_inference_problem(async_inference: object) -> str | None:
+    """``async_inference=``: an ``AsyncInference`` (or None). What an asynchronous endpoint
+    cannot have with it (several production variants, a shadow, the OpenAI route) is in the
+    cross-feature rules (``hosting/rules.py``)."""
+    if async_inference is None or isinstance(async_inference, AsyncInference):
+        return None
+    got = describe(async_inference)
+    return f"async_inference must be an AsyncInference, got {got}; {ASYNC_FIX}"
 
 
 def alarms_on_async() -> SynthWarning:
