@@ -25,8 +25,7 @@ from hypothesis import strategies as st
 from constructs_llm import InferenceComponent, InstanceType, catalogs
 from constructs_llm.errors import ConfigurationError, ConstructsLlmError
 from constructs_llm.hardware.instance_type import sizes_of
-from constructs_llm.hosting.names import SAGEMAKER_NAME
-from constructs_llm.hosting.production_variant import variant_name_for
+from constructs_llm.hosting.names import SAGEMAKER_NAME, variant_name_for
 from tests.conftest import REPORT_ANNOTATIONS, ROOT, cdk_context
 from tests.matrix.bad_gateway import BAD_GATEWAY
 from tests.matrix.bad_hosting import BAD_HOSTING

@@ -32,7 +32,7 @@ from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
 from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
-from constructs_llm.hosting.production_variant import fleet_key, production_variant
+from constructs_llm.hosting.production_variant import production_variant
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.storage import grant_volume_key, waive_nvme_volume_key
 from constructs_llm.hosting.target import (
@@ -67,6 +67,7 @@ from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import describe, type_problem
 
 if TYPE_CHECKING:
+    from aws_cdk import aws_applicationautoscaling as appscaling
     from aws_cdk import aws_kms as kms
 
     from constructs_llm.engines.engine import Engine
@@ -215,6 +216,10 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         )
         problems.add(name_problem("endpoint_name", endpoint_name))
         problems.add(served_name_problem("served_model_name", served_model_name))
+        if deployment is not None and endpoint_name is None and not problems:
+            # The rollback alarms name the endpoint and the endpoint names them: a name known
+            # before CloudFormation creates the endpoint breaks that cycle.
+            endpoint_name = generated_name(self, "endpoint_name")
         self.plan = EndpointPlan(
             variants=tuple(v for v in planned if not v.shadow),
             shadow=next((v for v in planned if v.shadow), None),
@@ -231,10 +236,6 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         if deployment is not None and not problems:
             problems.extend(_rollout_problems(self, self.plan))
         problems.raise_if_any()
-        if deployment is not None and endpoint_name is None:
-            # The rollback alarms name the endpoint and the endpoint names them: a name known
-            # before CloudFormation creates the endpoint breaks that cycle.
-            self.plan = _named(self.plan, generated_name(self, "endpoint_name"))
         self._create()
         render_at_synth(self, self._render)
 
@@ -269,12 +270,14 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         for v in self._hosted:
             self._autoscale(v, "ScalableTarget" if plan.single else f"ScalableTarget-{v.name}")
             _note_plans(self, v.plan)
-            fleet = _fleet_name(v.plan)
-            add_note(self, variant_capacity_note(fleet, v.plan.autoscaling, v.plan.instance_count))
+            capacity = variant_capacity_note(
+                v.plan.fleet_name, v.plan.autoscaling, v.plan.instance_count
+            )
+            add_note(self, capacity)
             if v.plan.listed and v.plan.autoscaling is not None:
                 warn(self, SynthWarning(WarningId.POOLS_AUTOSCALING, _pools_autoscaling(v)))
             if v.plan.autoscaling is not None:
-                key = fleet_key(v.name, v.plan.instance_types)
+                key = v.plan.fleet_key
                 change = _autoscaled_fleet_change(v, key)
                 warn(self, SynthWarning(WarningId.AUTOSCALED_FLEET, change, detail=key))
         _quota_notes(self, plan)
@@ -392,7 +395,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         return self.variants[0].alarms
 
     @property
-    def scalable_target(self) -> object:
+    def scalable_target(self) -> appscaling.ScalableTarget | None:
         """The first production variant's scalable target (None without autoscaling)."""
         return self.variants[0].scalable_target
 
@@ -519,12 +522,6 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
 
     def _metric_dimensions(self) -> dict[str, str]:
         return {"EndpointName": self.metric_endpoint_name, "VariantName": self.variant_plan.name}
-
-
-def _named(plan: EndpointPlan, endpoint_name: str) -> EndpointPlan:
-    from dataclasses import replace
-
-    return replace(plan, endpoint_name=endpoint_name)
 
 
 def _guardrails_hardware_change(describe: str, instance: str, variant: str) -> str:
@@ -668,14 +665,6 @@ def _note_plans(scope: Construct, variant: VariantPlan) -> None:
             where = (pool.priority - 1, len(variant.pools))
             own = binding is not first
             add_note(scope, memory_plan_note(plan, per_copy=False, pool=where, own=own))
-
-
-def _fleet_name(variant: VariantPlan) -> str:
-    """What the capacity note counts: the instance type, or the pools."""
-    first, *fallbacks = variant.instance_types
-    if not fallbacks:
-        return first.name
-    return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
 
 
 def _pools_autoscaling(variant: EndpointVariant) -> str:

@@ -90,24 +90,22 @@ class EndpointVariant(VariantMetrics):
         return replace(super().dashboard_view(), heading=heading)
 
     def autoscale(self, scope: Construct, id: str) -> appscaling.ScalableTarget | None:
-        """Target tracking on this variant's instance count, if it asks for it. The target's
-        ``ResourceId`` names the endpoint (by ``GetAtt``, so CloudFormation creates or updates
-        the endpoint first) and the variant, so a new instance type (a new variant) brings a
-        new target, created after the endpoint update; the old one is deleted in the cleanup
-        that follows, too late for SageMaker, which refuses to remove a registered variant
-        (see ``constructs-llm:autoscaled-fleet``)."""
+        """Target tracking on this variant's instance count, if it asks for it. The target
+        names the variant, so a new instance type (a new variant) brings a new target, created
+        after the endpoint update; the old one is deleted in the cleanup that follows, too late
+        for SageMaker, which refuses to remove a registered variant (see
+        ``constructs-llm:autoscaled-fleet``)."""
         from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
 
         scaling = self.plan.autoscaling
         if scaling is None:
             return None
-        self.scalable_target = _scaling.scalable_target(
+        self.scalable_target = _scaling.variant_scalable_target(
             scope,
             id,
-            resource_id=f"endpoint/{self.endpoint.endpoint_name}/variant/{self.name}",
-            dimension="sagemaker:variant:DesiredInstanceCount",
-            min_capacity=scaling.min_capacity,
-            max_capacity=scaling.max_capacity,
+            endpoint_name=self.endpoint.endpoint_name,
+            variant_name=self.name,
+            scaling=scaling,
         )
         _scaling.track(
             self.scalable_target,

@@ -19,11 +19,14 @@ native OpenAI route read these plans.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from constructs_llm.hardware.pools import InstancePools
+from constructs_llm.hosting.names import fleet_key
 from constructs_llm.hosting.storage import MAX_VOLUME_GB
+from constructs_llm.model.model_resource import prepare_model
 
 if TYPE_CHECKING:
     from aws_cdk import Duration, Size
@@ -38,7 +41,7 @@ if TYPE_CHECKING:
     from constructs_llm.operations.autoscaling import Autoscaling
     from constructs_llm.operations.deployment import Deployment
 
-__all__ = ["EndpointPlan", "PoolPlan", "VariantPlan"]
+__all__ = ["EndpointPlan", "PoolPlan", "VariantPlan", "bound_pools", "pools_of"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,6 +128,21 @@ class VariantPlan:
         """The pools' instance types when given as a list (metrics by ``InstanceType``)."""
         return self.instance_types if self.listed else ()
 
+    @property
+    def fleet_name(self) -> str:
+        """What capacity notes count: the instance type, or the pools
+        (``ml.g6e.2xlarge (or fallback pools ml.g5.4xlarge)``)."""
+        first, *fallbacks = self.instance_types
+        if not fallbacks:
+            return first.name
+        return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
+
+    @property
+    def fleet_key(self) -> str:
+        """The variant and its fleet, for an acknowledgeable warning id that changes whenever
+        either does (``names.fleet_key``)."""
+        return fleet_key(self.name, self.instance_types)
+
     # -- its model -------------------------------------------------------------------------
 
     @property
@@ -209,3 +227,26 @@ class EndpointPlan:
     def bindings(self) -> tuple[ModelBinding, ...]:
         """Every distinct model the config runs, in variant and pool order."""
         return tuple(dict.fromkeys(b for v in self.hosted for b in v.bindings))
+
+
+def pools_of(placements: Sequence[Placement]) -> tuple[PoolPlan, ...]:
+    """The pools of ``placements`` in priority order, bound to no model (an endpoint hosting
+    inference components, or a variant whose model cannot run there)."""
+    return tuple(PoolPlan(priority=i + 1, placement=p) for i, p in enumerate(placements))
+
+
+def bound_pools(model: LlmModel, placements: Sequence[Placement]) -> tuple[PoolPlan, ...]:
+    """``model`` bound to each of ``placements``, in priority order: a pool whose SageMaker
+    Model would be the priority-1 pool's shares its binding (one Model serves both), others
+    get their own (a ``ModelNameOverride``, or a specification per instance type). Each
+    binding's image is resolved in the stack at once (``prepare_model``), so a region without
+    it fails while the app is built."""
+    first = model.bind(placements[0])
+    pools = []
+    for index, placement in enumerate(placements):
+        own = model.bind(placement)
+        binding = first if own.shares_model_with(first) else own
+        pools.append(PoolPlan(priority=index + 1, placement=placement, binding=binding))
+    for binding in dict.fromkeys(p.binding for p in pools if p.binding is not None):
+        prepare_model(binding)
+    return tuple(pools)

@@ -3,7 +3,8 @@
 inference components. Also what names a variant and its start-up timeouts, computed once
 when the plan is built.
 
-A variant with instance pools (``VariantPlan.listed``) gets ``InstancePools`` instead of
+(Variant names are in ``names.py``.) A variant with instance pools (``VariantPlan.listed``)
+gets ``InstancePools`` instead of
 ``InstanceType``: each pool's type and priority, and a ``ModelNameOverride`` where the pool's
 model differs from the priority-1 pool's (the variant's ``ModelName``). The Models are
 rendered here too, in their models' scope (``model_resource.py``)."""
@@ -18,20 +19,12 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.pools import InstancePools
 from constructs_llm.hosting.capacity_reservation import capacity_reservation_config
-from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.plan import VariantPlan
 from constructs_llm.model.model_resource import render_model
-from constructs_llm.problems import fail
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
 
-__all__ = [
-    "fleet_key",
-    "least_outstanding_requests",
-    "production_variant",
-    "startup_timeouts",
-    "variant_name_for",
-]
+__all__ = ["least_outstanding_requests", "production_variant", "startup_timeouts"]
 
 
 def production_variant(
@@ -108,24 +101,6 @@ def startup_timeouts(
 
 def _slowest(timeouts: Iterable[Duration]) -> Duration:
     return max(timeouts, key=lambda d: d.to_seconds())
-
-
-def variant_name_for(instance_type: InstanceType) -> str:
-    """Names the variant after the fleet: a new instance type is a new variant."""
-    name = instance_type.name.removeprefix("ml.").replace(".", "-")
-    problem = name_problem("the variant name derived from the instance type", name)
-    if problem:
-        fail(f"instance type {instance_type.name!r}", problem)
-    return name
-
-
-def fleet_key(variant_name: str, instance_types: Iterable[InstanceType]) -> str:
-    """The variant and the instance types it runs on, for an acknowledgeable warning id that
-    changes whenever either does: the variant's name when it already names its fleet
-    (``g5-12xlarge``, ``Llama-g5-12xlarge``), else the name and the fleet
-    (``pools:g6e-2xlarge+g5-4xlarge``, ``blue:g5-12xlarge``)."""
-    fleet = "+".join(variant_name_for(t) for t in instance_types)
-    return variant_name if variant_name.endswith(fleet) else f"{variant_name}:{fleet}"
 
 
 def least_outstanding_requests() -> sagemaker.CfnEndpointConfig.RoutingConfigProperty:

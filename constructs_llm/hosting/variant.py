@@ -30,7 +30,6 @@ from aws_cdk import Duration, Size
 
 from constructs_llm.errors import ScalingError, SizingError
 from constructs_llm.hardware.pools import (
-    VARIANT_NAME,
     InstancePools,
     InstanceTypes,
     host_ami_problem,
@@ -39,12 +38,11 @@ from constructs_llm.hardware.pools import (
     provision_timeout_problem,
 )
 from constructs_llm.hosting.capacity_reservation import capacity_reservation_problem
-from constructs_llm.hosting.names import name_problem
-from constructs_llm.hosting.plan import PoolPlan, VariantPlan
-from constructs_llm.hosting.production_variant import startup_timeouts, variant_name_for
+from constructs_llm.hosting.names import fleet_variant_name, name_problem
+from constructs_llm.hosting.plan import VariantPlan, bound_pools, pools_of
+from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import kms_problem, volume_problem
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
-from constructs_llm.model.model_resource import prepare_model
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
 from constructs_llm.problems import Problem, Problems
@@ -61,7 +59,6 @@ from constructs_llm.values import (
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
 
-    from constructs_llm.model.llm_model import ModelBinding
 
 __all__ = ["MAX_VARIANTS", "Variant", "plan_variants", "variant_type_problems"]
 
@@ -213,25 +210,17 @@ def _plan_variant(
         for problem in model.problems_for(placement)
     ]
     problems.extend(on_pools)
-    bindings = None if on_pools else _bindings(model, pools)
-    if bindings is not None:
-        for binding in dict.fromkeys(bindings):
-            prepare_model(binding)
-        ami = host_ami_problem(pools, [b.inference_ami_version for b in bindings])
+    planned = pools_of(pools.placements) if on_pools else bound_pools(model, pools.placements)
+    if not on_pools:
+        amis = [p.binding.inference_ami_version if p.binding else None for p in planned]
+        ami = host_ami_problem(pools, amis)
         problems.add(f"{where}{ami}" if ami else None)
     health, download = startup_timeouts(
         pools, model.architecture, spec.health_check_timeout, spec.download_timeout
     )
     return VariantPlan(
         name=_name(spec, pools, single),
-        pools=tuple(
-            PoolPlan(
-                priority=index + 1,
-                placement=placement,
-                binding=bindings[index] if bindings else None,
-            )
-            for index, placement in enumerate(pools)
-        ),
+        pools=planned,
         listed=pools.listed,
         instance_count=spec.instance_count,
         weight=spec.weight,
@@ -241,16 +230,6 @@ def _plan_variant(
         volume_size=spec.volume_size,
         provision_timeout=spec.provision_timeout,
         capacity_reservation=spec.capacity_reservation,
-    )
-
-
-def _bindings(model: LlmModel, pools: InstancePools) -> tuple[ModelBinding, ...]:
-    """The model on each pool: the priority-1 pool's binding wherever one SageMaker Model
-    serves both, else the pool's own (its ``ModelNameOverride``)."""
-    first = model.bind(pools.first)
-    return tuple(
-        first if index == 0 or model.bind(p).shares_model_with(first) else model.bind(p)
-        for index, p in enumerate(pools)
     )
 
 
@@ -347,7 +326,7 @@ def _name(spec: Variant, pools: InstancePools, single: bool) -> str:
     """``LlmEndpoint(model=...)``: the instance type (a new one is a new variant), or
     ``pools`` for a list of them (see ``VARIANT_NAME``). Otherwise the given name, else the
     model's id before that, within 63 characters."""
-    fleet = VARIANT_NAME if pools.listed else variant_name_for(pools.first.instance_type)
+    fleet = fleet_variant_name(pools)
     if single:
         return fleet
     if spec.name is not None:

@@ -24,6 +24,7 @@ __all__ = [
     "schedule_actions",
     "target_problem",
     "track",
+    "variant_scalable_target",
 ]
 
 AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
@@ -241,6 +242,22 @@ def scalable_target(
         min_capacity=min_capacity,
         max_capacity=max_capacity,
         role=scaling_role(scope),
+    )
+
+
+def variant_scalable_target(
+    scope: Construct, id: str, *, endpoint_name: str, variant_name: str, scaling: Autoscaling
+) -> appscaling.ScalableTarget:
+    """The scalable target of an endpoint variant's instance count, within ``scaling``'s base
+    bounds. Its ``ResourceId`` names the endpoint (by ``GetAtt``, so CloudFormation creates or
+    updates the endpoint first) and the variant."""
+    return scalable_target(
+        scope,
+        id,
+        resource_id=f"endpoint/{endpoint_name}/variant/{variant_name}",
+        dimension="sagemaker:variant:DesiredInstanceCount",
+        min_capacity=scaling.min_capacity,
+        max_capacity=scaling.max_capacity,
     )
 
 

@@ -14,6 +14,7 @@ from constructs_llm import (
     Autoscaling,
     Engine,
     InferenceComponent,
+    InferenceComponentEndpoint,
     LlmEndpoint,
     StreamingInvoker,
     Variant,
@@ -66,8 +67,11 @@ BAD_HOSTING = [
         id="rule-pools-with-capacity-reservation",
     ),
     pytest.param(
-        lambda s: ic_endpoint(
-            s, instance_type=["ml.g5.12xlarge", "ml.g6.12xlarge"], capacity_reservation=RESERVATION
+        lambda s: InferenceComponentEndpoint(
+            s,
+            "Shared",
+            instance_type=["ml.g5.12xlarge", "ml.g6.12xlarge"],
+            capacity_reservation=RESERVATION,
         ),
         ConfigurationError,
         r"InferenceComponentEndpoint .*instance_type=\['ml\.g5\.12xlarge', 'ml\.g6\.12xlarge'\] "

@@ -13,7 +13,6 @@ from constructs import Construct, Node
 from constructs_llm.cdk_values import key_problem, role_problem
 from constructs_llm.hardware.instance_type import InstanceType, unknown_instance_type
 from constructs_llm.hardware.pools import (
-    VARIANT_NAME,
     InstancePools,
     InstanceTypes,
     provision_timeout_problem,
@@ -22,12 +21,10 @@ from constructs_llm.hosting.capacity_reservation import capacity_reservation_pro
 from constructs_llm.hosting.components.plan import AdapterPlan, ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
 from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
-from constructs_llm.hosting.names import name_problem
-from constructs_llm.hosting.plan import PoolPlan, VariantPlan
+from constructs_llm.hosting.names import fleet_variant_name, name_problem
+from constructs_llm.hosting.plan import VariantPlan, pools_of
 from constructs_llm.hosting.production_variant import (
-    fleet_key,
     production_variant,
-    variant_name_for,
 )
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.storage import (
@@ -158,11 +155,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems.raise_if_any()  # the plan's numbers are well formed from here on
         self.plan = ComponentEndpointPlan(
             variant=VariantPlan(
-                name=VARIANT_NAME if pools.listed else variant_name_for(pools.first.instance_type),
-                pools=tuple(
-                    PoolPlan(priority=index + 1, placement=placement)
-                    for index, placement in enumerate(pools)
-                ),
+                name=fleet_variant_name(pools),
+                pools=pools_of(pools.placements),
                 listed=pools.listed,
                 # The API needs at least one instance to create the endpoint, even when
                 # scaling may later release them all.
@@ -223,14 +217,6 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         """What one instance offers components (None when the instance type is unknown); with
         instance pools, one instance of the priority-1 pool."""
         return CopyDemand.capacity_of(self.plan.variant.first.instance_type)
-
-    @property
-    def fleet_name(self) -> str:
-        """The instance type, or the pools (for notes)."""
-        first, *fallbacks = self.plan.variant.instance_types
-        if not fallbacks:
-            return first.name
-        return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
 
     @property
     def components(self) -> list[ComponentPlan]:
@@ -308,7 +294,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         ami = next((a for c in components if (a := _ami(c)) is not None), None)
         self.config.production_variants = [production_variant(self.plan.variant, ami=ami)]
         if components:  # the endpoint's fleet is now fixed by what it hosts
-            key = fleet_key(self.variant_name, self.plan.variant.instance_types)
+            key = self.plan.variant.fleet_key
             change = _component_fleet_change(self, key)
             warn(self, SynthWarning(WarningId.COMPONENT_FLEET, change, detail=key))
         for component in components:
@@ -319,7 +305,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             for role in (self.role, adapter.model.role):
                 adapter.source.grant_read(self, role)
         note = fleet_capacity_note(
-            self.fleet_name,
+            self.plan.variant.fleet_name,
             min_instances=self.plan.min_instances,
             max_instances=self.plan.max_instances,
             capacity=self.capacity,

@@ -36,11 +36,11 @@ from constructs_llm.hosting.components.plan import ComponentEndpointPlan, Compon
 from constructs_llm.hosting.components.scaling import autoscale_component
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
-from constructs_llm.hosting.plan import PoolPlan
+from constructs_llm.hosting.plan import PoolPlan, bound_pools, pools_of
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.target import ServesModel, served_name_problem
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel, ModelBinding
-from constructs_llm.model.model_resource import prepare_model, render_model
+from constructs_llm.model.model_resource import render_model
 from constructs_llm.model.source import ModelSource
 from constructs_llm.notes import add_note, memory_plan_note
 from constructs_llm.operations.alarms import (
@@ -211,23 +211,14 @@ class InferenceComponent(
             for index, placement in enumerate(placements)
             for p in model.problems_for(placement)
         ]
-        bindings = None if model_problems else _bindings(model, placements)
-        for binding in dict.fromkeys(bindings or ()):
-            prepare_model(binding)
+        pools = pools_of(placements) if model_problems else bound_pools(model, placements)
         # The slowest pool's defaults: each may be the one SageMaker provisions.
         slowest_health, slowest_download = startup_timeouts(fleet, model.architecture, None, None)
         self.plan = ComponentPlan(
             model=model,
             component_name=inference_component_name
             or generated_name(self, "inference_component_name"),
-            pools=tuple(
-                PoolPlan(
-                    priority=index + 1,
-                    placement=placement,
-                    binding=bindings[index] if bindings else None,
-                )
-                for index, placement in enumerate(placements)
-            ),
+            pools=pools,
             demands=demands,
             copies=copies,
             health_check_timeout=health_check_timeout
@@ -248,8 +239,8 @@ class InferenceComponent(
         problems.extend(_scaling_problems(self.plan, endpoint.plan, on_pools), ScalingError)
         problems.extend(model_problems)
         problems.extend(_deployment_problems(self.node.path, self.plan))
-        if not problems and bindings is not None:
-            amis = [b.inference_ami_version for b in bindings]
+        if not problems:
+            amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
             problems.add(host_ami_problem(fleet, amis))
             problems.add(endpoint.host_ami_problem(amis[0], self.node.path))
         problems.raise_if_any()
@@ -410,15 +401,6 @@ class InferenceComponent(
             warn(self, SynthWarning(WarningId.SCALE_TO_ZERO, _scale_to_zero(plan.copies, instance)))
             if scaling.uses_concurrency:
                 warn(self, SynthWarning(WarningId.SCALE_TO_ZERO_METRIC, _scale_to_zero_metric()))
-
-
-def _bindings(model: LlmModel, placements: Sequence[Placement]) -> tuple[ModelBinding, ...]:
-    """The model a copy runs on each pool, priority 1 first: the priority-1 pool's binding
-    wherever one SageMaker Model serves both, else the pool's own."""
-    first = model.bind(placements[0])
-    return tuple(
-        first if model.bind(p).shares_model_with(first) else model.bind(p) for p in placements
-    )
 
 
 def _model_name(pool: PoolPlan) -> str | None:
