@@ -2,9 +2,10 @@
 
 Each check returns a message (or None) that names the bad value and the fix; the caller
 collects them in :class:`Problems` and raises one error listing all of them, as the CDK's own
-validators do. A value built inside a construct (an ``InstanceType``, a ``Placement``) raises
-its own error; the construct takes its problems in with :meth:`Problems.add_error`, so the
-user still gets one error naming the construct. Importing this module is cheap (no
+validators do. A value a construct builds from its props (an ``InstanceType``, a
+``Placement``) states its problems without raising (``InstanceType.problems_of``,
+``placement_problems``), so the construct gathers them with its own and the user gets one
+error naming the construct; nothing is raised to be caught. Importing this module is cheap (no
 ``aws_cdk``), so pure modules such as ``sizing`` use it too.
 
 The error raised is of the problems' own type (``SizingError``, ``ScalingError``, ...) when
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NoReturn, TypeVar
 
-from constructs_llm.errors import ConfigurationError, ConstructsLlmError
+from constructs_llm.errors import ConfigurationError
 
 __all__ = ["Problem", "Problems", "common_kind", "fail", "fail_all"]
 
@@ -69,13 +70,6 @@ class Problems:
     ) -> None:
         for problem in problems:
             self.add(problem, kind)
-
-    def add_error(self, error: ConstructsLlmError, *, prefix: str = "") -> None:
-        """Takes in each problem of ``error`` (raised by a value built for this subject), with
-        its type, each message after ``prefix`` (such as ``"variants[0]: "``)."""
-        kind = type(error) if isinstance(error, ConfigurationError) else ConfigurationError
-        for message in error.problems:
-            self.add(Problem(f"{prefix}{message}", kind))
 
     def __bool__(self) -> bool:
         return bool(self._found)

@@ -18,6 +18,7 @@ from constructs_llm.errors import (
     ScalingError,
     SizingError,
 )
+from constructs_llm.hardware.placement import placement_problems
 from constructs_llm.problems import Problem, Problems, common_kind, fail
 from tests.conftest import ROOT
 from tests.matrix.builders import app_of, model
@@ -56,20 +57,20 @@ def test_one_error_of_the_nearest_declared_type(
 
 
 def test_a_nested_value_s_problems_join_the_construct_s() -> None:
-    inner = Problems("")
-    inner.extend(["first", "second"], InstanceTypeError)
+    # GIVEN a construct's own problem, and the problems of a placement it builds, which the
+    # placement states without raising (each of its own kind)
     outer = Problems("LlmEndpoint 'Test/Endpoint'")
     outer.add("endpoint_name must be a string, got 5")
-    with pytest.raises(InstanceTypeError) as nested:
-        inner.raise_if_any()
-    outer.add_error(nested.value, prefix="variants[0]: ")
+    nested = placement_problems("ml.gg5.2xlarge", accelerators="1")
+    assert {p.kind for p in nested} == {ConfigurationError, InstanceTypeError}
+    # WHEN they are gathered THEN one error names them all, the construct's first
+    outer.extend(nested)
     with pytest.raises(ConfigurationError) as caught:
         outer.raise_if_any()
-    assert caught.value.problems == (
-        "endpoint_name must be a string, got 5",
-        "variants[0]: first",
-        "variants[0]: second",
-    )
+    first, accelerators, instance_type = caught.value.problems
+    assert first == "endpoint_name must be a string, got 5"
+    assert accelerators.startswith("accelerators must be an integer")
+    assert instance_type.startswith("instance_type: Unknown instance family ml.gg5")
 
 
 def test_fail_raises_one_problem_of_its_kind() -> None:
