@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, Size
@@ -170,9 +170,9 @@ def plan_variants(
             continue
         where = f"{label}: " if label else ""
         who = "LlmEndpoint" if single else "Variant"
-        plan = _plan_variant(spec, where, who, kms_key, problems, single, asynchronous)
+        plan = _plan_variant(spec, where, who, kms_key, problems, single, asynchronous, is_shadow)
         if plan is not None:
-            planned.append((replace(plan, shadow=is_shadow), spec))
+            planned.append((plan, spec))
     if not single:
         problems.extend(_set_problems(variants, shadow, planned))
     return tuple(plan for plan, _ in planned)
@@ -186,6 +186,7 @@ def _plan_variant(
     problems: Problems,
     single: bool,
     asynchronous: bool,
+    shadow: bool,
 ) -> VariantPlan | None:
     """One variant's plan (its types were checked when it was built), or None when its
     instance types cannot be read."""
@@ -224,6 +225,7 @@ def _plan_variant(
         listed=pools.listed,
         instance_count=spec.instance_count,
         weight=spec.weight,
+        shadow=shadow,
         autoscaling=spec.autoscaling,
         health_check_timeout=health,
         download_timeout=download,
