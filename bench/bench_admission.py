@@ -299,7 +299,7 @@ def examples() -> tuple[list[Example], list[str]]:
     from constructs_llm.engines._support import vllm_default_max_num_seqs
     from constructs_llm.engines.dlc import VllmEngine
     from constructs_llm.engines.lmi import LmiEngine
-    from constructs_llm.model.binding import ModelBinding
+    from constructs_llm.model.llm_model import ModelBinding
     from stacks import EXAMPLES
 
     app = App()

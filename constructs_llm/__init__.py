@@ -24,7 +24,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryPlan": "constructs_llm.sizing.memory",
     "LlmModel": "constructs_llm.model.llm_model",
     "Placement": "constructs_llm.hardware.placement",
-    "ModelBinding": "constructs_llm.model.binding",
+    "ModelBinding": "constructs_llm.model.llm_model",
     "LlmEndpoint": "constructs_llm.hosting.endpoint",
     "ImportedEndpoint": "constructs_llm.hosting.imported_endpoint",
     "IEndpoint": "constructs_llm.hosting.target",
@@ -39,7 +39,7 @@ _EXPORTS: dict[str, str] = {
     "Variant": "constructs_llm.hosting.variant",
     "AsyncInference": "constructs_llm.hosting.async_inference",
     "S3Prefix": "constructs_llm.hosting.async_inference",
-    "EndpointVariant": "constructs_llm.hosting.variant",
+    "EndpointVariant": "constructs_llm.hosting.endpoint_variant",
     "ToolCalling": "constructs_llm.engines.tools",
     "ParserChoice": "constructs_llm.engines.parsers",
     "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
@@ -87,15 +87,15 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
         InferenceComponent as InferenceComponent,
     )
     from constructs_llm.hosting.endpoint import LlmEndpoint as LlmEndpoint
+    from constructs_llm.hosting.endpoint_variant import EndpointVariant as EndpointVariant
     from constructs_llm.hosting.imported_endpoint import ImportedEndpoint as ImportedEndpoint
     from constructs_llm.hosting.target import EmbeddingTraits as EmbeddingTraits
     from constructs_llm.hosting.target import IEndpoint as IEndpoint
     from constructs_llm.hosting.target import InvocationTarget as InvocationTarget
-    from constructs_llm.hosting.variant import EndpointVariant as EndpointVariant
     from constructs_llm.hosting.variant import Variant as Variant
-    from constructs_llm.model.binding import ModelBinding as ModelBinding
     from constructs_llm.model.container_image import ContainerImage as ContainerImage
     from constructs_llm.model.llm_model import LlmModel as LlmModel
+    from constructs_llm.model.llm_model import ModelBinding as ModelBinding
     from constructs_llm.model.source import ModelSource as ModelSource
     from constructs_llm.operations.alarms import Alarms as Alarms
     from constructs_llm.operations.alarms import LlmAlarms as LlmAlarms

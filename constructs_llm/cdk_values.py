@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import importlib
 
-from constructs_llm.values import list_problems, type_problem
+from constructs_llm.values import is_a, list_problems, type_problem
 
 __all__ = [
     "architecture_problem",
+    "cdk_kind",
     "certificate_problem",
     "grantee_problem",
     "key_problem",
@@ -31,6 +32,12 @@ def _cdk_type(module: str, name: str) -> type:
     """``aws_cdk.<module>.<name>``, imported only when a value is checked."""
     kind: type = getattr(importlib.import_module(f"aws_cdk.{module}"), name)
     return kind
+
+
+def cdk_kind(value: object, module: str, name: str) -> bool:
+    """Whether ``value`` is an ``aws_cdk.<module>.<name>`` (a class, or a jsii interface such
+    as ``sns.ITopic``, which a value satisfies by its members)."""
+    return is_a(value, _cdk_type(module, name))
 
 
 def _problem(prop: str, value: object, module: str, name: str, fix: str) -> str | None:

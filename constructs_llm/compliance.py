@@ -15,6 +15,8 @@ from typing import Any
 from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from constructs import IConstruct
 
+from constructs_llm.problems import fail
+
 __all__ = [
     "BEARER_TOKEN_CALLS",
     "ECR_AUTHORIZATION_TOKEN",
@@ -61,16 +63,23 @@ def waive(scope: IConstruct | None, *waivers: CheckovSkip | NagAcknowledgment) -
     """Records each waiver on ``scope``: checkov skips in the resource's metadata (added to
     those already there), cdk-nag acknowledgments on the construct and its children."""
     skips = [w for w in waivers if isinstance(w, CheckovSkip)]
-    if skips and isinstance(scope, CfnResource):
-        existing: dict[str, Any] = scope.get_metadata("checkov") or {}
+    if skips:
+        resource = scope if isinstance(scope, CfnResource) else _default_resource(scope)
+        existing: dict[str, Any] = resource.get_metadata("checkov") or {}
         recorded = list(existing.get("skip", []))
         recorded += [{"id": s.id, "comment": s.comment} for s in skips]
-        scope.add_metadata("checkov", {**existing, "skip": recorded})
-    elif skips:
-        raise TypeError(f"checkov skips go on a CfnResource, got {scope!r}")
+        resource.add_metadata("checkov", {**existing, "skip": recorded})
     for ack in (w for w in waivers if isinstance(w, NagAcknowledgment)):
         if scope is not None:
             Validations.of(scope).acknowledge(Acknowledgment(id=ack.id, reason=ack.reason))
+
+
+def _default_resource(scope: IConstruct | None) -> CfnResource:
+    """Where a checkov skip on ``scope`` goes: the resource itself, or its default child."""
+    child = scope.node.default_child if scope is not None else None
+    if not isinstance(child, CfnResource):
+        fail("waive", f"checkov skips go on a CloudFormation resource, got {scope!r}")
+    return child
 
 
 def nag_resource(scope: IConstruct, arn: str) -> str:

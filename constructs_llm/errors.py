@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "ClientConfigurationError",
     "ConfigurationError",
     "ConstructsLlmError",
     "ImageError",
@@ -54,3 +55,9 @@ class ImageError(ConfigurationError):
 
 class ScalingError(ConfigurationError):
     """Autoscaling settings are inconsistent."""
+
+
+class ClientConfigurationError(ConstructsLlmError):
+    """A client helper of ``constructs_llm.streaming`` (``stream_chat``,
+    ``sagemaker_bearer_token``, ...) was given a value it cannot use, or found no region or
+    credentials; the message names the value and the fix."""

@@ -1,11 +1,12 @@
 """Synth notes: facts a reviewer should see (memory plan, Service Quotas), printed short.
 
 A note is construct metadata of its own type, which the cloud assembly keeps
-(``<stack>.metadata.json``). At synth, the library prints each construct's notes as one line,
-``path: note; note``, on standard error: the CDK CLI passes the app's output through, so the
-line shows in any app's ``cdk synth`` (and ``cdk deploy``) without the app doing anything,
-and on standard error it never mixes with the template ``cdk synth`` writes to standard
-output.
+(``<stack>.metadata.json``), added with :func:`add_note`; the functions below only word the
+library's recurring notes. At each synthesis the library prints each construct's notes as one
+line, ``path: note; note``, on standard error (a report of ``constructs_llm.synth_hook``, after
+the renders that add notes): the CDK CLI passes the app's output through, so the line shows in
+any app's ``cdk synth`` (and ``cdk deploy``) without the app doing anything, and on standard
+error it never mixes with the template ``cdk synth`` writes to standard output.
 
 Why not CDK ``info`` annotations: the CDK CLI 2.1148 prints each of them as a block of three
 or four lines (with the JavaScript source location of the call), and under the recommended
@@ -18,8 +19,9 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-import jsii
-from constructs import Construct, IConstruct, IValidation
+from constructs import IConstruct
+
+from constructs_llm.synth_hook import report_at_synth
 
 if TYPE_CHECKING:
     from constructs_llm.operations.deployment import Surge
@@ -27,12 +29,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NOTE_METADATA_TYPE",
-    "add_memory_plan_note",
     "add_note",
-    "add_quota_note",
+    "memory_plan_note",
     "note_line",
     "note_lines",
     "notes_of",
+    "quota_note",
 ]
 
 NOTE_METADATA_TYPE = "constructs-llm:note"
@@ -41,8 +43,7 @@ NOTE_METADATA_TYPE = "constructs-llm:note"
 
 def add_note(scope: IConstruct, text: str) -> None:
     """Attach a note to ``scope`` (no stack trace is recorded); the synth prints it."""
-    if not notes_of(scope):
-        scope.node.add_validation(_PrintNotes(scope))
+    report_at_synth(scope, NOTE_METADATA_TYPE, _print_note_lines)
     scope.node.add_metadata(NOTE_METADATA_TYPE, text)
 
 
@@ -62,44 +63,33 @@ def note_lines(root: IConstruct) -> list[str]:
     return [line for c in root.node.find_all() if (line := note_line(c)) is not None]
 
 
-@jsii.implements(IValidation)
-class _PrintNotes:
-    """Prints the construct's note line when the app is synthesized; never fails the synth.
-
-    CDK runs node validations once per synth, after aspects (which may add notes), in
-    construct-tree order, so the lines come out in the order of ``note_lines``.
-    """
-
-    def __init__(self, scope: IConstruct) -> None:
-        self._scope = scope
-
-    def validate(self) -> list[str]:
-        line = note_line(self._scope)
-        if line is not None:
-            print(line, file=sys.stderr, flush=True)
-        return []
+def _print_note_lines(stage: IConstruct) -> None:
+    """Prints the stage's note lines, in construct-tree order."""
+    for line in note_lines(stage):
+        print(line, file=sys.stderr, flush=True)
 
 
-def add_quota_note(
-    scope: Construct, instance_type: str, instances: int, surge: Surge | None = None
-) -> None:
+def quota_note(instance_type: str, instances: int, surge: Surge | None = None) -> str:
     """Service Quotas are per account and region; only a deploy sees them, so say what to check:
     the most ``instances`` in service, plus what an update runs beside them (``surge``), as the
     quota counts every instance of the type in the region, old fleet and new alike."""
     extra = surge.instances if surge is not None else 0
     why = f": {instances} in service at most, and {extra} more {surge.how}" if surge else ""
-    add_note(
-        scope,
+    return (
         f"Service Quotas: '{instance_type} for endpoint usage' must allow at least "
         f"{instances + extra} instance(s) in the target region (new accounts often have 0)"
-        f"{why}",
+        f"{why}"
     )
 
 
-def add_memory_plan_note(scope: Construct, plan: MemoryPlan | None, *, per_copy: bool) -> None:
-    """What the planner found for the model copy ``scope`` serves (an endpoint's instance, or
-    one inference-component copy)."""
-    if plan is None:
-        return
+def memory_plan_note(
+    plan: MemoryPlan, *, per_copy: bool, pool: tuple[int, int] | None = None, own: bool = False
+) -> str:
+    """What the planner found for one model copy (an endpoint's instance, or one
+    inference-component copy); with instance pools, on the pool ``(index, count)``, whose own
+    SageMaker Model (``own``) says so."""
     label = "Memory plan per copy" if per_copy else "Memory plan"
-    add_note(scope, f"{label}: {plan.summary()}")
+    if pool is not None:
+        label += f", pool {pool[0] + 1} of {pool[1]}"
+        label += " (own Model: ModelNameOverride)" if own else ""
+    return f"{label}: {plan.summary()}"

@@ -2,9 +2,10 @@
 
 Each check returns a message (or None) that names the bad value and the fix; the caller
 collects them in :class:`Problems` and raises one error listing all of them, as the CDK's own
-validators do. A value built inside a construct (an ``InstanceType``, a ``Placement``) raises
-its own error; the construct takes its problems in with :meth:`Problems.add_error`, so the
-user still gets one error naming the construct. Importing this module is cheap (no
+validators do. A value a construct builds from its props (an ``InstanceType``, a
+``Placement``) states its problems without raising (``InstanceType.problems_of``,
+``placement_problems``), so the construct gathers them with its own and the user gets one
+error naming the construct; nothing is raised to be caught. Importing this module is cheap (no
 ``aws_cdk``), so pure modules such as ``sizing`` use it too.
 
 The error raised is of the problems' own type (``SizingError``, ``ScalingError``, ...) when
@@ -14,13 +15,15 @@ type is declared in ``constructs_llm.errors``, none is built at run time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
-from constructs_llm.errors import ConfigurationError, ConstructsLlmError
+from constructs_llm.errors import ConfigurationError
 
-__all__ = ["Problem", "Problems", "common_kind", "fail"]
+__all__ = ["Problem", "Problems", "common_kind", "fail", "fail_all"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -68,25 +71,35 @@ class Problems:
         for problem in problems:
             self.add(problem, kind)
 
-    def add_error(self, error: ConstructsLlmError, *, prefix: str = "") -> None:
-        """Takes in each problem of ``error`` (raised by a value built for this subject), with
-        its type, each message after ``prefix`` (such as ``"variants[0]: "``)."""
-        kind = type(error) if isinstance(error, ConfigurationError) else ConfigurationError
-        for message in error.problems:
-            self.add(Problem(f"{prefix}{message}", kind))
-
     def __bool__(self) -> bool:
         return bool(self._found)
 
     def __iter__(self) -> Iterator[Problem]:
         return iter(self._found)
 
-    def raise_if_any(self, kind: type[ConfigurationError] | None = None) -> None:
-        """Raises one error naming every problem, of their common type (or ``kind``, when
-        given); does nothing when there is none."""
-        if not self._found:
-            return
-        error = kind or common_kind(p.kind for p in self._found)
+    def raise_if_any(self) -> None:
+        """Raises one error naming every problem, of their common type; does nothing when
+        there is none."""
+        if self._found:
+            self._raise()
+
+    def fail(
+        self, problem: str | Problem, kind: type[ConfigurationError] | None = None
+    ) -> NoReturn:
+        """Adds ``problem`` and raises one error naming it and every problem gathered before
+        (for a check past which nothing else can be checked)."""
+        self.add(problem, kind)
+        self._raise()
+
+    def require(self, value: T | None) -> T:
+        """``value``, or, when the problems gathered made it impossible (None), one error
+        naming them."""
+        if value is None:
+            self._raise()
+        return value
+
+    def _raise(self) -> NoReturn:
+        error = common_kind(p.kind for p in self._found)
         messages = [p.message for p in self._found]
         if len(messages) == 1:
             text = f"{self.subject}: {messages[0]}" if self.subject else messages[0]
@@ -100,10 +113,16 @@ def fail(
     subject: str, message: str, kind: type[ConfigurationError] = ConfigurationError
 ) -> NoReturn:
     """Raises the one problem ``message`` of ``subject`` (a Problems of one)."""
+    Problems(subject).fail(message, kind)
+
+
+def fail_all(
+    subject: str, messages: Sequence[str], kind: type[ConfigurationError] = ConfigurationError
+) -> NoReturn:
+    """Raises the problems ``messages`` (one or more) of ``subject`` as one error."""
     problems = Problems(subject)
-    problems.add(message, kind)
-    problems.raise_if_any()
-    raise AssertionError("unreachable")  # pragma: no cover
+    problems.extend(messages[:-1], kind)
+    problems.fail(messages[-1], kind)
 
 
 def common_kind(kinds: Iterable[type[ConfigurationError]]) -> type[ConfigurationError]:

@@ -22,9 +22,9 @@ __all__ = [
     "duration_type_problem",
     "env_problem",
     "int_type_problem",
+    "is_a",
     "kind_name",
     "list_problems",
-    "number_problem",
     "positive_int_problem",
     "str_problem",
     "type_problem",
@@ -74,15 +74,6 @@ def int_type_problem(prop: str, value: object, *, minimum: int = 1) -> str | Non
     return positive_int_problem(prop, value, minimum=minimum)
 
 
-def number_problem(prop: str, value: object, *, optional: bool = True) -> str | None:
-    """A number (int or float, not a bool); its range is checked where it is known."""
-    if optional and value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return None
-    return f"{prop} must be a number, got {describe(value)}"
-
-
 def unit_hint(value: object, *, unit: Literal["share", "percent"]) -> str:
     """``"; ..."`` naming the unit when a number out of range reads as the other one: a share
     (0-1) given as a percent (``5`` for 5 %), or a percent (0-100) given as a share (``0.9``
@@ -120,16 +111,14 @@ def str_problem(prop: str, value: object, *, example: str, optional: bool = True
     return f"{prop} must be a string such as {example!r}, got {describe(value)}"
 
 
-def env_problem(
-    prop: str, value: object, *, example: str = "{'MAX_BATCH_SIZE': '8'}"
-) -> str | None:
-    """Container environment (or metric dimensions): a mapping of names to values (each
-    value's type is checked with the names it goes with)."""
+def env_problem(prop: str, value: object) -> str | None:
+    """Container environment: a mapping of names to values (each value's type is checked with
+    the names it goes with)."""
     if value is None or isinstance(value, Mapping):
         return None
     return (
         f"{prop} must be a dict of names to string values, got {describe(value)}; e.g. "
-        f"{prop}={example}"
+        f"{prop}={{'MAX_BATCH_SIZE': '8'}}"
     )
 
 
@@ -147,7 +136,7 @@ def type_problem(
     if optional and value is None:
         return None
     kinds = expected if isinstance(expected, tuple) else (expected,)
-    if any(_is_a(value, kind) for kind in kinds):
+    if any(is_a(value, kind) for kind in kinds):
         return None
     wanted = " or ".join(_with_article(kind_name(kind)) for kind in kinds)
     return f"{prop} must be {wanted}, got {describe(value)}; {fix}"
@@ -179,7 +168,9 @@ def _with_article(name: str) -> str:
     return f"{'an' if vowel else 'a'} {name}"  # "an LlmModel", "an iam.IRole", "a Duration"
 
 
-def _is_a(value: object, kind: type) -> bool:
+def is_a(value: object, kind: type) -> bool:
+    """Whether ``value`` is a ``kind``: an instance of the class, or, for a jsii interface
+    such as ``sns.ITopic`` (which ``isinstance`` cannot check), a value with its members."""
     if not getattr(kind, "_is_protocol", False):
         return isinstance(value, kind)
     # A jsii interface cannot be checked with isinstance: a value satisfies it by its members

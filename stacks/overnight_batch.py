@@ -99,13 +99,12 @@ class OvernightBatchStack(Stack):
             instance_type="ml.g5.2xlarge",
             max_total_tokens=32768,
         )
+        queued = AsyncInference(output=jobs, notify=done, max_concurrent_per_instance=PER_INSTANCE)
         self.endpoint = LlmEndpoint(
             self,
             "Endpoint",
             model=model,
-            async_inference=AsyncInference(
-                output=jobs, notify=done, max_concurrent_per_instance=PER_INSTANCE
-            ),
+            async_inference=queued,
             autoscaling=Autoscaling(
                 min_capacity=0,
                 max_capacity=4,
@@ -133,10 +132,9 @@ class OvernightBatchStack(Stack):
         self.endpoint.grant_invoke_async(self.submitter)
 
         self.dashboard = LlmDashboard(self, "Dashboard", endpoints=[self.endpoint])
-        assert self.endpoint.async_inference is not None
         CfnOutput(self, "EndpointName", value=self.endpoint.endpoint_name)
-        CfnOutput(self, "InputLocation", value=self.endpoint.async_inference.input_location.uri)
-        CfnOutput(self, "OutputLocation", value=self.endpoint.async_inference.output_location.uri)
+        CfnOutput(self, "InputLocation", value=queued.input_location.uri)
+        CfnOutput(self, "OutputLocation", value=queued.output_location.uri)
         CfnOutput(self, "TopicArn", value=done.topic_arn)
         CfnOutput(self, "SubmitterRoleArn", value=self.submitter.role_arn)
         CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))

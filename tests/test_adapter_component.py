@@ -108,7 +108,7 @@ def test_only_the_archive_is_readable_and_its_key_decrypts(
     adapted: tuple[AdapterComponent, Template],
 ) -> None:
     adapter, template = adapted
-    for role in (adapter.base.endpoint.role, adapter.base.model.role):
+    for role in (adapter.base.endpoint.role, adapter.model.role):
         statements = _statements(template, role)
         reads = [s for s in statements if "s3:" in json.dumps(s["Action"])]
         assert [(s["Action"], json.dumps(s["Resource"])) for s in reads] == [

@@ -489,7 +489,7 @@ def test_several_production_variants_are_refused(new_stack: Callable[..., Stack]
     with pytest.raises(
         ConfigurationError,
         match=r"async_inference= takes one production variant, got 2 variants: SageMaker's "
-        r"features table lists multiple production variants for real-time inference only "
+        r"features table lists multiple production variants for real-time inference only; .* "
         r"\(https://docs.aws.amazon.com/sagemaker/latest/dg/model-deploy-feature-matrix.html\)",
     ):
         LlmEndpoint(

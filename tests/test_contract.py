@@ -100,13 +100,14 @@ def test_the_production_additions_for_placements(new_stack: Callable[..., Stack]
     big = LlmEndpoint(stack, "Big", model=model, instance_type="ml.g5.12xlarge")
     existing = LlmEndpoint.from_endpoint_name(stack, "Existing", "my-endpoint")
     StreamingInvoker(stack, "Api", target=existing)
-    assert small.binding.resource is not big.binding.resource
-    assert {small.binding.placement, big.binding.placement} == {
+    models = Template.from_stack(stack).find_resources("AWS::SageMaker::Model")
+    assert len(models) == 2
+    bindings = [e.variants[0].binding for e in (small, big)]
+    assert bindings[0].resource is not bindings[1].resource
+    assert {b.placement for b in bindings} == {
         Placement("ml.g5.2xlarge"),
         Placement("ml.g5.12xlarge"),
     }
-    models = Template.from_stack(stack).find_resources("AWS::SageMaker::Model")
-    assert len(models) == 2
 
 
 def test_the_documented_values() -> None:

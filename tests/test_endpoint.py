@@ -271,7 +271,7 @@ def test_an_endpoint_on_another_instance_type_binds_the_model_again(
     template = Template.from_stack(stack)
     (model_id,) = template.find_resources("AWS::SageMaker::Model")
     assert model_id.startswith("ModelG512xlarge")
-    assert endpoint.binding.environment["SM_NUM_GPUS"] == "4"
+    assert endpoint.variants[0].binding.environment["SM_NUM_GPUS"] == "4"
     assert _variant(template)["ModelName"] == {"Fn::GetAtt": [model_id, "ModelName"]}
 
 

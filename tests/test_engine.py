@@ -15,6 +15,7 @@ from constructs_llm.engines.lmi import LmiEngine
 from constructs_llm.engines.settings import SettingCheck
 from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hardware.placement import Placement
 from constructs_llm.model.container_image import dlc_family
 from constructs_llm.sizing.memory import ModelArchitecture, plan_memory
 from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
@@ -43,7 +44,9 @@ def context(
             max_total_tokens=kwargs.get("max_total_tokens"),
             strict=False,
         )
-    return EngineContext(instance=inst, model_location=model_id, plan=plan, **kwargs)
+    devices = kwargs.pop("accelerators", None)
+    placement = Placement(inst, devices)
+    return EngineContext(placement=placement, model_location=model_id, plan=plan, **kwargs)
 
 
 def problems(engine: Engine, ctx: EngineContext, env: Mapping[str, Any] | None = None) -> str:
@@ -377,7 +380,7 @@ def test_s3_weights_point_every_engine_at_opt_ml_model() -> None:
         (Engine.vllm(), "SM_VLLM_MODEL"),
         (Engine.sglang(), "SM_SGLANG_MODEL_PATH"),
     ):
-        ctx = EngineContext(instance=InstanceType("ml.g5.2xlarge"), model_location="/opt/ml/model")
+        ctx = EngineContext(placement=Placement("ml.g5.2xlarge"), model_location="/opt/ml/model")
         assert engine.derive_env(ctx)[key] == "/opt/ml/model"
 
 
@@ -488,7 +491,7 @@ def test_weight_dtype_follows_quantization_then_dtype() -> None:
 
 def test_revision_and_trust_remote_code_use_each_engine_s_names() -> None:
     ctx = EngineContext(
-        instance=InstanceType("ml.g5.2xlarge"), model_location="org/model", revision="v1"
+        placement=Placement("ml.g5.2xlarge"), model_location="org/model", revision="v1"
     )
     tgi = Engine.tgi(trust_remote_code=True).derive_env(ctx)
     lmi = Engine.lmi(trust_remote_code=True).derive_env(ctx)

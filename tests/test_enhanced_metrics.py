@@ -120,7 +120,7 @@ def test_each_search_names_its_target_s_own_dimension_values(enhanced: Built) ->
     searches = _searches(enhanced.dashboard())
     variant = [s for s in searches if "VariantName" in s]
     assert len(variant) == 3
-    assert all(f'{name} VariantName="{endpoint.variant_name}"' in s for s in variant), variant
+    assert all(f'{name} VariantName="{endpoint.variant_plan.name}"' in s for s in variant), variant
     component = Stack.of(enhanced.component).resolve(enhanced.component.inference_component_name)
     copies = [s for s in searches if "InferenceComponentName" in s]
     assert len(copies) == 2

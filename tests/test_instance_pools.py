@@ -103,7 +103,10 @@ def test_a_list_becomes_instance_pools_in_priority_order(
             ]
         },
     )
-    assert endpoint.variant_name == "pools"
+    # AND the plan holds the pools in priority order, each with its one placement
+    (variant_plan,) = endpoint.plan.variants
+    assert variant_plan.name == "pools"
+    assert [p.priority for p in variant_plan.pools] == [1, 2, 3]
     assert endpoint.instance_type.name == "ml.g6e.2xlarge"  # priority 1
 
 
@@ -113,7 +116,8 @@ def test_the_variant_model_is_the_first_pool_s_and_a_pool_with_other_settings_ge
     endpoint, template = pooled
     variant = _variant(template)
     resolve = Stack.of(endpoint).resolve
-    first, second, third = endpoint.variants[0].pool_bindings
+    first, second, third = (pool.binding for pool in endpoint.plan.variants[0].pools)
+    assert first is not None and third is not None
     # THEN ModelName is the priority-1 pool's Model; the one-GPU A10G pool shares it (same env,
     # image and host AMI); the four-GPU pool runs its own Model, sharded over four GPUs
     assert variant["ModelName"] == resolve(first.model_name)
@@ -185,7 +189,7 @@ def test_notes_give_each_pool_s_memory_plan_and_quota(
 def test_startup_timeouts_cover_the_slowest_pool() -> None:
     # GIVEN pools whose defaults differ (Neuron may compile for an hour; built directly, as
     # such a mix is refused for an endpoint)
-    pools = InstancePools([Placement("ml.g5.2xlarge"), Placement("ml.inf2.xlarge")], listed=True)
+    pools = InstancePools(Placement("ml.g5.2xlarge"), Placement("ml.inf2.xlarge"), listed=True)
     # WHEN the defaults are derived
     health, download = startup_timeouts(pools, None, None, None)
     # THEN the slowest pool's apply, and given timeouts win
@@ -387,7 +391,7 @@ def test_a_kms_key_on_a_pool_with_nvme_is_refused(new_stack: Callable[..., Stack
 
 def test_pools_whose_images_need_other_host_amis_cannot_share_a_variant() -> None:
     # InferenceAmiVersion is a variant property (botocore ProductionVariant)
-    pools = InstancePools([Placement("ml.g5.4xlarge"), Placement("ml.p3.2xlarge")], listed=True)
+    pools = InstancePools(Placement("ml.g5.4xlarge"), Placement("ml.p3.2xlarge"), listed=True)
     problem = host_ami_problem(pools, ["al2023-ami-sagemaker-inference-gpu-4-1", None])
     assert problem == (
         "the pools' images need different host AMIs (ml.g5.4xlarge: "
@@ -678,7 +682,8 @@ def test_a_component_whose_copy_differs_by_pool_gets_a_specification_per_type(
         stack, "Chat", endpoint=endpoint, model=_qwen(stack), min_memory_mib=16384
     )
     template = Template.from_stack(stack)
-    first, second = component.pool_bindings
+    first, second = (pool.binding for pool in component.plan.pools)
+    assert first is not None and second is not None
     resolve = stack.resolve
     # THEN one specification per instance type, each with its Model and devices
     template.has_resource_properties(

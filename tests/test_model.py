@@ -15,7 +15,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk.assertions import Match, Template
 
-from constructs_llm import Engine, LlmModel, ModelSource, Placement
+from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, Placement
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.notes import notes_of
 
@@ -32,6 +32,11 @@ def _model(stack: Stack, **overrides: Any) -> LlmModel:
     return LlmModel(stack, "Model", **props)
 
 
+def _hosted(model: LlmModel, **props: Any) -> LlmEndpoint:
+    """An endpoint serving ``model`` on its default placement, which renders its Model."""
+    return LlmEndpoint(Stack.of(model), "Endpoint", model=model, alarms=False, **props)
+
+
 def _only(template: Template, kind: str) -> dict[str, Any]:
     (resource,) = template.find_resources(kind).values()
     return dict(resource)
@@ -41,7 +46,7 @@ def _only(template: Template, kind: str) -> dict[str, Any]:
 def tgi(new_stack: Callable[..., Stack]) -> tuple[LlmModel, Template]:
     stack = new_stack()
     model = _model(stack, max_input_tokens=2048, max_total_tokens=4096)
-    model.bind()  # the default placement, as an endpoint on ml.g5.2xlarge would
+    _hosted(model)  # the default placement: its Model is rendered at synth
     return model, Template.from_stack(stack)
 
 
@@ -63,10 +68,10 @@ def test_model_has_no_physical_name_and_uses_its_role(tgi: tuple[LlmModel, Templ
 
 def test_the_default_placement_keeps_the_resource_id(tgi: tuple[LlmModel, Template]) -> None:
     model, _ = tgi
-    assert model.node.default_child is model.resource
-    assert model.resource.node.id == "Resource"
-    assert model.model_name == model.bind().model_name
-    assert model.bind() is model.bind(Placement("ml.g5.2xlarge"))  # one binding per placement
+    binding = model.bind()
+    assert model.node.default_child is binding.resource
+    assert binding.resource.node.id == binding.construct_id == "Resource"
+    assert binding is model.bind(Placement("ml.g5.2xlarge"))  # one binding per placement
 
 
 def test_model_waits_for_its_role_policy(tgi: tuple[LlmModel, Template]) -> None:
@@ -101,8 +106,9 @@ def test_role_has_no_managed_policy_and_no_unscoped_ecr_pull(
 
 def test_sizing_plan_is_computed_for_the_whole_instance(tgi: tuple[LlmModel, Template]) -> None:
     model, _ = tgi
-    assert model.plan is not None
-    assert (model.plan.devices, model.plan.weights_gib) == (1, 14.96)  # 8.03B in bf16
+    plan = model.bind().plan
+    assert plan is not None
+    assert (plan.devices, plan.weights_gib) == (1, 14.96)  # 8.03B in bf16
 
 
 def test_hub_model_without_isolation_records_the_checkov_reason(
@@ -123,7 +129,7 @@ def test_hf_token_is_a_dynamic_reference_under_every_engine_name(
         source=ModelSource.hugging_face("meta-llama/Llama-2-13b-chat-hf", token=secret),
         instance_type="ml.g5.12xlarge",
     )
-    model.bind()
+    _hosted(model)
     env = _only(Template.from_stack(stack), "AWS::SageMaker::Model")["Properties"][
         "PrimaryContainer"
     ]["Environment"]
@@ -139,7 +145,7 @@ def test_s3_weights_with_network_isolation_and_vpc(new_stack: Callable[..., Stac
     bucket = s3.Bucket.from_bucket_name(stack, "Weights", "my-weights")
     vpc = ec2.Vpc(stack, "Vpc", max_azs=2, nat_gateways=1)
     model = _model(stack, source=ModelSource.s3(bucket, "llama3/"), vpc=vpc, architecture=None)
-    model.bind()
+    _hosted(model)
     group = Stack.of(model).get_logical_id(
         model.node.find_child("SecurityGroup").node.default_child  # type: ignore[arg-type]
     )
@@ -219,32 +225,42 @@ def test_a_model_without_instance_type_creates_nothing_until_bound(
     model = _model(stack, instance_type=None)
     # THEN nothing derived from hardware exists, and asking for it names the fix
     assert model.default_placement is None
-    Template.from_stack(stack).resource_count_is("AWS::SageMaker::Model", 0)
+    assert model.node.try_find_child("Resource") is None
     with pytest.raises(ConfigurationError, match=r"has no default placement.*instance_type="):
-        _ = model.model_name
-    # WHEN it is bound THEN the placement gets an id of its own
+        model.bind()
+    # WHEN an endpoint serves it THEN the placement's Model gets an id of its own
     binding = model.bind(Placement("ml.g5.12xlarge"))
+    _hosted(model, instance_type="ml.g5.12xlarge")
+    Template.from_stack(stack).resource_count_is("AWS::SageMaker::Model", 1)
     assert (binding.resource.node.id, binding.environment["SM_NUM_GPUS"]) == ("G5-12xlarge", "4")
 
 
-def test_reading_the_model_s_resource_creates_nothing(new_stack: Callable[..., Stack]) -> None:
-    # GIVEN a model with a default placement that nothing has bound yet
+def test_binding_a_model_creates_nothing_its_host_renders_the_model(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN a model with a default placement, bound but hosted by nothing
     stack = new_stack()
     model = _model(stack, instance_type="ml.g5.2xlarge")
-    # WHEN its resource and model name are read THEN they name the fix and create no Model
-    with pytest.raises(ConfigurationError, match=r"has no SageMaker Model yet.*model\.bind\(\)"):
-        _ = model.resource
-    with pytest.raises(ConfigurationError, match=r"reading a property creates none"):
-        _ = model.model_name
+    binding = model.bind()
+    # WHEN the app synthesizes THEN there is no Model, and reading it says who renders it
     Template.from_stack(stack).resource_count_is("AWS::SageMaker::Model", 0)
+    with pytest.raises(ConfigurationError, match=r"rendered by the endpoint or component"):
+        _ = binding.resource
+    # AND an endpoint that hosts it renders it when the app synthesizes, not before
+    hosted = _model(new_stack())
+    _hosted(hosted)
+    with pytest.raises(ConfigurationError, match=r"read it after app\.synth\(\)"):
+        _ = hosted.bind().model_name
+    Template.from_stack(Stack.of(hosted)).resource_count_is("AWS::SageMaker::Model", 1)
+    assert hosted.bind().resource.node.path == "Test/Model/Resource"
 
 
 def test_a_tgi_model_notes_tgi_s_upstream_status_once(new_stack: Callable[..., Stack]) -> None:
-    # GIVEN a TGI model bound to two placements, and a vLLM model
+    # GIVEN a TGI model served on two placements, and a vLLM model
     stack = new_stack()
     tgi = _model(stack)
-    tgi.bind()
-    tgi.bind(Placement("ml.g5.12xlarge"))
+    _hosted(tgi)
+    LlmEndpoint(stack, "Big", model=tgi, instance_type="ml.g5.12xlarge", alarms=False)
     vllm = LlmModel(
         stack,
         "Vllm",
@@ -255,6 +271,8 @@ def test_a_tgi_model_notes_tgi_s_upstream_status_once(new_stack: Callable[..., S
     (note,) = [n for n in notes_of(tgi) if "TGI" in n]
     assert "archived" in note and "2026-03-21" in note and "3.3.6" in note
     assert "Engine.vllm() or Engine.lmi()" in note
-    assert not [n for n in notes_of(tgi.resource) if "TGI" in n]  # on the model, not per Model
+    Template.from_stack(stack)
+    resource = tgi.bind().resource
+    assert not [n for n in notes_of(resource) if "TGI" in n]  # on the model, not per Model
     # AND a model on another engine says nothing of the kind
     assert notes_of(vllm) == []

@@ -96,10 +96,15 @@ def test_one_model_on_two_instance_types_is_two_models_sized_for_each(
     stack, _, (small, big, small_too) = two_endpoints
     models = _models(stack)
     # THEN there are exactly two Models: SM_NUM_GPUS 1 and 4
-    by_id = {stack.get_logical_id(e.binding.resource): e for e in (small, big)}
+    bindings = {e.node.id: e.variants[0].binding for e in (small, big, small_too)}
+    by_id = {
+        stack.get_logical_id(b.resource): name
+        for name, b in bindings.items()
+        if b and name != "SmallToo"
+    }
     assert set(models) == set(by_id)
-    assert {_gpus(models[i]): by_id[i].node.id for i in models} == {"1": "Small", "4": "Big"}
-    assert small_too.binding is small.binding
+    assert {_gpus(models[i]): by_id[i] for i in models} == {"1": "Small", "4": "Big"}
+    assert bindings["SmallToo"] is bindings["Small"]
     # AND each endpoint's variant names its own Model
     for config in (
         Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values()
@@ -125,8 +130,25 @@ def test_construct_ids_do_not_depend_on_the_order_of_bindings(
     new_stack: Callable[..., Stack],
 ) -> None:
     def ids(order: list[Placement]) -> dict[Placement, str]:
+        # each placement served by a construct of its own, created in ``order``
         stack = new_stack()
         model = _llama(stack, instance_type="ml.g5.2xlarge")
+        for index, placement in enumerate(order):
+            name, instance = f"Host{placement.construct_id}", placement.instance_type.name
+            if placement.whole_instance:
+                LlmEndpoint(stack, name, model=model, instance_type=instance, alarms=False)
+                continue
+            shared = InferenceComponentEndpoint(stack, f"Shared{index}", instance_type=instance)
+            InferenceComponent(
+                stack,
+                name,
+                endpoint=shared,
+                model=model,
+                accelerators=placement.accelerators,
+                min_memory_mib=16 * 1024,
+                alarms=False,
+            )
+        Template.from_stack(stack)
         return {p: stack.get_logical_id(model.bind(p).resource) for p in order}
 
     placements = [
@@ -227,9 +249,9 @@ def test_model_name_is_the_default_placement_s_model_once_bound(
 ) -> None:
     stack = new_stack()
     model = _llama(stack, instance_type="ml.g5.2xlarge")
-    assert model.node.try_find_child("Resource") is None  # nothing binds it yet
-    model.bind()
-    name = model.model_name
+    LlmEndpoint(stack, "Endpoint", model=model, alarms=False)
+    assert model.node.try_find_child("Resource") is None  # rendered when the app synthesizes
     (logical_id,) = _models(stack)
-    assert logical_id == stack.get_logical_id(model.bind().resource)
-    assert stack.resolve(name) == {"Fn::GetAtt": [logical_id, "ModelName"]}
+    binding = model.bind()
+    assert logical_id == stack.get_logical_id(binding.resource)
+    assert stack.resolve(binding.model_name) == {"Fn::GetAtt": [logical_id, "ModelName"]}

@@ -290,7 +290,44 @@ def test_a_component_is_checked_with_its_own_engine(new_stack: Callable[..., Sta
     stack = new_stack()
     chat = _component(stack, Engine.lmi())
     assert chat.openai_base_url
+    chat.grant_openai(_caller(stack))
     Annotations.from_stack(stack).has_warning(
         "/Test/Chat", Match.string_like_regexp("constructs-llm:openai-route-stream")
     )
     assert chat.request_format is RequestFormat.MESSAGES
+
+
+def test_reading_the_base_url_adds_nothing(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN an LMI endpoint, whose streams the route cannot pass on readably
+    stack = new_stack()
+    endpoint = _endpoint(stack, Engine.lmi())
+    # WHEN only its base URL is read (a getter)
+    assert endpoint.openai_base_url
+    # THEN no warning is added: grant_openai, which every caller of the route needs, warns
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    assert [w for w in warnings if "OpenAI route" in str(w.entry.data)] == []
+
+
+def test_the_route_of_an_asynchronous_endpoint_fails_naming_both_features(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an asynchronous vLLM endpoint (vLLM answers on the route when real-time)
+    from aws_cdk import aws_s3 as s3
+
+    from constructs_llm import AsyncInference
+
+    stack = new_stack()
+    bucket = s3.Bucket.from_bucket_name(stack, "Jobs", "jobs")
+    endpoint = _endpoint(
+        stack, Engine.vllm(), async_inference=AsyncInference(output=bucket), alarms=False
+    )
+    # WHEN the route is asked for, THEN both features, the fix and the AWS pages are named
+    both = (
+        r"openai_base_url and grant_openai\(\) with async_inference=AsyncInference\(...\): "
+        r".*real-time endpoints.*grant_invoke_async\(\).*"
+        r"async-inference.html.*realtime-endpoints-openai-compatible.html"
+    )
+    with pytest.raises(ConfigurationError, match=both):
+        _ = endpoint.openai_base_url
+    with pytest.raises(ConfigurationError, match=both):
+        endpoint.grant_openai(_caller(stack))

@@ -18,6 +18,7 @@ from constructs_llm.errors import (
     ScalingError,
     SizingError,
 )
+from constructs_llm.hardware.placement import placement_problems
 from constructs_llm.problems import Problem, Problems, common_kind, fail
 from tests.conftest import ROOT
 from tests.matrix.builders import app_of, model
@@ -56,20 +57,20 @@ def test_one_error_of_the_nearest_declared_type(
 
 
 def test_a_nested_value_s_problems_join_the_construct_s() -> None:
-    inner = Problems("")
-    inner.extend(["first", "second"], InstanceTypeError)
+    # GIVEN a construct's own problem, and the problems of a placement it builds, which the
+    # placement states without raising (each of its own kind)
     outer = Problems("LlmEndpoint 'Test/Endpoint'")
     outer.add("endpoint_name must be a string, got 5")
-    with pytest.raises(InstanceTypeError) as nested:
-        inner.raise_if_any()
-    outer.add_error(nested.value, prefix="variants[0]: ")
+    nested = placement_problems("ml.gg5.2xlarge", accelerators="1")
+    assert {p.kind for p in nested} == {ConfigurationError, InstanceTypeError}
+    # WHEN they are gathered THEN one error names them all, the construct's first
+    outer.extend(nested)
     with pytest.raises(ConfigurationError) as caught:
         outer.raise_if_any()
-    assert caught.value.problems == (
-        "endpoint_name must be a string, got 5",
-        "variants[0]: first",
-        "variants[0]: second",
-    )
+    first, accelerators, instance_type = caught.value.problems
+    assert first == "endpoint_name must be a string, got 5"
+    assert accelerators.startswith("accelerators must be an integer")
+    assert instance_type.startswith("instance_type: Unknown instance family ml.gg5")
 
 
 def test_fail_raises_one_problem_of_its_kind() -> None:
@@ -113,9 +114,25 @@ def test_warnings_are_raised_through_warn_only() -> None:
             assert found in reporting.WARNINGS or found == "constructs-llm:note", (path, found)
 
 
-def test_an_unlisted_warning_id_is_refused(new_stack: Callable[..., Stack]) -> None:
-    with pytest.raises(KeyError, match="constructs-llm:made-up"):
-        reporting.warn(new_stack(), "constructs-llm:made-up", "text")
+def test_a_warning_carries_a_listed_id_and_what_was_checked(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # an id outside the table cannot be made
+    with pytest.raises(ValueError, match="constructs-llm:made-up"):
+        reporting.WarningId("constructs-llm:made-up")
+    # what was checked follows the id, so acknowledging one fleet leaves another warning
+    warning = reporting.SynthWarning(
+        reporting.WarningId.AUTOSCALED_FLEET, "check the fleet", detail="g5-2xlarge"
+    )
+    assert warning.acknowledgment_id == "constructs-llm:autoscaled-fleet:g5-2xlarge"
+    stack = new_stack()
+    from aws_cdk import aws_sns as sns
+    from aws_cdk.assertions import Annotations, Match
+
+    reporting.warn(sns.Topic(stack, "Topic"), warning)
+    Annotations.from_stack(stack).has_warning(
+        "/Test/Topic", Match.string_like_regexp("check the fleet")
+    )
 
 
 def test_a_warning_can_be_acknowledged_by_its_id(new_stack: Callable[..., Stack]) -> None:
@@ -125,7 +142,7 @@ def test_a_warning_can_be_acknowledged_by_its_id(new_stack: Callable[..., Stack]
     # WHEN its warning is acknowledged on the construct that carries it
     from aws_cdk import Annotations
 
-    Annotations.of(served.resource).acknowledge_warning(
+    Annotations.of(served).acknowledge_warning(
         "constructs-llm:unknown-instance-type", "ml.g8 sized by hand"
     )
     # THEN the synthesized app no longer carries it

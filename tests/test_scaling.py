@@ -12,7 +12,7 @@ from constructs_llm.errors import ScalingError
 def test_concurrency_target_is_the_default_choice() -> None:
     s = Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8)
     assert s.uses_concurrency
-    assert s.target_value == 8
+    assert s.target_concurrent_requests == 8
     assert s.in_cooldown.to_seconds() == 600
     assert s.out_cooldown.to_seconds() == 120
 

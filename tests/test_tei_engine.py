@@ -25,6 +25,7 @@ from constructs_llm import (
     ModelArchitecture,
     ModelKind,
     ModelSource,
+    Placement,
     RequestFormat,
     StreamingInvoker,
     catalogs,
@@ -42,7 +43,9 @@ CPU_TAG = "2.0.1-tei1.8.2-cpu-py310-ubuntu22.04"
 
 
 def _ctx(instance: str, model_id: str = BGE, **kwargs: Any) -> EngineContext:
-    return EngineContext(instance=InstanceType(instance), model_location=model_id, **kwargs)
+    devices = kwargs.pop("accelerators", None)
+    placement = Placement(InstanceType(instance), devices)
+    return EngineContext(placement=placement, model_location=model_id, **kwargs)
 
 
 def _container(template: Template) -> dict[str, Any]:
@@ -277,7 +280,8 @@ def test_warnings_say_what_to_verify(new_stack: Callable[..., Stack]) -> None:
     assert any("3 of the 4 GPUs of ml.g5.12xlarge stay idle" in str(w.entry.data) for w in found)
     unknown = Engine.tei().warnings(
         EngineContext(
-            instance=InstanceType("ml.g8.xlarge", allow_unknown_family=True), model_location=BGE
+            placement=Placement(InstanceType("ml.g8.xlarge", allow_unknown_family=True)),
+            model_location=BGE,
         ),
         {},
     )

@@ -16,6 +16,7 @@ from constructs_llm import (
     LlmEndpoint,
     LlmModel,
     ModelSource,
+    Placement,
     StreamingInvoker,
     ToolCalling,
     Variant,
@@ -31,7 +32,9 @@ TOOL_KEYS = ("ENABLE_AUTO_TOOL_CHOICE", "TOOL_CALL_PARSER", "GRAMMAR")
 
 
 def _ctx(family: str | None) -> EngineContext:
-    return EngineContext(instance=InstanceType(G5), model_location="org/model", model_family=family)
+    return EngineContext(
+        placement=Placement(InstanceType(G5)), model_location="org/model", model_family=family
+    )
 
 
 def _tool_env(engine: Engine, family: str | None) -> dict[str, str]:
@@ -143,8 +146,8 @@ def test_the_model_s_family_comes_from_its_hub_id_or_its_declared_s3_copy(
     )
     assert hub.tool_calling == ToolCalling(served=True, parser="hermes")
     assert copy.tool_calling == ToolCalling(served=True, parser="hermes")
-    assert copy.environment["OPTION_TOOL_CALL_PARSER"] == "hermes"
-    assert hub.environment["SM_VLLM_TOOL_CALL_PARSER"] == "hermes"
+    assert copy.bind().environment["OPTION_TOOL_CALL_PARSER"] == "hermes"
+    assert hub.bind().environment["SM_VLLM_TOOL_CALL_PARSER"] == "hermes"
 
 
 @pytest.mark.parametrize(

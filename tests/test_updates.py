@@ -30,7 +30,7 @@ from constructs_llm import (
     Variant,
 )
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hosting.production_variant import fleet_key
+from constructs_llm.hosting.names import fleet_key
 from constructs_llm.notes import notes_of
 from constructs_llm.operations.deployment import update_surge
 from tests.conftest import cdk_context

@@ -192,8 +192,8 @@ def test_a_variant_may_be_named_and_the_model_path_keeps_its_single_variant(
     single = LlmEndpoint(stack, "Single", model=model)
     assert [v.name for v in named.variants] == ["blue"]
     # model=...: the variant is named after the instance type, as before variants existed
-    assert [v.name for v in single.variants] == ["g5-2xlarge"] == [single.variant_name]
-    assert single.binding is named.variants[0].binding  # one placement, one SageMaker Model
+    assert [v.name for v in single.variants] == ["g5-2xlarge"] == [single.variant_plan.name]
+    assert single.variants[0].binding is named.variants[0].binding  # one placement, one Model
 
 
 def test_generated_variant_names_fit_sagemaker(new_stack: Callable[..., Stack]) -> None:

@@ -44,9 +44,8 @@ class EnvRule(Enum):
 class EngineContext:
     """What the engine needs to know about one model copy.
 
-    :param instance: the instance type the copy runs on.
-    :param accelerators: devices (GPUs, or Neuron chips) the copy gets; None = all of the
-        instance (inference components give a copy a subset).
+    :param placement: where the copy runs: the instance type, and the devices (GPUs, or
+        Neuron chips) the copy gets (inference components give a copy a subset).
     :param model_location: Hub id, or ``/opt/ml/model`` for weights SageMaker downloads.
     :param revision: Hub revision (branch, tag or commit). @default None
     :param max_input_tokens: longest prompt. @default the engine's default
@@ -56,9 +55,8 @@ class EngineContext:
         parser. @default None (unknown)
     """
 
-    instance: InstanceType
+    placement: Placement
     model_location: str
-    accelerators: int | None = None
     revision: str | None = None
     max_input_tokens: int | None = None
     max_total_tokens: int | None = None
@@ -66,9 +64,14 @@ class EngineContext:
     model_family: str | None = None
 
     @property
-    def placement(self) -> Placement:
-        """The copy's placement, which owns the device count."""
-        return Placement(self.instance, self.accelerators)
+    def instance(self) -> InstanceType:
+        """The instance type the copy runs on."""
+        return self.placement.instance_type
+
+    @property
+    def accelerators(self) -> int | None:
+        """Devices the copy gets; None = every device of the instance."""
+        return self.placement.accelerators
 
     @property
     def devices(self) -> int:

@@ -15,10 +15,10 @@ import re
 from typing import Literal
 
 from constructs_llm import catalogs
-from constructs_llm.catalogs import InstanceFamily
+from constructs_llm.catalogs import InstanceFamily, InstanceSize
 from constructs_llm.errors import InstanceTypeError
 from constructs_llm.hardware.device_memory import engine_visible_mib
-from constructs_llm.problems import Problems, fail
+from constructs_llm.problems import fail_all
 
 __all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of", "unknown_instance_type"]
 
@@ -66,28 +66,11 @@ class InstanceType:
     def __init__(
         self, name: str, *, allow_unknown_size: bool = False, allow_unknown_family: bool = False
     ) -> None:
-        problems = Problems("")  # each message names the instance type
-        problems.add(_name_problem(name), InstanceTypeError)
-        for flag, value in (
-            ("allow_unknown_size", allow_unknown_size),
-            ("allow_unknown_family", allow_unknown_family),
-        ):
-            if not isinstance(value, bool):
-                problems.add(f"{flag} must be True or False, got {value!r}", InstanceTypeError)
-        problems.raise_if_any()
-        family, size = _parse_name(name)
-        family_spec = _families().get(family)
-        if family_spec is None and not allow_unknown_family:
-            fail("", _unknown_family_message(name, family), InstanceTypeError)
-        size_spec = None if family_spec is None else family_spec.sizes.get(size)
-        if family_spec is not None and size_spec is None and not allow_unknown_size:
-            problems.add(_unknown_size_message(name, family, family_spec), InstanceTypeError)
-        problems.raise_if_any()
+        parsed = _parse(name, allow_unknown_size, allow_unknown_family)
+        if isinstance(parsed, list):
+            fail_all("", parsed, InstanceTypeError)  # each message names the instance type
         self._name = name
-        self._family = family
-        self._size = size
-        self._sizes = family_spec
-        self._spec = size_spec
+        self._family, self._size, self._sizes, self._spec = parsed
 
     @classmethod
     def of(
@@ -103,6 +86,15 @@ class InstanceType:
         return cls(
             value, allow_unknown_size=allow_unknown_size, allow_unknown_family=allow_unknown_family
         )
+
+    @staticmethod
+    def problems_of(value: object) -> list[str]:
+        """What stops ``value`` from being an instance type (none for an ``InstanceType``),
+        each message naming it: what ``InstanceType.of(value)`` would raise."""
+        if isinstance(value, InstanceType):
+            return []
+        parsed = _parse(value, False, False)
+        return parsed if isinstance(parsed, list) else []
 
     # -- identity -------------------------------------------------------------------------
     @property
@@ -307,11 +299,40 @@ def _name_problem(name: object) -> str | None:
     return None
 
 
-def _parse_name(name: str) -> tuple[str, str]:
-    """Family and size of a name ``_name_problem`` accepted."""
-    match = _NAME.fullmatch(name)
-    assert match is not None
-    return match["family"], match["size"]
+_Parsed = tuple[str, str, InstanceFamily | None, InstanceSize | None]
+
+
+def _parse(
+    name: object, allow_unknown_size: object, allow_unknown_family: object
+) -> _Parsed | list[str]:
+    """Family, size and their catalog entries of the instance type ``name``, or every
+    problem found (the name's form and the flags first; then the family, then the size)."""
+    found = [
+        f"{flag} must be True or False, got {value!r}"
+        for flag, value in (
+            ("allow_unknown_size", allow_unknown_size),
+            ("allow_unknown_family", allow_unknown_family),
+        )
+        if not isinstance(value, bool)
+    ]
+    problem = _name_problem(name)
+    match = _NAME.fullmatch(name) if isinstance(name, str) and problem is None else None
+    if match is None:
+        return [problem or _malformed_message(str(name)), *found]
+    if found:
+        return found
+    family, size = match["family"], match["size"]
+    family_spec = _families().get(family)
+    if family_spec is None:
+        return (
+            (family, size, None, None)
+            if allow_unknown_family
+            else [_unknown_family_message(match[0], family)]
+        )
+    size_spec = family_spec.sizes.get(size)
+    if size_spec is None and not allow_unknown_size:
+        return [_unknown_size_message(match[0], family, family_spec)]
+    return family, size, family_spec, size_spec
 
 
 def _malformed_message(name: str) -> str:
@@ -365,7 +386,7 @@ def _unknown_family_message(name: str, family: str) -> str:
     alike = [
         t
         for t in hosting.instance_types
-        if t.endswith(f".{size}") and _families()[_parse_name(t)[0]].accelerator == kind
+        if t.endswith(f".{size}") and _families()[t.split(".")[1]].accelerator == kind
     ]
     close = difflib.get_close_matches(name, alike, n=2, cutoff=0.8)
     close = close or difflib.get_close_matches(name, hosting.instance_types, n=2, cutoff=0.8)

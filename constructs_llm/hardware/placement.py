@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from constructs_llm.errors import ConfigurationError
+from constructs_llm.errors import InstanceTypeError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import int_type_problem, positive_int_problem
 
-__all__ = ["Placement"]
+__all__ = ["Placement", "placement_problems"]
+
+
+def placement_problems(instance_type: object, accelerators: object = None) -> list[Problem]:
+    """What stops ``Placement(instance_type, accelerators)`` from being built (the device
+    count's range is checked by :meth:`Placement.problems`, against the hardware)."""
+    found = [
+        Problem(f"instance_type: {message}", InstanceTypeError)
+        for message in InstanceType.problems_of(instance_type)
+    ]
+    wrong = int_type_problem("accelerators", accelerators)
+    return [Problem(wrong), *found] if wrong else found
 
 
 class Placement:
@@ -28,12 +39,9 @@ class Placement:
 
     def __init__(self, instance_type: str | InstanceType, accelerators: int | None = None) -> None:
         problems = Problems("Placement")
-        problems.add(int_type_problem("accelerators", accelerators))
-        try:
-            instance = InstanceType.of(instance_type)
-        except ConfigurationError as err:
-            problems.add_error(err, prefix="instance_type: ")
+        problems.extend(placement_problems(instance_type, accelerators))
         problems.raise_if_any()
+        instance = InstanceType.of(instance_type)
         # All devices = the whole instance; only a valid count is read so, so that problems()
         # still reports 0, True, 4.0 or a count on hardware with no devices.
         whole = type(accelerators) is int and accelerators == instance.accelerator_count >= 1

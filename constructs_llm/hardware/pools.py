@@ -76,23 +76,20 @@ class InstancePools:
 
     __slots__ = ("_listed", "_placements")
 
-    def __init__(self, placements: Sequence[Placement], *, listed: bool) -> None:
-        if not placements:
-            raise ValueError("InstancePools needs at least one placement")
-        self._placements = tuple(placements)
+    def __init__(self, first: Placement, *fallbacks: Placement, listed: bool) -> None:
+        self._placements = (first, *fallbacks)
         self._listed = listed
 
     @classmethod
     def single(cls, placement: Placement) -> InstancePools:
         """One instance type, given as such (no pools)."""
-        return cls([placement], listed=False)
+        return cls(placement, listed=False)
 
     @classmethod
-    def parse(
-        cls, value: InstanceTypes, *, prop: str = "instance_type"
-    ) -> tuple[InstancePools | None, list[Problem]]:
+    def parse(cls, value: object) -> tuple[InstancePools | None, list[Problem]]:
         """The pools ``value`` names, or None, with every problem found (each naming the bad
         value and the fix)."""
+        prop = "instance_type"
         if isinstance(value, str | InstanceType):
             placement, problems = _placement(value, "")
             return (None if placement is None else cls.single(placement)), problems
@@ -110,9 +107,9 @@ class InstancePools:
         if len(value) > MAX_POOLS:
             problems.append(Problem(_too_many(prop, value)))
         problems += [Problem(p) for p in _duplicates(prop, placements)]
-        if problems:
+        if problems or not placements:
             return None, problems
-        pools = cls(placements, listed=True)
+        pools = cls(*placements, listed=True)
         return pools, [Problem(p) for p in pools.problems(prop)]
 
     # -- what it holds ----------------------------------------------------------------------
@@ -274,10 +271,10 @@ def host_ami_problem(pools: InstancePools, amis: Sequence[str | None]) -> str | 
 
 def _placement(value: object, prefix: str) -> tuple[Placement | None, list[Problem]]:
     """The whole instance ``value`` names, or its problems (each after ``prefix``)."""
-    try:
-        return Placement(InstanceType.of(value)), []  # type: ignore[arg-type]  # checked there
-    except InstanceTypeError as err:
-        return None, [Problem(f"{prefix}{message}", InstanceTypeError) for message in err.problems]
+    found = InstanceType.problems_of(value)
+    if found or not isinstance(value, str | InstanceType):
+        return None, [Problem(f"{prefix}{message}", InstanceTypeError) for message in found]
+    return Placement(InstanceType.of(value)), []
 
 
 def _not_a_list(prop: str, value: object) -> str:

@@ -54,9 +54,10 @@ from aws_cdk import Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.compliance import NagAcknowledgment, nag_resource, waive
-from constructs_llm.problems import Problems
-from constructs_llm.reporting import warn
+from constructs_llm.problems import Problems, fail
+from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:
@@ -71,8 +72,8 @@ __all__ = [
     "MAX_CONCURRENT_INVOCATIONS",
     "AsyncInference",
     "S3Prefix",
-    "async_endpoint_problems",
-    "warn_about_alarms",
+    "alarms_on_async",
+    "async_inference_problem",
 ]
 
 ASYNC_FIX = "use AsyncInference(output=bucket) or AsyncInference.s3_prefix(bucket, 'answers/')"
@@ -170,6 +171,8 @@ class AsyncInference:
     @property
     def output_location(self) -> S3Prefix:
         """Where answers go."""
+        if self.output is None:  # refused when built
+            fail("AsyncInference", _no_output())
         return _located(self.output, "output")
 
     @property
@@ -298,7 +301,7 @@ class AsyncInference:
             value = getattr(self, name)
             if value is not None and not isinstance(value, S3Prefix):
                 found.append(_location_problem(name, value))
-        if self.notify is not None and not hasattr(self.notify, "topic_arn"):
+        if self.notify is not None and not cdk_kind(self.notify, "aws_sns", "ITopic"):
             found.append(
                 f"notify must be an SNS topic (sns.ITopic), got {describe(self.notify)}; pass "
                 "sns.Topic(...) or sns.Topic.from_topic_arn(...)"
@@ -313,7 +316,7 @@ class AsyncInference:
                 "topic; pass notify=topic or drop notify_with_response"
             )
         found.append(_concurrency_problem(self.max_concurrent_per_instance))
-        if self.kms_key is not None and not hasattr(self.kms_key, "key_arn"):
+        if self.kms_key is not None and not cdk_kind(self.kms_key, "aws_kms", "IKey"):
             found.append(f"kms_key must be a KMS key (kms.IKey), got {describe(self.kms_key)}")
         if not any(found):
             found.extend(self._overlap_problems())
@@ -344,44 +347,21 @@ class AsyncInference:
 _BOTH_TOPICS = ("SUCCESS_NOTIFICATION_TOPIC", "ERROR_NOTIFICATION_TOPIC")
 
 
-def async_endpoint_problems(
-    async_inference: object, *, variants: int, shadow: bool
-) -> list[str | None]:
-    """What an asynchronous endpoint cannot have: another kind of value, several production
-    variants or a shadow variant (not in the features table's asynchronous column)."""
-    if async_inference is None:
-        return []
-    if not isinstance(async_inference, AsyncInference):
-        return [
-            f"async_inference must be an AsyncInference, got {describe(async_inference)}; "
-            + ASYNC_FIX
-        ]
-    found: list[str | None] = []
-    if variants > 1:
-        found.append(
-            f"async_inference= takes one production variant, got {variants} variants: SageMaker's "
-            "features table lists multiple production variants for real-time inference only "
-            "(https://docs.aws.amazon.com/sagemaker/latest/dg/model-deploy-feature-matrix.html); "
-            "give each model an asynchronous LlmEndpoint of its own"
-        )
-    if shadow:
-        found.append(
-            "async_inference= cannot take a shadow variant: SageMaker's features table lists "
-            "shadow testing for real-time inference only (https://docs.aws.amazon.com/sagemaker/"
-            "latest/dg/model-deploy-feature-matrix.html); drop shadow=, or test the candidate "
-            "on an asynchronous LlmEndpoint of its own"
-        )
-    return found
+def async_inference_problem(async_inference: object) -> str | None:
+    """``async_inference=``: an ``AsyncInference`` (or None). What an asynchronous endpoint
+    cannot have with it (several production variants, a shadow, the OpenAI route) is in the
+    cross-feature rules (``hosting/rules.py``)."""
+    if async_inference is None or isinstance(async_inference, AsyncInference):
+        return None
+    got = describe(async_inference)
+    return f"async_inference must be an AsyncInference, got {got}; {ASYNC_FIX}"
 
 
-def warn_about_alarms(endpoint: Construct) -> None:
+def alarms_on_async() -> SynthWarning:
     """The default alarms of an asynchronous endpoint: one of them watches a metric SageMaker
     does not publish there."""
-    warn(endpoint, "constructs-llm:async-alarms", _alarms_on_async())
-
-
-def _alarms_on_async() -> str:
-    return (
+    return SynthWarning(
+        WarningId.ASYNC_ALARMS,
         "the default ModelErrors alarm watches InvocationModelErrors, which SageMaker does not "
         "publish for an asynchronous endpoint (its metrics are Invocation4XXErrors, "
         "Invocation5XXErrors and ModelLatency, the backlog metrics and, per variant, "
@@ -389,15 +369,14 @@ def _alarms_on_async() -> str:
         "https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html), so it "
         "never trips; the Errors (5xx) and latency alarms apply. Alarm on failed requests "
         "with endpoint.metric('InvocationFailures', statistic='Sum'), or on queued ones with "
-        "ApproximateAgeOfOldestRequest"
+        "ApproximateAgeOfOldestRequest",
     )
 
 
 # -- helpers ----------------------------------------------------------------------------------
 
 
-def _located(value: s3.IBucket | S3Prefix | None, name: str) -> S3Prefix:
-    assert value is not None  # output is checked in __post_init__
+def _located(value: s3.IBucket | S3Prefix, name: str) -> S3Prefix:
     if isinstance(value, S3Prefix):
         return value
     return S3Prefix(value, DEFAULT_FOLDERS[name])
@@ -456,7 +435,7 @@ def _nested(a: str, b: str) -> bool:
 
 
 def _bucket_problem(name: str, value: object) -> str | None:
-    if hasattr(value, "bucket_name") and hasattr(value, "arn_for_objects"):
+    if cdk_kind(value, "aws_s3", "IBucket"):
         return None
     return f"{name} must be an S3 bucket (s3.IBucket), got {describe(value)}"
 

@@ -1,10 +1,15 @@
 """LlmEndpoint: a real-time SageMaker endpoint serving one LlmModel on one instance type (or on
 instance pools: a list of types in order of preference), or several models and instance types
-as weighted variants (with an optional shadow)."""
+as weighted variants (with an optional shadow).
+
+The endpoint's plan is built and checked when it is created; it creates what is its own (the
+Endpoint, the config it names, scaling, alarms, notes), and renders at synth what depends on
+other constructs (``constructs_llm.synth_hook``): the SageMaker Models of its variants (in
+their models' scope), the config's variants, and the grants on the models' roles."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, Size
@@ -13,42 +18,37 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm.cdk_values import key_problem
-from constructs_llm.errors import ConfigurationError
 from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
 from constructs_llm.hardware.pools import InstanceTypes
 from constructs_llm.hosting.async_inference import (
     AsyncInference,
-    async_endpoint_problems,
-    warn_about_alarms,
+    alarms_on_async,
+    async_inference_problem,
 )
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
+from constructs_llm.hosting.endpoint_variant import EndpointVariant
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
-from constructs_llm.hosting.metrics_config import enhanced_period, metrics_config, metrics_problems
+from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
-from constructs_llm.hosting.production_variant import fleet_key
-from constructs_llm.hosting.storage import storage_settings
+from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
+from constructs_llm.hosting.production_variant import production_variant
+from constructs_llm.hosting.rules import rule_problems
+from constructs_llm.hosting.storage import grant_volume_key, waive_nvme_volume_key
 from constructs_llm.hosting.target import (
     EmbeddingTraits,
     IEndpoint,
-    ServesModel,
     default_served_name,
     embedding_traits_of,
     served_name_problem,
 )
-from constructs_llm.hosting.variant import (
-    EndpointVariant,
-    PlannedVariant,
-    Variant,
-    plan_variants,
-    variant_type_problems,
-)
+from constructs_llm.hosting.variant import Variant, plan_variants, variant_type_problems
 from constructs_llm.model.llm_model import LlmModel
-from constructs_llm.notes import add_memory_plan_note, add_note, add_quota_note
+from constructs_llm.notes import add_note, memory_plan_note, quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
 from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.operations.backlog_scaling import autoscale_on_backlog
-from constructs_llm.operations.capacity_notes import add_capacity_note
+from constructs_llm.operations.capacity_notes import variant_capacity_note
 from constructs_llm.operations.deployment import (
     DEPLOYMENT_FIX,
     MAX_ROLLBACK_ALARMS,
@@ -60,24 +60,20 @@ from constructs_llm.operations.deployment import (
     update_surge,
 )
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
-from constructs_llm.problems import Problems
-from constructs_llm.reporting import warn
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.problems import Problems, fail
+from constructs_llm.reporting import SynthWarning, WarningId, warn
+from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
+from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import describe, type_problem
 
 if TYPE_CHECKING:
+    from aws_cdk import aws_applicationautoscaling as appscaling
     from aws_cdk import aws_kms as kms
 
     from constructs_llm.engines.engine import Engine
-    from constructs_llm.hardware.instance_type import InstanceType
 
 
-__all__ = ["AUTOSCALED_FLEET", "LlmEndpoint"]
-
-#: The id of the warning on each autoscaled variant, followed by ``:`` and its fleet
-#: (``fleet_key``): acknowledging it records the fleet deployed, and a new instance type
-#: warns again under a new id.
-AUTOSCALED_FLEET = "constructs-llm:autoscaled-fleet"
+__all__ = ["LlmEndpoint"]
 
 #: SageMaker's guide on updating endpoints that use autoscaling.
 SCALING_UPDATE_GUIDE = (
@@ -85,21 +81,23 @@ SCALING_UPDATE_GUIDE = (
 )
 
 
-class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiRoute, Construct):
+class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances,
     or several as weighted variants (``variants=[Variant(...), ...]``, ``shadow=Variant(...)``).
 
-    The endpoint binds the model to its instance type (``model.bind``): the model's env and
-    memory plan are derived for that hardware, and a model served on two instance types gets
-    one SageMaker Model for each. Only the Endpoint may carry a physical name; the
-    EndpointConfig is replaced on every change, so model, image, env and instance-type changes
-    deploy in one ``cdk deploy``. The variant is named after the instance type. With
-    autoscaling, an instance-type change removes a variant registered with Application Auto
-    Scaling, which SageMaker refuses until its scalable target is deregistered, and
-    CloudFormation updates the endpoint before it deletes the old target: that change takes
-    two deploys (first ``autoscaling=None``), and each autoscaled variant warns so under an id
-    naming its fleet (``constructs-llm:autoscaled-fleet:<fleet>``), which a new instance type
-    changes.
+    The endpoint builds its plan (``endpoint.plan``: its variants, their pools and the model
+    bound to each, ``hosting/plan.py``) and checks it, with the rules that tie features
+    together (``hosting/rules.py``), when it is created: the model's env and memory plan are
+    derived for each instance type, and a model served on two instance types gets one
+    SageMaker Model for each, rendered when the app synthesizes. Only the Endpoint may carry a
+    physical name; the EndpointConfig is replaced on every change, so model, image, env and
+    instance-type changes deploy in one ``cdk deploy``. The variant is named after the
+    instance type. With autoscaling, an instance-type change removes a variant registered with
+    Application Auto Scaling, which SageMaker refuses until its scalable target is
+    deregistered, and CloudFormation updates the endpoint before it deletes the old target:
+    that change takes two deploys (first ``autoscaling=None``), and each autoscaled variant
+    warns so under an id naming its fleet (``constructs-llm:autoscaled-fleet:<fleet>``), which
+    a new instance type changes.
 
     With ``variants`` each ``Variant`` is a model on an instance type with its share of the
     traffic, its own autoscaling and metrics (``endpoint.variants[i]``); a variant is named
@@ -181,140 +179,125 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
+        single = variants is None and shadow is None
+        one = {
+            "model": model,
+            "instance_type": instance_type,
+            "instance_count": instance_count,
+            "health_check_timeout": health_check_timeout,
+            "download_timeout": download_timeout,
+            "volume_size": volume_size,
+            "autoscaling": autoscaling,
+            "provision_timeout": provision_timeout,
+            "capacity_reservation": capacity_reservation,
+        }
         problems.extend(metrics_problems(enhanced_metrics, metric_publish_frequency))
-        count = len(variants) if isinstance(variants, list | tuple) else 1
-        problems.extend(
-            async_endpoint_problems(async_inference, variants=count, shadow=shadow is not None)
-        )
-        queued = isinstance(async_inference, AsyncInference)
-        self.async_inference = async_inference if queued else None
+        problems.add(async_inference_problem(async_inference))
         problems.add(
             type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
         problems.add(key_problem("kms_key", kms_key))
-        single = variants is None and shadow is None
         if single:
-            one = {
-                "model": model,
-                "instance_type": instance_type,
-                "instance_count": 1 if instance_count is None else instance_count,
-                "autoscaling": autoscaling,
-                "health_check_timeout": health_check_timeout,
-                "download_timeout": download_timeout,
-                "volume_size": volume_size,
-                "provision_timeout": provision_timeout,
-                "capacity_reservation": capacity_reservation,
-            }
             problems.extend(variant_type_problems(one))
-            problems.raise_if_any()  # nothing below can be checked without them
-            specs = [Variant(**one)]  # type: ignore[arg-type]  # checked just above
         else:
-            given = {
-                "model": model,
-                "instance_type": instance_type,
-                "instance_count": instance_count,
-                "health_check_timeout": health_check_timeout,
-                "download_timeout": download_timeout,
-                "volume_size": volume_size,
-                "autoscaling": autoscaling,
-                "provision_timeout": provision_timeout,
-                "capacity_reservation": capacity_reservation,
-            }
-            problems.extend(_per_variant_problems(given, variants))
-            specs = list(variants) if isinstance(variants, list | tuple) else []
-            problems.raise_if_any()
+            problems.extend(_per_variant_problems(one, variants))
+        problems.raise_if_any()  # nothing below can be checked without them
+        queued = async_inference if isinstance(async_inference, AsyncInference) else None
+        given = {k: v for k, v in one.items() if v is not None}
+        specs = [Variant(**given)] if single else list(variants or ())  # type: ignore[arg-type]
         planned = plan_variants(
             specs,
             shadow=shadow,
             kms_key=kms_key,
             problems=problems,
             single=single,
-            asynchronous=queued,
+            asynchronous=queued is not None,
         )
         problems.add(name_problem("endpoint_name", endpoint_name))
         problems.add(served_name_problem("served_model_name", served_model_name))
-        if deployment is not None and not problems:
-            problems.extend(_rollout_problems(self, deployment, planned, alarm_props))
-        problems.raise_if_any()
-
-        self.chosen_served_name = served_model_name
-        if deployment is not None and endpoint_name is None:
+        if deployment is not None and endpoint_name is None and not problems:
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
             endpoint_name = generated_name(self, "endpoint_name")
-        self._metrics_config = metrics_config(enhanced_metrics, metric_publish_frequency)
-        self.enhanced_period = enhanced_period(enhanced_metrics, metric_publish_frequency)
-        self._host(planned, kms_key, endpoint_name, single, deployment)
-        for v in self.variants:
-            if alarm_props is not None:
-                group, label = ("Alarms", None) if single else (f"Alarms-{v.name}", v.describe)
-                v.alarms = create_alarms(self, v, alarm_props, id=group, label=label)
-        self.alarms: LlmAlarms | None = self.variants[0].alarms
-        if self.async_inference is not None and alarm_props is not None:
-            warn_about_alarms(self)
-        self.deployment = deployment
-        if deployment is not None:
-            self._guard(deployment)
+        self.plan = EndpointPlan(
+            variants=tuple(v for v in planned if not v.shadow),
+            shadow=next((v for v in planned if v.shadow), None),
+            single=single,
+            async_inference=queued,
+            metrics=MetricsPlan(enhanced_metrics, metric_publish_frequency),
+            deployment=deployment,
+            alarms=alarm_props,
+            kms_key=kms_key,
+            endpoint_name=endpoint_name,
+            served_model_name=served_model_name,
+        )
+        problems.extend(rule_problems(self.plan))
+        if deployment is not None and not problems:
+            problems.extend(_rollout_problems(self, self.plan))
+        problems.raise_if_any()
+        self._create()
+        render_at_synth(self, self._render)
 
-    def _host(
-        self,
-        planned: list[PlannedVariant],
-        kms_key: kms.IKey | None,
-        endpoint_name: str | None,
-        single: bool,
-        deployment: Deployment | None,
-    ) -> None:
-        hosted = [EndpointVariant(endpoint=self, planned=p) for p in planned]
-        self.variants = [v for v in hosted if not v.shadow]
-        self.shadow_variant = next((v for v in hosted if v.shadow), None)
-        first = self.variants[0]
-        # The first production variant, as before variants existed.
-        self.model, self.binding, self.autoscaling = first.model, first.binding, first.autoscaling
-        self.instance_type, self.variant_name = first.instance_type, first.name
-        self.pools = first.pools
-        self.instance_count = first.instance_count
-        self.health_check_timeout = first.health_check_timeout
-        self.download_timeout = first.download_timeout
-        shadows = [self.shadow_variant] if self.shadow_variant else []
+    # -- what is its own, created now --------------------------------------------------------
+
+    def _create(self) -> None:
+        plan = self.plan
         self.config = sagemaker.CfnEndpointConfig(
             self,
             "Config",
-            production_variants=[v.production_variant() for v in self.variants],
-            shadow_production_variants=[v.production_variant() for v in shadows] or None,
-            kms_key_id=kms_key.key_arn if kms_key else None,
-            metrics_config=self._metrics_config,
-            async_inference_config=self.async_inference.config() if self.async_inference else None,
+            production_variants=[],  # rendered at synth (their Models are the models')
+            kms_key_id=plan.kms_key.key_arn if plan.kms_key else None,
+            metrics_config=plan.metrics.config(),
+            async_inference_config=plan.async_inference.config() if plan.async_inference else None,
         )
-        roles = {id(v.model.role): v.model.role for v in hosted}.values()
-        storage_settings(self.config, [v.instance_type for v in hosted], kms_key, roles)
-        if self.async_inference is not None:
-            for role in roles:
-                self.async_inference.grant_processing(self, role)
-        scaled = any(v.autoscaling for v in hosted)
+        waive_nvme_volume_key(self.config, [v.first.instance_type for v in plan.hosted])
+        scaled = any(v.autoscaling for v in plan.hosted)
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
             endpoint_config_name=self.config.attr_endpoint_config_name,
-            endpoint_name=endpoint_name,
+            endpoint_name=plan.endpoint_name,
             # Keep the instance counts the autoscaler has set across config updates.
             retain_all_variant_properties=True if scaled else None,
         )
-        for v in hosted:
-            self._autoscale(v, "ScalableTarget" if single else f"ScalableTarget-{v.name}")
-            _plan_notes(self, v)
-            add_capacity_note(self, _fleet_name(v), v.autoscaling, v.instance_count)
-            if v.pools.listed and v.autoscaling is not None:
-                warn(self, "constructs-llm:pools-autoscaling", _pools_autoscaling(v))
-            if v.autoscaling is not None:
-                key = fleet_key(v.name, v.pools.instance_types)
-                warn(self, f"{AUTOSCALED_FLEET}:{key}", _autoscaled_fleet_change(v, key))
-        self.scalable_target = first.scalable_target
-        _quota_notes(self, hosted, deployment)
+        #: The production variants as deployed, in the order given.
+        self.variants = [EndpointVariant(endpoint=self, plan=v) for v in plan.variants]
+        #: The shadow variant as deployed, if any.
+        self.shadow_variant = (
+            EndpointVariant(endpoint=self, plan=plan.shadow) if plan.shadow else None
+        )
+        for v in self._hosted:
+            self._autoscale(v, "ScalableTarget" if plan.single else f"ScalableTarget-{v.name}")
+            _note_plans(self, v.plan)
+            capacity = variant_capacity_note(
+                v.plan.fleet_name, v.plan.autoscaling, v.plan.instance_count
+            )
+            add_note(self, capacity)
+            if v.plan.listed and v.plan.autoscaling is not None:
+                warn(self, SynthWarning(WarningId.POOLS_AUTOSCALING, _pools_autoscaling(v)))
+            if v.plan.autoscaling is not None:
+                key = v.plan.fleet_key
+                change = _autoscaled_fleet_change(v, key)
+                warn(self, SynthWarning(WarningId.AUTOSCALED_FLEET, change, detail=key))
+        _quota_notes(self, plan)
+        for v in self.variants:
+            if plan.alarms is not None:
+                group, label = ("Alarms", None) if plan.single else (f"Alarms-{v.name}", v.describe)
+                v.alarms = create_alarms(self, v, plan.alarms, id=group, label=label)
+        if plan.async_inference is not None and plan.alarms is not None:
+            warn(self, alarms_on_async())
+        if plan.deployment is not None:
+            self._guard(plan.deployment)
+
+    @property
+    def _hosted(self) -> list[EndpointVariant]:
+        return [*self.variants, *([self.shadow_variant] if self.shadow_variant else [])]
 
     def _autoscale(self, variant: EndpointVariant, id: str) -> None:
         """Target tracking on concurrency or invocations, or, asynchronous, on the backlog."""
-        if self.async_inference is None or variant.autoscaling is None:
+        scaling, startup = variant.plan.autoscaling, variant.plan.startup
+        if self.plan.async_inference is None or scaling is None or startup is None:
             variant.autoscale(self, id)
             return
         variant.scalable_target = autoscale_on_backlog(
@@ -323,34 +306,42 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             endpoint_name=self.endpoint_name,
             metric_endpoint_name=self.metric_endpoint_name,
             variant_name=variant.name,
-            scaling=variant.autoscaling,
-            startup=variant.health_check_timeout.plus(variant.download_timeout),
+            scaling=scaling,
+            startup=startup,
         )
 
     def _guard(self, deployment: Deployment) -> None:
         rollback = deployment.rollback_alarms
         if rollback is None:  # each production variant's (checked with the props)
             rollback = [a for v in self.variants if v.alarms for a in v.alarms.rollback]
-        fleet = _fleet(
-            (v.autoscaling, v.instance_count, v.health_check_timeout.plus(v.download_timeout))
-            for v in self.variants
-        )
         self.resource.deployment_config = endpoint_deployment_config(
-            deployment, alarms=rollback, fleet=fleet
+            deployment, alarms=rollback, fleet=_fleet(self.plan.variants)
         )
         for v in self.variants:
-            warn(
-                self,
-                "constructs-llm:guarded-rollout-hardware",
-                (
-                    _guardrails_pools_change(deployment.describe, v.pools.describe(), v.name)
-                    if v.pools.listed
-                    else _guardrails_hardware_change(
-                        deployment.describe, v.instance_type.name, v.name
-                    )
+            change = (
+                _guardrails_pools_change(deployment.describe, v.plan.fleet.describe(), v.name)
+                if v.plan.listed
+                else _guardrails_hardware_change(
+                    deployment.describe, v.plan.first.instance_type.name, v.name
                 )
-                + (_guarded_and_autoscaled() if v.autoscaling is not None else ""),
             )
+            scaled = _guarded_and_autoscaled() if v.plan.autoscaling is not None else ""
+            warn(self, SynthWarning(WarningId.GUARDED_ROLLOUT_HARDWARE, change + scaled))
+
+    # -- what depends on other constructs, rendered at synth ---------------------------------
+
+    def _render(self) -> None:
+        """The config's variants, with the SageMaker Models they name, and what the models'
+        roles need of this endpoint: the volume key, the asynchronous folders."""
+        plan = self.plan
+        self.config.production_variants = [production_variant(v) for v in plan.variants]
+        if plan.shadow is not None:
+            self.config.shadow_production_variants = [production_variant(plan.shadow)]
+        roles = list({id(b.model.role): b.model.role for b in plan.bindings}.values())
+        grant_volume_key(plan.kms_key, roles)
+        if plan.async_inference is not None:
+            for role in roles:
+                plan.async_inference.grant_processing(self, role)
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
 
@@ -391,64 +382,81 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             tool_calls=tool_calls,
         )
 
-    # -- public API ----------------------------------------------------------------------------
+    # -- what it serves (read from the plan) -------------------------------------------------
+
+    @property
+    def variant_plan(self) -> VariantPlan:
+        """The first production variant (what ``metric_*()`` and ``alarms`` are of)."""
+        return self.plan.variants[0]
+
+    @property
+    def alarms(self) -> LlmAlarms | None:
+        """The first production variant's default alarms (each variant's: ``variants[i]``)."""
+        return self.variants[0].alarms
+
+    @property
+    def scalable_target(self) -> appscaling.ScalableTarget | None:
+        """The first production variant's scalable target (None without autoscaling)."""
+        return self.variants[0].scalable_target
+
+    @property
+    def enhanced_period(self) -> Duration | None:
+        return self.plan.metrics.enhanced_period
 
     @property
     def inference_component_name(self) -> str | None:
         return None
 
     @property
-    def fleet_label(self) -> str:
-        """The instance type, or the instance pools in priority order, for titles."""
-        return self.pools.describe()
-
-    @property
-    def pool_instance_types(self) -> tuple[InstanceType, ...]:
-        """The first production variant's pools, when given as a list (else empty)."""
-        return self.variants[0].pool_instance_types
+    def _models(self) -> list[LlmModel]:
+        """The production variants' models (a request may reach any of them)."""
+        return [b.model for v in self.plan.variants for b in v.bindings[:1]]
 
     @property
     def stream_format(self) -> StreamFormat:
         """The production variants' framing; ``AUTO`` (per line) when their engines differ."""
-        formats = {v.model.stream_format for v in self.variants}
+        formats = {m.stream_format for m in self._models}
         return formats.pop() if len(formats) == 1 else StreamFormat.AUTO
 
     @property
     def request_format(self) -> RequestFormat:
-        return self.model.request_format  # the same for every variant (checked at synth)
+        return self._models[0].request_format  # the same for every variant (checked)
+
+    @property
+    def model_kind(self) -> ModelKind:
+        return self._models[0].engine.model_kind
 
     @property
     def served_model_name(self) -> str:
         """``served_model_name`` if given, else the production variants' model name (the Hub
         id, else the model's id), else, for variants of several models, the endpoint's id."""
-        names = {default_served_name(v.model) for v in self.variants}
+        names = {default_served_name(m) for m in self._models}
         derived = names.pop() if len(names) == 1 else self.node.id
-        return self.chosen_served_name or derived
+        return self.plan.served_model_name or derived
 
     @property
     def variant_names(self) -> tuple[str, ...]:
         """The production variants' names, which ``X-Target-Variant`` may pin."""
-        return tuple(v.name for v in self.variants)
+        return tuple(v.name for v in self.plan.variants)
 
     @property
     def max_total_tokens(self) -> int | None:
         """The smallest ``max_total_tokens`` among the production variants' models that set
         one (a request may reach any of them)."""
-        limits = [v.model.max_total_tokens for v in self.variants]
-        known = [limit for limit in limits if limit is not None]
+        known = [m.max_total_tokens for m in self._models if m.max_total_tokens is not None]
         return min(known) if known else None
 
     @property
     def tool_calls(self) -> bool:
         """Whether every production variant's engine serves tool calls (a request may reach
         any of them; the shadow's answers never reach the client)."""
-        return all(v.model.tool_calling.served for v in self.variants)
+        return all(m.tool_calling.served for m in self._models)
 
     @property
     def embedding_traits(self) -> EmbeddingTraits | None:
         """For embedding models: the figures every production variant's model agrees on (a
         request may reach any of them), the smallest per-call input limit; None for chat."""
-        found = [embedding_traits_of(v.model) for v in self.variants]
+        found = [embedding_traits_of(m) for m in self._models]
         traits = [t for t in found if t is not None]
         if not traits:
             return None
@@ -461,35 +469,47 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
             max_inputs_per_call=min(limits) if limits else None,
         )
 
+    # -- grants -------------------------------------------------------------------------------
+
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``InvokeEndpoint`` and ``InvokeEndpointWithResponseStream`` on this endpoint."""
         return grant_invoke(grantee, self.endpoint_arn)
 
     @property
+    def async_inference(self) -> AsyncInference | None:
+        """How the endpoint queues requests (its folders, ``input_location`` ...), if it does."""
+        return self.plan.async_inference
+
+    @property
     def is_async(self) -> bool:
         """Whether the endpoint queues requests (``async_inference=``)."""
-        return self.async_inference is not None
+        return self.plan.async_inference is not None
 
     def grant_invoke_async(self, grantee: iam.IGrantable) -> iam.Grant:
         """Lets ``grantee`` queue requests on this asynchronous endpoint
         (``InvokeEndpointAsync``), put request bodies in the input folder and read answers and
         failures (see ``AsyncInference``); returns the ``InvokeEndpointAsync`` grant."""
-        if self.async_inference is None:
-            raise ConfigurationError(
-                f"LlmEndpoint '{self.node.path}': grant_invoke_async needs an asynchronous "
-                "endpoint; create it with async_inference=AsyncInference(output=bucket), or use "
-                "grant_invoke(...) for this real-time endpoint"
+        queued = self.plan.async_inference
+        if queued is None:
+            fail(
+                f"LlmEndpoint '{self.node.path}'",
+                "grant_invoke_async needs an asynchronous endpoint; create it with "
+                "async_inference=AsyncInference(output=bucket), or use grant_invoke(...) for "
+                "this real-time endpoint",
             )
-        return self.async_inference.grant_callers(self, grantee, self.endpoint_arn)
+        return queued.grant_callers(self, grantee, self.endpoint_arn)
 
     def dashboard_view(self) -> DashboardView:
         """The endpoint's dashboard row: its one variant's metrics, or, with several variants,
         its invokers' row followed by a row per variant (the shadow's included), as SageMaker
         measures each variant and the invokers the endpoint."""
-        parts = [*self.variants, *([self.shadow_variant] if self.shadow_variant else [])]
+        parts = self._hosted
         if len(parts) == 1:
             return super().dashboard_view()
         return DashboardView(label=f"endpoint, {self.fleet_label}", parts=parts)
+
+    def _openai_plan(self) -> EndpointPlan:
+        return self.plan
 
     def _openai_invoke_arns(self) -> list[str]:
         return [self.endpoint_arn]
@@ -501,7 +521,7 @@ class LlmEndpoint(EndpointAttributes, ServesModel, VariantMetrics, NativeOpenAiR
         return self.resource.endpoint_name or self.endpoint_name
 
     def _metric_dimensions(self) -> dict[str, str]:
-        return {"EndpointName": self.metric_endpoint_name, "VariantName": self.variant_name}
+        return {"EndpointName": self.metric_endpoint_name, "VariantName": self.variant_plan.name}
 
 
 def _guardrails_hardware_change(describe: str, instance: str, variant: str) -> str:
@@ -519,7 +539,7 @@ def _autoscaled_fleet_change(variant: EndpointVariant, key: str) -> str:
     pools = (
         " (whether adding, dropping or reordering pools counts as an instance-type change is "
         "not documented: see constructs-llm:pools-autoscaling)"
-        if variant.pools.listed
+        if variant.plan.listed
         else ""
     )
     return (
@@ -532,7 +552,8 @@ def _autoscaled_fleet_change(variant: EndpointVariant, key: str) -> str:
         "deploys: first with autoscaling=None (CloudFormation deregisters the target; set "
         "instance_count to the instances needed meanwhile), then with the new instance_type "
         "and autoscaling. Once this fleet is deployed, or for a new endpoint, acknowledge "
-        f"Annotation::{AUTOSCALED_FLEET}:{key}; another instance type warns again under its "
+        f"Annotation::{WarningId.AUTOSCALED_FLEET.value}:{key}; another instance type warns "
+        "again under its "
         "own id"
     )
 
@@ -540,7 +561,7 @@ def _autoscaled_fleet_change(variant: EndpointVariant, key: str) -> str:
 def _guarded_and_autoscaled() -> str:
     return (
         "; with autoscaling, that deploy must follow one with autoscaling=None "
-        f"({AUTOSCALED_FLEET})"
+        f"({WarningId.AUTOSCALED_FLEET.value})"
     )
 
 
@@ -560,28 +581,18 @@ def _per_variant_problems(given: Mapping[str, object], variants: object) -> list
     return problems
 
 
-def _rollout_problems(
-    endpoint: Construct,
-    deployment: Deployment,
-    planned: list[PlannedVariant],
-    alarms: Alarms | None,
-) -> list[str]:
-    """What ``deployment`` cannot do on these production variants."""
-    production = [p for p in planned if not p.shadow]
-    fleet = _fleet(
-        (
-            p.spec.autoscaling,
-            p.spec.instance_count,
-            _startup(p),
-        )
-        for p in production
-    )
-    instances = [t for p in production for t in p.pools.instance_types]
+def _rollout_problems(endpoint: Construct, plan: EndpointPlan) -> list[str]:
+    """What the plan's deployment cannot do on its production variants."""
+    deployment, alarms = plan.deployment, plan.alarms
+    if deployment is None:
+        return []
+    production = plan.variants
+    instances = [t for v in production for t in v.instance_types]
     inf1 = next((i for i in instances if i.family == "inf1"), instances[0])
     # The default alarms roll the update back unless rollback_alarms names others.
     watched = alarms if deployment.rollback_alarms is None else None
     found = deployment.problems_for(
-        fleet,
+        _fleet(production),
         instance_type=inf1,
         variants=len(production),
         error_rate=watched.error_rate if watched else None,
@@ -604,28 +615,24 @@ def _too_many_rollback_alarms(variants: int, each: int) -> str:
     )
 
 
-def _startup(planned: PlannedVariant) -> Duration:
-    health, download = planned.startup
-    return health.plus(download)
-
-
-def _fleet(variants: Iterable[tuple[Autoscaling | None, int, Duration]]) -> Fleet:
+def _fleet(variants: Sequence[VariantPlan]) -> Fleet:
     """The instances an update may find across the production variants, and how long a new
     one may take to start."""
     bounds = [
-        (s.lowest_min, s.highest_max, start) if s else (count, count, start)
-        for s, count, start in variants
+        (v.autoscaling.lowest_min, v.autoscaling.highest_max)
+        if v.autoscaling
+        else (v.instance_count, v.instance_count)
+        for v in variants
     ]
+    starts = [v.startup for v in variants if v.startup is not None]
     return Fleet(
         smallest=min(b[0] for b in bounds),
         largest=max(b[1] for b in bounds),
-        startup=max((b[2] for b in bounds), key=lambda d: d.to_seconds()),
+        startup=max(starts, key=lambda d: d.to_seconds()),
     )
 
 
-def _quota_notes(
-    scope: Construct, hosted: list[EndpointVariant], deployment: Deployment | None
-) -> None:
+def _quota_notes(scope: Construct, plan: EndpointPlan) -> None:
     """One Service Quotas note per instance type: the most instances its variants may run,
     plus what an update runs beside them (a second fleet, or a rolling batch: UpdateEndpoint
     replaces every variant's fleet). Every pool of a variant may be the one SageMaker
@@ -633,43 +640,38 @@ def _quota_notes(
     variant's most and its surge."""
     most: dict[str, int] = {}
     surges: dict[str, Surge] = {}
-    for v in hosted:
-        count = v.autoscaling.highest_max if v.autoscaling else v.instance_count
-        surge = update_surge(deployment, count)
-        for inst in v.pools.instance_types:
+    for v in plan.hosted:
+        count = v.most_instances
+        surge = update_surge(plan.deployment, count)
+        for inst in v.instance_types:
             most[inst.name] = most.get(inst.name, 0) + count
             extra = surges[inst.name].instances if inst.name in surges else 0
             surges[inst.name] = Surge(extra + surge.instances, surge.how)
     for instance_type, instances in most.items():
-        add_quota_note(scope, instance_type, instances, surges[instance_type])
+        add_note(scope, quota_note(instance_type, instances, surges[instance_type]))
 
 
-def _plan_notes(scope: Construct, variant: EndpointVariant) -> None:
+def _note_plans(scope: Construct, variant: VariantPlan) -> None:
     """The memory plan of the variant's model on each of its pools."""
-    pools = variant.pools
-    if not pools.listed:
-        add_memory_plan_note(scope, variant.binding.plan, per_copy=False)
+    first = variant.binding
+    if not variant.listed:
+        if first is not None and first.plan is not None:
+            add_note(scope, memory_plan_note(first.plan, per_copy=False))
         return
-    for index, binding in enumerate(variant.pool_bindings):
-        plan = variant.model.derive(pools.placements[index]).plan
-        own = " (own Model: ModelNameOverride)" if binding is not variant.binding else ""
+    for pool in variant.pools:
+        binding = pool.binding
+        plan = binding.model.derive(pool.placement).plan if binding is not None else None
         if plan is not None:
-            add_note(scope, f"Memory plan, pool {index + 1} of {len(pools)}{own}: {plan.summary()}")
-
-
-def _fleet_name(variant: EndpointVariant) -> str:
-    """What the capacity note counts: the instance type, or the pools."""
-    first, *fallbacks = variant.pools.instance_types
-    if not fallbacks:
-        return first.name
-    return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
+            where = (pool.priority - 1, len(variant.pools))
+            own = binding is not first
+            add_note(scope, memory_plan_note(plan, per_copy=False, pool=where, own=own))
 
 
 def _pools_autoscaling(variant: EndpointVariant) -> str:
     """What to verify when a variant with instance pools scales."""
     capacities = {
         t.name: f"{t.accelerator_count} x {t.accelerator_memory_gib:.0f} GiB"
-        for t in variant.pools.instance_types
+        for t in variant.plan.instance_types
         if t.known and t.accelerator_memory_gib is not None
     }
     mixed = ""
@@ -681,7 +683,7 @@ def _pools_autoscaling(variant: EndpointVariant) -> str:
             "InstanceType as the guide shows."
         )
     return (
-        f"{variant.describe} scales over instance pools ({variant.pools.describe()}): "
+        f"{variant.describe} scales over instance pools ({variant.fleet_label}): "
         "SageMaker adds instances from the first pool with capacity and removes the "
         f"lowest-priority pool's first ({POOLS_GUIDE}).{mixed} SageMaker's autoscaling guide "
         "fails an update that changes the instance type of a variant registered for "

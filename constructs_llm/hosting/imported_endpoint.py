@@ -147,6 +147,10 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
     def _openai_invoke_arns(self) -> list[str]:
         return [self.endpoint_arn]
 
+    def _openai_plan(self) -> None:
+        """An endpoint deployed elsewhere has no plan here."""
+        return None
+
     def _metric_dimensions(self) -> dict[str, str]:
         if self.variant_name is None:
             fail(

@@ -23,12 +23,14 @@ components. Both settings render nothing by default, so SageMaker's defaults app
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import Duration, Token
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.values import describe
 
-__all__ = ["PUBLISH_FREQUENCIES_S", "enhanced_period", "metrics_config", "metrics_problems"]
+__all__ = ["PUBLISH_FREQUENCIES_S", "MetricsPlan", "metrics_problems"]
 
 #: The publishing intervals SageMaker accepts, in seconds (botocore ``MetricsConfig``).
 PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
@@ -70,26 +72,35 @@ def metrics_problems(enhanced_metrics: object, metric_publish_frequency: object)
     return problems
 
 
-def metrics_config(
-    enhanced_metrics: bool, metric_publish_frequency: Duration | None
-) -> sagemaker.CfnEndpointConfig.MetricsConfigProperty | None:
-    """The endpoint config's ``MetricsConfig``: None (SageMaker's defaults: no enhanced
-    metrics, published every 60 s) unless enhanced metrics or a frequency is asked for."""
-    if not enhanced_metrics and metric_publish_frequency is None:
-        return None
-    return sagemaker.CfnEndpointConfig.MetricsConfigProperty(
-        enable_enhanced_metrics=True if enhanced_metrics else None,
-        metric_publish_frequency_in_seconds=int(metric_publish_frequency.to_seconds())
-        if metric_publish_frequency is not None
-        else None,
-    )
+@dataclass(frozen=True)
+class MetricsPlan:
+    """What an endpoint config asks of SageMaker's metrics (checked by
+    :func:`metrics_problems` first).
 
+    :param enhanced: metrics per instance, container and GPU. @default False
+    :param publish_frequency: how often SageMaker publishes them. @default SageMaker's 60 s
+    """
 
-def enhanced_period(
-    enhanced_metrics: bool, metric_publish_frequency: Duration | None
-) -> Duration | None:
-    """How often the enhanced metrics arrive (the dashboard's period for them), or None when
-    the endpoint publishes none."""
-    if not enhanced_metrics:
-        return None
-    return metric_publish_frequency or Duration.minutes(1)
+    enhanced: bool = False
+    publish_frequency: Duration | None = None
+
+    def config(self) -> sagemaker.CfnEndpointConfig.MetricsConfigProperty | None:
+        """The endpoint config's ``MetricsConfig``: None (SageMaker's defaults: no enhanced
+        metrics, published every 60 s) unless enhanced metrics or a frequency is asked for."""
+        frequency = self.publish_frequency
+        if not self.enhanced and frequency is None:
+            return None
+        return sagemaker.CfnEndpointConfig.MetricsConfigProperty(
+            enable_enhanced_metrics=True if self.enhanced else None,
+            metric_publish_frequency_in_seconds=int(frequency.to_seconds())
+            if frequency is not None
+            else None,
+        )
+
+    @property
+    def enhanced_period(self) -> Duration | None:
+        """How often the enhanced metrics arrive (the dashboard's period for them), or None
+        when the endpoint publishes none."""
+        if not self.enhanced:
+            return None
+        return self.publish_frequency or Duration.minutes(1)

@@ -1,16 +1,27 @@
-"""Names of hosting resources: SageMaker's name pattern, its check, and the names derived
-from a construct's path for resources that must be named before CloudFormation creates them."""
+"""Names of hosting resources: SageMaker's name pattern, its check, the names derived from a
+construct's path for resources that must be named before CloudFormation creates them, and the
+names of variants, derived from their fleet."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from aws_cdk import Names, Token
 from constructs import Construct
 
+from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hardware.pools import VARIANT_NAME, InstancePools
 from constructs_llm.problems import fail
 
-__all__ = ["SAGEMAKER_NAME", "generated_name", "name_problem"]
+__all__ = [
+    "SAGEMAKER_NAME",
+    "fleet_key",
+    "fleet_variant_name",
+    "generated_name",
+    "name_problem",
+    "variant_name_for",
+]
 
 # SageMaker's pattern for Endpoint, EndpointConfig, variant and inference component names
 # (max 63 characters).
@@ -44,3 +55,27 @@ def generated_name(scope: Construct, prop: str) -> str:
             f"cannot derive a valid name (got {name!r}); pass {prop}='...'",
         )
     return name
+
+
+def variant_name_for(instance_type: InstanceType) -> str:
+    """Names the variant after the fleet: a new instance type is a new variant."""
+    name = instance_type.name.removeprefix("ml.").replace(".", "-")
+    problem = name_problem("the variant name derived from the instance type", name)
+    if problem:
+        fail(f"instance type {instance_type.name!r}", problem)
+    return name
+
+
+def fleet_key(variant_name: str, instance_types: Iterable[InstanceType]) -> str:
+    """The variant and the instance types it runs on, for an acknowledgeable warning id that
+    changes whenever either does: the variant's name when it already names its fleet
+    (``g5-12xlarge``, ``Llama-g5-12xlarge``), else the name and the fleet
+    (``pools:g6e-2xlarge+g5-4xlarge``, ``blue:g5-12xlarge``)."""
+    fleet = "+".join(variant_name_for(t) for t in instance_types)
+    return variant_name if variant_name.endswith(fleet) else f"{variant_name}:{fleet}"
+
+
+def fleet_variant_name(pools: InstancePools) -> str:
+    """The variant named after its fleet: the instance type (``g5-2xlarge``), or ``pools``
+    for a list of them, whatever their order (see ``VARIANT_NAME``)."""
+    return VARIANT_NAME if pools.listed else variant_name_for(pools.first.instance_type)

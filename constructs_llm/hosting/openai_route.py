@@ -30,7 +30,7 @@ What AWS documents, and where:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Fn, Stack
 from aws_cdk import aws_iam as iam
@@ -38,9 +38,14 @@ from constructs import IConstruct
 
 from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.compliance import BEARER_TOKEN_CALLS, waive
-from constructs_llm.problems import fail
-from constructs_llm.reporting import warn
+from constructs_llm.hosting.rules import When, rule_problems
+from constructs_llm.problems import Problems, fail
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.values import is_a
+
+if TYPE_CHECKING:
+    from constructs_llm.hosting.rules import HostingPlan
 
 __all__ = [
     "BEARER_TOKEN_ACTION",
@@ -59,8 +64,6 @@ BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 #: What OpenAI clients append ``/chat/completions`` to.
 OPENAI_PATH = "/openai/v1"
 
-_UNKNOWN_ID = "constructs-llm:openai-route-unknown"
-_STREAM_ID = "constructs-llm:openai-route-stream"
 _CHAT_ENGINES = "Engine.vllm() or Engine.sglang()"
 
 
@@ -76,7 +79,7 @@ class RouteSupport:
 
     served: bool | None
     message: str | None = None
-    warning_id: str | None = None
+    warning_id: WarningId | None = None
 
 
 def openai_route_support(
@@ -119,7 +122,7 @@ def openai_route_support(
     if stream_format is StreamFormat.AUTO:
         return RouteSupport(
             served=None,
-            warning_id=_UNKNOWN_ID,
+            warning_id=WarningId.OPENAI_ROUTE_UNKNOWN,
             message="the library does not know how its container frames a stream (a custom "
             "image or an imported endpoint whose stream_format is not stated, or variants "
             "whose engines differ), and SageMaker's OpenAI route passes the container's answer "
@@ -137,7 +140,7 @@ def openai_route_support(
         framing = f"its container streams {stream_format.name} token events, not chat chunks"
     return RouteSupport(
         served=None,
-        warning_id=_STREAM_ID,
+        warning_id=WarningId.OPENAI_ROUTE_STREAM,
         message=f"non-streamed chat completions work on SageMaker's OpenAI route, but {framing}"
         ", which OpenAI clients read as an empty stream (stream=True yields no chunk); for "
         f"streaming clients serve the model with {_CHAT_ENGINES}, or use a StreamingInvoker, "
@@ -164,16 +167,25 @@ class _RouteHost(IConstruct, Protocol):
         """The ARNs ``InvokeEndpoint`` is scoped to."""
         ...
 
+    def _openai_plan(self) -> HostingPlan | None:
+        """The plan of the endpoint the route reaches (None for an endpoint deployed
+        elsewhere), for the cross-feature rules of the route."""
+        ...
+
+    def _route_support(self) -> RouteSupport: ...
+
 
 class NativeOpenAiRoute:
     """SageMaker's own OpenAI route to this endpoint or inference component:
     :attr:`openai_base_url` for OpenAI clients and :meth:`grant_openai` for their callers.
 
-    Both check at synth that the serving engine answers on the route: a container that takes
-    generate requests raises a ``ConfigurationError``; one whose streams OpenAI clients cannot
-    read (LMI), or whose framing is not known (custom images, imported endpoints), gets an
-    acknowledgeable warning (``constructs-llm:openai-route-stream``,
-    ``constructs-llm:openai-route-unknown``) on this construct.
+    Both refuse, with a ``ConfigurationError``, a route that cannot serve: a container that
+    takes generate requests or embed requests, or an asynchronous endpoint (a cross-feature
+    rule, ``hosting/rules.py``). ``grant_openai`` (which every caller of the route needs) also
+    warns, under an acknowledgeable id, where the route serves in part: a container whose
+    streams OpenAI clients cannot read (LMI, ``constructs-llm:openai-route-stream``), or whose
+    framing is not known (custom images, imported endpoints,
+    ``constructs-llm:openai-route-unknown``). Reading ``openai_base_url`` adds nothing.
     """
 
     @property
@@ -185,8 +197,11 @@ class NativeOpenAiRoute:
         Clients send ``model=""``: SageMaker routes by the URL, and the container checks a
         non-empty name against its own (vLLM accepts an empty one,
         ``vllm/entrypoints/openai/serving_engine.py`` ``_is_model_supported``). The token comes
-        from :func:`constructs_llm.streaming.sagemaker_bearer_token`."""
-        _check_route(self)
+        from :func:`constructs_llm.streaming.sagemaker_bearer_token`.
+
+        :raises ConfigurationError: the route cannot serve this endpoint or component
+        """
+        self._route_support()
         stack = Stack.of(self)
         parts = [
             "https://runtime.sagemaker.",
@@ -209,7 +224,9 @@ class NativeOpenAiRoute:
         problem = grantee_problem("grantee", grantee)
         if problem:
             fail(f"{type(self).__name__} '{self.node.path}'.grant_openai", problem)
-        _check_route(self)
+        support = self._route_support()
+        if support.served is None and support.warning_id and support.message:
+            warn(self, SynthWarning(support.warning_id, support.message))
         invoke = iam.Grant.add_to_principal(
             grantee=grantee,
             actions=[OPENAI_INVOKE_ACTION],
@@ -218,20 +235,19 @@ class NativeOpenAiRoute:
         token = iam.Grant.add_to_principal(
             grantee=grantee, actions=[BEARER_TOKEN_ACTION], resource_arns=["*"]
         )
-        if hasattr(grantee, "node"):  # a construct that holds the policy, or its parent
-            scope: IConstruct = grantee  # type: ignore[assignment]
-            waive(scope, BEARER_TOKEN_CALLS)
+        if is_a(grantee, IConstruct):  # a construct that holds the policy, or its parent
+            waive(grantee, BEARER_TOKEN_CALLS)  # type: ignore[arg-type]  # checked just above
         return invoke.combine(token)
 
-
-def _check_route(host: _RouteHost) -> None:
-    """Raises when the route cannot serve ``host``'s container; warns when it serves it in
-    part or the library cannot tell."""
-    support = openai_route_support(host.request_format, host.stream_format)
-    if support.served is False:
-        fail(
-            f"{type(host).__name__} '{host.node.path}'",
-            f"SageMaker's OpenAI route cannot serve it: {support.message}",
-        )
-    if support.served is None and support.warning_id and support.message:
-        warn(host, support.warning_id, support.message)
+    def _route_support(self: _RouteHost) -> RouteSupport:
+        """What the route gives this container; raises, naming every reason, when the route
+        cannot serve it (its container, or a rule of the endpoint's plan)."""
+        problems = Problems(f"{type(self).__name__} '{self.node.path}'")
+        support = openai_route_support(self.request_format, self.stream_format)
+        if support.served is False:
+            problems.add(f"SageMaker's OpenAI route cannot serve it: {support.message}")
+        plan = self._openai_plan()
+        if plan is not None:
+            problems.extend(rule_problems(plan, When.OPENAI_ROUTE))
+        problems.raise_if_any()
+        return support

@@ -33,10 +33,11 @@ __all__ = [
     "HEADROOM",
     "MAX_VOLUME_GB",
     "VOLUME_KEY_ACTIONS",
+    "grant_volume_key",
     "kms_problem",
     "storage_problem",
-    "storage_settings",
     "volume_problem",
+    "waive_nvme_volume_key",
 ]
 
 MAX_VOLUME_GB = 512
@@ -52,16 +53,17 @@ VOLUME_KEY_ACTIONS = (
 )
 
 
-def storage_settings(
-    config: sagemaker.CfnEndpointConfig,
-    instance_types: Iterable[InstanceType],
-    kms_key: kms.IKey | None,
-    grantees: Iterable[iam.IGrantable],
+def waive_nvme_volume_key(
+    config: sagemaker.CfnEndpointConfig, instance_types: Iterable[InstanceType]
 ) -> None:
-    """Records why NVMe types carry no volume key, and lets each of ``grantees`` use the key
-    there is (named actions only: a volume key needs no wildcard actions)."""
+    """Records on ``config`` why NVMe types carry no volume key."""
     if any(t.local_nvme for t in instance_types):
         waive(config, NVME_VOLUME_KEY)
+
+
+def grant_volume_key(kms_key: kms.IKey | None, grantees: Iterable[iam.IGrantable]) -> None:
+    """Lets each of ``grantees`` use the volume key there is (named actions only: a volume
+    key needs no wildcard actions)."""
     if kms_key is not None:
         for grantee in grantees:
             kms_key.grant(grantee, *VOLUME_KEY_ACTIONS)

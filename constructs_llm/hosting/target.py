@@ -174,12 +174,27 @@ def served_name_problem(prop: str, value: object) -> str | None:
     return None
 
 
-class ServesModel:
-    """The parts of ``InvocationTarget`` that come from the served ``LlmModel``."""
+class _ServedPlan(Protocol):
+    """What :class:`ServesModel` reads of a component's plan."""
 
-    model: LlmModel
-    #: ``served_model_name=`` as given to the construct (None: derived from the model).
-    chosen_served_name: str | None = None
+    @property
+    def model(self) -> LlmModel: ...
+
+    @property
+    def served_model_name(self) -> str | None:
+        """As given to the construct (None: derived from the model)."""
+        ...
+
+
+class ServesModel:
+    """The parts of ``InvocationTarget`` that come from the served ``LlmModel`` (an inference
+    component's, or an adapter's base's), read from the construct's plan."""
+
+    plan: _ServedPlan
+
+    @property
+    def model(self) -> LlmModel:
+        return self.plan.model
 
     @property
     def stream_format(self) -> StreamFormat:
@@ -193,7 +208,7 @@ class ServesModel:
     def served_model_name(self) -> str:
         """The name the invoker reports to OpenAI clients and routes by: ``served_model_name``
         if given, else the Hub id, else the model's id."""
-        return self.chosen_served_name or default_served_name(self.model)
+        return self.plan.served_model_name or default_served_name(self.model)
 
     @property
     def variant_names(self) -> tuple[str, ...]:

@@ -1,9 +1,11 @@
 """Variants of an ``LlmEndpoint``: several models or instance types behind one endpoint, with
 weighted traffic for A/B tests, and a shadow variant that gets a copy of the requests.
 
-``Variant`` is what users write; ``plan_variants`` checks a list of them (each one and the
-set) and names each; ``EndpointVariant`` is one variant as deployed: its model binding, its
-production variant in the endpoint config, its autoscaling and its metrics.
+``Variant`` is what users write (its values' types are checked when it is built);
+``plan_variants`` checks a list of them (each one and the set) and turns each into a
+``VariantPlan`` (``hosting/plan.py``): its pools and the model bound to each, its name, its
+start-up timeouts. The variant as deployed (scaling, alarms, metrics) is an
+``EndpointVariant`` (``hosting/endpoint_variant.py``).
 
 SageMaker's limits, checked at synth: 1-10 production variants (botocore
 ``ProductionVariantList``); with a shadow variant, exactly one production variant and one
@@ -19,19 +21,15 @@ the priority-1 pool's gets its own SageMaker Model (``ModelNameOverride``).
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, Size
 
 from constructs_llm.errors import ScalingError, SizingError
-from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hardware.placement import Placement
 from constructs_llm.hardware.pools import (
-    VARIANT_NAME,
     InstancePools,
     InstanceTypes,
     host_ami_problem,
@@ -40,19 +38,13 @@ from constructs_llm.hardware.pools import (
     provision_timeout_problem,
 )
 from constructs_llm.hosting.capacity_reservation import capacity_reservation_problem
-from constructs_llm.hosting.names import name_problem
-from constructs_llm.hosting.production_variant import (
-    PoolModels,
-    VariantSettings,
-    production_variant,
-    startup_timeouts,
-    variant_name_for,
-)
+from constructs_llm.hosting.names import fleet_variant_name, name_problem
+from constructs_llm.hosting.plan import VariantPlan, bound_pools, pools_of
+from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import kms_problem, storage_problem, volume_problem
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
-from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.values import (
@@ -65,22 +57,10 @@ from constructs_llm.values import (
 )
 
 if TYPE_CHECKING:
-    from aws_cdk import aws_applicationautoscaling as appscaling
     from aws_cdk import aws_kms as kms
-    from aws_cdk import aws_sagemaker as sagemaker
-    from constructs import Construct, Node
 
-    from constructs_llm.model.binding import ModelBinding
-    from constructs_llm.operations.alarms import LlmAlarms
 
-__all__ = [
-    "MAX_VARIANTS",
-    "EndpointVariant",
-    "PlannedVariant",
-    "Variant",
-    "plan_variants",
-    "variant_type_problems",
-]
+__all__ = ["MAX_VARIANTS", "Variant", "plan_variants", "variant_type_problems"]
 
 MAX_VARIANTS = 10
 # What a variant's name keeps of its model's construct id.
@@ -163,30 +143,6 @@ def _reservation_type_problem(value: object) -> str | None:
     return None if isinstance(value, str) else capacity_reservation_problem(value)
 
 
-@dataclass(frozen=True, kw_only=True)
-class PlannedVariant:
-    """A checked variant: its instance types (pools) and name, and whether it is the shadow."""
-
-    spec: Variant
-    pools: InstancePools
-    name: str
-    shadow: bool = False
-
-    @property
-    def placement(self) -> Placement:
-        """The priority-1 pool (the only one without pools)."""
-        return self.pools.first
-
-    @functools.cached_property
-    def startup(self) -> tuple[Duration, Duration]:
-        """The health-check and download timeouts: as given, else the defaults for the
-        slowest pool and the model's size (computed once, for rollout checks and hosting)."""
-        spec = self.spec
-        return startup_timeouts(
-            self.pools, spec.model.architecture, spec.health_check_timeout, spec.download_timeout
-        )
-
-
 def plan_variants(
     variants: Sequence[Variant],
     *,
@@ -195,8 +151,9 @@ def plan_variants(
     problems: Problems,
     single: bool = False,
     asynchronous: bool = False,
-) -> list[PlannedVariant]:
-    """Checks each variant and the set, adding every problem to ``problems``, and names them.
+) -> tuple[VariantPlan, ...]:
+    """The plan of each variant (the shadow last), every problem of each and of the set added
+    to ``problems``. A variant whose instance types cannot be read has no plan.
 
     :param single: ``LlmEndpoint(model=...)``: one variant named after its instance type, whose
         problems read as the endpoint's own (no ``variants[i]`` label)
@@ -206,73 +163,80 @@ def plan_variants(
     labelled = [("" if single else f"variants[{i}]", v, False) for i, v in enumerate(variants)]
     if shadow is not None:
         labelled.append(("shadow", shadow, True))
-    planned: list[PlannedVariant] = []
+    planned: list[tuple[VariantPlan, Variant]] = []
     for label, spec, is_shadow in labelled:
-        pools = _check_variant(
-            label,
-            spec,
-            kms_key,
-            problems,
-            who="LlmEndpoint" if single else "Variant",
-            asynchronous=asynchronous,
-        )
-        if pools is not None:
-            name = _name(spec, pools, single)
-            planned.append(PlannedVariant(spec=spec, pools=pools, name=name, shadow=is_shadow))
+        if not isinstance(spec, Variant):
+            problems.add(f"{label} must be a Variant(model=..., ...), got {describe(spec)}")
+            continue
+        where = f"{label}: " if label else ""
+        who = "LlmEndpoint" if single else "Variant"
+        plan = _plan_variant(spec, where, who, kms_key, problems, single, asynchronous, is_shadow)
+        if plan is not None:
+            planned.append((plan, spec))
     if not single:
         problems.extend(_set_problems(variants, shadow, planned))
-    return planned
+    return tuple(plan for plan, _ in planned)
 
 
-def _check_variant(
-    label: str,
-    spec: object,
+def _plan_variant(
+    spec: Variant,
+    where: str,
+    who: str,
     kms_key: kms.IKey | None,
     problems: Problems,
-    *,
-    who: str,
-    asynchronous: bool = False,
-) -> InstancePools | None:
-    """The variant's instance types, or None when it cannot be checked further."""
-    where = f"{label}: " if label else ""
-    if not isinstance(spec, Variant):
-        problems.add(f"{label} must be a Variant(model=..., ...), got {describe(spec)}")
-        return None
-    found = [
-        type_problem("model", spec.model, LlmModel, MODEL_FIX),
-        type_problem("autoscaling", spec.autoscaling, Autoscaling, AUTOSCALING_FIX, optional=True),
-    ]
-    if any(found):
-        problems.extend(f"{where}{p}" for p in found if p)
-        return None
+    single: bool,
+    asynchronous: bool,
+    shadow: bool,
+) -> VariantPlan | None:
+    """One variant's plan (its types were checked when it was built), or None when its
+    instance types cannot be read."""
     pools = _pools(spec, problems, where, who)
     problems.extend(f"{where}{p}" for p in _prop_problems(spec) if p)
     timeout = provision_timeout_problem(spec.provision_timeout, pools)
     problems.add(f"{where}{timeout}" if timeout else None)
     for scaling in _scaling_problems(spec.autoscaling, spec.instance_count, asynchronous):
         problems.add(f"{where}{scaling}" if scaling else None, ScalingError)
-    if pools is not None:
-        for inst in dict.fromkeys(pools.instance_types):
-            problems.extend(
-                f"{where}{p}"
-                for p in (
-                    volume_problem(inst, spec.volume_size),
-                    kms_problem(inst, kms_key),
-                    storage_problem(inst, spec.volume_size, spec.model.architecture),
-                )
-                if p
+    if pools is None:
+        return None
+    for inst in dict.fromkeys(pools.instance_types):
+        problems.extend(
+            f"{where}{p}"
+            for p in (
+                volume_problem(inst, spec.volume_size),
+                kms_problem(inst, kms_key),
+                storage_problem(inst, spec.volume_size, spec.model.architecture),
             )
-        on_pools = [
-            Problem(where + _on_pool(pools, index, problem), problem.kind)
-            for index, placement in enumerate(pools)
-            for problem in spec.model.problems_for(placement)
-        ]
-        problems.extend(on_pools)
-        if not on_pools:
-            amis = [spec.model.derive(p).inference_ami_version for p in pools]
-            ami = host_ami_problem(pools, amis)
-            problems.add(f"{where}{ami}" if ami else None)
-    return pools
+            if p
+        )
+    model = spec.model
+    on_pools = [
+        Problem(where + _on_pool(pools, index, problem), problem.kind)
+        for index, placement in enumerate(pools)
+        for problem in model.problems_for(placement)
+    ]
+    problems.extend(on_pools)
+    planned = pools_of(pools.placements) if on_pools else bound_pools(model, pools.placements)
+    if not on_pools:
+        amis = [p.binding.inference_ami_version if p.binding else None for p in planned]
+        ami = host_ami_problem(pools, amis)
+        problems.add(f"{where}{ami}" if ami else None)
+    health, download = startup_timeouts(
+        pools, model.architecture, spec.health_check_timeout, spec.download_timeout
+    )
+    return VariantPlan(
+        name=_name(spec, pools, single),
+        pools=planned,
+        listed=pools.listed,
+        instance_count=spec.instance_count,
+        weight=spec.weight,
+        shadow=shadow,
+        autoscaling=spec.autoscaling,
+        health_check_timeout=health,
+        download_timeout=download,
+        volume_size=spec.volume_size,
+        provision_timeout=spec.provision_timeout,
+        capacity_reservation=spec.capacity_reservation,
+    )
 
 
 def _prop_problems(spec: Variant) -> list[str | None]:
@@ -368,7 +332,7 @@ def _name(spec: Variant, pools: InstancePools, single: bool) -> str:
     """``LlmEndpoint(model=...)``: the instance type (a new one is a new variant), or
     ``pools`` for a list of them (see ``VARIANT_NAME``). Otherwise the given name, else the
     model's id before that, within 63 characters."""
-    fleet = VARIANT_NAME if pools.listed else variant_name_for(pools.first.instance_type)
+    fleet = fleet_variant_name(pools)
     if single:
         return fleet
     if spec.name is not None:
@@ -378,7 +342,9 @@ def _name(spec: Variant, pools: InstancePools, single: bool) -> str:
 
 
 def _set_problems(
-    variants: Sequence[Variant], shadow: Variant | None, planned: list[PlannedVariant]
+    variants: Sequence[Variant],
+    shadow: Variant | None,
+    planned: list[tuple[VariantPlan, Variant]],
 ) -> list[str]:
     problems = []
     count = len(variants)
@@ -392,7 +358,7 @@ def _set_problems(
             f"shadow= needs exactly one production variant (SageMaker allows one production "
             f"and one shadow variant when a shadow is used), got {count}"
         )
-    weights = [p.spec.weight for p in planned if not p.shadow]
+    weights = [p.weight for p, _ in planned if not p.shadow]
     if len(weights) == count and all(isinstance(w, int | float) and w == 0 for w in weights):
         problems.append("every production variant has weight 0: give at least one weight > 0")
     problems += _duplicate_names(planned)
@@ -400,10 +366,10 @@ def _set_problems(
     return problems
 
 
-def _duplicate_names(planned: list[PlannedVariant]) -> list[str]:
+def _duplicate_names(planned: list[tuple[VariantPlan, Variant]]) -> list[str]:
     owners: dict[str, list[str]] = {}
-    for p in planned:
-        owners.setdefault(p.name, []).append(f"LlmModel '{p.spec.model.node.path}'")
+    for p, spec in planned:
+        owners.setdefault(p.name, []).append(f"LlmModel '{spec.model.node.path}'")
     return [
         f"the variant name {name!r} is used {len(who)} times ({', '.join(who)}); pass "
         "Variant(name=...) to tell them apart"
@@ -412,14 +378,14 @@ def _duplicate_names(planned: list[PlannedVariant]) -> list[str]:
     ]
 
 
-def _format_problems(planned: list[PlannedVariant]) -> list[str]:
+def _format_problems(planned: list[tuple[VariantPlan, Variant]]) -> list[str]:
     """The invoker sends one request body to the endpoint, whichever variant serves it."""
-    formats = {p.spec.model.request_format for p in planned}
+    models = [(p.name, spec.model) for p, spec in planned]
+    formats = {model.request_format for _, model in models}
     if len(formats) < 2:
         return []
     takes = ", ".join(
-        f"{p.name} ({p.spec.model.engine.name}) takes {p.spec.model.request_format.value}"
-        for p in planned
+        f"{name} ({model.engine.name}) takes {model.request_format.value}" for name, model in models
     )
     return [
         f"the variants take different request bodies ({takes}); every variant of one endpoint "
@@ -427,139 +393,8 @@ def _format_problems(planned: list[PlannedVariant]) -> list[str]:
     ]
 
 
-class HasEndpointName(Protocol):
-    @property
-    def node(self) -> Node: ...
-
-    @property
-    def endpoint_name(self) -> str: ...
-
-    @property
-    def metric_endpoint_name(self) -> str: ...
-
-    @property
-    def enhanced_period(self) -> Duration | None: ...
-
-
-class EndpointVariant(VariantMetrics):
-    """One variant as deployed (``endpoint.variants[i]``, ``endpoint.shadow_variant``): its
-    name, weight, model binding, timeouts, scalable target and ``metric_*()`` helpers
-    (dimensions ``EndpointName`` and ``VariantName``).
-
-    With instance pools, ``instance_type`` and ``binding`` are the priority-1 pool's,
-    ``pools`` holds every pool, ``pool_bindings`` the model bound to each, and the start-up
-    timeouts default to the slowest pool's."""
-
-    def __init__(self, *, endpoint: HasEndpointName, planned: PlannedVariant) -> None:
-        spec = planned.spec
-        self.endpoint = endpoint
-        self.name = planned.name
-        self.shadow = planned.shadow
-        self.model = spec.model
-        self.weight = spec.weight
-        self.pools = planned.pools
-        self.instance_type = planned.placement.instance_type
-        self.instance_count = spec.instance_count
-        self.autoscaling = spec.autoscaling
-        self.provision_timeout = spec.provision_timeout
-        self.binding: ModelBinding = spec.model.bind(planned.placement)
-        self._pool_models = _pool_models(spec.model, planned.pools)
-        self.health_check_timeout, self.download_timeout = planned.startup
-        self._volume_size = spec.volume_size
-        self.capacity_reservation = spec.capacity_reservation
-        self.enhanced_period = endpoint.enhanced_period
-        self.scalable_target: appscaling.ScalableTarget | None = None
-        #: Its default alarms (``LlmEndpoint(alarms=...)``); None for the shadow or without.
-        self.alarms: LlmAlarms | None = None
-
-    def dashboard_view(self) -> DashboardView:
-        """This variant's row of an endpoint's dashboard, under a heading of its own."""
-        role = "shadow" if self.shadow else f"weight {self.weight:g}"
-        heading = f"#### variant {self.name} ({self.fleet_label}, {role})"
-        return replace(super().dashboard_view(), heading=heading)
-
-    @property
-    def describe(self) -> str:
-        """``<endpoint path> variant <name>`` (for messages)."""
-        return f"{self.endpoint.node.path} variant {self.name}"
-
-    @property
-    def pool_bindings(self) -> tuple[ModelBinding, ...]:
-        """The model each pool runs, in priority order: the variant's own (``binding``), or
-        the pool's ``ModelNameOverride`` where its env, image or host AMI differ."""
-        return tuple(self._pool_models.get(index, self.binding) for index in range(len(self.pools)))
-
-    @property
-    def fleet_label(self) -> str:
-        """The instance type, or the instance pools in priority order, for titles."""
-        return self.pools.describe()
-
-    @property
-    def pool_instance_types(self) -> tuple[InstanceType, ...]:
-        """The pools' instance types when given as a list (metrics by ``InstanceType``)."""
-        return self.pools.instance_types if self.pools.listed else ()
-
-    def production_variant(self) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
-        """This variant in the endpoint config."""
-        settings = VariantSettings(
-            instance_count=self.instance_count,
-            health_check_timeout=self.health_check_timeout,
-            download_timeout=self.download_timeout,
-            volume_size=self._volume_size,
-            weight=self.weight,
-            name=self.name,
-            pools=self.pools,
-            pool_models=self._pool_models,
-            provision_timeout=self.provision_timeout,
-            capacity_reservation=self.capacity_reservation,
-        )
-        return production_variant(self.binding, settings)
-
-    def autoscale(self, scope: Construct, id: str) -> appscaling.ScalableTarget | None:
-        """Target tracking on this variant's instance count, if it asks for it. The target's
-        ``ResourceId`` names the endpoint (by ``GetAtt``, so CloudFormation creates or updates
-        the endpoint first) and the variant, so a new instance type (a new variant) brings a
-        new target, created after the endpoint update; the old one is deleted in the cleanup
-        that follows, too late for SageMaker, which refuses to remove a registered variant
-        (see ``constructs-llm:autoscaled-fleet``)."""
-        from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
-
-        scaling = self.autoscaling
-        if scaling is None:
-            return None
-        self.scalable_target = _scaling.scalable_target(
-            scope,
-            id,
-            resource_id=f"endpoint/{self.endpoint.endpoint_name}/variant/{self.name}",
-            dimension="sagemaker:variant:DesiredInstanceCount",
-            min_capacity=scaling.min_capacity,
-            max_capacity=scaling.max_capacity,
-        )
-        _scaling.track(
-            self.scalable_target,
-            scaling,
-            concurrency_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
-            invocations_metric=appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
-        )
-        return self.scalable_target
-
-    def _metric_dimensions(self) -> dict[str, str]:
-        return {"EndpointName": self.endpoint.metric_endpoint_name, "VariantName": self.name}
-
-
 def _on_pool(pools: InstancePools, index: int, problem: Problem) -> str:
     """The model's problem on one pool, naming it; a sizing problem's fix is a larger type."""
     return pool_problem(
         pools, index, problem.message, too_small=issubclass(problem.kind, SizingError)
     )
-
-
-def _pool_models(model: LlmModel, pools: InstancePools) -> PoolModels:
-    """The model bound to each pool that cannot share the priority-1 pool's SageMaker Model;
-    pools that can share it create nothing."""
-    first = model.derive(pools.first)
-    return {
-        index: model.bind(placement)
-        for index, placement in enumerate(pools)
-        if index and not model.derive(placement).shares_model_with(first)
-    }

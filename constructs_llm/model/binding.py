@@ -1,9 +1,9 @@
-"""A model bound to a placement: what the engine derives for that hardware, and the SageMaker
-Model that carries it.
+"""A model bound to a placement: what the engine derives for that hardware.
 
 :func:`derive` is pure (no constructs): the container env, memory plan, host AMI, warnings and
 problems of one model definition on one placement. ``LlmModel.bind`` turns a derivation into
-a :class:`ModelBinding` with its ``AWS::SageMaker::Model``, once per placement.
+a ``ModelBinding`` (``llm_model.py``), once per placement; the construct that hosts it renders
+its ``AWS::SageMaker::Model`` (``constructs_llm.model.model_resource``).
 """
 
 from __future__ import annotations
@@ -17,15 +17,12 @@ from constructs_llm.engines.engine import Engine, EngineContext
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.model.checkpoint_checks import MODEL_ID_GUESS, check_checkpoint
+from constructs_llm.model.checkpoint_checks import check_checkpoint
 from constructs_llm.problems import Problem
+from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
 
 if TYPE_CHECKING:
-    from aws_cdk import aws_iam as iam
-    from aws_cdk import aws_sagemaker as sagemaker
-    from constructs import Construct
-
     from constructs_llm.hardware.instance_type import InstanceType
     from constructs_llm.model.container_image import ContainerImage
     from constructs_llm.model.source import ModelSource
@@ -34,22 +31,11 @@ __all__ = [
     "CUDA13_HOST_AMI",
     "Definition",
     "Derivation",
-    "ModelBinding",
-    "SynthWarning",
     "derive",
     "host_ami_for",
 ]
 
-ENGINE_SETTING = "constructs-llm:engine-setting"
 CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"
-
-
-@dataclass(frozen=True)
-class SynthWarning:
-    """A synth warning: its acknowledgment id (``constructs-llm:<id>``) and message."""
-
-    id: str
-    message: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,8 +105,7 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
     engine, inst = definition.engine, placement.instance_type
     user_env = dict(definition.env or {})
     ctx = EngineContext(
-        instance=inst,
-        accelerators=placement.accelerators,
+        placement=placement,
         model_location=definition.source.model_location,
         revision=definition.source.revision,
         max_input_tokens=definition.max_input_tokens,
@@ -137,10 +122,10 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
     )
     problems += [Problem(p) for p in checkpoint.problems]
     problems += [Problem(p) for p in engine.validate(ctx, user_env)]
-    warnings = [SynthWarning("constructs-llm:unknown-instance-type", unknown_instance_type(inst))]
+    warnings = [SynthWarning(WarningId.UNKNOWN_INSTANCE_TYPE, unknown_instance_type(inst))]
     warnings = warnings if not inst.known else []
-    warnings += [SynthWarning(ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
-    warnings += [SynthWarning(MODEL_ID_GUESS, w) for w in checkpoint.warnings]
+    warnings += [SynthWarning(WarningId.ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
+    warnings += [SynthWarning(WarningId.MODEL_ID_GUESS, w) for w in checkpoint.warnings]
     plan = None if problems else _plan(definition, placement, warnings)
     problems += [Problem(p, SizingError) for p in plan.problems] if plan else []
     planned = replace(ctx, plan=plan)
@@ -186,7 +171,7 @@ def _plan(
         return None
     if arch is None:
         unknown = _unknown_model_size(definition.source.model_id)
-        warnings.append(SynthWarning("constructs-llm:unknown-model-size", unknown))
+        warnings.append(SynthWarning(WarningId.UNKNOWN_MODEL_SIZE, unknown))
         return None
     plan = plan_memory(
         arch,
@@ -197,7 +182,7 @@ def _plan(
         strict=False,
         batch_tokens=definition.engine.batch_tokens,
     )
-    warnings += [SynthWarning("constructs-llm:sizing-estimate", w) for w in plan.warnings]
+    warnings += [SynthWarning(WarningId.SIZING_ESTIMATE, w) for w in plan.warnings]
     return plan
 
 
@@ -229,64 +214,3 @@ def _unknown_model_size(model_id: str | None) -> str:
         f"the size of '{model_id or 'this model'}' is unknown, so memory fit was not checked; "
         "pass architecture=ModelArchitecture(...) to check it"
     )
-
-
-class ModelBinding:
-    """An ``LlmModel`` bound to one :class:`Placement`: the ``AWS::SageMaker::Model`` whose
-    container env, memory plan and host AMI were derived for that hardware. Get one with
-    ``model.bind(placement)``; an endpoint (``endpoint.binding``) and a component
-    (``component.binding``) hold theirs.
-
-    :param model: the model's construct (the binding's scope).
-    :param derivation: what the placement derived.
-    :param environment: the container env as synthesized (with the token's references).
-    :param resource: the SageMaker Model.
-    :param role: the execution role.
-    :param source: the weights.
-    """
-
-    def __init__(
-        self,
-        *,
-        model: Construct,
-        derivation: Derivation,
-        environment: Mapping[str, str],
-        resource: sagemaker.CfnModel,
-        role: iam.IRole,
-        source: ModelSource,
-    ) -> None:
-        self.model = model
-        self.derivation = derivation
-        self.resource = resource
-        self.role = role
-        self.source = source
-        self._environment = dict(environment)
-
-    def grant_read(self, grantee: iam.IGrantable) -> None:
-        """Lets ``grantee`` pull this binding's image and read the weights, as the role can."""
-        self.derivation.image.bind(self.model, grantee)
-        self.source.grant_read(self.model, grantee)
-
-    @property
-    def placement(self) -> Placement:
-        return self.derivation.placement
-
-    @property
-    def model_name(self) -> str:
-        """The generated name of the SageMaker Model (a CloudFormation attribute)."""
-        return self.resource.attr_model_name
-
-    @property
-    def environment(self) -> dict[str, str]:
-        """The container environment as synthesized (derived values merged with ``env``)."""
-        return dict(self._environment)
-
-    @property
-    def plan(self) -> MemoryPlan | None:
-        """The memory plan of one copy on this placement (None when it cannot be made)."""
-        return self.derivation.plan
-
-    @property
-    def inference_ami_version(self) -> str | None:
-        """The host AMI the image needs on this hardware (None = SageMaker's default)."""
-        return self.derivation.inference_ami_version

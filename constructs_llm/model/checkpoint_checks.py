@@ -3,8 +3,8 @@ model or an embedding model) and its quantization.
 
 Where the packaged model table (or the user's ``architecture=``) knows the checkpoint, a
 contradiction is certain and fails. Where only the Hub id hints at it, the hint warns, with an
-id to acknowledge (``constructs-llm:model-id-guess``): forks and private copies are named
-freely, and the Hub cannot be asked at synth.
+id to acknowledge (``WarningId.MODEL_ID_GUESS``, ``constructs-llm:model-id-guess``): forks and
+private copies are named freely, and the Hub cannot be asked at synth.
 
 - **Kind.** Every repository of the ``sentence-transformers`` organization is a Sentence
   Transformers embedding model. Names such as ``bge-``, ``e5-``, ``gte-``, ``embed``,
@@ -34,10 +34,7 @@ if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
     from constructs_llm.sizing.memory import ModelArchitecture
 
-__all__ = ["MODEL_ID_GUESS", "CheckpointFindings", "check_checkpoint"]
-
-#: The warning id of a hint taken from a model id.
-MODEL_ID_GUESS = "constructs-llm:model-id-guess"
+__all__ = ["CheckpointFindings", "check_checkpoint"]
 
 _EMBEDDING_ORGS = ("sentence-transformers/",)
 _EMBEDDING_NAME = re.compile(

@@ -14,7 +14,7 @@ import abc
 import re
 from typing import TYPE_CHECKING
 
-from aws_cdk import Stack, Token
+from aws_cdk import CfnMapping, Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
@@ -25,6 +25,7 @@ from constructs_llm.model.dlc_registry import (
     DlcFamily,
     check_dlc_region,
     dlc_family,
+    dlc_family_problem,
     dlc_regions,
     family_region_rule,
     infer_family,
@@ -42,7 +43,6 @@ from constructs_llm.model.image_references import (
     parse_uri,
     repository_name_problem,
     tag_problem,
-    uri_problem,
 )
 from constructs_llm.problems import Problems, fail
 
@@ -114,9 +114,21 @@ class ContainerImage(abc.ABC):
         match = _CUDA_TAG.search(tag) if tag and not Token.is_unresolved(tag) else None
         return int(match.group(1)[:2]) if match else None
 
-    @abc.abstractmethod
     def bind(self, scope: Construct, grantee: iam.IGrantable) -> str:
         """Grant ``grantee`` pull access and return the image URI (possibly tokens)."""
+        uri = self.uri(scope)
+        self.grant_pull(scope, grantee)
+        return uri
+
+    @abc.abstractmethod
+    def uri(self, scope: Construct) -> str:
+        """The image URI in ``scope``'s stack (possibly tokens), checked against its region;
+        what resolves it there (the DLC registry mapping and region rules) is created in the
+        stack on first use."""
+
+    @abc.abstractmethod
+    def grant_pull(self, scope: Construct, grantee: iam.IGrantable) -> None:
+        """Grant ``grantee`` pull access to the image (none for a URI given as a token)."""
 
 
 class _DlcImage(ContainerImage):
@@ -124,12 +136,10 @@ class _DlcImage(ContainerImage):
         problems = Problems("ContainerImage.dlc")
         problems.add(repository_name_problem(repository), ImageError)
         problems.add(tag_problem(tag), ImageError)
-        known: DlcFamily | None = None
-        try:
-            known = dlc_family(family) if family is not None else None
-        except ImageError as err:
-            problems.add_error(err)
+        if family is not None:
+            problems.add(dlc_family_problem(family), ImageError)
         problems.raise_if_any()
+        known = dlc_family(family) if family is not None else None
         self._repository = repository
         self._tag = tag
         self._family = known if family is not None else infer_family(repository, tag)
@@ -142,23 +152,30 @@ class _DlcImage(ContainerImage):
     def tag(self) -> str:
         return self._tag
 
-    def bind(self, scope: Construct, grantee: iam.IGrantable) -> str:
+    def uri(self, scope: Construct) -> str:
         stack = Stack.of(scope)
         region = stack.region
         if not Token.is_unresolved(region):
             check_dlc_region(
                 scope, region, repository=self._repository, tag=self._tag, family=self._family
             )
-        mapping = registry_mapping(stack, self._family.registry if self._family else None)
+        mapping = self._mapping(stack)
         if self._family is not None:
             family_region_rule(stack, self._family)
         account = mapping.find_in_map(region, "account")
         domain = mapping.find_in_map(region, "domain")
+        return f"{account}.dkr.ecr.{region}.{domain}/{self._repository}:{self._tag}"
+
+    def grant_pull(self, scope: Construct, grantee: iam.IGrantable) -> None:
+        stack = Stack.of(scope)
+        account = self._mapping(stack).find_in_map(stack.region, "account")
         arn = stack.format_arn(
             service="ecr", resource="repository", resource_name=self._repository, account=account
         )
         grant_ecr_pull(grantee, [arn])
-        return f"{account}.dkr.ecr.{region}.{domain}/{self._repository}:{self._tag}"
+
+    def _mapping(self, stack: Stack) -> CfnMapping:
+        return registry_mapping(stack, self._family.registry if self._family else None)
 
 
 class _UriImage(ContainerImage):
@@ -169,10 +186,9 @@ class _UriImage(ContainerImage):
         self._ecr: tuple[str, str, str] | None = None  # account, region, repository
         if isinstance(uri, str) and Token.is_unresolved(uri):
             return  # resolved at deploy time; nothing to validate or grant
-        problems = Problems("ContainerImage.from_uri")
-        problems.add(uri_problem(uri), ImageError)
-        problems.raise_if_any()
         match = parse_uri(uri)
+        if isinstance(match, str):
+            fail("ContainerImage.from_uri", match, ImageError)
         ecr_registry = ECR_REGISTRY.fullmatch(match["registry"])
         if ecr_registry is None:
             fail("ContainerImage.from_uri", registry_problem(uri, match["registry"]), ImageError)
@@ -188,13 +204,16 @@ class _UriImage(ContainerImage):
     def tag(self) -> str | None:
         return self._tag
 
-    def bind(self, scope: Construct, grantee: iam.IGrantable) -> str:
+    def uri(self, scope: Construct) -> str:
+        if self._ecr is not None:
+            check_same_region(Stack.of(scope), self._ecr[1], self._uri)
+        return self._uri
+
+    def grant_pull(self, scope: Construct, grantee: iam.IGrantable) -> None:
         if self._ecr is not None:
             account, region, repository = self._ecr
-            check_same_region(Stack.of(scope), region, self._uri)
             arn = ecr_repository_arn(account=account, region=region, repository=repository)
             grant_ecr_pull(grantee, [arn])
-        return self._uri
 
 
 def registry_problem(uri: str, registry: str) -> str:
@@ -233,14 +252,16 @@ class _EcrRepositoryImage(ContainerImage):
     def tag(self) -> str | None:
         return None if self._tag.startswith("sha256:") else self._tag
 
-    def bind(self, scope: Construct, grantee: iam.IGrantable) -> str:
+    def uri(self, scope: Construct) -> str:
         region = self._repo.env.region
         if not Token.is_unresolved(region):
             check_same_region(Stack.of(scope), region, f"ECR repository {self._repo.node.path}")
+        if self._tag.startswith("sha256:"):
+            return self._repo.repository_uri_for_digest(self._tag)
+        return self._repo.repository_uri_for_tag(self._tag)
+
+    def grant_pull(self, scope: Construct, grantee: iam.IGrantable) -> None:
         # repository.grant also handles cross-account resource policies; the token grant
         # goes to its own acknowledged policy instead of grant_pull's default policy.
         self._repo.grant(grantee, *PULL_ACTIONS)
         grant_authorization_token(grantee)
-        if self._tag.startswith("sha256:"):
-            return self._repo.repository_uri_for_digest(self._tag)
-        return self._repo.repository_uri_for_tag(self._tag)

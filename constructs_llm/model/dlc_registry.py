@@ -13,18 +13,20 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from aws_cdk import Aws, CfnMapping, CfnRule, CfnRuleAssertion, Fn, Stack, Token
+from aws_cdk import Aws, CfnMapping, Fn, Stack, Token
 from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.errors import ImageError
 from constructs_llm.problems import fail
+from constructs_llm.stack_rules import assert_before_deploy
 
 __all__ = [
     "MAPPING_ID",
     "DlcFamily",
     "check_dlc_region",
     "dlc_family",
+    "dlc_family_problem",
     "dlc_regions",
     "family_region_rule",
     "infer_family",
@@ -74,15 +76,19 @@ def _dlc_families() -> dict[str, DlcFamily]:
 def dlc_family(name: str) -> DlcFamily:
     """The default image of an engine family: tgi, tgi-neuronx, lmi, lmi-trtllm, vllm, sglang,
     tei, tei-cpu."""
+    problem = dlc_family_problem(name)
+    if problem:
+        fail("", problem, ImageError)
+    return _dlc_families()[name]
+
+
+def dlc_family_problem(name: object) -> str | None:
+    """What is wrong with the family ``name`` (one :func:`dlc_family` knows), or None."""
     families = _dlc_families()
-    if name not in families:
-        fail(
-            "",
-            f"Unknown Deep Learning Container family: got {name!r}. "
-            f"Known families: {', '.join(families)}.",
-            ImageError,
-        )
-    return families[name]
+    if isinstance(name, str) and name in families:
+        return None
+    known = ", ".join(families)
+    return f"Unknown Deep Learning Container family: got {name!r}. Known families: {known}."
 
 
 def dlc_regions(registry: str | None = None) -> dict[str, dict[str, str]]:
@@ -129,18 +135,12 @@ def _region_rule(stack: Stack, registry: str | None) -> None:
     any resource is created, with a message saying what to do (instead of a bare
     'mapping key not found')."""
     which = "Deep Learning Container" if registry is None else f"{registry} image"
-    CfnRule(
+    assert_before_deploy(
         stack,
         f"{_mapping_id(registry)}Region",
-        assertions=[
-            CfnRuleAssertion(
-                assert_=Fn.condition_contains(sorted(dlc_regions(registry)), Aws.REGION),
-                assert_description=(
-                    f"constructs_llm knows no {which} registry for this region; use "
-                    "ContainerImage.from_uri(...) with the image in this region"
-                ),
-            )
-        ],
+        Fn.condition_contains(sorted(dlc_regions(registry)), Aws.REGION),
+        f"constructs_llm knows no {which} registry for this region; use "
+        "ContainerImage.from_uri(...) with the image in this region",
     )
 
 
@@ -192,22 +192,13 @@ def family_region_rule(stack: Stack, family: DlcFamily) -> None:
     if mapped <= family.regions:
         return
     rule_id = f"{MAPPING_ID}Region{''.join(p.capitalize() for p in family.name.split('-'))}"
-    if stack.node.try_find_child(rule_id) is not None:
-        return
-    listed = sorted(family.regions & mapped)
-    CfnRule(
+    assert_before_deploy(
         stack,
         rule_id,
-        assertions=[
-            CfnRuleAssertion(
-                assert_=Fn.condition_contains(listed, Aws.REGION),
-                assert_description=(
-                    f"The SageMaker Python SDK lists no {family.name} image ({family.repository}) "
-                    "in this region; deploy to a region that lists it, choose another engine, "
-                    "or use ContainerImage.from_uri(...) with the image in this region"
-                ),
-            )
-        ],
+        Fn.condition_contains(sorted(family.regions & mapped), Aws.REGION),
+        f"The SageMaker Python SDK lists no {family.name} image ({family.repository}) in this "
+        "region; deploy to a region that lists it, choose another engine, or use "
+        "ContainerImage.from_uri(...) with the image in this region",
     )
 
 

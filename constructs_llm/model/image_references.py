@@ -13,7 +13,6 @@ __all__ = [
     "parse_uri",
     "repository_name_problem",
     "tag_problem",
-    "uri_problem",
 ]
 
 _REPOSITORY = re.compile(r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*")
@@ -60,23 +59,18 @@ def tag_problem(tag: object) -> str | None:
     )
 
 
-def uri_problem(uri: object) -> str | None:
+def parse_uri(uri: object) -> re.Match[str] | str:
+    """The parts of the image URI ``uri``, or what is wrong with it."""
     if not isinstance(uri, str) or not uri:
         return f"Image URI must be a non-empty string, got {uri!r}."
-    problem = _uri_problem(uri, _URI.fullmatch(uri))
-    if problem:
+    match = _URI.fullmatch(uri)
+    problem = _uri_problem(uri, match)
+    if problem or match is None:
         return (
             f"Invalid image URI: got {uri!r}. {problem} Expected 'registry/repository:tag' or "
             "'registry/repository@sha256:<digest>', e.g. "
             "'123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm:1.0'."
         )
-    return None
-
-
-def parse_uri(uri: str) -> re.Match[str]:
-    """The parts of a URI ``uri_problem`` accepted."""
-    match = _URI.fullmatch(uri)
-    assert match is not None
     return match
 
 

@@ -1,9 +1,11 @@
 """LlmModel: an LLM's definition (source, engine, token limits, env, role, network), bound by
-endpoints and inference components to the hardware they give it."""
+endpoints and inference components to the hardware they give it (a ``ModelBinding`` per
+placement); they render its SageMaker Models (``model_resource.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import jsii
@@ -18,20 +20,18 @@ from constructs_llm.cdk_values import (
     subnets_problem,
     vpc_problem,
 )
-from constructs_llm.compliance import HUB_DOWNLOAD, waive
 from constructs_llm.engines.engine import ENGINE_FIX, Engine, ToolCalling
-from constructs_llm.errors import ConfigurationError, SizingError
+from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hardware.placement import Placement
-from constructs_llm.model.binding import Definition, Derivation, ModelBinding
+from constructs_llm.hardware.placement import Placement, placement_problems
+from constructs_llm.model.binding import Definition, Derivation
 from constructs_llm.model.binding import derive as derive_on
-from constructs_llm.model.execution_role import depend_on_policies, execution_role
+from constructs_llm.model.execution_role import execution_role
 from constructs_llm.model.network import ModelNetwork, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.notes import add_note
 from constructs_llm.problems import Problem, Problems, fail
-from constructs_llm.reporting import warn
-from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture
+from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.values import (
     bool_problem,
@@ -44,7 +44,9 @@ from constructs_llm.values import (
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
 
-__all__ = ["MODEL_FIX", "LlmModel"]
+    from constructs_llm.sizing.memory import MemoryPlan
+
+__all__ = ["MODEL_FIX", "LlmModel", "ModelBinding"]
 
 #: How to build the right kind of value, for messages about the wrong kind.
 MODEL_FIX = "create it with LlmModel(self, 'Model', source=..., engine=..., instance_type=...)"
@@ -61,14 +63,15 @@ class LlmModel(Construct):
     """An LLM served with one of the supported engines: a definition that endpoints and
     inference components bind to their hardware.
 
-    ``model.bind(placement)`` creates the ``AWS::SageMaker::Model`` for one placement (an
-    instance type and the devices one copy gets), with the container env, memory plan and
-    host AMI derived for it, once per placement. ``LlmEndpoint`` and ``InferenceComponent``
-    bind for you, so the same model can serve on several instance types or copy sizes. The
-    model's own ``instance_type`` is its default placement: it is checked when the model is
-    created, and its Model keeps the construct id ``Resource``. Every Model has no physical
-    name, so any change deploys as a replacement in one update. The execution role gets
-    exactly the reads the image and weights need.
+    ``model.bind(placement)`` is what the model becomes on one placement (an instance type and
+    the devices one copy gets): the container env, memory plan and host AMI derived for it,
+    checked, once per placement. ``LlmEndpoint`` and ``InferenceComponent`` bind for you, so
+    the same model can serve on several instance types or copy sizes, and they render the
+    ``AWS::SageMaker::Model`` of each placement they use when the app synthesizes (in this
+    model's scope). The model's own ``instance_type`` is its default placement: it is checked
+    when the model is created, and its Model keeps the construct id ``Resource``. Every Model
+    has no physical name, so any change deploys as a replacement in one update. The execution
+    role gets exactly the reads the image and weights need.
 
     :param source: where the weights come from (``ModelSource.hugging_face`` / ``s3`` / ...).
     :param engine: the serving engine (``Engine.tgi()``, ``Engine.lmi()``, ...).
@@ -150,6 +153,7 @@ class LlmModel(Construct):
         self._derived: dict[Placement, Derivation] = {}
         self._bindings: dict[Placement, ModelBinding] = {}
         self._image_uris: dict[Placement, str] = {}
+        self._pulled: set[Placement] = set()
         self.default_placement = self._default_placement(instance_type, problems)
         limits = [
             positive_int_problem("max_input_tokens", max_input_tokens),
@@ -166,7 +170,7 @@ class LlmModel(Construct):
         )
         if self.default_placement is not None:
             # The default placement's image is granted first, as its model is the usual one.
-            self._image_uri(self.derive(self.default_placement))
+            self.pull_image(self.default_placement)
         self.source_binding: SourceBinding = source.bind(
             self, self.role, token_env_names=engine.token_env_names
         )
@@ -209,8 +213,9 @@ class LlmModel(Construct):
     # -- binding to hardware ---------------------------------------------------------------
 
     def bind(self, placement: Placement | None = None) -> ModelBinding:
-        """This model on ``placement``: its SageMaker Model with the env, memory plan and host
-        AMI derived for that hardware, created on the first call for each placement.
+        """This model on ``placement``: the env, memory plan and host AMI derived for that
+        hardware, checked; the same binding for the same placement. Creates nothing: the
+        construct that hosts the binding renders its SageMaker Model.
 
         :param placement: @default the model's default placement (its ``instance_type``)
         :raises ConfigurationError: the model cannot run there (each problem named), or no
@@ -219,18 +224,16 @@ class LlmModel(Construct):
         if placement is not None and not isinstance(placement, Placement):
             fail(
                 f"LlmModel '{self.node.path}'",
-                f"bind() takes a Placement, got {placement!r}; use Placement('ml.g5.2xlarge') "
-                "or Placement(..., accelerators=1)",
+                f"bind() takes a Placement, got {placement!r}; {_PLACEMENT_FIX}",
             )
         placement = placement or self._require_default()
         bound = self._bindings.get(placement)
-        if bound is not None:
-            return bound
-        problems = Problems(f"LlmModel '{self.node.path}' on {placement.describe()}")
-        derivation = self.derive(placement)
-        problems.extend(derivation.problems)
-        problems.raise_if_any()
-        bound = self._bindings[placement] = self._create(derivation)
+        if bound is None:
+            problems = Problems(f"LlmModel '{self.node.path}' on {placement.describe()}")
+            derivation = self.derive(placement)
+            problems.extend(derivation.problems)
+            problems.raise_if_any()
+            bound = self._bindings[placement] = ModelBinding(model=self, derivation=derivation)
         return bound
 
     def problems_for(self, placement: Placement) -> list[Problem]:
@@ -243,39 +246,6 @@ class LlmModel(Construct):
             for p in self.derive(placement).problems
         ]
 
-    def _create(self, derivation: Derivation) -> ModelBinding:
-        placement = derivation.placement
-        scope_id = "Resource" if placement == self.default_placement else placement.construct_id
-        env = {**derivation.environment, **self.source_binding.env}
-        resource = sagemaker.CfnModel(
-            self,
-            scope_id,
-            execution_role_arn=self.role.role_arn,
-            enable_network_isolation=self.network_isolation or None,
-            vpc_config=self.network.vpc_config if self.network else None,
-            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
-                image=self._image_uri(derivation),
-                environment=env,
-                model_data_url=self.source_binding.model_data_url,
-                model_data_source=self.source_binding.model_data_source,
-            ),
-        )
-        # The role's policy must exist before SageMaker pulls the image and weights, and must
-        # outlive the model on delete.
-        depend_on_policies(resource, self.role)
-        if not self.network_isolation:
-            waive(resource, HUB_DOWNLOAD)
-        for warning in derivation.warnings:
-            warn(resource, warning.id, warning.message)
-        return ModelBinding(
-            model=self,
-            derivation=derivation,
-            environment=env,
-            resource=resource,
-            role=self.role,
-            source=self.source,
-        )
-
     def derive(self, placement: Placement) -> Derivation:
         """What this model becomes on ``placement`` (env, plan, warnings, problems), without
         creating anything; computed once per placement."""
@@ -284,62 +254,26 @@ class LlmModel(Construct):
             found = self._derived[placement] = derive_on(self.definition, placement)
         return found
 
-    def _image_uri(self, derivation: Derivation) -> str:
-        placement = derivation.placement
+    def image_uri(self, placement: Placement) -> str:
+        """The URI of the image the model runs on ``placement``, resolved in the model's stack,
+        where what resolves it (the region's DLC registry mapping and rules) is created on
+        first use. A construct that plans to host the model there asks when it is built, so a
+        region without the image fails then.
+
+        :raises ImageError: the stack's region has no such image (the fix is named)
+        """
         if placement not in self._image_uris:
-            self._image_uris[placement] = derivation.image.bind(self, self.role)
+            self._image_uris[placement] = self.derive(placement).image.uri(self)
         return self._image_uris[placement]
 
-    # -- the default placement, as before placements existed ----------------------------------
-
-    @property
-    def instance_type(self) -> InstanceType:
-        """The default placement's instance type."""
-        return self._require_default().instance_type
-
-    @property
-    def resource(self) -> sagemaker.CfnModel:
-        """The SageMaker Model of the default placement, once it is bound (by an endpoint or
-        component on that instance type, or by ``bind()``). Reading it creates nothing. For the
-        Model an endpoint or component uses, read its ``binding``.
-
-        :raises ConfigurationError: the default placement is not bound yet (the fix is named)
-        """
-        return self._default_binding().resource
-
-    @property
-    def model_name(self) -> str:
-        """The generated name of the default placement's SageMaker Model, once it is bound
-        (see ``resource``)."""
-        return self._default_binding().model_name
-
-    def _default_binding(self) -> ModelBinding:
-        placement = self._require_default()
-        bound = self._bindings.get(placement)
-        if bound is None:
-            fail(
-                f"LlmModel '{self.node.path}'",
-                f"its default placement ({placement.describe()}) has no SageMaker Model yet, "
-                "and reading a property creates none; read endpoint.binding (or "
-                "component.binding) of what serves it, or call model.bind() first",
-            )
-        return bound
-
-    @property
-    def environment(self) -> dict[str, str]:
-        """The default placement's container environment (derived values merged with ``env``)."""
-        derivation = self.derive(self._require_default())
-        return {**derivation.environment, **self.source_binding.env}
-
-    @property
-    def plan(self) -> MemoryPlan | None:
-        """The default placement's memory plan."""
-        return self.derive(self._require_default()).plan
-
-    @property
-    def inference_ami_version(self) -> str | None:
-        """The host AMI the default placement's image needs (None = SageMaker's default)."""
-        return self.derive(self._require_default()).inference_ami_version
+    def pull_image(self, placement: Placement) -> str:
+        """``image_uri(placement)``, after granting the execution role pull on its repository
+        (once per placement: the construct rendering the placement's Model asks)."""
+        uri = self.image_uri(placement)
+        if placement not in self._pulled:
+            self._pulled.add(placement)
+            self.derive(placement).image.grant_pull(self, self.role)
+        return uri
 
     # -- grants, network, formats -------------------------------------------------------------
 
@@ -396,11 +330,9 @@ class LlmModel(Construct):
     ) -> Placement | None:
         if instance_type is None:
             return None
-        try:
-            return Placement(instance_type)
-        except ConfigurationError as err:
-            problems.add_error(err)  # Placement names instance_type
-            return None
+        found = placement_problems(instance_type)
+        problems.extend(found)
+        return None if found else Placement(instance_type)
 
     def _network_problems(
         self, vpc: ec2.IVpc | None, subnets: ec2.SubnetSelection | None
@@ -438,6 +370,81 @@ def _hub_isolated(model_id: str | None) -> str:
 def _no_default_placement(path: str) -> str:
     return (
         f"LlmModel '{path}' has no default placement (it was created without instance_type); "
-        "pass instance_type=... to the LlmModel, or read the binding of the hosting construct "
-        "(endpoint.binding, component.binding, or model.bind(Placement(...)))"
+        "pass instance_type=... to the LlmModel, or bind it to a placement with "
+        "model.bind(Placement(...))"
     )
+
+
+@dataclass(frozen=True, eq=False)
+class ModelBinding:
+    """An ``LlmModel`` bound to one :class:`Placement`: the container env, memory plan, host
+    AMI and warnings derived for that hardware. A value: get one with
+    ``model.bind(placement)``, which returns the same binding for the same placement, so every
+    construct hosting a model on one placement shares one SageMaker Model. The hosting
+    construct renders that Model when the app synthesizes (``render_model``), in the model's
+    scope (its logical id is the model's: ``Resource`` for the default placement).
+
+    :param model: the model.
+    :param derivation: what the placement derived.
+    """
+
+    model: LlmModel
+    derivation: Derivation
+
+    @property
+    def placement(self) -> Placement:
+        return self.derivation.placement
+
+    @property
+    def construct_id(self) -> str:
+        """The id of its SageMaker Model under the model: ``Resource`` for the model's default
+        placement, else one derived from the placement alone (``G5-12xlarge-1Device``)."""
+        placement = self.placement
+        return "Resource" if placement == self.model.default_placement else placement.construct_id
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """The container environment as synthesized (derived values merged with ``env``, and
+        the token's references)."""
+        return {**self.derivation.environment, **self.model.source_binding.env}
+
+    @property
+    def plan(self) -> MemoryPlan | None:
+        """The memory plan of one copy on this placement (None when it cannot be made)."""
+        return self.derivation.plan
+
+    @property
+    def inference_ami_version(self) -> str | None:
+        """The host AMI the image needs on this hardware (None = SageMaker's default)."""
+        return self.derivation.inference_ami_version
+
+    @property
+    def resource(self) -> sagemaker.CfnModel:
+        """Its SageMaker Model, once rendered (when the app synthesizes).
+
+        :raises ConfigurationError: not rendered yet (the message says when it is)
+        """
+        found = self.model.node.try_find_child(self.construct_id)
+        if not isinstance(found, sagemaker.CfnModel):
+            fail(
+                f"LlmModel '{self.model.node.path}'",
+                f"its SageMaker Model for {self.placement.describe()} is rendered by the "
+                "endpoint or component that hosts it when the app synthesizes; read it after "
+                "app.synth() (or Template.from_stack(...))",
+            )
+        return found
+
+    @property
+    def model_name(self) -> str:
+        """The generated name of its SageMaker Model (a CloudFormation attribute), once
+        rendered."""
+        return self.resource.attr_model_name
+
+    def shares_model_with(self, other: ModelBinding) -> bool:
+        """One SageMaker Model serves both (see :meth:`Derivation.shares_model_with`)."""
+        return self.model is other.model and self.derivation.shares_model_with(other.derivation)
+
+    def grant_read(self, grantee: iam.IGrantable) -> None:
+        """Lets ``grantee`` pull this binding's image and read the weights, as the role can."""
+        self.derivation.image.bind(self.model, grantee)
+        self.model.source.grant_read(self.model, grantee)

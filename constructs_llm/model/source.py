@@ -21,7 +21,7 @@ from constructs import Construct
 from constructs_llm.compliance import waive, weights_prefix
 from constructs_llm.model import source_checks as _checks
 from constructs_llm.problems import Problems, fail
-from constructs_llm.reporting import warn
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 
 __all__ = ["MODEL_DIR", "ModelSource", "SourceBinding"]
 
@@ -222,11 +222,13 @@ class _HubSource(ModelSource):
             env = dict.fromkeys(token_env_names, reference)
             warn(
                 scope,
-                "constructs-llm:hf-token-in-model-env",
-                f"the Hugging Face token of {self._model_id} reaches the container through the "
-                f"Model's environment ({', '.join(token_env_names)}), so principals allowed "
-                "sagemaker:DescribeModel can read it; restrict that action, or stage the "
-                "weights in S3 with ModelSource.s3(...) so no token is needed at run time",
+                SynthWarning(
+                    WarningId.HF_TOKEN_IN_MODEL_ENV,
+                    f"the Hugging Face token of {self._model_id} reaches the container through the "
+                    f"Model's environment ({', '.join(token_env_names)}), so principals allowed "
+                    "sagemaker:DescribeModel can read it; restrict that action, or stage the "
+                    "weights in S3 with ModelSource.s3(...) so no token is needed at run time",
+                ),
             )
         return SourceBinding(model_location=self._model_id, revision=self._revision, env=env)
 
@@ -318,15 +320,13 @@ class _S3ArchiveSource(_S3Source):
 
 # -- warnings -------------------------------------------------------------------------------
 
-HUB_ID_TYPO = "constructs-llm:hub-id-typo"
-
 
 def _warn_if_typo(scope: Construct, model_id: str, *, hub: bool) -> None:
     """An id the model table lacks that looks like a typo of one it has: a warning (forks and
     models the table lacks are legitimate), acknowledged by its id."""
     message = _checks.hub_id_typo(model_id, hub=hub)
     if message is not None:
-        warn(scope, HUB_ID_TYPO, message)
+        warn(scope, SynthWarning(WarningId.HUB_ID_TYPO, message))
 
 
 # -- grants ---------------------------------------------------------------------------------

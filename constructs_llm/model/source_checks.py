@@ -10,6 +10,7 @@ from functools import cache
 from aws_cdk import Token
 
 from constructs_llm import catalogs
+from constructs_llm.cdk_values import cdk_kind
 
 __all__ = [
     "archive_key_problem",
@@ -101,7 +102,7 @@ def token_problem(token: object) -> str | None:
             "secretsmanager create-secret --name hf/token --secret-string <token>`) and pass "
             "secretsmanager.Secret.from_secret_name_v2(self, 'HfToken', 'hf/token')"
         )
-    if not hasattr(token, "secret_value"):
+    if not cdk_kind(token, "aws_secretsmanager", "ISecret"):
         return f"token must be a secretsmanager.ISecret, got {type(token).__name__}"
     return None
 
@@ -191,7 +192,7 @@ def declared_id_problem(model_id: str | None) -> str | None:
 
 
 def bucket_problem(bucket: object) -> str | None:
-    if not hasattr(bucket, "arn_for_objects"):
+    if not cdk_kind(bucket, "aws_s3", "IBucket"):
         return (
             f"bucket must be an s3.IBucket, got {type(bucket).__name__} {bucket!r}; use "
             "s3.Bucket.from_bucket_name(self, 'Weights', 'my-bucket')"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from aws_cdk import Duration
 from constructs import Construct
 
+from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.problems import Problems
 from constructs_llm.values import duration_type_problem, unit_hint
 
@@ -72,7 +73,7 @@ class Alarms:
         problems.add(_number_problem("disk_percent", self.disk_percent, 100, "90"))
         problems.add(duration_type_problem("model_latency", self.model_latency))
         problems.add(_latency_problem(self.model_latency))
-        if self.topic is not None and not hasattr(self.topic, "topic_arn"):
+        if self.topic is not None and not cdk_kind(self.topic, "aws_sns", "ITopic"):
             problems.add(f"topic must be an SNS topic (sns.ITopic), got {self.topic!r}")
         problems.raise_if_any()
 
@@ -225,6 +226,128 @@ class LlmAlarms:
         return [a for a in (self.errors, self.model_errors, self.latency) if a is not None]
 
 
+@dataclass(frozen=True)
+class _AlarmSpec:
+    """One default alarm: where it goes in ``LlmAlarms`` (and under which key, for the
+    per-pool GPU alarms), its construct id, what it watches and when it trips (at or above
+    ``threshold`` in ``periods[1]`` of ``periods[0]`` periods), and why, for its description."""
+
+    field: str
+    name: str
+    metric: cloudwatch.IMetric
+    threshold: float
+    periods: tuple[int, int]
+    why: str
+    key: str | None = None
+
+
+def _specs(metrics: AlarmMetrics, settings: Alarms) -> list[_AlarmSpec]:
+    """The alarms ``metrics`` allow, with ``settings``' thresholds, in a fixed order."""
+    minute, five = Duration.minutes(1), Duration.minutes(5)
+    rate, gpu = f"{settings.error_rate:.0%}", f"{settings.gpu_memory_percent:g} %"
+
+    def at(metric: cloudwatch.Metric, statistic: str, period: Duration) -> cloudwatch.IMetric:
+        return metric.with_(statistic=statistic, period=period)
+
+    found = [
+        _AlarmSpec(
+            "errors",
+            "Errors",
+            at(metrics.errors, "Average", minute),
+            settings.error_rate,
+            (3, 2),
+            f"at least {rate} of requests answered 5xx in 2 of 3 minutes; read the model's logs",
+        ),
+        _AlarmSpec(
+            "model_errors",
+            "ModelErrors",
+            at(metrics.model_errors, "Average", minute),
+            settings.error_rate,
+            (3, 2),
+            f"at least {rate} of requests got no 2xx from the model container (error status, "
+            "broken connection or timeout) in 2 of 3 minutes; read the model's logs",
+        ),
+    ]
+    if settings.model_latency is not None:
+        latency_ms = settings.model_latency.to_milliseconds()
+        found.append(
+            _AlarmSpec(
+                "latency",
+                "Latency",
+                at(metrics.latency, "p90", minute),
+                latency_ms * 1000,
+                (3, 2),
+                f"p90 ModelLatency at or above {latency_ms:,.0f} ms in 2 of 3 minutes",
+            )
+        )
+    if metrics.gpu_memory is not None:
+        whose = "each instance" if metrics.gpu_memory_scale > 1 else "the reservation"
+        found.append(
+            _AlarmSpec(
+                "gpu_memory",
+                "GpuMemory",
+                at(metrics.gpu_memory, "Maximum", minute),
+                settings.gpu_memory_percent * metrics.gpu_memory_scale,
+                (5, 5),
+                f"GPU memory at or above {gpu} of {whose} for 5 minutes, beyond what the engine "
+                "reserves; look for a second process or a leak",
+            )
+        )
+    found += [
+        _AlarmSpec(
+            "gpu_memory_by_instance_type",
+            f"GpuMemory-{pool.instance_type.removeprefix('ml.').replace('.', '-')}",
+            at(pool.metric, "Maximum", minute),
+            settings.gpu_memory_percent * pool.scale,
+            (5, 5),
+            f"GPU memory at or above {gpu} of each {pool.instance_type} instance (pool) for 5 "
+            "minutes, beyond what the engine reserves; look for a second process or a leak",
+            key=pool.instance_type,
+        )
+        for pool in metrics.gpu_memory_by_instance_type
+    ]
+    if metrics.gpu_memory_per_gpu is not None:
+        found.append(
+            _AlarmSpec(
+                "gpu_memory_per_gpu",
+                "GpuMemoryPerGpu",
+                metrics.gpu_memory_per_gpu,
+                settings.gpu_memory_percent,
+                (5, 5),
+                f"GPU memory at or above {gpu} on a single GPU for 5 minutes (enhanced metrics, "
+                "the fullest GPU of any instance), beyond what the engine reserves; look for a "
+                "second process or a leak",
+            )
+        )
+    if metrics.disk is not None:
+        found.append(
+            _AlarmSpec(
+                "disk",
+                "Disk",
+                at(metrics.disk, "Maximum", five),
+                settings.disk_percent,
+                (1, 1),
+                f"disk at or above {settings.disk_percent:g} % on an instance; the weights may "
+                "not fit on a new fleet: raise the volume size or pick an instance with more "
+                "storage",
+            )
+        )
+    if metrics.no_capacity is not None:
+        minutes = metrics.no_capacity_minutes
+        found.append(
+            _AlarmSpec(
+                "no_capacity",
+                "NoCapacity",
+                at(metrics.no_capacity, "Sum", minute),
+                1,
+                (minutes, minutes),
+                f"requests found no copy to serve them in each of {minutes} minutes: scaling is "
+                "not keeping up (max_capacity, max_instances, quota or capacity)",
+            )
+        )
+    return found
+
+
 def create_alarms(
     scope: Construct,
     source: AlarmSource,
@@ -233,132 +356,45 @@ def create_alarms(
     id: str = "Alarms",
     label: str | None = None,
 ) -> LlmAlarms:
-    """The default alarms of ``source``, in a construct ``id`` under ``scope``. Every alarm
-    states how missing data counts: as not breaching (no traffic, or no instance, is not a
-    failure).
+    """The default alarms of ``source``, in a construct ``id`` under ``scope``: one per row of
+    :func:`_specs`. Every alarm states how missing data counts: as not breaching (no traffic,
+    or no instance, is not a failure).
 
     :param label: what the alarms' descriptions name. @default ``scope``'s path
     """
     from aws_cdk import aws_cloudwatch as cloudwatch  # loaded only when alarms are built
 
-    metrics = source.alarm_metrics()
     group = Construct(scope, id)
     path = label or scope.node.path
-    minute, five = Duration.minutes(1), Duration.minutes(5)
-    at_least = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
-    rate = f"{settings.error_rate:.0%}"
-
-    def alarm(
-        name: str, metric: cloudwatch.IMetric, threshold: float, periods: tuple[int, int], why: str
-    ) -> cloudwatch.Alarm:
+    made: dict[str, cloudwatch.Alarm] = {}
+    by_type: dict[str, cloudwatch.Alarm] = {}
+    for spec in _specs(source.alarm_metrics(), settings):
         created = cloudwatch.Alarm(
             group,
-            name,
-            metric=metric,
-            threshold=threshold,
-            evaluation_periods=periods[0],
-            datapoints_to_alarm=periods[1],
-            comparison_operator=at_least,
+            spec.name,
+            metric=spec.metric,
+            threshold=spec.threshold,
+            evaluation_periods=spec.periods[0],
+            datapoints_to_alarm=spec.periods[1],
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"{path}: {why}",
+            alarm_description=f"{path}: {spec.why}",
         )
         if settings.topic is not None:
             _notify(created, settings.topic)
-        return created
-
-    def with_(metric: cloudwatch.Metric, statistic: str, period: Duration) -> cloudwatch.IMetric:
-        return metric.with_(statistic=statistic, period=period)
-
-    errors = alarm(
-        "Errors",
-        with_(metrics.errors, "Average", minute),
-        settings.error_rate,
-        (3, 2),
-        f"at least {rate} of requests answered 5xx in 2 of 3 minutes; read the model's logs",
-    )
-    model_errors = alarm(
-        "ModelErrors",
-        with_(metrics.model_errors, "Average", minute),
-        settings.error_rate,
-        (3, 2),
-        f"at least {rate} of requests got no 2xx from the model container (error status, "
-        "broken connection or timeout) in 2 of 3 minutes; read the model's logs",
-    )
-    latency = None
-    if settings.model_latency is not None:
-        limit_us = settings.model_latency.to_milliseconds() * 1000
-        latency = alarm(
-            "Latency",
-            with_(metrics.latency, "p90", minute),
-            limit_us,
-            (3, 2),
-            f"p90 ModelLatency at or above {settings.model_latency.to_milliseconds():,.0f} ms "
-            "in 2 of 3 minutes",
-        )
-    gpu_memory = None
-    if metrics.gpu_memory is not None:
-        gpu_memory = alarm(
-            "GpuMemory",
-            with_(metrics.gpu_memory, "Maximum", minute),
-            settings.gpu_memory_percent * metrics.gpu_memory_scale,
-            (5, 5),
-            f"GPU memory at or above {settings.gpu_memory_percent:g} % of "
-            f"{'each instance' if metrics.gpu_memory_scale > 1 else 'the reservation'} for 5 "
-            "minutes, beyond what the engine reserves; look for a second process or a leak",
-        )
-    by_type = {
-        pool.instance_type: alarm(
-            f"GpuMemory-{pool.instance_type.removeprefix('ml.').replace('.', '-')}",
-            with_(pool.metric, "Maximum", minute),
-            settings.gpu_memory_percent * pool.scale,
-            (5, 5),
-            f"GPU memory at or above {settings.gpu_memory_percent:g} % of each "
-            f"{pool.instance_type} instance (pool) for 5 minutes, beyond what the engine "
-            "reserves; look for a second process or a leak",
-        )
-        for pool in metrics.gpu_memory_by_instance_type
-    }
-    per_gpu = None
-    if metrics.gpu_memory_per_gpu is not None:
-        per_gpu = alarm(
-            "GpuMemoryPerGpu",
-            metrics.gpu_memory_per_gpu,
-            settings.gpu_memory_percent,
-            (5, 5),
-            f"GPU memory at or above {settings.gpu_memory_percent:g} % on a single GPU for 5 "
-            "minutes (enhanced metrics, the fullest GPU of any instance), beyond what the "
-            "engine reserves; look for a second process or a leak",
-        )
-    disk = None
-    if metrics.disk is not None:
-        disk = alarm(
-            "Disk",
-            with_(metrics.disk, "Maximum", five),
-            settings.disk_percent,
-            (1, 1),
-            f"disk at or above {settings.disk_percent:g} % on an instance; the weights may not "
-            "fit on a new fleet: raise the volume size or pick an instance with more storage",
-        )
-    no_capacity = None
-    if metrics.no_capacity is not None:
-        minutes = metrics.no_capacity_minutes
-        no_capacity = alarm(
-            "NoCapacity",
-            with_(metrics.no_capacity, "Sum", minute),
-            1,
-            (minutes, minutes),
-            f"requests found no copy to serve them in each of {minutes} minutes: scaling is "
-            "not keeping up (max_capacity, max_instances, quota or capacity)",
-        )
+        if spec.key is not None:
+            by_type[spec.key] = created
+        else:
+            made[spec.field] = created
     return LlmAlarms(
-        errors=errors,
-        model_errors=model_errors,
-        latency=latency,
-        gpu_memory=gpu_memory,
-        disk=disk,
-        no_capacity=no_capacity,
+        errors=made["errors"],
+        model_errors=made["model_errors"],
+        latency=made.get("latency"),
+        gpu_memory=made.get("gpu_memory"),
+        disk=made.get("disk"),
+        no_capacity=made.get("no_capacity"),
         gpu_memory_by_instance_type=by_type,
-        gpu_memory_per_gpu=per_gpu,
+        gpu_memory_per_gpu=made.get("gpu_memory_per_gpu"),
     )
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "schedule_actions",
     "target_problem",
     "track",
+    "variant_scalable_target",
 ]
 
 AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
@@ -129,13 +130,6 @@ class Autoscaling:
     @property
     def uses_concurrency(self) -> bool:
         return self.target_concurrent_requests is not None
-
-    @property
-    def target_value(self) -> float:
-        """The real-time target (requests in flight, or invocations per minute)."""
-        value = self.target_concurrent_requests or self.target_invocations_per_instance
-        assert value is not None  # guaranteed by target_problem at the construct
-        return float(value)
 
     @property
     def backlog_target(self) -> float:
@@ -251,19 +245,41 @@ def scalable_target(
     )
 
 
+def variant_scalable_target(
+    scope: Construct, id: str, *, endpoint_name: str, variant_name: str, scaling: Autoscaling
+) -> appscaling.ScalableTarget:
+    """The scalable target of an endpoint variant's instance count, within ``scaling``'s base
+    bounds. Its ``ResourceId`` names the endpoint (by ``GetAtt``, so CloudFormation creates or
+    updates the endpoint first) and the variant."""
+    return scalable_target(
+        scope,
+        id,
+        resource_id=f"endpoint/{endpoint_name}/variant/{variant_name}",
+        dimension="sagemaker:variant:DesiredInstanceCount",
+        min_capacity=scaling.min_capacity,
+        max_capacity=scaling.max_capacity,
+    )
+
+
 def track(
     target: appscaling.ScalableTarget,
     scaling: Autoscaling,
     *,
     concurrency_metric: appscaling.PredefinedMetric,
     invocations_metric: appscaling.PredefinedMetric,
-) -> appscaling.TargetTrackingScalingPolicy:
-    """Adds the one target-tracking policy the settings ask for, and the scheduled actions."""
+) -> None:
+    """Adds the one target-tracking policy the settings ask for (the construct has checked
+    that they name a real-time target: :func:`target_problem`), and the scheduled actions."""
     schedule_actions(target, scaling)
-    metric = concurrency_metric if scaling.uses_concurrency else invocations_metric
-    return target.scale_to_track_metric(
+    if scaling.target_concurrent_requests is not None:
+        metric, value = concurrency_metric, scaling.target_concurrent_requests
+    elif scaling.target_invocations_per_instance is not None:
+        metric, value = invocations_metric, scaling.target_invocations_per_instance
+    else:
+        return
+    target.scale_to_track_metric(
         "Tracking",
-        target_value=scaling.target_value,
+        target_value=float(value),
         predefined_metric=metric,
         scale_in_cooldown=scaling.in_cooldown,
         scale_out_cooldown=scaling.out_cooldown,

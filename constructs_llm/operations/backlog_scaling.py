@@ -70,13 +70,8 @@ def autoscale_on_backlog(
     :param metric_endpoint_name: the endpoint's name in its metrics.
     :param startup: how long a new instance may take to serve (the step's cooldown).
     """
-    target = _scaling.scalable_target(
-        scope,
-        id,
-        resource_id=f"endpoint/{endpoint_name}/variant/{variant_name}",
-        dimension="sagemaker:variant:DesiredInstanceCount",
-        min_capacity=scaling.min_capacity,
-        max_capacity=scaling.max_capacity,
+    target = _scaling.variant_scalable_target(
+        scope, id, endpoint_name=endpoint_name, variant_name=variant_name, scaling=scaling
     )
     _scaling.schedule_actions(target, scaling)
     target.scale_to_track_metric(

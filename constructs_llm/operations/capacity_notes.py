@@ -1,8 +1,8 @@
 """The capacity note each endpoint gets: the instance-hours per month it commits to at its
 minimum and can reach at its maximum, with its schedules counted over a week.
 
-An inference-component endpoint's floor depends on every component it hosts, so its note is
-written by an aspect, once all components are attached (aspects run before synthesis)."""
+An inference-component endpoint's floor depends on every component it hosts, so the endpoint
+adds its note when it renders, once every component has registered."""
 
 from __future__ import annotations
 
@@ -11,36 +11,25 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-import jsii
-from aws_cdk import Aspects, IAspect
-from constructs import IConstruct
-
-from constructs_llm.notes import add_note
 from constructs_llm.operations.schedule import MINUTES_PER_WEEK, hours_per_month, weekly_floor
 from constructs_llm.sizing.copy_demand import CopyDemand
 
 if TYPE_CHECKING:
     from constructs_llm.operations.autoscaling import Autoscaling
 
-__all__ = ["FleetOwner", "add_capacity_note", "note_fleet_capacity"]
+__all__ = ["HostedCopies", "fleet_capacity_note", "variant_capacity_note"]
 
 
-def add_capacity_note(
-    scope: IConstruct, instance: str, scaling: Autoscaling | None, count: int
-) -> None:
-    """The note of an endpoint whose instances are its variant's (``LlmEndpoint``)."""
+def variant_capacity_note(instance: str, scaling: Autoscaling | None, count: int) -> str:
+    """The note of a variant whose instances are its own (``LlmEndpoint``)."""
     if scaling is None:
-        add_note(scope, _capacity_note(instance, count, count, None))
-        return
+        return _capacity_note(instance, count, count, None)
     floor = weekly_floor(scaling.min_capacity, scaling.schedule) if scaling.schedule else None
-    add_note(
-        scope,
-        _capacity_note(
-            instance,
-            min(floor) if floor else scaling.lowest_min,
-            scaling.highest_max,
-            _scheduled(floor, bool(scaling.schedule)),
-        ),
+    return _capacity_note(
+        instance,
+        min(floor) if floor else scaling.lowest_min,
+        scaling.highest_max,
+        _scheduled(floor, bool(scaling.schedule)),
     )
 
 
@@ -58,7 +47,7 @@ def _capacity_note(instance: str, low: int, high: int, scheduled: str | None) ->
 
 
 class HostedCopies(Protocol):
-    """What the note needs of a component: its demand and its copy bounds."""
+    """What the note needs of a component: what one copy reserves, and its copy bounds."""
 
     @property
     def demand(self) -> CopyDemand: ...
@@ -70,65 +59,29 @@ class HostedCopies(Protocol):
     def autoscaling(self) -> Autoscaling | None: ...
 
 
-class FleetOwner(Protocol):
-    """What the note needs of an inference-component endpoint."""
-
-    @property
-    def min_instances(self) -> int: ...
-
-    @property
-    def max_instances(self) -> int: ...
-
-    @property
-    def capacity(self) -> CopyDemand | None: ...
-
-    @property
-    def components(self) -> Sequence[HostedCopies]: ...
-
-    @property
-    def fleet_name(self) -> str:
-        """Its instance type, or its instance pools."""
-        ...
+def fleet_capacity_note(
+    fleet_name: str,
+    *,
+    min_instances: int,
+    max_instances: int,
+    capacity: CopyDemand | None,
+    components: Sequence[HostedCopies],
+) -> str:
+    """The note of an endpoint whose instances its components' copies fill
+    (``InferenceComponentEndpoint``)."""
+    floor = _fleet_floor(min_instances, capacity, components)
+    scheduled = any(c.autoscaling and c.autoscaling.schedule for c in components)
+    low = min(floor) if floor else min_instances
+    return _capacity_note(fleet_name, low, max_instances, _scheduled(floor, scheduled))
 
 
-def note_fleet_capacity(scope: IConstruct, endpoint: FleetOwner) -> None:
-    """Writes the note of ``endpoint`` (the construct ``scope``) once its components are
-    known."""
-    Aspects.of(scope).add(_FleetNote(scope, endpoint))
-
-
-@jsii.implements(IAspect)
-class _FleetNote:
-    def __init__(self, scope: IConstruct, endpoint: FleetOwner) -> None:
-        self._scope = scope
-        self._endpoint = endpoint
-        self._written = False  # aspects run on every synth of the app: write the note once
-
-    def visit(self, node: IConstruct) -> None:
-        endpoint = self._endpoint
-        if node is not self._scope or self._written:
-            return
-        self._written = True
-        floor = _fleet_floor(endpoint)
-        scheduled = any(c.autoscaling and c.autoscaling.schedule for c in endpoint.components)
-        low = min(floor) if floor else endpoint.min_instances
-        add_note(
-            node,
-            _capacity_note(
-                endpoint.fleet_name,
-                low,
-                endpoint.max_instances,
-                _scheduled(floor, scheduled),
-            ),
-        )
-
-
-def _fleet_floor(endpoint: FleetOwner) -> list[int] | None:
+def _fleet_floor(
+    min_instances: int, capacity: CopyDemand | None, components: Sequence[HostedCopies]
+) -> list[int] | None:
     """Instances the fleet keeps at each minute of a week: what the components' floors need,
     and at least ``min_instances``; None when the hardware or a schedule is not known."""
-    capacity = endpoint.capacity
     floors = []
-    for component in endpoint.components:
+    for component in components:
         scaling = component.autoscaling
         if scaling is None:
             floors.append((component.demand, [component.copies] * MINUTES_PER_WEEK))
@@ -145,7 +98,7 @@ def _fleet_floor(endpoint: FleetOwner) -> list[int] | None:
             fleet.append(fleet[-1])
             continue
         need = functools.reduce(CopyDemand.plus, (d.times(f[minute]) for d, f in floors))
-        fleet.append(max(endpoint.min_instances, _instances(need, capacity)))
+        fleet.append(max(min_instances, _instances(need, capacity)))
     return fleet
 
 

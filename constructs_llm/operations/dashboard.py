@@ -290,7 +290,9 @@ def _concurrency(target: DashboardTarget, view: DashboardView) -> cloudwatch.Gra
     annotations = []
     if scaling is not None and scaling.target_concurrent_requests is not None:
         annotations.append(
-            cloudwatch.HorizontalAnnotation(value=scaling.target_value, label="scaling target")
+            cloudwatch.HorizontalAnnotation(
+                value=scaling.target_concurrent_requests, label="scaling target"
+            )
         )
     return _graph(
         f"Requests in flight per {view.unit} (max)",

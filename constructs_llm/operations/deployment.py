@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 from aws_cdk import Duration
 from aws_cdk import aws_sagemaker as sagemaker
 
+from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.problems import Problems
 from constructs_llm.values import duration_problem, unit_hint
 
@@ -440,7 +441,7 @@ def _alarms_problem(alarms: Sequence[object] | None) -> str | None:
             f"rollback_alarms must hold 1-{MAX_ROLLBACK_ALARMS} alarms (CloudFormation's "
             f"limit), got {len(alarms)}"
         )
-    odd = [a for a in alarms if not hasattr(a, "alarm_name")]
+    odd = [a for a in alarms if not cdk_kind(a, "aws_cloudwatch", "IAlarm")]
     return f"rollback_alarms must be CloudWatch alarms, got {odd!r}" if odd else None
 
 

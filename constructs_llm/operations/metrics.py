@@ -46,7 +46,9 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from constructs_llm.hardware.instance_type import InstanceType
+    from constructs_llm.hosting.plan import VariantPlan
     from constructs_llm.operations.alarms import AlarmMetrics
+    from constructs_llm.operations.autoscaling import Autoscaling
 
 __all__ = [
     "CopyMetrics",
@@ -170,9 +172,11 @@ class InvocationMetrics:
     #: Requests in flight per model (variant) or per copy (component).
     _CONCURRENCY_METRIC = "ConcurrentRequestsPerModel"
 
-    #: How often the endpoint publishes enhanced metrics (per instance, GPU or copy), or None
-    #: when it publishes none (``enhanced_metrics=False``, the default).
-    enhanced_period: Duration | None = None
+    @property
+    def enhanced_period(self) -> Duration | None:
+        """How often the endpoint publishes enhanced metrics (per instance, GPU or copy), or
+        None when it publishes none (``enhanced_metrics=False``, the default)."""
+        return None
 
     if TYPE_CHECKING:  # each subclass names the dimensions of its metrics
 
@@ -269,14 +273,27 @@ class InvocationMetrics:
 
 class VariantMetrics(InvocationMetrics):
     """The metrics of an endpoint variant's instances (an ``LlmEndpoint``'s first variant, or
-    one ``EndpointVariant``), on top of the invocation metrics."""
+    one ``EndpointVariant``), on top of the invocation metrics, read from the variant's plan."""
 
-    instance_type: InstanceType
+    if TYPE_CHECKING:  # each subclass names the variant it measures
+
+        @property
+        def variant_plan(self) -> VariantPlan: ...
+
+    @property
+    def instance_type(self) -> InstanceType:
+        """The priority-1 pool's instance type (the only one without pools)."""
+        return self.variant_plan.first.instance_type
 
     @property
     def pool_instance_types(self) -> tuple[InstanceType, ...]:
         """The instance pools' types, when the variant has pools (else empty)."""
-        return ()
+        return self.variant_plan.pool_instance_types
+
+    @property
+    def autoscaling(self) -> Autoscaling | None:
+        """The variant's autoscaling (its target is drawn on dashboards)."""
+        return self.variant_plan.autoscaling
 
     def metric_gpu_utilization(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
         """GPU use of the variant's instances (percent of one GPU, summed over GPUs)."""
@@ -296,8 +313,6 @@ class VariantMetrics(InvocationMetrics):
         """CPU use of the variant's instances (percent of one vCPU, summed over vCPUs); each
         instance reports it, so its SampleCount per minute counts the instances."""
         return self.metric("CPUUtilization", namespace=INSTANCE_NAMESPACE, **options)
-
-    instance_count: int
 
     def dashboard_view(self) -> DashboardView:
         """This variant's dashboard row: its instances, and its GPUs per instance; with
@@ -330,7 +345,7 @@ class VariantMetrics(InvocationMetrics):
         ]
         return DashboardView(
             label=f"endpoint, {self.fleet_label}",
-            fixed_count=self.instance_count,
+            fixed_count=self.variant_plan.instance_count,
             gpu=self._pool_gpus(pools) if pools else self._instance_gpus(),
             extra_latency=latency,
             extra_counts=counts,
@@ -382,8 +397,8 @@ class VariantMetrics(InvocationMetrics):
 
     @property
     def fleet_label(self) -> str:
-        """The instance type, or the instance pools, for titles."""
-        return self.instance_type.name
+        """The instance type, or the instance pools in priority order, for titles."""
+        return self.variant_plan.fleet.describe()
 
     def _pool_gpus(
         self, pools: tuple[InstanceType, ...]

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.problems import Problems
 from constructs_llm.values import all_ints, describe, int_type_problem, positive_int_problem
 
@@ -66,7 +67,7 @@ class ScheduledCapacity:
         """Values of the wrong type, a schedule expression Application Auto Scaling rejects
         and a time zone that is not an IANA name fail here, naming the schedule; the bounds
         are checked with the target's (``schedule[i] ...``)."""
-        has_expression = hasattr(self.schedule, "expression_string")
+        has_expression = cdk_kind(self.schedule, "aws_applicationautoscaling", "Schedule")
         named = f"ScheduledCapacity({self.expression})" if has_expression else ""
         problems = Problems(named or "ScheduledCapacity")
         if not has_expression:
@@ -93,8 +94,7 @@ class ScheduledCapacity:
         from aws_cdk import TimeZone
 
         zone = self.time_zone
-        assert zone is None or isinstance(zone, TimeZone)  # converted in __post_init__
-        return zone
+        return zone if isinstance(zone, TimeZone) else None  # a name is converted when built
 
     @property
     def zone_name(self) -> str:

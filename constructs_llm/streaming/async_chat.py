@@ -302,12 +302,11 @@ def submit_chat(
         call["InvocationTimeoutSeconds"] = invocation_timeout
     if request_ttl is not None:
         call["RequestTTLSeconds"] = request_ttl
-    s3 = s3 or (_client("s3") if input_location is not None else None)
-    if _inline(inline, len(body), input_location):
+    folder = _upload_folder(inline, len(body), input_location)
+    if folder is None:
         call["Body"] = body
     else:
-        assert input_location is not None  # _inline said so
-        call["InputLocation"] = _upload(s3, input_location, job_id, body)
+        call["InputLocation"] = _upload(s3 or _client("s3"), folder, job_id, body)
     answer = (sagemaker_runtime or _client("sagemaker-runtime")).invoke_endpoint_async(**call)
     return AsyncChatJob(
         endpoint_name=endpoint_name,
@@ -384,8 +383,8 @@ def _from_generation(generation: dict[str, Any], model: str, prompt: str | None)
     text: str = generation["generated_text"]
     if prompt and text.startswith(prompt):
         text = text[len(prompt) :]
-    details = generation.get("details") if isinstance(generation.get("details"), dict) else {}
-    assert isinstance(details, dict)
+    found = generation.get("details")
+    details: dict[str, Any] = found if isinstance(found, dict) else {}
     done = DoneEvent(
         finish_reason=details.get("finish_reason"),
         generated_text=text,
@@ -429,7 +428,8 @@ def _prompt(data: Mapping[str, Any]) -> str | None:
     return str(content[0].get("text")) if isinstance(content, list) and content else None
 
 
-def _inline(inline: bool | None, size: int, input_location: str | None) -> bool:
+def _upload_folder(inline: bool | None, size: int, input_location: str | None) -> str | None:
+    """Where the body goes through S3, or None when it goes inline in the call."""
     fits = size <= INLINE_LIMIT
     if inline is True and not fits:
         raise AsyncChatError(
@@ -444,8 +444,8 @@ def _inline(inline: bool | None, size: int, input_location: str | None) -> bool:
                 f"{why}: the body goes through S3, but input_location names no folder; pass "
                 "input_location='s3://bucket/inputs/' (the endpoint's input folder)"
             )
-        return False
-    return True
+        return input_location
+    return None
 
 
 def _upload(s3: Any, input_location: str, job_id: str, body: bytes) -> str:

@@ -48,6 +48,8 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+from constructs_llm.errors import ClientConfigurationError
+
 __all__ = [
     "DEFAULT_TOKEN_LIFETIME",
     "MAX_TOKEN_LIFETIME",
@@ -88,7 +90,7 @@ def sagemaker_bearer_token(
         botocore's credential chain, as the AWS CLI finds them
     :param expires: how long the token is accepted, 1 second to 12 hours (a ``timedelta`` or
         whole seconds). @default 15 minutes
-    :raises ValueError: an expiry out of range, a malformed region, no region or no
+    :raises ClientConfigurationError: an expiry out of range, a malformed region, no region or no
         credentials; the message names the value and the fix.
     """
     seconds = _seconds(expires)
@@ -200,12 +202,12 @@ def _seconds(expires: timedelta | int) -> int:
     elif isinstance(expires, int) and not isinstance(expires, bool):
         seconds = float(expires)
     else:
-        raise ValueError(
+        raise ClientConfigurationError(
             f"expires must be a timedelta or whole seconds, got {expires!r}; pass e.g. "
             "timedelta(hours=1)"
         )
     if not 1 <= seconds <= limit or seconds != int(seconds):
-        raise ValueError(
+        raise ClientConfigurationError(
             f"expires must be whole seconds from 1 second to 12 hours ({limit} s), SageMaker's "
             f"limit for bearer tokens, got {expires!r}"
         )
@@ -216,12 +218,14 @@ def _region(region: str | None) -> str:
     if region is None:
         region = os.environ.get("AWS_REGION") or _configured_region()
     if not region:
-        raise ValueError(
+        raise ClientConfigurationError(
             "no AWS region for the bearer token: pass region=... (the endpoint's region), or "
             "set AWS_DEFAULT_REGION (or AWS_REGION), e.g. export AWS_DEFAULT_REGION=us-east-1"
         )
     if not isinstance(region, str) or not _REGION.match(region):
-        raise ValueError(f"region must be an AWS region name such as 'us-east-1', got {region!r}")
+        raise ClientConfigurationError(
+            f"region must be an AWS region name such as 'us-east-1', got {region!r}"
+        )
     return region
 
 
@@ -246,7 +250,7 @@ def _chain_credentials() -> Any:
 
     credentials = botocore.session.get_session().get_credentials()
     if credentials is None:
-        raise ValueError(
+        raise ClientConfigurationError(
             "no AWS credentials found to sign the bearer token; configure them as for the AWS "
             "CLI, or pass credentials=botocore.credentials.Credentials(...)"
         )

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from constructs_llm.errors import ClientConfigurationError
+
 __all__ = ["ChatStreamError", "content_sha256_hook", "signed_headers", "sigv4_hook", "stream_chat"]
 
 CHAT_PATH = "/v1/chat/completions"
@@ -181,7 +183,7 @@ def _sigv4(
 def _chat_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"url must be an http(s) URL, got {url!r}")
+        raise ClientConfigurationError(f"url must be an http(s) URL, got {url!r}")
     path = parts.path.rstrip("/")
     if not path.endswith(CHAT_PATH):
         path += CHAT_PATH
@@ -196,7 +198,7 @@ def _credentials_and_region(url: str, region: str | None, credentials: Any) -> t
         match = _FUNCTION_URL_HOST.search(urlsplit(url).hostname or "")
         region = match.group(1) if match else session.get_config_variable("region")
     if not region:
-        raise ValueError(
+        raise ClientConfigurationError(
             "no AWS region to sign for: the URL is not a function URL's and botocore found no "
             "region; pass region=..., or set AWS_DEFAULT_REGION (e.g. export "
             "AWS_DEFAULT_REGION=us-east-1; botocore does not read AWS_REGION), or a region in "
@@ -205,7 +207,7 @@ def _credentials_and_region(url: str, region: str | None, credentials: Any) -> t
     if credentials is None:
         credentials = session.get_credentials()
         if credentials is None:
-            raise ValueError(
+            raise ClientConfigurationError(
                 "no AWS credentials found to sign the request; configure them as for the AWS "
                 "CLI, pass credentials=..., or sign=False when CloudFront signs"
             )

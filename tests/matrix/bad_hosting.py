@@ -4,16 +4,21 @@ props of the wrong kind, and Python typing."""
 from __future__ import annotations
 
 import pytest
-from aws_cdk import Duration, Size
+from aws_cdk import Duration, Size, Stack
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
 
 from constructs_llm import (
+    AsyncInference,
     Autoscaling,
     Engine,
     InferenceComponent,
+    InferenceComponentEndpoint,
     LlmEndpoint,
     ModelSource,
     StreamingInvoker,
+    Variant,
 )
 from constructs_llm.errors import (
     ConfigurationError,
@@ -34,7 +39,79 @@ from tests.matrix.builders import (
     scaling,
 )
 
+RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/g6e-chat"
+OTHER_RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/g5-chat"
+_ASYNC_GUIDE = r"realtime-endpoints-openai-compatible\.html"
+
+
+def _async_endpoint(s: Stack) -> LlmEndpoint:
+    outputs = s3.Bucket.from_bucket_name(s, "Jobs", "jobs")
+    return endpoint(
+        s, engine=Engine.vllm(), async_inference=AsyncInference(output=outputs), alarms=False
+    )
+
+
 BAD_HOSTING = [
+    # Cross-feature rules (hosting/rules.py): each names both features and the fix
+    pytest.param(
+        lambda s: LlmEndpoint(
+            s,
+            "Endpoint",
+            model=model(s, bound=False),
+            instance_type=["ml.g6e.2xlarge", "ml.g5.4xlarge"],
+            capacity_reservation=RESERVATION,
+        ),
+        ConfigurationError,
+        r"instance_type=\['ml\.g6e\.2xlarge', 'ml\.g5\.4xlarge'\] \(instance pools\) with "
+        r"capacity_reservation='arn:aws:sagemaker:.*training-plan/g6e-chat': .*give the "
+        r"reservation's one instance type as a string, or drop capacity_reservation.*"
+        r"use-training-plan-for-inference-endpoints-using-api-cli-sdk\.html",
+        id="rule-pools-with-capacity-reservation",
+    ),
+    pytest.param(
+        lambda s: InferenceComponentEndpoint(
+            s,
+            "Shared",
+            instance_type=["ml.g5.12xlarge", "ml.g6.12xlarge"],
+            capacity_reservation=RESERVATION,
+        ),
+        ConfigurationError,
+        r"InferenceComponentEndpoint .*instance_type=\['ml\.g5\.12xlarge', 'ml\.g6\.12xlarge'\] "
+        r"\(instance pools\) with capacity_reservation=",
+        id="rule-component-pools-with-capacity-reservation",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint(
+            s,
+            "AB",
+            variants=[
+                Variant(model=model(s, id="A", bound=False), capacity_reservation=RESERVATION),
+                Variant(
+                    model=model(s, id="B", bound=False), capacity_reservation=OTHER_RESERVATION
+                ),
+            ],
+        ),
+        ConfigurationError,
+        r"variant 'A-g5-2xlarge' capacity_reservation='.*training-plan/g6e-chat' and variant "
+        r"'B-g5-2xlarge' capacity_reservation='.*training-plan/g5-chat': SageMaker allows exactly "
+        r"one training plan per inference endpoint; give every variant the same reservation",
+        id="rule-two-reservations-on-one-endpoint",
+    ),
+    pytest.param(
+        lambda s: _async_endpoint(s).openai_base_url,
+        ConfigurationError,
+        r"openai_base_url and grant_openai\(\) with async_inference=AsyncInference\(\.\.\.\): "
+        r"SageMaker's OpenAI route serves real-time endpoints.*" + _ASYNC_GUIDE,
+        id="rule-openai-base-url-on-async-endpoint",
+    ),
+    pytest.param(
+        lambda s: _async_endpoint(s).grant_openai(
+            iam.Role(s, "Caller", assumed_by=iam.AccountRootPrincipal())
+        ),
+        ConfigurationError,
+        r"grant_openai\(\) with async_inference=.*grant_invoke_async\(\).*" + _ASYNC_GUIDE,
+        id="rule-grant-openai-on-async-endpoint",
+    ),
     # LlmEndpoint
     pytest.param(
         lambda s: LlmEndpoint(

@@ -54,9 +54,9 @@ def model(
     bound: bool = True,
     **props: Any,
 ) -> LlmModel:
-    """A Llama-3-8B TGI model (its weights from a mirror that needs no Hub token); bound to its
-    default placement (as an endpoint would bind it) unless ``bound=False``, so its SageMaker
-    Model and warnings are in the template."""
+    """A Llama-3-8B TGI model (its weights from a mirror that needs no Hub token); served on
+    its default placement by an endpoint of its own (``<id>Host``, no alarms) unless
+    ``bound=False``, so its SageMaker Model and warnings are in the template."""
     served = LlmModel(
         stack,
         id,
@@ -66,7 +66,7 @@ def model(
         **props,
     )
     if bound:
-        served.bind()
+        LlmEndpoint(stack, f"{id}Host", model=served, alarms=False)
     return served
 
 

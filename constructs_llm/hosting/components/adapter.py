@@ -15,26 +15,21 @@ base model must turn it on in its ``env``.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import aws_sagemaker as sagemaker
-from constructs import Construct, Node
+from constructs import Construct
 
 from constructs_llm.hosting.components.component_base import ComponentAttributes
+from constructs_llm.hosting.components.plan import AdapterPlan, ComponentPlan
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.source import ModelSource
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems
-from constructs_llm.reporting import warn
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.values import describe
 
-if TYPE_CHECKING:
-    from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
-    from constructs_llm.model.binding import ModelBinding
-    from constructs_llm.model.llm_model import LlmModel
-
-__all__ = ["ADAPTER_ENV", "AdapterComponent", "BaseComponent"]
+__all__ = ["ADAPTER_ENV", "AdapterComponent"]
 
 #: Engines whose SageMaker integration serves adapter components, by ``Engine.name``, and the
 #: base model env that turns it on.
@@ -58,37 +53,15 @@ _CUSTOM = "custom"
 _ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$")
 
 
-class BaseComponent(Protocol):
-    """What an adapter needs of its base (``InferenceComponent`` provides it)."""
-
-    @property
-    def node(self) -> Node: ...
-
-    @property
-    def endpoint(self) -> InferenceComponentEndpoint: ...
-
-    @property
-    def model(self) -> LlmModel: ...
-
-    @property
-    def binding(self) -> ModelBinding: ...
-
-    @property
-    def resource(self) -> sagemaker.CfnInferenceComponent: ...
-
-    @property
-    def inference_component_name(self) -> str: ...
-
-
 class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Construct):
     """A LoRA adapter on top of an inference component (``component.add_adapter(...)``).
 
     Served to OpenAI clients under its ``name``, with its base's request and stream formats.
     Its artifacts are one ``.tar.gz`` in S3 (``ModelSource.s3_archive``): SageMaker's
     ``ArtifactUrl`` "must point to a single gzip compressed tar archive (.tar.gz suffix)"
-    (botocore ``InferenceComponentContainerSpecification``). Only that object is granted,
-    to the endpoint's role and the base model's role (which one SageMaker uses is
-    undocumented, as for component weights).
+    (botocore ``InferenceComponentContainerSpecification``). It registers with its base's
+    endpoint, which grants at synth the read of only that object to its own role and the base
+    model's role (which one SageMaker uses is undocumented, as for component weights).
 
     :param base: the component whose copies load the adapter.
     :param name: the model name clients send; letters, digits, ``.``, ``_``, ``:`` and ``-``,
@@ -97,30 +70,32 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
     :param inference_component_name: physical name. @default generated from the path
     """
 
+    plan: AdapterPlan
+
     def __init__(
         self,
         scope: Construct,
         *,
-        base: BaseComponent,
+        base: ComponentAttributes,
         name: str,
         source: ModelSource,
         inference_component_name: str | None = None,
     ) -> None:
-        _check(scope, base, name, source, inference_component_name)
+        base_plan = _check(scope, base, name, source, inference_component_name)
         super().__init__(scope, name)
         self.base, self.endpoint = base, base.endpoint
-        self.model = base.model
-        self.name = name
-        self.chosen_served_name = name
-        self.source = source
-        self.component_name = inference_component_name or generated_name(
-            self, "inference_component_name"
+        self.plan = AdapterPlan(
+            name=name,
+            source=source,
+            component_name=inference_component_name
+            or generated_name(self, "inference_component_name"),
+            model=base_plan.model,
         )
         spec = sagemaker.CfnInferenceComponent
         self.resource = spec(
             self,
             "Resource",
-            inference_component_name=self.component_name,
+            inference_component_name=self.plan.component_name,
             endpoint_name=base.endpoint.endpoint_name,
             specification=spec.InferenceComponentSpecificationProperty(
                 base_inference_component_name=base.inference_component_name,
@@ -131,15 +106,26 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
         )
         # The base is named by a literal: state the order (created after it, deleted first).
         self.resource.node.add_dependency(base.resource)
-        for role in (base.endpoint.role, base.binding.role):
-            source.grant_read(self, role)
-        if base.model.engine.name == _CUSTOM:
+        base.endpoint.add_component(self)
+        if base_plan.model.engine.name == _CUSTOM:
             warn(
                 self,
-                "constructs-llm:adapter-engine-unverified",
-                f"adapter {name!r} on a custom engine: verify that its image registers "
-                "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier header)",
+                SynthWarning(
+                    WarningId.ADAPTER_ENGINE_UNVERIFIED,
+                    f"adapter {name!r} on a custom engine: verify that its image registers "
+                    "SageMaker adapter components (the X-Amzn-SageMaker-Adapter-Identifier "
+                    "header)",
+                ),
             )
+
+    @property
+    def name(self) -> str:
+        """The model name clients send."""
+        return self.plan.name
+
+    @property
+    def source(self) -> ModelSource:
+        return self.plan.source
 
     def dashboard_view(self) -> DashboardView:
         """Its dashboard row shows what its invokers measure; its base component's row shows
@@ -149,18 +135,19 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
 
 def _check(
     scope: Construct,
-    base: BaseComponent,
+    base: object,
     name: object,
     source: object,
     inference_component_name: str | None,
-) -> None:
+) -> ComponentPlan:
+    """The base component's plan, once every argument is checked."""
     problems = Problems(f"InferenceComponent '{scope.node.path}'.add_adapter({name!r})")
-    if not all(hasattr(base, member) for member in ("endpoint", "model", "binding", "resource")):
-        problems.add(
+    plan = base.plan if isinstance(base, ComponentAttributes) else None
+    if not isinstance(plan, ComponentPlan):
+        problems.fail(
             f"base must be an InferenceComponent, got {describe(base)}; use "
             "component.add_adapter(name, source=...)"
         )
-        problems.raise_if_any()  # nothing below can be checked without it
     if not isinstance(name, str) or not _ADAPTER_NAME.match(name):
         problems.add(
             f"the adapter name must be 1-63 letters, digits, '.', '_', ':' or '-' starting with "
@@ -170,8 +157,9 @@ def _check(
         problems.add(f"the component already has an adapter named {name!r}; give each its name")
     problems.add(name_problem("inference_component_name", inference_component_name))
     problems.add(_source_problem(source))
-    problems.add(_engine_problem(base))
+    problems.add(_engine_problem(plan))
     problems.raise_if_any()
+    return plan
 
 
 def _source_problem(source: object) -> str | None:
@@ -188,7 +176,7 @@ def _source_problem(source: object) -> str | None:
     )
 
 
-def _engine_problem(base: BaseComponent) -> str | None:
+def _engine_problem(base: ComponentPlan) -> str | None:
     engine = base.model.engine
     if engine.name == _CUSTOM:
         return None  # warned about: the library cannot tell

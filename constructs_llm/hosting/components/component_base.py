@@ -3,26 +3,33 @@ endpoint, the grant to invoke it, and the dimensions of its metrics."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 
-from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
+from constructs_llm.hosting.endpoint_base import grant_invoke
+
+if TYPE_CHECKING:
+    from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
+    from constructs_llm.hosting.components.plan import AdapterPlan, ComponentPlan
 
 __all__ = ["ComponentAttributes"]
 
 
 class ComponentAttributes:
     """Name, ARN, endpoint, invoke grant and metric dimensions of an inference component (or
-    adapter component) whose ``resource`` is the component and ``endpoint`` its endpoint."""
+    adapter component) whose ``resource`` is the component, ``endpoint`` its endpoint and
+    ``plan`` its plan."""
 
     resource: sagemaker.CfnInferenceComponent
-    endpoint: EndpointAttributes
-    component_name: str  # the physical name given to ``resource``
+    endpoint: InferenceComponentEndpoint
+    plan: ComponentPlan | AdapterPlan
 
     @property
     def inference_component_name(self) -> str:
         """The component's name, passed as ``InferenceComponentName`` on every invocation."""
-        return self.component_name
+        return self.plan.component_name
 
     @property
     def inference_component_arn(self) -> str:

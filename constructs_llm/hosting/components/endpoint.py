@@ -13,84 +13,52 @@ from constructs import Construct, Node
 from constructs_llm.cdk_values import key_problem, role_problem
 from constructs_llm.hardware.instance_type import InstanceType, unknown_instance_type
 from constructs_llm.hardware.pools import (
-    VARIANT_NAME,
     InstancePools,
     InstanceTypes,
     provision_timeout_problem,
 )
-from constructs_llm.hosting.capacity_reservation import (
-    capacity_reservation_config,
-    capacity_reservation_problem,
-)
+from constructs_llm.hosting.capacity_reservation import capacity_reservation_problem
+from constructs_llm.hosting.components.plan import AdapterPlan, ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
-from constructs_llm.hosting.metrics_config import (
-    enhanced_period,
-    metrics_config,
-    metrics_problems,
-)
-from constructs_llm.hosting.names import name_problem
+from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
+from constructs_llm.hosting.names import fleet_variant_name, name_problem
+from constructs_llm.hosting.plan import VariantPlan, pools_of
 from constructs_llm.hosting.production_variant import (
-    fleet_key,
-    instance_pools,
-    least_outstanding_requests,
-    variant_name_for,
+    production_variant,
 )
+from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.storage import (
-    VOLUME_KEY_ACTIONS,
+    grant_volume_key,
     kms_problem,
-    storage_settings,
     volume_problem,
+    waive_nvme_volume_key,
 )
 from constructs_llm.model.execution_role import depend_on_policies, execution_role
-from constructs_llm.notes import add_quota_note
-from constructs_llm.operations.capacity_notes import note_fleet_capacity
+from constructs_llm.notes import add_note, quota_note
+from constructs_llm.operations.capacity_notes import fleet_capacity_note
 from constructs_llm.operations.deployment import Surge
-from constructs_llm.problems import Problems, fail
-from constructs_llm.reporting import warn
+from constructs_llm.problems import Problems
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.sizing.timeouts import timeout_problem
+from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import all_ints, positive_int_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
 
-    from constructs_llm.model.binding import ModelBinding
-    from constructs_llm.operations.autoscaling import Autoscaling
-
-__all__ = ["COMPONENT_FLEET", "HostedComponent", "InferenceComponentEndpoint"]
-
-#: The id of the warning on an endpoint that hosts components, followed by ``:`` and its
-#: fleet (``fleet_key``): acknowledging it records the fleet deployed, and a new instance type
-#: warns again under a new id.
-COMPONENT_FLEET = "constructs-llm:component-fleet"
+__all__ = ["HostedComponent", "InferenceComponentEndpoint"]
 
 
 class HostedComponent(Protocol):
-    """What an endpoint needs of a component it hosts (``InferenceComponent`` provides it)."""
+    """What registers with an endpoint: an ``InferenceComponent`` (its ``ComponentPlan``) or
+    an adapter (its ``AdapterPlan``)."""
 
     @property
     def node(self) -> Node: ...
 
     @property
-    def copies(self) -> int: ...
-
-    @property
-    def demand(self) -> CopyDemand: ...
-
-    @property
-    def binding(self) -> ModelBinding: ...
-
-    @property
-    def pool_bindings(self) -> tuple[ModelBinding, ...]:
-        """The model its copies run on each pool (``binding`` without pools)."""
-        ...
-
-    @property
-    def autoscaling(self) -> Autoscaling | None: ...
-
-    def demand_on(self, pool: int) -> CopyDemand:
-        """What one copy reserves on an instance of the endpoint's pool ``pool``."""
-        ...
+    def plan(self) -> ComponentPlan | AdapterPlan: ...
 
 
 class InferenceComponentEndpoint(EndpointAttributes, Construct):
@@ -107,6 +75,11 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     checked, and its model bound, on every pool, and a component whose model or resources
     differ between pools gets one specification per instance type (``Specifications``). The
     variant is then named ``pools``, whatever the types and their order.
+
+    Components register with :meth:`add_component` (an ``InferenceComponent`` or an adapter
+    does so when created), which only records them; the endpoint renders at synth, in
+    construct-path order, what depends on them: its variant's host AMI, the grants on its
+    role and on their models' roles, and its capacity note.
 
     The execution role is SageMaker's for the endpoint itself: it gets CloudWatch Logs under
     ``/aws/sagemaker/Endpoints/`` and ``PutMetricData`` in the ``/aws/sagemaker/*``
@@ -163,33 +136,45 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
         problems.add(role_problem("role", role))
         problems.add(key_problem("kms_key", kms_key))
-        pools, found = InstancePools.parse(instance_type)
+        parsed, found = InstancePools.parse(instance_type)
         problems.extend(found)
         problems.raise_if_any()  # nothing below can be checked without them
-        assert pools is not None
-        self.pools = pools
-        self.instance_type = pools.first.instance_type
-        self.min_instances = min_instances
-        self.max_instances = max_instances
-        self.health_check_timeout = health_check_timeout
-        self.provision_timeout = provision_timeout
-        self.kms_key = kms_key
-        self.capacity_reservation = capacity_reservation
-        self._check(
-            problems,
-            endpoint_name,
-            volume_size,
-            metrics_problems(enhanced_metrics, metric_publish_frequency),
+        pools = problems.require(parsed)
+        problems.add(provision_timeout_problem(provision_timeout, pools))
+        problems.extend(metrics_problems(enhanced_metrics, metric_publish_frequency))
+        problems.add(capacity_reservation_problem(capacity_reservation))
+        problems.add(positive_int_problem("min_instances", min_instances, minimum=0))
+        problems.add(positive_int_problem("max_instances", max_instances))
+        if all_ints(min_instances, max_instances) and min_instances > max_instances:
+            problems.add(_min_instances_above_max(min_instances, max_instances))
+        problems.add(timeout_problem("health_check_timeout", health_check_timeout))
+        problems.add(name_problem("endpoint_name", endpoint_name))
+        for inst in pools.instance_types:
+            problems.add(volume_problem(inst, volume_size))
+            problems.add(kms_problem(inst, kms_key))
+        problems.raise_if_any()  # the plan's numbers are well formed from here on
+        self.plan = ComponentEndpointPlan(
+            variant=VariantPlan(
+                name=fleet_variant_name(pools),
+                pools=pools_of(pools.placements),
+                listed=pools.listed,
+                # The API needs at least one instance to create the endpoint, even when
+                # scaling may later release them all.
+                instance_count=max(1, min_instances),
+                weight=None,
+                volume_size=volume_size,
+                provision_timeout=provision_timeout,
+                capacity_reservation=capacity_reservation,
+                managed_instances=(min_instances, max_instances),
+            ),
+            metrics=MetricsPlan(enhanced_metrics, metric_publish_frequency),
+            health_check_timeout=health_check_timeout,
+            kms_key=kms_key,
+            endpoint_name=endpoint_name,
         )
-        self.variant_name = (
-            VARIANT_NAME if self.pools.listed else variant_name_for(self.instance_type)
-        )
-        self.components: list[HostedComponent] = []
-        #: How often its enhanced metrics arrive (None: enhanced metrics off).
-        self.enhanced_period = enhanced_period(enhanced_metrics, metric_publish_frequency)
-        self._volume_size = volume_size
-        self.volume_size = volume_size
-        self._host_ami: str | None = None
+        problems.extend(rule_problems(self.plan))
+        problems.raise_if_any()
+        self._hosted: list[HostedComponent] = []
 
         self.role: iam.IRole = role or execution_role(
             self, "Role", description="Execution role of an inference-component endpoint"
@@ -198,13 +183,14 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             self,
             "Config",
             execution_role_arn=self.role.role_arn,
-            production_variants=[self._variant()],
+            production_variants=[],  # rendered at synth (its host AMI is its components')
             kms_key_id=kms_key.key_arn if kms_key else None,
-            metrics_config=metrics_config(enhanced_metrics, metric_publish_frequency),
+            metrics_config=self.plan.metrics.config(),
         )
         # The role's policy must exist before SageMaker assumes it, and outlive the endpoint.
         depend_on_policies(self.config, self.role)
-        storage_settings(self.config, [self.instance_type], kms_key, [self.role])
+        waive_nvme_volume_key(self.config, [pools.first.instance_type])
+        grant_volume_key(kms_key, [self.role])
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -212,47 +198,46 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             endpoint_name=endpoint_name,
         )
         self._annotate()
+        render_at_synth(self, self._render)
+
+    # -- what it is -----------------------------------------------------------------------------
+
+    @property
+    def variant_name(self) -> str:
+        """The variant its components are created on."""
+        return self.plan.variant.name
+
+    @property
+    def enhanced_period(self) -> Duration | None:
+        """How often its enhanced metrics arrive (None: enhanced metrics off)."""
+        return self.plan.metrics.enhanced_period
 
     @property
     def capacity(self) -> CopyDemand | None:
         """What one instance offers components (None when the instance type is unknown); with
         instance pools, one instance of the priority-1 pool."""
-        return CopyDemand.capacity_of(self.instance_type)
+        return CopyDemand.capacity_of(self.plan.variant.first.instance_type)
 
     @property
-    def fleet_name(self) -> str:
-        """The instance type, or the pools (for notes)."""
-        first, *fallbacks = self.pools.instance_types
-        if not fallbacks:
-            return first.name
-        return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
+    def components(self) -> list[ComponentPlan]:
+        """The plans of the inference components registered so far (adapters aside)."""
+        return [c.plan for c in self._hosted if isinstance(c.plan, ComponentPlan)]
+
+    # -- its components -------------------------------------------------------------------------
+
+    def add_component(self, component: HostedComponent) -> None:
+        """Hosts ``component`` (an ``InferenceComponent`` or an adapter; each calls this when
+        it is created). It only records it: what the endpoint does for its components (host
+        AMI, grants, capacity note) is rendered at synth, in construct-path order."""
+        self._hosted.append(component)
 
     def host_ami_problem(self, ami: str | None, component_path: str) -> str | None:
         """The host AMI serves every component: CUDA 13 images need the newer driver, and two
         components cannot ask for different AMIs."""
-        if ami is None or self._host_ami is None or ami == self._host_ami:
+        current = next((a for c in self.components if (a := _ami(c)) is not None), None)
+        if ami is None or current is None or ami == current:
             return None
-        return _host_ami_conflict(component_path, ami, self.node.path, self._host_ami)
-
-    def add_component(self, component: HostedComponent) -> None:
-        """Hosts ``component``: its copies count towards the fleet check, its model's role may
-        use the volume key, its image sets the host AMI, and the endpoint's role may pull its
-        image and read its weights (which role SageMaker uses for that is undocumented)."""
-        binding = component.binding
-        problem = self.host_ami_problem(binding.inference_ami_version, component.node.path)
-        if problem:
-            fail(f"InferenceComponentEndpoint '{self.node.path}'", problem)
-        if not self.components:  # the endpoint's fleet is now fixed by what it hosts
-            key = fleet_key(self.variant_name, self.pools.instance_types)
-            warn(self, f"{COMPONENT_FLEET}:{key}", _component_fleet_change(self, key))
-        self.components.append(component)
-        if self.kms_key is not None:
-            self.kms_key.grant(binding.role, *VOLUME_KEY_ACTIONS)
-        if binding.inference_ami_version is not None and self._host_ami is None:
-            self._host_ami = binding.inference_ami_version
-            self.config.production_variants = [self._variant()]
-        for each in dict.fromkeys(component.pool_bindings):
-            each.grant_read(self.role)
+        return _host_ami_conflict(component_path, ami, self.node.path, current)
 
     def fleet_problems(self, component: HostedComponent) -> list[str]:
         """Whether the initial copies of every component, ``component`` included, fit on
@@ -260,22 +245,26 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         necessary condition (SageMaker also packs per instance). Each component checks that its
         own copies fit; this catches components that only fit alone. Checked as each component
         is added: the demand only grows, so the component that overflows the fleet is named."""
-        parts = [*self.components, component]
+        parts = [
+            (c.node.id, c.plan)
+            for c in (*self._hosted, component)
+            if isinstance(c.plan, ComponentPlan)
+        ]
         return [
             problem
-            for index, inst in enumerate(self.pools.instance_types)
-            if (problem := self._fits(inst, parts, [c.demand_on(index) for c in parts]))
+            for index, inst in enumerate(self.plan.variant.instance_types)
+            if (problem := self._fits(inst, parts, index))
         ]
 
     def _fits(
-        self, instance: InstanceType, parts: list[HostedComponent], demands: list[CopyDemand]
+        self, instance: InstanceType, parts: list[tuple[str, ComponentPlan]], pool: int
     ) -> str | None:
         capacity = CopyDemand.capacity_of(instance)
         if capacity is None or len(parts) < 2:
             return None
-        fleet = self.max_instances
+        fleet = self.plan.max_instances
         need = functools.reduce(
-            CopyDemand.plus, (d.times(c.copies) for d, c in zip(demands, parts, strict=True))
+            CopyDemand.plus, (c.demands[pool].times(c.copies) for _, c in parts)
         )
         over = [
             f"{wanted:g} {what} (the fleet has {have * fleet:g})"
@@ -289,70 +278,58 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if not over:
             return None
         names = ", ".join(
-            f"{c.node.id} ({c.copies} x {d.describe()})"
-            for d, c in zip(demands, parts, strict=True)
+            f"{name} ({c.copies} x {c.demands[pool].describe()})" for name, c in parts
         )
         return _fleet_total_too_small(self.node.path, names, "; ".join(over), fleet, instance.name)
 
-    def _check(
-        self,
-        problems: Problems,
-        endpoint_name: str | None,
-        volume: Size | None,
-        found: list[str],
-    ) -> None:
-        low, high = self.min_instances, self.max_instances
-        problems.add(provision_timeout_problem(self.provision_timeout, self.pools))
-        problems.extend(found)
-        problems.add(capacity_reservation_problem(self.capacity_reservation))
-        problems.add(positive_int_problem("min_instances", low, minimum=0))
-        problems.add(positive_int_problem("max_instances", high))
-        if all_ints(low, high) and low > high:
-            problems.add(_min_instances_above_max(low, high))
-        problems.add(timeout_problem("health_check_timeout", self.health_check_timeout))
-        problems.add(name_problem("endpoint_name", endpoint_name))
-        for inst in self.pools.instance_types:
-            problems.add(volume_problem(inst, volume))
-            problems.add(kms_problem(inst, self.kms_key))
-        problems.raise_if_any()
+    # -- rendered at synth ----------------------------------------------------------------------
 
-    def _variant(self) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
-        volume, pools, timeout = self._volume_size, self.pools, self.provision_timeout
-        return sagemaker.CfnEndpointConfig.ProductionVariantProperty(
-            variant_name=self.variant_name,
-            instance_type=None if pools.listed else self.instance_type.name,
-            instance_pools=instance_pools(pools, {}) if pools.listed else None,
-            variant_instance_provision_timeout_in_seconds=int(timeout.to_seconds())
-            if timeout is not None
-            else None,
-            # The API needs at least one instance to create the endpoint, even when scaling
-            # may later release them all.
-            initial_instance_count=max(1, self.min_instances),
-            managed_instance_scaling=sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
-                status="ENABLED",
-                min_instance_count=self.min_instances,
-                max_instance_count=self.max_instances,
-            ),
-            routing_config=least_outstanding_requests(),
-            volume_size_in_gb=int(volume.to_gibibytes()) if volume else None,
-            inference_ami_version=self._host_ami,
-            capacity_reservation_config=capacity_reservation_config(self.capacity_reservation),
+    def _render(self) -> None:
+        """What depends on its components, in construct-path order: the variant (its host AMI
+        is theirs), the read grants of its role and the volume key of their models' roles, and
+        the capacity note; components first, then adapters."""
+        hosted = sorted(self._hosted, key=lambda c: c.node.path)
+        components = [c.plan for c in hosted if isinstance(c.plan, ComponentPlan)]
+        adapters = [c.plan for c in hosted if isinstance(c.plan, AdapterPlan)]
+        ami = next((a for c in components if (a := _ami(c)) is not None), None)
+        self.config.production_variants = [production_variant(self.plan.variant, ami=ami)]
+        if components:  # the endpoint's fleet is now fixed by what it hosts
+            key = self.plan.variant.fleet_key
+            change = _component_fleet_change(self, key)
+            warn(self, SynthWarning(WarningId.COMPONENT_FLEET, change, detail=key))
+        for component in components:
+            grant_volume_key(self.plan.kms_key, [component.model.role])
+            for binding in component.bindings:
+                binding.grant_read(self.role)
+        for adapter in adapters:
+            for role in (self.role, adapter.model.role):
+                adapter.source.grant_read(self, role)
+        note = fleet_capacity_note(
+            self.plan.variant.fleet_name,
+            min_instances=self.plan.min_instances,
+            max_instances=self.plan.max_instances,
+            capacity=self.capacity,
+            components=components,
         )
+        add_note(self, note)
 
     def _annotate(self) -> None:
         # Every pool may be the one SageMaker provisions the whole fleet from, old and new.
-        for inst in self.pools.instance_types:
-            add_quota_note(self, inst.name, self.max_instances, _config_update_surge(self))
-        note_fleet_capacity(self, self)
-        for inst in self.pools.instance_types:
+        surge = _config_update_surge(self.plan.max_instances)
+        for inst in self.plan.variant.instance_types:
+            add_note(self, quota_note(inst.name, self.plan.max_instances, surge))
+        for inst in self.plan.variant.instance_types:
             if not inst.known:
-                warn(
-                    self,
-                    "constructs-llm:unknown-instance-type",
-                    unknown_instance_type(inst, for_components=True),
-                )
-        if self.min_instances == 0:
-            warn(self, "constructs-llm:min-instances-zero-region", _min_instances_zero_region())
+                unknown = unknown_instance_type(inst, for_components=True)
+                warn(self, SynthWarning(WarningId.UNKNOWN_INSTANCE_TYPE, unknown))
+        if self.plan.min_instances == 0:
+            zero = _min_instances_zero_region()
+            warn(self, SynthWarning(WarningId.MIN_INSTANCES_ZERO_REGION, zero))
+
+
+def _ami(component: ComponentPlan) -> str | None:
+    """The host AMI a component's images need (the same on every pool: checked)."""
+    return component.binding.inference_ami_version
 
 
 def _component_fleet_change(endpoint: InferenceComponentEndpoint, key: str) -> str:
@@ -360,7 +337,8 @@ def _component_fleet_change(endpoint: InferenceComponentEndpoint, key: str) -> s
     works: a new endpoint with new components."""
     return (
         f"InferenceComponentEndpoint '{endpoint.node.path}' hosts inference components on "
-        f"{endpoint.pools.describe()} (variant '{endpoint.variant_name}'). A new instance_type "
+        f"{endpoint.plan.variant.fleet.describe()} (variant '{endpoint.variant_name}'). A new "
+        "instance_type "
         "renames that variant, on which each component was created (CreateInferenceComponent "
         "VariantName: 'The name of an existing production variant where you host the "
         "inference component'), and UpdateInferenceComponent cannot move a component (it "
@@ -370,19 +348,19 @@ def _component_fleet_change(endpoint: InferenceComponentEndpoint, key: str) -> s
         "inference_component_name if set), in one deploy: CloudFormation creates them, points "
         "the invokers at them, then deletes the old components before the old endpoint. Once "
         f"this fleet is deployed, or for a new endpoint, acknowledge "
-        f"Annotation::{COMPONENT_FLEET}:{key}; another instance type warns again under its own "
-        "id"
+        f"Annotation::{WarningId.COMPONENT_FLEET.value}:{key}; another instance type warns "
+        "again under its own id"
     )
 
 
-def _config_update_surge(endpoint: InferenceComponentEndpoint) -> Surge:
+def _config_update_surge(max_instances: int) -> Surge:
     """What an update of the endpoint's own config (its instance counts, host AMI, volume)
     runs beside the fleet: UpdateEndpoint "deploys the EndpointConfig specified in the
     request to a new fleet of instances" and deletes the old ones after the shift (botocore
     ``UpdateEndpoint``), up to ``max_instances`` of them. Component updates place their new
     copies within ``max_instances`` (managed instance scaling's bound), so they add none."""
     return Surge(
-        endpoint.max_instances,
+        max_instances,
         "while an update of the endpoint's config runs a new fleet beside the old",
     )
 

@@ -1,9 +1,9 @@
 """Inference components: several LLMs, each with its own copies, on one shared endpoint.
 
-``InferenceComponentEndpoint`` (``inference_component_endpoint.py``) is the model-less
-EndpointConfig and Endpoint SageMaker requires. ``InferenceComponent`` binds one ``LlmModel``
-to a copy's share of that endpoint's instance (per-copy accelerators, CPU and memory), with
-copy autoscaling and, with ``Autoscaling(min_capacity=0, ...)``, scale to zero.
+``InferenceComponentEndpoint`` (``components/endpoint.py``) is the model-less EndpointConfig
+and Endpoint SageMaker requires. ``InferenceComponent`` binds one ``LlmModel`` to a copy's
+share of that endpoint's instance (per-copy accelerators, CPU and memory), with copy
+autoscaling and, with ``Autoscaling(min_capacity=0, ...)``, scale to zero.
 
 On an endpoint with instance pools, a copy is checked, and the model bound, on every pool: the
 guide "Deploy to multiple instance types with instance pools" (section "Real-time endpoint
@@ -26,21 +26,24 @@ from constructs import Construct
 from constructs_llm.errors import ScalingError, SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.hardware.pools import host_ami_problem, pool_problem
+from constructs_llm.hardware.pools import InstancePools, host_ami_problem, pool_problem
 from constructs_llm.hosting.components.adapter import AdapterComponent
 from constructs_llm.hosting.components.component_base import ComponentAttributes
 from constructs_llm.hosting.components.copy_placement import CopyPlacement
 from constructs_llm.hosting.components.data_cache import data_cache_config, data_cache_problem
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
+from constructs_llm.hosting.components.plan import ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.components.scaling import autoscale_component
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import NativeOpenAiRoute
+from constructs_llm.hosting.plan import PoolPlan, bound_pools, pools_of
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import storage_problem
 from constructs_llm.hosting.target import ServesModel, served_name_problem
-from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
+from constructs_llm.model.llm_model import MODEL_FIX, LlmModel, ModelBinding
+from constructs_llm.model.model_resource import render_model
 from constructs_llm.model.source import ModelSource
-from constructs_llm.notes import add_memory_plan_note, add_note
+from constructs_llm.notes import add_note, memory_plan_note
 from constructs_llm.operations.alarms import (
     AlarmMetrics,
     Alarms,
@@ -59,11 +62,10 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.metrics import CopyMetrics, DashboardView
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.reporting import warn
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
-from constructs_llm.sizing.timeouts import (
-    timeout_problem,
-)
+from constructs_llm.sizing.timeouts import timeout_problem
+from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import int_type_problem, positive_int_problem, type_problem
 
 __all__ = ["InferenceComponent"]
@@ -71,6 +73,7 @@ __all__ = ["InferenceComponent"]
 
 #: Entries SageMaker documents for an inference component's container environment.
 MAX_COMPONENT_ENV = 16
+_POOLS_FIX = "InferenceComponentEndpoint(instance_type=[...])"
 
 
 class InferenceComponent(
@@ -81,9 +84,13 @@ class InferenceComponent(
     Each copy gets ``accelerators`` devices, ``cpu_cores`` and ``min_memory_mib`` of the
     instance, and the model is bound to the copy's share of it (``model.bind``): a copy with
     one of four GPUs shards over one (``SM_NUM_GPUS=1``), with a memory plan, engine checks
-    and warnings for one GPU, in a SageMaker Model of its own. Everything is validated at
-    synth against the endpoint's instance type, or each of its instance pools (with the
-    default ``accelerators``, a copy then gets every device of each pool's type).
+    and warnings for one GPU, in a SageMaker Model of its own. The component's plan
+    (``component.plan``: each pool's copy placement, model binding and reservation, its
+    timeouts) is built and checked when it is created; it registers with its endpoint
+    (``endpoint.add_component``), and renders its Models and specification at synth.
+    Everything is validated at synth against the endpoint's instance type, or each of its
+    instance pools (with the default ``accelerators``, a copy then gets every device of each
+    pool's type).
 
     The component references the endpoint and the model through ``Fn::GetAtt``, so
     CloudFormation creates it after both and deletes it before them (SageMaker refuses to
@@ -126,6 +133,7 @@ class InferenceComponent(
     """
 
     endpoint: InferenceComponentEndpoint
+    plan: ComponentPlan
 
     def __init__(
         self,
@@ -174,102 +182,79 @@ class InferenceComponent(
         alarm_props = alarm_settings(alarms, problems)
         problems.add(int_type_problem("accelerators", accelerators))
         problems.raise_if_any()  # nothing below can be checked without them
-        self.endpoint, self.model = endpoint, model
-        self.enhanced_period = endpoint.enhanced_period
-        self.chosen_served_name = served_model_name
-        self.instance_type = endpoint.instance_type
+        self.endpoint = endpoint
+        fleet = endpoint.plan.variant.fleet
         #: Devices a copy gets on each pool of the endpoint, priority 1 first.
-        self._accelerators = tuple(
-            _default_accelerators(accelerators, t) for t in endpoint.pools.instance_types
+        devices = tuple(_default_accelerators(accelerators, t) for t in fleet.instance_types)
+        placements = tuple(
+            Placement(t, a) for t, a in zip(fleet.instance_types, devices, strict=True)
         )
-        #: One placement per pool of the endpoint, priority 1 first (one without pools).
-        self.placements = tuple(
-            Placement(t, a)
-            for t, a in zip(endpoint.pools.instance_types, self._accelerators, strict=True)
-        )
-        self.placement = self.placements[0]
-        self.accelerators = self._accelerators[0]
         cores = float(cpu_cores) if isinstance(cpu_cores, int | float) else 0.0
-        self._demands = tuple(
+        demands = tuple(
             CopyDemand(accelerators=a or 0, cpu_cores=cores, memory_mib=min_memory_mib)
-            for a in self._accelerators
+            for a in devices
         )
-        self.demand = self._demands[0]
-        self.copies = copies
-        self.autoscaling = autoscaling
-        props = [
-            positive_int_problem("copies", copies),
-            positive_int_problem("min_memory_mib", min_memory_mib, minimum=MIN_MEMORY_MIB),
-            cpu_cores_problem(cpu_cores),
-            *self._on_pools(self._accelerator_problems),
-            timeout_problem("health_check_timeout", health_check_timeout),
-            timeout_problem("download_timeout", download_timeout),
-            name_problem("inference_component_name", inference_component_name),
+        on_pools = _PoolChecks(fleet, placements, demands, devices, endpoint)
+        problems.extend(
+            [
+                positive_int_problem("copies", copies),
+                positive_int_problem("min_memory_mib", min_memory_mib, minimum=MIN_MEMORY_MIB),
+                cpu_cores_problem(cpu_cores),
+                *on_pools.each(on_pools.accelerator_problems),
+                timeout_problem("health_check_timeout", health_check_timeout),
+                timeout_problem("download_timeout", download_timeout),
+                name_problem("inference_component_name", inference_component_name),
+            ]
+        )
+        problems.raise_if_any()  # what follows needs well-formed numbers
+        model_problems = [
+            Problem(on_pools.name(index, p.message, too_small=p.kind is SizingError), p.kind)
+            for index, placement in enumerate(placements)
+            for p in model.problems_for(placement)
         ]
-        problems.extend(props)
-        arch = model.architecture
+        pools = pools_of(placements) if model_problems else bound_pools(model, placements)
         # The slowest pool's defaults: each may be the one SageMaker provisions.
-        slowest_health, slowest_download = startup_timeouts(endpoint.pools, arch, None, None)
-        self.health_check_timeout = (
-            health_check_timeout or endpoint.health_check_timeout or slowest_health
+        slowest_health, slowest_download = startup_timeouts(fleet, model.architecture, None, None)
+        self.plan = ComponentPlan(
+            model=model,
+            component_name=inference_component_name
+            or generated_name(self, "inference_component_name"),
+            pools=pools,
+            demands=demands,
+            copies=copies,
+            health_check_timeout=health_check_timeout
+            or endpoint.plan.health_check_timeout
+            or slowest_health,
+            download_timeout=download_timeout or slowest_download,
+            autoscaling=autoscaling,
+            cpu_cores=cpu_cores,
+            data_cache=data_cache,
+            copy_placement=copy_placement,
+            deployment=deployment,
+            alarms=alarm_props,
+            served_model_name=served_model_name,
         )
-        self.download_timeout = download_timeout or slowest_download
-        if not any(props):  # what follows needs well-formed numbers
-            problems.extend(self._on_pools(self._hardware_problems))
-            problems.extend(
-                self._on_pools(
-                    lambda i: [
-                        storage_problem(
-                            self.placements[i].instance_type, endpoint.volume_size, arch
-                        )
-                    ]
-                )
-            )
-            problems.extend(
-                self._on_pools(lambda i: [self._fleet_problem("copies", copies, "copies", i)])
-            )
-            problems.extend(endpoint.fleet_problems(self))
-            problems.extend(self._scaling_problems(), ScalingError)
-            for index, placement in enumerate(self.placements):
-                problems.extend(
-                    Problem(
-                        self._on_pool(index, p.message, too_small=issubclass(p.kind, SizingError)),
-                        p.kind,
-                    )
-                    for p in model.problems_for(placement)
-                )
-            problems.extend(self._deployment_problems(deployment, alarm_props))
+        problems.extend(on_pools.each(on_pools.hardware_problems))
+        problems.extend(on_pools.each(lambda i: [on_pools.storage_problem(i, model)]))
+        problems.extend(on_pools.each(lambda i: [on_pools.fleet_problem("copies", copies, i)]))
+        problems.extend(endpoint.fleet_problems(self))
+        problems.extend(_scaling_problems(self.plan, endpoint.plan, on_pools), ScalingError)
+        problems.extend(model_problems)
+        problems.extend(_deployment_problems(self.node.path, self.plan))
         if not problems:
-            amis = [model.derive(p).inference_ami_version for p in self.placements]
-            problems.add(host_ami_problem(endpoint.pools, amis))
+            amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
+            problems.add(host_ami_problem(fleet, amis))
             problems.add(endpoint.host_ami_problem(amis[0], self.node.path))
         problems.raise_if_any()
 
-        self.binding = model.bind(self.placement)
-        first = model.derive(self.placement)
-        #: The model each pool's copies run, priority 1 first: ``binding``, or the pool's own
-        #: where its env, image or host AMI differ.
-        self.pool_bindings = tuple(
-            self.binding if model.derive(p).shares_model_with(first) else model.bind(p)
-            for p in self.placements
-        )
-        self.component_name = inference_component_name or generated_name(
-            self, "inference_component_name"
-        )
         self.resource = sagemaker.CfnInferenceComponent(
             self,
             "Resource",
-            inference_component_name=self.component_name,
+            inference_component_name=self.plan.component_name,
             # GetAtt, not the literal name: the component is created after the endpoint and
             # deleted before it.
             endpoint_name=endpoint.endpoint_name,
             variant_name=endpoint.variant_name,
-            specification=None
-            if self._per_type
-            else self._specification(cpu_cores, data_cache, copy_placement),
-            specifications=self._specifications(cpu_cores, data_cache, copy_placement)
-            if self._per_type
-            else None,
             runtime_config=sagemaker.CfnInferenceComponent.InferenceComponentRuntimeConfigProperty(
                 copy_count=copies
             ),
@@ -279,13 +264,39 @@ class InferenceComponent(
         self.alarms: LlmAlarms | None = (
             create_alarms(self, self, alarm_props) if alarm_props else None
         )
-        self.deployment = deployment
         if deployment is not None:
             rollback = deployment.rollback_alarms or (self.alarms.rollback if self.alarms else [])
             self.resource.deployment_config = component_deployment_config(
-                deployment, alarms=rollback, fleet=self._fleet
+                deployment, alarms=rollback, fleet=_fleet(self.plan)
             )
         self._annotate()
+        render_at_synth(self, self._render)
+
+    # -- what it serves (read from the plan) ---------------------------------------------------
+
+    @property
+    def binding(self) -> ModelBinding:
+        """The model its copies run on the endpoint's priority-1 pool."""
+        return self.plan.binding
+
+    @property
+    def placement(self) -> Placement:
+        """Where a copy runs on the endpoint's priority-1 pool."""
+        return self.plan.placement
+
+    @property
+    def autoscaling(self) -> Autoscaling | None:
+        return self.plan.autoscaling
+
+    @property
+    def enhanced_period(self) -> Duration | None:
+        return self.endpoint.enhanced_period
+
+    @property
+    def _gpus(self) -> bool:
+        """Its copies reserve NVIDIA GPUs."""
+        first = self.plan.first.placement
+        return first.instance_type.accelerator == "nvidia" and first.devices > 0
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -305,7 +316,6 @@ class InferenceComponent(
     def dashboard_view(self) -> DashboardView:
         """This component's dashboard row: its copies, no-capacity failures, and the GPUs the
         copies reserve."""
-        gpus = self.accelerators and self.instance_type.accelerator == "nvidia"
         gpu_metrics: list[cloudwatch.IMetric] = [
             self.metric_gpu_utilization(label="GPU use"),
             self.metric_gpu_memory_utilization(label="GPU memory"),
@@ -314,13 +324,16 @@ class InferenceComponent(
             label=f"inference component on {self.endpoint.node.path}",
             unit="copy",
             units="Copies",
-            fixed_count=self.copies,
+            fixed_count=self.plan.copies,
             gpu=("GPU use and memory of the copies (% of their GPUs)", gpu_metrics)
-            if gpus
+            if self._gpus
             else None,
             extra_errors=[self.metric_no_capacity_invocation_failures(label="no capacity")],
-            enhanced=self._enhanced_graphs(gpus=bool(gpus)),
+            enhanced=self._enhanced_graphs(gpus=self._gpus),
         )
+
+    def _openai_plan(self) -> ComponentEndpointPlan:
+        return self.endpoint.plan
 
     def _openai_invoke_arns(self) -> list[str]:
         return [self.endpoint.endpoint_arn, self.inference_component_arn]
@@ -328,53 +341,202 @@ class InferenceComponent(
     def alarm_metrics(self) -> AlarmMetrics:
         """What the default alarms watch (see ``operations.alarms``); a component that may
         sit at zero copies waits out a cold start (15 minutes) before NoCapacity trips."""
-        gpus = self.instance_type.accelerator == "nvidia" and bool(self.accelerators)
-        may_be_zero = self.autoscaling is not None and self.autoscaling.may_reach_zero
+        scaling = self.plan.autoscaling
+        may_be_zero = scaling is not None and scaling.may_reach_zero
         return AlarmMetrics(
             errors=self.metric_invocation_5xx_errors(),
             model_errors=self.metric_invocation_model_errors(),
             latency=self.metric_model_latency(),
-            gpu_memory=self.metric_gpu_memory_utilization() if gpus else None,
+            gpu_memory=self.metric_gpu_memory_utilization() if self._gpus else None,
             no_capacity=self.metric_no_capacity_invocation_failures(),
             no_capacity_minutes=15 if may_be_zero else 5,
         )
 
-    def demand_on(self, pool: int) -> CopyDemand:
-        """What one copy reserves on an instance of the endpoint's pool ``pool`` (0: the
-        priority-1 pool, or the only instance type)."""
-        return self._demands[pool]
+    # -- rendered at synth ----------------------------------------------------------------------
 
-    # -- validation ----------------------------------------------------------------------------
+    def _render(self) -> None:
+        """Its SageMaker Models (in its model's scope) and the specification that names them:
+        one for every pool, or one per instance type where the pools' copies differ."""
+        plan = self.plan
+        if plan.per_type:
+            self.resource.specifications = [
+                sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty(
+                    instance_type=pool.instance_type.name,
+                    model_name=_model_name(pool),
+                    compute_resource_requirements=_resources(plan, pool, demand),
+                    startup_parameters=_startup(plan),
+                    data_cache_config=data_cache_config(plan.data_cache),
+                    scheduling_config=_scheduling(plan),
+                )
+                for pool, demand in zip(plan.pools, plan.demands, strict=True)
+            ]
+            return
+        self.resource.specification = (
+            sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty(
+                model_name=_model_name(plan.first),
+                compute_resource_requirements=_resources(plan, plan.first, plan.demand),
+                startup_parameters=_startup(plan),
+                data_cache_config=data_cache_config(plan.data_cache),
+                scheduling_config=_scheduling(plan),
+            )
+        )
 
-    def _on_pools(self, check: Callable[[int], Sequence[str | None]]) -> list[str]:
-        """``check`` on each pool of the endpoint, its problems naming the pool."""
+    def _annotate(self) -> None:
+        plan = self.plan
+        listed = self.endpoint.plan.variant.listed
+        first = plan.binding
+        memory = first.plan
+        if plan.first.placement.devices and not listed and memory is not None:
+            add_note(self, memory_plan_note(memory, per_copy=True))
+        for pool in plan.pools if listed else ():
+            on_pool = self.model.derive(pool.placement).plan
+            if on_pool is not None:
+                where = (pool.priority - 1, len(plan.pools))
+                add_note(self, memory_plan_note(on_pool, per_copy=True, pool=where))
+        env = first.environment
+        if len(env) > MAX_COMPONENT_ENV:
+            too_big = _component_env_size(env, MAX_COMPONENT_ENV)
+            warn(self, SynthWarning(WarningId.COMPONENT_ENV_SIZE, too_big))
+        scaling = plan.autoscaling
+        if scaling is not None and scaling.min_capacity == 0:
+            instance = plan.first.instance_type.name
+            warn(self, SynthWarning(WarningId.SCALE_TO_ZERO, _scale_to_zero(plan.copies, instance)))
+            if scaling.uses_concurrency:
+                warn(self, SynthWarning(WarningId.SCALE_TO_ZERO_METRIC, _scale_to_zero_metric()))
+
+
+def _model_name(pool: PoolPlan) -> str | None:
+    return render_model(pool.binding).attr_model_name if pool.binding is not None else None
+
+
+def _resources(
+    plan: ComponentPlan, pool: PoolPlan, demand: CopyDemand
+) -> sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty:
+    return sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty(
+        number_of_accelerator_devices_required=pool.placement.devices or None,
+        number_of_cpu_cores_required=plan.cpu_cores,
+        min_memory_required_in_mb=demand.memory_mib,
+    )
+
+
+def _startup(
+    plan: ComponentPlan,
+) -> sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty:
+    return sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty(
+        container_startup_health_check_timeout_in_seconds=int(
+            plan.health_check_timeout.to_seconds()
+        ),
+        model_data_download_timeout_in_seconds=int(plan.download_timeout.to_seconds()),
+    )
+
+
+def _scheduling(
+    plan: ComponentPlan,
+) -> sagemaker.CfnInferenceComponent.InferenceComponentSchedulingConfigProperty | None:
+    placement = plan.copy_placement
+    return placement.scheduling_config() if placement is not None else None
+
+
+def _fleet(plan: ComponentPlan) -> Fleet:
+    """The copies an update may find running: scheduled bounds move the count straight to
+    their minimum, while scaling out from zero starts one copy; and how long a new copy may
+    take to start."""
+    scaling = plan.autoscaling
+    if scaling is None:
+        return Fleet(plan.copies, plan.copies, plan.startup, unit="copy")
+    bounds = [s.min_capacity for s in scaling.schedule if s.min_capacity]
+    smallest = 1 if scaling.min_capacity == 0 else min([scaling.min_capacity, *bounds])
+    return Fleet(smallest, scaling.highest_max, plan.startup, unit="copy")
+
+
+def _deployment_problems(path: str, plan: ComponentPlan) -> list[str]:
+    deployment, alarms = plan.deployment, plan.alarms
+    if deployment is None:
+        return []
+    if deployment.kind is not DeploymentKind.ROLLING:
+        return [_component_rollout_kind(deployment.describe)]
+    # The component's own alarms roll the update back unless rollback_alarms names others.
+    watched = alarms if deployment.rollback_alarms is None else None
+    found = deployment.problems_for(
+        _fleet(plan), error_rate=watched.error_rate if watched else None
+    )
+    if alarms is None and deployment.rollback_alarms is None:
+        found.append(rollback_needs_alarms(path))
+    return found
+
+
+def _scaling_problems(
+    plan: ComponentPlan, endpoint: ComponentEndpointPlan, pools: _PoolChecks
+) -> list[str | None]:
+    s = plan.autoscaling
+    if s is None:
+        return []
+    low = max(1, s.min_capacity)
+    min_instances = endpoint.min_instances
+    return [
+        target_problem(s, asynchronous=False),
+        _copies_outside_scaling(plan.copies, low, s.max_capacity)
+        if not low <= plan.copies <= s.max_capacity
+        else None,
+        _scale_to_zero_needs_release(pools.endpoint_path, min_instances)
+        if s.min_capacity == 0 and min_instances > 0
+        else None,
+        *pools.fleet_problems("autoscaling max_capacity", s.max_capacity),
+        *_schedule_problems(s, min_instances, pools),
+    ]
+
+
+def _schedule_problems(
+    scaling: Autoscaling, min_instances: int, pools: _PoolChecks
+) -> list[str | None]:
+    found: list[str | None] = []
+    for index, item in enumerate(scaling.schedule):
+        if item.min_capacity == 0 and scaling.min_capacity > 0 and min_instances > 0:
+            found.append(_schedule_releases_nothing(index, pools.endpoint_path, min_instances))
+        if item.max_capacity is not None:
+            found += pools.fleet_problems(f"schedule[{index}] max_capacity", item.max_capacity)
+    return found
+
+
+class _PoolChecks:
+    """A copy's checks on each pool of the endpoint, each problem naming the pool."""
+
+    def __init__(
+        self,
+        fleet: InstancePools,
+        placements: tuple[Placement, ...],
+        demands: tuple[CopyDemand, ...],
+        devices: tuple[int | None, ...],
+        endpoint: InferenceComponentEndpoint,
+    ) -> None:
+        self.fleet, self.placements, self.demands = fleet, placements, demands
+        self.devices, self.max_instances = devices, endpoint.plan.max_instances
+        self.volume_size = endpoint.plan.variant.volume_size
+        self.endpoint_path = endpoint.node.path
+
+    def each(self, check: Callable[[int], Sequence[str | None]]) -> list[str]:
+        """``check`` on each pool, its problems naming the pool."""
         return [
-            self._on_pool(index, problem)
+            self.name(index, problem)
             for index in range(len(self.placements))
             for problem in check(index)
             if problem
         ]
 
-    def _on_pool(self, index: int, problem: str, *, too_small: bool = True) -> str:
-        return pool_problem(
-            self.endpoint.pools,
-            index,
-            problem,
-            too_small=too_small,
-            where="InferenceComponentEndpoint(instance_type=[...])",
-        )
+    def name(self, index: int, problem: str, *, too_small: bool = True) -> str:
+        return pool_problem(self.fleet, index, problem, too_small=too_small, where=_POOLS_FIX)
 
-    def _accelerator_problems(self, pool: int = 0) -> list[str]:
+    def accelerator_problems(self, pool: int) -> list[str]:
         placement = self.placements[pool]
         inst = placement.instance_type
-        if self._accelerators[pool] is None and inst.accelerator is not None:
+        if self.devices[pool] is None and inst.accelerator is not None:
             # An unknown type in an accelerated family: the device count is not in the catalog.
             return [_accelerators_required(inst)]
         return placement.problems()
 
-    def _hardware_problems(self, pool: int = 0) -> list[str]:
-        """Per-copy host memory and vCPUs against one instance of the endpoint's pool."""
-        inst, want = self.placements[pool].instance_type, self._demands[pool]
+    def hardware_problems(self, pool: int) -> list[str]:
+        """Per-copy host memory and vCPUs against one instance of the pool."""
+        inst, want = self.placements[pool].instance_type, self.demands[pool]
         capacity = CopyDemand.capacity_of(inst)
         if capacity is None:
             return []
@@ -385,185 +547,29 @@ class InferenceComponent(
             problems.append(_cpu_above_instance(want.cpu_cores, capacity.cpu_cores, inst))
         return problems
 
-    def _fleet_problem(self, prop: str, count: int, what: str, pool: int = 0) -> str | None:
-        """``count`` copies must fit on ``max_instances`` instances (of the pool ``pool``)."""
-        inst, demand = self.placements[pool].instance_type, self._demands[pool]
-        capacity, most = CopyDemand.capacity_of(inst), self.endpoint.max_instances
+    def storage_problem(self, pool: int, model: LlmModel) -> str | None:
+        """The endpoint's volume (or the pool's local NVMe) must hold ``model``'s checkpoint."""
+        inst = self.placements[pool].instance_type
+        return storage_problem(inst, self.volume_size, model.architecture)
+
+    def fleet_problem(self, prop: str, count: int, pool: int) -> str | None:
+        """``count`` copies must fit on ``max_instances`` instances of the pool."""
+        inst, demand = self.placements[pool].instance_type, self.demands[pool]
+        capacity, most = CopyDemand.capacity_of(inst), self.max_instances
         if capacity is None or not isinstance(count, int):
             return None
         per_instance = demand.copies_on(capacity)
         if count <= per_instance * most:
             return None
         needed = math.ceil(count / per_instance) if per_instance else "more"
+        what = "copies" if prop == "copies" else "copies at most"
         return _fleet_too_small(
-            prop,
-            count,
-            what,
-            needed,
-            inst.name,
-            per_instance,
-            demand.describe(),
-            most,
+            prop, count, what, needed, inst.name, per_instance, demand.describe(), most
         )
 
-    def _scaling_problems(self) -> list[str | None]:
-        s = self.autoscaling
-        if s is None:
-            return []
-        low = max(1, s.min_capacity)
-        min_instances = self.endpoint.min_instances
-        return [
-            target_problem(s, asynchronous=False),
-            _copies_outside_scaling(self.copies, low, s.max_capacity)
-            if not low <= self.copies <= s.max_capacity
-            else None,
-            _scale_to_zero_needs_release(self.endpoint.node.path, min_instances)
-            if s.min_capacity == 0 and min_instances > 0
-            else None,
-            *self._fleet_problems("autoscaling max_capacity", s.max_capacity),
-            *self._schedule_problems(s),
-        ]
-
-    def _schedule_problems(self, scaling: Autoscaling) -> list[str | None]:
-        min_instances = self.endpoint.min_instances
-        found: list[str | None] = []
-        for index, item in enumerate(scaling.schedule):
-            if item.min_capacity == 0 and scaling.min_capacity > 0 and min_instances > 0:
-                found.append(
-                    _schedule_releases_nothing(index, self.endpoint.node.path, min_instances)
-                )
-            if item.max_capacity is not None:
-                found += self._fleet_problems(f"schedule[{index}] max_capacity", item.max_capacity)
-        return found
-
-    def _fleet_problems(self, prop: str, count: int) -> list[str]:
+    def fleet_problems(self, prop: str, count: int) -> list[str]:
         """``count`` copies at most must fit the fleet on every pool (each may be the one)."""
-        return self._on_pools(
-            lambda pool: [self._fleet_problem(prop, count, "copies at most", pool)]
-        )
-
-    def _deployment_problems(
-        self, deployment: Deployment | None, alarms: Alarms | None
-    ) -> list[str]:
-        if deployment is None:
-            return []
-        if deployment.kind is not DeploymentKind.ROLLING:
-            return [_component_rollout_kind(deployment.describe)]
-        # The component's own alarms roll the update back unless rollback_alarms names others.
-        watched = alarms if deployment.rollback_alarms is None else None
-        found = deployment.problems_for(
-            self._fleet, error_rate=watched.error_rate if watched else None
-        )
-        if alarms is None and deployment.rollback_alarms is None:
-            found.append(rollback_needs_alarms(self.node.path))
-        return found
-
-    @property
-    def _fleet(self) -> Fleet:
-        """The copies an update may find running: scheduled bounds move the count straight
-        to their minimum, while scaling out from zero starts one copy; and how long a new
-        copy may take to start."""
-        scaling = self.autoscaling
-        startup = self.health_check_timeout.plus(self.download_timeout)
-        if scaling is None:
-            return Fleet(self.copies, self.copies, startup, unit="copy")
-        bounds = [s.min_capacity for s in scaling.schedule if s.min_capacity]
-        smallest = 1 if scaling.min_capacity == 0 else min([scaling.min_capacity, *bounds])
-        return Fleet(smallest, scaling.highest_max, startup, unit="copy")
-
-    # -- construction helpers ------------------------------------------------------------------
-
-    @property
-    def _per_type(self) -> bool:
-        """One specification per instance type: the pools' copies differ in model or
-        resources (one ``Specification`` serves every type otherwise)."""
-        return len(set(self.pool_bindings)) > 1 or len(set(self._demands)) > 1
-
-    def _specification(
-        self,
-        cpu_cores: float | None,
-        data_cache: bool | None,
-        copy_placement: CopyPlacement | None,
-    ) -> sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty:
-        spec = sagemaker.CfnInferenceComponent
-        return spec.InferenceComponentSpecificationProperty(
-            model_name=self.binding.model_name,
-            compute_resource_requirements=self._resources(self.accelerators, cpu_cores),
-            startup_parameters=self._startup(),
-            data_cache_config=data_cache_config(data_cache),
-            scheduling_config=copy_placement.scheduling_config() if copy_placement else None,
-        )
-
-    def _specifications(
-        self,
-        cpu_cores: float | None,
-        data_cache: bool | None,
-        copy_placement: CopyPlacement | None,
-    ) -> list[
-        sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty
-    ]:
-        spec = sagemaker.CfnInferenceComponent
-        return [
-            spec.InferenceComponentSpecificationForInstanceTypeProperty(
-                instance_type=placement.instance_type.name,
-                model_name=binding.model_name,
-                compute_resource_requirements=self._resources(self._accelerators[index], cpu_cores),
-                startup_parameters=self._startup(),
-                data_cache_config=data_cache_config(data_cache),
-                scheduling_config=copy_placement.scheduling_config() if copy_placement else None,
-            )
-            for index, (placement, binding) in enumerate(
-                zip(self.placements, self.pool_bindings, strict=True)
-            )
-        ]
-
-    def _resources(
-        self, accelerators: int | None, cpu_cores: float | None
-    ) -> sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty:
-        return (
-            sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty(
-                number_of_accelerator_devices_required=accelerators,
-                number_of_cpu_cores_required=cpu_cores,
-                min_memory_required_in_mb=self.demand.memory_mib,
-            )
-        )
-
-    def _startup(
-        self,
-    ) -> sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty:
-        return sagemaker.CfnInferenceComponent.InferenceComponentStartupParametersProperty(
-            container_startup_health_check_timeout_in_seconds=int(
-                self.health_check_timeout.to_seconds()
-            ),
-            model_data_download_timeout_in_seconds=int(self.download_timeout.to_seconds()),
-        )
-
-    def _annotate(self) -> None:
-        if self.accelerators is not None and not self.endpoint.pools.listed:
-            add_memory_plan_note(self, self.binding.plan, per_copy=True)
-        for index, placement in enumerate(self.placements if self.endpoint.pools.listed else ()):
-            plan = self.model.derive(placement).plan
-            if plan is not None:
-                add_note(
-                    self,
-                    f"Memory plan per copy, pool {index + 1} of {len(self.placements)}: "
-                    f"{plan.summary()}",
-                )
-        env = self.binding.environment
-        if len(env) > MAX_COMPONENT_ENV:
-            warn(
-                self,
-                "constructs-llm:component-env-size",
-                _component_env_size(env, MAX_COMPONENT_ENV),
-            )
-        if self.autoscaling is not None and self.autoscaling.min_capacity == 0:
-            warn(
-                self,
-                "constructs-llm:scale-to-zero",
-                _scale_to_zero(self.copies, self.instance_type.name),
-            )
-            if self.autoscaling.uses_concurrency:
-                warn(self, "constructs-llm:scale-to-zero-metric", _scale_to_zero_metric())
+        return self.each(lambda pool: [self.fleet_problem(prop, count, pool)])
 
 
 def _component_rollout_kind(describe: str) -> str:

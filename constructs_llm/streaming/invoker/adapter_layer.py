@@ -13,9 +13,15 @@ from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.problems import fail
-from constructs_llm.streaming.invoker.stack_rules import assert_before_deploy
+from constructs_llm.stack_rules import assert_before_deploy
 
-__all__ = ["PublishedLayer", "adapter_for", "adapter_layer_arn", "published_layer"]
+__all__ = [
+    "PublishedLayer",
+    "adapter_for",
+    "adapter_layer_arn",
+    "adapter_layer_problem",
+    "published_layer",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,18 +80,27 @@ def published_layer(region: str) -> PublishedLayer:
             version=data.version,
             architecture="x86_64",
         )
-    if not Token.is_unresolved(region) and region.startswith(data.unsupported_partition_prefixes):
-        fail(
-            "",
-            f"no published Lambda Web Adapter layer is known for region {region!r}; publish "
-            "the adapter in that partition and pass adapter_layer=LayerVersion."
-            "from_layer_version_arn(...) (an arm64 build)",
-        )
+    problem = adapter_layer_problem(region)
+    if problem:
+        fail("", problem)
     return PublishedLayer(
         account=data.commercial.account,
         name=data.commercial.layers["arm64"],
         version=data.version,
         architecture="arm64",
+    )
+
+
+def adapter_layer_problem(region: str) -> str | None:
+    """Why no published layer serves ``region`` (a partition the adapter is not published
+    in), or None."""
+    prefixes = catalogs.lwa_layers().unsupported_partition_prefixes
+    if Token.is_unresolved(region) or not any(region.startswith(p) for p in prefixes):
+        return None
+    return (
+        f"no published Lambda Web Adapter layer is known for region {region!r}; publish the "
+        "adapter in that partition and pass adapter_layer=LayerVersion."
+        "from_layer_version_arn(...) (an arm64 build)"
     )
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from aws_cdk import Duration, Token
 from aws_cdk import aws_lambda as lambda_
 
+from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.problems import Problems
 from constructs_llm.values import describe, duration_problem
 
@@ -143,6 +144,6 @@ def _secret_problem(secret: object) -> str | None:
             "--secret-string <key>`) and pass secretsmanager.Secret.from_secret_name_v2(self, "
             "'ApiKeys', 'llm/api-keys'), or create a secretsmanager.Secret in the stack"
         )
-    if not hasattr(secret, "grant_read") or not hasattr(secret, "secret_name"):
+    if not cdk_kind(secret, "aws_secretsmanager", "ISecret"):
         return f"secret must be a secretsmanager.ISecret, got {describe(secret)}"
     return None

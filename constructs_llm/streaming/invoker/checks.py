@@ -19,17 +19,15 @@ from constructs_llm.cdk_values import (
     layer_problem,
     log_retention_problem,
 )
-from constructs_llm.errors import ConfigurationError
-from constructs_llm.hardware.placement import Placement
+from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.decode import DecodeRate, decode_rate
-from constructs_llm.streaming.invoker.adapter_layer import published_layer
+from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_problem
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
-from constructs_llm.streaming.invoker.targets import check_targets, served_placements
+from constructs_llm.streaming.invoker.targets import check_targets, served_pools
 from constructs_llm.values import (
     describe,
     duration_problem,
@@ -38,10 +36,7 @@ from constructs_llm.values import (
     str_problem,
 )
 
-__all__ = ["TIMEOUT_DECODE", "check_distribution", "check_invoker", "decode_time_warnings"]
-
-#: The acknowledgment id of the warning that a full-length answer may outlast the timeout.
-TIMEOUT_DECODE = "constructs-llm:invoker-timeout-decode"
+__all__ = ["check_distribution", "check_invoker", "decode_time_warnings"]
 
 _WEB_ACL_ARN = "arn:aws:wafv2:us-east-1:123456789012:global/webacl/name/id"
 # A DNS name CloudFront takes as an alternate domain name: labels of letters, digits and
@@ -132,10 +127,7 @@ def _adapter_problems(
             f"architecture={architecture.name} needs adapter_layer=... built for it; without one "
             "the published layer for the region decides the architecture"
         )
-    try:
-        published_layer(Stack.of(invoker).region)
-    except ConfigurationError as err:
-        problems.add_error(err)
+    problems.add(adapter_layer_problem(Stack.of(invoker).region))
 
 
 def decode_time_warnings(targets: list[InvocationTarget], timeout: Duration) -> list[str]:
@@ -146,7 +138,7 @@ def decode_time_warnings(targets: list[InvocationTarget], timeout: Duration) -> 
     found = []
     for target in targets:
         tokens = target.max_total_tokens
-        rates = [r for r in map(_rate, served_placements(target)) if r is not None]
+        rates = [r for r in map(_rate, served_pools(target)) if r is not None]
         if tokens is None or not rates:
             continue
         slowest = min(rates, key=lambda r: r.tokens_per_s)
@@ -155,12 +147,14 @@ def decode_time_warnings(targets: list[InvocationTarget], timeout: Duration) -> 
     return found
 
 
-def _rate(served: tuple[LlmModel, Placement]) -> DecodeRate | None:
-    model, placement = served
-    plan, arch = model.derive(placement).plan, model.architecture
+def _rate(pool: PoolPlan) -> DecodeRate | None:
+    if pool.binding is None:
+        return None
+    model = pool.binding.model
+    plan, arch = model.derive(pool.placement).plan, model.architecture
     if plan is None or arch is None:
         return None
-    return decode_rate(plan, arch, placement.instance_type)
+    return decode_rate(plan, arch, pool.instance_type)
 
 
 def _timeout_below_decode(

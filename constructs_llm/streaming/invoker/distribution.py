@@ -43,7 +43,7 @@ from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, waive
-from constructs_llm.streaming.invoker.stack_rules import assert_before_deploy
+from constructs_llm.stack_rules import assert_before_deploy
 
 __all__ = [
     "MAX_RATE_LIMIT",

@@ -22,11 +22,10 @@ from constructs import Construct
 from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import fail
-from constructs_llm.reporting import warn
+from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.invoker.adapter_layer import adapter_for, adapter_layer_arn
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.checks import (
-    TIMEOUT_DECODE,
     check_distribution,
     check_invoker,
     decode_time_warnings,
@@ -134,7 +133,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             log_encryption_key=log_encryption_key,
         )
         for warning in decode_time_warnings(called, timeout):
-            warn(self, TIMEOUT_DECODE, warning)
+            warn(self, SynthWarning(WarningId.INVOKER_TIMEOUT_DECODE, warning))
         self._heartbeat = heartbeat
         self.auth = auth
         #: Every target; ``target`` is the first.

@@ -27,13 +27,13 @@ from typing import Any
 from aws_cdk import Stack
 from constructs import Construct
 
-from constructs_llm.hardware.placement import Placement
 from constructs_llm.hosting.components.adapter import AdapterComponent
 from constructs_llm.hosting.components.inference_component import InferenceComponent
+from constructs_llm.hosting.components.plan import ComponentPlan
 from constructs_llm.hosting.endpoint import LlmEndpoint
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.streaming.formats import ModelKind
 from constructs_llm.values import describe
 
@@ -42,7 +42,7 @@ __all__ = [
     "check_targets",
     "environment_size_problem",
     "routes_environment",
-    "served_placements",
+    "served_pools",
 ]
 
 #: "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas).
@@ -227,13 +227,14 @@ def _size(value: str) -> int:
     return len(value.encode()) - sum(map(len, tokens)) + _TOKEN_ESTIMATE * len(tokens)
 
 
-def served_placements(target: InvocationTarget) -> list[tuple[LlmModel, Placement]]:
-    """The models a target answers with and the hardware each runs on: every production
-    variant and instance pool of an endpoint, every pool of a component, the base component's
-    for an adapter; none for an endpoint deployed elsewhere."""
-    component = target.base if isinstance(target, AdapterComponent) else target
-    if isinstance(component, InferenceComponent):
-        return [(component.model, placement) for placement in component.placements]
+def served_pools(target: InvocationTarget) -> tuple[PoolPlan, ...]:
+    """The pools a target answers from, each with its hardware and the model bound to it, read
+    from the target's plan: every production variant's pools of an endpoint, every pool of a
+    component, the base component's for an adapter; none for an endpoint deployed elsewhere."""
+    if isinstance(target, AdapterComponent):
+        return target.base.plan.pools if isinstance(target.base.plan, ComponentPlan) else ()
+    if isinstance(target, InferenceComponent):
+        return target.plan.pools
     if isinstance(target, LlmEndpoint):
-        return [(v.model, placement) for v in target.variants for placement in v.pools]
-    return []
+        return tuple(pool for variant in target.plan.variants for pool in variant.pools)
+    return ()

@@ -1,0 +1,252 @@
+"""The hosting plan: what a hosting construct will deploy, built once from its props and
+checked before anything is created. Frozen values; every fact has one field.
+
+- :class:`PoolPlan`: one instance pool (or the one instance type): its priority, its
+  placement (the instance type and the devices a copy gets: the one home of both) and the
+  model bound to that placement (its engine settings).
+- :class:`VariantPlan`: one production (or shadow) variant of an endpoint config: its name and
+  its start-up timeouts (computed once), its pools in priority order, its share of traffic,
+  instance count, scaling, storage and capacity.
+- :class:`EndpointPlan`: an ``LlmEndpoint``: its variants and shadow, and the endpoint-wide
+  settings (asynchronous inference, metrics, deployment, alarms, key, name).
+
+The plans of an ``InferenceComponentEndpoint`` and of an ``InferenceComponent`` are in
+``hosting/components/plan.py``; the rules that tie features together are in
+``hosting/rules.py``. Rendering, notes, quota lines, alarms, dashboards, invokers and the
+native OpenAI route read these plans.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from constructs_llm.hardware.pools import InstancePools
+from constructs_llm.hosting.names import fleet_key
+from constructs_llm.hosting.storage import MAX_VOLUME_GB
+from constructs_llm.model.model_resource import prepare_model
+
+if TYPE_CHECKING:
+    from aws_cdk import Duration, Size
+    from aws_cdk import aws_kms as kms
+
+    from constructs_llm.hardware.instance_type import InstanceType
+    from constructs_llm.hardware.placement import Placement
+    from constructs_llm.hosting.async_inference import AsyncInference
+    from constructs_llm.hosting.metrics_config import MetricsPlan
+    from constructs_llm.model.llm_model import LlmModel, ModelBinding
+    from constructs_llm.operations.alarms import Alarms
+    from constructs_llm.operations.autoscaling import Autoscaling
+    from constructs_llm.operations.deployment import Deployment
+
+__all__ = ["EndpointPlan", "PoolPlan", "VariantPlan", "bound_pools", "pools_of"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolPlan:
+    """One instance pool of a variant (or its one instance type).
+
+    :param priority: 1 for the preferred type, then 2, 3, ... (SageMaker's ``Priority``).
+    :param placement: the instance type, and the devices one model copy gets there.
+    :param binding: the model bound to ``placement``. @default none: the pool of an endpoint
+        that hosts inference components, whose components bind their own models
+    """
+
+    priority: int
+    placement: Placement
+    binding: ModelBinding | None = None
+
+    @property
+    def instance_type(self) -> InstanceType:
+        return self.placement.instance_type
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantPlan:
+    """One variant of an endpoint config.
+
+    :param name: the variant's name (``VariantName``), computed once from the props.
+    :param pools: its instance pools in priority order (one without pools).
+    :param listed: the instance types were given as a list: rendered as ``InstancePools``,
+        even of one type.
+    :param instance_count: initial instances.
+    :param weight: its share of traffic (``InitialVariantWeight``). @default 1; none on an
+        endpoint hosting components
+    :param shadow: a shadow variant. @default False
+    :param autoscaling: target tracking on its instance count. @default none
+    :param health_check_timeout: the container start-up health check, as given or defaulted
+        for the slowest pool and the model's size. @default none: an endpoint hosting
+        components, whose components have their own
+    :param download_timeout: the model download, likewise. @default none
+    :param volume_size: the ML storage volume as given. @default sized from the weights
+    :param provision_timeout: how long SageMaker may try the pools for capacity. @default
+        SageMaker's
+    :param capacity_reservation: the ML capacity reservation (or training plan) the
+        instances launch into. @default none (on demand)
+    :param managed_instances: ``(min, max)`` of managed instance scaling (an endpoint hosting
+        components). @default none
+    """
+
+    name: str
+    pools: tuple[PoolPlan, ...]
+    listed: bool
+    instance_count: int
+    weight: float | None = 1
+    shadow: bool = False
+    autoscaling: Autoscaling | None = None
+    health_check_timeout: Duration | None = None
+    download_timeout: Duration | None = None
+    volume_size: Size | None = None
+    provision_timeout: Duration | None = None
+    capacity_reservation: str | None = None
+    managed_instances: tuple[int, int] | None = None
+
+    # -- its hardware ----------------------------------------------------------------------
+
+    @property
+    def first(self) -> PoolPlan:
+        """The priority-1 pool (the only one without pools)."""
+        return self.pools[0]
+
+    @property
+    def instance_types(self) -> tuple[InstanceType, ...]:
+        return tuple(pool.instance_type for pool in self.pools)
+
+    @property
+    def placements(self) -> tuple[Placement, ...]:
+        return tuple(pool.placement for pool in self.pools)
+
+    @property
+    def fleet(self) -> InstancePools:
+        """The pools as instance types in order of preference (for labels and messages)."""
+        return InstancePools(*self.placements, listed=self.listed)
+
+    @property
+    def pool_instance_types(self) -> tuple[InstanceType, ...]:
+        """The pools' instance types when given as a list (metrics by ``InstanceType``)."""
+        return self.instance_types if self.listed else ()
+
+    @property
+    def fleet_name(self) -> str:
+        """What capacity notes count: the instance type, or the pools
+        (``ml.g6e.2xlarge (or fallback pools ml.g5.4xlarge)``)."""
+        first, *fallbacks = self.instance_types
+        if not fallbacks:
+            return first.name
+        return f"{first.name} (or fallback pools {', '.join(t.name for t in fallbacks)})"
+
+    @property
+    def fleet_key(self) -> str:
+        """The variant and its fleet, for an acknowledgeable warning id that changes whenever
+        either does (``names.fleet_key``)."""
+        return fleet_key(self.name, self.instance_types)
+
+    # -- its model -------------------------------------------------------------------------
+
+    @property
+    def binding(self) -> ModelBinding | None:
+        """The model on the priority-1 pool (the variant's ``ModelName``)."""
+        return self.first.binding
+
+    @property
+    def model(self) -> LlmModel | None:
+        binding = self.binding
+        return binding.model if binding is not None else None
+
+    @property
+    def bindings(self) -> tuple[ModelBinding, ...]:
+        """The distinct models its pools run, priority 1 first."""
+        found = (pool.binding for pool in self.pools if pool.binding is not None)
+        return tuple(dict.fromkeys(found))
+
+    # -- its numbers -----------------------------------------------------------------------
+
+    @property
+    def startup(self) -> Duration | None:
+        """How long a new instance may take to serve: download plus health check."""
+        if self.health_check_timeout is None or self.download_timeout is None:
+            return None
+        return self.health_check_timeout.plus(self.download_timeout)
+
+    @property
+    def most_instances(self) -> int:
+        """The most instances it may run: autoscaling's highest bound, else its count."""
+        return self.autoscaling.highest_max if self.autoscaling else self.instance_count
+
+    @property
+    def volume_gb(self) -> int | None:
+        """``VolumeSizeInGB``: as given, else sized from the priority-1 model's weights where
+        the instance type takes a volume size (weights land on the volume, and some servers
+        copy them once more), else SageMaker's default."""
+        if self.volume_size is not None:
+            return int(self.volume_size.to_gibibytes())
+        binding = self.binding
+        plan = binding.plan if binding is not None else None
+        if plan is None or not self.first.instance_type.supports_volume_size:
+            return None
+        return min(MAX_VOLUME_GB, max(30, math.ceil(plan.weights_gib * 2.5 + 10)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointPlan:
+    """An ``LlmEndpoint``: its variants and what applies to all of them.
+
+    :param variants: the production variants, in the order given.
+    :param shadow: the shadow variant. @default none
+    :param single: built from ``model=`` (one variant, named after its fleet, whose problems
+        read as the endpoint's own), not ``variants=``. @default True
+    :param async_inference: the endpoint queues requests. @default none (real-time)
+    :param metrics: enhanced metrics and their publishing interval (``MetricsConfig``).
+    :param deployment: how updates roll out. @default SageMaker's blue/green, all at once
+    :param alarms: the thresholds of each production variant's default alarms. @default none
+    :param kms_key: encrypts the ML storage volumes. @default none
+    :param endpoint_name: the Endpoint's physical name (given, or generated for a guarded
+        rollout). @default none: CloudFormation names it
+    :param served_model_name: the name OpenAI clients send. @default derived from the models
+    """
+
+    variants: tuple[VariantPlan, ...]
+    metrics: MetricsPlan
+    shadow: VariantPlan | None = None
+    single: bool = True
+    async_inference: AsyncInference | None = None
+    deployment: Deployment | None = None
+    alarms: Alarms | None = None
+    kms_key: kms.IKey | None = None
+    endpoint_name: str | None = None
+    served_model_name: str | None = None
+
+    @property
+    def hosted(self) -> tuple[VariantPlan, ...]:
+        """Every variant of the config: the production variants, then the shadow."""
+        return (*self.variants, *((self.shadow,) if self.shadow else ()))
+
+    @property
+    def bindings(self) -> tuple[ModelBinding, ...]:
+        """Every distinct model the config runs, in variant and pool order."""
+        return tuple(dict.fromkeys(b for v in self.hosted for b in v.bindings))
+
+
+def pools_of(placements: Sequence[Placement]) -> tuple[PoolPlan, ...]:
+    """The pools of ``placements`` in priority order, bound to no model (an endpoint hosting
+    inference components, or a variant whose model cannot run there)."""
+    return tuple(PoolPlan(priority=i + 1, placement=p) for i, p in enumerate(placements))
+
+
+def bound_pools(model: LlmModel, placements: Sequence[Placement]) -> tuple[PoolPlan, ...]:
+    """``model`` bound to each of ``placements``, in priority order: a pool whose SageMaker
+    Model would be the priority-1 pool's shares its binding (one Model serves both), others
+    get their own (a ``ModelNameOverride``, or a specification per instance type). Each
+    binding's image is resolved in the stack at once (``prepare_model``), so a region without
+    it fails while the app is built."""
+    first = model.bind(placements[0])
+    pools = []
+    for index, placement in enumerate(placements):
+        own = model.bind(placement)
+        binding = first if own.shares_model_with(first) else own
+        pools.append(PoolPlan(priority=index + 1, placement=placement, binding=binding))
+    for binding in dict.fromkeys(p.binding for p in pools if p.binding is not None):
+        prepare_model(binding)
+    return tuple(pools)

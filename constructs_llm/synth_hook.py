@@ -1,0 +1,78 @@
+"""The one hook the library runs when an app synthesizes: each hosting construct's render, in
+construct-path order, then the note lines.
+
+A hosting construct builds and checks its plan when it is created, and creates what belongs to
+it alone (its Endpoint, scaling, alarms). What depends on other constructs is rendered here,
+once every construct exists: the SageMaker Models a host needs (in its model's scope, so their
+logical ids stay the model's), an endpoint config's variants, the grants on roles that other
+constructs own, and what an endpoint hosting components learns from all of them. The renders
+of a stage run sorted by their construct's path, so the template does not depend on the order
+the constructs were created in.
+
+Why an aspect: ``Lazy`` values with a Python producer fail at synth through jsii
+(aws/aws-cdk#37952), and a node validation runs after ``prepare``, too late to create
+resources (cross-stack references and dependencies are resolved in ``prepare``). Aspects run
+first in every synthesis (``cdk synth``, ``app.synth()``, ``Template.from_stack``), so every
+later step sees the rendered resources: other aspects (this one has the mutating priority and
+visits the stage itself, before any resource), validations, and validation plugins such as
+cdk-nag, which read the synthesized templates. It is added to the construct's stage (the app,
+or a nested ``Stage``), which is what a synthesis of the stage applies.
+
+After the renders, at every synthesis, the hook runs each report registered for the stage
+(``constructs_llm.notes`` prints its note lines there, once the renders have added theirs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jsii
+from aws_cdk import AspectPriority, Aspects, IAspect, Stage
+from constructs import IConstruct
+
+__all__ = ["render_at_synth", "report_at_synth"]
+
+Render = Callable[[], None]
+Report = Callable[[IConstruct], None]
+
+
+def render_at_synth(construct: IConstruct, render: Render) -> None:
+    """Runs ``render`` once, when ``construct``'s stage first synthesizes, after every
+    construct is built, in construct-path order with the stage's other renders."""
+    _hook(construct).renders.append((construct.node.path, render))
+
+
+def report_at_synth(construct: IConstruct, key: str, report: Report) -> None:
+    """Runs ``report`` with ``construct``'s stage at each synthesis of the stage, after the
+    renders; one report per ``key`` and stage (the first registered)."""
+    _hook(construct).reports.setdefault(key, report)
+
+
+def _hook(construct: IConstruct) -> _SynthHook:
+    stage = Stage.of(construct) or construct.node.root
+    for aspect in Aspects.of(stage).all:
+        if isinstance(aspect, _SynthHook):
+            return aspect
+    hook = _SynthHook(stage)
+    Aspects.of(stage).add(hook, priority=AspectPriority.MUTATING)
+    return hook
+
+
+@jsii.implements(IAspect)
+class _SynthHook:
+    """Visits the stage itself, before any of its children: renders once, reports at each
+    synthesis."""
+
+    def __init__(self, stage: IConstruct) -> None:
+        self._stage = stage
+        self.renders: list[tuple[str, Render]] = []
+        self.reports: dict[str, Report] = {}
+
+    def visit(self, node: IConstruct) -> None:
+        if node is not self._stage:
+            return
+        pending, self.renders = self.renders, []
+        for _, render in sorted(pending, key=lambda each: each[0]):
+            render()
+        for report in self.reports.values():
+            report(self._stage)
