@@ -14,6 +14,7 @@ from aws_cdk.assertions import Template
 from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, catalogs
 from constructs_llm.engines.engine import EngineContext
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.hardware.placement import Placement
 from tests.matrix.builders import G5
 
 QWEN3 = "Qwen/Qwen3-8B"
@@ -21,7 +22,9 @@ R1_QWEN = "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"
 
 
 def _ctx(family: str | None) -> EngineContext:
-    return EngineContext(instance=InstanceType(G5), model_location="org/model", model_family=family)
+    return EngineContext(
+        placement=Placement(InstanceType(G5)), model_location="org/model", model_family=family
+    )
 
 
 def _reasoning_env(engine: Engine, family: str | None) -> dict[str, str]:
