@@ -20,13 +20,13 @@ from constructs_llm.problems import fail
 __all__ = [
     "BEARER_TOKEN_CALLS",
     "ECR_AUTHORIZATION_TOKEN",
-    "ENDPOINT_LOG_GROUPS",
-    "ENDPOINT_LOG_STREAMS",
     "HUB_DOWNLOAD",
     "NVME_VOLUME_KEY",
     "UNSCOPED_ACTIONS",
     "CheckovSkip",
     "NagAcknowledgment",
+    "log_groups_by_prefix",
+    "log_streams_at_run_time",
     "nag_resource",
     "waive",
     "weights_prefix",
@@ -97,6 +97,29 @@ def weights_prefix(scope: IConstruct, objects_arn: str) -> NagAcknowledgment:
     )
 
 
+def log_groups_by_prefix(scope: IConstruct, arn: str) -> NagAcknowledgment:
+    """The log groups of an endpoint whose name is not known when its role's policy is written:
+    the finding as cdk-nag prints it for this stack (partition and region literal or not)."""
+    return NagAcknowledgment(
+        "AwsSolutions-IAM5",
+        finding=f"Resource::{nag_resource(scope, arn)}",
+        reason="SageMaker names an endpoint's log group after the endpoint, whose name "
+        "CloudFormation generates when it creates the endpoint, after the execution role's "
+        "policy (which the model waits for); the grant stays inside /aws/sagemaker/Endpoints/. "
+        "endpoint_name= scopes it to the one group.",
+    )
+
+
+def log_streams_at_run_time(scope: IConstruct, arn: str) -> NagAcknowledgment:
+    """The streams of one log group (or of a prefix's groups), as cdk-nag prints them."""
+    return NagAcknowledgment(
+        "AwsSolutions-IAM5",
+        finding=f"Resource::{nag_resource(scope, arn)}",
+        reason="SageMaker creates the log streams at run time, one per variant and instance "
+        "(<variant>/<instance id>); the grant stays inside the host's own log groups.",
+    )
+
+
 def _flatten(node: Any) -> str:
     if isinstance(node, str):
         return node.replace("${", "<").replace("}", ">")
@@ -128,32 +151,19 @@ HUB_DOWNLOAD = CheckovSkip(
 )
 # -- cdk-nag -----------------------------------------------------------------------------------
 
-_LOG_GROUPS = (
-    "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*"
-)
 UNSCOPED_ACTIONS = NagAcknowledgment(
     "AwsSolutions-IAM5",
     finding="Resource::*",
     reason="cloudwatch:PutMetricData has no resource-level permissions; it is limited to the "
-    "/aws/sagemaker/* namespaces by condition. ecr:GetAuthorizationToken has no resource-level "
-    "permissions either.",
-)
-ENDPOINT_LOG_GROUPS = NagAcknowledgment(
-    "AwsSolutions-IAM5",
-    finding=f"Resource::{_LOG_GROUPS}",
-    reason="SageMaker names the log group after the endpoint, which is created after the model "
-    "and may be generated; the grant stays inside /aws/sagemaker/Endpoints/.",
+    "host's own namespaces (/aws/sagemaker/Endpoints, and /aws/sagemaker/InferenceComponents "
+    "for inference components) by a cloudwatch:namespace condition. ecr:GetAuthorizationToken "
+    "has no resource-level permissions either.",
 )
 ECR_AUTHORIZATION_TOKEN = NagAcknowledgment(
     "AwsSolutions-IAM5",
     finding="Resource::*",
     reason="ecr:GetAuthorizationToken does not support resource-level permissions; image "
     "pulls themselves are scoped to the image's repository ARN",
-)
-ENDPOINT_LOG_STREAMS = NagAcknowledgment(
-    "AwsSolutions-IAM5",
-    finding=f"Resource::{_LOG_GROUPS}:log-stream:*",
-    reason="Log streams are created by SageMaker per instance at run time.",
 )
 BEARER_TOKEN_CALLS = NagAcknowledgment(
     "AwsSolutions-IAM5",

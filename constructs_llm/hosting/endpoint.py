@@ -25,6 +25,7 @@ from constructs_llm.hosting.async_inference import (
     alarms_on_async,
     async_inference_problem,
 )
+from constructs_llm.hosting.container_writes import endpoint_writes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.endpoint_variant import EndpointVariant
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
@@ -43,6 +44,7 @@ from constructs_llm.hosting.target import (
     served_name_problem,
 )
 from constructs_llm.hosting.variant import Variant, plan_variants, variant_type_problems
+from constructs_llm.model.execution_role import grant_container_writes
 from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.notes import add_note, memory_plan_note, quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
@@ -331,13 +333,16 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
     # -- what depends on other constructs, rendered at synth ---------------------------------
 
     def _render(self) -> None:
-        """The config's variants, with the SageMaker Models they name, and what the models'
-        roles need of this endpoint: the volume key, the asynchronous folders."""
+        """What the models' roles need of this endpoint (its log group and metric namespace,
+        the volume key, the asynchronous folders), then the config's variants, with the
+        SageMaker Models they name."""
         plan = self.plan
+        roles = list({id(b.model.role): b.model.role for b in plan.bindings}.values())
+        for role in roles:
+            grant_container_writes(role, endpoint_writes(plan.endpoint_name))
         self.config.production_variants = [production_variant(v) for v in plan.variants]
         if plan.shadow is not None:
             self.config.shadow_production_variants = [production_variant(plan.shadow)]
-        roles = list({id(b.model.role): b.model.role for b in plan.bindings}.values())
         grant_volume_key(plan.kms_key, roles)
         if plan.async_inference is not None:
             for role in roles:

@@ -26,7 +26,7 @@ from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement, placement_problems
 from constructs_llm.model.binding import Definition, Derivation
 from constructs_llm.model.binding import derive as derive_on
-from constructs_llm.model.execution_role import execution_role
+from constructs_llm.model.execution_role import ExecutionRole
 from constructs_llm.model.network import ModelNetwork, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.notes import add_note
@@ -71,7 +71,8 @@ class LlmModel(Construct):
     model's scope). The model's own ``instance_type`` is its default placement: it is checked
     when the model is created, and its Model keeps the construct id ``Resource``. Every Model
     has no physical name, so any change deploys as a replacement in one update. The execution
-    role gets exactly the reads the image and weights need.
+    role gets exactly the reads the image and weights need, and each endpoint that serves the
+    model grants it that endpoint's log group and metric namespace when it renders.
 
     :param source: where the weights come from (``ModelSource.hugging_face`` / ``s3`` / ...).
     :param engine: the serving engine (``Engine.tgi()``, ``Engine.lmi()``, ...).
@@ -80,7 +81,9 @@ class LlmModel(Construct):
     :param max_input_tokens: longest prompt accepted. @default the engine's default
     :param max_total_tokens: longest prompt + generation. @default the engine's default
     :param env: extra container environment, checked against the derived one. @default none
-    :param role: execution role. @default a new role with only the permissions it needs
+    :param role: execution role: the image pull and weight reads are added to it, the log and
+        metric writes of its endpoints are not (``hosting/container_writes.py`` lists them).
+        @default a new role with only the permissions it needs
     :param vpc: run the container in this VPC. @default no VPC
     :param vpc_subnets: subnets in ``vpc``. @default private subnets with egress
     :param security_groups: @default one new security group with no inbound rules
@@ -165,7 +168,7 @@ class LlmModel(Construct):
             problems.extend(self.derive(self.default_placement).problems)
         problems.raise_if_any()
 
-        self.role: iam.IRole = role or execution_role(
+        self.role: iam.IRole = role or ExecutionRole(
             self, "Role", description="Execution role of an LLM model (constructs_llm)"
         )
         if self.default_placement is not None:

@@ -19,6 +19,7 @@ from constructs_llm.hardware.pools import (
 )
 from constructs_llm.hosting.capacity_reservation import capacity_reservation_problem
 from constructs_llm.hosting.components.plan import AdapterPlan, ComponentEndpointPlan, ComponentPlan
+from constructs_llm.hosting.container_writes import component_endpoint_writes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
 from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
 from constructs_llm.hosting.names import fleet_variant_name, name_problem
@@ -33,7 +34,11 @@ from constructs_llm.hosting.storage import (
     volume_problem,
     waive_nvme_volume_key,
 )
-from constructs_llm.model.execution_role import depend_on_policies, execution_role
+from constructs_llm.model.execution_role import (
+    ExecutionRole,
+    depend_on_policies,
+    grant_container_writes,
+)
 from constructs_llm.notes import add_note, quota_note
 from constructs_llm.operations.capacity_notes import fleet_capacity_note
 from constructs_llm.operations.deployment import Surge
@@ -81,10 +86,11 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     construct-path order, what depends on them: its variant's host AMI, the grants on its
     role and on their models' roles, and its capacity note.
 
-    The execution role is SageMaker's for the endpoint itself: it gets CloudWatch Logs under
-    ``/aws/sagemaker/Endpoints/`` and ``PutMetricData`` in the ``/aws/sagemaker/*``
-    namespaces, plus the KMS key when one is given. Each component's model keeps its own role
-    for its image and weights.
+    The execution role is SageMaker's for the endpoint itself: it may write the endpoint's log
+    group and its components' (``hosting/container_writes.py``; the endpoint's is scoped to its
+    name when ``endpoint_name`` is given) and put metrics in the endpoint and
+    inference-component namespaces only, plus the KMS key when one is given. Each component's
+    model keeps its own role for its image and weights, with the same writes.
 
     :param instance_type: the instance type of every instance in the fleet, or a list of up
         to 5 in order of preference (instance pools).
@@ -176,9 +182,10 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems.raise_if_any()
         self._hosted: list[HostedComponent] = []
 
-        self.role: iam.IRole = role or execution_role(
+        self.role: iam.IRole = role or ExecutionRole(
             self, "Role", description="Execution role of an inference-component endpoint"
         )
+        grant_container_writes(self.role, component_endpoint_writes(endpoint_name))
         self.config = sagemaker.CfnEndpointConfig(
             self,
             "Config",
@@ -286,8 +293,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
 
     def _render(self) -> None:
         """What depends on its components, in construct-path order: the variant (its host AMI
-        is theirs), the read grants of its role and the volume key of their models' roles, and
-        the capacity note; components first, then adapters."""
+        is theirs), the read grants and log groups of its role, the writes and volume key of
+        their models' roles, and the capacity note; components first, then adapters."""
         hosted = sorted(self._hosted, key=lambda c: c.node.path)
         components = [c.plan for c in hosted if isinstance(c.plan, ComponentPlan)]
         adapters = [c.plan for c in hosted if isinstance(c.plan, AdapterPlan)]
@@ -297,7 +304,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             key = self.plan.variant.fleet_key
             change = _component_fleet_change(self, key)
             warn(self, SynthWarning(WarningId.COMPONENT_FLEET, change, detail=key))
+        name = self.plan.endpoint_name
+        names = [c.component_name for c in components]
+        grant_container_writes(self.role, component_endpoint_writes(name, names))
         for component in components:
+            writes = component_endpoint_writes(name, [component.component_name])
+            grant_container_writes(component.model.role, writes)
             grant_volume_key(self.plan.kms_key, [component.model.role])
             for binding in component.bindings:
                 binding.grant_read(self.role)
