@@ -168,8 +168,8 @@ ECR_AUTHORIZATION_TOKEN = NagAcknowledgment(
 BEARER_TOKEN_CALLS = NagAcknowledgment(
     "AwsSolutions-IAM5",
     finding="Resource::*",
-    reason="sagemaker:CallWithBearerToken (SageMaker's OpenAI route) names no resource: AWS "
-    "grants it on * in its own policies (the OpenAI-compatible endpoints guide's sample, the "
-    "AmazonSageMakerJobRuntimeAccess managed policy); what the token reaches is scoped by "
-    "sagemaker:InvokeEndpoint on this endpoint's ARN.",
+    reason="sagemaker:CallWithBearerToken (SageMaker's OpenAI route) does not support "
+    "resource-level restrictions (the OpenAI-compatible endpoints guide): it is granted on * "
+    "with aws:ResourceAccount limited to the stack's account, as the guide suggests; what the "
+    "token reaches is scoped by sagemaker:InvokeEndpoint on this endpoint's ARN.",
 )

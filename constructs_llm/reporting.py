@@ -25,8 +25,8 @@ Every id starts with ``constructs-llm:``:
 | ``constructs-llm:invoker-timeout-decode`` | an invoker timeout shorter than a full generation |
 | ``constructs-llm:min-instances-zero-region`` | min_instances=0 (some regions refuse it) |
 | ``constructs-llm:model-id-guess`` | a model's kind or quantization guessed from its id |
-| ``constructs-llm:openai-route-stream`` | SageMaker's OpenAI route, unreadable streams |
-| ``constructs-llm:openai-route-unknown`` | SageMaker's OpenAI route, unknown framing |
+| ``constructs-llm:openai-route-unknown`` | SageMaker's OpenAI route, a container not known |
+| ``constructs-llm:openai-route-unlisted`` | SageMaker's OpenAI route, an engine AWS does not list |
 | ``constructs-llm:pools-autoscaling`` | autoscaling a variant with instance pools |
 | ``constructs-llm:scale-to-zero`` | a component scaling its copies to zero |
 | ``constructs-llm:scale-to-zero-metric`` | scale to zero on a metric zero copies lack |
@@ -65,8 +65,8 @@ class WarningId(str, Enum):
     INVOKER_TIMEOUT_DECODE = "constructs-llm:invoker-timeout-decode"
     MIN_INSTANCES_ZERO_REGION = "constructs-llm:min-instances-zero-region"
     MODEL_ID_GUESS = "constructs-llm:model-id-guess"
-    OPENAI_ROUTE_STREAM = "constructs-llm:openai-route-stream"
     OPENAI_ROUTE_UNKNOWN = "constructs-llm:openai-route-unknown"
+    OPENAI_ROUTE_UNLISTED = "constructs-llm:openai-route-unlisted"
     POOLS_AUTOSCALING = "constructs-llm:pools-autoscaling"
     SCALE_TO_ZERO = "constructs-llm:scale-to-zero"
     SCALE_TO_ZERO_METRIC = "constructs-llm:scale-to-zero-metric"
@@ -88,8 +88,8 @@ _RAISED_FOR = {
     WarningId.INVOKER_TIMEOUT_DECODE: "an invoker timeout shorter than a full generation",
     WarningId.MIN_INSTANCES_ZERO_REGION: "min_instances=0 (some regions refuse it)",
     WarningId.MODEL_ID_GUESS: "a model's kind or quantization guessed from its id",
-    WarningId.OPENAI_ROUTE_STREAM: "SageMaker's OpenAI route, unreadable streams",
-    WarningId.OPENAI_ROUTE_UNKNOWN: "SageMaker's OpenAI route, unknown framing",
+    WarningId.OPENAI_ROUTE_UNKNOWN: "SageMaker's OpenAI route, a container not known",
+    WarningId.OPENAI_ROUTE_UNLISTED: "SageMaker's OpenAI route, an engine AWS does not list",
     WarningId.POOLS_AUTOSCALING: "autoscaling a variant with instance pools",
     WarningId.SCALE_TO_ZERO: "a component scaling its copies to zero",
     WarningId.SCALE_TO_ZERO_METRIC: "scale to zero on a metric zero copies lack",

@@ -1,10 +1,14 @@
 """SageMaker's own OpenAI route as the front door: no Lambda, no function URL.
 
 Qwen2.5-7B-Instruct on the vLLM DLC (which answers Chat Completions, streaming included, as
-OpenAI does), and a role that applications assume to call it: ``grant_openai`` gives it
-``sagemaker:InvokeEndpoint`` on this endpoint and ``sagemaker:CallWithBearerToken``. A client
-with that role's credentials mints short-lived bearer tokens (renewed before they expire) and
-uses the unchanged ``openai`` SDK::
+OpenAI does), and a role that the application assumes to call it: ``grant_openai`` gives it
+``sagemaker:InvokeEndpoint`` on this endpoint and ``sagemaker:CallWithBearerToken`` (within
+this account). The role trusts one principal, never the whole account: the application's own
+role, named with ``-c native-openai:caller=<role ARN>``, or by default the role
+``llm-chat-app`` of the stack's account, which must exist before the deploy (IAM refuses a
+trust policy naming a role it does not know). A client with the application role's
+credentials assumes this role, mints short-lived bearer tokens (renewed before they expire)
+and uses the unchanged ``openai`` SDK::
 
     from openai import OpenAI
     from constructs_llm.streaming import bearer_token_provider
@@ -23,6 +27,11 @@ from constructs import Construct
 
 from constructs_llm import Engine, LlmDashboard, LlmEndpoint, LlmModel, ModelSource, dashboard_url
 
+#: The context key naming the application role that may assume the caller role.
+CALLER_CONTEXT = "native-openai:caller"
+#: The application role trusted when the context names none.
+APPLICATION_ROLE = "llm-chat-app"
+
 
 class NativeOpenAiStack(Stack):
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
@@ -40,7 +49,7 @@ class NativeOpenAiStack(Stack):
         self.caller = iam.Role(
             self,
             "ChatCaller",
-            assumed_by=iam.AccountPrincipal(self.account),
+            assumed_by=iam.ArnPrincipal(self._application_role()),
             description="Applications assume this role to call the chat endpoint's OpenAI route",
         )
         self.endpoint.grant_openai(self.caller)
@@ -48,3 +57,13 @@ class NativeOpenAiStack(Stack):
         CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         CfnOutput(self, "OpenAiBaseUrl", value=self.endpoint.openai_base_url)
         CfnOutput(self, "CallerRoleArn", value=self.caller.role_arn)
+
+    def _application_role(self) -> str:
+        """The one principal the caller role trusts: ``native-openai:caller`` from the context,
+        else the account's ``llm-chat-app`` role."""
+        given = self.node.try_get_context(CALLER_CONTEXT)
+        if isinstance(given, str) and given:
+            return given
+        return self.format_arn(
+            service="iam", region="", resource="role", resource_name=APPLICATION_ROLE
+        )

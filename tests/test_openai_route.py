@@ -22,7 +22,9 @@ from constructs_llm import (
     ModelSource,
     RequestFormat,
     StreamFormat,
+    Variant,
 )
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.hosting.openai_route import openai_route_support
 from tests.conftest import cdk_context
@@ -58,6 +60,15 @@ def _component(stack: Stack, engine: Engine | None = None) -> InferenceComponent
         min_memory_mib=16 * 1024,
         inference_component_name="chat-qwen",
     )
+
+
+BEARER = "sagemaker:CallWithBearerToken"
+_TOKEN_IN_THIS_ACCOUNT = {
+    "Action": BEARER,
+    "Condition": {"StringEquals": {"aws:ResourceAccount": {"Ref": "AWS::AccountId"}}},
+    "Effect": "Allow",
+    "Resource": "*",
+}
 
 
 def _caller(stack: Stack) -> iam.Role:
@@ -153,8 +164,19 @@ def test_grant_openai_allows_invoke_on_this_endpoint_and_bearer_tokens(
             "Effect": "Allow",
             "Resource": {"Ref": stack.get_logical_id(endpoint.resource)},
         },
-        {"Action": "sagemaker:CallWithBearerToken", "Effect": "Allow", "Resource": "*"},
+        _TOKEN_IN_THIS_ACCOUNT,
     ]
+
+
+def test_bearer_tokens_reach_only_this_account(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN a stack with its account (CallWithBearerToken takes no resource, AWS's guide)
+    stack = new_stack(region="us-east-1")
+    caller = _caller(stack)
+    # WHEN a caller is granted the route
+    _endpoint(stack, Engine.vllm()).grant_openai(caller)
+    # THEN the token action is limited to resources of that account
+    (token,) = [s for s in _statements(stack, caller) if s["Action"] == BEARER]
+    assert token["Condition"] == {"StringEquals": {"aws:ResourceAccount": "123456789012"}}
 
 
 def test_grant_openai_on_a_component_names_its_endpoint_and_the_component(
@@ -175,7 +197,7 @@ def test_grant_openai_on_a_component_names_its_endpoint_and_the_component(
             ],
         )
     )
-    assert token == {"Action": "sagemaker:CallWithBearerToken", "Effect": "Allow", "Resource": "*"}
+    assert token == _TOKEN_IN_THIS_ACCOUNT
 
 
 def test_grant_openai_on_an_imported_endpoint_uses_its_arn(
@@ -226,42 +248,98 @@ def test_the_same_statement_without_the_acknowledgment_fails_cdk_nag(tmp_path: P
     [
         (Engine.vllm(), True),
         (Engine.sglang(), True),
-        (Engine.tgi(), True),
-        (Engine.tgi_neuronx(), True),
-        (Engine.lmi(), None),
-        (Engine.lmi("trtllm"), None),
-        (Engine.custom(image=IMAGE, stream_format=StreamFormat.OPENAI), True),
+        (Engine.tgi(), None),
+        (Engine.tgi_neuronx(), None),
+        (Engine.lmi(), False),
+        (Engine.lmi("trtllm"), False),
+        (Engine.tei(), False),
+        (Engine.custom(image=IMAGE, stream_format=StreamFormat.OPENAI), None),
         (Engine.custom(image=IMAGE, stream_format=StreamFormat.AUTO), None),
-        (Engine.custom(image=IMAGE, stream_format="tgi"), None),
         (Engine.custom(image=IMAGE, stream_format="openai", request_format="generate"), False),
     ],
     ids=lambda value: repr(value) if isinstance(value, bool | None) else value.name,
 )
 def test_which_engines_answer_on_the_route(engine: Engine, served: bool | None) -> None:
-    support = openai_route_support(engine.request_format, engine.stream_format)
+    # AWS's guide: the container must implement /v1/chat/completions and stream SSE; it lists
+    # the vLLM and SGLang DLCs and custom containers that implement the OpenAI paths
+    support = openai_route_support(engine.request_format, engine.chat_completions_path)
     assert support.served is served
     assert (support.message is None) is (served is True)
+    if served is not True and engine.request_format is not RequestFormat.EMBED:
+        assert "/v1/chat/completions" in (support.message or "")  # the path the route calls
 
 
 def test_a_vllm_endpoint_gets_no_warning(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
     endpoint = _endpoint(stack, Engine.vllm())
-    assert endpoint.openai_base_url
+    endpoint.grant_openai(_caller(stack))
     warnings = Annotations.from_stack(stack).find_warning("*", Match.any_value())
     assert [w for w in warnings if "OpenAI route" in str(w.entry.data)] == []
 
 
-def test_lmi_warns_that_streams_need_another_door(new_stack: Callable[..., Stack]) -> None:
+def test_lmi_fails_naming_the_contract_and_the_doors_that_work(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an LMI endpoint: DJL Serving answers /v1/chat/completions, streaming JSON lines
     stack = new_stack()
     endpoint = _endpoint(stack, Engine.lmi())
+    # WHEN the route is asked for, THEN it fails, naming the contract and the fixes
+    for use in (lambda: endpoint.openai_base_url, lambda: endpoint.grant_openai(_caller(stack))):
+        with pytest.raises(ConfigurationError) as error:
+            use()
+        message = str(error.value)
+        assert "LlmEndpoint '" in message and "server-sent events" in message
+        assert "JSON lines" in message and "does not list it" in message
+        assert "Engine.vllm()" in message and "StreamingInvoker" in message
+
+
+def test_tgi_warns_that_aws_does_not_list_it(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN a TGI endpoint: its router implements the path, but AWS's guide does not list TGI
+    stack = new_stack()
+    endpoint = _endpoint(stack, Engine.tgi())
     endpoint.grant_openai(_caller(stack))
     assert endpoint.openai_base_url  # a second use adds no second warning
     annotations = Annotations.from_stack(stack)
     warnings = annotations.find_warning("/Test/Endpoint", Match.string_like_regexp("OpenAI route"))
     assert len(warnings) == 1
     message = str(warnings[0].entry.data)
-    assert "[ack: constructs-llm:openai-route-stream]" in message
-    assert "JSON lines" in message and "Engine.vllm()" in message and "StreamingInvoker" in message
+    assert "[ack: constructs-llm:openai-route-unlisted]" in message
+    assert "POST /v1/chat/completions" in message and "lists the vLLM and SGLang DLCs" in message
+    assert "staging endpoint" in message
+
+
+def test_a_custom_image_warns_that_its_contract_is_not_known(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an image of the user's that streams OpenAI chunks on /invocations
+    stack = new_stack()
+    endpoint = _endpoint(stack, Engine.custom(image=IMAGE, stream_format=StreamFormat.OPENAI))
+    endpoint.grant_openai(_caller(stack))
+    # THEN the route, which calls /v1/chat/completions instead, is a warning to verify
+    Annotations.from_stack(stack).has_warning(
+        "/Test/Endpoint",
+        Match.string_like_regexp(
+            r"POST /v1/chat/completions.*acknowledge.*constructs-llm:openai-route-unknown"
+        ),
+    )
+
+
+def test_variants_of_several_engines_get_the_least_served(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN variants on vLLM and TGI: a request may reach either
+    stack = new_stack()
+    vllm = _endpoint(stack, Engine.vllm(), id="One")
+    tgi = LlmModel(stack, "Tgi", source=ModelSource.hugging_face(QWEN), engine=Engine.tgi())
+    both = LlmEndpoint(
+        stack,
+        "Both",
+        variants=[
+            Variant(model=vllm.variant_plan.binding.model, instance_type="ml.g5.2xlarge"),
+            Variant(model=tgi, instance_type="ml.g5.2xlarge"),
+        ],
+    )
+    assert both.chat_completions_path is ChatCompletionsPath.UNLISTED
 
 
 def test_an_imported_endpoint_without_its_engine_warns_that_it_is_not_known(
@@ -288,19 +366,19 @@ def test_a_generate_only_container_fails_naming_the_fix(new_stack: Callable[...,
 
 def test_a_component_is_checked_with_its_own_engine(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
-    chat = _component(stack, Engine.lmi())
+    chat = _component(stack, Engine.tgi())
     assert chat.openai_base_url
     chat.grant_openai(_caller(stack))
     Annotations.from_stack(stack).has_warning(
-        "/Test/Chat", Match.string_like_regexp("constructs-llm:openai-route-stream")
+        "/Test/Chat", Match.string_like_regexp("constructs-llm:openai-route-unlisted")
     )
     assert chat.request_format is RequestFormat.MESSAGES
 
 
 def test_reading_the_base_url_adds_nothing(new_stack: Callable[..., Stack]) -> None:
-    # GIVEN an LMI endpoint, whose streams the route cannot pass on readably
+    # GIVEN a TGI endpoint, which the route serves unverified by AWS
     stack = new_stack()
-    endpoint = _endpoint(stack, Engine.lmi())
+    endpoint = _endpoint(stack, Engine.tgi())
     # WHEN only its base URL is read (a getter)
     assert endpoint.openai_base_url
     # THEN no warning is added: grant_openai, which every caller of the route needs, warns

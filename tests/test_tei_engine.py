@@ -291,7 +291,7 @@ def test_warnings_say_what_to_verify(new_stack: Callable[..., Stack]) -> None:
 def test_sagemakers_openai_route_does_not_serve_an_embedding_model(
     new_stack: Callable[..., Stack],
 ) -> None:
-    support = openai_route_support(RequestFormat.EMBED, Engine.tei().stream_format)
+    support = openai_route_support(RequestFormat.EMBED, Engine.tei().chat_completions_path)
     assert support.served is False and "POST /v1/embeddings" in (support.message or "")
     stack = new_stack()
     endpoint = LlmEndpoint(stack, "Endpoint", model=_embedder(stack, "ml.g5.xlarge"))

@@ -11,6 +11,7 @@ import abc
 from collections.abc import Mapping
 from typing import ClassVar
 
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
 from constructs_llm.engines.env_rules import (
     EnvContract,
@@ -43,6 +44,9 @@ class ServingEngine(abc.ABC):
     stream_format: StreamFormat
     #: The request body the container expects on ``/invocations``.
     request_format: RequestFormat
+    #: What the container answers on ``POST /v1/chat/completions``, the path SageMaker's own
+    #: OpenAI route calls (each engine cites its source).
+    chat_completions_path: ChatCompletionsPath
     #: Tool calling: None = on where the engine and model are known to serve it, True = asked
     #: for (fails at synth where it cannot be served), False = off. Engines that serve tools
     #: take it as a setting.

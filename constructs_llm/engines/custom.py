@@ -7,6 +7,7 @@ from dataclasses import MISSING, dataclass, field
 
 from constructs_llm.engines._support import enum_value, planner_dtype
 from constructs_llm.engines.base import ServingEngine
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
 from constructs_llm.engines.env_rules import env_not_a_string
 from constructs_llm.engines.settings import SettingsChecked, setting
@@ -42,6 +43,7 @@ class CustomEngine(SettingsChecked, ServingEngine):
 
     name = "custom"
     factory_name = "custom"
+    chat_completions_path = ChatCompletionsPath.UNKNOWN  # the image is the user's
 
     image: ContainerImage = setting(MISSING, image=True)
     # Given as members or their values; __post_init__ stores the members.

@@ -38,6 +38,7 @@ from constructs_llm.engines._support import (
     vllm_full_context_problem,
 )
 from constructs_llm.engines.base import ServingEngine
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice
 from constructs_llm.engines.settings import ALL_DTYPES, setting
@@ -165,7 +166,9 @@ class _FlagEngine(GpuEngine):
 class VllmEngine(_FlagEngine):
     """The AWS vLLM SageMaker DLC (``SM_VLLM_<FLAG>`` env becomes ``--<flag>``).
 
-    ``/invocations`` is vLLM's SageMaker router (chat requests, OpenAI SSE stream).
+    ``/invocations`` is vLLM's SageMaker router (chat requests, OpenAI SSE stream), and
+    ``/v1/chat/completions`` its OpenAI server's chat route, the one SageMaker's own OpenAI
+    route calls; AWS's guide for that route lists the vLLM DLC.
     The CUDA 13 images need a recent host AMI (``InferenceAmiVersion``).
 
     :param image: @default the newest vLLM DLC the library knows
@@ -204,6 +207,7 @@ class VllmEngine(_FlagEngine):
 
     name = "vllm"
     factory_name = "vllm"
+    chat_completions_path = ChatCompletionsPath.LISTED
     _prefix, _model_flag, _length_flag = "SM_VLLM_", "MODEL", "MAX_MODEL_LEN"
     _parallel_setting = "tensor_parallel_size"
     _parsers = "vllm"
@@ -275,7 +279,8 @@ class SglangEngine(_FlagEngine):
     """The AWS SGLang SageMaker DLC (``SM_SGLANG_<FLAG>`` env becomes ``--<flag>``).
 
     SGLang's ``/invocations`` accepts only chat requests (``messages``) and streams OpenAI
-    SSE chunks.
+    SSE chunks, as its ``/v1/chat/completions`` does (``http_server.py``), the path SageMaker's
+    own OpenAI route calls; AWS's guide for that route lists the SGLang DLC.
 
     :param image: @default the newest SGLang DLC the library knows
     :param tp_size: @default every GPU the copy gets
@@ -307,6 +312,7 @@ class SglangEngine(_FlagEngine):
 
     name = "sglang"
     factory_name = "sglang"
+    chat_completions_path = ChatCompletionsPath.LISTED
     _prefix, _model_flag, _length_flag = "SM_SGLANG_", "MODEL_PATH", "CONTEXT_LENGTH"
     _parallel_setting = "tp_size"
     _parsers = "sglang"

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import ParamSpec
 
 from constructs_llm.engines.base import ServingEngine
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import Accelerator, EngineContext
 from constructs_llm.engines.custom import CustomEngine
 from constructs_llm.engines.dlc import SglangEngine, VllmEngine
@@ -133,6 +134,12 @@ class Engine:
     def request_format(self) -> RequestFormat:
         """The request body the container expects on ``/invocations``."""
         return self.implementation.request_format
+
+    @property
+    def chat_completions_path(self) -> ChatCompletionsPath:
+        """What the container answers on ``POST /v1/chat/completions`` (SageMaker's own OpenAI
+        route calls that path)."""
+        return self.implementation.chat_completions_path
 
     @property
     def model_kind(self) -> ModelKind:

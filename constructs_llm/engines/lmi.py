@@ -18,6 +18,7 @@ from constructs_llm.engines._support import (
     vllm_default_max_num_seqs,
     vllm_full_context_problem,
 )
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.env_rules import rule_problem
 from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice
@@ -123,6 +124,11 @@ class LmiEngine(GpuEngine):
 
     factory_name = "lmi"
     stream_format = StreamFormat.LMI_JSONLINES
+    # DJL Serving answers POST /v1/chat/completions as it answers /invocations
+    # (serving/src/main/java/ai/djl/serving/http/InferenceRequestHandler.java @ d21927c4), so
+    # its stream is JSON lines there too: vllm_stream_output_formatter strips vLLM's "data: "
+    # (djl_python/lmi_vllm/request_response_utils.py), and SageMaker's OpenAI route needs SSE.
+    chat_completions_path = ChatCompletionsPath.JSON_LINES
     _parallel_setting = "tensor_parallel_degree"
     _dtype_keys, _quantization_keys = ("OPTION_DTYPE",), ("OPTION_QUANTIZE",)
 

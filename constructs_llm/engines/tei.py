@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from constructs_llm.engines._support import dtype_name, int_value, present, put
 from constructs_llm.engines.base import ServingEngine
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.hardware.instance_type import InstanceType
@@ -84,6 +85,7 @@ class TeiEngine(SettingsChecked, ServingEngine):
     accelerator = None  # NVIDIA GPUs or CPUs
     stream_format = StreamFormat.AUTO  # nothing streams: TEI answers one JSON body (EMBED)
     request_format = RequestFormat.EMBED
+    chat_completions_path = ChatCompletionsPath.ABSENT  # an embeddings router: no chat route
 
     image: ContainerImage | None = setting(image=True)
     max_batch_tokens: int | None = setting(positive=True)

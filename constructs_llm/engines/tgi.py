@@ -16,6 +16,7 @@ from constructs_llm.engines._support import (
     present,
     put,
 )
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, cores_per_chip
 from constructs_llm.engines.settings import setting
 from constructs_llm.engines.tools import ToolCalling, tools_off, tools_turned_off
@@ -57,7 +58,11 @@ class TgiEngine(GpuEngine):
 
     TGI >= 2.4 accepts the OpenAI messages API on ``/invocations`` and streams
     ``chat.completion.chunk`` server-sent events, so requests are MESSAGES and the stream
-    is OPENAI. ``MESSAGES_API_ENABLED=true`` is also set for images from TGI 2.0-2.3.
+    is OPENAI. ``MESSAGES_API_ENABLED=true`` is also set for images from TGI 2.0-2.3. Its
+    router also serves ``POST /v1/chat/completions`` (SSE) and ``GET /ping``
+    (``router/src/server.rs``, huggingface/text-generation-inference @ db931fc), the contract
+    AWS's guide gives containers behind SageMaker's own OpenAI route, but that guide does not
+    list TGI among the containers it supports there.
 
     Upstream status: Hugging Face put TGI in maintenance mode on 2025-12-11 and archived its
     repository (github.com/huggingface/text-generation-inference, read-only) on 2026-03-21;
@@ -85,6 +90,7 @@ class TgiEngine(GpuEngine):
 
     name = "tgi"
     factory_name = "tgi"
+    chat_completions_path = ChatCompletionsPath.UNLISTED
     _parallel_setting = "num_shard"
     # sagemaker-entrypoint.sh exports QUANTIZE from HF_MODEL_QUANTIZE; either may be set.
     _dtype_keys, _quantization_keys = ("DTYPE",), ("HF_MODEL_QUANTIZE", "QUANTIZE")
@@ -204,6 +210,7 @@ class TgiNeuronxEngine(DlcEngine):
 
     name = "tgi-neuronx"
     factory_name = "tgi_neuronx"
+    chat_completions_path = ChatCompletionsPath.UNLISTED
     accelerator = "neuron"
 
     image: ContainerImage | None = setting(image=True)

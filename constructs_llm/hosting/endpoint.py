@@ -18,6 +18,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm.cdk_values import key_problem
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath, least_served
 from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
 from constructs_llm.hardware.pools import InstanceTypes
 from constructs_llm.hosting.async_inference import (
@@ -426,6 +427,12 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
     @property
     def request_format(self) -> RequestFormat:
         return self._models[0].request_format  # the same for every variant (checked)
+
+    @property
+    def chat_completions_path(self) -> ChatCompletionsPath:
+        """What every production variant's container answers on ``/v1/chat/completions`` (a
+        request through SageMaker's OpenAI route may reach any of them)."""
+        return least_served(m.engine.chat_completions_path for m in self._models)
 
     @property
     def model_kind(self) -> ModelKind:

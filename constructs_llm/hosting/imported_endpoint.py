@@ -7,6 +7,7 @@ from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.hosting.endpoint_base import grant_invoke
 from constructs_llm.hosting.names import name_problem
@@ -70,6 +71,7 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
         self._endpoint_name = endpoint_name
         self._stream_format = stream_format or (engine.stream_format if engine else None)
         self._request_format = request_format or (engine.request_format if engine else None)
+        self._chat_path = engine.chat_completions_path if engine else ChatCompletionsPath.UNKNOWN
         self.variant_name = variant_name
         self.served_model_name = served_model_name or endpoint_name
         engine_tools = engine.tool_calling().served if engine else False
@@ -108,6 +110,11 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
     @property
     def request_format(self) -> RequestFormat:
         return self._request_format or RequestFormat.MESSAGES
+
+    @property
+    def chat_completions_path(self) -> ChatCompletionsPath:
+        """What its container answers on ``/v1/chat/completions``: its engine's, if stated."""
+        return self._chat_path
 
     @property
     def tool_calls(self) -> bool:

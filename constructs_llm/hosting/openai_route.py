@@ -20,11 +20,16 @@ What AWS documents, and where:
   ``sagemaker:InvokeEndpoint``. Its sample scopes ``InvokeEndpoint`` to the endpoint's ARN and
   grants ``CallWithBearerToken`` on ``"*"``, as AWS's managed policy
   ``AmazonSageMakerJobRuntimeAccess`` also does: the action names no resource of its own.
-- The container. SageMaker hands the client's Chat Completions body to the container and its
-  answer back unchanged (the guide), so the container must take chat requests and stream
-  OpenAI ``chat.completion.chunk`` server-sent events. :func:`openai_route_support` answers
-  that from the engine's request and stream formats (each engine's module cites what its
-  container does with a chat request).
+- The container. The guide: "The container must implement the ``/v1/chat/completions`` path
+  and return streaming responses in SSE format"; SageMaker hands the container the client's
+  Chat Completions body on that path (not ``/invocations``) and its answer back unchanged. The
+  guide lists the vLLM DLC, the SGLang DLC, and custom containers that implement the OpenAI
+  paths and ``/ping``. Each engine states what its container answers on that path
+  (``Engine.chat_completions_path``, citing the engine's source), and
+  :func:`openai_route_support` answers from it: vLLM and SGLang serve; TGI implements the
+  contract by its own source but is not listed (a warning to verify); LMI streams JSON lines
+  there, not SSE, and an embedding server has no chat path (errors); an image of the user's is
+  not known (a warning to verify).
 """
 
 from __future__ import annotations
@@ -38,10 +43,11 @@ from constructs import IConstruct
 
 from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.compliance import BEARER_TOKEN_CALLS, waive
+from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.hosting.rules import When, rule_problems
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat
 from constructs_llm.values import is_a
 
 if TYPE_CHECKING:
@@ -65,15 +71,19 @@ BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 OPENAI_PATH = "/openai/v1"
 
 _CHAT_ENGINES = "Engine.vllm() or Engine.sglang()"
+_LISTED = (
+    "AWS's guide for the route lists the vLLM and SGLang DLCs and custom containers that "
+    "implement POST /v1/chat/completions (streaming server-sent events) and GET /ping"
+)
 
 
 @dataclass(frozen=True)
 class RouteSupport:
     """Whether a container answers Chat Completions on SageMaker's OpenAI route.
 
-    :param served: True = yes; False = no (using the route is an error); None = in part, or
-        not known (a warning).
-    :param message: what fails and the fix. @default none (served)
+    :param served: True = yes; False = no (using the route is an error); None = not verified
+        (a warning).
+    :param message: what fails or what to verify, and the fix. @default none (served)
     :param warning_id: the acknowledgeable id of the warning (``served`` None). @default none
     """
 
@@ -83,25 +93,24 @@ class RouteSupport:
 
 
 def openai_route_support(
-    request_format: RequestFormat, stream_format: StreamFormat
+    request_format: RequestFormat, chat_path: ChatCompletionsPath
 ) -> RouteSupport:
-    """What SageMaker's OpenAI route gives a container that takes ``request_format`` bodies
-    and frames streams as ``stream_format``; the route passes both ways unchanged.
+    """What SageMaker's OpenAI route gives a container that takes ``request_format`` bodies on
+    ``/invocations`` and answers ``chat_path`` on ``POST /v1/chat/completions``, the path the
+    route calls, passing the client's body and the container's answer on unchanged.
 
-    - Chat requests and an OpenAI stream (vLLM, SGLang, TGI's Messages API, a custom image that
-      states both): served.
-    - Generate requests (``{"inputs": ...}``): not served; the container never sees a body it
-      takes.
-    - Embed requests (an embedding model on TEI): not served; the route has no embeddings
-      operation.
-    - Chat requests with another stream framing (LMI: vLLM's chunks as JSON lines without
-      ``data:``, ``lmi_vllm/request_response_utils.py``; TGI token events): non-streamed
-      completions are served, streams are not readable by OpenAI clients (their SSE decoder
-      skips lines that are not ``data:`` fields).
-    - ``StreamFormat.AUTO`` (a custom image or imported endpoint whose framing is not stated,
-      variants that differ): not known.
+    - vLLM and SGLang (``LISTED``): served.
+    - TGI (``UNLISTED``): its router serves the path with SSE and ``/ping``, but AWS does not
+      list it: a warning to verify on a staging endpoint.
+    - LMI (``JSON_LINES``): DJL Serving answers the path as ``/invocations``, streaming JSON
+      lines, which the route's contract (SSE) excludes: an error.
+    - An embedding model (``RequestFormat.EMBED``) or an embedding server: an error; the route
+      routes Chat Completions only.
+    - A container that takes generate requests (``RequestFormat.GENERATE``): an error.
+    - An image of the user's or an endpoint deployed elsewhere (``UNKNOWN``): a warning to
+      verify.
     """
-    if request_format is RequestFormat.EMBED:
+    if request_format is RequestFormat.EMBED or chat_path is ChatCompletionsPath.ABSENT:
         return RouteSupport(
             served=False,
             message="it serves an embedding model (Engine.tei(), RequestFormat.EMBED), and "
@@ -113,38 +122,42 @@ def openai_route_support(
             served=False,
             message='its container takes generate requests ({"inputs": ...}, '
             "RequestFormat.GENERATE), but SageMaker's OpenAI route hands it the client's Chat "
-            f"Completions body unchanged; serve the model with a chat engine ({_CHAT_ENGINES}, "
-            "Engine.tgi(), Engine.lmi()), or put a StreamingInvoker in front, which turns chat "
-            "requests into generate requests",
+            f"Completions body on POST /v1/chat/completions; serve the model with {_CHAT_ENGINES}"
+            ", or put a StreamingInvoker in front, which turns chat requests into generate "
+            "requests",
         )
-    if stream_format is StreamFormat.OPENAI:
+    if chat_path is ChatCompletionsPath.LISTED:
         return RouteSupport(served=True)
-    if stream_format is StreamFormat.AUTO:
+    if chat_path is ChatCompletionsPath.JSON_LINES:
+        return RouteSupport(
+            served=False,
+            message="SageMaker's OpenAI route calls the container's POST /v1/chat/completions "
+            "and needs its streams as server-sent events, but LMI (DJL Serving) answers that "
+            "path as it answers /invocations, streaming chat chunks as JSON lines, and AWS's "
+            f"guide does not list it ({_LISTED}); serve the model with {_CHAT_ENGINES}, or put "
+            "a StreamingInvoker in front, which reframes LMI's stream as OpenAI server-sent "
+            "events",
+        )
+    if chat_path is ChatCompletionsPath.UNLISTED:
         return RouteSupport(
             served=None,
-            warning_id=WarningId.OPENAI_ROUTE_UNKNOWN,
-            message="the library does not know how its container frames a stream (a custom "
-            "image or an imported endpoint whose stream_format is not stated, or variants "
-            "whose engines differ), and SageMaker's OpenAI route passes the container's answer "
-            "on unchanged: check that the image answers a Chat Completions body on "
-            "/invocations with chat.completion JSON and chat.completion.chunk server-sent "
-            "events, then state stream_format=StreamFormat.OPENAI (Engine.custom(...) or "
-            "LlmEndpoint.from_endpoint_attributes(...))",
+            warning_id=WarningId.OPENAI_ROUTE_UNLISTED,
+            message="TGI's router serves POST /v1/chat/completions with server-sent events and "
+            "GET /ping (router/src/server.rs), the contract of SageMaker's OpenAI route, but "
+            f"AWS has not verified TGI behind it: {_LISTED}. Try streamed and non-streamed "
+            "calls through the route on a staging endpoint, then acknowledge this warning; or "
+            f"serve the model with {_CHAT_ENGINES}, or put a StreamingInvoker in front",
         )
-    if stream_format is StreamFormat.LMI_JSONLINES:
-        framing = (
-            "LMI streams chat chunks as JSON lines without SSE's 'data:' framing (it passes "
-            "vLLM's chunks on that way)"
-        )
-    else:
-        framing = f"its container streams {stream_format.name} token events, not chat chunks"
     return RouteSupport(
         served=None,
-        warning_id=WarningId.OPENAI_ROUTE_STREAM,
-        message=f"non-streamed chat completions work on SageMaker's OpenAI route, but {framing}"
-        ", which OpenAI clients read as an empty stream (stream=True yields no chunk); for "
-        f"streaming clients serve the model with {_CHAT_ENGINES}, or use a StreamingInvoker, "
-        "which reframes the stream as OpenAI server-sent events",
+        warning_id=WarningId.OPENAI_ROUTE_UNKNOWN,
+        message="the library does not know whether its container implements the contract of "
+        "SageMaker's OpenAI route (an image of your own, or an endpoint deployed elsewhere "
+        f"whose engine is not stated): {_LISTED}, to which the route hands the client's body "
+        "unchanged. Check that the image answers POST /v1/chat/completions with chat.completion "
+        "JSON and, streamed, chat.completion.chunk server-sent events, then acknowledge this "
+        "warning (for an endpoint deployed elsewhere, LlmEndpoint.from_endpoint_attributes("
+        "engine=Engine.vllm()) states it instead)",
     )
 
 
@@ -161,7 +174,7 @@ class _RouteHost(IConstruct, Protocol):
     def request_format(self) -> RequestFormat: ...
 
     @property
-    def stream_format(self) -> StreamFormat: ...
+    def chat_completions_path(self) -> ChatCompletionsPath: ...
 
     def _openai_invoke_arns(self) -> list[str]:
         """The ARNs ``InvokeEndpoint`` is scoped to."""
@@ -179,13 +192,14 @@ class NativeOpenAiRoute:
     """SageMaker's own OpenAI route to this endpoint or inference component:
     :attr:`openai_base_url` for OpenAI clients and :meth:`grant_openai` for their callers.
 
-    Both refuse, with a ``ConfigurationError``, a route that cannot serve: a container that
-    takes generate requests or embed requests, or an asynchronous endpoint (a cross-feature
-    rule, ``hosting/rules.py``). ``grant_openai`` (which every caller of the route needs) also
-    warns, under an acknowledgeable id, where the route serves in part: a container whose
-    streams OpenAI clients cannot read (LMI, ``constructs-llm:openai-route-stream``), or whose
-    framing is not known (custom images, imported endpoints,
-    ``constructs-llm:openai-route-unknown``). Reading ``openai_base_url`` adds nothing.
+    Both refuse, with a ``ConfigurationError``, a route that cannot serve: a container whose
+    ``/v1/chat/completions`` does not stream server-sent events (LMI), one that takes generate
+    or embed requests, or an asynchronous endpoint (a cross-feature rule,
+    ``hosting/rules.py``). ``grant_openai`` (which every caller of the route needs) also warns,
+    under an acknowledgeable id, where the route is not verified: TGI, whose router implements
+    the contract but which AWS does not list (``constructs-llm:openai-route-unlisted``), and an
+    image of the user's or an endpoint deployed elsewhere whose engine is not stated
+    (``constructs-llm:openai-route-unknown``). Reading ``openai_base_url`` adds nothing.
     """
 
     @property
@@ -219,8 +233,10 @@ class NativeOpenAiRoute:
         """Allows ``grantee`` to call :attr:`openai_base_url` with a bearer token:
         ``sagemaker:InvokeEndpoint`` on this endpoint (and, for an inference component, on the
         component too, as ``grant_invoke`` scopes it), and ``sagemaker:CallWithBearerToken``,
-        which names no resource and is granted on ``"*"`` as AWS's guide does (its cdk-nag
-        finding is acknowledged on ``grantee``, with that reason)."""
+        which "does not support resource-level restrictions" (AWS's guide) and is granted on
+        ``"*"`` with the condition the guide suggests, ``aws:ResourceAccount`` = this stack's
+        account, so the grantee's tokens call nothing outside it (its cdk-nag finding is
+        acknowledged on ``grantee``, with that reason)."""
         problem = grantee_problem("grantee", grantee)
         if problem:
             fail(f"{type(self).__name__} '{self.node.path}'.grant_openai", problem)
@@ -233,7 +249,10 @@ class NativeOpenAiRoute:
             resource_arns=self._openai_invoke_arns(),
         )
         token = iam.Grant.add_to_principal(
-            grantee=grantee, actions=[BEARER_TOKEN_ACTION], resource_arns=["*"]
+            grantee=grantee,
+            actions=[BEARER_TOKEN_ACTION],
+            resource_arns=["*"],
+            conditions={"StringEquals": {"aws:ResourceAccount": Stack.of(self).account}},
         )
         if is_a(grantee, IConstruct):  # a construct that holds the policy, or its parent
             waive(grantee, BEARER_TOKEN_CALLS)  # type: ignore[arg-type]  # checked just above
@@ -243,7 +262,7 @@ class NativeOpenAiRoute:
         """What the route gives this container; raises, naming every reason, when the route
         cannot serve it (its container, or a rule of the endpoint's plan)."""
         problems = Problems(f"{type(self).__name__} '{self.node.path}'")
-        support = openai_route_support(self.request_format, self.stream_format)
+        support = openai_route_support(self.request_format, self.chat_completions_path)
         if support.served is False:
             problems.add(f"SageMaker's OpenAI route cannot serve it: {support.message}")
         plan = self._openai_plan()

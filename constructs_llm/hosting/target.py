@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from constructs import Node
     from typing_extensions import Unpack
 
+    from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
     from constructs_llm.model.llm_model import LlmModel
     from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 
@@ -203,6 +204,10 @@ class ServesModel:
     @property
     def request_format(self) -> RequestFormat:
         return self.model.request_format
+
+    @property
+    def chat_completions_path(self) -> ChatCompletionsPath:
+        return self.model.engine.chat_completions_path
 
     @property
     def served_model_name(self) -> str:

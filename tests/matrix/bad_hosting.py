@@ -112,6 +112,17 @@ BAD_HOSTING = [
         r"grant_openai\(\) with async_inference=.*grant_invoke_async\(\).*" + _ASYNC_GUIDE,
         id="rule-grant-openai-on-async-endpoint",
     ),
+    # SageMaker's OpenAI route: the container must stream server-sent events on its
+    # /v1/chat/completions (AWS's guide); LMI streams JSON lines there
+    pytest.param(
+        lambda s: endpoint(s, engine=Engine.lmi()).grant_openai(
+            iam.Role(s, "Caller", assumed_by=iam.AccountRootPrincipal())
+        ),
+        ConfigurationError,
+        r"LlmEndpoint '.*Endpoint'.*SageMaker's OpenAI route cannot serve it.*"
+        r"POST /v1/chat/completions.*server-sent events.*LMI.*JSON lines.*Engine\.vllm\(\)",
+        id="endpoint-openai-route-on-lmi",
+    ),
     # LlmEndpoint
     pytest.param(
         lambda s: LlmEndpoint(

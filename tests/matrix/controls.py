@@ -7,6 +7,7 @@ import pytest
 from aws_cdk import Duration, Size, Stack
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 
@@ -444,6 +445,23 @@ CONTROLS = [
 # (builder, warning id, what the message says)
 
 WARNINGS = [
+    pytest.param(
+        lambda s: endpoint(s).grant_openai(
+            iam.Role(s, "Caller", assumed_by=iam.AccountRootPrincipal())
+        ),
+        "openai-route-unlisted",
+        r"TGI's router serves POST /v1/chat/completions.*AWS has not verified TGI.*staging",
+        id="openai-route-unlisted",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, engine=custom()).grant_openai(
+            iam.Role(s, "Caller", assumed_by=iam.AccountRootPrincipal())
+        ),
+        "openai-route-unknown",
+        r"does not know whether its container implements the contract.*"
+        r"POST /v1/chat/completions.*acknowledge",
+        id="openai-route-unknown",
+    ),
     pytest.param(
         lambda s: model(s, instance_type=InstanceType("ml.g8.2xlarge", allow_unknown_family=True)),
         "unknown-instance-type",
