@@ -157,7 +157,8 @@ UNSCOPED_ACTIONS = NagAcknowledgment(
     reason="cloudwatch:PutMetricData has no resource-level permissions; it is limited to the "
     "host's own namespaces (/aws/sagemaker/Endpoints, and /aws/sagemaker/InferenceComponents "
     "for inference components) by a cloudwatch:namespace condition. ecr:GetAuthorizationToken "
-    "has no resource-level permissions either.",
+    "and the ec2 network-interface actions SageMaker needs in a VPC have no resource-level "
+    "permissions either.",
 )
 ECR_AUTHORIZATION_TOKEN = NagAcknowledgment(
     "AwsSolutions-IAM5",

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from constructs_llm.model.source import ModelSource
 
-__all__ = ["ModelNetwork", "subnet_problem"]
+__all__ = ["ModelNetwork", "grant_network_interfaces", "subnet_problem"]
 
 _ENI_ACTIONS = [
     "ec2:CreateNetworkInterface",
@@ -66,7 +66,7 @@ class ModelNetwork:
             ]
         self.security_groups = groups
         selection = subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
-        role.add_to_principal_policy(iam.PolicyStatement(actions=_ENI_ACTIONS, resources=["*"]))
+        grant_network_interfaces(role)
         self.vpc_config = sagemaker.CfnModel.VpcConfigProperty(
             security_group_ids=[g.security_group_id for g in groups],
             subnets=_select(vpc, selection).subnet_ids,
@@ -78,6 +78,12 @@ class ModelNetwork:
         from aws_cdk import aws_ec2 as ec2
 
         return ec2.Connections(security_groups=self.security_groups)
+
+
+def grant_network_interfaces(role: iam.IRole) -> None:
+    """The network-interface actions SageMaker needs to attach a container to a VPC (they take
+    no resource: AWS's VPC guide for hosting grants them on ``*``)."""
+    role.add_to_principal_policy(iam.PolicyStatement(actions=_ENI_ACTIONS, resources=["*"]))
 
 
 def _select(vpc: ec2.IVpc, selection: ec2.SubnetSelection) -> ec2.SelectedSubnets:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from aws_cdk import Duration, Size, Stack
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -29,7 +30,9 @@ from constructs_llm.errors import (
 from tests.matrix.builders import (
     EBS_ONLY,
     G5,
+    LLAMA3,
     LLAMA31_405B,
+    bucket,
     component,
     custom,
     endpoint,
@@ -37,6 +40,8 @@ from tests.matrix.builders import (
     invoker,
     model,
     scaling,
+    two_components,
+    vpc,
 )
 
 RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/g6e-chat"
@@ -258,6 +263,28 @@ BAD_HOSTING = [
         id="ic-endpoint-volume-size-on-nvme",
     ),
     # InferenceComponent
+    # network isolation and the VPC are the endpoint config's (CreateEndpointConfig)
+    pytest.param(
+        lambda s: two_components(
+            s, {"source": ModelSource.s3(bucket(s), "chat/", model_id=LLAMA3)}, {}
+        ),
+        ConfigurationError,
+        r"components '.*Chat' \(network_isolation=True\) and '.*Coder' \(False\) must agree on "
+        r"network isolation: SageMaker applies network isolation and the VPC to the whole "
+        r"endpoint \(CreateEndpointConfig.*separate endpoints",
+        id="ic-components-disagree-on-network-isolation",
+    ),
+    pytest.param(
+        lambda s: two_components(
+            s,
+            {"vpc": vpc(s, ec2.SubnetType.PUBLIC, ec2.SubnetType.PRIVATE_WITH_EGRESS)},
+            {},
+        ),
+        ConfigurationError,
+        r"components '.*Chat' \(in a VPC\) and '.*Coder' \(in no VPC\) must agree on the VPC "
+        r"\(subnets and security groups: pass the same vpc, vpc_subnets and security_groups",
+        id="ic-components-disagree-on-vpc",
+    ),
     pytest.param(
         lambda s: component(s, accelerators=8),
         ConfigurationError,

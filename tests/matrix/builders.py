@@ -104,6 +104,24 @@ def component(
     return InferenceComponent(stack, "Chat", endpoint=shared, model=served, **props)
 
 
+def two_components(
+    stack: Stack, first: dict[str, Any], second: dict[str, Any]
+) -> list[InferenceComponent]:
+    """Two components on one endpoint, 'Chat' and 'Coder', with these model props each."""
+    shared = ic_endpoint(stack)
+    return [
+        InferenceComponent(
+            stack,
+            id,
+            endpoint=shared,
+            model=model(stack, id=f"{id}Model", instance_type=G5_4GPU, bound=False, **props),
+            accelerators=1,
+            min_memory_mib=16 * 1024,
+        )
+        for id, props in (("Chat", first), ("Coder", second))
+    ]
+
+
 def custom(accelerator: Any = None, **props: Any) -> Engine:
     return Engine.custom(
         image=ContainerImage.from_uri(IMAGE),

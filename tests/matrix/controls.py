@@ -43,6 +43,7 @@ from tests.matrix.builders import (
     in_region,
     model,
     scaling,
+    two_components,
     vpc,
 )
 
@@ -151,7 +152,29 @@ def _tools_where_served(s: Stack) -> object:
     ]
 
 
+def _components_agreeing_on_the_network(s: Stack) -> object:
+    """Two components whose models share isolation, subnets and security group."""
+    network = vpc(s, ec2.SubnetType.PRIVATE_ISOLATED)
+    group = ec2.SecurityGroup(s, "Models", vpc=network)
+    props = {
+        "vpc": network,
+        "vpc_subnets": ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED),
+        "security_groups": [group],
+    }
+    weights = bucket(s)
+    return two_components(
+        s,
+        {"source": ModelSource.s3(weights, "chat/", model_id=LLAMA3), **props},
+        {"source": ModelSource.s3(weights, "coder/", model_id=LLAMA3), **props},
+    )
+
+
 CONTROLS = [
+    pytest.param(
+        _components_agreeing_on_the_network,
+        {COMPONENTS_G5_4GPU},
+        id="ic-components-agree-on-network-isolation-and-vpc",
+    ),
     pytest.param(
         _tools_where_served,
         {"constructs-llm:unknown-model-size"},  # the S3 weights of a model the table lacks

@@ -18,6 +18,10 @@ from constructs_llm.hardware.pools import (
     provision_timeout_problem,
 )
 from constructs_llm.hosting.capacity_reservation import capacity_reservation_problem
+from constructs_llm.hosting.components.endpoint_network import (
+    EndpointNetwork,
+    network_disagreement,
+)
 from constructs_llm.hosting.components.plan import AdapterPlan, ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.container_writes import component_endpoint_writes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
@@ -39,6 +43,7 @@ from constructs_llm.model.execution_role import (
     depend_on_policies,
     grant_container_writes,
 )
+from constructs_llm.model.network import grant_network_interfaces
 from constructs_llm.notes import add_note, quota_note
 from constructs_llm.operations.capacity_notes import fleet_capacity_note
 from constructs_llm.operations.deployment import Surge
@@ -51,6 +56,8 @@ from constructs_llm.values import all_ints, positive_int_problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
+
+    from constructs_llm.model.llm_model import LlmModel
 
 __all__ = ["HostedComponent", "InferenceComponentEndpoint"]
 
@@ -246,6 +253,19 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             return None
         return _host_ami_conflict(component_path, ami, self.node.path, current)
 
+    def network_problems(self, model: LlmModel, component_path: str) -> list[str]:
+        """Network isolation and the VPC serve every component (SageMaker sets them on the
+        endpoint config): ``model`` must agree with the components already hosted."""
+        first = next(
+            (
+                (c.node.path, c.plan.model)
+                for c in self._hosted
+                if isinstance(c.plan, ComponentPlan)
+            ),
+            None,
+        )
+        return network_disagreement(self.node.path, first, (component_path, model))
+
     def fleet_problems(self, component: HostedComponent) -> list[str]:
         """Whether the initial copies of every component, ``component`` included, fit on
         ``max_instances`` instances of each pool (each may be the one SageMaker provisions): a
@@ -293,13 +313,20 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
 
     def _render(self) -> None:
         """What depends on its components, in construct-path order: the variant (its host AMI
-        is theirs), the read grants and log groups of its role, the writes and volume key of
-        their models' roles, and the capacity note; components first, then adapters."""
+        is theirs), the network their models agree on (isolation and VPC), the read grants and
+        log groups of its role, the writes and volume key of their models' roles, and the
+        capacity note; components first, then adapters."""
         hosted = sorted(self._hosted, key=lambda c: c.node.path)
         components = [c.plan for c in hosted if isinstance(c.plan, ComponentPlan)]
         adapters = [c.plan for c in hosted if isinstance(c.plan, AdapterPlan)]
         ami = next((a for c in components if (a := _ami(c)) is not None), None)
         self.config.production_variants = [production_variant(self.plan.variant, ami=ami)]
+        if components:  # the network its components' models agree on (checked as each came)
+            network = EndpointNetwork.of(components[0].model)
+            self.config.enable_network_isolation = True if network.isolated else None
+            self.config.vpc_config = network.config_vpc()
+            if network.vpc_config is not None:
+                grant_network_interfaces(self.role)
         if components:  # the endpoint's fleet is now fixed by what it hosts
             key = self.plan.variant.fleet_key
             change = _component_fleet_change(self, key)

@@ -245,6 +245,7 @@ class InferenceComponent(
             amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
             problems.add(host_ami_problem(fleet, amis))
             problems.add(endpoint.host_ami_problem(amis[0], self.node.path))
+            problems.extend(endpoint.network_problems(model, self.node.path))
         problems.raise_if_any()
 
         self.resource = sagemaker.CfnInferenceComponent(
