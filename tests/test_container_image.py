@@ -318,6 +318,32 @@ def test_ecr_uri_partition_follows_its_region(uri: str, arn: str) -> None:
     assert _pulled(Template.from_stack(stack)) == [arn]
 
 
+@pytest.mark.parametrize(
+    "region",
+    ["eu-west-1", "zz-newpartition-east-1"],  # commercial, and a partition no table knows
+)
+def test_an_image_outside_the_known_partitions_takes_the_stacks(region: str) -> None:
+    # GIVEN an environment-agnostic stack and an image whose region names no other partition
+    app = App(context=cdk_context())
+    stack, role = _stack(app, "Partition")
+    uri = f"123456789012.dkr.ecr.{region}.amazonaws.com/llm:v2"
+    # WHEN its pull is granted
+    assert ContainerImage.from_uri(uri).bind(stack, role) == uri
+    # THEN the ARN is in the stack's partition (the image's, as SageMaker pulls from its own
+    # region), not an assumed "aws"
+    (arn,) = _pulled(Template.from_stack(stack))
+    assert arn == {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                f":ecr:{region}:123456789012:repository/llm",
+            ],
+        ]
+    }
+
+
 def test_digest_uri_has_no_tag() -> None:
     image = ContainerImage.from_uri(
         "123456789012.dkr.ecr.us-east-1.amazonaws.com/org/llm@" + DIGEST

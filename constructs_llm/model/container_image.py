@@ -212,7 +212,7 @@ class _UriImage(ContainerImage):
     def grant_pull(self, scope: Construct, grantee: iam.IGrantable) -> None:
         if self._ecr is not None:
             account, region, repository = self._ecr
-            arn = ecr_repository_arn(account=account, region=region, repository=repository)
+            arn = ecr_repository_arn(scope, account=account, region=region, repository=repository)
             grant_ecr_pull(grantee, [arn])
 
 

@@ -28,7 +28,7 @@ PULL_ACTIONS = (
 )
 _AUTH_POLICY_ID = "ConstructsLlmEcrAuthorizationToken"
 
-# ARN partition by region prefix (longest prefix first).
+# ARN partition by region prefix (longest prefix first); other regions take the stack's.
 _PARTITIONS = (
     ("us-isob-", "aws-iso-b"),
     ("us-isof-", "aws-iso-f"),
@@ -68,9 +68,20 @@ def grant_authorization_token(grantee: iam.IGrantable) -> None:
         waive(result.policy_dependable, ECR_AUTHORIZATION_TOKEN)
 
 
-def ecr_repository_arn(*, account: str, region: str, repository: str) -> str:
-    """The ARN of an ECR repository in a concrete region, in that region's partition."""
-    partition = next((p for prefix, p in _PARTITIONS if region.startswith(prefix)), "aws")
+def ecr_repository_arn(scope: Construct, *, account: str, region: str, repository: str) -> str:
+    """The ARN of an ECR repository in a concrete region: in that region's partition when its
+    prefix names one, else in the stack's (``AWS::Partition`` or the literal of its concrete
+    region), which is the image's wherever the pull can work, since SageMaker pulls from its
+    own region only (``check_same_region``). Nothing assumes the commercial partition."""
+    partition = next((p for prefix, p in _PARTITIONS if region.startswith(prefix)), None)
+    if partition is None:
+        return Stack.of(scope).format_arn(
+            service="ecr",
+            region=region,
+            account=account,
+            resource="repository",
+            resource_name=repository,
+        )
     return f"arn:{partition}:ecr:{region}:{account}:repository/{repository}"
 
 
