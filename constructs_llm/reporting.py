@@ -22,6 +22,7 @@ Every id starts with ``constructs-llm:``:
 | ``constructs-llm:guarded-rollout-hardware`` | a rollout that cannot guard a new instance |
 | ``constructs-llm:hf-token-in-model-env`` | a Hub token in the Model's env |
 | ``constructs-llm:hub-id-typo`` | a model id that looks like a typo of a known one |
+| ``constructs-llm:imported-log-key`` | an imported invoker log key, whose policy is not changed |
 | ``constructs-llm:invoker-timeout-decode`` | an invoker timeout shorter than a full generation |
 | ``constructs-llm:min-instances-zero-region`` | min_instances=0 (some regions refuse it) |
 | ``constructs-llm:model-id-guess`` | a model's kind or quantization guessed from its id |
@@ -62,6 +63,7 @@ class WarningId(str, Enum):
     GUARDED_ROLLOUT_HARDWARE = "constructs-llm:guarded-rollout-hardware"
     HF_TOKEN_IN_MODEL_ENV = "constructs-llm:hf-token-in-model-env"
     HUB_ID_TYPO = "constructs-llm:hub-id-typo"
+    IMPORTED_LOG_KEY = "constructs-llm:imported-log-key"
     INVOKER_TIMEOUT_DECODE = "constructs-llm:invoker-timeout-decode"
     MIN_INSTANCES_ZERO_REGION = "constructs-llm:min-instances-zero-region"
     MODEL_ID_GUESS = "constructs-llm:model-id-guess"
@@ -85,6 +87,7 @@ _RAISED_FOR = {
     WarningId.GUARDED_ROLLOUT_HARDWARE: "a rollout that cannot guard a new instance",
     WarningId.HF_TOKEN_IN_MODEL_ENV: "a Hub token in the Model's env",
     WarningId.HUB_ID_TYPO: "a model id that looks like a typo of a known one",
+    WarningId.IMPORTED_LOG_KEY: "an imported invoker log key, whose policy is not changed",
     WarningId.INVOKER_TIMEOUT_DECODE: "an invoker timeout shorter than a full generation",
     WarningId.MIN_INSTANCES_ZERO_REGION: "min_instances=0 (some regions refuse it)",
     WarningId.MODEL_ID_GUESS: "a model's kind or quantization guessed from its id",

@@ -41,6 +41,7 @@ from tests.matrix.builders import (
     endpoint,
     ic_endpoint,
     in_region,
+    invoker,
     model,
     scaling,
     two_components,
@@ -467,7 +468,19 @@ CONTROLS = [
 ]
 # (builder, warning id, what the message says)
 
+IMPORTED_KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555"
 WARNINGS = [
+    pytest.param(
+        lambda s: invoker(
+            s,
+            log_encryption_key=kms.Key.from_key_arn(s, "LogKey", IMPORTED_KEY_ARN),
+        ),
+        "imported-log-key",
+        r"log_encryption_key of '.*Stream' is imported.*logs\.<region>\.amazonaws\.com.*"
+        r"kms:EncryptionContext:aws:logs:arn = arn:<partition>:logs:<region>:<account>:log-group:"
+        r"/constructs-llm/Test/.*add that statement to the key's policy",
+        id="imported-log-key",
+    ),
     pytest.param(
         lambda s: endpoint(s).grant_openai(
             iam.Role(s, "Caller", assumed_by=iam.AccountRootPrincipal())
