@@ -20,16 +20,17 @@ from constructs_llm.problems import fail
 __all__ = [
     "BEARER_TOKEN_CALLS",
     "ECR_AUTHORIZATION_TOKEN",
+    "GENERATED_ENDPOINT_LOG_GROUPS",
     "HUB_DOWNLOAD",
     "NVME_VOLUME_KEY",
+    "RUN_TIME_LOG_STREAMS",
     "UNSCOPED_ACTIONS",
+    "WEIGHTS_PREFIX_OBJECTS",
     "CheckovSkip",
     "NagAcknowledgment",
-    "log_groups_by_prefix",
-    "log_streams_at_run_time",
     "nag_resource",
+    "resource_wildcard",
     "waive",
-    "weights_prefix",
 ]
 
 
@@ -87,37 +88,31 @@ def nag_resource(scope: IConstruct, arn: str) -> str:
     return _flatten(Stack.of(scope).resolve(arn))
 
 
-def weights_prefix(scope: IConstruct, objects_arn: str) -> NagAcknowledgment:
-    """The object wildcard of an S3 weights prefix, which SageMaker reads whole."""
+def resource_wildcard(scope: IConstruct, arn: str, reason: str) -> NagAcknowledgment:
+    """cdk-nag's ``AwsSolutions-IAM5`` finding on the wildcard ``arn`` as it prints it for
+    ``scope``'s stack (partition and region literal or not), accepted for ``reason``."""
     return NagAcknowledgment(
-        "AwsSolutions-IAM5",
-        finding=f"Resource::{nag_resource(scope, objects_arn)}",
-        reason="SageMaker reads every object under the model's weights prefix; the grant "
-        "covers that prefix only",
+        "AwsSolutions-IAM5", finding=f"Resource::{nag_resource(scope, arn)}", reason=reason
     )
 
 
-def log_groups_by_prefix(scope: IConstruct, arn: str) -> NagAcknowledgment:
-    """The log groups of an endpoint whose name is not known when its role's policy is written:
-    the finding as cdk-nag prints it for this stack (partition and region literal or not)."""
-    return NagAcknowledgment(
-        "AwsSolutions-IAM5",
-        finding=f"Resource::{nag_resource(scope, arn)}",
-        reason="SageMaker names an endpoint's log group after the endpoint, whose name "
-        "CloudFormation generates when it creates the endpoint, after the execution role's "
-        "policy (which the model waits for); the grant stays inside /aws/sagemaker/Endpoints/. "
-        "endpoint_name= scopes it to the one group.",
-    )
-
-
-def log_streams_at_run_time(scope: IConstruct, arn: str) -> NagAcknowledgment:
-    """The streams of one log group (or of a prefix's groups), as cdk-nag prints them."""
-    return NagAcknowledgment(
-        "AwsSolutions-IAM5",
-        finding=f"Resource::{nag_resource(scope, arn)}",
-        reason="SageMaker creates the log streams at run time, one per variant and instance "
-        "(<variant>/<instance id>); the grant stays inside the host's own log groups.",
-    )
+#: Why the object wildcard of an S3 weights prefix is granted.
+WEIGHTS_PREFIX_OBJECTS = (
+    "SageMaker reads every object under the model's weights prefix; the grant covers that "
+    "prefix only"
+)
+#: Why the log groups of an endpoint with a generated name are granted by prefix.
+GENERATED_ENDPOINT_LOG_GROUPS = (
+    "SageMaker names an endpoint's log group after the endpoint, whose name CloudFormation "
+    "generates when it creates the endpoint, after the execution role's policy (which the model "
+    "waits for); the grant stays inside /aws/sagemaker/Endpoints/. endpoint_name= scopes it to "
+    "the one group."
+)
+#: Why the streams of a log group are granted by wildcard.
+RUN_TIME_LOG_STREAMS = (
+    "SageMaker creates the log streams at run time, one per variant and instance "
+    "(<variant>/<instance id>); the grant stays inside the host's own log groups."
+)
 
 
 def _flatten(node: Any) -> str:

@@ -55,7 +55,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
-from constructs_llm.compliance import NagAcknowledgment, nag_resource, waive
+from constructs_llm.compliance import resource_wildcard, waive
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.values import describe
@@ -417,17 +417,8 @@ def _statement(
     ).statement_added
     principal = grantee.grant_principal
     if added and isinstance(principal, Construct):
-        waive(
-            principal,
-            *(
-                NagAcknowledgment(
-                    "AwsSolutions-IAM5",
-                    finding=f"Resource::{nag_resource(scope, arn)}",
-                    reason=f"Asynchronous inference: {why}; the grant covers that folder only",
-                )
-                for arn in resources
-            ),
-        )
+        reason = f"Asynchronous inference: {why}; the grant covers that folder only"
+        waive(principal, *(resource_wildcard(scope, arn, reason) for arn in resources))
 
 
 def _nested(a: str, b: str) -> bool:

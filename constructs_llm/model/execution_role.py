@@ -23,9 +23,10 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from constructs_llm.compliance import (
+    GENERATED_ENDPOINT_LOG_GROUPS,
+    RUN_TIME_LOG_STREAMS,
     UNSCOPED_ACTIONS,
-    log_groups_by_prefix,
-    log_streams_at_run_time,
+    resource_wildcard,
     waive,
 )
 
@@ -107,11 +108,12 @@ def grant_container_writes(role: iam.IRole, writes: ContainerWrites) -> None:
         )
     )
     wildcards = [
-        log_groups_by_prefix(role, group)
+        resource_wildcard(role, group, GENERATED_ENDPOINT_LOG_GROUPS)
         for name, group in zip(writes.log_groups, groups, strict=True)
         if name.endswith("*")
     ]
-    waive(role, UNSCOPED_ACTIONS, *wildcards, *(log_streams_at_run_time(role, s) for s in streams))
+    wildcards += [resource_wildcard(role, stream, RUN_TIME_LOG_STREAMS) for stream in streams]
+    waive(role, UNSCOPED_ACTIONS, *wildcards)
 
 
 def depend_on_policies(resource: Construct, role: iam.IRole) -> None:

@@ -18,7 +18,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm.compliance import waive, weights_prefix
+from constructs_llm.compliance import WEIGHTS_PREFIX_OBJECTS, resource_wildcard, waive
 from constructs_llm.model import source_checks as _checks
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
@@ -288,7 +288,7 @@ class _S3PrefixSource(_S3Source):
         principal = grantee.grant_principal
         if added and isinstance(principal, Construct):
             # Acknowledged on the role, whose default policy holds the statement.
-            waive(principal, weights_prefix(scope, objects))
+            waive(principal, resource_wildcard(scope, objects, WEIGHTS_PREFIX_OBJECTS))
         uri = f"s3://{bucket.bucket_name}/{prefix}"
         return SourceBinding(
             model_location=MODEL_DIR,
