@@ -329,13 +329,15 @@ def test_variants_of_several_engines_get_the_least_served(
 ) -> None:
     # GIVEN variants on vLLM and TGI: a request may reach either
     stack = new_stack()
-    vllm = _endpoint(stack, Engine.vllm(), id="One")
-    tgi = LlmModel(stack, "Tgi", source=ModelSource.hugging_face(QWEN), engine=Engine.tgi())
+    vllm, tgi = (
+        LlmModel(stack, id, source=ModelSource.hugging_face(QWEN), engine=engine)
+        for id, engine in (("Vllm", Engine.vllm()), ("Tgi", Engine.tgi()))
+    )
     both = LlmEndpoint(
         stack,
         "Both",
         variants=[
-            Variant(model=vllm.variant_plan.binding.model, instance_type="ml.g5.2xlarge"),
+            Variant(model=vllm, instance_type="ml.g5.2xlarge"),
             Variant(model=tgi, instance_type="ml.g5.2xlarge"),
         ],
     )
