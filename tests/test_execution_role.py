@@ -178,7 +178,6 @@ def test_a_component_endpoint_and_its_models_write_their_groups_in_both_namespac
 # -- cdk-nag in a stack with a concrete environment -------------------------------------------
 
 
-@pytest.mark.slow(seconds=20)
 @pytest.mark.parametrize("example", ["phi3-lmi", "shared-endpoint"])
 def test_an_example_in_a_concrete_region_passes_cdk_nag(tmp_path: Path, example: str) -> None:
     # GIVEN an example in a stack with its account and region, as users deploy it
