@@ -52,10 +52,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
-from constructs_llm.streaming.runtime.events import DoneEvent, ErrorEvent, TokenEvent, ToolCallEvent
-from constructs_llm.streaming.runtime.openai_format import CompletionBuilder, new_completion_id
-from constructs_llm.streaming.runtime.parser import parse_stream
-from constructs_llm.streaming.runtime.requests import RequestError, build_chat_request
+from constructs_llm.streaming.runtime.chat.completion import CompletionBuilder
+from constructs_llm.streaming.runtime.chat.request import build_chat_request
+from constructs_llm.streaming.runtime.chat.wire import new_completion_id
+from constructs_llm.streaming.runtime.http.errors import RequestError
+from constructs_llm.streaming.runtime.parsing.events import (
+    DoneEvent,
+    ErrorEvent,
+    TokenEvent,
+    ToolCallEvent,
+)
+from constructs_llm.streaming.runtime.parsing.parser import parse_stream
 
 __all__ = [
     "INLINE_LIMIT",
@@ -399,9 +406,9 @@ def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> 
     builder = _builder(model, logprobs=logprobs)
     for event in parse_stream([body], fmt):
         if isinstance(event, TokenEvent):
-            builder.add(event)
+            builder.add_text(event)
         elif isinstance(event, ToolCallEvent):
-            builder.add_tool_call(event)
+            builder.add_call(event)
         elif isinstance(event, DoneEvent):
             return builder.build(event)
         elif isinstance(event, ErrorEvent):

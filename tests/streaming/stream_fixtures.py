@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from constructs_llm.streaming.runtime.events import (
+from constructs_llm.streaming.runtime.parsing.events import (
     DoneEvent,
     ErrorEvent,
     StreamEvent,

@@ -14,7 +14,8 @@ import pytest
 
 from constructs_llm.streaming import AsyncChatError, chat_async, submit_chat
 from constructs_llm.streaming.async_chat import INLINE_LIMIT, chat_completion
-from constructs_llm.streaming.runtime.requests import RequestError, build_chat_request
+from constructs_llm.streaming.runtime.chat.request import build_chat_request
+from constructs_llm.streaming.runtime.http.errors import RequestError
 from tests.streaming.conftest import FAKE_AWS_ENV
 from tests.support import engine_streams
 from tests.support.fake_async_sagemaker import (

@@ -10,7 +10,7 @@ from unittest import mock
 
 import pytest
 
-from constructs_llm.streaming.runtime.auth import (
+from constructs_llm.streaming.runtime.http.auth import (
     ApiKeyAuth,
     SecretFormatError,
     new_secrets_client,
@@ -154,7 +154,7 @@ def test_comparison_runs_over_every_key_with_compare_digest(secrets: LocalSecret
     secrets.create("auth/many", keys)
     auth = ApiKeyAuth("auth/many", ttl=60, client=secrets.client)
     with mock.patch(
-        "constructs_llm.streaming.runtime.auth.hmac.compare_digest", wraps=hmac.compare_digest
+        "constructs_llm.streaming.runtime.http.auth.hmac.compare_digest", wraps=hmac.compare_digest
     ) as compare:
         assert auth.check("Bearer sk-0") is None  # the first key matches...
     assert compare.call_count == 4  # ...and the other three are still compared

@@ -16,8 +16,8 @@ from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 from botocore.credentials import Credentials  # type: ignore[import-untyped]
 
 from constructs_llm.streaming.client import ChatStreamError, signed_headers, stream_chat
-from constructs_llm.streaming.runtime.events import DoneEvent, TokenEvent
-from constructs_llm.streaming.runtime.openai_format import DONE, ChunkEncoder
+from constructs_llm.streaming.runtime.chat.stream import ChunkStream
+from constructs_llm.streaming.runtime.parsing.events import DoneEvent, TokenEvent
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
@@ -42,13 +42,13 @@ class _Recorder(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.seen.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
-        encoder = ChunkEncoder(completion_id="c", created=1, model="m", logprobs=False)
+        encoder = ChunkStream(completion_id="c", created=1, model="m", logprobs=False)
         events = [
-            encoder.role(),
+            encoder.start(),
             encoder.token(TokenEvent("Hi")),
             b": keep-alive comment\n\n",
             encoder.token(TokenEvent(" there")),
-            encoder.finish(DoneEvent(finish_reason="stop")) + DONE,
+            encoder.finish(DoneEvent(finish_reason="stop")),
         ]
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

@@ -11,7 +11,7 @@ from dataclasses import replace
 import openai
 import pytest
 
-from constructs_llm.streaming.runtime.heartbeat import Heartbeat
+from constructs_llm.streaming.runtime.http.heartbeat import Heartbeat
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.test_server import (
     CHAT,

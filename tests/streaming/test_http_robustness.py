@@ -12,8 +12,8 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.runtime.json_depth import MAX_JSON_DEPTH
-from constructs_llm.streaming.runtime.request_body import DRAIN_LIMIT
+from constructs_llm.streaming.runtime.http.body import DRAIN_LIMIT
+from constructs_llm.streaming.runtime.http.json_body import MAX_JSON_DEPTH
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.runtime.events import StreamFormat
+from constructs_llm.streaming.formats import StreamFormat
 from tests.streaming.conftest import BASE_SETTINGS, MODEL, SOCKET_TIMEOUT, Runtime, serving
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.support import engine_streams

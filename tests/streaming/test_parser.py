@@ -12,15 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructs_llm.streaming.runtime.events import (
+from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.streaming.runtime.parsing.events import (
     DoneEvent,
     ErrorEvent,
     StreamEvent,
-    StreamFormat,
     TokenEvent,
     ToolCallEvent,
 )
-from constructs_llm.streaming.runtime.parser import (
+from constructs_llm.streaming.runtime.parsing.parser import (
     ERROR_CODE_INVALID_JSON,
     ERROR_CODE_LINE_TOO_LONG,
     UpstreamStreamError,

@@ -8,11 +8,16 @@ from typing import Any
 import pytest
 from openai.types.chat.completion_create_params import CompletionCreateParamsBase
 
-from constructs_llm.streaming.runtime.events import RequestFormat
-from constructs_llm.streaming.runtime.json_depth import MAX_JSON_DEPTH
-from constructs_llm.streaming.runtime.request_fields import HONOURED, IGNORED, REFUSED
-from constructs_llm.streaming.runtime.requests import RequestError, parse_chat_request
+from constructs_llm.streaming.formats import RequestFormat
+from constructs_llm.streaming.runtime.chat.fields import FIELDS
+from constructs_llm.streaming.runtime.chat.request import parse_chat_request
+from constructs_llm.streaming.runtime.http.errors import RequestError
+from constructs_llm.streaming.runtime.http.json_body import MAX_JSON_DEPTH
 from tests.streaming.conversations import tool_turn
+
+HONOURED = {row.name for row in FIELDS if row.check is not None}
+IGNORED = {row.name: row.ignored for row in FIELDS if row.ignored is not None}
+REFUSED = {row.name: row.refused for row in FIELDS if row.refused is not None}
 
 USER = [{"role": "user", "content": "Hello"}]
 

@@ -26,11 +26,12 @@ from openai.types.responses import (
 from openai.types.responses.response_create_params import ResponseCreateParamsBase
 from pydantic import BaseModel
 
-from constructs_llm.streaming.runtime.events import DoneEvent, StreamFormat, ToolCallEvent
-from constructs_llm.streaming.runtime.responses_fields import HONOURED, IGNORED, NEUTRAL_ONLY
-from constructs_llm.streaming.runtime.responses_objects import ResponseShape
-from constructs_llm.streaming.runtime.responses_request import build_responses_request
-from constructs_llm.streaming.runtime.responses_stream import ResponseEvents
+from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.streaming.runtime.parsing.events import DoneEvent, ToolCallEvent
+from constructs_llm.streaming.runtime.responses.fields import FIELDS
+from constructs_llm.streaming.runtime.responses.objects import ResponseShape
+from constructs_llm.streaming.runtime.responses.request import build_responses_request
+from constructs_llm.streaming.runtime.responses.stream import ResponseEvents
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.streaming.test_routing import ROUTES
@@ -641,6 +642,11 @@ def test_the_openai_sdk_sees_the_refusal_of_store_true(
     assert "send 'store': false or leave it out" in raised.value.message
 
 
+HONOURED = {row.name for row in FIELDS if row.ignored is None and row.neutral is None}
+IGNORED = {row.name: row.ignored for row in FIELDS if row.ignored is not None}
+NEUTRAL_ONLY = {row.name: row.why for row in FIELDS if row.neutral is not None}
+
+
 def test_every_field_of_the_openai_sdks_responses_schema_has_a_rule() -> None:
     # The openai SDK's typed request is the published schema the runtime follows; a field a
     # newer SDK adds must get its rule here before it can be sent.
@@ -945,7 +951,7 @@ def test_the_process_streams_strictly_valid_events(
 
 def test_max_output_tokens_above_the_model_s_limit_is_refused_naming_the_field() -> None:
     # GIVEN a route whose model takes at most 4,096 tokens, prompt and answer together
-    from constructs_llm.streaming.runtime.request_errors import RequestError
+    from constructs_llm.streaming.runtime.http.errors import RequestError
 
     body = {"model": MODEL, "input": "Hi", "max_output_tokens": 10**30}
     # WHEN a Responses request asks for more THEN it is a 400 naming the Responses field

@@ -15,10 +15,11 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.shared import ErrorObject
 from pydantic import ValidationError
 
-from constructs_llm.streaming.runtime.events import DoneEvent, StreamFormat
-from constructs_llm.streaming.runtime.responses_objects import ResponseShape
-from constructs_llm.streaming.runtime.responses_request import build_responses_request
-from constructs_llm.streaming.runtime.responses_stream import ResponseEvents
+from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.streaming.runtime.parsing.events import DoneEvent
+from constructs_llm.streaming.runtime.responses.objects import ResponseShape
+from constructs_llm.streaming.runtime.responses.request import build_responses_request
+from constructs_llm.streaming.runtime.responses.stream import ResponseEvents
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.support import engine_streams

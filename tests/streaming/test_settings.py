@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.settings import Settings, SettingsError, sagemaker_client
 
 

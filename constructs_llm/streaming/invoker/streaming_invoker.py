@@ -1,9 +1,9 @@
 """StreamingInvoker: a Lambda function URL that streams an LLM's tokens as OpenAI chunks.
 
 The construct composes its parts: the adapter layer (``adapter_layer.py``), the function's
-environment (``invoker_environment.py``), its code asset, log group and waivers
-(``invoker_function.py``), the checks of its props (``invoker_checks.py``), its front doors
-(``invoker_auth.py``, ``distribution.py``) and its metrics (``invoker_metrics.py``).
+environment (``environment.py``, with its targets' routes from ``targets.py``), its code asset,
+log group and waivers (``function.py``), the checks of its props (``checks.py``), its front
+doors (``auth.py``, ``distribution.py``) and its metrics (``metrics.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import fail
 from constructs_llm.reporting import warn
+from constructs_llm.streaming.formats import Env
 from constructs_llm.streaming.invoker.adapter_layer import adapter_for, adapter_layer_arn
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.checks import (
@@ -264,7 +265,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             web_acl_arn = rate_limit_web_acl(self, limit=rate_limit, window=window).attr_arn
         if self._heartbeat is None:
             beat = min(_DISTRIBUTION_HEARTBEAT_S, max(1, int(read_timeout.to_seconds()) // 2))
-            self.function.add_environment("HEARTBEAT_SECONDS", str(beat))
+            self.function.add_environment(Env.HEARTBEAT_SECONDS, str(beat))
         self.distribution = build_distribution(
             self,
             self.function_url,

@@ -1,5 +1,5 @@
 """What a ``StreamingInvoker`` does with its targets: checks them, and writes the runtime's
-routing table (one route per served model name, ``runtime/routing.py``).
+routing table (one ``formats.RouteSpec`` per served model name, read by ``runtime/routing.py``).
 
 One target keeps the single-target environment (``ENDPOINT_NAME``, ``MODEL_NAME``, ...), so an
 invoker of one model synthesizes as it did before routing existed. Several targets become
@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from aws_cdk import Stack
 from constructs import Construct
@@ -34,7 +33,7 @@ from constructs_llm.hosting.endpoint import LlmEndpoint
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.model.llm_model import LlmModel
-from constructs_llm.streaming.formats import ModelKind
+from constructs_llm.streaming.formats import Env, ModelKind, RouteSpec
 from constructs_llm.values import describe
 
 __all__ = [
@@ -139,26 +138,26 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
     if len(targets) == 1 and targets[0].model_kind is ModelKind.CHAT:
         (target,) = targets
         env = {
-            "ENDPOINT_NAME": target.endpoint_name,
-            "STREAM_FORMAT": target.stream_format.value,
-            "REQUEST_FORMAT": target.request_format.value,
-            "MODEL_NAME": target.served_model_name,
-            "TOOLS": "on" if target.tool_calls else "off",
+            Env.ENDPOINT_NAME: target.endpoint_name,
+            Env.STREAM_FORMAT: target.stream_format.value,
+            Env.REQUEST_FORMAT: target.request_format.value,
+            Env.MODEL_NAME: target.served_model_name,
+            Env.TOOLS: "on" if target.tool_calls else "off",
         }
         if target.inference_component_name is not None:
-            env["INFERENCE_COMPONENT_NAME"] = target.inference_component_name
-        limit = _max_total_tokens(target)
+            env[Env.INFERENCE_COMPONENT_NAME] = target.inference_component_name
+        limit = target.max_total_tokens
         if limit is not None:
-            env["MAX_TOTAL_TOKENS"] = str(limit)
+            env[Env.MAX_TOTAL_TOKENS] = str(limit)
         return env
     routes = [_route(target) for target in targets]
-    return {"ROUTES": Stack.of(scope).to_json_string(routes)}
+    return {Env.ROUTES: Stack.of(scope).to_json_string(routes)}
 
 
-def _route(target: InvocationTarget) -> dict[str, Any]:
+def _route(target: InvocationTarget) -> RouteSpec:
     if target.model_kind is ModelKind.EMBEDDING:
         return _embedding_route(target)
-    route: dict[str, Any] = {
+    route: RouteSpec = {
         "model": target.served_model_name,
         "endpoint": target.endpoint_name,
         "stream_format": target.stream_format.value,
@@ -169,16 +168,16 @@ def _route(target: InvocationTarget) -> dict[str, Any]:
         route["component"] = target.inference_component_name
     if target.variant_names:
         route["variants"] = list(target.variant_names)
-    limit = _max_total_tokens(target)
+    limit = target.max_total_tokens
     if limit is not None:
         route["max_total_tokens"] = limit
     return route
 
 
-def _embedding_route(target: InvocationTarget) -> dict[str, Any]:
+def _embedding_route(target: InvocationTarget) -> RouteSpec:
     """An embedding model's route: no stream format or tools (nothing streams, nothing calls
     tools), and what ``POST /v1/embeddings`` checks and splits by."""
-    route: dict[str, Any] = {
+    route: RouteSpec = {
         "model": target.served_model_name,
         "endpoint": target.endpoint_name,
         "request_format": target.request_format.value,
@@ -189,19 +188,13 @@ def _embedding_route(target: InvocationTarget) -> dict[str, Any]:
         route["variants"] = list(target.variant_names)
     traits = target.embedding_traits
     if traits is not None:
-        for key, value in (
-            ("dimensions", traits.dimensions),
-            ("min_dimensions", traits.min_dimensions),
-            ("max_inputs", traits.max_inputs_per_call),
-        ):
-            if value is not None:
-                route[key] = value
+        if traits.dimensions is not None:
+            route["dimensions"] = traits.dimensions
+        if traits.min_dimensions is not None:
+            route["min_dimensions"] = traits.min_dimensions
+        if traits.max_inputs_per_call is not None:
+            route["max_inputs"] = traits.max_inputs_per_call
     return route
-
-
-def _max_total_tokens(target: InvocationTarget) -> int | None:
-    """The served model's ``max_total_tokens`` (prompt and completion together), if set."""
-    return target.max_total_tokens
 
 
 def environment_size_problem(
@@ -210,7 +203,7 @@ def environment_size_problem(
     """The environment must fit Lambda's 4 KB; endpoint names are counted at their longest."""
     if len(targets) > 1 or any(t.model_kind is ModelKind.EMBEDDING for t in targets):
         routes = json.dumps([_route(t) for t in targets], separators=(",", ":"))
-        env = {**env, "ROUTES": routes}
+        env = {**env, Env.ROUTES: routes}
     size = _LATER_KEYS_ESTIMATE + sum(len(k) + _size(v) for k, v in env.items())
     if size <= LAMBDA_ENV_LIMIT:
         return None

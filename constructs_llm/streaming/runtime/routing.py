@@ -6,7 +6,7 @@ One invoker may front several models (``StreamingInvoker(targets=[...])``). Each
 :class:`Route`: the name clients send as ``model``, the endpoint, the inference component
 when there is one, the engine's request and stream formats, whether its engine serves tool
 calls, and the production variants a request may pin. ``StreamingInvoker`` writes them to
-``ROUTES``, a JSON list::
+``ROUTES``, a JSON list of ``formats.RouteSpec`` entries::
 
     [{"model": "chat", "endpoint": "shared-ep", "component": "chat-ic",
       "stream_format": "openai", "request_format": "messages", "tools": true},
@@ -21,7 +21,7 @@ request with tools with a 400 naming the field, while another route serves them.
 A route's ``max_total_tokens``, when its model's is known, is the most tokens its engine takes
 for the prompt and the completion together: a request whose ``max_tokens`` (or
 ``max_completion_tokens``) is larger can never be served, and gets a 400 naming the field and
-the limit before SageMaker is called (``request_sampling.py``).
+the limit before SageMaker is called (``chat/fields.py``).
 
 An embedding model's route takes the ``embed`` request format (TEI's ``{"inputs": [...]}``)
 and serves ``POST /v1/embeddings`` only; it has no stream format or tools, and may state the
@@ -60,9 +60,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..formats import ModelKind
-from .events import RequestFormat, StreamFormat
-from .request_errors import RequestError
+from ..formats import ModelKind, RequestFormat, RouteSpec, StreamFormat
+from .http.errors import RequestError
 
 __all__ = [
     "MAX_TOKENS_CEILING",
@@ -79,27 +78,14 @@ __all__ = [
 VARIANT_HEADER = "X-Target-Variant"
 # SageMaker's variant name pattern and length (botocore ``TargetVariantHeader``).
 _VARIANT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-_KEYS = frozenset(
-    {
-        "model",
-        "endpoint",
-        "component",
-        "stream_format",
-        "request_format",
-        "tools",
-        "variants",
-        "max_total_tokens",
-        "dimensions",
-        "min_dimensions",
-        "max_inputs",
-    }
-)
+_KEYS = frozenset(RouteSpec.__annotations__)
 _EMBEDDING_KEYS = ("dimensions", "min_dimensions", "max_inputs")
 #: The largest embedding length or per-call input count a route may state.
 _MAX_EMBEDDING_COUNT = 1_000_000
 MAX_TOKENS_CEILING = 2**31 - 1
 """The largest token count the runtime passes on: a signed 32-bit integer (TGI reads
-``max_tokens`` and ``max_new_tokens`` as ``u32``, router/src/lib.rs)."""
+``max_tokens`` and ``max_new_tokens`` as ``u32``, huggingface/text-generation-inference:
+``router/src/lib.rs``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
