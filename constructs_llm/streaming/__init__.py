@@ -13,6 +13,7 @@ _EXPORTS: dict[str, str] = {
     "parse_stream": "constructs_llm.streaming.runtime.parsing.parser",
     "TokenEvent": "constructs_llm.streaming.runtime.parsing.events",
     "ToolCallEvent": "constructs_llm.streaming.runtime.parsing.events",
+    "ReasoningEvent": "constructs_llm.streaming.runtime.parsing.events",
     "DoneEvent": "constructs_llm.streaming.runtime.parsing.events",
     "ErrorEvent": "constructs_llm.streaming.runtime.parsing.events",
     "StreamEvent": "constructs_llm.streaming.runtime.parsing.events",
@@ -72,6 +73,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     )
     from constructs_llm.streaming.runtime.parsing.events import DoneEvent as DoneEvent
     from constructs_llm.streaming.runtime.parsing.events import ErrorEvent as ErrorEvent
+    from constructs_llm.streaming.runtime.parsing.events import ReasoningEvent as ReasoningEvent
     from constructs_llm.streaming.runtime.parsing.events import StreamEvent as StreamEvent
     from constructs_llm.streaming.runtime.parsing.events import TokenEvent as TokenEvent
     from constructs_llm.streaming.runtime.parsing.events import ToolCallEvent as ToolCallEvent

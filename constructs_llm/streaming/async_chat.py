@@ -59,6 +59,7 @@ from constructs_llm.streaming.runtime.http.errors import RequestError
 from constructs_llm.streaming.runtime.parsing.events import (
     DoneEvent,
     ErrorEvent,
+    ReasoningEvent,
     TokenEvent,
     ToolCallEvent,
 )
@@ -409,6 +410,8 @@ def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> 
             builder.add_text(event)
         elif isinstance(event, ToolCallEvent):
             builder.add_call(event)
+        elif isinstance(event, ReasoningEvent):
+            builder.add_reasoning(event)
         elif isinstance(event, DoneEvent):
             return builder.build(event)
         elif isinstance(event, ErrorEvent):

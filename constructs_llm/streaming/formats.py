@@ -13,6 +13,7 @@ from typing import Final, TypedDict
 __all__ = [
     "ERROR_KINDS",
     "NAMESPACE",
+    "EngineName",
     "Env",
     "ModelKind",
     "RequestFormat",
@@ -52,6 +53,21 @@ class RequestFormat(str, Enum):
         return ModelKind.EMBEDDING if self is RequestFormat.EMBED else ModelKind.CHAT
 
 
+class EngineName(str, Enum):
+    """The serving engine behind a route, by the name its ``Engine`` gives it: which request
+    fields it honours (``runtime/chat/fields.py``) and which body an embedding model takes
+    (``runtime/embeddings/``). A route whose engine is not known (a custom image, an endpoint
+    deployed elsewhere) gets the fields every engine honours."""
+
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    LMI_VLLM = "lmi-vllm"  # DJL LMI's vLLM async service: vLLM's own request classes
+    LMI_TRTLLM = "lmi-trtllm"
+    TGI = "tgi"
+    TGI_NEURONX = "tgi-neuronx"
+    TEI = "tei"
+
+
 class Env:
     """The names of the runtime's environment variables; ``runtime/settings.py`` documents
     each one, and ``streaming/invoker/`` sets them."""
@@ -63,6 +79,7 @@ class Env:
     STREAM_FORMAT: Final = "STREAM_FORMAT"
     REQUEST_FORMAT: Final = "REQUEST_FORMAT"
     MODEL_NAME: Final = "MODEL_NAME"
+    ENGINE: Final = "ENGINE"
     MAX_TOTAL_TOKENS: Final = "MAX_TOTAL_TOKENS"
     TOOLS: Final = "TOOLS"
     ROUTES: Final = "ROUTES"
@@ -83,6 +100,7 @@ class Env:
         STREAM_FORMAT,
         REQUEST_FORMAT,
         MODEL_NAME,
+        ENGINE,
         MAX_TOTAL_TOKENS,
     )
 
@@ -97,6 +115,7 @@ class RouteSpec(TypedDict, total=False):
     :param component: the inference component on it.
     :param stream_format: a ``StreamFormat`` value.
     :param request_format: a ``RequestFormat`` value.
+    :param engine: an ``EngineName`` value, when the engine is known.
     :param tools: whether the engine serves tool calls.
     :param variants: the production variants a request may pin.
     :param max_total_tokens: the model's prompt + completion limit.
@@ -110,6 +129,7 @@ class RouteSpec(TypedDict, total=False):
     component: str
     stream_format: str
     request_format: str
+    engine: str
     tools: bool
     variants: list[str]
     max_total_tokens: int

@@ -556,7 +556,9 @@ STATELESS = "keeps no state"
         ({"background": True}, "background", STATELESS),
         ({"prompt": {"id": "pmpt_1"}}, "prompt", "prompt templates"),
         ({"truncation": "auto"}, "truncation", "does not truncate"),
-        ({"reasoning": {"effort": "high"}}, "reasoning", "no reasoning"),
+        ({"reasoning": {"effort": "high"}}, "reasoning.effort", "engine is not known"),
+        ({"reasoning": {"effort": "huge"}}, "reasoning.effort", "must be one of"),
+        ({"reasoning": {"depth": 3}}, "reasoning.depth", "unrecognized"),
         ({"context_management": [{"type": "compaction"}]}, "context_management", "compact"),
         ({"moderation": {"model": "omni-moderation-latest"}}, "moderation", "moderation"),
         ({"background_options": {"completion_window": "2h"}}, "background_options", STATELESS),
@@ -582,7 +584,8 @@ STATELESS = "keeps no state"
             "not one of",
         ),
         ({"include": ["file_search_call.results"]}, "include[0]", "built-in tools"),
-        ({"top_logprobs": 3}, "top_logprobs", "sampled token"),
+        ({"top_logprobs": 3}, "top_logprobs", "engine is not known"),
+        ({"top_logprobs": 21}, "top_logprobs", "between 0 and 20"),
         ({"text": {"verbosity": "low"}}, "text.verbosity", "no engine"),
         ({"text": {"format": {"type": "grammar"}}}, "text.format.type", "'json_schema'"),
         (
@@ -598,7 +601,6 @@ STATELESS = "keeps no state"
         ({"input": None}, "input", "required"),
         ({"input": []}, "input", "non-empty"),
         ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0].type", STATELESS),
-        ({"input": [{"type": "reasoning", "summary": []}]}, "input[0].type", "no reasoning"),
         ({"input": [{"type": "web_search_call"}]}, "input[0].type", "built-in"),
         (
             {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},

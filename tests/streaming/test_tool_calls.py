@@ -54,7 +54,7 @@ ENGINES: dict[str, tuple[list[str], list[str | None]]] = {
 
 def assert_call_id(call_id: str | None, engine_id: str | None) -> None:
     """The engine's id when it sent one, else the ``call_`` + 24 hex digits the runtime makes
-    (``openai_format.new_tool_call_id``; TGI's id is empty)."""
+    (``chat/wire.py``'s ``new_tool_call_id``; TGI's id is empty)."""
     if engine_id is not None:
         assert call_id == engine_id
     else:

@@ -1,14 +1,15 @@
 """What a ``StreamingInvoker`` does with its targets: checks them, and writes the runtime's
 routing table (one ``formats.RouteSpec`` per served model name, read by ``runtime/routing.py``).
 
-One target keeps the single-target environment (``ENDPOINT_NAME``, ``MODEL_NAME``, ...), so an
-invoker of one model synthesizes as it did before routing existed. Several targets become
-``ROUTES``, a JSON list whose endpoint names CloudFormation fills in at deploy time. Either way
-the runtime is told whether each target's engine serves tool calls (``TOOLS=on|off``, or each
-route's ``"tools"``), so a request with tools for a target without them gets a 400, and the
-model's ``max_total_tokens`` when it is set (``MAX_TOTAL_TOKENS``, or each route's
-``"max_total_tokens"``), so a ``max_tokens`` no engine could serve gets a 400 before SageMaker
-is called. An endpoint deployed elsewhere has no model here, so its engine alone checks.
+One chat target gets the single-target environment (``ENDPOINT_NAME``, ``MODEL_NAME``, ...).
+Several targets become ``ROUTES``, a JSON list whose endpoint names CloudFormation fills in at
+deploy time. Either way the runtime is told which engine serves each target (``ENGINE``, or
+each route's ``"engine"``), so a request field that engine honours passes and one it does not
+gets a 400 naming both; whether that engine serves tool calls (``TOOLS=on|off``, or each
+route's ``"tools"``); and the model's ``max_total_tokens`` when it is set
+(``MAX_TOTAL_TOKENS``, or each route's ``"max_total_tokens"``), so a ``max_tokens`` no engine
+could serve gets a 400 before SageMaker is called. An endpoint deployed elsewhere has no model
+here, so its engine is not known: the runtime sends only the fields every engine honours.
 
 An embedding model (``Engine.tei()``) is always written as ``ROUTES``, even alone: its route
 takes the ``embed`` request format and carries what ``POST /v1/embeddings`` needs, its
@@ -33,12 +34,13 @@ from constructs_llm.hosting.endpoint import LlmEndpoint
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.model.llm_model import LlmModel
-from constructs_llm.streaming.formats import Env, ModelKind, RouteSpec
+from constructs_llm.streaming.formats import EngineName, Env, ModelKind, RouteSpec
 from constructs_llm.values import describe
 
 __all__ = [
     "LAMBDA_ENV_LIMIT",
     "check_targets",
+    "engine_of",
     "environment_size_problem",
     "routes_environment",
     "served_placements",
@@ -144,6 +146,9 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
             Env.MODEL_NAME: target.served_model_name,
             Env.TOOLS: "on" if target.tool_calls else "off",
         }
+        engine = engine_of(target)
+        if engine is not None:
+            env[Env.ENGINE] = engine.value
         if target.inference_component_name is not None:
             env[Env.INFERENCE_COMPONENT_NAME] = target.inference_component_name
         limit = target.max_total_tokens
@@ -164,6 +169,9 @@ def _route(target: InvocationTarget) -> RouteSpec:
         "request_format": target.request_format.value,
         "tools": target.tool_calls,
     }
+    engine = engine_of(target)
+    if engine is not None:
+        route["engine"] = engine.value
     if target.inference_component_name is not None:
         route["component"] = target.inference_component_name
     if target.variant_names:
@@ -182,6 +190,9 @@ def _embedding_route(target: InvocationTarget) -> RouteSpec:
         "endpoint": target.endpoint_name,
         "request_format": target.request_format.value,
     }
+    engine = engine_of(target)
+    if engine is not None:
+        route["engine"] = engine.value
     if target.inference_component_name is not None:
         route["component"] = target.inference_component_name
     if target.variant_names:
@@ -218,6 +229,20 @@ def _size(value: str) -> int:
     """A value's length, with each unresolved token counted at its longest."""
     tokens = _TOKEN_TEXT.findall(value)
     return len(value.encode()) - sum(map(len, tokens)) + _TOKEN_ESTIMATE * len(tokens)
+
+
+def engine_of(target: InvocationTarget) -> EngineName | None:
+    """The engine every model the target answers with runs on, when it is one the runtime
+    knows; None for several engines, a custom one, or an endpoint deployed elsewhere (the
+    runtime then sends only the fields every engine honours)."""
+    names = {model.engine.name for model, _ in served_placements(target)}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    return EngineName(name) if name in _ENGINE_NAMES else None
+
+
+_ENGINE_NAMES = frozenset(engine.value for engine in EngineName)
 
 
 def served_placements(target: InvocationTarget) -> list[tuple[LlmModel, Placement]]:

@@ -13,7 +13,8 @@ build their whole answer (``Answer``). Everything else is the same for both:
 - ``stream: false`` answers once the engine is done, checking every ``PEER_CHECK_SECONDS``
   meanwhile that the client is still there;
 - the log line records ``model``, ``stream``, ``target_variant``, ``overhead_ms``,
-  ``ttft_ms``, ``tokens`` (tokens and tool-call pieces relayed), ``tool_calls``,
+  ``ttft_ms`` (to the first token, reasoning included), ``tokens`` (the answer's tokens,
+  reasoning pieces and tool-call pieces relayed), ``tool_calls``,
   ``finish_reason``, the engine's token counts, and ``upstream_error`` or ``stream_error``;
 - a client that hangs up closes the upstream stream; a stream that completed gives its HTTP
   connection back to boto3's pool (``upstream.release``).
@@ -29,7 +30,14 @@ from typing import Any, Protocol
 
 from .http.event_stream import EventStream
 from .http.exchange import ClientGone, Exchange
-from .parsing.events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent, ToolCallEvent
+from .parsing.events import (
+    DoneEvent,
+    ErrorEvent,
+    ReasoningEvent,
+    StreamEvent,
+    TokenEvent,
+    ToolCallEvent,
+)
 from .parsing.parser import parse_stream
 from .parsing.sagemaker_stream import iter_payload_parts
 from .routing import Route
@@ -53,6 +61,8 @@ class StreamWriter(Protocol):
         ...
 
     def token(self, event: TokenEvent) -> bytes: ...
+
+    def reasoning(self, event: ReasoningEvent) -> bytes: ...
 
     def tool_call(self, event: ToolCallEvent) -> bytes:
         """A tool-call piece's events; empty while the call waits for its name."""
@@ -78,6 +88,8 @@ class Answer(Protocol):
     def tool_calls(self) -> int: ...
 
     def add_text(self, event: TokenEvent) -> object: ...
+
+    def add_reasoning(self, event: ReasoningEvent) -> object: ...
 
     def add_call(self, event: ToolCallEvent) -> object: ...
 
@@ -180,12 +192,13 @@ def _stream(
     tokens = 0
     for event in itertools.chain((first,), events):
         kind = type(event)
-        if kind is TokenEvent or kind is ToolCallEvent:
-            data = (
-                writer.token(event)  # type: ignore[arg-type]
-                if kind is TokenEvent
-                else writer.tool_call(event)  # type: ignore[arg-type]
-            )
+        if kind is TokenEvent or kind is ToolCallEvent or kind is ReasoningEvent:
+            if kind is TokenEvent:
+                data = writer.token(event)  # type: ignore[arg-type]
+            elif kind is ToolCallEvent:
+                data = writer.tool_call(event)  # type: ignore[arg-type]
+            else:
+                data = writer.reasoning(event)  # type: ignore[arg-type]
             tokens += 1
             if tokens == 1:
                 record["ttft_ms"] = exchange.elapsed_ms()
@@ -225,6 +238,8 @@ def _complete(exchange: Exchange, answer: Answer, events: Iterator[StreamEvent])
             answer.add_text(event)  # type: ignore[arg-type]
         elif kind is ToolCallEvent:
             answer.add_call(event)  # type: ignore[arg-type]
+        elif kind is ReasoningEvent:
+            answer.add_reasoning(event)  # type: ignore[arg-type]
         else:
             record["tokens"] = tokens
             if answer.tool_calls:
@@ -267,7 +282,8 @@ def terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
     try:
         for event in events:
             yield event
-            if type(event) is not TokenEvent and type(event) is not ToolCallEvent:
+            kind = type(event)
+            if kind is not TokenEvent and kind is not ToolCallEvent and kind is not ReasoningEvent:
                 return
     except Exception as exc:  # the upstream read failed in a way the parser did not map
         yield ErrorEvent(message=f"reading the model stream failed: {exc}", code=type(exc).__name__)

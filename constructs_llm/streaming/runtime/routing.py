@@ -4,15 +4,19 @@ Stdlib only: this file ships in the Lambda asset.
 
 One invoker may front several models (``StreamingInvoker(targets=[...])``). Each is a
 :class:`Route`: the name clients send as ``model``, the endpoint, the inference component
-when there is one, the engine's request and stream formats, whether its engine serves tool
-calls, and the production variants a request may pin. ``StreamingInvoker`` writes them to
-``ROUTES``, a JSON list of ``formats.RouteSpec`` entries::
+when there is one, the engine (when known) and its request and stream formats, whether it
+serves tool calls, and the production variants a request may pin. ``StreamingInvoker`` writes
+them to ``ROUTES``, a JSON list of ``formats.RouteSpec`` entries::
 
     [{"model": "chat", "endpoint": "shared-ep", "component": "chat-ic",
-      "stream_format": "openai", "request_format": "messages", "tools": true},
+      "stream_format": "openai", "request_format": "messages", "engine": "vllm",
+      "tools": true},
      {"model": "ab", "endpoint": "ab-ep", "stream_format": "auto",
       "request_format": "messages", "tools": false,
       "variants": ["Llama-g5-2xlarge", "Qwen-g5-2xlarge"]}]
+
+A route's ``engine`` (``formats.EngineName``) decides which request fields pass to it: those
+its engine honours (``chat/fields.py``); without it, only those every engine honours.
 
 A route's ``tools`` (true or false) says whether its engine serves tool calls; without it the
 ``TOOLS`` setting decides (see ``settings.py``). A route with ``"tools": false`` answers a
@@ -60,7 +64,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..formats import ModelKind, RequestFormat, RouteSpec, StreamFormat
+from ..formats import EngineName, ModelKind, RequestFormat, RouteSpec, StreamFormat
 from .http.errors import RequestError
 
 __all__ = [
@@ -97,6 +101,8 @@ class Route:
     :param inference_component_name: the component on it. @default None (a model endpoint)
     :param stream_format: how the engine frames its stream. @default AUTO (per line)
     :param request_format: the body the engine takes. @default MESSAGES
+    :param engine: the engine, when known: which request fields pass (``chat/fields.py``).
+        @default None (not known: the fields every engine honours)
     :param variants: production variants a request may pin. @default () (not known: any
         well-formed name is passed to SageMaker)
     :param tools: whether the engine serves tool calls. @default None (the ``TOOLS`` setting,
@@ -114,6 +120,7 @@ class Route:
     inference_component_name: str | None = None
     stream_format: StreamFormat = StreamFormat.AUTO
     request_format: RequestFormat = RequestFormat.MESSAGES
+    engine: EngineName | None = None
     variants: tuple[str, ...] = ()
     tools: bool | None = None
     max_total_tokens: int | None = None
@@ -280,6 +287,7 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
     request = _member(
         item, "request_format", RequestFormat, RequestFormat.MESSAGES, where, problems
     )
+    engine = _member(item, "engine", EngineName, None, where, problems)
     tools = item.get("tools")
     if tools is not None and not isinstance(tools, bool):
         problems.append(f"{where}.tools must be true or false (got {tools!r:.100})")
@@ -302,6 +310,7 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
         inference_component_name=component,
         stream_format=stream,
         request_format=request,
+        engine=engine,
         variants=tuple(variants),
         tools=tools,
         max_total_tokens=limit,

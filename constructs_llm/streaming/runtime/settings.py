@@ -14,6 +14,8 @@ INFERENCE_COMPONENT_NAME (unset)       inference component on that endpoint, if 
 STREAM_FORMAT            auto          tgi | lmi_jsonlines | openai | auto
 REQUEST_FORMAT           messages      messages | generate | embed (an embedding model)
 MODEL_NAME               ENDPOINT_NAME echoed as ``model``, listed by ``GET /v1/models``
+ENGINE                   (unset)       the engine (``formats.EngineName``): which request
+                                       fields pass; unset, those every engine honours
 MAX_TOTAL_TOKENS         (unset)       the model's prompt + completion limit: a larger
                                        ``max_tokens`` is a 400 (unset: the engine checks)
 MAX_BODY_BYTES           1048576       largest accepted request body
@@ -33,8 +35,8 @@ METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests
 ======================== ============= ==================================================
 
 ``ROUTES`` replaces ``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``,
-``REQUEST_FORMAT``, ``MODEL_NAME`` and ``MAX_TOTAL_TOKENS`` (setting both is an error): each
-route names its model, endpoint, component, formats and limit.
+``REQUEST_FORMAT``, ``MODEL_NAME``, ``ENGINE`` and ``MAX_TOTAL_TOKENS`` (setting both is an
+error): each route names its model, endpoint, component, formats, engine and limit.
 
 ``REQUEST_DEADLINE`` and ``MAX_CONNECTIONS`` keep slow and numerous clients from holding the
 server (a "slowloris" sends one header line every few seconds, each read well within
@@ -82,7 +84,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..formats import Env, RequestFormat, StreamFormat
+from ..formats import EngineName, Env, RequestFormat, StreamFormat
 from .aws_clients import new_client
 from .metrics import NAMESPACE
 from .routing import MAX_TOKENS_CEILING, Route, RoutingTable, parse_routes
@@ -108,6 +110,7 @@ class Settings:
     stream_format: StreamFormat = StreamFormat.AUTO
     request_format: RequestFormat = RequestFormat.MESSAGES
     model_name: str = ""
+    engine: EngineName | None = None
     port: int = 8080
     bind_address: str = "127.0.0.1"
     max_body_bytes: int = 1024 * 1024
@@ -155,6 +158,7 @@ class Settings:
             inference_component_name=self.inference_component_name,
             stream_format=self.stream_format,
             request_format=self.request_format,
+            engine=self.engine,
             max_total_tokens=self.max_total_tokens,
         )
         return RoutingTable([single])
@@ -176,6 +180,7 @@ class Settings:
             stream_format=_enum(env, Env.STREAM_FORMAT, StreamFormat, StreamFormat.AUTO, problems),
             request_format=request_format,
             model_name=env.get(Env.MODEL_NAME, "").strip(),
+            engine=_enum(env, Env.ENGINE, EngineName, None, problems),
             port=int(_number(env, Env.PORT, 8080, 1, 65535, problems, integer=True)),
             bind_address=env.get(Env.BIND_ADDRESS, "").strip() or "127.0.0.1",
             max_body_bytes=int(

@@ -31,6 +31,7 @@ def serve_chat(exchange: Exchange) -> None:
             route.request_format,
             tools=exchange.settings.tools_for(route),
             max_total_tokens=route.max_total_tokens,
+            engine=route.engine,
         )
     except RequestError as err:
         exchange.refuse(err)
@@ -49,12 +50,14 @@ def serve_chat(exchange: Exchange) -> None:
                 model=route.model,
                 logprobs=request.logprobs,
                 include_usage=request.include_usage,
+                chose_tools=request.chose_tools,
             ),
             answer=lambda: CompletionBuilder(
                 completion_id=completion_id,
                 created=created,
                 model=route.model,
                 logprobs=request.logprobs,
+                chose_tools=request.chose_tools,
             ),
         ),
     )

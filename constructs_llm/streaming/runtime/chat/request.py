@@ -27,11 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...formats import RequestFormat
+from ...formats import EngineName, RequestFormat
 from ..http.errors import RequestError, unsupported
 from ..http.json_body import load_request
 from .engine_body import encode, single_prompt
-from .fields import FIELDS, Context
+from .fields import FIELDS, ChatField, Context
 from .target import ChatTarget
 
 __all__ = ["ChatRequest", "build_chat_request", "parse_chat_request"]
@@ -48,6 +48,7 @@ class ChatRequest:
     logprobs: bool
     engine_body: bytes
     include_usage: bool = False  # stream_options.include_usage: end the stream with usage
+    chose_tools: bool = True  # tool_choice is not a named function: the model chooses
 
 
 def parse_chat_request(
@@ -56,16 +57,22 @@ def parse_chat_request(
     *,
     tools: bool | None = None,
     max_total_tokens: int | None = None,
+    engine: EngineName | None = None,
 ) -> ChatRequest:
     """Validate an OpenAI chat request body and build the engine request for ``request_format``.
 
     ``tools`` says whether the engine serves tool calls. @default True for the messages
     format, False for generate (which has none). ``max_total_tokens`` is the model's limit on
-    prompt plus completion, which bounds ``max_tokens``. @default None (not known). Raises
-    ``RequestError`` (status 400) naming the offending field.
+    prompt plus completion, which bounds ``max_tokens``. @default None (not known).
+    ``engine`` decides which fields pass. @default None (not known: those every engine
+    honours). Raises ``RequestError`` (status 400) naming the offending field.
     """
     return build_chat_request(
-        load_request(body), request_format, tools=tools, max_total_tokens=max_total_tokens
+        load_request(body),
+        request_format,
+        tools=tools,
+        max_total_tokens=max_total_tokens,
+        engine=engine,
     )
 
 
@@ -75,11 +82,15 @@ def build_chat_request(
     *,
     tools: bool | None = None,
     max_total_tokens: int | None = None,
+    engine: EngineName | None = None,
 ) -> ChatRequest:
     """As :func:`parse_chat_request`, from a body already decoded (the router reads its
     ``model`` first to learn the engine's format)."""
     target = ChatTarget(
-        request_format=RequestFormat(request_format), tools=tools, max_total_tokens=max_total_tokens
+        request_format=RequestFormat(request_format),
+        tools=tools,
+        max_total_tokens=max_total_tokens,
+        engine=engine,
     )
     _check_names(data)
     ctx = Context(data=data, target=target)
@@ -92,15 +103,19 @@ def build_chat_request(
                 )
             continue
         if row.check is not None:
-            ctx.values[row.name] = row.check(value, ctx)
+            checked = row.check(value, ctx)
+            if checked is not None and row.engines is not None and engine not in row.engines:
+                raise _not_honoured(row, engine)
+            ctx.values[row.name] = checked
     values = ctx.values
-    engine = _generate_body(values) if target.generate else _messages_body(values)
+    body = _generate_body(values) if target.generate else _messages_body(values)
     return ChatRequest(
         stream=bool(values.get("stream")),
         model=values.get("model"),
         logprobs=bool(values.get("logprobs")),
-        engine_body=encode(engine, data),
+        engine_body=encode(body, data),
         include_usage=bool(values.get("stream_options")),
+        chose_tools=not isinstance(values.get("tool_choice"), dict),
     )
 
 
@@ -117,6 +132,26 @@ def _check_names(data: dict[str, Any]) -> None:
             )
         if row.refused is not None and value not in (None, [], {}, ""):
             raise unsupported(name, row.refused)
+
+
+_TGI = frozenset({EngineName.TGI, EngineName.TGI_NEURONX})
+
+
+def _not_honoured(row: ChatField, engine: EngineName | None) -> RequestError:
+    """The 400 for a field the route's engine does not honour (or may not: not known)."""
+    takers = ", ".join(sorted(e.value for e in row.engines or ()))
+    if engine is None:
+        why = (
+            "the model's engine is not known (a custom image, or an endpoint deployed "
+            f"elsewhere), and only some engines honour it ({takers}); leave it out"
+        )
+    else:
+        what = row.unused_by if engine in _TGI and row.unused_by else "it has no such field"
+        why = (
+            f"its engine, {engine.value}, does not honour it ({what}); leave it out, or serve "
+            f"the model with an engine that does ({takers})"
+        )
+    return unsupported(row.name, why)
 
 
 def _messages_body(values: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...formats import RequestFormat
+from ...formats import EngineName, RequestFormat
 
 __all__ = ["ChatTarget"]
 
@@ -30,11 +30,14 @@ class ChatTarget:
         off for generate (which has none)
     :param max_total_tokens: the model's prompt + completion limit, which bounds
         ``max_tokens``. @default None (not known: the engine checks)
+    :param engine: the engine, which decides the fields that pass. @default None (not known:
+        the fields every engine honours)
     """
 
     request_format: RequestFormat
     tools: bool | None = None
     max_total_tokens: int | None = None
+    engine: EngineName | None = None
 
     @property
     def generate(self) -> bool:

@@ -1,8 +1,24 @@
 """The values OpenAI's chat wire objects share, streamed or not: ids, finish reasons, usage,
-a token's log-probability entry, and an SSE event. Stdlib only: this file ships in the Lambda.
+a token's log-probability entry, reasoning, and an SSE event. Stdlib only: this file ships in
+the Lambda asset.
 
-A reply with tool calls that stopped normally finishes with ``"tool_calls"`` (TGI says
-``"stop"``; vLLM and SGLang say ``"tool_calls"`` already).
+Finish reasons are the engine's, in OpenAI's words (TGI's ``eos_token`` is ``stop``). A reply
+whose model chose to call tools (``tool_choice`` ``auto`` or ``required``) and stopped
+normally finishes with ``tool_calls``, as vLLM, SGLang and OpenAI report it (TGI says
+``stop``); with a named ``tool_choice`` the call was not the model's choice, and the reason
+stays ``stop``, as vLLM and OpenAI report it.
+
+Reasoning goes out under both names clients read: ``reasoning``, vLLM's since 0.25
+(vllm-project/vllm: ``vllm/entrypoints/openai/chat_completion/protocol.py``, ``ChatMessage``;
+``DeltaMessage`` beside it), and ``reasoning_content``, SGLang's
+(sgl-project/sglang: ``python/sglang/srt/entrypoints/openai/protocol.py``) and older vLLM's,
+which LiteLLM reads (BerriAI/litellm: ``litellm/types/utils.py``, ``Delta`` and ``Message``,
+which also take ``reasoning``) and LangChain's ``ChatDeepSeek`` (langchain-ai/langchain:
+``libs/partners/deepseek/langchain_deepseek/chat_models.py``, ``reasoning_content`` first).
+LangChain's ``ChatOpenAI`` reads neither (langchain-ai/langchain:
+``libs/partners/openai/langchain_openai/chat_models/base.py``: non-standard fields are not
+extracted). Usage carries
+``completion_tokens_details.reasoning_tokens`` when the engine counted them.
 """
 
 from __future__ import annotations
@@ -16,9 +32,11 @@ from ..parsing.events import DoneEvent, TokenEvent
 __all__ = [
     "DONE",
     "finish_reason",
+    "logprob_entry",
     "logprobs_object",
     "new_completion_id",
     "new_tool_call_id",
+    "reasoning_delta",
     "sse",
     "usage_object",
 ]
@@ -40,7 +58,7 @@ _FINISH_REASONS = {
 
 def finish_reason(raw: str | None, *, tool_calls: bool = False) -> str:
     """OpenAI finish reason for an engine's one; unknown or missing means a normal stop,
-    which is ``"tool_calls"`` when the reply made tool calls."""
+    which is ``"tool_calls"`` when the model chose to make tool calls (``tool_calls``)."""
     reason = _FINISH_REASONS.get(raw or "stop", "stop")
     return "tool_calls" if tool_calls and reason == "stop" else reason
 
@@ -59,26 +77,45 @@ def sse(obj: Any) -> bytes:
     return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
 
 
-def usage_object(done: DoneEvent) -> dict[str, int] | None:
+def usage_object(done: DoneEvent) -> dict[str, Any] | None:
     """OpenAI's ``usage`` object, or None unless the engine reported both counts: the SDK's
-    ``CompletionUsage`` requires all three as integers, and a guess would mislead billing."""
+    ``CompletionUsage`` requires all three as integers, and a guess would mislead billing.
+    ``completion_tokens_details.reasoning_tokens`` only when the engine counted them."""
     prompt, completion = done.prompt_tokens, done.completion_tokens
     if prompt is None or completion is None:
         return None
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
+    if done.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": done.reasoning_tokens}
+    return usage
 
 
-def logprobs_object(event: TokenEvent) -> dict[str, Any] | None:
-    if event.log_prob is None:
-        return None
-    entry = {
+def reasoning_delta(text: str) -> dict[str, str]:
+    """Reasoning under both names clients read (see the module docstring)."""
+    return {"reasoning": text, "reasoning_content": text}
+
+
+def logprob_entry(event: TokenEvent) -> dict[str, Any]:
+    """A token's log-probability, and its most likely alternatives when the engine gave them,
+    as ``ChatCompletionTokenLogprob`` (and Responses' ``Logprob``) lists them."""
+    top = event.top_logprobs or ()
+    return {
         "token": event.text,
         "logprob": event.log_prob,
         "bytes": list(event.text.encode()),
-        "top_logprobs": [],
+        "top_logprobs": [
+            {"token": token, "logprob": value, "bytes": list(token.encode())}
+            for token, value in top
+        ],
     }
-    return {"content": [entry], "refusal": None}
+
+
+def logprobs_object(event: TokenEvent) -> dict[str, Any] | None:
+    """A chunk's ``logprobs``: its token's entry, or None when the engine gave no log-prob."""
+    if event.log_prob is None:
+        return None
+    return {"content": [logprob_entry(event)], "refusal": None}

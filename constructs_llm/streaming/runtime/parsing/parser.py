@@ -37,15 +37,18 @@ option differs from the configured format (for example LMI with ``tgi_compat``) 
   ``token.error_msg`` (``code="model_error"``) or a failed ``details.finish_reason``.
   The LMI transition form also carries ``"outputs"``: its text is the token's, so it is
   not emitted twice.
-- ``{"choices": [{"delta": {"content", "tool_calls"}, "logprobs", "finish_reason"}]}``:
-  OpenAI ``chat.completion.chunk`` (TGI Messages, vLLM, SGLang, LMI chat; ``text_completion``
-  chunks with ``choices[].text`` and a whole ``chat.completion``'s ``choices[].message``
-  too). Only choice index 0 is read; role and reasoning deltas carry no text, tool-call
-  deltas become ``ToolCallEvent``s (``tool_calls.py``). ``log_prob`` is the sum of
-  ``logprobs.content[].logprob`` (one entry in practice; DJL wraps the object in a list).
-  A chunk with empty ``choices`` (the usage chunk) gives no event. ``finish_reason`` and the
-  last ``usage`` object's ``prompt_tokens``/``completion_tokens`` are remembered for the
-  ``DoneEvent``; a failed ``finish_reason`` is an ``ErrorEvent``.
+- ``{"choices": [{"delta": {"content", "reasoning", "tool_calls"}, "logprobs",
+  "finish_reason"}]}``: OpenAI ``chat.completion.chunk`` (TGI Messages, vLLM, SGLang, LMI
+  chat; ``text_completion`` chunks with ``choices[].text`` and a whole ``chat.completion``'s
+  ``choices[].message`` too). Every choice is read, each event carrying its choice's
+  ``index`` (``n`` > 1). A reasoning delta (``reasoning``, vLLM's name since 0.25, or
+  ``reasoning_content``, SGLang's and older vLLM's) becomes a ``ReasoningEvent``; a role
+  delta carries nothing; tool-call deltas become ``ToolCallEvent``s (``tool_calls.py``).
+  ``log_prob`` is the sum of ``logprobs.content[].logprob`` (one entry in practice; DJL
+  wraps the object in a list), ``top_logprobs`` that entry's alternatives. A chunk with
+  empty ``choices`` (the usage chunk) gives no event. Each choice's ``finish_reason`` and the
+  last ``usage`` object's counts (``prompt_tokens``, ``completion_tokens``, reasoning tokens)
+  are remembered for the ``DoneEvent``; a failed ``finish_reason`` is an ``ErrorEvent``.
 - ``{"body": {"generation", "prompt_token_count", "generation_token_count",
   "stop_reason"}}``: DJL LMI's ``3p`` form; the line with a ``stop_reason`` is the last.
 - ``{"outputs": ["text", ...]}``: the old LMI jsonlines form.

@@ -48,19 +48,20 @@ def failed_finish(reason: Any) -> ErrorEvent | None:
 
 
 def _make_token_event_factory() -> Callable[[str, int | None, float | None], TokenEvent]:
-    """A TokenEvent constructor for the hot path.
+    """A TokenEvent constructor for the hot path: text, token id and log-prob, the other fields
+    at their defaults.
 
     TokenEvent is a frozen, slotted dataclass: its __init__ sets each field through
     object.__setattr__, about 0.5 us per event. Filling the slots through their descriptors
-    gives an equal object in less than half the time. Should the class gain a field or lose
-    its slots, this falls back to the constructor.
+    gives an equal object in less than half the time. Should the class's fields change or it
+    lose its slots, this falls back to the constructor.
     """
-    names = ("text", "token_id", "log_prob")
+    names = ("text", "token_id", "log_prob", "top_logprobs", "choice")
     slots: list[Any] = [getattr(TokenEvent, name, None) for name in names]
     fields = tuple(field.name for field in dataclasses.fields(TokenEvent))
     if fields != names or not all(isinstance(s, types.MemberDescriptorType) for s in slots):
         return TokenEvent
-    set_text, set_token_id, set_log_prob = (slot.__set__ for slot in slots)
+    set_text, set_token_id, set_log_prob, set_top, set_choice = (slot.__set__ for slot in slots)
     new = object.__new__
 
     def token_event(text: str, token_id: int | None, log_prob: float | None) -> TokenEvent:
@@ -68,6 +69,8 @@ def _make_token_event_factory() -> Callable[[str, int | None, float | None], Tok
         set_text(event, text)
         set_token_id(event, token_id)
         set_log_prob(event, log_prob)
+        set_top(event, None)
+        set_choice(event, 0)
         return event
 
     return token_event
@@ -77,25 +80,44 @@ token_event = _make_token_event_factory()
 
 
 class StreamState:
-    """Per-stream state: the finish reason and usage seen so far, whether text was streamed,
+    """Per-stream state: the finish reasons and usage seen so far, whether text was streamed,
     the tool-call deltas, and whether a ``[DONE]`` marker was read."""
 
     __slots__ = (
         "after_done",
         "completion_tokens",
         "finish_reason",
+        "more_choices",
         "prompt_tokens",
+        "reasoning_tokens",
         "streamed_text",
         "tool_calls",
     )
 
     def __init__(self) -> None:
         self.finish_reason: str | None = None
+        #: The finish reasons of choices past the first (n > 1), by choice; None: none seen.
+        self.more_choices: dict[int, str | None] | None = None
         self.streamed_text = False
         self.prompt_tokens: int | None = None  # from an OpenAI-style usage object
         self.completion_tokens: int | None = None
+        self.reasoning_tokens: int | None = None
         self.tool_calls = ToolCallDeltas()
         self.after_done = False  # a [DONE] marker was read: the answer is complete
+
+    def choice_seen(self, choice: int) -> None:
+        """A choice past the first streamed something (the engine generates several)."""
+        if self.more_choices is None:
+            self.more_choices = {}
+        self.more_choices.setdefault(choice, None)
+
+    def finished(self, choice: int, reason: str | None) -> None:
+        if choice == 0:
+            self.finish_reason = reason
+        else:
+            self.choice_seen(choice)
+            if self.more_choices is not None:
+                self.more_choices[choice] = reason
 
     def settle(self, out: list[StreamEvent]) -> list[StreamEvent]:
         """``out`` ending in its terminal event: after ``[DONE]`` the answer is complete, so a
@@ -107,10 +129,17 @@ class StreamState:
     def done(self, finish_reason: str | None = None) -> DoneEvent:
         """The terminal event of a stream that ends at the end of the input (or a final line
         whose ``finish_reason`` is given)."""
+        first = finish_reason or self.finish_reason
+        reasons: tuple[str | None, ...] = ()
+        more = self.more_choices
+        if more:
+            reasons = tuple(first if i == 0 else more.get(i) for i in range(max(more) + 1))
         return DoneEvent(
-            finish_reason=finish_reason or self.finish_reason,
+            finish_reason=first,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
+            reasoning_tokens=self.reasoning_tokens,
+            finish_reasons=reasons,
         )
 
 

@@ -37,26 +37,27 @@ class ToolCallDeltas:
     __slots__ = ("_sent",)
 
     def __init__(self) -> None:
-        self._sent: dict[int, int] = {}
+        self._sent: dict[tuple[int, int], int] = {}
 
-    def add(self, calls: Any, out: list[StreamEvent]) -> None:
-        """Append the ``ToolCallEvent``s of one ``tool_calls`` list to ``out``."""
+    def add(self, calls: Any, out: list[StreamEvent], choice: int = 0) -> None:
+        """Append the ``ToolCallEvent``s of one ``tool_calls`` list (of ``choice``) to ``out``."""
         if type(calls) is not list:
             return
         for position, call in enumerate(calls):
             if type(call) is dict:
-                event = self._event(call, position)
+                event = self._event(call, position, choice)
                 if event is not None:
                     out.append(event)
 
-    def _event(self, call: dict[str, Any], position: int) -> ToolCallEvent | None:
+    def _event(self, call: dict[str, Any], position: int, choice: int) -> ToolCallEvent | None:
         index = call.get("index")
         if type(index) is not int or index < 0:
             index = position
         function = call.get("function")
         if type(function) is not dict:
             function = {}
-        sent = self._sent.get(index, 0)
+        key = (choice, index)
+        sent = self._sent.get(key, 0)
         call_id = call.get("id")
         if type(call_id) is not str or not call_id or sent & _ID_SENT:
             call_id = None
@@ -67,11 +68,11 @@ class ToolCallDeltas:
             name = None
         else:
             sent |= _NAME_SENT
-        self._sent[index] = sent
+        self._sent[key] = sent
         arguments = _arguments(function.get("arguments"))
         if call_id is None and name is None and not arguments:
             return None
-        return ToolCallEvent(index=index, id=call_id, name=name, arguments=arguments)
+        return ToolCallEvent(index=index, id=call_id, name=name, arguments=arguments, choice=choice)
 
 
 def _arguments(value: Any) -> str:

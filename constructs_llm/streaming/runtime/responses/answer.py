@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..parsing.events import DoneEvent, TokenEvent, ToolCallEvent
+from ..parsing.events import DoneEvent, ReasoningEvent, TokenEvent, ToolCallEvent
 from .objects import ResponseShape, final_status, usage_object
 from .output import OutputItems
 
@@ -25,6 +25,9 @@ class ResponseAnswer:
 
     def add_text(self, event: TokenEvent) -> object:
         return self._output.add_text(event)
+
+    def add_reasoning(self, event: ReasoningEvent) -> object:
+        return self._output.add_reasoning(event)
 
     def add_call(self, event: ToolCallEvent) -> object:
         return self._output.add_call(event)

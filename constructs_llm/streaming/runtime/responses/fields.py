@@ -206,15 +206,32 @@ def _include(value: Any, ctx: Context) -> bool:
 
 
 def _top_logprobs(value: Any, ctx: Context) -> int:
-    top = integer(value, "top_logprobs", minimum=0, maximum=20)
-    if top:
-        raise RequestError(
-            f"'top_logprobs' > 0 is not supported (got {top}): the runtime relays only the "
-            f"sampled token's log-probability; use include [{LOGPROBS!r}] alone",
-            param="top_logprobs",
-            code="unsupported_parameter",
-        )
-    return top
+    """0 to 20; more than 0 asks for log-probs (as ``include`` does) with that many
+    alternatives, which the route's engine must give (``chat/fields.py``)."""
+    return integer(value, "top_logprobs", minimum=0, maximum=20)
+
+
+_SUMMARIES = (None, "auto", "concise", "detailed")
+
+
+def _reasoning(value: Any, ctx: Context) -> dict[str, Any]:
+    """``effort`` goes to the engine as chat's ``reasoning_effort``; a ``summary`` is asked
+    for, but none is made: the reasoning item carries the engine's whole reasoning text."""
+    if not isinstance(value, dict):
+        raise RequestError("'reasoning' must be an object", param="reasoning")
+    for key, setting in value.items():
+        if key not in ("effort", "summary", "generate_summary"):
+            raise RequestError(
+                f"unrecognized field 'reasoning.{key}'",
+                param=f"reasoning.{key}",
+                code="unknown_parameter",
+            )
+        if key != "effort" and setting not in _SUMMARIES:
+            raise RequestError(
+                f"'reasoning.{key}' must be 'auto', 'concise' or 'detailed', got {setting!r:.40}",
+                param=f"reasoning.{key}",
+            )
+    return value
 
 
 def _metadata(value: Any, ctx: Context) -> dict[str, str]:
@@ -248,15 +265,6 @@ def _off(value: Any) -> bool:
 
 def _not_truncated(value: Any) -> bool:
     return value is None or value == "disabled"
-
-
-def _reasoning_neutral(value: Any) -> bool:
-    """No reasoning configuration, or one that turns reasoning off (``effort: "none"``)."""
-    if _absent(value):
-        return True
-    if not isinstance(value, dict):
-        return False
-    return all(v is None or (k == "effort" and v == "none") for k, v in value.items())
 
 
 # -- echoes ----------------------------------------------------------------------------------
@@ -309,7 +317,20 @@ FIELDS: tuple[ResponsesField, ...] = (
         check=_include,
         chat=lambda logprobs: {"logprobs": True} if logprobs else {},
     ),
-    ResponsesField(name="top_logprobs", check=_top_logprobs, echo=_as_given),  # 0 only
+    ResponsesField(
+        name="top_logprobs",
+        check=_top_logprobs,
+        chat=lambda top: {"logprobs": True, "top_logprobs": top} if top else {},
+        echo=_as_given,
+    ),
+    ResponsesField(
+        name="reasoning",
+        check=_reasoning,
+        chat=lambda given: {"reasoning_effort": given.get("effort")},
+        echo=lambda raw, given: (
+            {"effort": given.get("effort"), "summary": given.get("summary")} if given else OMIT
+        ),
+    ),
     ResponsesField(
         name="max_output_tokens",
         check=lambda value, ctx: integer(value, "max_output_tokens", minimum=1),
@@ -353,12 +374,6 @@ FIELDS: tuple[ResponsesField, ...] = (
         why="the gateway does not truncate the input: an input longer than the model's context "
         "gets the engine's 400; send 'disabled' or leave it out",
         echo=lambda raw, _: "disabled",
-    ),
-    ResponsesField(
-        name="reasoning",
-        neutral=_reasoning_neutral,
-        why="the engines here take no reasoning configuration; leave 'reasoning' out (or send "
-        "effort 'none')",
     ),
     ResponsesField(
         name="context_management",

@@ -36,6 +36,7 @@ def serve_responses(exchange: Exchange) -> None:
             route.request_format,
             tools=exchange.settings.tools_for(route),
             max_total_tokens=route.max_total_tokens,
+            engine=route.engine,
         )
     except RequestError as err:
         exchange.refuse(err)

@@ -16,9 +16,14 @@ takes. Stdlib only: this file ships in the Lambda asset.
 - ``function_call_output`` items (``call_id``, ``output``): a ``tool`` message answering that
   call; ``output`` a string or a list of ``input_text`` parts.
 
+- ``reasoning`` items (a reasoning model's earlier thinking, which clients replay with the
+  conversation): accepted and not sent to the engine, as the reasoning models' chat templates
+  leave earlier turns' thinking out of the prompt anyway (Qwen3's and DeepSeek-R1's keep only
+  each assistant turn's answer).
+
 ``instructions`` becomes a system message before the input. Every other item type is refused
-with a 400 naming it: references to stored items (the gateway keeps none), reasoning items
-(the models here produce none), and the items of built-in or custom tools (not served).
+with a 400 naming it: references to stored items (the gateway keeps none), and the items of
+built-in or custom tools (not served).
 
 Each message remembers the field it came from (``Conversation.origins``), so an error the
 chat validation raises about ``messages[k]`` names ``input[i]`` (or ``instructions``) instead.
@@ -54,11 +59,10 @@ _NULL_ONLY = {
 }
 _REFUSED_ITEMS = {
     "item_reference": STATELESS,
-    "reasoning": "the models behind this gateway produce no reasoning items; leave them out",
     "compaction": "the gateway does not compact the input; leave compaction items out",
     "compaction_trigger": "the gateway does not compact the input; leave compaction items out",
 }
-_SERVED_ITEMS = "message, function_call and function_call_output"
+_SERVED_ITEMS = "message, function_call, function_call_output and reasoning"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +104,8 @@ def conversation(value: Any, instructions: Any) -> Conversation:
     for index, item in enumerate(value):
         where = f"input[{index}]"
         kind = _item_type(item, where)
+        if kind == "reasoning":
+            continue  # not sent: see the module docstring
         if kind == "function_call":
             call = _function_call(item, where)
             if open_turn is None:
@@ -129,7 +135,7 @@ def _item_type(item: Any, where: str) -> str:
     kind = item.get("type")
     if kind is None and "role" in item:
         return "message"
-    if kind in ("message", "function_call", "function_call_output"):
+    if kind in ("message", "function_call", "function_call_output", "reasoning"):
         return str(kind)
     if kind is None:
         raise RequestError(

@@ -3,16 +3,22 @@ the final status and the error of a failed response.
 
 Stdlib only: this file ships in the Lambda asset. Shapes follow the ``openai`` SDK's typed
 models (openai 3.54.0: ``Response``, ``ResponseOutputMessage``, ``ResponseOutputText``,
-``ResponseFunctionToolCall``, ``ResponseUsage``, ``ResponseError``), generated from OpenAI's
-published OpenAPI spec; the tests validate every object strictly against them.
+``ResponseReasoningItem``, ``ResponseFunctionToolCall``, ``ResponseUsage``, ``ResponseError``),
+generated from OpenAI's published OpenAPI spec; the tests validate every object strictly
+against them.
+
+- A reasoning model's thinking is a ``reasoning`` item before the message: its text as one
+  ``reasoning_text`` content part (the raw reasoning the engine separated from the answer),
+  no summary (none is made) and no ``encrypted_content`` (nothing is encrypted).
 
 - ``status``: ``completed`` when the engine stopped normally (or to call tools);
   ``incomplete`` when it stopped at the token limit (``incomplete_details.reason``
   ``max_output_tokens``) or on a content filter (``content_filter``), as OpenAI reports them;
   ``failed`` when the engine's stream failed after the response started (``error``).
 - ``usage``: the engine's own counts (``input_tokens``, ``output_tokens``, their total), only
-  when it reported both, as for chat; the engines' streams carry no cached or reasoning token
-  counts, so those details are 0.
+  when it reported both, as for chat; ``output_tokens_details.reasoning_tokens`` is the
+  engine's reasoning count where it reports one (SGLang), else 0, as the SDK requires a number;
+  the engines' streams carry no cached token counts, so that detail is 0.
 - ``error.code`` is one of the codes the schema allows: ``rate_limit_exceeded`` for an
   overloaded engine (429), ``invalid_prompt`` for an engine that refused the request (4xx,
   such as a prompt longer than its context), else ``server_error``; ``error.type`` keeps the
@@ -26,17 +32,18 @@ import time
 from typing import Any
 
 from ..chat.wire import finish_reason
-from ..parsing.events import DoneEvent, TokenEvent
+from ..parsing.events import DoneEvent
 from ..upstream import UpstreamFailure
 
 __all__ = [
     "ResponseShape",
     "final_status",
     "function_call_item",
-    "logprob_entry",
     "message_item",
     "new_item_id",
     "output_text",
+    "reasoning_item",
+    "reasoning_text",
     "response_error",
     "usage_object",
 ]
@@ -103,7 +110,7 @@ def usage_object(done: DoneEvent) -> dict[str, Any] | None:
         "input_tokens": prompt,
         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "output_tokens": completion,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": done.reasoning_tokens or 0},
         "total_tokens": prompt + completion,
     }
 
@@ -119,18 +126,22 @@ def response_error(failure: UpstreamFailure) -> dict[str, Any]:
     return {"code": code, "message": failure.message, "param": None, "type": failure.code}
 
 
-def logprob_entry(event: TokenEvent) -> dict[str, Any]:
-    """A token's log-probability as ``output_text.logprobs`` lists it (it has one)."""
-    return {
-        "token": event.text,
-        "logprob": event.log_prob,
-        "bytes": list(event.text.encode()),
-        "top_logprobs": [],
-    }
-
-
 def output_text(text: str, logprobs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": logprobs}
+
+
+def reasoning_text(text: str) -> dict[str, Any]:
+    return {"type": "reasoning_text", "text": text}
+
+
+def reasoning_item(item_id: str, status: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "type": "reasoning",
+        "summary": [],
+        "content": content,
+        "status": status,
+    }
 
 
 def message_item(item_id: str, status: str, content: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,12 +1,15 @@
-"""The output items of one response, built up from the engine's events: one assistant message
-for the text, one ``function_call`` item per tool call. Stdlib only: ships in the Lambda.
+"""The output items of one response, built up from the engine's events: one ``reasoning`` item
+for a reasoning model's thinking, one assistant message for the text, one ``function_call``
+item per tool call. Stdlib only: ships in the Lambda.
 
-Items take their ``output_index`` in the order they start: the message at its first token, a
-tool call once its name is known (``ResponseFunctionToolCall.name`` is required, and the
-``openai`` SDK's stream accumulator keeps the name the item was added with, so arguments that
-come before the name wait for it). A call keeps the engine's id as its ``call_id``, else gets
-a new ``call_…`` one (TGI gives none). A response with neither text nor tool calls has one
-message with empty text, or the engine's ``generated_text`` when it gave only that.
+Items take their ``output_index`` in the order they start: the reasoning at its first piece,
+the message at its first token, a tool call once its name is known
+(``ResponseFunctionToolCall.name`` is required, and the ``openai`` SDK's stream accumulator
+keeps the name the item was added with, so arguments that come before the name wait for
+it). A call keeps the engine's id as its ``call_id``, else gets a new ``call_…`` one (TGI
+gives none). A response with neither text nor tool calls has one
+message with empty text (after its reasoning, if any), or the engine's ``generated_text`` when
+it gave only that.
 
 ``stream.py`` turns each step into events; a non-streamed answer takes ``items``
 (``answer.py``).
@@ -17,17 +20,37 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..chat.wire import new_tool_call_id
-from ..parsing.events import TokenEvent, ToolCallEvent
+from ..chat.wire import logprob_entry, new_tool_call_id
+from ..parsing.events import ReasoningEvent, TokenEvent, ToolCallEvent
 from .objects import (
     function_call_item,
-    logprob_entry,
     message_item,
     new_item_id,
     output_text,
+    reasoning_item,
+    reasoning_text,
 )
 
-__all__ = ["Call", "Message", "OutputItems"]
+__all__ = ["Call", "Message", "OutputItems", "Reasoning"]
+
+
+@dataclass(eq=False)
+class Reasoning:
+    """The reasoning item: its id, output index and text pieces."""
+
+    id: str
+    index: int
+    texts: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.texts)
+
+    def part(self) -> dict[str, Any]:
+        return reasoning_text(self.text)
+
+    def item(self, status: str) -> dict[str, Any]:
+        return reasoning_item(self.id, status, [self.part()])
 
 
 @dataclass(eq=False)
@@ -75,7 +98,8 @@ class OutputItems:
 
     def __init__(self, *, logprobs: bool) -> None:
         self._logprobs = logprobs
-        self.order: list[Message | Call] = []
+        self.order: list[Reasoning | Message | Call] = []
+        self.reasoning: Reasoning | None = None
         self.message: Message | None = None
         self._calls: dict[int, Call] = {}
         self.tokens = 0
@@ -100,6 +124,16 @@ class OutputItems:
             entry = logprob_entry(event)
             message.logprobs.append(entry)
         return message, opened, entry
+
+    def add_reasoning(self, event: ReasoningEvent) -> tuple[Reasoning, bool]:
+        """Add a piece of reasoning: the item, and whether it started now."""
+        self.tokens += 1
+        opened = self.reasoning is None
+        if self.reasoning is None:
+            self.reasoning = Reasoning(id=new_item_id("rs"), index=len(self.order))
+            self.order.append(self.reasoning)
+        self.reasoning.texts.append(event.text)
+        return self.reasoning, opened
 
     def add_call(self, event: ToolCallEvent) -> tuple[Call, bool]:
         """Add a tool-call piece: the call, and whether it was announced now (its name just
@@ -132,8 +166,8 @@ class OutputItems:
         for call in self.unannounced():
             call.name = call.name or ""
             self.announce(call)
-        if not self.order:
-            self.message = Message(id=new_item_id("msg"), index=0)
+        if self.message is None and not self._calls:
+            self.message = Message(id=new_item_id("msg"), index=len(self.order))
             if generated_text:
                 self.message.texts.append(generated_text)
             self.order.append(self.message)

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...formats import RequestFormat
+from ...formats import EngineName, RequestFormat
 from ..chat.request import ChatRequest, build_chat_request
 from ..http.errors import RequestError
 from .fields import FIELDS, OMIT, Context
@@ -60,12 +60,14 @@ def build_responses_request(
     *,
     tools: bool | None = None,
     max_total_tokens: int | None = None,
+    engine: EngineName | None = None,
 ) -> ResponsesRequest:
     """Validate a decoded Responses request and build its chat request for the engine.
 
     ``tools`` says whether the route's engine serves tool calls, and ``max_total_tokens`` the
-    model's limit, which ``max_output_tokens`` may not exceed (both as for
-    ``build_chat_request``). Raises ``RequestError`` naming the Responses field at fault.
+    model's limit, which ``max_output_tokens`` may not exceed, and ``engine`` the fields that
+    pass (all as for ``build_chat_request``). Raises ``RequestError`` naming the Responses
+    field at fault.
     """
     _check_names(data)
     ctx = Context(data=data)
@@ -90,7 +92,11 @@ def build_responses_request(
             chat.update(row.chat(value))
     try:
         request = build_chat_request(
-            chat, request_format, tools=tools, max_total_tokens=max_total_tokens
+            chat,
+            request_format,
+            tools=tools,
+            max_total_tokens=max_total_tokens,
+            engine=engine,
         )
     except RequestError as err:
         raise _in_responses_terms(err, talk) from None
@@ -171,4 +177,6 @@ def _responses_param(param: str, talk: Conversation) -> str:
         return "text.format" + param[len("response_format") :].replace(".json_schema", "", 1)
     if param == "max_completion_tokens":
         return "max_output_tokens"
+    if param == "reasoning_effort":
+        return "reasoning.effort"
     return _CHAT_TOOL.sub(r"tools[\1].", param)

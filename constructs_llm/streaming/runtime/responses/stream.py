@@ -6,16 +6,21 @@ Stdlib only: this file ships in the Lambda asset. Each event is written as OpenA
 (``ResponseStreamEvent``) and its stream accumulator expect it:
 
 1. ``response.created`` and ``response.in_progress`` (the response, ``in_progress``, no output);
-2. for the text, at its first token: ``response.output_item.added`` (a message, no content),
+2. for a reasoning model's thinking, at its first piece: ``response.output_item.added`` (a
+   ``reasoning`` item, no content), ``response.content_part.added`` (an empty
+   ``reasoning_text``), then one ``response.reasoning_text.delta`` per piece;
+3. for the text, at its first token: ``response.output_item.added`` (a message, no content),
    ``response.content_part.added`` (an empty ``output_text``), then one
    ``response.output_text.delta`` per token (with its log-prob when ``include`` asks);
-3. for each tool call, once its name is known: ``response.output_item.added`` (a
+4. for each tool call, once its name is known: ``response.output_item.added`` (a
    ``function_call`` with its ``call_id`` and name, empty arguments), then
    ``response.function_call_arguments.delta`` per piece;
-4. at the end, for each item in output order: ``response.output_text.done``,
-   ``response.content_part.done`` and ``response.output_item.done`` for the message,
-   ``response.function_call_arguments.done`` and ``response.output_item.done`` for a call;
-5. ``response.completed`` (or ``response.incomplete`` at the token limit) with the whole
+5. at the end, for each item in output order: ``response.reasoning_text.done``,
+   ``response.content_part.done`` and ``response.output_item.done`` for the reasoning;
+   ``response.output_text.done``, ``response.content_part.done`` and
+   ``response.output_item.done`` for the message; ``response.function_call_arguments.done``
+   and ``response.output_item.done`` for a call;
+6. ``response.completed`` (or ``response.incomplete`` at the token limit) with the whole
    response, output and usage included.
 
 Items stay open until the end, as the engine may interleave the text and several calls; each
@@ -32,10 +37,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..parsing.events import DoneEvent, TokenEvent, ToolCallEvent
+from ..parsing.events import DoneEvent, ReasoningEvent, TokenEvent, ToolCallEvent
 from ..upstream import UpstreamFailure
 from .objects import ResponseShape, final_status, response_error, usage_object
-from .output import Call, Message, OutputItems
+from .output import Call, Message, OutputItems, Reasoning
 
 __all__ = ["ResponseEvents"]
 
@@ -96,6 +101,24 @@ class ResponseEvents:
         part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
         return added + self._event("response.content_part.added", {**where, "part": part})
 
+    def reasoning(self, event: ReasoningEvent) -> bytes:
+        reasoning, opened = self.output.add_reasoning(event)
+        head = self._open_reasoning(reasoning) if opened else b""
+        where = {"item_id": reasoning.id, "output_index": reasoning.index, "content_index": 0}
+        return head + self._event("response.reasoning_text.delta", {**where, "delta": event.text})
+
+    def _open_reasoning(self, reasoning: Reasoning) -> bytes:
+        where = {"item_id": reasoning.id, "output_index": reasoning.index, "content_index": 0}
+        added = self._event(
+            "response.output_item.added",
+            {
+                "output_index": reasoning.index,
+                "item": reasoning.item("in_progress") | {"content": []},
+            },
+        )
+        part = {"type": "reasoning_text", "text": ""}
+        return added + self._event("response.content_part.added", {**where, "part": part})
+
     def tool_call(self, event: ToolCallEvent) -> bytes:
         call, announced = self.output.add_call(event)
         if announced:
@@ -137,13 +160,15 @@ class ResponseEvents:
         out.append(self._event(kind, {"response": response}))
         return b"".join(out)
 
-    def _open_late(self, item: Message | Call) -> bytes:
+    def _open_late(self, item: Reasoning | Message | Call) -> bytes:
         """Start an item that only exists at the end: an empty message, or a nameless call."""
         if isinstance(item, Call):
             return self._open_call(item)
+        if isinstance(item, Reasoning):
+            return self._open_reasoning(item)
         return self._open_message(item)
 
-    def _close(self, item: Message | Call, status: str) -> bytes:
+    def _close(self, item: Reasoning | Message | Call, status: str) -> bytes:
         if isinstance(item, Call):
             arguments = self._event(
                 "response.function_call_arguments.done",
@@ -158,6 +183,17 @@ class ResponseEvents:
             )
             return arguments + done
         where = {"item_id": item.id, "output_index": item.index, "content_index": 0}
+        if isinstance(item, Reasoning):
+            return b"".join(
+                (
+                    self._event("response.reasoning_text.done", {**where, "text": item.text}),
+                    self._event("response.content_part.done", {**where, "part": item.part()}),
+                    self._event(
+                        "response.output_item.done",
+                        {"output_index": item.index, "item": item.item(status)},
+                    ),
+                )
+            )
         return b"".join(
             (
                 self._event(
