@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from .deadline import DeadlinePassed, DeadlineReader
-from .exchange import ClientGone, Exchange, lambda_request_id
+from .exchange import ClientGone, Exchange
 from .server import HttpServer
 
 __all__ = ["KNOWN_METHODS", "Connection"]
@@ -111,9 +111,6 @@ class Connection(BaseHTTPRequestHandler):
         """Hand the request to the server's dispatch; a bug is a 500 if nothing was sent."""
         path = self.path.split("?", 1)[0]
         exchange = Exchange(self, path)
-        request_id = lambda_request_id(self.headers.get("x-amzn-lambda-context"))
-        if request_id:
-            exchange.record["request_id"] = request_id
         try:
             self.server.dispatch(exchange)
         except ClientGone:

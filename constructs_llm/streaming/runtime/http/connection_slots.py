@@ -43,12 +43,7 @@ class ConnectionSlots:
             error_type="server_error",
             code="too_many_connections",
         )
-        data = json.dumps(body, separators=(",", ":")).encode()
-        self._refusal = (
-            b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\nRetry-After: 1\r\nConnection: close\r\n\r\n%s"
-            % (len(data), data)
-        )
+        self._body = json.dumps(body, separators=(",", ":")).encode()
 
     def take(self) -> bool:
         """A slot for a new connection, if one is free (never waits)."""
@@ -57,11 +52,18 @@ class ConnectionSlots:
     def give_back(self) -> None:
         self._free.release()
 
-    def refuse(self, sock: socket.socket) -> None:
-        """Answer a connection past the limit with a 503 and set it aside to be closed."""
+    def refuse(self, sock: socket.socket, request_id: str) -> None:
+        """Answer a connection past the limit with a 503 (its ``x-request-id`` given) and set
+        it aside to be closed."""
+        refusal = (
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nRetry-After: 1\r\nx-request-id: %s\r\n"
+            b"Connection: close\r\n\r\n%s"
+            % (len(self._body), request_id.encode(), self._body)
+        )
         try:
             sock.setblocking(False)
-            sock.send(self._refusal)  # a few hundred bytes into an empty send buffer
+            sock.send(refusal)  # a few hundred bytes into an empty send buffer
             sock.shutdown(socket.SHUT_WR)
         except OSError:
             sock.close()

@@ -5,6 +5,12 @@ Stdlib only: this file ships in the Lambda asset. A ``Connection`` (``connection
 each request of a client connection and makes an ``Exchange`` of it; the server's handler for
 the request's path (``runtime/server.py``) answers through it. Every answer goes out after its
 log line is written: Lambda may freeze the process right after the last byte.
+
+Every answer, success or error, streamed or not, carries ``x-request-id``, as OpenAI's do (the
+``openai`` SDK exposes it as ``_request_id`` and on its errors as ``request_id``), and the
+request's log line holds the same id as ``request_id``: the Lambda request id of the
+invocation (from the Lambda Web Adapter's ``x-amzn-lambda-context`` header, so the id also
+finds Lambda's own log lines of it), else a new ``req_…`` one.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import select
 import socket
 import sys
@@ -31,6 +38,7 @@ from .errors import RequestError, error_object
 from .json_body import load_request
 
 __all__ = [
+    "REQUEST_ID_HEADER",
     "ClientGone",
     "ConnectionView",
     "Exchange",
@@ -39,7 +47,10 @@ __all__ = [
     "chunk",
     "emit_log_line",
     "lambda_request_id",
+    "new_request_id",
 ]
+
+REQUEST_ID_HEADER = "x-request-id"
 
 LogSink = Callable[[dict[str, Any]], None]
 
@@ -118,7 +129,15 @@ class Exchange:
         self.metered = metered
         #: The route its metrics are counted under, once known.
         self.route: Route | None = None
-        self.record: dict[str, Any] = {"msg": "request", "method": self.command or None}
+        #: The id the answer's ``x-request-id`` and the log line carry.
+        self.request_id = (
+            lambda_request_id(self.headers.get("x-amzn-lambda-context")) or new_request_id()
+        )
+        self.record: dict[str, Any] = {
+            "msg": "request",
+            "method": self.command or None,
+            "request_id": self.request_id,
+        }
         self.headers_sent = False
         # A body we do not read would be parsed as the next request: close unless consumed.
         self.must_close = bool(
@@ -206,6 +225,7 @@ class Exchange:
             f"{self._connection.protocol_version} {status_line}",
             f"Server: {self._connection.version_string()}",
             f"Date: {self._connection.date_time_string()}",
+            f"{REQUEST_ID_HEADER}: {self.request_id}",
             *(f"{name}: {value}" for name, value in headers),
         ]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
@@ -217,6 +237,7 @@ class Exchange:
         connection.send_response(status)
         connection.send_header("Content-Type", "application/json")
         connection.send_header("Content-Length", str(len(data)))
+        connection.send_header(REQUEST_ID_HEADER, self.request_id)
         if allow is not None:
             connection.send_header("Allow", allow)
         if self.must_close:
@@ -269,6 +290,11 @@ def _dimensions(route: Route | None) -> tuple[str, str]:
 def chunk(data: bytes) -> bytes:
     """One HTTP/1.1 chunk."""
     return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def new_request_id() -> str:
+    """An id in OpenAI's form, ``req_`` and 32 hex digits."""
+    return "req_" + os.urandom(16).hex()
 
 
 def lambda_request_id(header: str | None) -> str | None:

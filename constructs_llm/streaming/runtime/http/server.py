@@ -18,7 +18,7 @@ from typing import Any
 from ..settings import Settings, sagemaker_client
 from .auth import ApiKeyAuth
 from .connection_slots import ConnectionSlots
-from .exchange import Exchange, LogSink, emit_log_line
+from .exchange import Exchange, LogSink, emit_log_line, new_request_id
 
 __all__ = ["Dispatch", "HttpServer"]
 
@@ -67,15 +67,17 @@ class HttpServer(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         """A thread for the connection if a slot is free; else a 503, from this thread."""
         if not self.slots.take():
+            request_id = new_request_id()
             self.log(  # before the answer, as every log line (Lambda may freeze after it)
                 {
                     "msg": "connection_refused",
+                    "request_id": request_id,
                     "status": 503,
                     "error_code": "too_many_connections",
                     "max_connections": self.slots.limit,
                 }
             )
-            self.slots.refuse(request)
+            self.slots.refuse(request, request_id)
             return
         try:
             super().process_request(request, client_address)
