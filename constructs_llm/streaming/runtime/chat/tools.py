@@ -19,6 +19,7 @@ from ..http.errors import RequestError
 from .target import ChatTarget
 
 __all__ = [
+    "MAX_TOOLS",
     "check_tool_message",
     "checked_parallel",
     "checked_tool_choice",
@@ -27,6 +28,8 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: The most tools one request may offer, as OpenAI's API allows.
+MAX_TOOLS = 128
 _CHOICES = ("none", "auto", "required")
 
 
@@ -41,6 +44,12 @@ def checked_tools(value: Any, target: ChatTarget) -> list[Any] | None:
             f"'tools' is not supported by this endpoint: {target.why_no_tools}",
             param="tools",
             code="unsupported_parameter",
+        )
+    if isinstance(value, list) and len(value) > MAX_TOOLS:
+        raise RequestError(
+            f"'tools' holds {len(value)} tools; at most {MAX_TOOLS} are allowed (OpenAI's "
+            "limit): send the ones this turn may call",
+            param="tools",
         )
     tool_names(value)
     return list(value)

@@ -5,9 +5,12 @@ Stdlib only: this file ships in the Lambda asset. ``Connection`` reads each requ
 ``BaseHTTPRequestHandler`` does, with three differences: the request line, headers and body
 must arrive within ``REQUEST_DEADLINE`` of its first byte (408 and close past it,
 ``deadline.py``); an HTTP/0.9 request line (``GET /``, no version) gets a 400 at once, where
-the base class would wait for headers such a client never sends; and a method the server does
-not recognize gets a 501 naming it and the methods it serves (RFC 9110, section 9.1). Every
-error answered here, before a request reaches its handler, closes the connection.
+the base class would wait for headers such a client never sends; the header lines are checked
+against HTTP/1.1's framing rules before the base class parses them, and the parsed headers
+after (``framing.py``: bare CR, control characters, Host, Content-Length with
+Transfer-Encoding: 400); and a method the server does not recognize gets a 501 naming it and
+the methods it serves (RFC 9110, section 9.1). Every error answered here, before a request
+reaches its handler, closes the connection.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 from .deadline import DeadlinePassed, DeadlineReader
 from .exchange import ClientGone, Exchange
+from .framing import FramingError, framing_problem, read_header_block
 from .server import HttpServer
 
 __all__ = ["KNOWN_METHODS", "Connection"]
@@ -94,7 +98,21 @@ class Connection(BaseHTTPRequestHandler):
             self.close_connection = True
             self.send_error(400, "HTTP/0.9 requests are not served; send HTTP/1.1")
             return
-        if not self.parse_request():  # it answered the error itself
+        try:
+            block = read_header_block(self._buffered)
+        except FramingError as bad:
+            self._protocol_error(400, str(bad), "invalid_header")
+            return
+        self.rfile = io.BytesIO(block)  # type: ignore[assignment]  # the parser reads it
+        try:
+            parsed = self.parse_request()
+        finally:
+            self.rfile = self._buffered
+        if not parsed:  # it answered the error itself
+            return
+        problem = framing_problem(self.request_version, self.headers)
+        if problem is not None:
+            self._protocol_error(400, problem, "invalid_header")
             return
         if self.command not in KNOWN_METHODS:
             served = ", ".join(self.server.methods)
