@@ -91,6 +91,7 @@ class Env:
     HEARTBEAT_SECONDS: Final = "HEARTBEAT_SECONDS"
     API_KEYS_SECRET_ID: Final = "API_KEYS_SECRET_ID"
     API_KEYS_TTL_SECONDS: Final = "API_KEYS_TTL_SECONDS"
+    API_KEYS_STALE_SECONDS: Final = "API_KEYS_STALE_SECONDS"
     METRICS_NAMESPACE: Final = "METRICS_NAMESPACE"
 
     #: The variables one target is described by; ``ROUTES`` replaces them all.

@@ -28,6 +28,8 @@ MAX_CONNECTIONS          128           connections served at once: 503 past it
 HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first token
 API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see http/auth.py
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
+API_KEYS_STALE_SECONDS   300           how long past it the last good keys are served
+                                       while refreshes fail (0: fail closed at once)
 TOOLS                    see below     on | off: whether the engine serves tool calls
 ROUTES                   (unset)       several models, routed by ``model``: see routing.py
 METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests' metrics
@@ -120,6 +122,7 @@ class Settings:
     heartbeat_seconds: float = 0.0  # 0: off
     api_keys_secret_id: str | None = None  # None: no key check (IAM auth)
     api_keys_ttl: float = 60.0
+    api_keys_stale_seconds: float = 300.0
     tools: bool | None = None  # None: on for the messages format, off for generate
     routes: tuple[Route, ...] = ()  # (): the single target above
     metrics_namespace: str = NAMESPACE
@@ -191,6 +194,9 @@ class Settings:
             heartbeat_seconds=_heartbeat(env, problems),
             api_keys_secret_id=env.get(Env.API_KEYS_SECRET_ID, "").strip() or None,
             api_keys_ttl=_number(env, Env.API_KEYS_TTL_SECONDS, 60.0, 0.1, 3600, problems),
+            api_keys_stale_seconds=_number(
+                env, Env.API_KEYS_STALE_SECONDS, 300.0, 0, 3600, problems
+            ),
             tools=_tools(env, request_format, problems),
             routes=routes,
             metrics_namespace=_namespace(env, problems),

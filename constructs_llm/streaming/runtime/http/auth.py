@@ -10,10 +10,21 @@ a key added or removed takes effect within that time, without a redeploy.
 
 Clients send ``Authorization: Bearer <key>`` (RFC 6750), which is what the ``openai`` SDK,
 LangChain and LiteLLM send for ``api_key=``. A missing or wrong key gets 401 with OpenAI's
-``invalid_api_key`` error before anything else happens; an unreadable secret gets 503 (the
-check fails closed). Only SHA-256 digests of the keys are kept, and the comparison runs over
-every digest with ``hmac.compare_digest``, so its time depends neither on the key nor on
-which key matched. Nothing here logs, returns or raises a key or the secret's content.
+``invalid_api_key`` error before anything else happens.
+
+A refresh that fails (Secrets Manager unreachable or throttling, the secret deleted or
+malformed) keeps the last key set that was read for at most ``stale_for`` seconds past its
+``ttl`` (``API_KEYS_STALE_SECONDS``, 300 by default), retrying about once a second, so a blip
+of Secrets Manager does not turn every caller away; each failed attempt is reported
+(``report``: the ``ApiKeyRefreshFailures`` metric, ``runtime/metrics.py``). Past that window,
+or when no key set was ever read, the check fails closed: 503 to every request. The price of
+the window: a key revoked in the secret keeps working until a refresh succeeds, at most
+``ttl`` + ``stale_for`` seconds after its revocation while Secrets Manager fails; 0 fails
+closed at the first failed refresh.
+
+Only SHA-256 digests of the keys are kept, and the comparison runs over every digest with
+``hmac.compare_digest``, so its time depends neither on the key nor on which key matched.
+Nothing here logs, returns or raises a key or the secret's content.
 """
 
 from __future__ import annotations
@@ -89,11 +100,19 @@ def parse_api_keys(secret_string: str) -> tuple[str, ...]:
     return tuple(k.strip() for k in keys)
 
 
+#: Receives each failed refresh: the error's code, and whether the last good keys are still
+#: served (``stale``) or none are (``closed``).
+RefreshReport = Callable[[str, str], object]
+
+
 class ApiKeyAuth:
     """Checks ``Authorization`` headers against the keys in one secret, cached for ``ttl`` s.
 
     :param secret_id: the secret's name or ARN.
     :param ttl: seconds before the keys are read again.
+    :param stale_for: seconds past ``ttl`` the last good keys are served while refreshes fail.
+        @default 0 (fail closed at once)
+    :param report: called with each failed refresh's error code and outcome. @default none
     :param client: a boto3 ``secretsmanager`` client. @default one built on first use
     :param clock: monotonic seconds. @default ``time.monotonic``
     """
@@ -103,16 +122,21 @@ class ApiKeyAuth:
         secret_id: str,
         *,
         ttl: float,
+        stale_for: float = 0.0,
+        report: RefreshReport | None = None,
         client: Any = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.secret_id = secret_id
         self.ttl = ttl
+        self.stale_for = stale_for
+        self._report = report
         self._client = client
         self._clock = clock
         self._lock = threading.Lock()
         self._digests: tuple[bytes, ...] = ()
         self._expires = float("-inf")
+        self._stale_until = float("-inf")
         self._retry_after = float("-inf")
         self.last_error: str | None = None  # an error code or class name, never a key
 
@@ -137,7 +161,8 @@ class ApiKeyAuth:
         return None if matched else WRONG_KEY
 
     def current_digests(self) -> tuple[bytes, ...]:
-        """The keys' digests, read again once ``ttl`` has passed; () when unreadable."""
+        """The keys' digests, read again once ``ttl`` has passed; while refreshes fail, the
+        last good ones until ``stale_for`` has passed too; then () (fail closed)."""
         if self._clock() < self._expires:
             return self._digests
         with self._lock:  # one reader at a time; the others wait for its answer
@@ -145,17 +170,28 @@ class ApiKeyAuth:
             if now < self._expires:
                 return self._digests
             if now < self._retry_after:
-                return ()
+                return self._stale(now)
             try:
                 keys = parse_api_keys(self._read())
-            except Exception as exc:  # fail closed: no request passes on stale or no keys
+            except Exception as exc:
                 self.last_error = _error_code(exc)
-                self._digests, self._retry_after = (), now + _RETRY_SECONDS
-                return ()
+                self._retry_after = now + _RETRY_SECONDS
+                stale = self._stale(now)
+                if self._report is not None:
+                    self._report(self.last_error, "stale" if stale else "closed")
+                return stale
             self.last_error = None
             self._digests = tuple(hashlib.sha256(k.encode()).digest() for k in keys)
             self._expires = now + self.ttl
+            self._stale_until = self._expires + self.stale_for
             return self._digests
+
+    def _stale(self, now: float) -> tuple[bytes, ...]:
+        """The last good keys while their stale window lasts, else none (fail closed)."""
+        if now < self._stale_until:
+            return self._digests
+        self._digests = ()
+        return ()
 
     def _read(self) -> str:
         if self._client is None:

@@ -58,8 +58,7 @@ class ConnectionSlots:
         refusal = (
             b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
             b"Content-Length: %d\r\nRetry-After: 1\r\nx-request-id: %s\r\n"
-            b"Connection: close\r\n\r\n%s"
-            % (len(self._body), request_id.encode(), self._body)
+            b"Connection: close\r\n\r\n%s" % (len(self._body), request_id.encode(), self._body)
         )
         try:
             sock.setblocking(False)

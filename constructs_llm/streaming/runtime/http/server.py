@@ -15,6 +15,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..metrics import key_refresh_record
 from ..settings import Settings, sagemaker_client
 from .auth import ApiKeyAuth
 from .connection_slots import ConnectionSlots
@@ -60,7 +61,7 @@ class HttpServer(ThreadingHTTPServer):
         self.routes = settings.routing()
         self.log = log
         self._client = client
-        self.auth = _api_key_auth(settings)
+        self.auth = self._api_key_auth()
         self.slots = ConnectionSlots(settings.max_connections)
         super().__init__(address or (settings.bind_address, settings.port), handler)
 
@@ -105,6 +106,22 @@ class HttpServer(ThreadingHTTPServer):
         if not isinstance(sys.exc_info()[1], OSError):
             super().handle_error(request, client_address)
 
+    def _api_key_auth(self) -> ApiKeyAuth | None:
+        settings = self.settings
+        if settings.api_keys_secret_id is None:
+            return None
+
+        def report(error: str, outcome: str) -> None:
+            record = key_refresh_record(error, outcome, namespace=settings.metrics_namespace)
+            self.log(record)
+
+        return ApiKeyAuth(
+            settings.api_keys_secret_id,
+            ttl=settings.api_keys_ttl,
+            stale_for=settings.api_keys_stale_seconds,
+            report=report,
+        )
+
     @property
     def client(self) -> Any:
         """The sagemaker-runtime client: the one given, else the container-wide one."""
@@ -116,9 +133,3 @@ class HttpServer(ThreadingHTTPServer):
     def url(self) -> str:
         host, port = self.server_address[:2]
         return f"http://{host!s}:{port}"
-
-
-def _api_key_auth(settings: Settings) -> ApiKeyAuth | None:
-    if settings.api_keys_secret_id is None:
-        return None
-    return ApiKeyAuth(settings.api_keys_secret_id, ttl=settings.api_keys_ttl)
