@@ -1,10 +1,10 @@
 """``POST /v1/embeddings``: read and route the request by ``model``, check it (``request.py``),
-call ``InvokeEndpoint`` once per TEI body, and answer OpenAI's ``list`` of embeddings
-(``answer.py``).
+call ``InvokeEndpoint`` once per body of its engine (``engines.py``), and answer OpenAI's
+``list`` of embeddings (``answer.py``).
 
 Stdlib + boto3 only: this file ships in the Lambda asset.
 
-A request whose inputs take several TEI calls (more than the route's ``max_inputs``) makes
+A request whose inputs take several calls (more than the route's ``max_inputs``) makes
 them at once, at most :data:`MAX_PARALLEL_CALLS` at a time, and answers in input order; if one
 fails, the request fails as that call did (the upstream table in ``runtime/upstream.py``), and the
 calls not yet started are not made. A model container answering anything but one embedding
@@ -25,12 +25,13 @@ from ..http.errors import RequestError
 from ..http.exchange import Exchange
 from ..routing import VARIANT_HEADER, Route, accept_route
 from ..upstream import UpstreamFailure, describe_failure, invoke_once
-from .answer import EngineAnswerError, embeddings_object, parse_tei_answer
+from .answer import embeddings_object
+from .engines import Embedded, EngineAnswerError
 from .request import EmbeddingsRequest, build_embeddings_request
 
 __all__ = ["MAX_PARALLEL_CALLS", "serve_embeddings"]
 
-#: TEI calls one request makes at once (TEI batches concurrent requests itself).
+#: Calls one request makes at once (the engines batch concurrent requests themselves).
 MAX_PARALLEL_CALLS = 4
 
 
@@ -57,7 +58,7 @@ def serve_embeddings(exchange: Exchange) -> None:
         record["target_variant"] = variant
     record["overhead_ms"] = exchange.elapsed_ms()
     try:
-        vectors = _embed(exchange.server.client, route, request, variant)
+        embedded = _embed(exchange.server.client, route, request, variant)
     except EngineAnswerError as err:
         record["upstream_error"] = "model_answer_invalid"
         exchange.send_error(502, str(err), error_type="upstream_error", code="model_answer_invalid")
@@ -70,26 +71,25 @@ def serve_embeddings(exchange: Exchange) -> None:
         )
         return
     answer = embeddings_object(
-        vectors,
+        embedded.vectors,
         model=route.model,
         encoding_format=request.encoding_format,
         dimensions=request.dimensions,
+        prompt_tokens=embedded.prompt_tokens,
     )
     exchange.send_json(200, answer)
 
 
-def _embed(
-    client: Any, route: Route, request: EmbeddingsRequest, variant: str | None
-) -> list[list[float]]:
-    """Every input's embedding, in order, from one call per body."""
+def _embed(client: Any, route: Route, request: EmbeddingsRequest, variant: str | None) -> Embedded:
+    """Every input's embedding, in order, from one call per body, and the tokens counted."""
     sizes = request.sizes
 
-    def call(index: int) -> list[list[float]]:
+    def call(index: int) -> Embedded:
         try:
             answer = invoke_once(client, route, request.bodies[index], target_variant=variant)
         except Exception as exc:
             raise _Failed(describe_failure(exc)) from exc
-        return parse_tei_answer(answer, sizes[index])
+        return request.api.parse(answer, sizes[index])
 
     if len(request.bodies) == 1:
         return call(0)
@@ -102,11 +102,14 @@ def _embed(
             for future in futures:
                 future.cancel()
             raise failed
-        return [vector for future in futures for vector in future.result()]
+        parts = [future.result() for future in futures]
+    counts = [part.prompt_tokens for part in parts]
+    total = None if None in counts else sum(c for c in counts if c is not None)
+    return Embedded([vector for part in parts for vector in part.vectors], total)
 
 
 class _Failed(Exception):
-    """A TEI call failed; ``failure`` is the answer the client gets."""
+    """A call failed; ``failure`` is the answer the client gets."""
 
     def __init__(self, failure: UpstreamFailure) -> None:
         super().__init__(failure.message)

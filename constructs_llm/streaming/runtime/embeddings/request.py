@@ -1,4 +1,5 @@
-"""An OpenAI embeddings request, checked for one embedding model, and TEI's request bodies.
+"""An OpenAI embeddings request, checked for one embedding model, and the bodies its engine
+takes (``engines.py``).
 
 Stdlib only: this file ships in the Lambda asset.
 
@@ -27,23 +28,18 @@ The fields of OpenAI's ``POST /v1/embeddings`` and what the runtime does with th
 - ``model`` routes the request; ``user`` is accepted and ignored (it cannot change the
   answer). Any other field gets a 400 naming it.
 
-TEI's body (its ``/invocations`` is the ``embed`` route): ``{"inputs": [...], "normalize":
-true}`` plus ``"dimensions"`` when asked. The inputs always go as a list, even one string: TEI
-takes a single input only if a request slot is free at once (``try_acquire_permit``, else 429
-"Model is overloaded"), while a list waits for one (``acquire_permit``,
-TEI's ``router/src/http/server.rs``). A list longer than the route's ``max_inputs`` (TEI's
-``--max-client-batch-size``, 32 by default, past which it answers 413) is split into bodies of
-at most that many, in order.
+A list longer than the route's ``max_inputs`` (TEI's ``--max-client-batch-size``, 32 by
+default, past which it answers 413) is split into bodies of at most that many, in order.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from ..http.errors import RequestError, unsupported
 from ..routing import Route
+from .engines import EmbeddingApi, embedding_api
 
 __all__ = ["ENCODINGS", "MAX_INPUTS", "EmbeddingsRequest", "build_embeddings_request"]
 
@@ -60,14 +56,16 @@ _TOKEN_ARRAYS = (
 
 @dataclass(frozen=True, kw_only=True)
 class EmbeddingsRequest:
-    """A checked embeddings request: its inputs, the answer's encoding and length, and the
-    TEI bodies that embed them, in order, with the number of inputs each carries."""
+    """A checked embeddings request: its inputs, the answer's encoding and length, the
+    engine's bodies that embed them, in order, with the number of inputs each carries, and
+    how the engine's answers read."""
 
     inputs: tuple[str, ...]
     encoding_format: str
     dimensions: int | None
     bodies: tuple[bytes, ...]
     sizes: tuple[int, ...]
+    api: EmbeddingApi
 
 
 def build_embeddings_request(data: dict[str, Any], route: Route) -> EmbeddingsRequest:
@@ -94,14 +92,16 @@ def build_embeddings_request(data: dict[str, Any], route: Route) -> EmbeddingsRe
             param="encoding_format",
         )
     dimensions = _dimensions(data.get("dimensions"), route)
+    api = embedding_api(route.model, route.engine)
     step = route.max_inputs or len(inputs)
     chunks = [inputs[start : start + step] for start in range(0, len(inputs), step)]
     return EmbeddingsRequest(
         inputs=inputs,
         encoding_format=encoding,
         dimensions=dimensions,
-        bodies=tuple(_tei_body(chunk, dimensions) for chunk in chunks),
+        bodies=tuple(api.body(chunk, dimensions) for chunk in chunks),
         sizes=tuple(len(chunk) for chunk in chunks),
+        api=api,
     )
 
 
@@ -167,10 +167,3 @@ def _dimensions(value: object, route: Route) -> int | None:
             param="dimensions",
         )
     return value
-
-
-def _tei_body(inputs: tuple[str, ...], dimensions: int | None) -> bytes:
-    body: dict[str, Any] = {"inputs": list(inputs), "normalize": True}
-    if dimensions is not None:
-        body["dimensions"] = dimensions
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
