@@ -17,14 +17,14 @@ from tests.support.tei_model import TeiModel
 from tests.support.vllm_embedder import VllmEmbedder
 
 
-def route(model: str, engine: EngineName | None, **extra: int) -> Route:
+def route(model: str, engine: EngineName | None, *, min_dimensions: int | None = None) -> Route:
     return Route(
         model=model,
         endpoint_name=ENDPOINT,
         request_format=RequestFormat.EMBED,
         engine=engine,
         dimensions=8,
-        **extra,
+        min_dimensions=min_dimensions,
     )
 
 
