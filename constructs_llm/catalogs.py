@@ -46,6 +46,7 @@ __all__ = [
     "model_family",
     "models",
     "parse_catalog",
+    "sees_images",
     "tool_parsers",
 ]
 
@@ -168,6 +169,7 @@ class ModelRecord:
     notes: tuple[str, ...] = ()
     embedding_dimensions: int | None = None
     matryoshka_min_dimensions: int | None = None
+    vision: bool = False  # takes images beside text (a vision tower in its config.json)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,6 +257,24 @@ def lwa_layers() -> LwaLayers:
 def is_gated(model_id: str) -> bool:
     """True when the packaged table marks this Hub id (or an alias of it) gated."""
     return model_id.strip().lower() in _gated_ids()
+
+
+def sees_images(model_id: str | None) -> bool | None:
+    """Whether the packaged table says this Hub id (or an alias of it) takes images; None when
+    the table does not know the model."""
+    if not model_id:
+        return None
+    return _vision().get(model_id.strip().lower())
+
+
+@cache
+def _vision() -> dict[str, bool]:
+    return {
+        name.lower(): row.vision
+        for row in models().models
+        if row.kind == "chat"
+        for name in (row.id, *row.aliases)
+    }
 
 
 def model_family(model_id: str | None) -> str | None:

@@ -11,7 +11,9 @@ from enum import Enum
 from typing import Final, TypedDict
 
 __all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
     "ERROR_KINDS",
+    "MAX_REQUEST_BYTES",
     "NAMESPACE",
     "EngineName",
     "Env",
@@ -80,6 +82,7 @@ class Env:
     REQUEST_FORMAT: Final = "REQUEST_FORMAT"
     MODEL_NAME: Final = "MODEL_NAME"
     ENGINE: Final = "ENGINE"
+    VISION: Final = "VISION"
     MAX_TOTAL_TOKENS: Final = "MAX_TOTAL_TOKENS"
     TOOLS: Final = "TOOLS"
     ROUTES: Final = "ROUTES"
@@ -102,6 +105,7 @@ class Env:
         REQUEST_FORMAT,
         MODEL_NAME,
         ENGINE,
+        VISION,
         MAX_TOTAL_TOKENS,
     )
 
@@ -118,6 +122,8 @@ class RouteSpec(TypedDict, total=False):
     :param request_format: a ``RequestFormat`` value.
     :param engine: an ``EngineName`` value, when the engine is known.
     :param tools: whether the engine serves tool calls.
+    :param vision: false when the model is known to take no images (true is not written:
+        a model that may see gets image parts as they come).
     :param variants: the production variants a request may pin.
     :param max_total_tokens: the model's prompt + completion limit.
     :param dimensions: an embedding model's embedding length.
@@ -132,12 +138,22 @@ class RouteSpec(TypedDict, total=False):
     request_format: str
     engine: str
     tools: bool
+    vision: bool
     variants: list[str]
     max_total_tokens: int
     dimensions: int
     min_dimensions: int
     max_inputs: int
 
+
+#: The largest request body a Lambda function URL takes: "6 MB" of request payload (Lambda
+#: quotas, "Invocation payload (request and response)"), in the binary megabytes Lambda counts.
+MAX_REQUEST_BYTES = 6 * 1024 * 1024
+
+#: The invoker's largest request body unless told otherwise (``MAX_BODY_BYTES``,
+#: ``StreamingInvoker(max_request_bytes=...)``): 5 MiB, room for a phone photo as a data URL
+#: (3.75 MB of image, 5 MB once base64-encoded) under the function URL's limit.
+DEFAULT_MAX_REQUEST_BYTES = 5 * 1024 * 1024
 
 #: The CloudWatch namespace of the invoker's metrics (EMF records and the construct's metrics).
 NAMESPACE = "ConstructsLlm/Invoker"

@@ -604,8 +604,22 @@ STATELESS = "keeps no state"
         ({"input": [{"type": "web_search_call"}]}, "input[0].type", "built-in"),
         (
             {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
-            "input[0].content[0].type",
-            "text only",
+            "input[0].content[0].image_url",
+            "https:// URL or a data: URL",
+        ),
+        (
+            {
+                "input": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "input_image", "image_url": "https://x", "detail": "max"}
+                        ],
+                    }
+                ]
+            },
+            "input[0].content[0].detail",
+            "'auto', 'low' or 'high'",
         ),
         (
             {"input": [{"role": "user", "content": [{"type": "output_text", "text": "x"}]}]},

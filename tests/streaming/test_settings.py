@@ -20,7 +20,7 @@ def test_defaults_need_only_the_endpoint_name() -> None:
         StreamFormat.AUTO,
         RequestFormat.MESSAGES,
     )
-    assert (settings.max_body_bytes, settings.upstream_read_timeout) == (1024 * 1024, 120.0)
+    assert (settings.max_body_bytes, settings.upstream_read_timeout) == (5 * 1024 * 1024, 120.0)
     assert settings.inference_component_name is None
     assert settings.served_model == "ep"
     assert settings.heartbeat_seconds == 0  # off

@@ -90,6 +90,7 @@ def test_several_targets_become_one_route_each_in_order(
             "request_format": "messages",
             "tools": True,  # TGI serves tools for any model (grammar)
             "engine": "tgi",  # both variants' engine: the fields TGI honours pass
+            "vision": False,  # the model table knows both as text-only: images get a 400
             "variants": ["Llama-g5-2xlarge", "Mistral-g5-2xlarge"],
         },
         {
@@ -99,6 +100,7 @@ def test_several_targets_become_one_route_each_in_order(
             "request_format": "messages",
             "tools": True,
             "engine": "tgi",
+            "vision": False,
             "component": invoker.targets[1].inference_component_name,
         },
         {

@@ -97,6 +97,9 @@ class StreamingInvoker(InvokerMetrics, Construct):
         in the invoker's stack (import endpoints from elsewhere with
         ``LlmEndpoint.from_endpoint_attributes``), each served model name once.
         @default none: ``target``
+    :param max_request_bytes: the largest request body the runtime reads (a larger one gets
+        413), up to the function URL's 6 MB limit; a vision request carries its images as
+        base64 data URLs, 4/3 of each image's size. @default 5 MiB (a 3.75 MB photo)
     """
 
     def __init__(
@@ -115,6 +118,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         auth: InvokerAuth | None = None,
         max_concurrency: int | None = None,
         targets: Sequence[InvocationTarget] | None = None,
+        max_request_bytes: int | None = None,
     ) -> None:
         super().__init__(scope, id)
         timeout = timeout or Duration.minutes(5)
@@ -128,6 +132,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             heartbeat=heartbeat,
             auth=auth,
             max_concurrency=max_concurrency,
+            max_request_bytes=max_request_bytes,
             adapter_layer=adapter_layer,
             architecture=architecture,
             log_retention=log_retention,
@@ -140,7 +145,13 @@ class StreamingInvoker(InvokerMetrics, Construct):
         #: Every target; ``target`` is the first.
         self.targets = tuple(called)
         self.target = called[0]
-        environment = invoker_environment(self, called, timeout=timeout, heartbeat=heartbeat)
+        environment = invoker_environment(
+            self,
+            called,
+            timeout=timeout,
+            heartbeat=heartbeat,
+            max_request_bytes=max_request_bytes,
+        )
         too_big = environment_size_problem(environment, called)
         if too_big:
             fail(f"StreamingInvoker '{self.node.path}'", too_big)

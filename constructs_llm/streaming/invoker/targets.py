@@ -6,9 +6,11 @@ Several targets become ``ROUTES``, a JSON list whose endpoint names CloudFormati
 deploy time. Either way the runtime is told which engine serves each target (``ENGINE``, or
 each route's ``"engine"``), so a request field that engine honours passes and one it does not
 gets a 400 naming both; whether that engine serves tool calls (``TOOLS=on|off``, or each
-route's ``"tools"``); and the model's ``max_total_tokens`` when it is set
-(``MAX_TOTAL_TOKENS``, or each route's ``"max_total_tokens"``), so a ``max_tokens`` no engine
-could serve gets a 400 before SageMaker is called. An endpoint deployed elsewhere has no model
+route's ``"tools"``); whether the model is known to take no images (``VISION=off``, or each
+route's ``"vision": false``, from the model table), so an image part gets a 400 saying so; and
+the model's ``max_total_tokens`` when it is set (``MAX_TOTAL_TOKENS``, or each route's
+``"max_total_tokens"``), so a ``max_tokens`` no engine could serve gets a 400 before SageMaker
+is called. An endpoint deployed elsewhere has no model
 here, so its engine is not known: the runtime sends only the fields every engine honours.
 
 An embedding model (``Engine.tei()``) is always written as ``ROUTES``, even alone: its route
@@ -27,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from aws_cdk import Stack
 from constructs import Construct
 
+from constructs_llm import catalogs
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.hosting.components.adapter import AdapterComponent
 from constructs_llm.hosting.components.inference_component import InferenceComponent
@@ -43,6 +46,7 @@ __all__ = [
     "engine_of",
     "environment_size_problem",
     "routes_environment",
+    "sees_images",
     "served_placements",
 ]
 
@@ -149,6 +153,8 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
         engine = engine_of(target)
         if engine is not None:
             env[Env.ENGINE] = engine.value
+        if sees_images(target) is False:
+            env[Env.VISION] = "off"
         if target.inference_component_name is not None:
             env[Env.INFERENCE_COMPONENT_NAME] = target.inference_component_name
         limit = target.max_total_tokens
@@ -172,6 +178,8 @@ def _route(target: InvocationTarget) -> RouteSpec:
     engine = engine_of(target)
     if engine is not None:
         route["engine"] = engine.value
+    if sees_images(target) is False:
+        route["vision"] = False
     if target.inference_component_name is not None:
         route["component"] = target.inference_component_name
     if target.variant_names:
@@ -243,6 +251,16 @@ def engine_of(target: InvocationTarget) -> EngineName | None:
 
 
 _ENGINE_NAMES = frozenset(engine.value for engine in EngineName)
+
+
+def sees_images(target: InvocationTarget) -> bool | None:
+    """Whether the models the target answers with take images: False when the model table
+    knows each of them as text-only, True when it knows one takes images, else None (not
+    known: image parts go to the engine as they come)."""
+    seen = {catalogs.sees_images(model.source.model_id) for model, _ in served_placements(target)}
+    if not seen or None in seen:
+        return None
+    return True in seen
 
 
 def served_placements(target: InvocationTarget) -> list[tuple[LlmModel, Placement]]:

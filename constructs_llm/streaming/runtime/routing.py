@@ -16,7 +16,9 @@ them to ``ROUTES``, a JSON list of ``formats.RouteSpec`` entries::
       "variants": ["Llama-g5-2xlarge", "Qwen-g5-2xlarge"]}]
 
 A route's ``engine`` (``formats.EngineName``) decides which request fields pass to it: those
-its engine honours (``chat/fields.py``); without it, only those every engine honours.
+its engine honours (``chat/fields.py``); without it, only those every engine honours. A
+route's ``"vision": false`` says its model takes no images: a request with an image part gets
+a 400 saying so; without it, image parts go to the engine as they come.
 
 A route's ``tools`` (true or false) says whether its engine serves tool calls; without it the
 ``TOOLS`` setting decides (see ``settings.py``). A route with ``"tools": false`` answers a
@@ -107,6 +109,8 @@ class Route:
         well-formed name is passed to SageMaker)
     :param tools: whether the engine serves tool calls. @default None (the ``TOOLS`` setting,
         else on for the messages format and off for generate)
+    :param vision: whether the model takes images: False refuses image parts with a 400.
+        @default None (not known: image parts are sent as they come)
     :param max_total_tokens: the most tokens the engine takes, prompt and completion together
         (the model's ``max_total_tokens``). @default None (not known: the engine checks)
     :param dimensions: an embedding model's embedding length. @default None (not known)
@@ -123,6 +127,7 @@ class Route:
     engine: EngineName | None = None
     variants: tuple[str, ...] = ()
     tools: bool | None = None
+    vision: bool | None = None
     max_total_tokens: int | None = None
     dimensions: int | None = None
     min_dimensions: int | None = None
@@ -293,6 +298,9 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
         problems.append(f"{where}.tools must be true or false (got {tools!r:.100})")
     elif tools and request is RequestFormat.GENERATE:
         problems.append(f"{where}.tools is true, but the generate API has no tool calling")
+    vision = item.get("vision")
+    if vision is not None and not isinstance(vision, bool):
+        problems.append(f"{where}.vision must be true or false (got {vision!r:.100})")
     limit = item.get("max_total_tokens")
     if limit is not None and not (
         type(limit) is int and 1 <= limit <= MAX_TOKENS_CEILING  # bool is not a count
@@ -313,6 +321,7 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
         engine=engine,
         variants=tuple(variants),
         tools=tools,
+        vision=vision,
         max_total_tokens=limit,
         **counts,
     )

@@ -16,9 +16,10 @@ REQUEST_FORMAT           messages      messages | generate | embed (an embedding
 MODEL_NAME               ENDPOINT_NAME echoed as ``model``, listed by ``GET /v1/models``
 ENGINE                   (unset)       the engine (``formats.EngineName``): which request
                                        fields pass; unset, those every engine honours
+VISION                   (unset)       off: the model takes no images (image parts: 400)
 MAX_TOTAL_TOKENS         (unset)       the model's prompt + completion limit: a larger
                                        ``max_tokens`` is a 400 (unset: the engine checks)
-MAX_BODY_BYTES           1048576       largest accepted request body
+MAX_BODY_BYTES           5242880       largest accepted request body (5 MiB)
 UPSTREAM_READ_TIMEOUT    120           seconds of upstream silence that fail the stream
 CLIENT_TIMEOUT           60            socket timeout towards the HTTP client (each read
                                        and write; an idle keep-alive connection's wait)
@@ -86,7 +87,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..formats import EngineName, Env, RequestFormat, StreamFormat
+from ..formats import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    MAX_REQUEST_BYTES,
+    EngineName,
+    Env,
+    RequestFormat,
+    StreamFormat,
+)
 from .aws_clients import new_client
 from .metrics import NAMESPACE
 from .routing import MAX_TOKENS_CEILING, Route, RoutingTable, parse_routes
@@ -113,9 +121,10 @@ class Settings:
     request_format: RequestFormat = RequestFormat.MESSAGES
     model_name: str = ""
     engine: EngineName | None = None
+    vision: bool | None = None  # the single target's: False refuses image parts
     port: int = 8080
     bind_address: str = "127.0.0.1"
-    max_body_bytes: int = 1024 * 1024
+    max_body_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     upstream_read_timeout: float = 120.0
     upstream_connect_timeout: float = _UPSTREAM_CONNECT_TIMEOUT
     client_timeout: float = 60.0
@@ -162,6 +171,7 @@ class Settings:
             stream_format=self.stream_format,
             request_format=self.request_format,
             engine=self.engine,
+            vision=self.vision,
             max_total_tokens=self.max_total_tokens,
         )
         return RoutingTable([single])
@@ -184,10 +194,19 @@ class Settings:
             request_format=request_format,
             model_name=env.get(Env.MODEL_NAME, "").strip(),
             engine=_enum(env, Env.ENGINE, EngineName, None, problems),
+            vision=_switch(env, Env.VISION, problems),
             port=int(_number(env, Env.PORT, 8080, 1, 65535, problems, integer=True)),
             bind_address=env.get(Env.BIND_ADDRESS, "").strip() or "127.0.0.1",
             max_body_bytes=int(
-                _number(env, Env.MAX_BODY_BYTES, 1024 * 1024, 1, 2**31, problems, integer=True)
+                _number(
+                    env,
+                    Env.MAX_BODY_BYTES,
+                    DEFAULT_MAX_REQUEST_BYTES,
+                    1,
+                    MAX_REQUEST_BYTES,
+                    problems,
+                    integer=True,
+                )
             ),
             upstream_read_timeout=_number(env, Env.UPSTREAM_READ_TIMEOUT, 120.0, 1, 3600, problems),
             client_timeout=_number(env, Env.CLIENT_TIMEOUT, 60.0, 1, 3600, problems),
@@ -294,6 +313,17 @@ def _tools(env: Mapping[str, str], fmt: RequestFormat, problems: list[str]) -> b
         problems.append(
             "TOOLS=on needs REQUEST_FORMAT=messages: an embedding model has no tool calling"
         )
+        return None
+    return raw == "on"
+
+
+def _switch(env: Mapping[str, str], name: str, problems: list[str]) -> bool | None:
+    """An on/off variable: None when unset."""
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return None
+    if raw not in ("on", "off"):
+        problems.append(f"{name} must be on or off (got {raw!r})")
         return None
     return raw == "on"
 

@@ -32,6 +32,7 @@ def serve_chat(exchange: Exchange) -> None:
             tools=exchange.settings.tools_for(route),
             max_total_tokens=route.max_total_tokens,
             engine=route.engine,
+            vision=route.vision,
         )
     except RequestError as err:
         exchange.refuse(err)

@@ -83,14 +83,16 @@ def build_chat_request(
     tools: bool | None = None,
     max_total_tokens: int | None = None,
     engine: EngineName | None = None,
+    vision: bool | None = None,
 ) -> ChatRequest:
     """As :func:`parse_chat_request`, from a body already decoded (the router reads its
-    ``model`` first to learn the engine's format)."""
+    ``model`` first to learn the engine's format); ``vision`` False refuses image parts."""
     target = ChatTarget(
         request_format=RequestFormat(request_format),
         tools=tools,
         max_total_tokens=max_total_tokens,
         engine=engine,
+        vision=vision,
     )
     _check_names(data)
     ctx = Context(data=data, target=target)

@@ -32,12 +32,15 @@ class ChatTarget:
         ``max_tokens``. @default None (not known: the engine checks)
     :param engine: the engine, which decides the fields that pass. @default None (not known:
         the fields every engine honours)
+    :param vision: whether the model takes images; False refuses image parts. @default None
+        (not known: they are sent as they come)
     """
 
     request_format: RequestFormat
     tools: bool | None = None
     max_total_tokens: int | None = None
     engine: EngineName | None = None
+    vision: bool | None = None
 
     @property
     def generate(self) -> bool:

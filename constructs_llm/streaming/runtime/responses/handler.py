@@ -37,6 +37,7 @@ def serve_responses(exchange: Exchange) -> None:
             tools=exchange.settings.tools_for(route),
             max_total_tokens=route.max_total_tokens,
             engine=route.engine,
+            vision=route.vision,
         )
     except RequestError as err:
         exchange.refuse(err)

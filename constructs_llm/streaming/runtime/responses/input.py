@@ -6,7 +6,10 @@ takes. Stdlib only: this file ships in the Lambda asset.
 - messages: ``{"role", "content"}`` with ``type: "message"`` or without a type, roles
   ``user``, ``system``, ``developer`` and ``assistant``; content a string or a list of text
   parts: ``input_text`` for user, system and developer, ``output_text`` for assistant (the
-  earlier output replayed). An ``output_text`` part's ``annotations`` and ``logprobs``
+  earlier output replayed); a user message may hold ``input_image`` parts too, sent to the
+  engine as chat's ``image_url`` parts (``image_url`` an https or data URL, its ``detail``; a
+  ``file_id`` names a file stored with OpenAI, which this gateway cannot read: a 400). An
+  ``output_text`` part's ``annotations`` and ``logprobs``
   describe that earlier answer and are not sent to the engine, whose chat template takes its
   text; nor are an item's ``id``, ``status`` and ``phase``, or a part's
   ``prompt_cache_breakpoint`` (a hint for OpenAI's prompt cache).
@@ -34,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..chat.messages import DETAILS, is_image_url
 from ..http.errors import RequestError
 from .stateless import STATELESS
 
@@ -184,11 +188,45 @@ def _message(item: dict[str, Any], where: str) -> dict[str, Any]:
             f"'{where}.content' must be a string or a non-empty list of content parts",
             param=f"{where}.content",
         )
-    texts = [
-        _text_part(part, _PART_TYPE[role], f"{where}.content[{i}]", role)
+    parts = [
+        _image_part(part, f"{where}.content[{i}]")
+        if role == "user" and isinstance(part, dict) and part.get("type") == "input_image"
+        else {
+            "type": "text",
+            "text": _text_part(part, _PART_TYPE[role], f"{where}.content[{i}]", role),
+        }
         for i, part in enumerate(content)
     ]
-    return {"role": role, "content": _chat_content(texts)}
+    return {"role": role, "content": _chat_content(parts)}
+
+
+_IMAGE_KEYS = frozenset({"type", "image_url", "file_id", "detail"})
+
+
+def _image_part(part: dict[str, Any], where: str) -> dict[str, Any]:
+    """An ``input_image`` part as chat's ``image_url`` part."""
+    _check_keys(part, _IMAGE_KEYS, where)
+    if part.get("file_id") is not None:
+        raise RequestError(
+            f"'{where}.file_id' names a file stored with OpenAI, which this gateway cannot "
+            "read; send the image as image_url (an https or data: URL)",
+            param=f"{where}.file_id",
+            code="unsupported_parameter",
+        )
+    url = part.get("image_url")
+    if not is_image_url(url):
+        raise RequestError(
+            f"'{where}.image_url' must be an https:// URL or a data: URL of the image",
+            param=f"{where}.image_url",
+        )
+    if part.get("detail") not in DETAILS:
+        raise RequestError(
+            f"'{where}.detail' must be 'auto', 'low' or 'high'", param=f"{where}.detail"
+        )
+    image: dict[str, Any] = {"url": url}
+    if part.get("detail") is not None:
+        image["detail"] = part["detail"]
+    return {"type": "image_url", "image_url": image}
 
 
 def _text_part(part: Any, expected: str, where: str, role: str) -> str:
@@ -197,7 +235,7 @@ def _text_part(part: Any, expected: str, where: str, role: str) -> str:
     kind = part.get("type")
     if kind != expected:
         why = (
-            "the runtime relays text only"
+            "the runtime relays text and a user's images only"
             if kind in ("input_image", "input_file", "input_audio")
             else f"a {role} message's parts are {expected!r} parts"
         )
@@ -213,12 +251,13 @@ def _text_part(part: Any, expected: str, where: str, role: str) -> str:
     return text
 
 
-def _chat_content(texts: list[str]) -> str | list[dict[str, str]]:
-    """One text as a string, several as chat text parts (the engine joins them as it does
-    for any chat client)."""
-    if len(texts) == 1:
-        return texts[0]
-    return [{"type": "text", "text": text} for text in texts]
+def _chat_content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """One text as a string, else the chat parts (the engine joins texts as it does for any
+    chat client)."""
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        text: str = parts[0]["text"]
+        return text
+    return parts
 
 
 def _call_id(item: dict[str, Any], where: str) -> str:
@@ -249,10 +288,15 @@ def _function_output(item: dict[str, Any], where: str) -> dict[str, Any]:
     call_id = _call_id(item, where)
     output = item.get("output")
     if isinstance(output, str):
-        content: str | list[dict[str, str]] = output
+        content: str | list[dict[str, Any]] = output
     elif isinstance(output, list) and output:
         texts = [
-            _text_part(part, "input_text", f"{where}.output[{i}]", "function_call_output")
+            {
+                "type": "text",
+                "text": _text_part(
+                    part, "input_text", f"{where}.output[{i}]", "function_call_output"
+                ),
+            }
             for i, part in enumerate(output)
         ]
         content = _chat_content(texts)

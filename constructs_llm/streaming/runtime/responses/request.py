@@ -61,13 +61,14 @@ def build_responses_request(
     tools: bool | None = None,
     max_total_tokens: int | None = None,
     engine: EngineName | None = None,
+    vision: bool | None = None,
 ) -> ResponsesRequest:
     """Validate a decoded Responses request and build its chat request for the engine.
 
     ``tools`` says whether the route's engine serves tool calls, and ``max_total_tokens`` the
-    model's limit, which ``max_output_tokens`` may not exceed, and ``engine`` the fields that
-    pass (all as for ``build_chat_request``). Raises ``RequestError`` naming the Responses
-    field at fault.
+    model's limit, which ``max_output_tokens`` may not exceed, ``engine`` the fields that
+    pass and ``vision`` whether images may (all as for ``build_chat_request``). Raises
+    ``RequestError`` naming the Responses field at fault.
     """
     _check_names(data)
     ctx = Context(data=data)
@@ -97,6 +98,7 @@ def build_responses_request(
             tools=tools,
             max_total_tokens=max_total_tokens,
             engine=engine,
+            vision=vision,
         )
     except RequestError as err:
         raise _in_responses_terms(err, talk) from None
