@@ -54,7 +54,8 @@ from urllib.parse import urlsplit
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.chat.completion import CompletionBuilder
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
-from constructs_llm.streaming.runtime.chat.wire import new_completion_id
+from constructs_llm.streaming.runtime.chat.target import ChatTarget
+from constructs_llm.streaming.runtime.chat.wire import CompletionShape, new_completion_id
 from constructs_llm.streaming.runtime.http.errors import RequestError
 from constructs_llm.streaming.runtime.parsing.events import (
     DoneEvent,
@@ -295,7 +296,8 @@ def submit_chat(
     _check_limits(invocation_timeout, request_ttl, inference_id)
     data = {**params, "messages": list(messages)}
     try:
-        request = build_chat_request(data, fmt, tools=tools, max_total_tokens=max_total_tokens)
+        target = ChatTarget(request_format=fmt, tools=tools, max_total_tokens=max_total_tokens)
+        request = build_chat_request(data, target)
     except RequestError as error:
         raise AsyncChatError(error.message, code=error.code) from None
     body = async_body(request.engine_body)
@@ -426,9 +428,10 @@ def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> 
 
 
 def _builder(model: str, *, logprobs: bool) -> CompletionBuilder:
-    return CompletionBuilder(
+    shape = CompletionShape(
         completion_id=new_completion_id(), created=int(time.time()), model=model, logprobs=logprobs
     )
+    return CompletionBuilder(shape)
 
 
 def _prompt(data: Mapping[str, Any]) -> str | None:

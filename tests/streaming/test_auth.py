@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator
 from unittest import mock
 
 import pytest
@@ -16,24 +15,11 @@ from constructs_llm.streaming.runtime.http.auth import (
     new_secrets_client,
     parse_api_keys,
 )
-from tests.support.secrets_manager import LocalSecretsManager, local_secrets_manager
+from tests.streaming.conftest import Clock
+from tests.support.secrets_manager import LocalSecretsManager
 
 KEY = "sk-test-4f1c9b2e"
 OTHER = "sk-other-77aa01"
-
-
-@pytest.fixture(scope="module")
-def secrets() -> Iterator[LocalSecretsManager]:
-    with local_secrets_manager() as local:
-        yield local
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from botocore.credentials import Credentials  # type: ignore[import-untyped]
 
 from constructs_llm.streaming.client import ChatStreamError, signed_headers, stream_chat
 from constructs_llm.streaming.runtime.chat.stream import ChunkStream
+from constructs_llm.streaming.runtime.chat.wire import CompletionShape
 from constructs_llm.streaming.runtime.parsing.events import DoneEvent, TokenEvent
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime
 from tests.support import engine_streams
@@ -42,7 +43,7 @@ class _Recorder(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.seen.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
-        encoder = ChunkStream(completion_id="c", created=1, model="m", logprobs=False)
+        encoder = ChunkStream(CompletionShape(completion_id="c", created=1, model="m"))
         events = [
             encoder.start(),
             encoder.token(TokenEvent("Hi")),

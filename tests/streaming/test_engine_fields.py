@@ -16,6 +16,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from constructs_llm.streaming.formats import EngineName, RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.chat.fields import FIELDS
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
+from constructs_llm.streaming.runtime.chat.target import ChatTarget
 from constructs_llm.streaming.runtime.http.errors import RequestError
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures
@@ -47,7 +48,9 @@ ENGINES: list[EngineName | None] = [*EngineName, None]
 
 
 def build(data: dict[str, Any], engine: EngineName | None) -> dict[str, Any]:
-    request = build_chat_request({"messages": USER, **data}, RequestFormat.MESSAGES, engine=engine)
+    request = build_chat_request(
+        {"messages": USER, **data}, ChatTarget(request_format=RequestFormat.MESSAGES, engine=engine)
+    )
     body: dict[str, Any] = json.loads(request.engine_body)
     return body
 

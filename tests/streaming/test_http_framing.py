@@ -12,6 +12,7 @@ import pytest
 
 from constructs_llm.streaming.formats import RequestFormat
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
+from constructs_llm.streaming.runtime.chat.target import ChatTarget
 from constructs_llm.streaming.runtime.chat.tools import MAX_TOOLS
 from constructs_llm.streaming.runtime.http.errors import RequestError
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime
@@ -96,9 +97,13 @@ def tools(count: int) -> list[dict[str, Any]]:
 def test_more_than_128_tools_is_a_400_naming_tools() -> None:
     data = {"messages": [{"role": "user", "content": "Hi"}]}
     assert MAX_TOOLS == 128
-    build_chat_request({**data, "tools": tools(128)}, RequestFormat.MESSAGES)
+    build_chat_request(
+        {**data, "tools": tools(128)}, ChatTarget(request_format=RequestFormat.MESSAGES)
+    )
     with pytest.raises(RequestError) as refused:
-        build_chat_request({**data, "tools": tools(129)}, RequestFormat.MESSAGES)
+        build_chat_request(
+            {**data, "tools": tools(129)}, ChatTarget(request_format=RequestFormat.MESSAGES)
+        )
     assert refused.value.param == "tools" and "at most 128" in refused.value.message
 
 

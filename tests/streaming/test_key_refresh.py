@@ -7,34 +7,19 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import openai
 import pytest
 
 from constructs_llm.streaming.runtime.http.auth import ApiKeyAuth
-from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
+from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Clock, Runtime, StartRuntime
 from tests.support import emf, engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
-from tests.support.secrets_manager import LocalSecretsManager, local_secrets_manager
+from tests.support.secrets_manager import LocalSecretsManager
 
 KEY = "sk-refresh-5d2a"
 OTHER = "sk-refresh-9c71"
-
-
-@pytest.fixture(scope="module")
-def secrets() -> Iterator[LocalSecretsManager]:
-    with local_secrets_manager() as local:
-        yield local
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_a_blip_serves_the_last_good_keys_until_the_window_ends_then_fails_closed(

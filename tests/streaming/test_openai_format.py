@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,9 +11,18 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from constructs_llm.streaming.runtime.chat.completion import CompletionBuilder
 from constructs_llm.streaming.runtime.chat.stream import ChunkStream
-from constructs_llm.streaming.runtime.chat.wire import DONE, finish_reason, new_completion_id, sse
+from constructs_llm.streaming.runtime.chat.wire import (
+    DONE,
+    CompletionShape,
+    finish_reason,
+    new_completion_id,
+    sse,
+)
 from constructs_llm.streaming.runtime.http.errors import error_object
 from constructs_llm.streaming.runtime.parsing.events import DoneEvent, TokenEvent
+
+#: A whole answer's shape, without log-probs.
+PLAIN = CompletionShape(completion_id="c", created=2, model="m")
 
 
 def decode(event: bytes) -> Any:
@@ -21,13 +31,10 @@ def decode(event: bytes) -> Any:
 
 
 def encoder(logprobs: bool = False, *, include_usage: bool = False) -> ChunkStream:
-    return ChunkStream(
-        completion_id="chatcmpl-1",
-        created=1700000000,
-        model="m",
-        logprobs=logprobs,
-        include_usage=include_usage,
+    shape = CompletionShape(
+        completion_id="chatcmpl-1", created=1700000000, model="m", logprobs=logprobs
     )
+    return ChunkStream(shape, include_usage=include_usage)
 
 
 def events(data: bytes) -> list[bytes]:
@@ -61,7 +68,7 @@ def test_token_chunk_fast_path_matches_the_generic_encoding(text: str) -> None:
 
 
 def test_model_names_needing_escapes_stay_valid_json() -> None:
-    odd = ChunkStream(completion_id="c", created=1, model='a"b\\c', logprobs=False)
+    odd = ChunkStream(CompletionShape(completion_id="c", created=1, model='a"b\\c'))
     assert decode(odd.token(TokenEvent("x")))["model"] == 'a"b\\c'
 
 
@@ -108,7 +115,7 @@ def test_finish_reasons_are_mapped_to_openai_values(engine: str | None, openai: 
 
 
 def test_completion_builder_joins_tokens_into_one_chat_completion() -> None:
-    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=True)
+    builder = CompletionBuilder(replace(PLAIN, logprobs=True))
     for text, lp in [("Hel", -0.1), ("lo", -0.2)]:
         builder.add_text(TokenEvent(text, None, lp))
     data = builder.build(DoneEvent(finish_reason="length", generated_text="Hello"))
@@ -125,14 +132,14 @@ def test_completion_builder_joins_tokens_into_one_chat_completion() -> None:
 
 
 def test_completion_builder_falls_back_to_generated_text_when_no_token_streamed() -> None:
-    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=False)
+    builder = CompletionBuilder(PLAIN)
     data = builder.build(DoneEvent(finish_reason="eos_token", generated_text="whole"))
     assert data["choices"][0]["message"]["content"] == "whole"
     assert data["choices"][0]["logprobs"] is None
 
 
 def test_completion_builder_reports_usage_when_the_engine_gave_both_counts() -> None:
-    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=False)
+    builder = CompletionBuilder(PLAIN)
     builder.add_text(TokenEvent("Hi"))
     data = builder.build(DoneEvent(prompt_tokens=7, completion_tokens=2))
     usage = ChatCompletion.model_validate(data).usage
@@ -142,7 +149,7 @@ def test_completion_builder_reports_usage_when_the_engine_gave_both_counts() -> 
 
 @pytest.mark.parametrize("done", [DoneEvent(), DoneEvent(completion_tokens=2)])
 def test_completion_builder_omits_usage_unless_both_counts_are_known(done: DoneEvent) -> None:
-    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=False)
+    builder = CompletionBuilder(PLAIN)
     data = builder.build(done)
     assert "usage" not in data
     assert ChatCompletion.model_validate(data).usage is None

@@ -26,7 +26,8 @@ from openai.types.responses import (
 from openai.types.responses.response_create_params import ResponseCreateParamsBase
 from pydantic import BaseModel
 
-from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.chat.target import ChatTarget
 from constructs_llm.streaming.runtime.parsing.events import DoneEvent, ToolCallEvent
 from constructs_llm.streaming.runtime.responses.fields import FIELDS
 from constructs_llm.streaming.runtime.responses.objects import ResponseShape
@@ -54,6 +55,9 @@ from tests.support.runtime_process import (
 
 RAW = {f.name: f.raw for f in load_fixtures()}
 PATH = "/v1/responses"
+#: A chat model on a messages engine, and one whose limit is 4,096 tokens.
+CHAT_MODEL = ChatTarget(request_format=RequestFormat.MESSAGES)
+LIMITED = ChatTarget(request_format=RequestFormat.MESSAGES, max_total_tokens=4096)
 WEATHER: FunctionToolParam = {
     "type": "function",
     "name": "get_weather",
@@ -290,7 +294,7 @@ def test_a_call_without_an_engine_id_gets_one_call_id_throughout(
 
 def test_arguments_before_the_name_wait_for_it() -> None:
     # GIVEN an engine whose first piece of a call has no name yet
-    echo = build_responses_request({"input": "x", "tools": [WEATHER]}, "messages").echo
+    echo = build_responses_request({"input": "x", "tools": [WEATHER]}, CHAT_MODEL).echo
     writer = ResponseEvents(ResponseShape(model=MODEL, echo=echo), logprobs=False)
     out = writer.start()
     first = writer.tool_call(ToolCallEvent(index=0, id="c1", arguments='{"a"'))
@@ -354,7 +358,7 @@ def test_a_replayed_conversation_becomes_the_chat_turns_it_stands_for() -> None:
             ],
             "tools": [WEATHER, g],
         },
-        "messages",
+        CHAT_MODEL,
     )  # fmt: skip
     # THEN the engine gets one assistant turn with its text and both calls, then the answers
     calls = [
@@ -677,7 +681,7 @@ def test_every_field_of_the_openai_sdks_responses_schema_has_a_rule() -> None:
 def test_ignored_fields_are_accepted_and_not_sent(name: str) -> None:
     value: Any = {"ttl": "12h"} if name == "prompt_cache_options" else 7
     value = "x" if name not in ("prompt_cache_options", "max_tool_calls") else value
-    request = build_responses_request({"input": "Hi", name: value}, "messages")
+    request = build_responses_request({"input": "Hi", name: value}, CHAT_MODEL)
     assert set(json.loads(request.chat.engine_body)) == {"messages", "stream", "stream_options"}
 
 
@@ -972,12 +976,10 @@ def test_max_output_tokens_above_the_model_s_limit_is_refused_naming_the_field()
     body = {"model": MODEL, "input": "Hi", "max_output_tokens": 10**30}
     # WHEN a Responses request asks for more THEN it is a 400 naming the Responses field
     with pytest.raises(RequestError) as caught:
-        build_responses_request(body, "messages", max_total_tokens=4096)
+        build_responses_request(body, LIMITED)
     assert caught.value.status == 400
     assert caught.value.param == "max_output_tokens"
     assert "max_output_tokens" in caught.value.message
     # AND within the limit it passes
-    fine = build_responses_request(
-        {**body, "max_output_tokens": 1024}, "messages", max_total_tokens=4096
-    )
+    fine = build_responses_request({**body, "max_output_tokens": 1024}, LIMITED)
     assert json.loads(fine.chat.engine_body)["max_tokens"] == 1024

@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..parsing.events import DoneEvent, ReasoningEvent, TokenEvent, ToolCallEvent
-from .wire import finish_reason, logprob_entry, new_tool_call_id, reasoning_delta, usage_object
+from .wire import (
+    CompletionShape,
+    finish_reason,
+    logprob_entry,
+    new_tool_call_id,
+    reasoning_delta,
+    usage_object,
+)
 
 __all__ = ["CompletionBuilder"]
 
@@ -30,27 +37,13 @@ class _Choice:
 class CompletionBuilder:
     """Aggregates a stream into one ``chat.completion`` object (for ``stream: false``).
 
-    :param completion_id: its ``id``.
-    :param created: its ``created`` time (seconds).
-    :param model: the served model's name.
-    :param logprobs: whether tokens carry their log-probabilities.
-    :param chose_tools: whether the model chose its tool calls (``tool_choice`` ``auto`` or
-        ``required``), so a reply with calls that stopped normally finishes with
-        ``tool_calls``. @default True
+    :param shape: its ``id``, ``created`` and ``model``, and how it is written.
     """
 
-    def __init__(
-        self,
-        *,
-        completion_id: str,
-        created: int,
-        model: str,
-        logprobs: bool,
-        chose_tools: bool = True,
-    ) -> None:
-        self._id, self._created, self._model = completion_id, created, model
-        self._want_logprobs = logprobs
-        self._chose_tools = chose_tools
+    def __init__(self, shape: CompletionShape) -> None:
+        self._id, self._created, self._model = shape.completion_id, shape.created, shape.model
+        self._want_logprobs = shape.logprobs
+        self._chose_tools = shape.chose_tools
         self._choices: dict[int, _Choice] = {0: _Choice()}
 
     def _choice(self, index: int) -> _Choice:

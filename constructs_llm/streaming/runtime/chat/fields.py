@@ -48,7 +48,7 @@ from .messages import checked_messages
 from .response_format import engine_response_format
 from .target import ChatTarget
 from .tools import checked_parallel, checked_tool_choice, checked_tools
-from .values import boolean, integer, number, stop_sequences, string, token_count
+from .values import boolean, integer, number, stop_sequences, stream_options, string, token_count
 
 __all__ = ["FIELDS", "OPEN_ENGINES", "TOP_LOGPROBS_ENGINES", "ChatField", "Context"]
 
@@ -129,21 +129,10 @@ _STREAM_OPTIONS = frozenset({"include_usage", "include_obfuscation"})
 def _stream_options(value: Any, ctx: Context) -> bool:
     """``include_usage``: end the stream with the usage chunk. ``include_obfuscation`` pads
     OpenAI's own chunks; it cannot change the answer: ignored. Needs ``stream: true``."""
-    if not ctx.values.get("stream"):
-        raise RequestError(
-            "'stream_options' is only allowed with 'stream': true", param="stream_options"
-        )
-    if not isinstance(value, dict):
-        raise RequestError("'stream_options' must be an object", param="stream_options")
-    for key in value:
-        if key not in _STREAM_OPTIONS:
-            raise RequestError(
-                f"unrecognized stream option 'stream_options.{key}'",
-                param=f"stream_options.{key}",
-                code="unknown_parameter",
-            )
-    usage = value.get("include_usage")
-    return usage is not None and boolean(usage, "stream_options.include_usage")
+    options = stream_options(
+        value, streaming=bool(ctx.values.get("stream")), options=_STREAM_OPTIONS
+    )
+    return bool(options.get("include_usage"))
 
 
 def _tokens(name: str) -> Check:

@@ -11,11 +11,11 @@ from ...formats import ModelKind
 from ..generation import Generation, generate
 from ..http.errors import RequestError
 from ..http.exchange import Exchange
-from ..routing import VARIANT_HEADER, accept_route
 from .completion import CompletionBuilder
 from .request import build_chat_request
 from .stream import ChunkStream
-from .wire import new_completion_id
+from .target import ChatTarget
+from .wire import CompletionShape, new_completion_id
 
 __all__ = ["serve_chat"]
 
@@ -24,20 +24,19 @@ def serve_chat(exchange: Exchange) -> None:
     """Answer one chat request."""
     try:
         data = exchange.read_json()
-        exchange.route = route = exchange.server.routes.pick(data.get("model"))
-        variant = accept_route(route, ModelKind.CHAT, exchange.headers.get(VARIANT_HEADER))
-        request = build_chat_request(
-            data,
-            route.request_format,
-            tools=exchange.settings.tools_for(route),
-            max_total_tokens=route.max_total_tokens,
-            engine=route.engine,
-            vision=route.vision,
-        )
+        route, variant = exchange.pick_route(data, ModelKind.CHAT)
+        target = ChatTarget.of_route(route, tools=exchange.settings.tools_for(route))
+        request = build_chat_request(data, target)
     except RequestError as err:
         exchange.refuse(err)
         return
-    completion_id, created = new_completion_id(), int(time.time())
+    shape = CompletionShape(
+        completion_id=new_completion_id(),
+        created=int(time.time()),
+        model=route.model,
+        logprobs=request.logprobs,
+        chose_tools=request.chose_tools,
+    )
     generate(
         exchange,
         Generation(
@@ -45,20 +44,7 @@ def serve_chat(exchange: Exchange) -> None:
             variant=variant,
             engine_body=request.engine_body,
             stream=request.stream,
-            writer=lambda: ChunkStream(
-                completion_id=completion_id,
-                created=created,
-                model=route.model,
-                logprobs=request.logprobs,
-                include_usage=request.include_usage,
-                chose_tools=request.chose_tools,
-            ),
-            answer=lambda: CompletionBuilder(
-                completion_id=completion_id,
-                created=created,
-                model=route.model,
-                logprobs=request.logprobs,
-                chose_tools=request.chose_tools,
-            ),
+            writer=lambda: ChunkStream(shape, include_usage=request.include_usage),
+            answer=lambda: CompletionBuilder(shape),
         ),
     )

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...formats import EngineName, RequestFormat
-from ..http.errors import RequestError, unsupported
+from ..http.errors import RequestError, unrecognized, unsupported
 from ..http.json_body import load_request
 from .engine_body import encode, single_prompt
 from .fields import FIELDS, ChatField, Context
@@ -67,33 +67,18 @@ def parse_chat_request(
     ``engine`` decides which fields pass. @default None (not known: those every engine
     honours). Raises ``RequestError`` (status 400) naming the offending field.
     """
-    return build_chat_request(
-        load_request(body),
-        request_format,
-        tools=tools,
-        max_total_tokens=max_total_tokens,
-        engine=engine,
-    )
-
-
-def build_chat_request(
-    data: dict[str, Any],
-    request_format: RequestFormat | str,
-    *,
-    tools: bool | None = None,
-    max_total_tokens: int | None = None,
-    engine: EngineName | None = None,
-    vision: bool | None = None,
-) -> ChatRequest:
-    """As :func:`parse_chat_request`, from a body already decoded (the router reads its
-    ``model`` first to learn the engine's format); ``vision`` False refuses image parts."""
     target = ChatTarget(
         request_format=RequestFormat(request_format),
         tools=tools,
         max_total_tokens=max_total_tokens,
         engine=engine,
-        vision=vision,
     )
+    return build_chat_request(load_request(body), target)
+
+
+def build_chat_request(data: dict[str, Any], target: ChatTarget) -> ChatRequest:
+    """As :func:`parse_chat_request`, from a body already decoded (the router reads its
+    ``model`` first to learn the engine's format), for ``target``."""
     _check_names(data)
     ctx = Context(data=data, target=target)
     for row in FIELDS:
@@ -106,6 +91,7 @@ def build_chat_request(
             continue
         if row.check is not None:
             checked = row.check(value, ctx)
+            engine = target.engine
             if checked is not None and row.engines is not None and engine not in row.engines:
                 raise _not_honoured(row, engine)
             ctx.values[row.name] = checked
@@ -126,12 +112,7 @@ def _check_names(data: dict[str, Any]) -> None:
     for name, value in data.items():
         row = _BY_NAME.get(name)
         if row is None:
-            raise RequestError(
-                f"unrecognized request argument supplied: '{name}'; this endpoint serves the "
-                "OpenAI Chat Completions fields only",
-                param=name,
-                code="unknown_parameter",
-            )
+            raise unrecognized(name, "Chat Completions")
         if row.refused is not None and value not in (None, [], {}, ""):
             raise unsupported(name, row.refused)
 

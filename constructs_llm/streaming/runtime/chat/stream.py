@@ -25,6 +25,7 @@ from ..parsing.events import DoneEvent, ReasoningEvent, TokenEvent, ToolCallEven
 from ..upstream import UpstreamFailure
 from .wire import (
     DONE,
+    CompletionShape,
     finish_reason,
     logprobs_object,
     new_tool_call_id,
@@ -39,35 +40,20 @@ __all__ = ["ChunkStream"]
 class ChunkStream:
     """The ``chat.completion.chunk`` SSE events of one streamed response.
 
-    :param completion_id: the chunks' ``id``.
-    :param created: their ``created`` time (seconds).
-    :param model: the served model's name.
-    :param logprobs: whether tokens carry their log-probabilities.
-    :param include_usage: whether the stream ends with the usage chunk.
-    :param chose_tools: whether the model chose its tool calls (``tool_choice`` ``auto`` or
-        ``required``, not a named function), so a reply with calls that stopped normally
-        finishes with ``tool_calls``.
+    :param shape: the chunks' ``id``, ``created`` and ``model``, and how they are written.
+    :param include_usage: whether the stream ends with the usage chunk. @default False
     """
 
-    def __init__(
-        self,
-        *,
-        completion_id: str,
-        created: int,
-        model: str,
-        logprobs: bool,
-        include_usage: bool = False,
-        chose_tools: bool = True,
-    ) -> None:
+    def __init__(self, shape: CompletionShape, *, include_usage: bool = False) -> None:
         self._include_usage = include_usage
-        self._chose_tools = chose_tools
+        self._chose_tools = shape.chose_tools
         self._base = {
-            "id": completion_id,
+            "id": shape.completion_id,
             "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
+            "created": shape.created,
+            "model": shape.model,
         }
-        self._logprobs = logprobs
+        self._logprobs = shape.logprobs
         self._calls: set[tuple[int, int]] = set()
         self._opened = {0}
         head = json.dumps(self._base, separators=(",", ":"))[:-1]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...formats import EngineName, RequestFormat
+from ..routing import Route
 
 __all__ = ["ChatTarget"]
 
@@ -41,6 +42,17 @@ class ChatTarget:
     max_total_tokens: int | None = None
     engine: EngineName | None = None
     vision: bool | None = None
+
+    @classmethod
+    def of_route(cls, route: Route, *, tools: bool | None) -> ChatTarget:
+        """The target a route names; ``tools`` as the settings decide it for the route."""
+        return cls(
+            request_format=route.request_format,
+            tools=tools,
+            max_total_tokens=route.max_total_tokens,
+            engine=route.engine,
+            vision=route.vision,
+        )
 
     @property
     def generate(self) -> bool:

@@ -19,7 +19,15 @@ from typing import Any
 from ..http.errors import RequestError
 from ..routing import MAX_TOKENS_CEILING
 
-__all__ = ["boolean", "integer", "number", "stop_sequences", "string", "token_count"]
+__all__ = [
+    "boolean",
+    "integer",
+    "number",
+    "stop_sequences",
+    "stream_options",
+    "string",
+    "token_count",
+]
 
 _MAX_STOP_SEQUENCES = 4
 
@@ -28,6 +36,26 @@ def boolean(value: Any, where: str) -> bool:
     if isinstance(value, bool):
         return value
     raise RequestError(f"'{where}' must be a boolean, got {value!r}", param=where)
+
+
+def stream_options(value: Any, *, streaming: bool, options: frozenset[str]) -> dict[str, bool]:
+    """``stream_options``: with ``stream: true`` only, an object of the boolean ``options``."""
+    if not streaming:
+        raise RequestError(
+            "'stream_options' is only allowed with 'stream': true", param="stream_options"
+        )
+    if not isinstance(value, dict):
+        raise RequestError("'stream_options' must be an object", param="stream_options")
+    for key, option in value.items():
+        if key not in options:
+            raise RequestError(
+                f"unrecognized stream option 'stream_options.{key}'",
+                param=f"stream_options.{key}",
+                code="unknown_parameter",
+            )
+        if option is not None:
+            boolean(option, f"stream_options.{key}")
+    return value
 
 
 def string(value: Any, where: str) -> str:

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from ..parsing.events import DoneEvent, TokenEvent
 
 __all__ = [
     "DONE",
+    "CompletionShape",
     "finish_reason",
     "logprob_entry",
     "logprobs_object",
@@ -42,6 +44,27 @@ __all__ = [
 ]
 
 DONE = b"data: [DONE]\n\n"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompletionShape:
+    """What each chunk or the completion of one answer repeats, and how it is written.
+
+    :param completion_id: its ``id``.
+    :param created: its ``created`` time (seconds).
+    :param model: the served model's name.
+    :param logprobs: whether tokens carry their log-probabilities. @default False
+    :param chose_tools: whether the model chose its tool calls (``tool_choice`` ``auto`` or
+        ``required``, not a named function), so a reply with calls that stopped normally
+        finishes with ``tool_calls``. @default True
+    """
+
+    completion_id: str
+    created: int
+    model: str
+    logprobs: bool = False
+    chose_tools: bool = True
+
 
 # Engines' finish reasons -> OpenAI's. TGI says eos_token/stop_sequence, LMI may say eos.
 _FINISH_REASONS = {

@@ -23,7 +23,7 @@ from typing import Any
 from ...formats import ModelKind
 from ..http.errors import RequestError
 from ..http.exchange import Exchange
-from ..routing import VARIANT_HEADER, Route, accept_route
+from ..routing import Route
 from ..upstream import UpstreamFailure, describe_failure, invoke_once
 from .answer import embeddings_object
 from .engines import Embedded, EngineAnswerError
@@ -39,8 +39,7 @@ def serve_embeddings(exchange: Exchange) -> None:
     """Answer one embeddings request."""
     try:
         data = exchange.read_json()
-        exchange.route = route = exchange.server.routes.pick(data.get("model"))
-        variant = accept_route(route, ModelKind.EMBEDDING, exchange.headers.get(VARIANT_HEADER))
+        route, variant = exchange.pick_route(data, ModelKind.EMBEDDING)
         request = build_embeddings_request(data, route)
     except RequestError as err:
         exchange.refuse(err)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RequestError", "error_object", "unsupported"]
+__all__ = ["RequestError", "error_object", "unrecognized", "unsupported"]
 
 
 class RequestError(Exception):
@@ -34,6 +34,17 @@ def unsupported(name: str, why: str) -> RequestError:
         f"'{name}' is not supported by this endpoint: {why}",
         param=name,
         code="unsupported_parameter",
+    )
+
+
+def unrecognized(name: str, api: str) -> RequestError:
+    """A 400 for a field outside the schema of ``api`` (its name as OpenAI gives it), in the
+    words OpenAI uses."""
+    return RequestError(
+        f"unrecognized request argument supplied: '{name}'; this endpoint serves the "
+        f"OpenAI {api} fields only",
+        param=name,
+        code="unknown_parameter",
     )
 
 

@@ -28,8 +28,9 @@ from collections.abc import Callable
 from email.message import Message
 from typing import Any, Protocol
 
+from ...formats import ModelKind
 from ..metrics import UNROUTED, with_metrics
-from ..routing import Route, RoutingTable
+from ..routing import VARIANT_HEADER, Route, RoutingTable, accept_route
 from ..settings import Settings
 from .auth import ApiKeyAuth
 from .body import BodyTooLarge, read_body
@@ -152,6 +153,13 @@ class Exchange:
         """The request body (at most ``MAX_BODY_BYTES``) as a JSON object; ``RequestError``
         otherwise."""
         return load_request(self.read_body(self.settings.max_body_bytes))
+
+    def pick_route(self, data: dict[str, Any], kind: ModelKind) -> tuple[Route, str | None]:
+        """The route the request's ``model`` names, kept for the log line, and the variant the
+        request pins; ``RequestError`` for an unknown model, one of the other ``kind`` or a
+        bad variant."""
+        self.route = route = self.server.routes.pick(data.get("model"))
+        return route, accept_route(route, kind, self.headers.get(VARIANT_HEADER))
 
     def read_body(self, limit: int) -> bytes:
         try:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..chat.values import boolean, integer
+from ..chat.values import boolean, integer, stream_options
 from ..http.errors import RequestError, unsupported
 from .input import Conversation, conversation
 from .stateless import STATELESS
@@ -100,23 +100,12 @@ def _input(value: Any, ctx: Context) -> Conversation:
     return conversation(value, ctx.data.get("instructions"))
 
 
+_STREAM_OPTIONS = frozenset({"include_obfuscation"})
+
+
 def _stream_options(value: Any, ctx: Context) -> None:
     """Only ``include_obfuscation``, which pads OpenAI's own events: nothing to do here."""
-    if not ctx.values.get("stream"):
-        raise RequestError(
-            "'stream_options' is only allowed with 'stream': true", param="stream_options"
-        )
-    if not isinstance(value, dict):
-        raise RequestError("'stream_options' must be an object", param="stream_options")
-    for key in value:
-        if key != "include_obfuscation":
-            raise RequestError(
-                f"unrecognized stream option 'stream_options.{key}'",
-                param=f"stream_options.{key}",
-                code="unknown_parameter",
-            )
-    if value.get("include_obfuscation") is not None:
-        boolean(value["include_obfuscation"], "stream_options.include_obfuscation")
+    stream_options(value, streaming=bool(ctx.values.get("stream")), options=_STREAM_OPTIONS)
 
 
 def _tools(value: Any, ctx: Context) -> dict[str, Any]:

@@ -13,10 +13,10 @@ same fields as chat's, so the request's metrics are the chat request's.
 from __future__ import annotations
 
 from ...formats import ModelKind
+from ..chat.target import ChatTarget
 from ..generation import Generation, generate
 from ..http.errors import RequestError
 from ..http.exchange import Exchange
-from ..routing import VARIANT_HEADER, accept_route
 from .answer import ResponseAnswer
 from .objects import ResponseShape
 from .request import build_responses_request
@@ -29,16 +29,9 @@ def serve_responses(exchange: Exchange) -> None:
     """Answer one Responses request."""
     try:
         data = exchange.read_json()
-        exchange.route = route = exchange.server.routes.pick(data.get("model"))
-        variant = accept_route(route, ModelKind.CHAT, exchange.headers.get(VARIANT_HEADER))
-        request = build_responses_request(
-            data,
-            route.request_format,
-            tools=exchange.settings.tools_for(route),
-            max_total_tokens=route.max_total_tokens,
-            engine=route.engine,
-            vision=route.vision,
-        )
+        route, variant = exchange.pick_route(data, ModelKind.CHAT)
+        target = ChatTarget.of_route(route, tools=exchange.settings.tools_for(route))
+        request = build_responses_request(data, target)
     except RequestError as err:
         exchange.refuse(err)
         return

@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...formats import EngineName, RequestFormat
 from ..chat.request import ChatRequest, build_chat_request
-from ..http.errors import RequestError
+from ..chat.target import ChatTarget
+from ..http.errors import RequestError, unrecognized
 from .fields import FIELDS, OMIT, Context
 from .input import Conversation
 
@@ -54,21 +54,9 @@ class ResponsesRequest:
     echo: dict[str, Any]
 
 
-def build_responses_request(
-    data: dict[str, Any],
-    request_format: RequestFormat | str,
-    *,
-    tools: bool | None = None,
-    max_total_tokens: int | None = None,
-    engine: EngineName | None = None,
-    vision: bool | None = None,
-) -> ResponsesRequest:
-    """Validate a decoded Responses request and build its chat request for the engine.
-
-    ``tools`` says whether the route's engine serves tool calls, and ``max_total_tokens`` the
-    model's limit, which ``max_output_tokens`` may not exceed, ``engine`` the fields that
-    pass and ``vision`` whether images may (all as for ``build_chat_request``). Raises
-    ``RequestError`` naming the Responses field at fault.
+def build_responses_request(data: dict[str, Any], target: ChatTarget) -> ResponsesRequest:
+    """Validate a decoded Responses request and build its chat request for ``target`` (as
+    ``build_chat_request`` does). Raises ``RequestError`` naming the Responses field at fault.
     """
     _check_names(data)
     ctx = Context(data=data)
@@ -80,7 +68,7 @@ def build_responses_request(
             ctx.values[row.name] = value
     values = ctx.values
     talk: Conversation = values["input"]
-    if RequestFormat(request_format) is RequestFormat.GENERATE:
+    if target.generate:
         _check_generate(talk)
     chat: dict[str, Any] = {}
     for row in FIELDS:
@@ -92,14 +80,7 @@ def build_responses_request(
         else:
             chat.update(row.chat(value))
     try:
-        request = build_chat_request(
-            chat,
-            request_format,
-            tools=tools,
-            max_total_tokens=max_total_tokens,
-            engine=engine,
-            vision=vision,
-        )
+        request = build_chat_request(chat, target)
     except RequestError as err:
         raise _in_responses_terms(err, talk) from None
     echo: dict[str, Any] = {}
@@ -118,12 +99,7 @@ def _check_names(data: dict[str, Any]) -> None:
     for name, value in data.items():
         row = _BY_NAME.get(name)
         if row is None:
-            raise RequestError(
-                f"unrecognized request argument supplied: '{name}'; this endpoint serves the "
-                "OpenAI Responses fields only",
-                param=name,
-                code="unknown_parameter",
-            )
+            raise unrecognized(name, "Responses")
         if row.neutral is not None and not row.neutral(value):
             raise RequestError(
                 f"'{name}' {_shown(value)} is not supported by this endpoint: {row.why}",
