@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.runtime.events import StreamFormat
+from constructs_llm.streaming.formats import StreamFormat
 from tests.streaming.conftest import BASE_SETTINGS, MODEL, SOCKET_TIMEOUT, Runtime, serving
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.support import engine_streams
@@ -47,6 +47,8 @@ CALLS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "whole": ("vllm_chat", {}),
     "tools": ("vllm_tool_calls", {"tools": [WEATHER], "tool_choice": "auto"}),
     "tools_stream": ("vllm_tool_calls", {"tools": [WEATHER], "stream": True}),
+    "reasoning": ("vllm_reasoning", {}),
+    "reasoning_stream": ("sglang_reasoning", {"stream": True}),
     "wrong_key": (None, {}),
 }
 
@@ -113,6 +115,20 @@ def test_litellm_gets_the_tool_call(session: Session, call: str) -> None:
     assert json.loads(tool_call["function"]["arguments"]) == {"city": "Zürich", "unit": "celsius"}
 
 
+@pytest.mark.parametrize(
+    ("call", "thinking", "answer"),
+    [
+        ("reasoning", "Okay, the user greets me.", "Hello!"),
+        ("reasoning_stream", "Let me think.", "Four."),
+    ],
+)
+def test_litellm_reads_the_reasoning(
+    session: Session, call: str, thinking: str, answer: str
+) -> None:
+    message = session.response(call)["choices"][0]["message"]
+    assert (message["reasoning_content"], message["content"]) == (thinking, answer)
+
+
 def test_litellm_with_a_wrong_key_gets_401_and_sagemaker_is_not_called(session: Session) -> None:
     wrong = session.results["wrong_key"]
     assert (wrong["error"], wrong["status"]) == ("AuthenticationError", 401)
@@ -122,8 +138,8 @@ def test_litellm_with_a_wrong_key_gets_401_and_sagemaker_is_not_called(session: 
 
 def test_the_engine_receives_litellm_s_tools(session: Session) -> None:
     sent = session.engine_received
-    assert [body.get("stream") for body in sent] == [True, True, True, True]
-    assert [body.get("tools") for body in sent] == [None, None, [WEATHER], [WEATHER]]
+    assert [body.get("stream") for body in sent] == [True] * 6
+    assert [body.get("tools") for body in sent] == [None, None, [WEATHER], [WEATHER], None, None]
     assert sent[2]["tool_choice"] == "auto"
     assert {body["messages"][0]["content"] for body in sent} == {ASK[0]["content"]}
 

@@ -104,7 +104,12 @@ def test_the_runtime_imports_nothing_outside_itself_but_stdlib_and_boto3(
     # The asset ships no dependencies: importing every module must pull in neither
     # constructs_llm nor aws_cdk (boto3/botocore come with the Lambda Python runtime).
     runtime = task_root / "streaming" / "runtime"
-    modules = sorted(p.stem for p in runtime.glob("*.py") if p.stem != "__main__")
+    modules = sorted(
+        ".".join(p.relative_to(runtime).with_suffix("").parts)
+        for p in runtime.rglob("*.py")
+        if p.stem not in ("__main__", "__init__")
+    )
+    assert "parsing.parser" in modules and "chat.fields" in modules
     code = (
         "import sys, importlib\n"
         f"for name in {modules!r}: importlib.import_module('streaming.runtime.' + name)\n"

@@ -22,7 +22,7 @@ How the Lambda function must be configured (zip package, Lambda Web Adapter laye
   ``MODEL_NAME`` (optional), or instead ``ROUTES`` for several models (``routing.py``),
   ``UPSTREAM_READ_TIMEOUT`` (below the function timeout),
   ``MAX_BODY_BYTES`` (optional), ``HEARTBEAT_SECONDS`` (optional, e.g. ``10`` behind CloudFront),
-  ``API_KEYS_SECRET_ID`` (optional: Bearer keys, see ``auth.py``; the role then needs
+  ``API_KEYS_SECRET_ID`` (optional: Bearer keys, see ``http/auth.py``; the role then needs
   ``secretsmanager:GetSecretValue`` on that secret);
 - function URL with ``InvokeMode: RESPONSE_STREAM``; the role needs
   ``sagemaker:InvokeEndpoint`` on the endpoint.
@@ -35,7 +35,8 @@ import signal
 import sys
 from typing import Any
 
-from .server import emit_log_line, make_server
+from .http.exchange import emit_log_line
+from .server import make_server
 from .settings import Settings, SettingsError, sagemaker_client
 
 __all__ = ["main"]
