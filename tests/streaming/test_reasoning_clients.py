@@ -19,10 +19,10 @@ from typing import Any
 import openai
 import pytest
 from langchain_core.messages import AIMessageChunk
-from langchain_openai import ChatOpenAI
 
 from constructs_llm.streaming.formats import EngineName, StreamFormat
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
+from tests.streaming.test_tool_calls import chat_model
 from tests.streaming.vllm_cases import FIXTURES
 from tests.support.engine_exchanges import Recording
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
@@ -129,24 +129,13 @@ def test_the_agents_sdk_s_chat_completions_model_streams_the_reasoning(runtime: 
 # -- LangChain ----------------------------------------------------------------------------------
 
 
-def _chat_model(runtime: Runtime, **kwargs: Any) -> ChatOpenAI:
-    return ChatOpenAI(
-        base_url=runtime.url + "/v1",
-        api_key="unused",  # type: ignore[arg-type]
-        model=MODEL,
-        max_retries=0,
-        timeout=SOCKET_TIMEOUT,
-        **kwargs,
-    )
-
-
 def _blocks(content: Any, kind: str) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict) and b.get("type") == kind]
 
 
 def test_langchain_s_responses_answer_carries_the_reasoning_block(runtime: Runtime) -> None:
     # WHEN ChatOpenAI on the Responses API is invoked
-    reply = _chat_model(runtime, use_responses_api=True).invoke(QUESTION)
+    reply = chat_model(runtime, use_responses_api=True).invoke(QUESTION)
     # THEN its content holds the reasoning item as a block, then the answer's text
     (reasoning,) = _blocks(reply.content, "reasoning")
     assert _texts_of(reasoning["content"]) == REASONING_TEXT
@@ -167,7 +156,7 @@ def test_langchain_streams_the_answer_without_the_reasoning_text(
 ) -> None:
     # WHEN ChatOpenAI streams (chat completions, or the Responses API)
     merged: AIMessageChunk | None = None
-    for chunk in _chat_model(runtime, **kwargs).stream(QUESTION):
+    for chunk in chat_model(runtime, **kwargs).stream(QUESTION):
         merged = chunk if merged is None else merged + chunk
     assert merged is not None
     # THEN the answer arrives, and the thinking does not: ChatOpenAI reads neither chat's
