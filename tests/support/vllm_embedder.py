@@ -1,7 +1,7 @@
 """A stand-in for an embedding model on vLLM's pooling runner behind the fake SageMaker: it
 answers each ``/invocations`` body the way vLLM's SageMaker router does for an ``embed`` model
-(vllm-project/vllm: ``vllm/entrypoints/sagemaker/api_router.py``, ``invocations``, which takes
-the first request type the body validates as: ``EmbeddingRequest`` first,
+(vllm-project/vllm: ``vllm/entrypoints/serve/sagemaker/api_router.py``, ``invocations``,
+which takes the first request type the body validates as: ``EmbeddingRequest`` first,
 ``vllm/entrypoints/pooling/factories.py``), so a test can compute the vectors a text must get.
 
 - A body with ``input`` (a string or a list of strings) is OpenAI's embeddings request: the

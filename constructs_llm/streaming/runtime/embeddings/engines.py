@@ -14,8 +14,8 @@ in the Lambda asset.
 - **vLLM** (its pooling runner): OpenAI's own body, ``{"input": [...]}`` plus
   ``"dimensions"`` when asked. vLLM's ``/invocations`` tries each request type the model's
   tasks serve and takes the first that validates (vllm-project/vllm:
-  ``vllm/entrypoints/sagemaker/api_router.py``, ``invocations``); for an ``embed`` model the
-  first is ``EmbeddingRequest`` (``vllm/entrypoints/pooling/factories.py``,
+  ``vllm/entrypoints/serve/sagemaker/api_router.py``, ``invocations``); for an ``embed``
+  model the first is ``EmbeddingRequest`` (``vllm/entrypoints/pooling/factories.py``,
   ``get_pooling_invocation_types``), whose ``model`` is optional. TEI's body fails there:
   ``inputs`` is no field of it ("Cannot find suitable handler for request"), and vLLM 0.32
   refuses ``normalize`` ("use 'use_activation' instead"). vLLM answers OpenAI's ``list``
