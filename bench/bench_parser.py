@@ -29,8 +29,8 @@ import tracemalloc
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from constructs_llm.streaming.runtime.events import TokenEvent
-from constructs_llm.streaming.runtime.parser import parse_stream
+from constructs_llm.streaming.runtime.parsing.events import TokenEvent
+from constructs_llm.streaming.runtime.parsing.parser import parse_stream
 
 TOKENS = 100_000
 SEED = 20_240_607

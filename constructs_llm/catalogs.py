@@ -49,6 +49,7 @@ __all__ = [
     "models",
     "parse_catalog",
     "reasoning_parsers",
+    "sees_images",
     "tool_parsers",
 ]
 
@@ -180,6 +181,7 @@ class ModelRecord:
     notes: tuple[str, ...] = ()
     embedding_dimensions: int | None = None
     matryoshka_min_dimensions: int | None = None
+    vision: bool = False  # takes images beside text (a vision tower in its config.json)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -281,6 +283,13 @@ def checkpoint_quantization(model_id: str | None) -> tuple[bool, str | None]:
     checkpoint is quantized with (None: unquantized, or unknown when the id is not known)."""
     row = _rows().get(model_id.strip().lower()) if model_id else None
     return (row is not None, None if row is None else row.quantization)
+
+
+def sees_images(model_id: str | None) -> bool | None:
+    """Whether the packaged table says this Hub id (or an alias of it) takes images; None when
+    the table does not know the model as a chat model."""
+    row = _rows().get(model_id.strip().lower()) if model_id else None
+    return None if row is None or row.kind != "chat" else row.vision
 
 
 def model_family(model_id: str | None) -> str | None:

@@ -18,7 +18,7 @@ from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.model.container_image import dlc_family
 from constructs_llm.sizing.memory import ModelArchitecture, plan_memory
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 SECRETISH = "hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3"
 

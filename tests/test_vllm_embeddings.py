@@ -49,9 +49,11 @@ def test_an_embedding_model_of_the_table_is_served_as_one(
     assert not [k for k in env if "TOOL" in k or "REASONING" in k]
     assert model.engine.model_kind is ModelKind.EMBEDDING
     assert model.engine.request_format is RequestFormat.EMBED
-    # the invoker serves it on POST /v1/embeddings, with the table's dimensions
+    # the invoker serves it on POST /v1/embeddings, with the table's dimensions; the route
+    # names vLLM, so the runtime sends OpenAI's embeddings body (vLLM refuses TEI's)
     (route,) = json.loads(_joined(lambda_env["ROUTES"]))
     assert route["request_format"] == "embed"
+    assert route["engine"] == "vllm"
     assert (route["dimensions"], route["min_dimensions"]) == (1024, 32)
 
 

@@ -470,6 +470,7 @@ WRONG_TYPES = [
             "heartbeat": "15s",
             "auth": "iam",
             "max_concurrency": "10",
+            "max_request_bytes": "5MB",
         },
     ),
     *_cases("invoker", _invoker_targets, {"target": "my-endpoint", "targets": "my-endpoint"}),

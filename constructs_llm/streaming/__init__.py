@@ -10,17 +10,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "parse_stream": "constructs_llm.streaming.runtime.parser",
-    "TokenEvent": "constructs_llm.streaming.runtime.events",
-    "ToolCallEvent": "constructs_llm.streaming.runtime.events",
-    "DoneEvent": "constructs_llm.streaming.runtime.events",
-    "ErrorEvent": "constructs_llm.streaming.runtime.events",
-    "StreamEvent": "constructs_llm.streaming.runtime.events",
+    "parse_stream": "constructs_llm.streaming.runtime.parsing.parser",
+    "TokenEvent": "constructs_llm.streaming.runtime.parsing.events",
+    "ToolCallEvent": "constructs_llm.streaming.runtime.parsing.events",
+    "ReasoningEvent": "constructs_llm.streaming.runtime.parsing.events",
+    "DoneEvent": "constructs_llm.streaming.runtime.parsing.events",
+    "ErrorEvent": "constructs_llm.streaming.runtime.parsing.events",
+    "StreamEvent": "constructs_llm.streaming.runtime.parsing.events",
     "StreamFormat": "constructs_llm.streaming.formats",
     "RequestFormat": "constructs_llm.streaming.formats",
-    "iter_payload_parts": "constructs_llm.streaming.runtime.sagemaker_stream",
-    "stream_events": "constructs_llm.streaming.runtime.sagemaker_stream",
-    "UpstreamStreamError": "constructs_llm.streaming.runtime.parser",
+    "iter_payload_parts": "constructs_llm.streaming.runtime.parsing.sagemaker_stream",
+    "stream_events": "constructs_llm.streaming.runtime.parsing.sagemaker_stream",
+    "UpstreamStreamError": "constructs_llm.streaming.runtime.parsing.parser",
     "stream_chat": "constructs_llm.streaming.client",
     "sigv4_hook": "constructs_llm.streaming.client",
     "content_sha256_hook": "constructs_llm.streaming.client",
@@ -74,14 +75,19 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.streaming.invoker.streaming_invoker import (
         StreamingInvoker as StreamingInvoker,
     )
-    from constructs_llm.streaming.runtime.events import DoneEvent as DoneEvent
-    from constructs_llm.streaming.runtime.events import ErrorEvent as ErrorEvent
-    from constructs_llm.streaming.runtime.events import StreamEvent as StreamEvent
-    from constructs_llm.streaming.runtime.events import TokenEvent as TokenEvent
-    from constructs_llm.streaming.runtime.events import ToolCallEvent as ToolCallEvent
-    from constructs_llm.streaming.runtime.parser import UpstreamStreamError as UpstreamStreamError
-    from constructs_llm.streaming.runtime.parser import parse_stream as parse_stream
-    from constructs_llm.streaming.runtime.sagemaker_stream import (
+    from constructs_llm.streaming.runtime.parsing.events import DoneEvent as DoneEvent
+    from constructs_llm.streaming.runtime.parsing.events import ErrorEvent as ErrorEvent
+    from constructs_llm.streaming.runtime.parsing.events import ReasoningEvent as ReasoningEvent
+    from constructs_llm.streaming.runtime.parsing.events import StreamEvent as StreamEvent
+    from constructs_llm.streaming.runtime.parsing.events import TokenEvent as TokenEvent
+    from constructs_llm.streaming.runtime.parsing.events import ToolCallEvent as ToolCallEvent
+    from constructs_llm.streaming.runtime.parsing.parser import (
+        UpstreamStreamError as UpstreamStreamError,
+    )
+    from constructs_llm.streaming.runtime.parsing.parser import parse_stream as parse_stream
+    from constructs_llm.streaming.runtime.parsing.sagemaker_stream import (
         iter_payload_parts as iter_payload_parts,
     )
-    from constructs_llm.streaming.runtime.sagemaker_stream import stream_events as stream_events
+    from constructs_llm.streaming.runtime.parsing.sagemaker_stream import (
+        stream_events as stream_events,
+    )

@@ -52,10 +52,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
-from constructs_llm.streaming.runtime.events import DoneEvent, ErrorEvent, TokenEvent, ToolCallEvent
-from constructs_llm.streaming.runtime.openai_format import CompletionBuilder, new_completion_id
-from constructs_llm.streaming.runtime.parser import parse_stream
-from constructs_llm.streaming.runtime.requests import RequestError, build_chat_request
+from constructs_llm.streaming.runtime.chat.completion import CompletionBuilder
+from constructs_llm.streaming.runtime.chat.request import build_chat_request
+from constructs_llm.streaming.runtime.chat.target import ChatTarget
+from constructs_llm.streaming.runtime.chat.wire import CompletionShape, new_completion_id
+from constructs_llm.streaming.runtime.http.errors import RequestError
+from constructs_llm.streaming.runtime.parsing.events import (
+    DoneEvent,
+    ErrorEvent,
+    ReasoningEvent,
+    TokenEvent,
+    ToolCallEvent,
+)
+from constructs_llm.streaming.runtime.parsing.parser import parse_stream
 
 __all__ = [
     "INLINE_LIMIT",
@@ -287,7 +296,8 @@ def submit_chat(
     _check_limits(invocation_timeout, request_ttl, inference_id)
     data = {**params, "messages": list(messages)}
     try:
-        request = build_chat_request(data, fmt, tools=tools, max_total_tokens=max_total_tokens)
+        target = ChatTarget(request_format=fmt, tools=tools, max_total_tokens=max_total_tokens)
+        request = build_chat_request(data, target)
     except RequestError as error:
         raise AsyncChatError(error.message, code=error.code) from None
     body = async_body(request.engine_body)
@@ -398,9 +408,11 @@ def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> 
     builder = _builder(model, logprobs=logprobs)
     for event in parse_stream([body], fmt):
         if isinstance(event, TokenEvent):
-            builder.add(event)
+            builder.add_text(event)
         elif isinstance(event, ToolCallEvent):
-            builder.add_tool_call(event)
+            builder.add_call(event)
+        elif isinstance(event, ReasoningEvent):
+            builder.add_reasoning(event)
         elif isinstance(event, DoneEvent):
             return builder.build(event)
         elif isinstance(event, ErrorEvent):
@@ -415,9 +427,10 @@ def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> 
 
 
 def _builder(model: str, *, logprobs: bool) -> CompletionBuilder:
-    return CompletionBuilder(
+    shape = CompletionShape(
         completion_id=new_completion_id(), created=int(time.time()), model=model, logprobs=logprobs
     )
+    return CompletionBuilder(shape)
 
 
 def _prompt(data: Mapping[str, Any]) -> str | None:

@@ -1,14 +1,27 @@
-"""The contract the invoker's two layers share: the wire formats an engine speaks, and the
-names of the invoker's metrics. The construct layer (``streaming/invoker/``, ``engines/``,
-``hosting/``) and the Lambda runtime (``streaming/runtime/``) both import this module, and
-neither imports the other; it ships in the Lambda's code asset beside the runtime. Stdlib only.
+"""The contract the invoker's two layers share: the wire formats an engine speaks, the names of
+the runtime's environment variables, the schema of its ``ROUTES`` table, and the names of the
+invoker's metrics. The construct layer (``streaming/invoker/``, ``engines/``, ``hosting/``) and
+the Lambda runtime (``streaming/runtime/``) both import this module, and neither imports the
+other; it ships in the Lambda's code asset beside the runtime. Stdlib only.
 """
 
 from __future__ import annotations
 
 from enum import Enum
+from typing import Final, TypedDict
 
-__all__ = ["ERROR_KINDS", "NAMESPACE", "ModelKind", "RequestFormat", "StreamFormat"]
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "ERROR_KINDS",
+    "MAX_REQUEST_BYTES",
+    "NAMESPACE",
+    "EngineName",
+    "Env",
+    "ModelKind",
+    "RequestFormat",
+    "RouteSpec",
+    "StreamFormat",
+]
 
 
 class StreamFormat(str, Enum):
@@ -34,13 +47,113 @@ class RequestFormat(str, Enum):
 
     MESSAGES = "messages"  # OpenAI-style {"messages": [...]} chat request
     GENERATE = "generate"  # TGI/LMI {"inputs": "...", "parameters": {...}}
-    EMBED = "embed"  # TEI {"inputs": [...], "normalize": true}; one JSON answer, no stream
+    EMBED = "embed"  # an embedding model's body; one JSON answer, no stream
 
     @property
     def kind(self) -> ModelKind:
         """The kind of model that takes this body: an embedding model for ``EMBED``."""
         return ModelKind.EMBEDDING if self is RequestFormat.EMBED else ModelKind.CHAT
 
+
+class EngineName(str, Enum):
+    """The serving engine behind a route, by the name its ``Engine`` gives it: which request
+    fields it honours (``runtime/chat/fields.py``) and which body an embedding model takes
+    (``runtime/embeddings/``). A route whose engine is not known (a custom image, an endpoint
+    deployed elsewhere) gets the fields every engine honours."""
+
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    LMI_VLLM = "lmi-vllm"  # DJL LMI's vLLM async service: vLLM's own request classes
+    LMI_TRTLLM = "lmi-trtllm"
+    TGI = "tgi"
+    TGI_NEURONX = "tgi-neuronx"
+    TEI = "tei"
+
+
+class Env:
+    """The names of the runtime's environment variables; ``runtime/settings.py`` documents
+    each one, and ``streaming/invoker/`` sets them."""
+
+    PORT: Final = "PORT"
+    BIND_ADDRESS: Final = "BIND_ADDRESS"
+    ENDPOINT_NAME: Final = "ENDPOINT_NAME"
+    INFERENCE_COMPONENT_NAME: Final = "INFERENCE_COMPONENT_NAME"
+    STREAM_FORMAT: Final = "STREAM_FORMAT"
+    REQUEST_FORMAT: Final = "REQUEST_FORMAT"
+    MODEL_NAME: Final = "MODEL_NAME"
+    ENGINE: Final = "ENGINE"
+    VISION: Final = "VISION"
+    MAX_TOTAL_TOKENS: Final = "MAX_TOTAL_TOKENS"
+    TOOLS: Final = "TOOLS"
+    ROUTES: Final = "ROUTES"
+    MAX_BODY_BYTES: Final = "MAX_BODY_BYTES"
+    UPSTREAM_READ_TIMEOUT: Final = "UPSTREAM_READ_TIMEOUT"
+    CLIENT_TIMEOUT: Final = "CLIENT_TIMEOUT"
+    REQUEST_DEADLINE: Final = "REQUEST_DEADLINE"
+    MAX_CONNECTIONS: Final = "MAX_CONNECTIONS"
+    HEARTBEAT_SECONDS: Final = "HEARTBEAT_SECONDS"
+    API_KEYS_SECRET_ID: Final = "API_KEYS_SECRET_ID"
+    API_KEYS_TTL_SECONDS: Final = "API_KEYS_TTL_SECONDS"
+    API_KEYS_STALE_SECONDS: Final = "API_KEYS_STALE_SECONDS"
+    METRICS_NAMESPACE: Final = "METRICS_NAMESPACE"
+
+    #: The variables one target is described by; ``ROUTES`` replaces them all.
+    SINGLE_TARGET: Final = (
+        ENDPOINT_NAME,
+        INFERENCE_COMPONENT_NAME,
+        STREAM_FORMAT,
+        REQUEST_FORMAT,
+        MODEL_NAME,
+        ENGINE,
+        VISION,
+        MAX_TOTAL_TOKENS,
+    )
+
+
+class RouteSpec(TypedDict, total=False):
+    """One entry of ``ROUTES`` (a JSON list): a served model and where its requests go.
+    ``runtime/routing.py`` reads it and documents each key; ``model`` and ``endpoint`` are
+    required.
+
+    :param model: the name clients send as ``model``.
+    :param endpoint: the SageMaker endpoint's name.
+    :param component: the inference component on it.
+    :param stream_format: a ``StreamFormat`` value.
+    :param request_format: a ``RequestFormat`` value.
+    :param engine: an ``EngineName`` value, when the engine is known.
+    :param tools: whether the engine serves tool calls.
+    :param vision: false when the model is known to take no images (true is not written:
+        a model that may see gets image parts as they come).
+    :param variants: the production variants a request may pin.
+    :param max_total_tokens: the model's prompt + completion limit.
+    :param dimensions: an embedding model's embedding length.
+    :param min_dimensions: its shortest Matryoshka truncation.
+    :param max_inputs: inputs its engine takes in one call.
+    """
+
+    model: str
+    endpoint: str
+    component: str
+    stream_format: str
+    request_format: str
+    engine: str
+    tools: bool
+    vision: bool
+    variants: list[str]
+    max_total_tokens: int
+    dimensions: int
+    min_dimensions: int
+    max_inputs: int
+
+
+#: The largest request body a Lambda function URL takes: "6 MB" of request payload (Lambda
+#: quotas, "Invocation payload (request and response)"), in the binary megabytes Lambda counts.
+MAX_REQUEST_BYTES = 6 * 1024 * 1024
+
+#: The invoker's largest request body unless told otherwise (``MAX_BODY_BYTES``,
+#: ``StreamingInvoker(max_request_bytes=...)``): 5 MiB, room for a phone photo as a data URL
+#: (3.75 MB of image, 5 MB once base64-encoded) under the function URL's limit.
+DEFAULT_MAX_REQUEST_BYTES = 5 * 1024 * 1024
 
 #: The CloudWatch namespace of the invoker's metrics (EMF records and the construct's metrics).
 NAMESPACE = "ConstructsLlm/Invoker"

@@ -38,7 +38,7 @@ def test_case_against_vllm(
         for request in forwarder.requests:  # a relayed stream is recorded once it has ended
             request.finished.wait(_FINISH_S)
         server = servers[case.endpoint]
-        for body in case.upstream:
+        for body in case.probes:
             if not any(_contains(e.request, body) for e in exchanges):
                 exchanges.append(direct(server.url, case.endpoint, body, streamed=case.streamed))
         Recording(case.name, ENGINE, server.version, exchanges).save(FIXTURES / f"{case.name}.json")

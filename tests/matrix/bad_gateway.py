@@ -151,6 +151,14 @@ BAD_GATEWAY = [
         r"domain_names lists 'llm.example.com' more than once",
         id="distribution-domain-name-twice",
     ),
+    # StreamingInvoker(max_request_bytes=...)
+    pytest.param(
+        lambda s: StreamingInvoker(s, "Stream", target=endpoint(s), max_request_bytes=8_000_000),
+        ConfigurationError,
+        r"max_request_bytes must be between 1,024 and 6,291,456 \(the function URL's 6 MB "
+        r"request payload limit.*got 8,000,000",
+        id="invoker-max-request-bytes-above-the-function-url-limit",
+    ),
     # StreamingInvoker(targets=[...])
     pytest.param(
         lambda s: StreamingInvoker(s, "Stream", targets=[]),

@@ -12,14 +12,17 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.server import RuntimeServer
 from constructs_llm.streaming.runtime.settings import Settings, new_sagemaker_client
 from tests.support.fake_sagemaker import FakeSageMaker
+
+if TYPE_CHECKING:
+    from tests.support.secrets_manager import LocalSecretsManager
 
 ENDPOINT = "llm-endpoint"
 MODEL = "test-model"
@@ -38,6 +41,25 @@ FAKE_AWS_ENV = {
     "no_proxy": "127.0.0.1,localhost",
 }
 _UNSET = ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_DEFAULT_PROFILE", "HTTP_PROXY", "HTTPS_PROXY")
+
+
+@pytest.fixture(scope="module")
+def secrets() -> Iterator[LocalSecretsManager]:
+    """A local Secrets Manager API for the module's tests."""
+    from tests.support.secrets_manager import local_secrets_manager  # it reads FAKE_AWS_ENV
+
+    with local_secrets_manager() as local:
+        yield local
+
+
+class Clock:
+    """A clock the test moves by hand (``clock.now += 61``)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 @pytest.fixture(scope="session")

@@ -16,9 +16,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from constructs_llm.streaming.runtime.events import (
+from constructs_llm.streaming.runtime.parsing.events import (
     DoneEvent,
     ErrorEvent,
+    ReasoningEvent,
     StreamEvent,
     TokenEvent,
     ToolCallEvent,
@@ -28,6 +29,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 _TYPE_NAMES = {
     TokenEvent: "token",
+    ReasoningEvent: "reasoning",
     ToolCallEvent: "tool_call",
     DoneEvent: "done",
     ErrorEvent: "error",
@@ -58,16 +60,44 @@ def load_fixtures() -> list[StreamFixture]:
     return fixtures
 
 
+#: Fields a fixture states only when they are set: a choice past the first (n > 1), the top
+#: log-probs, the reasoning tokens and every choice's finish reason.
+_WHEN_SET = {"choice": 0, "top_logprobs": None, "reasoning_tokens": None, "finish_reasons": ()}
+
+
 def as_dicts(events: Iterator[StreamEvent] | list[StreamEvent]) -> list[dict[str, Any]]:
     """Events in the fixtures' JSON shape: ``{"type": "token", "text": ..., ...}``."""
-    return [{"type": _TYPE_NAMES[type(event)], **asdict(event)} for event in events]
+    return [
+        {
+            "type": _TYPE_NAMES[type(event)],
+            **{
+                name: _json(value)
+                for name, value in asdict(event).items()
+                if name not in _WHEN_SET or value != _WHEN_SET[name]
+            },
+        }
+        for event in events
+    ]
+
+
+def _json(value: Any) -> Any:
+    """Tuples as the lists JSON has."""
+    if isinstance(value, tuple):
+        return [_json(item) for item in value]
+    return value
 
 
 def from_dict(spec: dict[str, Any]) -> StreamEvent:
     """The event a fixture's JSON describes."""
-    fields = {k: v for k, v in spec.items() if k != "type"}
+    fields = {k: _tuple(v) for k, v in spec.items() if k != "type"}
     event: StreamEvent = EVENT_TYPES[spec["type"]](**fields)
     return event
+
+
+def _tuple(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_tuple(item) for item in value)
+    return value
 
 
 def fixed(size: int) -> Callable[[bytes], list[bytes]]:

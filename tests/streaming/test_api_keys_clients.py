@@ -9,7 +9,6 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -20,7 +19,7 @@ from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support import engine_streams
 from tests.support.curl import curl
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
-from tests.support.secrets_manager import LocalSecretsManager, local_secrets_manager
+from tests.support.secrets_manager import LocalSecretsManager
 
 pytestmark = pytest.mark.slow
 
@@ -28,12 +27,6 @@ KEY = "sk-live-5b0d8c1e6a2f4e7d9c3b1a0f"
 NEXT_KEY = "sk-next-0a9b8c7d6e5f4a3b2c1d0e9f"
 TTL = 0.3
 MESSAGES = [{"role": "user", "content": "hi"}]
-
-
-@pytest.fixture(scope="module")
-def secrets() -> Iterator[LocalSecretsManager]:
-    with local_secrets_manager() as local:
-        yield local
 
 
 @pytest.fixture

@@ -14,7 +14,10 @@ import pytest
 
 from constructs_llm.streaming import AsyncChatError, chat_async, submit_chat
 from constructs_llm.streaming.async_chat import INLINE_LIMIT, chat_completion
-from constructs_llm.streaming.runtime.requests import RequestError, build_chat_request
+from constructs_llm.streaming.formats import RequestFormat
+from constructs_llm.streaming.runtime.chat.request import build_chat_request
+from constructs_llm.streaming.runtime.chat.target import ChatTarget
+from constructs_llm.streaming.runtime.http.errors import RequestError
 from tests.streaming.conftest import FAKE_AWS_ENV
 from tests.support import engine_streams
 from tests.support.fake_async_sagemaker import (
@@ -213,7 +216,7 @@ def test_a_request_the_invoker_refuses_is_refused_before_it_is_queued(
     # GIVEN a request the invoker answers with a 400
     bad = {"messages": MESSAGES, "n": 2}
     with pytest.raises(RequestError) as invoker:
-        build_chat_request(bad, "messages")
+        build_chat_request(bad, ChatTarget(request_format=RequestFormat.MESSAGES))
     # WHEN it is submitted THEN it fails with the same message, and nothing is queued
     with pytest.raises(AsyncChatError) as caught:
         submit_chat(ENDPOINT, MESSAGES, n=2)

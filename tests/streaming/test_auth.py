@@ -5,35 +5,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator
 from unittest import mock
 
 import pytest
 
-from constructs_llm.streaming.runtime.auth import (
+from constructs_llm.streaming.runtime.http.auth import (
     ApiKeyAuth,
     SecretFormatError,
     new_secrets_client,
     parse_api_keys,
 )
-from tests.support.secrets_manager import LocalSecretsManager, local_secrets_manager
+from tests.streaming.conftest import Clock
+from tests.support.secrets_manager import LocalSecretsManager
 
 KEY = "sk-test-4f1c9b2e"
 OTHER = "sk-other-77aa01"
-
-
-@pytest.fixture(scope="module")
-def secrets() -> Iterator[LocalSecretsManager]:
-    with local_secrets_manager() as local:
-        yield local
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.mark.parametrize(
@@ -154,7 +140,7 @@ def test_comparison_runs_over_every_key_with_compare_digest(secrets: LocalSecret
     secrets.create("auth/many", keys)
     auth = ApiKeyAuth("auth/many", ttl=60, client=secrets.client)
     with mock.patch(
-        "constructs_llm.streaming.runtime.auth.hmac.compare_digest", wraps=hmac.compare_digest
+        "constructs_llm.streaming.runtime.http.auth.hmac.compare_digest", wraps=hmac.compare_digest
     ) as compare:
         assert auth.check("Bearer sk-0") is None  # the first key matches...
     assert compare.call_count == 4  # ...and the other three are still compared

@@ -16,8 +16,9 @@ from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 from botocore.credentials import Credentials  # type: ignore[import-untyped]
 
 from constructs_llm.streaming.client import ChatStreamError, signed_headers, stream_chat
-from constructs_llm.streaming.runtime.events import DoneEvent, TokenEvent
-from constructs_llm.streaming.runtime.openai_format import DONE, ChunkEncoder
+from constructs_llm.streaming.runtime.chat.stream import ChunkStream
+from constructs_llm.streaming.runtime.chat.wire import CompletionShape
+from constructs_llm.streaming.runtime.parsing.events import DoneEvent, TokenEvent
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
@@ -42,13 +43,13 @@ class _Recorder(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.seen.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
-        encoder = ChunkEncoder(completion_id="c", created=1, model="m", logprobs=False)
+        encoder = ChunkStream(CompletionShape(completion_id="c", created=1, model="m"))
         events = [
-            encoder.role(),
+            encoder.start(),
             encoder.token(TokenEvent("Hi")),
             b": keep-alive comment\n\n",
             encoder.token(TokenEvent(" there")),
-            encoder.finish(DoneEvent(finish_reason="stop")) + DONE,
+            encoder.finish(DoneEvent(finish_reason="stop")),
         ]
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -184,7 +185,7 @@ def test_a_refused_request_raises_with_the_status_and_code(runtime: Runtime) -> 
     with pytest.raises(ChatStreamError) as info:
         list(stream_chat(runtime.url, USER, timeout=SOCKET_TIMEOUT, n=2))
     assert (info.value.status, info.value.code) == (400, "unsupported_parameter")
-    assert "n=1" in info.value.message
+    assert "'n'" in info.value.message and "engine is not known" in info.value.message
 
 
 def test_a_mid_stream_error_raises_after_the_tokens(runtime: Runtime, fake: FakeSageMaker) -> None:

@@ -19,10 +19,9 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.formats import ModelKind
-from constructs_llm.streaming.runtime.embeddings_flow import MAX_PARALLEL_CALLS
-from constructs_llm.streaming.runtime.embeddings_request import MAX_INPUTS
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.embeddings.handler import MAX_PARALLEL_CALLS
+from constructs_llm.streaming.runtime.embeddings.request import MAX_INPUTS
 from constructs_llm.streaming.runtime.routing import Route
 from constructs_llm.streaming.runtime.settings import Settings, SettingsError
 from tests.streaming.conftest import ENDPOINT, SOCKET_TIMEOUT, Runtime, StartRuntime

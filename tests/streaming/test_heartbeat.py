@@ -11,7 +11,7 @@ from dataclasses import replace
 import openai
 import pytest
 
-from constructs_llm.streaming.runtime.heartbeat import Heartbeat
+from constructs_llm.streaming.runtime.http.heartbeat import Heartbeat
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.test_server import (
     CHAT,
@@ -168,7 +168,8 @@ def test_non_streaming_requests_get_no_heartbeat(beating: Runtime, fake: FakeSag
 def _send(runtime: Runtime, *, version: str = "HTTP/1.1") -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", runtime.port), timeout=SOCKET_TIMEOUT)
     data = json.dumps(stream_request()).encode()
-    sock.sendall(f"POST {CHAT} {version}\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+    head = f"POST {CHAT} {version}\r\nHost: x\r\nContent-Length: {len(data)}\r\n\r\n"
+    sock.sendall(head.encode() + data)
     return sock
 
 

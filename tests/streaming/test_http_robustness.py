@@ -12,8 +12,8 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.runtime.json_depth import MAX_JSON_DEPTH
-from constructs_llm.streaming.runtime.request_body import DRAIN_LIMIT
+from constructs_llm.streaming.runtime.http.body import DRAIN_LIMIT
+from constructs_llm.streaming.runtime.http.json_body import MAX_JSON_DEPTH
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
@@ -93,11 +93,11 @@ def test_a_chunk_without_its_crlf_gets_400(runtime: Runtime) -> None:
     assert "does not end with CRLF" in error_body(response)["message"]
 
 
-def test_a_5_mb_body_is_read_back_as_413_by_a_plain_urllib_client(
+def test_a_5_5_mib_body_is_read_back_as_413_by_a_plain_urllib_client(
     runtime: Runtime, fake: FakeSageMaker
 ) -> None:
-    # GIVEN a 5 MB body: over the 1 MiB default, under the function URL's 6 MB
-    body = json.dumps({"messages": [{"role": "user", "content": "x" * (5 * 1024 * 1024)}]})
+    # GIVEN a 5.5 MiB body: over the 5 MiB default, under the function URL's 6 MiB
+    body = json.dumps({"messages": [{"role": "user", "content": "x" * (11 * 512 * 1024)}]})
     request = urllib.request.Request(
         runtime.url + CHAT, data=body.encode(), headers={"Content-Type": "application/json"}
     )
@@ -107,7 +107,7 @@ def test_a_5_mb_body_is_read_back_as_413_by_a_plain_urllib_client(
     assert info.value.code == 413
     error = json.loads(info.value.read())["error"]
     assert error["code"] == "request_too_large"
-    assert f"{len(body)} bytes" in error["message"] and "1048576" in error["message"]
+    assert f"{len(body)} bytes" in error["message"] and "5242880" in error["message"]
     assert fake.requests == []
 
 

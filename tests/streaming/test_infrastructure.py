@@ -162,9 +162,10 @@ def test_asset_holds_only_the_runtime_package_and_the_shared_formats(
     (asset,) = assets
     assert sorted(p.name for p in asset.iterdir()) == ["streaming"]
     assert sorted(p.name for p in (asset / "streaming").iterdir()) == ["formats.py", "runtime"]
-    files = {p.name for p in (asset / "streaming" / "runtime").iterdir()}
-    assert {"run.sh", "server.py", "parser.py", "__main__.py"} <= files
-    assert "__pycache__" not in files
+    runtime = asset / "streaming" / "runtime"
+    files = {p.relative_to(runtime).as_posix() for p in runtime.rglob("*")}
+    assert {"run.sh", "server.py", "parsing/parser.py", "chat/fields.py", "__main__.py"} <= files
+    assert not [name for name in files if "__pycache__" in name]
 
 
 def test_agnostic_stack_asserts_the_commercial_partition(

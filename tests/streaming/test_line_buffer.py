@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constructs_llm.streaming.runtime.line_buffer import (
+from constructs_llm.streaming.runtime.parsing.line_buffer import (
     DEFAULT_MAX_LINE_BYTES,
     LineBuffer,
     LineParserError,

@@ -1,6 +1,7 @@
 """LiteLLM, unchanged, against the runtime with API keys: the keys live in a real Secrets
-Manager API on loopback, the fake SageMaker replays vLLM's own streams (text with usage, and
-tool calls), and LiteLLM runs from its own venv (it pins ``openai<3``), as a user runs it."""
+Manager API on loopback, the fake SageMaker replays vLLM's own streams (text with usage, tool
+calls, and the reasoning model's stream a real vLLM answered in ``make test-engines``), and
+LiteLLM runs from its own venv (it pins ``openai<3``), as a user runs it."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.runtime.events import StreamFormat
+from constructs_llm.streaming.formats import StreamFormat
 from tests.streaming.conftest import BASE_SETTINGS, MODEL, SOCKET_TIMEOUT, Runtime, serving
 from tests.streaming.stream_fixtures import load_fixtures
+from tests.streaming.vllm_cases import FIXTURES as VLLM_RECORDINGS
 from tests.support import engine_streams
+from tests.support.engine_exchanges import Recording
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
 from tests.support.secrets_manager import local_secrets_manager
+from tests.support.tiny_model import ANSWER_TEXT, REASONING_TEXT
 
 pytestmark = pytest.mark.slow
 
@@ -41,14 +45,30 @@ WEATHER = {
         },
     },
 }
-# (what the fake SageMaker replays, the call LiteLLM makes)
+RECORDED = "recorded vLLM reasoning stream"  # the reasoning_stream case of make test-engines
+# (what the fake SageMaker replays, the call LiteLLM makes); "responses" calls
+# litellm.responses, the others litellm.completion
 CALLS: dict[str, tuple[str | None, dict[str, Any]]] = {
     "stream": ("vllm_chat", {"stream": True, "stream_options": {"include_usage": True}}),
     "whole": ("vllm_chat", {}),
     "tools": ("vllm_tool_calls", {"tools": [WEATHER], "tool_choice": "auto"}),
     "tools_stream": ("vllm_tool_calls", {"tools": [WEATHER], "stream": True}),
+    "reasoning": ("vllm_reasoning", {}),
+    "reasoning_stream": ("sglang_reasoning", {"stream": True}),
+    "recorded_reasoning": (RECORDED, {}),
+    "recorded_reasoning_stream": (RECORDED, {"stream": True}),
+    "responses_reasoning": (RECORDED, {"api": "responses"}),
+    "responses_reasoning_stream": (RECORDED, {"api": "responses", "stream": True}),
     "wrong_key": (None, {}),
 }
+
+
+def _parts(source: str) -> list[bytes]:
+    """What the fake SageMaker answers: a fixture rechunked, or the chunks vLLM wrote."""
+    if source == RECORDED:
+        (exchange,) = Recording.load(VLLM_RECORDINGS / "reasoning_stream.json").exchanges
+        return list(exchange.chunks)
+    return engine_streams.rechunk([FIXTURES[source]], 5)
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +80,15 @@ def session(fake_server: FakeSageMaker, aws_env: dict[str, str]) -> Iterator[Ses
         patch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", secrets.url)
         arn = secrets.create(f"keys/{uuid.uuid4().hex}", KEY)
         settings = replace(BASE_SETTINGS, api_keys_secret_id=arn, stream_format=StreamFormat.OPENAI)
-        for fixture, _ in CALLS.values():
-            if fixture:
-                fake_server.enqueue(Scenario(parts=engine_streams.rechunk([FIXTURES[fixture]], 5)))
+        for source, _ in CALLS.values():
+            if source:
+                fake_server.enqueue(Scenario(parts=_parts(source)))
         calls = [
             {
                 "api_key": KEY if name != "wrong_key" else "sk-wrong",
                 "messages": ASK,
-                "params": params,
+                "params": {k: v for k, v in params.items() if k != "api"},
+                "api": params.get("api", "chat"),
             }
             for name, (_, params) in CALLS.items()
         ]
@@ -113,6 +134,44 @@ def test_litellm_gets_the_tool_call(session: Session, call: str) -> None:
     assert json.loads(tool_call["function"]["arguments"]) == {"city": "Zürich", "unit": "celsius"}
 
 
+@pytest.mark.parametrize(
+    ("call", "thinking", "answer"),
+    [
+        ("reasoning", "Okay, the user greets me.", "Hello!"),
+        ("reasoning_stream", "Let me think.", "Four."),
+    ],
+)
+def test_litellm_reads_the_reasoning(
+    session: Session, call: str, thinking: str, answer: str
+) -> None:
+    message = session.response(call)["choices"][0]["message"]
+    assert (message["reasoning_content"], message["content"]) == (thinking, answer)
+
+
+@pytest.mark.parametrize("call", ["recorded_reasoning", "recorded_reasoning_stream"])
+def test_litellm_reads_the_reasoning_a_real_vllm_wrote(session: Session, call: str) -> None:
+    message = session.response(call)["choices"][0]["message"]
+    assert (message["reasoning_content"], message["content"]) == (REASONING_TEXT, ANSWER_TEXT)
+
+
+@pytest.mark.parametrize("call", ["responses_reasoning", "responses_reasoning_stream"])
+def test_litellm_s_responses_api_gets_the_reasoning_item(session: Session, call: str) -> None:
+    response = session.response(call)
+    reasoning, message = response["output"]
+    assert reasoning["type"] == "reasoning" and message["type"] == "message"
+    assert "".join(part["text"] for part in reasoning["content"]) == REASONING_TEXT
+    assert "".join(part["text"] for part in message["content"]) == ANSWER_TEXT
+    assert response["usage"]["output_tokens_details"]["reasoning_tokens"] > 0
+    if call.endswith("_stream"):
+        # streamed, the reasoning item arrives whole with its output_item.done event:
+        # LiteLLM 1.106 relays no response.reasoning_text.* events (its
+        # ResponsesAPIStreamEvents lacks them: litellm/types/llms/openai.py)
+        result = session.results[call]
+        streamed = result["items"][0]
+        assert (streamed["type"], streamed["content"]) == ("reasoning", reasoning["content"])
+        assert not [t for t in result["types"] if t.startswith("response.reasoning_text")]
+
+
 def test_litellm_with_a_wrong_key_gets_401_and_sagemaker_is_not_called(session: Session) -> None:
     wrong = session.results["wrong_key"]
     assert (wrong["error"], wrong["status"]) == ("AuthenticationError", 401)
@@ -121,11 +180,18 @@ def test_litellm_with_a_wrong_key_gets_401_and_sagemaker_is_not_called(session: 
 
 
 def test_the_engine_receives_litellm_s_tools(session: Session) -> None:
-    sent = session.engine_received
-    assert [body.get("stream") for body in sent] == [True, True, True, True]
-    assert [body.get("tools") for body in sent] == [None, None, [WEATHER], [WEATHER]]
-    assert sent[2]["tool_choice"] == "auto"
-    assert {body["messages"][0]["content"] for body in sent} == {ASK[0]["content"]}
+    sent = dict(
+        zip(
+            [name for name, (source, _) in CALLS.items() if source],
+            session.engine_received,
+            strict=True,
+        )
+    )
+    assert all(body.get("stream") is True for body in sent.values())
+    assert {name for name, body in sent.items() if body.get("tools")} == {"tools", "tools_stream"}
+    assert sent["tools"]["tools"] == sent["tools_stream"]["tools"] == [WEATHER]
+    assert sent["tools"]["tool_choice"] == "auto"
+    assert {body["messages"][0]["content"] for body in sent.values()} == {ASK[0]["content"]}
 
 
 def _usage(response: dict[str, Any]) -> tuple[int, int]:

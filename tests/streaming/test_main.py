@@ -98,13 +98,40 @@ def test_a_missing_endpoint_name_exits_2_with_a_clear_message(
     assert "STREAM_FORMAT must be one of" in result.stderr
 
 
+def test_a_missing_region_exits_2_naming_aws_default_region(
+    task_root: Path, aws_env: dict[str, str]
+) -> None:
+    # GIVEN the runtime started outside Lambda with AWS_REGION but no AWS_DEFAULT_REGION (and
+    # no profile: the config file is empty), which is no region to boto3
+    env = lambda_env(aws_env, ENDPOINT_NAME="llm-endpoint")
+    del env["AWS_DEFAULT_REGION"]
+    assert env["AWS_REGION"]
+    result = subprocess.run(
+        ["/bin/sh", str(task_root.joinpath(*RUN_SH))],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SOCKET_TIMEOUT * 3,
+    )
+    # THEN it exits 2 saying which variable to set, without a traceback
+    assert result.returncode == 2, result.stderr
+    assert "no AWS region for the sagemaker-runtime client: set AWS_DEFAULT_REGION" in result.stderr
+    assert "does not read AWS_REGION" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_the_runtime_imports_nothing_outside_itself_but_stdlib_and_boto3(
     task_root: Path, aws_env: dict[str, str]
 ) -> None:
     # The asset ships no dependencies: importing every module must pull in neither
     # constructs_llm nor aws_cdk (boto3/botocore come with the Lambda Python runtime).
     runtime = task_root / "streaming" / "runtime"
-    modules = sorted(p.stem for p in runtime.glob("*.py") if p.stem != "__main__")
+    modules = sorted(
+        ".".join(p.relative_to(runtime).with_suffix("").parts)
+        for p in runtime.rglob("*.py")
+        if p.stem not in ("__main__", "__init__")
+    )
+    assert "parsing.parser" in modules and "chat.fields" in modules
     code = (
         "import sys, importlib\n"
         f"for name in {modules!r}: importlib.import_module('streaming.runtime.' + name)\n"

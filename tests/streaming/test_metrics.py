@@ -15,7 +15,7 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.runtime.events import StreamFormat, TokenEvent, ToolCallEvent
+from constructs_llm.streaming.formats import StreamFormat
 from constructs_llm.streaming.runtime.metrics import (
     ERROR_KINDS,
     NAMESPACE,
@@ -23,7 +23,8 @@ from constructs_llm.streaming.runtime.metrics import (
     error_kind,
     with_metrics,
 )
-from constructs_llm.streaming.runtime.parser import parse_stream
+from constructs_llm.streaming.runtime.parsing.events import TokenEvent, ToolCallEvent
+from constructs_llm.streaming.runtime.parsing.parser import parse_stream
 from constructs_llm.streaming.runtime.settings import Settings, SettingsError
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures

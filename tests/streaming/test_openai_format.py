@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from constructs_llm.streaming.runtime.events import DoneEvent, TokenEvent
-from constructs_llm.streaming.runtime.openai_format import (
+from constructs_llm.streaming.runtime.chat.completion import CompletionBuilder
+from constructs_llm.streaming.runtime.chat.stream import ChunkStream
+from constructs_llm.streaming.runtime.chat.wire import (
     DONE,
-    ChunkEncoder,
-    CompletionBuilder,
-    error_object,
+    CompletionShape,
     finish_reason,
     new_completion_id,
     sse,
 )
+from constructs_llm.streaming.runtime.http.errors import error_object
+from constructs_llm.streaming.runtime.parsing.events import DoneEvent, TokenEvent
+
+#: A whole answer's shape, without log-probs.
+PLAIN = CompletionShape(completion_id="c", created=2, model="m")
 
 
 def decode(event: bytes) -> Any:
@@ -25,14 +30,20 @@ def decode(event: bytes) -> Any:
     return json.loads(event[len(b"data: ") : -2])
 
 
-def encoder(logprobs: bool = False) -> ChunkEncoder:
-    return ChunkEncoder(
+def encoder(logprobs: bool = False, *, include_usage: bool = False) -> ChunkStream:
+    shape = CompletionShape(
         completion_id="chatcmpl-1", created=1700000000, model="m", logprobs=logprobs
     )
+    return ChunkStream(shape, include_usage=include_usage)
+
+
+def events(data: bytes) -> list[bytes]:
+    """The SSE events of ``data``, each with its blank line."""
+    return [part + b"\n\n" for part in data.split(b"\n\n") if part]
 
 
 def test_role_chunk_opens_with_the_assistant_role_and_empty_content() -> None:
-    chunk = ChatCompletionChunk.model_validate(decode(encoder().role()))
+    chunk = ChatCompletionChunk.model_validate(decode(encoder().start()))
     assert chunk.object == "chat.completion.chunk"
     assert (chunk.id, chunk.created, chunk.model) == ("chatcmpl-1", 1700000000, "m")
     assert chunk.choices[0].delta.role == "assistant"
@@ -57,7 +68,7 @@ def test_token_chunk_fast_path_matches_the_generic_encoding(text: str) -> None:
 
 
 def test_model_names_needing_escapes_stay_valid_json() -> None:
-    odd = ChunkEncoder(completion_id="c", created=1, model='a"b\\c', logprobs=False)
+    odd = ChunkStream(CompletionShape(completion_id="c", created=1, model='a"b\\c'))
     assert decode(odd.token(TokenEvent("x")))["model"] == 'a"b\\c'
 
 
@@ -92,7 +103,9 @@ def test_token_without_logprob_gets_null_logprobs_even_when_asked() -> None:
 )
 def test_finish_reasons_are_mapped_to_openai_values(engine: str | None, openai: str) -> None:
     assert finish_reason(engine) == openai
-    data = decode(encoder().finish(DoneEvent(finish_reason=engine)))
+    last, done = events(encoder().finish(DoneEvent(finish_reason=engine)))
+    assert done == DONE
+    data = decode(last)
     assert data["choices"][0] == {
         "index": 0,
         "delta": {},
@@ -102,9 +115,9 @@ def test_finish_reasons_are_mapped_to_openai_values(engine: str | None, openai: 
 
 
 def test_completion_builder_joins_tokens_into_one_chat_completion() -> None:
-    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=True)
+    builder = CompletionBuilder(replace(PLAIN, logprobs=True))
     for text, lp in [("Hel", -0.1), ("lo", -0.2)]:
-        builder.add(TokenEvent(text, None, lp))
+        builder.add_text(TokenEvent(text, None, lp))
     data = builder.build(DoneEvent(finish_reason="length", generated_text="Hello"))
     completion = ChatCompletion.model_validate(data)
     assert completion.object == "chat.completion"
@@ -116,19 +129,18 @@ def test_completion_builder_joins_tokens_into_one_chat_completion() -> None:
     )
     assert choice.logprobs is not None and choice.logprobs.content is not None
     assert [e.logprob for e in choice.logprobs.content] == [-0.1, -0.2]
-    assert builder.tokens == 2
 
 
 def test_completion_builder_falls_back_to_generated_text_when_no_token_streamed() -> None:
-    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=False)
+    builder = CompletionBuilder(PLAIN)
     data = builder.build(DoneEvent(finish_reason="eos_token", generated_text="whole"))
     assert data["choices"][0]["message"]["content"] == "whole"
     assert data["choices"][0]["logprobs"] is None
 
 
 def test_completion_builder_reports_usage_when_the_engine_gave_both_counts() -> None:
-    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=False)
-    builder.add(TokenEvent("Hi"))
+    builder = CompletionBuilder(PLAIN)
+    builder.add_text(TokenEvent("Hi"))
     data = builder.build(DoneEvent(prompt_tokens=7, completion_tokens=2))
     usage = ChatCompletion.model_validate(data).usage
     assert usage is not None
@@ -137,14 +149,17 @@ def test_completion_builder_reports_usage_when_the_engine_gave_both_counts() -> 
 
 @pytest.mark.parametrize("done", [DoneEvent(), DoneEvent(completion_tokens=2)])
 def test_completion_builder_omits_usage_unless_both_counts_are_known(done: DoneEvent) -> None:
-    builder = CompletionBuilder(completion_id="c", created=2, model="m", logprobs=False)
+    builder = CompletionBuilder(PLAIN)
     data = builder.build(done)
     assert "usage" not in data
     assert ChatCompletion.model_validate(data).usage is None
 
 
 def test_usage_chunk_has_empty_choices_and_the_counts() -> None:
-    data = decode(encoder().usage(DoneEvent(prompt_tokens=3, completion_tokens=4)))
+    finished = encoder(include_usage=True).finish(DoneEvent(prompt_tokens=3, completion_tokens=4))
+    _, usage, done = events(finished)
+    assert done == DONE
+    data = decode(usage)
     chunk = ChatCompletionChunk.model_validate(data)
     assert data["choices"] == []
     assert chunk.usage is not None
@@ -153,8 +168,9 @@ def test_usage_chunk_has_empty_choices_and_the_counts() -> None:
     assert (chunk.id, chunk.model) == ("chatcmpl-1", "m")
 
 
-def test_usage_chunk_is_empty_when_a_count_is_unknown() -> None:
-    assert encoder().usage(DoneEvent(prompt_tokens=3)) == b""
+def test_usage_chunk_is_left_out_when_a_count_is_unknown() -> None:
+    finished = encoder(include_usage=True).finish(DoneEvent(prompt_tokens=3))
+    assert len(events(finished)) == 2
 
 
 def test_error_object_has_the_openai_envelope() -> None:

@@ -12,15 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructs_llm.streaming.runtime.events import (
+from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.streaming.runtime.parsing.events import (
     DoneEvent,
     ErrorEvent,
     StreamEvent,
-    StreamFormat,
     TokenEvent,
     ToolCallEvent,
 )
-from constructs_llm.streaming.runtime.parser import (
+from constructs_llm.streaming.runtime.parsing.parser import (
     ERROR_CODE_INVALID_JSON,
     ERROR_CODE_LINE_TOO_LONG,
     UpstreamStreamError,
@@ -299,16 +299,20 @@ def test_log_probs_are_floats_and_odd_values_are_dropped() -> None:
     assert parse([stream]) == [TokenEvent("a", 1, -1.0), TokenEvent("b"), DoneEvent()]
 
 
-def test_only_the_first_choice_is_streamed() -> None:
+def test_every_choice_is_streamed_with_its_index_and_its_finish_reason() -> None:
+    # GIVEN a stream of two choices (n=2), the second finishing at the token limit
     stream = (
         b'{"choices":[{"index":1,"delta":{"content":"other"}},'
         b'{"index":0,"delta":{"content":"mine"}}]}\n'
+        b'{"choices":[{"index":1,"delta":{},"finish_reason":"length"}]}\n'
         b'{"choices":[{"delta":{"content":"!"},"finish_reason":"stop"}]}\n'
     )
+    # THEN each token names its choice, and the end lists every choice's finish reason
     assert parse([stream]) == [
+        TokenEvent("other", choice=1),
         TokenEvent("mine"),
         TokenEvent("!"),
-        DoneEvent(finish_reason="stop"),
+        DoneEvent(finish_reason="stop", finish_reasons=("stop", "length")),
     ]
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -22,7 +21,7 @@ from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.test_gateway_example import _resolve
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, ReceivedRequest, Scenario
-from tests.support.secrets_manager import LocalSecretsManager, local_secrets_manager
+from tests.support.secrets_manager import LocalSecretsManager
 from tests.support.tei_model import TeiModel
 
 ENDPOINT = "rag-endpoint"  # what CloudFormation names the endpoint at deploy time
@@ -42,12 +41,6 @@ def lambda_env(synthesized: tuple[RagStack, Template]) -> dict[str, str]:
     (endpoint,) = template.find_resources("AWS::SageMaker::Endpoint")
     variables = function["Properties"]["Environment"]["Variables"]
     return {k: str(_resolve(v, {endpoint: ENDPOINT})) for k, v in variables.items()}
-
-
-@pytest.fixture(scope="module")
-def secrets() -> Iterator[LocalSecretsManager]:
-    with local_secrets_manager() as local:
-        yield local
 
 
 @pytest.fixture

@@ -8,11 +8,16 @@ from typing import Any
 import pytest
 from openai.types.chat.completion_create_params import CompletionCreateParamsBase
 
-from constructs_llm.streaming.runtime.events import RequestFormat
-from constructs_llm.streaming.runtime.json_depth import MAX_JSON_DEPTH
-from constructs_llm.streaming.runtime.request_fields import HONOURED, IGNORED, REFUSED
-from constructs_llm.streaming.runtime.requests import RequestError, parse_chat_request
+from constructs_llm.streaming.formats import RequestFormat
+from constructs_llm.streaming.runtime.chat.fields import FIELDS
+from constructs_llm.streaming.runtime.chat.request import parse_chat_request
+from constructs_llm.streaming.runtime.http.errors import RequestError
+from constructs_llm.streaming.runtime.http.json_body import MAX_JSON_DEPTH
 from tests.streaming.conversations import tool_turn
+
+HONOURED = {row.name for row in FIELDS if row.check is not None}
+IGNORED = {row.name: row.ignored for row in FIELDS if row.ignored is not None}
+REFUSED = {row.name: row.refused for row in FIELDS if row.refused is not None}
 
 USER = [{"role": "user", "content": "Hello"}]
 
@@ -203,7 +208,8 @@ def test_generate_format_rejects_anything_but_one_user_prompt_naming_the_limitat
             "messages[0].content[0].text",
             "must be a string",
         ),
-        ({"messages": USER, "n": 2}, "n", "only n=1"),
+        ({"messages": USER, "n": 2}, "n", "the model's engine is not known"),
+        ({"messages": USER, "n": 0}, "n", "between 1 and 128"),
         ({"messages": USER, "tool_choice": "auto"}, "tool_choice", "needs 'tools'"),
         ({"messages": USER, "stream": "yes"}, "stream", "must be a boolean"),
         ({"messages": USER, "stream_options": {}}, "stream_options", "only allowed"),
@@ -236,7 +242,12 @@ def test_generate_format_rejects_anything_but_one_user_prompt_naming_the_limitat
         ),
         ({"messages": USER, "seed": "1"}, "seed", "must be an integer"),
         ({"messages": USER, "model": 3}, "model", "must be a string"),
-        ({"messages": USER, "logprobs": True, "top_logprobs": 5}, "top_logprobs", "got 5"),
+        (
+            {"messages": USER, "logprobs": True, "top_logprobs": 5},
+            "top_logprobs",
+            "the model's engine is not known",
+        ),
+        ({"messages": USER, "logprobs": True, "top_logprobs": 21}, "top_logprobs", "got 21"),
         ({"messages": USER, "top_logprobs": 0}, "top_logprobs", "requires 'logprobs'"),
     ],
 )
@@ -325,9 +336,9 @@ def test_refused_fields_get_400_naming_them_and_why(name: str) -> None:
 
 
 def test_a_field_outside_the_schema_is_refused_by_name() -> None:
-    error = rejects({"messages": USER, "top_k": 5})
-    assert (error.param, error.code) == ("top_k", "unknown_parameter")
-    assert "'top_k'" in error.message
+    error = rejects({"messages": USER, "top_kk": 5})
+    assert (error.param, error.code) == ("top_kk", "unknown_parameter")
+    assert "'top_kk'" in error.message
 
 
 @pytest.mark.parametrize(

@@ -26,11 +26,13 @@ from openai.types.responses import (
 from openai.types.responses.response_create_params import ResponseCreateParamsBase
 from pydantic import BaseModel
 
-from constructs_llm.streaming.runtime.events import DoneEvent, StreamFormat, ToolCallEvent
-from constructs_llm.streaming.runtime.responses_fields import HONOURED, IGNORED, NEUTRAL_ONLY
-from constructs_llm.streaming.runtime.responses_objects import ResponseShape
-from constructs_llm.streaming.runtime.responses_request import build_responses_request
-from constructs_llm.streaming.runtime.responses_stream import ResponseEvents
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.chat.target import ChatTarget
+from constructs_llm.streaming.runtime.parsing.events import DoneEvent, ToolCallEvent
+from constructs_llm.streaming.runtime.responses.fields import FIELDS
+from constructs_llm.streaming.runtime.responses.objects import ResponseShape
+from constructs_llm.streaming.runtime.responses.request import build_responses_request
+from constructs_llm.streaming.runtime.responses.stream import ResponseEvents
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.streaming.test_routing import ROUTES
@@ -53,6 +55,9 @@ from tests.support.runtime_process import (
 
 RAW = {f.name: f.raw for f in load_fixtures()}
 PATH = "/v1/responses"
+#: A chat model on a messages engine, and one whose limit is 4,096 tokens.
+CHAT_MODEL = ChatTarget(request_format=RequestFormat.MESSAGES)
+LIMITED = ChatTarget(request_format=RequestFormat.MESSAGES, max_total_tokens=4096)
 WEATHER: FunctionToolParam = {
     "type": "function",
     "name": "get_weather",
@@ -289,7 +294,7 @@ def test_a_call_without_an_engine_id_gets_one_call_id_throughout(
 
 def test_arguments_before_the_name_wait_for_it() -> None:
     # GIVEN an engine whose first piece of a call has no name yet
-    echo = build_responses_request({"input": "x", "tools": [WEATHER]}, "messages").echo
+    echo = build_responses_request({"input": "x", "tools": [WEATHER]}, CHAT_MODEL).echo
     writer = ResponseEvents(ResponseShape(model=MODEL, echo=echo), logprobs=False)
     out = writer.start()
     first = writer.tool_call(ToolCallEvent(index=0, id="c1", arguments='{"a"'))
@@ -353,7 +358,7 @@ def test_a_replayed_conversation_becomes_the_chat_turns_it_stands_for() -> None:
             ],
             "tools": [WEATHER, g],
         },
-        "messages",
+        CHAT_MODEL,
     )  # fmt: skip
     # THEN the engine gets one assistant turn with its text and both calls, then the answers
     calls = [
@@ -555,7 +560,9 @@ STATELESS = "keeps no state"
         ({"background": True}, "background", STATELESS),
         ({"prompt": {"id": "pmpt_1"}}, "prompt", "prompt templates"),
         ({"truncation": "auto"}, "truncation", "does not truncate"),
-        ({"reasoning": {"effort": "high"}}, "reasoning", "no reasoning"),
+        ({"reasoning": {"effort": "high"}}, "reasoning.effort", "engine is not known"),
+        ({"reasoning": {"effort": "huge"}}, "reasoning.effort", "must be one of"),
+        ({"reasoning": {"depth": 3}}, "reasoning.depth", "unrecognized"),
         ({"context_management": [{"type": "compaction"}]}, "context_management", "compact"),
         ({"moderation": {"model": "omni-moderation-latest"}}, "moderation", "moderation"),
         ({"background_options": {"completion_window": "2h"}}, "background_options", STATELESS),
@@ -581,7 +588,8 @@ STATELESS = "keeps no state"
             "not one of",
         ),
         ({"include": ["file_search_call.results"]}, "include[0]", "built-in tools"),
-        ({"top_logprobs": 3}, "top_logprobs", "sampled token"),
+        ({"top_logprobs": 3}, "top_logprobs", "engine is not known"),
+        ({"top_logprobs": 21}, "top_logprobs", "between 0 and 20"),
         ({"text": {"verbosity": "low"}}, "text.verbosity", "no engine"),
         ({"text": {"format": {"type": "grammar"}}}, "text.format.type", "'json_schema'"),
         (
@@ -597,12 +605,25 @@ STATELESS = "keeps no state"
         ({"input": None}, "input", "required"),
         ({"input": []}, "input", "non-empty"),
         ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0].type", STATELESS),
-        ({"input": [{"type": "reasoning", "summary": []}]}, "input[0].type", "no reasoning"),
         ({"input": [{"type": "web_search_call"}]}, "input[0].type", "built-in"),
         (
             {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
-            "input[0].content[0].type",
-            "text only",
+            "input[0].content[0].image_url",
+            "https:// URL or a data: URL",
+        ),
+        (
+            {
+                "input": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "input_image", "image_url": "https://x", "detail": "max"}
+                        ],
+                    }
+                ]
+            },
+            "input[0].content[0].detail",
+            "'auto', 'low' or 'high'",
         ),
         (
             {"input": [{"role": "user", "content": [{"type": "output_text", "text": "x"}]}]},
@@ -641,6 +662,11 @@ def test_the_openai_sdk_sees_the_refusal_of_store_true(
     assert "send 'store': false or leave it out" in raised.value.message
 
 
+HONOURED = {row.name for row in FIELDS if row.ignored is None and row.neutral is None}
+IGNORED = {row.name: row.ignored for row in FIELDS if row.ignored is not None}
+NEUTRAL_ONLY = {row.name: row.why for row in FIELDS if row.neutral is not None}
+
+
 def test_every_field_of_the_openai_sdks_responses_schema_has_a_rule() -> None:
     # The openai SDK's typed request is the published schema the runtime follows; a field a
     # newer SDK adds must get its rule here before it can be sent.
@@ -655,7 +681,7 @@ def test_every_field_of_the_openai_sdks_responses_schema_has_a_rule() -> None:
 def test_ignored_fields_are_accepted_and_not_sent(name: str) -> None:
     value: Any = {"ttl": "12h"} if name == "prompt_cache_options" else 7
     value = "x" if name not in ("prompt_cache_options", "max_tool_calls") else value
-    request = build_responses_request({"input": "Hi", name: value}, "messages")
+    request = build_responses_request({"input": "Hi", name: value}, CHAT_MODEL)
     assert set(json.loads(request.chat.engine_body)) == {"messages", "stream", "stream_options"}
 
 
@@ -945,17 +971,15 @@ def test_the_process_streams_strictly_valid_events(
 
 def test_max_output_tokens_above_the_model_s_limit_is_refused_naming_the_field() -> None:
     # GIVEN a route whose model takes at most 4,096 tokens, prompt and answer together
-    from constructs_llm.streaming.runtime.request_errors import RequestError
+    from constructs_llm.streaming.runtime.http.errors import RequestError
 
     body = {"model": MODEL, "input": "Hi", "max_output_tokens": 10**30}
     # WHEN a Responses request asks for more THEN it is a 400 naming the Responses field
     with pytest.raises(RequestError) as caught:
-        build_responses_request(body, "messages", max_total_tokens=4096)
+        build_responses_request(body, LIMITED)
     assert caught.value.status == 400
     assert caught.value.param == "max_output_tokens"
     assert "max_output_tokens" in caught.value.message
     # AND within the limit it passes
-    fine = build_responses_request(
-        {**body, "max_output_tokens": 1024}, "messages", max_total_tokens=4096
-    )
+    fine = build_responses_request({**body, "max_output_tokens": 1024}, LIMITED)
     assert json.loads(fine.chat.engine_body)["max_tokens"] == 1024

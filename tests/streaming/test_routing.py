@@ -10,8 +10,8 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
-from constructs_llm.streaming.runtime.requests import RequestError
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.http.errors import RequestError
 from constructs_llm.streaming.runtime.routing import (
     VARIANT_HEADER,
     Route,

@@ -21,9 +21,9 @@ import botocore.session  # type: ignore[import-untyped]
 import pytest
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
-from constructs_llm.streaming.runtime.events import DoneEvent, ErrorEvent, TokenEvent
-from constructs_llm.streaming.runtime.parser import UpstreamStreamError
-from constructs_llm.streaming.runtime.sagemaker_stream import (
+from constructs_llm.streaming.runtime.parsing.events import DoneEvent, ErrorEvent, TokenEvent
+from constructs_llm.streaming.runtime.parsing.parser import UpstreamStreamError
+from constructs_llm.streaming.runtime.parsing.sagemaker_stream import (
     iter_payload_parts,
     stream_events,
 )
@@ -304,8 +304,8 @@ def test_runtime_modules_import_only_the_standard_library() -> None:
     code = (
         "import sys\n"
         "before = set(sys.modules)\n"
-        "import constructs_llm.streaming.runtime.parser\n"
-        "import constructs_llm.streaming.runtime.sagemaker_stream\n"
+        "import constructs_llm.streaming.runtime.parsing.parser\n"
+        "import constructs_llm.streaming.runtime.parsing.sagemaker_stream\n"
         "new = {m.split('.')[0] for m in set(sys.modules) - before}\n"
         "print(sorted(new - set(sys.stdlib_module_names) - {'constructs_llm'}))\n"
     )

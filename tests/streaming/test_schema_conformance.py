@@ -15,10 +15,12 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.shared import ErrorObject
 from pydantic import ValidationError
 
-from constructs_llm.streaming.runtime.events import DoneEvent, StreamFormat
-from constructs_llm.streaming.runtime.responses_objects import ResponseShape
-from constructs_llm.streaming.runtime.responses_request import build_responses_request
-from constructs_llm.streaming.runtime.responses_stream import ResponseEvents
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.chat.target import ChatTarget
+from constructs_llm.streaming.runtime.parsing.events import DoneEvent
+from constructs_llm.streaming.runtime.responses.objects import ResponseShape
+from constructs_llm.streaming.runtime.responses.request import build_responses_request
+from constructs_llm.streaming.runtime.responses.stream import ResponseEvents
 from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.support import engine_streams
@@ -210,7 +212,9 @@ def test_responses_and_their_events_validate_strictly(
 
 def test_strict_validation_rejects_a_response_or_event_the_schema_does_not_allow() -> None:
     # what the runtime builds passes; the same with one field of the wrong type does not
-    echo = build_responses_request({"input": "Hi"}, "messages").echo
+    echo = build_responses_request(
+        {"input": "Hi"}, ChatTarget(request_format=RequestFormat.MESSAGES)
+    ).echo
     writer = ResponseEvents(ResponseShape(model="m", echo=echo), logprobs=False)
     created, in_progress = sse_events(writer.start())
     check_sequence([created, in_progress, *sse_events(writer.finish(DoneEvent()))])

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.runtime.events import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.settings import Settings, SettingsError, sagemaker_client
 
 
@@ -20,7 +20,7 @@ def test_defaults_need_only_the_endpoint_name() -> None:
         StreamFormat.AUTO,
         RequestFormat.MESSAGES,
     )
-    assert (settings.max_body_bytes, settings.upstream_read_timeout) == (1024 * 1024, 120.0)
+    assert (settings.max_body_bytes, settings.upstream_read_timeout) == (5 * 1024 * 1024, 120.0)
     assert settings.inference_component_name is None
     assert settings.served_model == "ep"
     assert settings.heartbeat_seconds == 0  # off

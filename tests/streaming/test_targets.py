@@ -89,6 +89,8 @@ def test_several_targets_become_one_route_each_in_order(
             "stream_format": "openai",
             "request_format": "messages",
             "tools": True,  # TGI serves tools for any model (grammar)
+            "engine": "tgi",  # both variants' engine: the fields TGI honours pass
+            "vision": False,  # the model table knows both as text-only: images get a 400
             "variants": ["Llama-g5-2xlarge", "Mistral-g5-2xlarge"],
         },
         {
@@ -97,6 +99,8 @@ def test_several_targets_become_one_route_each_in_order(
             "stream_format": "openai",
             "request_format": "messages",
             "tools": True,
+            "engine": "tgi",
+            "vision": False,
             "component": invoker.targets[1].inference_component_name,
         },
         {
@@ -105,6 +109,8 @@ def test_several_targets_become_one_route_each_in_order(
             "stream_format": "lmi_jsonlines",
             "request_format": "messages",
             "tools": False,  # LMI's vLLM, model not known: no parser, so off
+            # no "engine": an endpoint deployed elsewhere has no model here, so the runtime
+            # sends it only the fields every engine honours
         },
     ]
     assert invoker.target is invoker.targets[0]

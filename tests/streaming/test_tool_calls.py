@@ -16,7 +16,7 @@ from langchain_openai import ChatOpenAI
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
-from constructs_llm.streaming.runtime.events import StreamFormat
+from constructs_llm.streaming.formats import StreamFormat
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.conversations import tool_turn
 from tests.streaming.stream_fixtures import load_fixtures
@@ -54,7 +54,7 @@ ENGINES: dict[str, tuple[list[str], list[str | None]]] = {
 
 def assert_call_id(call_id: str | None, engine_id: str | None) -> None:
     """The engine's id when it sent one, else the ``call_`` + 24 hex digits the runtime makes
-    (``openai_format.new_tool_call_id``; TGI's id is empty)."""
+    (``chat/wire.py``'s ``new_tool_call_id``; TGI's id is empty)."""
     if engine_id is not None:
         assert call_id == engine_id
     else:

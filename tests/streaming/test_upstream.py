@@ -11,7 +11,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
     ReadTimeoutError,
 )
 
-from constructs_llm.streaming.runtime.events import ErrorEvent
+from constructs_llm.streaming.runtime.parsing.events import ErrorEvent
 from constructs_llm.streaming.runtime.routing import Route
 from constructs_llm.streaming.runtime.upstream import (
     describe_failure,

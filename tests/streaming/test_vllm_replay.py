@@ -73,7 +73,7 @@ def test_every_case_has_its_recording_of_one_vllm_version() -> None:
         assert recording.exchanges, recording.case
 
 
-# -- what vLLM itself answered for the cases that wait for the runtime --------------------------
+# -- what the runtime sent vLLM, and what vLLM answered it ---------------------------------------
 
 
 def _events(exchange: Exchange) -> list[dict[str, Any]]:
@@ -119,23 +119,30 @@ def _embedded(exchange: Exchange) -> None:
     assert all(math.isclose(math.fsum(x * x for x in v), 1.0, abs_tol=1e-3) for v in vectors)
 
 
-# What the engine's answer shows, for each waiting case: (the exchange's request holds, check).
+def _sent(*fields: str) -> Callable[[Exchange], bool]:
+    """An exchange the runtime made (not the recorder) whose body holds ``fields``."""
+    return lambda e: not e.direct and all(key in e.request for key in fields)
+
+
+# What reached vLLM and what its answer shows, per case: (the exchanges to check, the check).
 _ENGINE_DID: dict[str, tuple[Callable[[Exchange], bool], Callable[[Exchange], None]]] = {
-    "reasoning_stream": (lambda e: e.status == 200, _reasoning_split),
-    "reasoning_tokens": (lambda e: e.status == 200, _reasoning_counted),
-    "responses_reasoning_stream": (lambda e: e.status == 200, _reasoning_split),
-    "thinking_off": (lambda e: "chat_template_kwargs" in e.request, _no_reasoning),
-    "sampling_fields": (lambda e: "top_k" in e.request and e.status == 200, _answered),
-    "named_tool_call_finish_reason": (lambda e: "tool_choice" in e.request, _stop_with_a_call),
-    "embeddings": (lambda e: "input" in e.request and e.status == 200, _embedded),
+    "reasoning_stream": (_sent("messages"), _reasoning_split),
+    "reasoning_tokens": (_sent("messages"), _reasoning_counted),
+    "responses_reasoning_stream": (_sent("messages"), _reasoning_split),
+    "thinking_off": (_sent("chat_template_kwargs"), _no_reasoning),
+    "reasoning_effort": (_sent("reasoning_effort"), _reasoning_split),
+    "sampling_fields": (_sent("top_k", "min_p", "repetition_penalty", "seed"), _answered),
+    "named_tool_call_finish_reason": (_sent("tool_choice"), _stop_with_a_call),
+    "embeddings": (_sent("input"), _embedded),
 }
 
 
 @pytest.mark.parametrize("name", sorted(_ENGINE_DID))
-def test_vllm_answered_what_the_waiting_cases_need(name: str) -> None:
-    """vLLM splits the reasoning and counts it, honours enable_thinking and the sampling
-    fields, says "stop" after a named tool call and embeds OpenAI's body: what the strict
-    xfails wait for is the runtime passing it on."""
+def test_the_runtime_sent_vllm_what_each_case_needs(name: str) -> None:
+    """The runtime itself sent vLLM the fields (chat_template_kwargs, reasoning_effort, the
+    sampling fields, a named tool_choice, OpenAI's embeddings body), and vLLM split and
+    counted the reasoning, honoured enable_thinking, said "stop" after a named tool call and
+    embedded the inputs: what the client gets in each case comes from the engine."""
     picks, check = _ENGINE_DID[name]
     exchanges = [e for e in Recording.load(FIXTURES / f"{name}.json").exchanges if picks(e)]
     assert exchanges, name
@@ -143,7 +150,14 @@ def test_vllm_answered_what_the_waiting_cases_need(name: str) -> None:
         check(exchange)
 
 
+def test_the_sampling_fields_reached_vllm_with_the_client_s_values() -> None:
+    (exchange,) = Recording.load(FIXTURES / "sampling_fields.json").exchanges
+    wanted = {"top_k": 5, "min_p": 0.05, "repetition_penalty": 1.05, "seed": 7}
+    assert {key: exchange.request[key] for key in wanted} == wanted
+
+
 def test_vllm_refuses_teis_embeddings_body() -> None:
-    (tei,) = [e for e in Recording.load(FIXTURES / "embeddings.json").exchanges if not e.direct]
+    """Why a vLLM route gets OpenAI's body: vLLM 0.32 refuses the one TEI takes."""
+    (tei,) = [e for e in Recording.load(FIXTURES / "embeddings.json").exchanges if e.direct]
     assert tei.request.get("normalize") is True and tei.status == 400
     assert "Parameter `normalize` was removed" in tei.body.decode()

@@ -1,10 +1,14 @@
 """LiteLLM as a user runs it, in its own venv (``.venv-litellm``: LiteLLM pins ``openai<3``).
 
 Run as a script by that venv's Python, so it imports nothing from this repository. It reads
-``{"base_url", "model", "calls": [{"api_key", "messages", "params"}]}`` on stdin, makes each
-call through LiteLLM's ``openai/`` provider (the one LiteLLM documents for OpenAI-compatible
-servers) and prints a JSON list with one result per call: the response (streams rebuilt by
-``litellm.stream_chunk_builder``, with the streamed text pieces) or the exception raised.
+``{"base_url", "model", "calls": [{"api_key", "messages", "params", "api"?}]}`` on stdin, makes
+each call through LiteLLM's ``openai/`` provider (the one LiteLLM documents for
+OpenAI-compatible servers): ``litellm.completion`` (chat completions), or
+``litellm.responses`` with the messages as its input when ``api`` is ``"responses"``. It prints
+a JSON list with one result per call: the response (chat streams rebuilt by
+``litellm.stream_chunk_builder``, with the streamed text pieces; Responses streams as their
+final response, with the streamed event types and the items each ``output_item.done`` event
+carried) or the exception raised.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ def main() -> None:
 def _call(common: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     kwargs = {**common, **call.get("params", {})}
     try:
+        if call.get("api") == "responses":
+            return _responses(kwargs, call)
         response = litellm.completion(
             api_key=call["api_key"], messages=call["messages"], num_retries=0, **kwargs
         )
@@ -43,6 +49,16 @@ def _call(common: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     except Exception as error:  # the test asserts which one, and its status
         status = getattr(error, "status_code", None)
         return {"error": type(error).__name__, "status": status, "message": str(error)[:300]}
+
+
+def _responses(kwargs: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
+    response = litellm.responses(input=call["messages"], api_key=call["api_key"], **kwargs)
+    if not kwargs.get("stream"):
+        return {"response": response.model_dump()}
+    events = [event.model_dump() for event in response]
+    (done,) = [e["response"] for e in events if e["type"] == "response.completed"]
+    items = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    return {"response": done, "types": [e["type"] for e in events], "items": items}
 
 
 if __name__ == "__main__":

@@ -77,9 +77,9 @@ def check_sequence(events: list[dict[str, Any]]) -> Response:
         if kind == "response.content_part.added":
             assert event["content_index"] == 0 and event["part"]["text"] == ""
             texts[index] = ""
-        elif kind == "response.output_text.delta":
+        elif kind in ("response.output_text.delta", "response.reasoning_text.delta"):
             texts[index] += event["delta"]
-        elif kind == "response.output_text.done":
+        elif kind in ("response.output_text.done", "response.reasoning_text.done"):
             assert event["text"] == texts[index]
         elif kind == "response.content_part.done":
             assert event["part"]["text"] == texts[index]
@@ -99,7 +99,7 @@ def check_sequence(events: list[dict[str, Any]]) -> Response:
         assert sorted(done) == sorted(added)  # every item was done before the end
         assert response["output"] == [done[i] for i in sorted(done)]
         for index, item in done.items():
-            if item["type"] == "message":
+            if item["type"] in ("message", "reasoning"):
                 assert item["content"][0]["text"] == texts[index]
             else:
                 assert item["arguments"] == arguments.get(index, "")

@@ -31,6 +31,14 @@ class LocalSecretsManager:
         """A new current version, as a rotation writes it."""
         self.client.put_secret_value(SecretId=secret_id, SecretString=_secret_string(keys))
 
+    def delete(self, secret_id: str) -> None:
+        """Schedule the secret's deletion: reads fail (``InvalidRequestException``) until it is
+        restored, as when Secrets Manager refuses a read."""
+        self.client.delete_secret(SecretId=secret_id, RecoveryWindowInDays=7)
+
+    def restore(self, secret_id: str) -> None:
+        self.client.restore_secret(SecretId=secret_id)
+
 
 @contextmanager
 def local_secrets_manager() -> Iterator[LocalSecretsManager]:

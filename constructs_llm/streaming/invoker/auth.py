@@ -11,6 +11,7 @@ from aws_cdk import aws_lambda as lambda_
 
 from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.problems import Problems
+from constructs_llm.streaming.formats import Env
 from constructs_llm.values import describe, duration_problem
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ class InvokerAuth:
         self.secret.grant_read(function)
         _grant_imported_key(self.secret, function)
         ttl = int(self.cache_ttl.to_seconds()) if self.cache_ttl else _DEFAULT_TTL_S
-        return {"API_KEYS_SECRET_ID": _secret_id(self.secret), "API_KEYS_TTL_SECONDS": str(ttl)}
+        return {Env.API_KEYS_SECRET_ID: _secret_id(self.secret), Env.API_KEYS_TTL_SECONDS: str(ttl)}
 
 
 def _grant_imported_key(secret: secretsmanager.ISecret, function: lambda_.Function) -> None:

@@ -23,6 +23,7 @@ from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.decode import DecodeRate, decode_rate
+from constructs_llm.streaming.formats import DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES
 from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_problem
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
@@ -55,6 +56,7 @@ def check_invoker(
     heartbeat: Duration | None,
     auth: object,
     max_concurrency: int | None,
+    max_request_bytes: object = None,
     adapter_layer: object = None,
     architecture: object = None,
     log_retention: object = None,
@@ -107,12 +109,32 @@ def check_invoker(
                 why="CloudFront waits 30 s for an origin by default; beat more often than that",
             )
         )
+    problems.add(_request_bytes_problem(max_request_bytes))
     if isinstance(memory_size, bool) or not isinstance(memory_size, int):
         problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
     elif not 128 <= memory_size <= 10240:
         problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}")
     problems.raise_if_any()
     return called
+
+
+def _request_bytes_problem(value: object) -> str | None:
+    """``max_request_bytes``: 1 KiB up to the function URL's 6 MB request payload limit."""
+    if value is None:
+        return None
+    fix = (
+        "a vision request carries its images as base64 data URLs (4/3 of each image's size); "
+        f"keep the default ({DEFAULT_MAX_REQUEST_BYTES:,}) or pass 1,024-{MAX_REQUEST_BYTES:,}"
+    )
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"max_request_bytes must be an integer number of bytes, got {describe(value)}; {fix}"
+    if not 1024 <= value <= MAX_REQUEST_BYTES:
+        return (
+            f"max_request_bytes must be between 1,024 and {MAX_REQUEST_BYTES:,} (the function "
+            "URL's 6 MB request payload limit: Lambda refuses a larger body before the "
+            f"runtime sees it), got {value:,}; {fix}"
+        )
+    return None
 
 
 def _adapter_problems(

@@ -11,7 +11,7 @@ from aws_cdk import Duration
 from constructs import Construct
 
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.streaming.formats import NAMESPACE
+from constructs_llm.streaming.formats import DEFAULT_MAX_REQUEST_BYTES, NAMESPACE, Env
 from constructs_llm.streaming.invoker.targets import routes_environment
 
 __all__ = ["MAX_TIMEOUT_S", "READ_TIMEOUT_MARGIN_S", "invoker_environment"]
@@ -29,22 +29,26 @@ def invoker_environment(
     *,
     timeout: Duration,
     heartbeat: Duration | None,
+    max_request_bytes: int | None = None,
 ) -> dict[str, str]:
-    """The function's environment, in the order the template lists it."""
+    """The function's environment, in the order the template lists it; ``MAX_BODY_BYTES``
+    only when ``max_request_bytes`` differs from the runtime's default."""
     routes = routes_environment(scope, targets)
-    component = routes.pop("INFERENCE_COMPONENT_NAME", None)
+    component = routes.pop(Env.INFERENCE_COMPONENT_NAME, None)
     env = {
         "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",
         "AWS_LWA_INVOKE_MODE": "response_stream",
         "AWS_LWA_PORT": _PORT,
         "AWS_LWA_READINESS_CHECK_PATH": "/health",
-        "PORT": _PORT,
+        Env.PORT: _PORT,
         **routes,
-        "UPSTREAM_READ_TIMEOUT": str(int(timeout.to_seconds()) - READ_TIMEOUT_MARGIN_S),
-        "METRICS_NAMESPACE": NAMESPACE,
+        Env.UPSTREAM_READ_TIMEOUT: str(int(timeout.to_seconds()) - READ_TIMEOUT_MARGIN_S),
+        Env.METRICS_NAMESPACE: NAMESPACE,
     }
-    if component is not None:  # listed last, as before routing existed
-        env["INFERENCE_COMPONENT_NAME"] = component
+    if component is not None:  # listed last in the template, after the other target names
+        env[Env.INFERENCE_COMPONENT_NAME] = component
     if heartbeat is not None:
-        env["HEARTBEAT_SECONDS"] = str(int(heartbeat.to_seconds()))
+        env[Env.HEARTBEAT_SECONDS] = str(int(heartbeat.to_seconds()))
+    if max_request_bytes is not None and max_request_bytes != DEFAULT_MAX_REQUEST_BYTES:
+        env[Env.MAX_BODY_BYTES] = str(max_request_bytes)
     return env

@@ -1,9 +1,9 @@
 """StreamingInvoker: a Lambda function URL that streams an LLM's tokens as OpenAI chunks.
 
 The construct composes its parts: the adapter layer (``adapter_layer.py``), the function's
-environment (``invoker_environment.py``), its code asset, log group and waivers
-(``invoker_function.py``), the checks of its props (``invoker_checks.py``), its front doors
-(``invoker_auth.py``, ``distribution.py``) and its metrics (``invoker_metrics.py``).
+environment (``environment.py``, with its targets' routes from ``targets.py``), its code asset,
+log group and waivers (``function.py``), the checks of its props (``checks.py``), its front
+doors (``auth.py``, ``distribution.py``) and its metrics (``metrics.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
+from constructs_llm.streaming.formats import Env
 from constructs_llm.streaming.invoker.adapter_layer import adapter_for, adapter_layer_arn
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.checks import (
@@ -96,6 +97,9 @@ class StreamingInvoker(InvokerMetrics, Construct):
         in the invoker's stack (import endpoints from elsewhere with
         ``LlmEndpoint.from_endpoint_attributes``), each served model name once.
         @default none: ``target``
+    :param max_request_bytes: the largest request body the runtime reads (a larger one gets
+        413), up to the function URL's 6 MB limit; a vision request carries its images as
+        base64 data URLs, 4/3 of each image's size. @default 5 MiB (a 3.75 MB photo)
     """
 
     def __init__(
@@ -114,6 +118,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         auth: InvokerAuth | None = None,
         max_concurrency: int | None = None,
         targets: Sequence[InvocationTarget] | None = None,
+        max_request_bytes: int | None = None,
     ) -> None:
         super().__init__(scope, id)
         timeout = timeout or Duration.minutes(5)
@@ -127,6 +132,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             heartbeat=heartbeat,
             auth=auth,
             max_concurrency=max_concurrency,
+            max_request_bytes=max_request_bytes,
             adapter_layer=adapter_layer,
             architecture=architecture,
             log_retention=log_retention,
@@ -139,7 +145,13 @@ class StreamingInvoker(InvokerMetrics, Construct):
         #: Every target; ``target`` is the first.
         self.targets = tuple(called)
         self.target = called[0]
-        environment = invoker_environment(self, called, timeout=timeout, heartbeat=heartbeat)
+        environment = invoker_environment(
+            self,
+            called,
+            timeout=timeout,
+            heartbeat=heartbeat,
+            max_request_bytes=max_request_bytes,
+        )
         too_big = environment_size_problem(environment, called)
         if too_big:
             fail(f"StreamingInvoker '{self.node.path}'", too_big)
@@ -281,7 +293,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         self._domain_names = tuple(domain_names or ())
         if self._heartbeat is None:
             beat = min(_DISTRIBUTION_HEARTBEAT_S, max(1, int(read_timeout.to_seconds()) // 2))
-            self.function.add_environment("HEARTBEAT_SECONDS", str(beat))
+            self.function.add_environment(Env.HEARTBEAT_SECONDS, str(beat))
         self.distribution = build_distribution(
             self,
             self.function_url,

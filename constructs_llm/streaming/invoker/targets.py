@@ -1,14 +1,17 @@
 """What a ``StreamingInvoker`` does with its targets: checks them, and writes the runtime's
-routing table (one route per served model name, ``runtime/routing.py``).
+routing table (one ``formats.RouteSpec`` per served model name, read by ``runtime/routing.py``).
 
-One target keeps the single-target environment (``ENDPOINT_NAME``, ``MODEL_NAME``, ...), so an
-invoker of one model synthesizes as it did before routing existed. Several targets become
-``ROUTES``, a JSON list whose endpoint names CloudFormation fills in at deploy time. Either way
-the runtime is told whether each target's engine serves tool calls (``TOOLS=on|off``, or each
-route's ``"tools"``), so a request with tools for a target without them gets a 400, and the
-model's ``max_total_tokens`` when it is set (``MAX_TOTAL_TOKENS``, or each route's
+One chat target gets the single-target environment (``ENDPOINT_NAME``, ``MODEL_NAME``, ...).
+Several targets become ``ROUTES``, a JSON list whose endpoint names CloudFormation fills in at
+deploy time. Either way the runtime is told which engine serves each target (``ENGINE``, or
+each route's ``"engine"``), so a request field that engine honours passes and one it does not
+gets a 400 naming both; whether that engine serves tool calls (``TOOLS=on|off``, or each
+route's ``"tools"``); whether the model is known to take no images (``VISION=off``, or each
+route's ``"vision": false``, from the model table), so an image part gets a 400 saying so; and
+the model's ``max_total_tokens`` when it is set (``MAX_TOTAL_TOKENS``, or each route's
 ``"max_total_tokens"``), so a ``max_tokens`` no engine could serve gets a 400 before SageMaker
-is called. An endpoint deployed elsewhere has no model here, so its engine alone checks.
+is called. An endpoint deployed elsewhere has no model
+here, so its engine is not known: the runtime sends only the fields every engine honours.
 
 An embedding model (``Engine.tei()``) is always written as ``ROUTES``, even alone: its route
 takes the ``embed`` request format and carries what ``POST /v1/embeddings`` needs, its
@@ -22,11 +25,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from aws_cdk import Stack
 from constructs import Construct
 
+from constructs_llm import catalogs
 from constructs_llm.hosting.components.adapter import AdapterComponent
 from constructs_llm.hosting.components.inference_component import InferenceComponent
 from constructs_llm.hosting.components.plan import ComponentPlan
@@ -34,14 +37,17 @@ from constructs_llm.hosting.endpoint import LlmEndpoint
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.streaming.formats import ModelKind
+from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.streaming.formats import EngineName, Env, ModelKind, RouteSpec
 from constructs_llm.values import describe
 
 __all__ = [
     "LAMBDA_ENV_LIMIT",
     "check_targets",
+    "engine_of",
     "environment_size_problem",
     "routes_environment",
+    "sees_images",
     "served_pools",
 ]
 
@@ -139,69 +145,76 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
     if len(targets) == 1 and targets[0].model_kind is ModelKind.CHAT:
         (target,) = targets
         env = {
-            "ENDPOINT_NAME": target.endpoint_name,
-            "STREAM_FORMAT": target.stream_format.value,
-            "REQUEST_FORMAT": target.request_format.value,
-            "MODEL_NAME": target.served_model_name,
-            "TOOLS": "on" if target.tool_calls else "off",
+            Env.ENDPOINT_NAME: target.endpoint_name,
+            Env.STREAM_FORMAT: target.stream_format.value,
+            Env.REQUEST_FORMAT: target.request_format.value,
+            Env.MODEL_NAME: target.served_model_name,
+            Env.TOOLS: "on" if target.tool_calls else "off",
         }
+        engine = engine_of(target)
+        if engine is not None:
+            env[Env.ENGINE] = engine.value
+        if sees_images(target) is False:
+            env[Env.VISION] = "off"
         if target.inference_component_name is not None:
-            env["INFERENCE_COMPONENT_NAME"] = target.inference_component_name
-        limit = _max_total_tokens(target)
+            env[Env.INFERENCE_COMPONENT_NAME] = target.inference_component_name
+        limit = target.max_total_tokens
         if limit is not None:
-            env["MAX_TOTAL_TOKENS"] = str(limit)
+            env[Env.MAX_TOTAL_TOKENS] = str(limit)
         return env
     routes = [_route(target) for target in targets]
-    return {"ROUTES": Stack.of(scope).to_json_string(routes)}
+    return {Env.ROUTES: Stack.of(scope).to_json_string(routes)}
 
 
-def _route(target: InvocationTarget) -> dict[str, Any]:
+def _route(target: InvocationTarget) -> RouteSpec:
     if target.model_kind is ModelKind.EMBEDDING:
         return _embedding_route(target)
-    route: dict[str, Any] = {
+    route: RouteSpec = {
         "model": target.served_model_name,
         "endpoint": target.endpoint_name,
         "stream_format": target.stream_format.value,
         "request_format": target.request_format.value,
         "tools": target.tool_calls,
     }
+    engine = engine_of(target)
+    if engine is not None:
+        route["engine"] = engine.value
+    if sees_images(target) is False:
+        route["vision"] = False
     if target.inference_component_name is not None:
         route["component"] = target.inference_component_name
     if target.variant_names:
         route["variants"] = list(target.variant_names)
-    limit = _max_total_tokens(target)
+    limit = target.max_total_tokens
     if limit is not None:
         route["max_total_tokens"] = limit
     return route
 
 
-def _embedding_route(target: InvocationTarget) -> dict[str, Any]:
+def _embedding_route(target: InvocationTarget) -> RouteSpec:
     """An embedding model's route: no stream format or tools (nothing streams, nothing calls
     tools), and what ``POST /v1/embeddings`` checks and splits by."""
-    route: dict[str, Any] = {
+    route: RouteSpec = {
         "model": target.served_model_name,
         "endpoint": target.endpoint_name,
         "request_format": target.request_format.value,
     }
+    engine = engine_of(target)
+    if engine is not None:
+        route["engine"] = engine.value
     if target.inference_component_name is not None:
         route["component"] = target.inference_component_name
     if target.variant_names:
         route["variants"] = list(target.variant_names)
     traits = target.embedding_traits
     if traits is not None:
-        for key, value in (
-            ("dimensions", traits.dimensions),
-            ("min_dimensions", traits.min_dimensions),
-            ("max_inputs", traits.max_inputs_per_call),
-        ):
-            if value is not None:
-                route[key] = value
+        if traits.dimensions is not None:
+            route["dimensions"] = traits.dimensions
+        if traits.min_dimensions is not None:
+            route["min_dimensions"] = traits.min_dimensions
+        if traits.max_inputs_per_call is not None:
+            route["max_inputs"] = traits.max_inputs_per_call
     return route
-
-
-def _max_total_tokens(target: InvocationTarget) -> int | None:
-    """The served model's ``max_total_tokens`` (prompt and completion together), if set."""
-    return target.max_total_tokens
 
 
 def environment_size_problem(
@@ -210,7 +223,7 @@ def environment_size_problem(
     """The environment must fit Lambda's 4 KB; endpoint names are counted at their longest."""
     if len(targets) > 1 or any(t.model_kind is ModelKind.EMBEDDING for t in targets):
         routes = json.dumps([_route(t) for t in targets], separators=(",", ":"))
-        env = {**env, "ROUTES": routes}
+        env = {**env, Env.ROUTES: routes}
     size = _LATER_KEYS_ESTIMATE + sum(len(k) + _size(v) for k, v in env.items())
     if size <= LAMBDA_ENV_LIMIT:
         return None
@@ -225,6 +238,35 @@ def _size(value: str) -> int:
     """A value's length, with each unresolved token counted at its longest."""
     tokens = _TOKEN_TEXT.findall(value)
     return len(value.encode()) - sum(map(len, tokens)) + _TOKEN_ESTIMATE * len(tokens)
+
+
+def engine_of(target: InvocationTarget) -> EngineName | None:
+    """The engine every model the target answers with runs on, when it is one the runtime
+    knows; None for several engines, a custom one, or an endpoint deployed elsewhere (the
+    runtime then sends only the fields every engine honours)."""
+    names = {model.engine.name for model in served_models(target)}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    return EngineName(name) if name in _ENGINE_NAMES else None
+
+
+_ENGINE_NAMES = frozenset(engine.value for engine in EngineName)
+
+
+def sees_images(target: InvocationTarget) -> bool | None:
+    """Whether the models the target answers with take images: False when the model table
+    knows each of them as text-only, True when it knows one takes images, else None (not
+    known: image parts go to the engine as they come)."""
+    seen = {catalogs.sees_images(model.source.model_id) for model in served_models(target)}
+    if not seen or None in seen:
+        return None
+    return True in seen
+
+
+def served_models(target: InvocationTarget) -> set[LlmModel]:
+    """The models a target answers with, read from its pools' bindings."""
+    return {pool.binding.model for pool in served_pools(target) if pool.binding is not None}
 
 
 def served_pools(target: InvocationTarget) -> tuple[PoolPlan, ...]:

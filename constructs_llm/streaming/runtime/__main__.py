@@ -2,10 +2,10 @@
 
 In the Lambda code asset the runtime directory is a top-level package, and ``run.sh`` starts
 it as ``python3 -m runtime``; every import inside the package is relative, so both names work.
-Configuration comes from the environment (``settings.py``); a bad environment exits with
-status 2 and one message listing every problem. The boto3 client is built before the server
-listens, so the adapter's readiness check passes only once the first request can be served
-at full speed.
+Configuration comes from the environment (``settings.py``); a bad environment, or no AWS
+region, exits with status 2 and one message listing every problem. The boto3 client is built
+before the server listens, so the adapter's readiness check passes only once the first request
+can be served at full speed.
 
 How the Lambda function must be configured (zip package, Lambda Web Adapter layer):
 
@@ -22,7 +22,7 @@ How the Lambda function must be configured (zip package, Lambda Web Adapter laye
   ``MODEL_NAME`` (optional), or instead ``ROUTES`` for several models (``routing.py``),
   ``UPSTREAM_READ_TIMEOUT`` (below the function timeout),
   ``MAX_BODY_BYTES`` (optional), ``HEARTBEAT_SECONDS`` (optional, e.g. ``10`` behind CloudFront),
-  ``API_KEYS_SECRET_ID`` (optional: Bearer keys, see ``auth.py``; the role then needs
+  ``API_KEYS_SECRET_ID`` (optional: Bearer keys, see ``http/auth.py``; the role then needs
   ``secretsmanager:GetSecretValue`` on that secret);
 - function URL with ``InvokeMode: RESPONSE_STREAM``; the role needs
   ``sagemaker:InvokeEndpoint`` on the endpoint.
@@ -35,7 +35,9 @@ import signal
 import sys
 from typing import Any
 
-from .server import emit_log_line, make_server
+from .aws_clients import RegionMissingError
+from .http.exchange import emit_log_line
+from .server import make_server
 from .settings import Settings, SettingsError, sagemaker_client
 
 __all__ = ["main"]
@@ -44,11 +46,11 @@ __all__ = ["main"]
 def main() -> int:
     try:
         settings = Settings.from_env(os.environ)
-    except SettingsError as err:
+        # Build the boto3 client now, during init, so the first request does not pay for it.
+        sagemaker_client(settings)
+    except (SettingsError, RegionMissingError) as err:
         print(f"constructs-llm streaming runtime: {err}", file=sys.stderr)
         return 2
-    # Build the boto3 client now, during init, so the first request does not pay for it.
-    sagemaker_client(settings)
     server = make_server(settings)
     if server.auth is not None:  # read the keys during init too; a failure is retried later
         server.auth.current_digests()

@@ -3,13 +3,20 @@
 
 boto3 and botocore are imported on first use: building a client is what costs, and a runtime
 without API keys never builds the Secrets Manager one.
+
+Lambda sets the region itself; a runtime started elsewhere without one gets
+:class:`RegionMissingError` naming the variable to set, instead of botocore's ``NoRegionError``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["new_client"]
+__all__ = ["RegionMissingError", "new_client"]
+
+
+class RegionMissingError(Exception):
+    """boto3 found no AWS region for a client."""
 
 
 def new_client(
@@ -24,6 +31,7 @@ def new_client(
     ``config`` holds further ``botocore.config.Config`` settings."""
     import boto3  # type: ignore[import-untyped]  # deferred: keeps imports cheap
     from botocore.config import Config  # type: ignore[import-untyped]
+    from botocore.exceptions import NoRegionError  # type: ignore[import-untyped]
 
     settings = Config(
         connect_timeout=connect_timeout,
@@ -31,4 +39,11 @@ def new_client(
         retries={"mode": "standard", "total_max_attempts": max_attempts},
         **config,
     )
-    return boto3.session.Session().client(service, config=settings)
+    try:
+        return boto3.session.Session().client(service, config=settings)
+    except NoRegionError:
+        raise RegionMissingError(
+            f"no AWS region for the {service} client: set AWS_DEFAULT_REGION (e.g. export "
+            "AWS_DEFAULT_REGION=us-east-1; boto3 does not read AWS_REGION), or a region in the "
+            "AWS profile; Lambda sets it itself"
+        ) from None

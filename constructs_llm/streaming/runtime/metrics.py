@@ -32,6 +32,11 @@ EmbeddedInputs    Count        an embeddings request's inputs (``inputs``)
 
 An embeddings request has no tokens to relay: its record carries Requests, Duration,
 OverheadLatency, Errors, ClientDisconnects and EmbeddedInputs.
+
+With API keys, each failed refresh of the keys writes a record of its own (``msg``
+``api_key_refresh_failed``) with the metric ``ApiKeyRefreshFailures`` (Count) by ``Outcome``:
+``stale`` while the last good keys are still served, ``closed`` once every request gets a 503
+(``http/auth.py``). An alarm on ``Outcome=stale`` warns before the invoker fails closed.
 """
 
 from __future__ import annotations
@@ -43,12 +48,17 @@ from ..formats import ERROR_KINDS, NAMESPACE
 
 __all__ = [
     "ERROR_KINDS",
+    "KEY_REFRESH_FAILURES",
     "METRIC_UNITS",
     "NAMESPACE",
     "UNROUTED",
     "error_kind",
+    "key_refresh_record",
     "with_metrics",
 ]
+
+#: The metric of a failed refresh of the API keys, by ``Outcome`` (``stale`` or ``closed``).
+KEY_REFRESH_FAILURES = "ApiKeyRefreshFailures"
 
 UNROUTED = "-"
 METRIC_UNITS = {
@@ -107,6 +117,25 @@ def with_metrics(
         **dimensions,
         **values,
         "_aws": {"Timestamp": when, "CloudWatchMetrics": directives},
+    }
+
+
+def key_refresh_record(
+    error: str, outcome: str, *, namespace: str = NAMESPACE, timestamp_ms: int | None = None
+) -> dict[str, Any]:
+    """The log line and EMF record of one failed refresh of the API keys."""
+    when = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+    directive = {
+        "Namespace": namespace,
+        "Dimensions": [["Outcome"]],
+        "Metrics": [{"Name": KEY_REFRESH_FAILURES, "Unit": "Count"}],
+    }
+    return {
+        "msg": "api_key_refresh_failed",
+        "error": error,
+        "Outcome": outcome,
+        KEY_REFRESH_FAILURES: 1,
+        "_aws": {"Timestamp": when, "CloudWatchMetrics": [directive]},
     }
 
 

@@ -4,15 +4,21 @@ Stdlib only: this file ships in the Lambda asset.
 
 One invoker may front several models (``StreamingInvoker(targets=[...])``). Each is a
 :class:`Route`: the name clients send as ``model``, the endpoint, the inference component
-when there is one, the engine's request and stream formats, whether its engine serves tool
-calls, and the production variants a request may pin. ``StreamingInvoker`` writes them to
-``ROUTES``, a JSON list::
+when there is one, the engine (when known) and its request and stream formats, whether it
+serves tool calls, and the production variants a request may pin. ``StreamingInvoker`` writes
+them to ``ROUTES``, a JSON list of ``formats.RouteSpec`` entries::
 
     [{"model": "chat", "endpoint": "shared-ep", "component": "chat-ic",
-      "stream_format": "openai", "request_format": "messages", "tools": true},
+      "stream_format": "openai", "request_format": "messages", "engine": "vllm",
+      "tools": true},
      {"model": "ab", "endpoint": "ab-ep", "stream_format": "auto",
       "request_format": "messages", "tools": false,
       "variants": ["Llama-g5-2xlarge", "Qwen-g5-2xlarge"]}]
+
+A route's ``engine`` (``formats.EngineName``) decides which request fields pass to it: those
+its engine honours (``chat/fields.py``); without it, only those every engine honours. A
+route's ``"vision": false`` says its model takes no images: a request with an image part gets
+a 400 saying so; without it, image parts go to the engine as they come.
 
 A route's ``tools`` (true or false) says whether its engine serves tool calls; without it the
 ``TOOLS`` setting decides (see ``settings.py``). A route with ``"tools": false`` answers a
@@ -21,7 +27,7 @@ request with tools with a 400 naming the field, while another route serves them.
 A route's ``max_total_tokens``, when its model's is known, is the most tokens its engine takes
 for the prompt and the completion together: a request whose ``max_tokens`` (or
 ``max_completion_tokens``) is larger can never be served, and gets a 400 naming the field and
-the limit before SageMaker is called (``request_sampling.py``).
+the limit before SageMaker is called (``chat/fields.py``).
 
 An embedding model's route takes the ``embed`` request format (TEI's ``{"inputs": [...]}``)
 and serves ``POST /v1/embeddings`` only; it has no stream format or tools, and may state the
@@ -60,9 +66,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..formats import ModelKind
-from .events import RequestFormat, StreamFormat
-from .request_errors import RequestError
+from ..formats import EngineName, ModelKind, RequestFormat, RouteSpec, StreamFormat
+from .http.errors import RequestError
 
 __all__ = [
     "MAX_TOKENS_CEILING",
@@ -79,27 +84,14 @@ __all__ = [
 VARIANT_HEADER = "X-Target-Variant"
 # SageMaker's variant name pattern and length (botocore ``TargetVariantHeader``).
 _VARIANT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-_KEYS = frozenset(
-    {
-        "model",
-        "endpoint",
-        "component",
-        "stream_format",
-        "request_format",
-        "tools",
-        "variants",
-        "max_total_tokens",
-        "dimensions",
-        "min_dimensions",
-        "max_inputs",
-    }
-)
+_KEYS = frozenset(RouteSpec.__annotations__)
 _EMBEDDING_KEYS = ("dimensions", "min_dimensions", "max_inputs")
 #: The largest embedding length or per-call input count a route may state.
 _MAX_EMBEDDING_COUNT = 1_000_000
 MAX_TOKENS_CEILING = 2**31 - 1
 """The largest token count the runtime passes on: a signed 32-bit integer (TGI reads
-``max_tokens`` and ``max_new_tokens`` as ``u32``, router/src/lib.rs)."""
+``max_tokens`` and ``max_new_tokens`` as ``u32``, huggingface/text-generation-inference:
+``router/src/lib.rs``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,10 +103,14 @@ class Route:
     :param inference_component_name: the component on it. @default None (a model endpoint)
     :param stream_format: how the engine frames its stream. @default AUTO (per line)
     :param request_format: the body the engine takes. @default MESSAGES
+    :param engine: the engine, when known: which request fields pass (``chat/fields.py``).
+        @default None (not known: the fields every engine honours)
     :param variants: production variants a request may pin. @default () (not known: any
         well-formed name is passed to SageMaker)
     :param tools: whether the engine serves tool calls. @default None (the ``TOOLS`` setting,
         else on for the messages format and off for generate)
+    :param vision: whether the model takes images: False refuses image parts with a 400.
+        @default None (not known: image parts are sent as they come)
     :param max_total_tokens: the most tokens the engine takes, prompt and completion together
         (the model's ``max_total_tokens``). @default None (not known: the engine checks)
     :param dimensions: an embedding model's embedding length. @default None (not known)
@@ -128,8 +124,10 @@ class Route:
     inference_component_name: str | None = None
     stream_format: StreamFormat = StreamFormat.AUTO
     request_format: RequestFormat = RequestFormat.MESSAGES
+    engine: EngineName | None = None
     variants: tuple[str, ...] = ()
     tools: bool | None = None
+    vision: bool | None = None
     max_total_tokens: int | None = None
     dimensions: int | None = None
     min_dimensions: int | None = None
@@ -294,11 +292,15 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
     request = _member(
         item, "request_format", RequestFormat, RequestFormat.MESSAGES, where, problems
     )
+    engine = _member(item, "engine", EngineName, None, where, problems)
     tools = item.get("tools")
     if tools is not None and not isinstance(tools, bool):
         problems.append(f"{where}.tools must be true or false (got {tools!r:.100})")
     elif tools and request is RequestFormat.GENERATE:
         problems.append(f"{where}.tools is true, but the generate API has no tool calling")
+    vision = item.get("vision")
+    if vision is not None and not isinstance(vision, bool):
+        problems.append(f"{where}.vision must be true or false (got {vision!r:.100})")
     limit = item.get("max_total_tokens")
     if limit is not None and not (
         type(limit) is int and 1 <= limit <= MAX_TOKENS_CEILING  # bool is not a count
@@ -316,8 +318,10 @@ def _route(index: int, item: Any, problems: list[str]) -> Route | None:
         inference_component_name=component,
         stream_format=stream,
         request_format=request,
+        engine=engine,
         variants=tuple(variants),
         tools=tools,
+        vision=vision,
         max_total_tokens=limit,
         **counts,
     )

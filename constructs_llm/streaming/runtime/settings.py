@@ -14,9 +14,12 @@ INFERENCE_COMPONENT_NAME (unset)       inference component on that endpoint, if 
 STREAM_FORMAT            auto          tgi | lmi_jsonlines | openai | auto
 REQUEST_FORMAT           messages      messages | generate | embed (an embedding model)
 MODEL_NAME               ENDPOINT_NAME echoed as ``model``, listed by ``GET /v1/models``
+ENGINE                   (unset)       the engine (``formats.EngineName``): which request
+                                       fields pass; unset, those every engine honours
+VISION                   (unset)       off: the model takes no images (image parts: 400)
 MAX_TOTAL_TOKENS         (unset)       the model's prompt + completion limit: a larger
                                        ``max_tokens`` is a 400 (unset: the engine checks)
-MAX_BODY_BYTES           1048576       largest accepted request body
+MAX_BODY_BYTES           5242880       largest accepted request body (5 MiB)
 UPSTREAM_READ_TIMEOUT    120           seconds of upstream silence that fail the stream
 CLIENT_TIMEOUT           60            socket timeout towards the HTTP client (each read
                                        and write; an idle keep-alive connection's wait)
@@ -24,8 +27,10 @@ REQUEST_DEADLINE         30            seconds from a request's first byte to th
                                        its body (request line, headers, body): 408 past it
 MAX_CONNECTIONS          128           connections served at once: 503 past it
 HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first token
-API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see auth.py
+API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see http/auth.py
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
+API_KEYS_STALE_SECONDS   300           how long past it the last good keys are served
+                                       while refreshes fail (0: fail closed at once)
 TOOLS                    see below     on | off: whether the engine serves tool calls
 ROUTES                   (unset)       several models, routed by ``model``: see routing.py
 METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests' metrics
@@ -33,8 +38,8 @@ METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests
 ======================== ============= ==================================================
 
 ``ROUTES`` replaces ``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``,
-``REQUEST_FORMAT``, ``MODEL_NAME`` and ``MAX_TOTAL_TOKENS`` (setting both is an error): each
-route names its model, endpoint, component, formats and limit.
+``REQUEST_FORMAT``, ``MODEL_NAME``, ``ENGINE`` and ``MAX_TOTAL_TOKENS`` (setting both is an
+error): each route names its model, endpoint, component, formats, engine and limit.
 
 ``REQUEST_DEADLINE`` and ``MAX_CONNECTIONS`` keep slow and numerous clients from holding the
 server (a "slowloris" sends one header line every few seconds, each read well within
@@ -82,8 +87,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..formats import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    MAX_REQUEST_BYTES,
+    EngineName,
+    Env,
+    RequestFormat,
+    StreamFormat,
+)
 from .aws_clients import new_client
-from .events import RequestFormat, StreamFormat
 from .metrics import NAMESPACE
 from .routing import MAX_TOKENS_CEILING, Route, RoutingTable, parse_routes
 
@@ -95,14 +107,6 @@ _UPSTREAM_MAX_ATTEMPTS = 2
 _UPSTREAM_POOL = 64
 _MIN_HEARTBEAT = 0.1
 _MAX_HEARTBEAT = 300.0
-_SINGLE_TARGET = (
-    "ENDPOINT_NAME",
-    "INFERENCE_COMPONENT_NAME",
-    "STREAM_FORMAT",
-    "REQUEST_FORMAT",
-    "MODEL_NAME",
-    "MAX_TOTAL_TOKENS",
-)
 
 
 class SettingsError(ValueError):
@@ -116,15 +120,18 @@ class Settings:
     stream_format: StreamFormat = StreamFormat.AUTO
     request_format: RequestFormat = RequestFormat.MESSAGES
     model_name: str = ""
+    engine: EngineName | None = None
+    vision: bool | None = None  # the single target's: False refuses image parts
     port: int = 8080
     bind_address: str = "127.0.0.1"
-    max_body_bytes: int = 1024 * 1024
+    max_body_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     upstream_read_timeout: float = 120.0
     upstream_connect_timeout: float = _UPSTREAM_CONNECT_TIMEOUT
     client_timeout: float = 60.0
     heartbeat_seconds: float = 0.0  # 0: off
     api_keys_secret_id: str | None = None  # None: no key check (IAM auth)
     api_keys_ttl: float = 60.0
+    api_keys_stale_seconds: float = 300.0
     tools: bool | None = None  # None: on for the messages format, off for generate
     routes: tuple[Route, ...] = ()  # (): the single target above
     metrics_namespace: str = NAMESPACE
@@ -163,6 +170,8 @@ class Settings:
             inference_component_name=self.inference_component_name,
             stream_format=self.stream_format,
             request_format=self.request_format,
+            engine=self.engine,
+            vision=self.vision,
             max_total_tokens=self.max_total_tokens,
         )
         return RoutingTable([single])
@@ -171,36 +180,49 @@ class Settings:
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Read the settings, gathering every problem into one ``SettingsError``."""
         problems: list[str] = []
-        endpoint = env.get("ENDPOINT_NAME", "").strip()
+        endpoint = env.get(Env.ENDPOINT_NAME, "").strip()
         routes = _routes(env, problems)
         if not endpoint and not routes:
             problems.append("ENDPOINT_NAME is required: set it to the SageMaker endpoint's name")
         request_format = _enum(
-            env, "REQUEST_FORMAT", RequestFormat, RequestFormat.MESSAGES, problems
+            env, Env.REQUEST_FORMAT, RequestFormat, RequestFormat.MESSAGES, problems
         )
         settings = cls(
             endpoint_name=endpoint,
-            inference_component_name=env.get("INFERENCE_COMPONENT_NAME", "").strip() or None,
-            stream_format=_enum(env, "STREAM_FORMAT", StreamFormat, StreamFormat.AUTO, problems),
+            inference_component_name=env.get(Env.INFERENCE_COMPONENT_NAME, "").strip() or None,
+            stream_format=_enum(env, Env.STREAM_FORMAT, StreamFormat, StreamFormat.AUTO, problems),
             request_format=request_format,
-            model_name=env.get("MODEL_NAME", "").strip(),
-            port=int(_number(env, "PORT", 8080, 1, 65535, problems, integer=True)),
-            bind_address=env.get("BIND_ADDRESS", "").strip() or "127.0.0.1",
+            model_name=env.get(Env.MODEL_NAME, "").strip(),
+            engine=_enum(env, Env.ENGINE, EngineName, None, problems),
+            vision=_switch(env, Env.VISION, problems),
+            port=int(_number(env, Env.PORT, 8080, 1, 65535, problems, integer=True)),
+            bind_address=env.get(Env.BIND_ADDRESS, "").strip() or "127.0.0.1",
             max_body_bytes=int(
-                _number(env, "MAX_BODY_BYTES", 1024 * 1024, 1, 2**31, problems, integer=True)
+                _number(
+                    env,
+                    Env.MAX_BODY_BYTES,
+                    DEFAULT_MAX_REQUEST_BYTES,
+                    1,
+                    MAX_REQUEST_BYTES,
+                    problems,
+                    integer=True,
+                )
             ),
-            upstream_read_timeout=_number(env, "UPSTREAM_READ_TIMEOUT", 120.0, 1, 3600, problems),
-            client_timeout=_number(env, "CLIENT_TIMEOUT", 60.0, 1, 3600, problems),
+            upstream_read_timeout=_number(env, Env.UPSTREAM_READ_TIMEOUT, 120.0, 1, 3600, problems),
+            client_timeout=_number(env, Env.CLIENT_TIMEOUT, 60.0, 1, 3600, problems),
             heartbeat_seconds=_heartbeat(env, problems),
-            api_keys_secret_id=env.get("API_KEYS_SECRET_ID", "").strip() or None,
-            api_keys_ttl=_number(env, "API_KEYS_TTL_SECONDS", 60.0, 0.1, 3600, problems),
+            api_keys_secret_id=env.get(Env.API_KEYS_SECRET_ID, "").strip() or None,
+            api_keys_ttl=_number(env, Env.API_KEYS_TTL_SECONDS, 60.0, 0.1, 3600, problems),
+            api_keys_stale_seconds=_number(
+                env, Env.API_KEYS_STALE_SECONDS, 300.0, 0, 3600, problems
+            ),
             tools=_tools(env, request_format, problems),
             routes=routes,
             metrics_namespace=_namespace(env, problems),
             max_total_tokens=_max_total_tokens(env, problems),
-            request_deadline=_number(env, "REQUEST_DEADLINE", 30.0, 0.1, 3600, problems),
+            request_deadline=_number(env, Env.REQUEST_DEADLINE, 30.0, 0.1, 3600, problems),
             max_connections=int(
-                _number(env, "MAX_CONNECTIONS", 128, 1, 65535, problems, integer=True)
+                _number(env, Env.MAX_CONNECTIONS, 128, 1, 65535, problems, integer=True)
             ),
         )
         if (
@@ -218,10 +240,10 @@ class Settings:
 
 def _routes(env: Mapping[str, str], problems: list[str]) -> tuple[Route, ...]:
     """``ROUTES``, which replaces the single-target variables."""
-    raw = env.get("ROUTES", "").strip()
+    raw = env.get(Env.ROUTES, "").strip()
     if not raw:
         return ()
-    both = [name for name in _SINGLE_TARGET if env.get(name, "").strip()]
+    both = [name for name in Env.SINGLE_TARGET if env.get(name, "").strip()]
     if both:
         problems.append(
             f"set ROUTES or {', '.join(both)}, not both: each route names its endpoint, "
@@ -269,14 +291,14 @@ def _number(
 
 def _max_total_tokens(env: Mapping[str, str], problems: list[str]) -> int | None:
     """``MAX_TOTAL_TOKENS``: the single target's limit, or None when it is not known."""
-    if not env.get("MAX_TOTAL_TOKENS", "").strip():
+    if not env.get(Env.MAX_TOTAL_TOKENS, "").strip():
         return None
-    return int(_number(env, "MAX_TOTAL_TOKENS", 1, 1, MAX_TOKENS_CEILING, problems, integer=True))
+    return int(_number(env, Env.MAX_TOTAL_TOKENS, 1, 1, MAX_TOKENS_CEILING, problems, integer=True))
 
 
 def _tools(env: Mapping[str, str], fmt: RequestFormat, problems: list[str]) -> bool | None:
     """``TOOLS``: None (the format's default), or on/off as set."""
-    raw = env.get("TOOLS", "").strip().lower()
+    raw = env.get(Env.TOOLS, "").strip().lower()
     if not raw:
         return None
     if raw not in ("on", "off"):
@@ -295,10 +317,21 @@ def _tools(env: Mapping[str, str], fmt: RequestFormat, problems: list[str]) -> b
     return raw == "on"
 
 
+def _switch(env: Mapping[str, str], name: str, problems: list[str]) -> bool | None:
+    """An on/off variable: None when unset."""
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return None
+    if raw not in ("on", "off"):
+        problems.append(f"{name} must be on or off (got {raw!r})")
+        return None
+    return raw == "on"
+
+
 def _namespace(env: Mapping[str, str], problems: list[str]) -> str:
     """A CloudWatch namespace: 1-255 characters, not starting with ``:`` or ``AWS/``
     (PutMetricData's rules, which metrics extracted from logs follow)."""
-    raw = env.get("METRICS_NAMESPACE", "").strip()
+    raw = env.get(Env.METRICS_NAMESPACE, "").strip()
     if not raw:
         return NAMESPACE
     if len(raw) > 255 or raw.startswith(("AWS/", ":")):
@@ -312,7 +345,7 @@ def _namespace(env: Mapping[str, str], problems: list[str]) -> str:
 
 def _heartbeat(env: Mapping[str, str], problems: list[str]) -> float:
     """0 (off), or an interval from ``_MIN_HEARTBEAT`` to ``_MAX_HEARTBEAT`` seconds."""
-    raw = env.get("HEARTBEAT_SECONDS", "").strip()
+    raw = env.get(Env.HEARTBEAT_SECONDS, "").strip()
     try:
         value = float(raw or 0)
     except ValueError:

@@ -57,7 +57,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
     ReadTimeoutError,
 )
 
-from .events import ErrorEvent
+from .parsing.events import ErrorEvent
 from .routing import Route
 
 __all__ = [

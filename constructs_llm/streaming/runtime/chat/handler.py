@@ -1,0 +1,50 @@
+"""``POST /v1/chat/completions``: read and route the request, check it, and generate its answer
+as ``chat.completion.chunk`` events (``stream.py``) or one ``chat.completion``
+(``completion.py``). Stdlib + boto3 only: this file ships in the Lambda asset.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ...formats import ModelKind
+from ..generation import Generation, generate
+from ..http.errors import RequestError
+from ..http.exchange import Exchange
+from .completion import CompletionBuilder
+from .request import build_chat_request
+from .stream import ChunkStream
+from .target import ChatTarget
+from .wire import CompletionShape, new_completion_id
+
+__all__ = ["serve_chat"]
+
+
+def serve_chat(exchange: Exchange) -> None:
+    """Answer one chat request."""
+    try:
+        data = exchange.read_json()
+        route, variant = exchange.pick_route(data, ModelKind.CHAT)
+        target = ChatTarget.of_route(route, tools=exchange.settings.tools_for(route))
+        request = build_chat_request(data, target)
+    except RequestError as err:
+        exchange.refuse(err)
+        return
+    shape = CompletionShape(
+        completion_id=new_completion_id(),
+        created=int(time.time()),
+        model=route.model,
+        logprobs=request.logprobs,
+        chose_tools=request.chose_tools,
+    )
+    generate(
+        exchange,
+        Generation(
+            route=route,
+            variant=variant,
+            engine_body=request.engine_body,
+            stream=request.stream,
+            writer=lambda: ChunkStream(shape, include_usage=request.include_usage),
+            answer=lambda: CompletionBuilder(shape),
+        ),
+    )

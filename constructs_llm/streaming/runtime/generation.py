@@ -1,0 +1,291 @@
+"""A generation request from its engine body to its answer: invoke the route's endpoint, parse
+the stream it returns, and answer the events in the request's API's shapes.
+
+Stdlib + boto3 only: this file ships in the Lambda asset. Chat (``chat/handler.py``) and
+Responses (``responses/handler.py``) each check their request, build the engine's body, and
+give ``generate`` a ``Generation``: how to write their stream (``StreamWriter``) and how to
+build their whole answer (``Answer``). Everything else is the same for both:
+
+- a stream's status line goes out with its first event (one write), so an engine that fails
+  before its first token gets a real HTTP error status; unless a heartbeat
+  (``HEARTBEAT_SECONDS``) sent it earlier, and then the failure ends the stream in the API's
+  own events;
+- ``stream: false`` answers once the engine is done, checking every ``PEER_CHECK_SECONDS``
+  meanwhile that the client is still there;
+- the log line records ``model``, ``stream``, ``target_variant``, ``overhead_ms``,
+  ``ttft_ms`` (to the first token, reasoning included), ``tokens`` (the answer's tokens,
+  reasoning pieces and tool-call pieces relayed), ``tool_calls``,
+  ``finish_reason``, the engine's token counts, and ``upstream_error`` or ``stream_error``;
+- a client that hangs up closes the upstream stream; a stream that completed gives its HTTP
+  connection back to boto3's pool (``upstream.release``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .http.event_stream import EventStream
+from .http.exchange import ClientGone, Exchange
+from .parsing.events import (
+    DoneEvent,
+    ErrorEvent,
+    ReasoningEvent,
+    StreamEvent,
+    TokenEvent,
+    ToolCallEvent,
+)
+from .parsing.parser import parse_stream
+from .parsing.sagemaker_stream import iter_payload_parts
+from .routing import Route
+from .upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke, release
+
+__all__ = ["PEER_CHECK_SECONDS", "Answer", "Generation", "StreamWriter", "generate"]
+
+PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
+
+
+class StreamWriter(Protocol):
+    """An API's events for one streamed answer, as bytes to send."""
+
+    @property
+    def tool_calls(self) -> int:
+        """How many tool calls were streamed."""
+        ...
+
+    def start(self) -> bytes:
+        """What opens the stream, sent with its first event."""
+        ...
+
+    def token(self, event: TokenEvent) -> bytes: ...
+
+    def reasoning(self, event: ReasoningEvent) -> bytes: ...
+
+    def tool_call(self, event: ToolCallEvent) -> bytes:
+        """A tool-call piece's events; empty while the call waits for its name."""
+        ...
+
+    def finish(self, done: DoneEvent) -> bytes:
+        """The events that end a stream that completed."""
+        ...
+
+    def fail(self, failure: UpstreamFailure) -> bytes:
+        """The events that end a stream that failed after it started."""
+        ...
+
+    def abort(self, failure: UpstreamFailure) -> bytes:
+        """The whole stream of an answer whose head a heartbeat sent, failed before any event."""
+        ...
+
+
+class Answer(Protocol):
+    """An API's whole answer, built from every event (``stream: false``)."""
+
+    @property
+    def tool_calls(self) -> int: ...
+
+    def add_text(self, event: TokenEvent) -> object: ...
+
+    def add_reasoning(self, event: ReasoningEvent) -> object: ...
+
+    def add_call(self, event: ToolCallEvent) -> object: ...
+
+    def build(self, done: DoneEvent) -> dict[str, Any]:
+        """The answer's JSON object, once the stream completed with ``done``."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Generation:
+    """One checked generation request and how its API answers it.
+
+    :param route: where it goes.
+    :param variant: the production variant it pins (``X-Target-Variant``), if any.
+    :param engine_body: the body the engine takes.
+    :param stream: whether the client asked for a stream.
+    :param writer: makes the stream's writer (``stream: true``).
+    :param answer: makes the whole answer's builder (``stream: false``).
+    """
+
+    route: Route
+    variant: str | None
+    engine_body: bytes
+    stream: bool
+    writer: Callable[[], StreamWriter]
+    answer: Callable[[], Answer]
+
+
+def generate(exchange: Exchange, generation: Generation) -> None:
+    """Invoke ``generation``'s route and answer its events (see the module docstring)."""
+    route, record = generation.route, exchange.record
+    record["model"] = route.model
+    if generation.variant is not None:
+        record["target_variant"] = generation.variant
+    record["stream"] = generation.stream
+    stream = EventStream(exchange) if generation.stream else None
+    seconds = exchange.settings.heartbeat_seconds
+    if stream is not None and seconds > 0:  # the wait for SageMaker's answer is silence too
+        stream.start_heartbeat(seconds)
+    try:
+        _invoke_and_answer(exchange, generation, stream)
+    finally:
+        if stream is not None:
+            stream.close()  # a no-op unless something unexpected raised
+
+
+def _invoke_and_answer(
+    exchange: Exchange, generation: Generation, stream: EventStream | None
+) -> None:
+    route = generation.route
+    exchange.record["overhead_ms"] = exchange.elapsed_ms()
+    try:
+        upstream = invoke(
+            exchange.server.client,
+            route,
+            generation.engine_body,
+            target_variant=generation.variant,
+        )
+    except Exception as exc:
+        failure = describe_failure(exc)
+        exchange.record["upstream_error"] = failure.upstream_code or type(exc).__name__
+        if stream is not None and stream.stop_heartbeat():
+            _end_with(exchange, stream, generation.writer().abort(failure), failure, tokens=0)
+        else:
+            _send_failure(exchange, failure)
+        return
+    parts = iter_payload_parts(upstream)
+    # parse_stream closes an iterator it is given; the callable-iterator form has no
+    # close(), so the connection's fate stays here (see upstream.release).
+    events = parse_stream(iter(parts.__next__, None), route.stream_format)
+    completed = False
+    try:
+        if stream is not None:
+            completed = _stream(exchange, stream, generation.writer(), terminated(events))
+        else:
+            completed = _complete(exchange, generation.answer(), terminated(events))
+    finally:
+        events.close()
+        release(parts, completed=completed)
+
+
+def _stream(
+    exchange: Exchange, stream: EventStream, writer: StreamWriter, events: Iterator[StreamEvent]
+) -> bool:
+    """Relay the events as the writer writes them; True when the stream ended normally."""
+    try:
+        first = next(events)
+    finally:
+        head_sent = stream.stop_heartbeat()
+    if type(first) is ErrorEvent:
+        failure = describe_stream_error(first)
+        if head_sent:  # too late for a status: end the stream with the error
+            _end_with(exchange, stream, writer.abort(failure), failure, tokens=0)
+        else:  # nothing sent yet: answer with a real HTTP status
+            exchange.record["stream_error"] = failure.code
+            _send_failure(exchange, failure)
+        return False
+    record = exchange.record
+    pending = writer.start()
+    tokens = 0
+    for event in itertools.chain((first,), events):
+        kind = type(event)
+        if kind is TokenEvent or kind is ToolCallEvent or kind is ReasoningEvent:
+            if kind is TokenEvent:
+                data = writer.token(event)  # type: ignore[arg-type]
+            elif kind is ToolCallEvent:
+                data = writer.tool_call(event)  # type: ignore[arg-type]
+            else:
+                data = writer.reasoning(event)  # type: ignore[arg-type]
+            tokens += 1
+            if tokens == 1:
+                record["ttft_ms"] = exchange.elapsed_ms()
+            if data:  # a tool call's pieces may wait for its name: no empty chunk
+                stream.send(pending + data)
+                pending = b""
+            continue
+        record["tokens"] = tokens
+        if writer.tool_calls:
+            record["tool_calls"] = writer.tool_calls
+        if type(event) is DoneEvent:
+            _record_done(exchange, event)  # type: ignore[arg-type]
+            stream.end(pending + writer.finish(event))  # type: ignore[arg-type]
+            return True
+        failure = describe_stream_error(event)  # type: ignore[arg-type]
+        record["stream_error"] = failure.code
+        stream.end(pending + writer.fail(failure))
+        return False
+    return False
+
+
+def _end_with(
+    exchange: Exchange, stream: EventStream, data: bytes, failure: UpstreamFailure, *, tokens: int
+) -> None:
+    exchange.record["stream_error"] = failure.code
+    exchange.record["tokens"] = tokens
+    stream.end(data)
+
+
+def _complete(exchange: Exchange, answer: Answer, events: Iterator[StreamEvent]) -> bool:
+    """Answer one JSON object from every event; True when the stream ended normally."""
+    record = exchange.record
+    next_check = time.monotonic() + PEER_CHECK_SECONDS
+    for tokens, event in enumerate(events):  # tokens: the events before this one
+        kind = type(event)
+        if kind is TokenEvent:
+            answer.add_text(event)  # type: ignore[arg-type]
+        elif kind is ToolCallEvent:
+            answer.add_call(event)  # type: ignore[arg-type]
+        elif kind is ReasoningEvent:
+            answer.add_reasoning(event)  # type: ignore[arg-type]
+        else:
+            record["tokens"] = tokens
+            if answer.tool_calls:
+                record["tool_calls"] = answer.tool_calls
+            if kind is DoneEvent:
+                _record_done(exchange, event)  # type: ignore[arg-type]
+                exchange.send_json(200, answer.build(event))  # type: ignore[arg-type]
+                return True
+            failure = describe_stream_error(event)  # type: ignore[arg-type]
+            record["stream_error"] = failure.code
+            _send_failure(exchange, failure)
+            return False
+        if tokens == 0:
+            record["ttft_ms"] = exchange.elapsed_ms()
+        if time.monotonic() >= next_check:
+            if exchange.client_left():
+                raise ClientGone
+            next_check = time.monotonic() + PEER_CHECK_SECONDS
+    return False
+
+
+def _record_done(exchange: Exchange, done: DoneEvent) -> None:
+    record = exchange.record
+    record["finish_reason"] = done.finish_reason
+    if done.prompt_tokens is not None:
+        record["prompt_tokens"] = done.prompt_tokens
+    if done.completion_tokens is not None:
+        record["completion_tokens"] = done.completion_tokens
+
+
+def _send_failure(exchange: Exchange, failure: UpstreamFailure) -> None:
+    """Answer a failure before anything was sent with its mapped status."""
+    exchange.send_error(
+        failure.status, failure.message, error_type=failure.error_type, code=failure.code
+    )
+
+
+def terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """The events, guaranteed to end with one terminal event even if the source raises."""
+    try:
+        for event in events:
+            yield event
+            kind = type(event)
+            if kind is not TokenEvent and kind is not ToolCallEvent and kind is not ReasoningEvent:
+                return
+    except Exception as exc:  # the upstream read failed in a way the parser did not map
+        yield ErrorEvent(message=f"reading the model stream failed: {exc}", code=type(exc).__name__)
+        return
+    yield ErrorEvent(message="the model stream ended without a final event", code="incomplete")

@@ -1,0 +1,93 @@
+"""A server-sent events answer: its head (status line and headers) goes out with its first
+events, each write is sent at once, and the last one ends the body.
+
+Stdlib only: this file ships in the Lambda asset. The body is chunked for HTTP/1.1 clients and
+ends with the connection for HTTP/1.0 ones. While the first event is awaited a ``Heartbeat``
+(``HEARTBEAT_SECONDS``) may send the head early, with ``: keep-alive`` comments; once it has,
+no error status can be sent any more, and a failure must end the stream in its own events.
+"""
+
+from __future__ import annotations
+
+from .exchange import ClientGone, Exchange, chunk
+from .heartbeat import Heartbeat
+
+__all__ = ["KEEP_ALIVE", "EventStream"]
+
+KEEP_ALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it, proxies see bytes flow
+_HEADERS = [
+    ("Content-Type", "text/event-stream; charset=utf-8"),
+    ("Cache-Control", "no-cache"),
+    ("X-Accel-Buffering", "no"),
+]
+
+
+class EventStream:
+    """The SSE answer of ``exchange``."""
+
+    def __init__(self, exchange: Exchange) -> None:
+        self._exchange = exchange
+        self._chunked = exchange.chunked
+        self._head_sent = False
+        self._heartbeat: Heartbeat | None = None
+        if not self._chunked:
+            exchange.close_after()
+
+    def _head(self) -> bytes:
+        headers = list(_HEADERS)
+        if self._chunked:
+            headers.append(("Transfer-Encoding", "chunked"))
+        return self._exchange.response_head("200 OK", headers)
+
+    def _frame(self, data: bytes) -> bytes:
+        return chunk(data) if self._chunked else data
+
+    def start_heartbeat(self, interval: float) -> None:
+        """Keep-alive comments (after the head) every ``interval`` until ``stop_heartbeat``."""
+        self._heartbeat = Heartbeat(
+            self._exchange.raw_write,
+            head=self._head(),
+            beat=self._frame(KEEP_ALIVE),
+            interval=interval,
+        )
+
+    def stop_heartbeat(self) -> bool:
+        """Stop the heartbeat, if any; True when the head is out (no error status any more).
+        ``ClientGone`` if a beat found the client gone."""
+        heartbeat, self._heartbeat = self._heartbeat, None
+        if heartbeat is None:
+            return self._head_sent
+        sent, failed = heartbeat.stop()
+        exchange = self._exchange
+        if sent or failed:
+            exchange.headers_sent = True
+        if sent:
+            self._head_sent = True
+            exchange.record["status"] = 200
+            exchange.record["heartbeats"] = sent
+        if failed:  # noticed only now: the upstream call is closed on the way out
+            raise ClientGone
+        return self._head_sent
+
+    def close(self) -> None:
+        """Stop the heartbeat, if any, without a word (the answer failed in some other way)."""
+        heartbeat, self._heartbeat = self._heartbeat, None
+        if heartbeat is not None:
+            heartbeat.stop()
+
+    def send(self, data: bytes) -> None:
+        """Send events, after the head if it is not out yet."""
+        head = b""
+        if not self._head_sent:
+            head, self._head_sent = self._head(), True
+            self._exchange.record["status"] = 200
+        self._exchange.write(head + self._frame(data))
+
+    def end(self, data: bytes) -> None:
+        """Send the last events and end the body; the log line is written first."""
+        head = b""
+        if not self._head_sent:
+            head, self._head_sent = self._head(), True
+            self._exchange.record["status"] = 200
+        self._exchange.log()  # before the last byte: Lambda may freeze the process right after it
+        self._exchange.write(head + self._frame(data) + (b"0\r\n\r\n" if self._chunked else b""))

@@ -1,0 +1,156 @@
+"""Tool calling in a Responses request: ``tools``, ``tool_choice`` and ``parallel_tool_calls``,
+as the chat fields the engine takes. Stdlib only: this file ships in the Lambda asset.
+
+Responses' function tools are flat (``{"type": "function", "name", "description",
+"parameters", "strict"}``); Chat Completions nests them under ``function``. A named choice is
+``{"type": "function", "name"}`` here and ``{"type": "function", "function": {"name"}}``
+there. Only function tools are served: OpenAI's built-in tools (web search, file search,
+computer use, code interpreter, image generation, remote MCP, shell, ...) run on OpenAI's
+side, and custom (free-form grammar) tools have no counterpart in the engines' chat APIs; each
+is refused with a 400 naming it. A function tool's ``defer_loading``, ``allowed_callers``
+(other than ``["direct"]``), ``output_schema`` and ``async`` ask for OpenAI features no engine
+here has, so they are refused when set.
+
+``tool_choice`` ``"auto"`` (OpenAI's default) and ``parallel_tool_calls`` mean nothing without
+tools and are then not sent; ``"required"`` or a named function without tools is a 400.
+Whether the route's engine serves tools at all is the chat validation's call
+(``chat/tools.py``), made on the fields built here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..http.errors import RequestError
+
+__all__ = ["chat_tool_fields"]
+
+_TOOL_KEYS = frozenset({"type", "name", "description", "parameters", "strict"})
+_UNSERVED_TOOL_KEYS = {
+    "defer_loading": ("tool search is not served", (None, False)),
+    "allowed_callers": ("programmatic tool calling is not served", (None, ["direct"])),
+    "output_schema": ("the engines' chat templates take no output schema", (None,)),
+    "async": ("asynchronous function calls are not served", (None, False)),
+}
+_CHOICES = ("none", "auto", "required")
+
+
+def chat_tool_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The chat ``tools``, ``tool_choice`` and ``parallel_tool_calls`` for the request's own;
+    raises ``RequestError`` naming the Responses field."""
+    tools = data.get("tools")
+    choice = data.get("tool_choice")
+    parallel = data.get("parallel_tool_calls")
+    if parallel is not None and not isinstance(parallel, bool):
+        raise RequestError(
+            f"'parallel_tool_calls' must be a boolean, got {parallel!r}",
+            param="parallel_tool_calls",
+        )
+    if tools is not None and not isinstance(tools, list):
+        raise RequestError("'tools' must be an array", param="tools")
+    chat_tools = [_chat_tool(tool, f"tools[{i}]") for i, tool in enumerate(tools or [])]
+    names = {tool["function"]["name"] for tool in chat_tools}
+    if len(names) < len(chat_tools):
+        raise RequestError("tool names must be unique in 'tools'", param="tools")
+    chat_choice = _chat_choice(choice, names)
+    if not chat_tools:
+        if chat_choice not in (None, "none", "auto"):
+            raise RequestError(
+                f"'tool_choice' {choice!r} needs 'tools'; send the tools the model may call",
+                param="tool_choice",
+            )
+        return {}
+    fields: dict[str, Any] = {"tools": chat_tools}
+    if chat_choice is not None:
+        fields["tool_choice"] = chat_choice
+    if parallel is not None:
+        fields["parallel_tool_calls"] = parallel
+    return fields
+
+
+def _chat_tool(tool: Any, where: str) -> dict[str, Any]:
+    if not isinstance(tool, dict):
+        raise RequestError(f"'{where}' must be an object", param=where)
+    kind = tool.get("type")
+    if kind != "function":
+        raise RequestError(
+            f"'{where}.type' {kind!r} is not supported by this endpoint: only function tools "
+            "are served (OpenAI's built-in tools run on OpenAI's side, and custom tools have "
+            "no counterpart in the engines' chat APIs)",
+            param=f"{where}.type",
+            code="unsupported_parameter",
+        )
+    for key, value in tool.items():
+        if key in _TOOL_KEYS:
+            continue
+        unserved = _UNSERVED_TOOL_KEYS.get(key)
+        if unserved is None:
+            raise RequestError(
+                f"unrecognized field '{where}.{key}' of a function tool",
+                param=f"{where}.{key}",
+                code="unknown_parameter",
+            )
+        why, neutral = unserved
+        if value not in neutral:
+            raise RequestError(
+                f"'{where}.{key}' is not supported by this endpoint: {why}",
+                param=f"{where}.{key}",
+                code="unsupported_parameter",
+            )
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise RequestError(f"'{where}.name' must be a non-empty string", param=f"{where}.name")
+    function: dict[str, Any] = {"name": name}
+    description, parameters, strict = (tool.get(k) for k in ("description", "parameters", "strict"))
+    if description is not None:
+        if not isinstance(description, str):
+            raise RequestError(
+                f"'{where}.description' must be a string", param=f"{where}.description"
+            )
+        function["description"] = description
+    if parameters is not None:
+        if not isinstance(parameters, dict):
+            raise RequestError(
+                f"'{where}.parameters' must be a JSON Schema object", param=f"{where}.parameters"
+            )
+        function["parameters"] = parameters
+    if strict is not None:
+        if not isinstance(strict, bool):
+            raise RequestError(f"'{where}.strict' must be a boolean", param=f"{where}.strict")
+        function["strict"] = strict
+    return {"type": "function", "function": function}
+
+
+def _chat_choice(choice: Any, names: set[str]) -> Any:
+    if choice is None:
+        return None
+    if isinstance(choice, str):
+        if choice not in _CHOICES:
+            raise RequestError(
+                f"'tool_choice' must be one of {list(_CHOICES)} or "
+                f"{{'type': 'function', 'name': ...}}, got {choice!r}",
+                param="tool_choice",
+            )
+        return choice
+    kind = choice.get("type") if isinstance(choice, dict) else type(choice).__name__
+    if not isinstance(choice, dict) or kind != "function":
+        raise RequestError(
+            f"'tool_choice' {kind!r} is not supported by this endpoint: send 'none', 'auto', "
+            "'required' or {'type': 'function', 'name': ...} (only function tools are served)",
+            param="tool_choice",
+            code="unsupported_parameter",
+        )
+    extra = sorted(set(choice) - {"type", "name"})
+    if extra:
+        raise RequestError(
+            f"unrecognized field 'tool_choice.{extra[0]}'",
+            param=f"tool_choice.{extra[0]}",
+            code="unknown_parameter",
+        )
+    name = choice.get("name")
+    if name not in names:
+        raise RequestError(
+            f"'tool_choice.name' {name!r} is not one of the tools {sorted(names)}",
+            param="tool_choice.name",
+        )
+    return {"type": "function", "function": {"name": name}}
