@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import botocore.session
 import pytest
 from aws_cdk import Stack
 from aws_cdk import aws_kms as kms
@@ -17,6 +18,7 @@ from aws_cdk.assertions import Template
 
 from constructs_llm import (
     Alarms,
+    Autoscaling,
     Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
@@ -276,3 +278,26 @@ def _joined(value: Any) -> str:
         return value
     parts = value["Fn::Join"][1]
     return "".join(p if isinstance(p, str) else "REF" for p in parts)
+
+
+# -- autoscaling ---------------------------------------------------------------------------------
+
+
+def test_target_tracking_reads_cloudwatch_metrics_not_promql() -> None:
+    """Why Autoscaling offers no KV-cache or queue target: Application Auto Scaling's target
+    tracking takes a CloudWatch metric (name, namespace, dimensions) or metric math over
+    ``MetricStat``s, and the engine signals are OpenTelemetry metrics read with PromQL."""
+    model = botocore.session.get_session().get_service_model("application-autoscaling")
+    custom = model.shape_for("CustomizedMetricSpecification").members
+    assert set(custom) == {"MetricName", "Namespace", "Dimensions", "Statistic", "Unit", "Metrics"}
+    query = model.shape_for("TargetTrackingMetricDataQuery").members
+    assert set(query) == {"Expression", "Id", "Label", "MetricStat", "ReturnData"}
+    documented = json.dumps([m.documentation for shape in (custom, query) for m in shape.values()])
+    assert "PromQL" not in documented
+    # SageMaker's predefined metrics: invocations and concurrency (what Autoscaling tracks)
+    sagemaker = [m for m in model.shape_for("MetricType").enum if m.startswith("SageMaker")]
+    assert "SageMakerVariantConcurrentRequestsPerModelHighResolution" in sagemaker
+    assert not [m for m in sagemaker if "Cache" in m or "Queue" in m or "Waiting" in m]
+    # and Autoscaling has no option that would pretend otherwise
+    with pytest.raises(TypeError, match="target_kv_cache_percent"):
+        Autoscaling(max_capacity=2, target_kv_cache_percent=80)  # type: ignore[call-arg]

@@ -26,19 +26,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Duration
 
 if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
     from constructs_llm.engines.signals import EngineSignals
-    from constructs_llm.operations.alarms import Alarms
 
 __all__ = [
     "ENDPOINT_LABEL",
     "EngineAlarm",
     "EngineQueries",
+    "EngineThresholds",
     "engine_alarm_problem",
     "spellings",
 ]
@@ -51,6 +51,16 @@ POOL_LABEL = "@resource.host.type"
 #: How often the engine alarms evaluate their query (PutMetricAlarm's EvaluationInterval: 10,
 #: 20, 30 or a multiple of 60 seconds); detailed observability publishes every 60 s by default.
 EVALUATION_INTERVAL = Duration.minutes(1)
+
+
+class EngineThresholds(Protocol):
+    """What the engine alarms read of ``Alarms``: their thresholds (None: no such alarm)."""
+
+    @property
+    def kv_cache_percent(self) -> float | None: ...
+
+    @property
+    def requests_waiting(self) -> int | None: ...
 
 
 def spellings(name: str) -> tuple[str, ...]:
@@ -116,7 +126,7 @@ class EngineQueries:
         """The engines with at least ``requests`` requests waiting for a batch slot."""
         return " or ".join(f"{s} >= {requests}" for s in self.series(self.signals.waiting))
 
-    def alarms(self, settings: Alarms) -> list[EngineAlarm]:
+    def alarms(self, settings: EngineThresholds) -> list[EngineAlarm]:
         """The default engine alarms ``settings`` ask for, each saying what to do."""
         engine = self.signals.engine
         found = []
@@ -184,7 +194,7 @@ DEFAULT_REQUESTS_WAITING = 1
 
 
 def engine_alarm_problem(
-    settings: Alarms | None, engines: Sequence[Engine], *, detailed: bool
+    settings: EngineThresholds | None, engines: Sequence[Engine], *, detailed: bool
 ) -> str | None:
     """Engine alarms asked for (a threshold other than the default) where none can be
     rendered: detailed observability is off, or no engine of the target (``engines``: its
