@@ -138,28 +138,35 @@ def _number_problem(name: str, value: object, high: float, example: str) -> str 
 
 
 def _gpu_percent_problem(value: object) -> str | None:
-    """GPU memory in percent: 0-100, and above 1. The chat engines reserve about 90 % of each
-    GPU as they start (vLLM's ``gpu_memory_utilization``, TGI's wiggle room), so an alarm at
-    or below 1 % trips as soon as one loads: the threshold was a share (0.9 for 90 %)."""
-    problem = _number_problem("gpu_memory_percent", value, 100, "90")
-    if problem or not isinstance(value, int | float) or value > 1:
-        return problem
-    return (
-        f"gpu_memory_percent is a percent (0-100), got {value!r}, an alarm that trips as soon "
-        f"as an engine reserves its memory{unit_hint(value, unit='percent')}"
+    """GPU memory in percent: the chat engines reserve about 90 % of each GPU as they start
+    (vLLM's ``gpu_memory_utilization``, TGI's wiggle room), so an alarm at or below 1 % trips
+    as soon as one loads: the threshold was a share (0.9 for 90 %)."""
+    return _percent_problem(
+        "gpu_memory_percent",
+        value,
+        "90",
+        "an alarm that trips as soon as an engine reserves its memory",
     )
 
 
 def _kv_cache_percent_problem(value: object) -> str | None:
-    """The KV cache in percent: 0-100, and above 1. The engines publish a fraction (0-1), and
-    a busy engine keeps most of its cache in use, so a threshold at or below 1 % trips on any
-    traffic: it was a share (0.9 for 90 %)."""
-    problem = _number_problem("kv_cache_percent", value, 100, "95")
+    """The KV cache in percent: the engines publish a fraction (0-1), and a busy engine keeps
+    most of its cache in use, so a threshold at or below 1 % trips on any traffic: it was a
+    share (0.9 for 90 %)."""
+    return _percent_problem(
+        "kv_cache_percent", value, "95", "an alarm that trips whenever the KV cache holds a request"
+    )
+
+
+def _percent_problem(name: str, value: object, example: str, at_or_below_1: str) -> str | None:
+    """A percent in (0, 100], and above 1: at or below 1 it was meant as a share, which
+    ``at_or_below_1`` says what it would do."""
+    problem = _number_problem(name, value, 100, example)
     if problem or not isinstance(value, int | float) or value > 1:
         return problem
     return (
-        f"kv_cache_percent is a percent (0-100), got {value!r}, an alarm that trips whenever "
-        f"the KV cache holds a request{unit_hint(value, unit='percent')}"
+        f"{name} is a percent (0-100), got {value!r}, {at_or_below_1}"
+        f"{unit_hint(value, unit='percent')}"
     )
 
 

@@ -110,14 +110,10 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         and the invocation metrics with ``enhanced_metrics``: 10, 30, 60, 120, 180, 240 or 300
         seconds; with ``detailed_observability``, the engine's, GPU and host metrics too.
         @default SageMaker's 60 s
-    :param detailed_observability: SageMaker's detailed observability
-        (``MetricsConfig.EnableDetailedObservability``, always rendered): an OpenTelemetry
-        collector on each instance scrapes the engine's Prometheus metrics (KV cache, requests
-        waiting and running, time to first token, inter-token latency), per-GPU and host
-        metrics, into the account's CloudWatch as OpenTelemetry metrics, queried with PromQL.
-        SageMaker charges nothing; CloudWatch bills the ingestion at its OpenTelemetry rates
-        (see ``hosting/metrics_config.py``). The engine alarms need it. @default True
-        (SageMaker's own default for configs created after 2026-06-17)
+    :param detailed_observability: SageMaker's detailed observability, always rendered: the
+        components' engine metrics, per-GPU and host metrics in CloudWatch, queried with PromQL
+        (as ``LlmEndpoint``'s; see ``hosting/metrics_config.py``); the components' engine
+        alarms need it. @default True
     :param capacity_reservation: the ARN of an ML capacity reservation the fleet's instances
         launch into, only there (no on-demand fallback): keep ``max_instances`` within it.
         @default none (on-demand)
