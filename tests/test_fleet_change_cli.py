@@ -25,7 +25,7 @@ from tests.conftest import ROOT
 from tests.support.template_graph import CONFIG, ENDPOINT, POLICY, TARGET, Graph
 
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
-pytestmark = pytest.mark.slow(seconds=45)
+pytestmark = pytest.mark.slow(seconds=35)
 
 APP = """\
 from aws_cdk import App, CfnOutput, Stack
