@@ -15,7 +15,7 @@ Every id starts with ``constructs-llm:``:
 | --- | --- |
 | ``constructs-llm:adapter-engine-unverified`` | a LoRA adapter on a custom engine |
 | ``constructs-llm:async-alarms`` | default alarms on an async endpoint |
-| ``constructs-llm:autoscaled-fleet:<fleet>`` | an autoscaled fleet (per fleet) |
+| ``constructs-llm:autoscaled-fleet:<fleet>`` | a fleet that changes in two deploys (per fleet) |
 | ``constructs-llm:component-fleet:<fleet>`` | a fleet hosting components (per fleet) |
 | ``constructs-llm:component-env-size`` | a component env above SageMaker's size |
 | ``constructs-llm:engine-setting`` | an engine setting to check |
@@ -80,7 +80,7 @@ class WarningId(str, Enum):
 _RAISED_FOR = {
     WarningId.ADAPTER_ENGINE_UNVERIFIED: "a LoRA adapter on a custom engine",
     WarningId.ASYNC_ALARMS: "default alarms on an async endpoint",
-    WarningId.AUTOSCALED_FLEET: "an autoscaled fleet (per fleet)",
+    WarningId.AUTOSCALED_FLEET: "a fleet that changes in two deploys (per fleet)",
     WarningId.COMPONENT_FLEET: "a fleet hosting components (per fleet)",
     WarningId.COMPONENT_ENV_SIZE: "a component env above SageMaker's size",
     WarningId.ENGINE_SETTING: "an engine setting to check",

@@ -9,11 +9,17 @@ finds no capacity on the preferred GPU falls back to the next type instead of fa
 - autoscaling between 1 and 4 instances on concurrency, with the target set for the smallest
   pools (an A10G or L4 holds 11 full 8,192-token sequences);
 - the default alarms, GPU memory watched per pool, and a dashboard row with a line per pool;
-- enhanced metrics: the row also graphs each GPU and each instance, and one more alarm watches
-  the fullest single GPU (a percent of one GPU reads the same on every pool's type).
+- enhanced metrics: the row also graphs each GPU and each instance, and two more alarms watch
+  the fullest single GPU (a percent of one GPU reads the same on every pool's type), one on the
+  dimension set without ``InstanceType`` and one on the pools' set with it;
+- detailed observability, stated explicitly: SageMaker scrapes vLLM's own metrics, two PromQL
+  alarms watch a full KV cache and a queue on any instance of any pool, and the dashboard lists
+  the PromQL for the KV cache, the queue, time to first token and inter-token latency;
+- the dashboard's console URL as an output.
 
-The variant is named ``pools``: adding, dropping or reordering pools keeps the variant (and
-its scalable target) and replaces only the EndpointConfig.
+With ``cdk.json``'s ``constructs-llm:newEndpointOnFleetChange``, the Endpoint is named after its
+path and its pools, so adding, dropping or reordering pools deploys a new endpoint beside the
+old one (then deletes it) in one ``cdk deploy``, with no refusal from SageMaker's autoscaling.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ class CapacityStack(Stack):
             instance_type=POOLS,
             provision_timeout=Duration.minutes(30),
             enhanced_metrics=True,
+            detailed_observability=True,
             autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
         )
         self.dashboard = LlmDashboard(self, "Dashboard", endpoints=[self.endpoint])
@@ -63,15 +70,6 @@ class CapacityStack(Stack):
         Validations.of(self).acknowledge(
             Acknowledgment(
                 id="Annotation::constructs-llm:pools-autoscaling",
-                reason="The target (8 requests per instance) suits the smallest pools, and pool "
-                "changes are tried on the staging stack before production.",
-            )
-        )
-        Validations.of(self).acknowledge(
-            Acknowledgment(
-                id="Annotation::constructs-llm:autoscaled-fleet:"
-                "pools:g6e-2xlarge+g5-4xlarge+g6-4xlarge+g5-12xlarge",
-                reason="Deployed on these pools; a pool change goes in two deploys (autoscaling "
-                "off, then the new pools with autoscaling).",
+                reason="The target (8 requests per instance) suits the smallest pools.",
             )
         )

@@ -52,10 +52,3 @@ class Llama2TgiStack(Stack):
                 reason="Only the platform team may call sagemaker:DescribeModel in this account.",
             )
         )
-        Validations.of(self).acknowledge(
-            Acknowledgment(
-                id="Annotation::constructs-llm:autoscaled-fleet:g5-12xlarge",
-                reason="Deployed on ml.g5.12xlarge; an instance-type change goes in two deploys "
-                "(autoscaling off, then the new type with autoscaling).",
-            )
-        )

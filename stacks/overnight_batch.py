@@ -145,13 +145,6 @@ class OvernightBatchStack(Stack):
                 "the batch owners read; the 5xx alarm covers the container.",
             )
         )
-        Validations.of(self).acknowledge(
-            Acknowledgment(
-                id="Annotation::constructs-llm:autoscaled-fleet:g5-2xlarge",
-                reason="Deployed on ml.g5.2xlarge; an instance-type change goes in two deploys "
-                "(autoscaling off, then the new type with autoscaling).",
-            )
-        )
 
 
 def _waive_log_bucket(bucket: s3.Bucket) -> None:

@@ -122,13 +122,6 @@ class ProductionStack(Stack):
         )
         Validations.of(self).acknowledge(
             Acknowledgment(
-                id="Annotation::constructs-llm:autoscaled-fleet:g5-12xlarge",
-                reason="Deployed on ml.g5.12xlarge; an instance-type change goes in two deploys "
-                "(autoscaling off, then the new type with autoscaling).",
-            )
-        )
-        Validations.of(self).acknowledge(
-            Acknowledgment(
                 id="Annotation::constructs-llm:guarded-rollout-hardware",
                 reason="Hardware moves get a new LlmEndpoint and a client switch; this one "
                 "changes models and settings only.",

@@ -10,7 +10,7 @@ import pytest
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Match, Template
 
 from constructs_llm import (
     Alarms,
@@ -21,6 +21,7 @@ from constructs_llm import (
     LlmEndpoint,
     LlmModel,
     ModelSource,
+    Variant,
 )
 from tests.matrix.builders import model as llama3
 
@@ -242,3 +243,91 @@ def test_a_component_that_may_sit_at_zero_waits_out_a_cold_start(
     _, template = components
     no_capacity = _component_alarms(template, "batch")["NoCapacityInvocationFailures"]
     assert (no_capacity["EvaluationPeriods"], no_capacity["DatapointsToAlarm"]) == (15, 15)
+
+
+# -- e-mail ----------------------------------------------------------------------------------------
+
+
+def _subscriptions(template: Template) -> list[dict[str, Any]]:
+    found = template.find_resources("AWS::SNS::Subscription").values()
+    return sorted((s["Properties"] for s in found), key=lambda p: str(p["Endpoint"]))
+
+
+def test_email_alone_gets_an_encrypted_topic_of_the_endpoint_s_own(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN two addresses and no topic, on an endpoint of two variants
+    stack = new_stack()
+    a = llama3(stack, id="A", instance_type="ml.g5.2xlarge", bound=False)
+    b = llama3(stack, id="B", instance_type="ml.g5.2xlarge", bound=False)
+    LlmEndpoint(
+        stack,
+        "Endpoint",
+        variants=[Variant(model=a), Variant(model=b)],
+        alarms=Alarms(email=["oncall@example.com", "lead@example.com"]),
+    )
+    template = Template.from_stack(stack)
+    # THEN one topic for the endpoint, encrypted with a rotated key and refusing plain HTTP
+    (topic_id,) = template.find_resources("AWS::SNS::Topic")
+    (topic,) = template.find_resources("AWS::SNS::Topic").values()
+    (key_id,) = template.find_resources("AWS::KMS::Key")
+    assert topic["Properties"]["KmsMasterKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    template.has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
+    template.has_resource("AWS::KMS::Key", {"DeletionPolicy": "Delete"})
+    template.has_resource_properties(
+        "AWS::SNS::TopicPolicy",
+        {
+            "PolicyDocument": Match.object_like(
+                {
+                    "Statement": Match.array_with(
+                        [
+                            Match.object_like(
+                                {
+                                    "Effect": "Deny",
+                                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                                }
+                            )
+                        ]
+                    )
+                }
+            )
+        },
+    )
+    # AND each address subscribed once, whichever variant's alarms asked
+    assert _subscriptions(template) == [
+        {"Endpoint": address, "Protocol": "email", "TopicArn": {"Ref": topic_id}}
+        for address in ("lead@example.com", "oncall@example.com")
+    ]
+    # AND every alarm of both variants notifies it, the key letting CloudWatch use it
+    alarms = template.find_resources("AWS::CloudWatch::Alarm").values()
+    assert alarms and all(a["Properties"]["AlarmActions"] == [{"Ref": topic_id}] for a in alarms)
+    (key,) = template.find_resources("AWS::KMS::Key").values()
+    principals = [s.get("Principal") for s in key["Properties"]["KeyPolicy"]["Statement"]]
+    assert {"Service": "cloudwatch.amazonaws.com"} in principals
+
+
+def test_email_subscribes_to_a_given_topic_once(new_stack: Callable[..., Stack]) -> None:
+    # GIVEN one topic and one address, for an endpoint and a component
+    stack = new_stack()
+    topic = sns.Topic(stack, "Oncall", master_key=kms.Key(stack, "Key", enable_key_rotation=True))
+    mailed = Alarms(topic=topic, email="oncall@example.com")
+    model = llama3(stack, instance_type="ml.g5.12xlarge", bound=False)
+    LlmEndpoint(stack, "Endpoint", model=model, alarms=mailed)
+    hosts = InferenceComponentEndpoint(stack, "Hosts", instance_type="ml.g5.12xlarge")
+    other = llama3(stack, id="Other", instance_type="ml.g5.12xlarge", bound=False)
+    InferenceComponent(
+        stack,
+        "Chat",
+        endpoint=hosts,
+        model=other,
+        accelerators=1,
+        min_memory_mib=1024,
+        alarms=mailed,
+    )
+    template = Template.from_stack(stack)
+    # THEN no topic of their own, and the address subscribed once, under the topic, keyed by
+    # the address (reordering a list replaces nothing)
+    assert len(template.find_resources("AWS::SNS::Topic")) == 1
+    (subscription,) = template.find_resources("AWS::SNS::Subscription")
+    assert subscription.startswith("Oncalloncallexamplecom")
+    assert [s["Endpoint"] for s in _subscriptions(template)] == ["oncall@example.com"]

@@ -5,6 +5,7 @@ and the Node versions jsii supports."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from constructs_llm.hosting.fleet_change import CONTEXT_KEY as FLEET_FLAG
 from tests.support.intrinsics import evaluate
 from tests.support.scanners import cfn_lint_findings, checkov_failed_checks
 
@@ -62,15 +64,20 @@ def test_cdk_json_runs_the_app_with_the_flags_cdk_init_writes() -> None:
     example = json.loads((EXAMPLE / "cdk.json").read_text())
     flags = _recommended_flags()
     assert len(flags) > 80
-    assert example == {"app": "python3 app.py", "context": flags}
-    assert list(example["context"]) == sorted(flags)  # in the order cdk init writes them
+    # cdk init's flags, in its order, then the library's own: a new app's autoscaled endpoint
+    # takes an instance-type change as a new endpoint (FleetChange.NEW_ENDPOINT)
+    assert example == {"app": "python3 app.py", "context": {**flags, FLEET_FLAG: True}}
+    assert list(example["context"]) == [*sorted(flags), FLEET_FLAG]
+    section = " ".join(_section().split())
     assert '`cdk.json` is `"app": "python3 app.py"` plus the feature flags `cdk init` writes' in (
-        " ".join(_section().split())
+        section
     )
+    assert f'and the library\'s own, `"{FLEET_FLAG}": true`' in section
     # The repository's own app has them too, beside its stack selection.
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     assert {k: context.get(k) for k in flags} == flags
-    assert set(context) - set(flags) == {"constructs-llm:stacks"}
+    assert set(context) - set(flags) == {"constructs-llm:stacks", FLEET_FLAG}
+    assert context[FLEET_FLAG] is True
 
 
 @dataclass(frozen=True)
@@ -360,3 +367,31 @@ def test_cdk_nag_finds_nothing_unacknowledged(tmp_path: Path) -> None:
     namespace["ChatStack"](app, "ChatStack")
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     app.synth()
+
+
+def test_an_alarm_email_from_the_context_mails_the_default_alarms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cdk deploy -c alarm-email=...`: the app's endpoint alarms notify a topic of its own,
+    to which the address is subscribed (in-process: the app's class, with that context)."""
+    from aws_cdk import App
+    from aws_cdk.assertions import Template
+
+    from tests.conftest import cdk_context
+
+    spec = importlib.util.spec_from_file_location("chat_app", EXAMPLE / "app.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setenv("CDK_OUTDIR", str(tmp_path / "import"))
+    spec.loader.exec_module(module)  # its own App synthesizes once, without the context
+    app = App(
+        outdir=str(tmp_path / "out"), context={**cdk_context(), "alarm-email": "me@example.com"}
+    )
+    template = Template.from_stack(module.ChatStack(app, "ChatStack"))
+    (topic,) = template.find_resources("AWS::SNS::Topic")
+    template.has_resource_properties(
+        "AWS::SNS::Subscription",
+        {"Endpoint": "me@example.com", "Protocol": "email", "TopicArn": {"Ref": topic}},
+    )
+    alarms = template.find_resources("AWS::CloudWatch::Alarm").values()
+    assert all(a["Properties"]["AlarmActions"] == [{"Ref": topic}] for a in alarms)

@@ -12,6 +12,7 @@ from aws_cdk.assertions import Template
 
 from constructs_llm import (
     Autoscaling,
+    FleetChange,
     InferenceComponent,
     InferenceComponentEndpoint,
     LlmDashboard,
@@ -63,6 +64,7 @@ def dashboard(new_stack: Callable[..., Stack]) -> dict[str, Any]:
         model=model,
         endpoint_name="big",
         autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
+        fleet_change=FleetChange.TWO_DEPLOYS,  # keeps the name given
     )
     shared = InferenceComponentEndpoint(
         stack, "Shared", instance_type="ml.g5.12xlarge", max_instances=2

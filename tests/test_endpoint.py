@@ -15,7 +15,15 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
-from constructs_llm import Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource, Variant
+from constructs_llm import (
+    Autoscaling,
+    Engine,
+    FleetChange,
+    LlmEndpoint,
+    LlmModel,
+    ModelSource,
+    Variant,
+)
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.notes import notes_of
 
@@ -50,6 +58,7 @@ def scaled(new_stack: Callable[..., Stack]) -> tuple[LlmEndpoint, Template]:
         stack,
         endpoint_name="chat-llama3",
         autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
+        fleet_change=FleetChange.TWO_DEPLOYS,  # a name of the user's (not the fleet's)
     )
     role = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())
     endpoint.grant_invoke(role)
@@ -295,6 +304,7 @@ def test_a_new_model_replaces_model_and_config_but_updates_the_same_endpoint(
             model_id=model_id,
             endpoint_name="chat",
             autoscaling=Autoscaling(max_capacity=2, target_concurrent_requests=4),
+            fleet_change=FleetChange.TWO_DEPLOYS,
         )
         return dict(Template.from_stack(stack).to_json()["Resources"])
 
@@ -347,6 +357,7 @@ def test_enhanced_metrics_and_publish_frequency_render_metrics_config(
         iter(Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values())
     )
     assert config["Properties"]["MetricsConfig"] == {
+        "EnableDetailedObservability": True,
         "EnableEnhancedMetrics": True,
         "MetricPublishFrequencyInSeconds": 10,
     }
@@ -358,13 +369,17 @@ def test_a_frequency_alone_sets_only_the_frequency(new_stack: Callable[..., Stac
     config = next(
         iter(Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values())
     )
-    assert config["Properties"]["MetricsConfig"] == {"MetricPublishFrequencyInSeconds": 300}
+    assert config["Properties"]["MetricsConfig"] == {
+        "EnableDetailedObservability": True,
+        "MetricPublishFrequencyInSeconds": 300,
+    }
 
 
 def test_by_default_nothing_new_is_rendered(scaled: tuple[LlmEndpoint, Template]) -> None:
     _, template = scaled
     (config,) = template.find_resources("AWS::SageMaker::EndpointConfig").values()
-    assert "MetricsConfig" not in config["Properties"]
+    # detailed observability is the one metrics setting rendered by default, and always
+    assert config["Properties"]["MetricsConfig"] == {"EnableDetailedObservability": True}
     assert "CapacityReservationConfig" not in _variant(template)
 
 

@@ -370,6 +370,7 @@ def test_vllm_and_sglang_map_the_typed_settings() -> None:
         "SM_SGLANG_MODEL_PATH": "meta-llama/Meta-Llama-3-8B-Instruct",
         "SM_SGLANG_TP_SIZE": "2",
         "SM_SGLANG_CONTEXT_LENGTH": "8192",
+        "SM_SGLANG_ENABLE_METRICS": "true",  # SGLang serves no metrics without it
     }
 
 

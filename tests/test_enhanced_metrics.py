@@ -188,14 +188,67 @@ def test_a_cpu_endpoint_graphs_its_instances_and_has_no_gpu_alarm(
     assert endpoint.alarms is not None and endpoint.alarms.gpu_memory_per_gpu is None
 
 
-def test_instance_pools_share_one_fullest_gpu_alarm(new_stack: Callable[..., Stack]) -> None:
-    # a percent of one GPU reads the same on every pool's type, so one alarm covers them all
+def _text(value: Any) -> str:
+    """A string, or an ``Fn::Join`` of strings and references (each as ``<ref>``)."""
+    if isinstance(value, str):
+        return value
+    parts = value["Fn::Join"][1]
+    return "".join(p if isinstance(p, str) else "<ref>" for p in parts)
+
+
+def _insights_queries(template: Template) -> list[str]:
+    queries = [
+        _text(q["Expression"])
+        for a in template.find_resources("AWS::CloudWatch::Alarm").values()
+        for q in a["Properties"].get("Metrics", [])
+        if "Expression" in q
+    ]
+    return [q for q in queries if q.startswith("SELECT")]
+
+
+def test_an_unpooled_variant_s_fullest_gpu_query_names_its_dimension_set(enhanced: Built) -> None:
+    (query,) = [q for q in _insights_queries(enhanced.template) if "/aws/sagemaker/Endpoints" in q]
+    assert query.startswith(
+        'SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("/aws/sagemaker/Endpoints", '
+        "AcceleratorId, EndpointName, InstanceId, VariantName) WHERE EndpointName = "
+    )
+    assert enhanced.endpoint.alarms is not None
+    assert enhanced.endpoint.alarms.gpu_memory_per_gpu_by_pool is None
+
+
+def test_instance_pools_watch_the_fullest_gpu_in_both_dimension_sets(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # a percent of one GPU reads the same on every pool's type, so one query covers them all;
+    # the pools guide lists EndpointName, VariantName, InstanceType as the pools' extra set, and
+    # SCHEMA matches exactly one set: one alarm without InstanceType, one with it
     stack = new_stack()
     pools = ["ml.g6e.2xlarge", "ml.g5.4xlarge"]
     model = _model(stack, "Model", pools[0])
     endpoint = LlmEndpoint(
         stack, "Endpoint", model=model, instance_type=pools, alarms=True, enhanced_metrics=True
     )
+    LlmDashboard(stack, "Dashboard", endpoints=[endpoint])
+    template = Template.from_stack(stack)
     assert endpoint.alarms is not None
     assert endpoint.alarms.gpu_memory_per_gpu is not None
+    assert endpoint.alarms.gpu_memory_per_gpu_by_pool is not None
     assert set(endpoint.alarms.gpu_memory_by_instance_type) == set(pools)
+    schemas = sorted(
+        re.search(r"SCHEMA\(([^)]*)\)", q).group(1)  # type: ignore[union-attr]
+        for q in _insights_queries(template)
+    )
+    assert schemas == [
+        '"/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, InstanceType, '
+        "VariantName",
+        '"/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName',
+    ]
+    # AND the dashboard searches both sets for its line per GPU
+    (dashboard,) = template.find_resources("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    gpu_searches = [s for s in _searches(body) if 'MetricName="GPUMemoryUtilization"' in s]
+    assert [s.split("}")[0] for s in gpu_searches] == [
+        'SEARCH(\'{"/aws/sagemaker/Endpoints",AcceleratorId,EndpointName,InstanceId,VariantName',
+        'SEARCH(\'{"/aws/sagemaker/Endpoints",AcceleratorId,EndpointName,InstanceId,'
+        "InstanceType,VariantName",
+    ]

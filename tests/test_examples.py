@@ -123,18 +123,53 @@ def test_every_example_outputs_its_dashboard_s_console_url(templates: dict[str, 
 def test_the_capacity_example_graphs_each_gpu_and_alarms_on_the_fullest(
     templates: dict[str, Path],
 ) -> None:
-    """The README's `capacity` row: enhanced metrics on, a graph per GPU, an alarm on the
-    fullest GPU beside the per-pool ones."""
+    """The README's `capacity` row: enhanced metrics on, a graph per GPU, alarms on the fullest
+    GPU (both dimension sets pools may publish) beside the per-pool ones."""
     template = json.loads(templates["Capacity"].read_text())
     resources = template["Resources"].values()
     (config,) = [r for r in resources if r["Type"] == "AWS::SageMaker::EndpointConfig"]
-    assert config["Properties"]["MetricsConfig"] == {"EnableEnhancedMetrics": True}
+    assert config["Properties"]["MetricsConfig"] == {
+        "EnableDetailedObservability": True,
+        "EnableEnhancedMetrics": True,
+    }
     alarms = [r["Properties"] for r in resources if r["Type"] == "AWS::CloudWatch::Alarm"]
     queries = [json.dumps(a.get("Metrics", "")) for a in alarms]
-    assert sum("SELECT MAX(GPUMemoryUtilization)" in q for q in queries) == 1
+    assert sum("SELECT MAX(GPUMemoryUtilization)" in q for q in queries) == 2
     (dashboard,) = [r for r in resources if r["Type"] == "AWS::CloudWatch::Dashboard"]
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
     assert "AcceleratorId,EndpointName,InstanceId,VariantName" in body
+    assert "AcceleratorId,EndpointName,InstanceId,InstanceType,VariantName" in body
+
+
+def test_the_capacity_example_watches_the_engine_of_a_pooled_autoscaled_endpoint(
+    templates: dict[str, Path],
+) -> None:
+    """A pooled, autoscaled endpoint with a dashboard: detailed observability stated in its
+    config, PromQL alarms on vLLM's KV cache and queue shown on the dashboard with the engine's
+    queries, the dashboard's URL as an output, and a name that follows the pools."""
+    template = json.loads(templates["Capacity"].read_text())
+    resources = template["Resources"]
+    kinds = {k: r["Type"] for k, r in resources.items()}
+    (endpoint,) = [resources[k] for k, t in kinds.items() if t == "AWS::SageMaker::Endpoint"]
+    assert endpoint["Properties"]["EndpointName"].startswith("Capacity-Endpoint-")
+    assert kinds and "AWS::ApplicationAutoScaling::ScalableTarget" in kinds.values()
+    (config,) = [resources[k] for k, t in kinds.items() if t == "AWS::SageMaker::EndpointConfig"]
+    assert len(config["Properties"]["ProductionVariants"][0]["InstancePools"]) == 4
+    promql = {
+        k: json.dumps(r["Properties"]["EvaluationCriteria"])
+        for k, r in resources.items()
+        if r["Type"] == "AWS::CloudWatch::Alarm" and "EvaluationCriteria" in r["Properties"]
+    }
+    assert sorted(promql) == ["EndpointAlarmsKvCache157D8B7C", "EndpointAlarmsQueueE8C15E68"]
+    assert any(
+        "vllm:kv_cache_usage_perc" in q and "vllm_kv_cache_usage_perc" in q for q in promql.values()
+    )
+    (dashboard,) = [r for r in resources.values() if r["Type"] == "AWS::CloudWatch::Dashboard"]
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert all(k in body for k in promql)  # in the row's alarm widget
+    assert "vLLM's own metrics (detailed observability)" in body
+    assert "vllm:time_to_first_token_seconds" in body
+    assert "DashboardUrl" in template["Outputs"]
 
 
 def test_cfn_lint_reports_nothing(templates: dict[str, Path], tmp_path: Path) -> None:

@@ -614,7 +614,8 @@ def _spec(stack: Stack) -> dict[str, Any]:
 
 def test_by_default_no_new_option_is_rendered(shared: Shared) -> None:
     config = next(iter(shared.template.find_resources("AWS::SageMaker::EndpointConfig").values()))
-    assert "MetricsConfig" not in config["Properties"]
+    # detailed observability is always rendered, on by default; nothing else of MetricsConfig
+    assert config["Properties"]["MetricsConfig"] == {"EnableDetailedObservability": True}
     (variant,) = config["Properties"]["ProductionVariants"]
     assert "CapacityReservationConfig" not in variant
     for component in shared.template.find_resources("AWS::SageMaker::InferenceComponent").values():
@@ -636,6 +637,7 @@ def test_the_endpoint_renders_enhanced_metrics_and_a_reservation(
     )
     (config,) = Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values()
     assert config["Properties"]["MetricsConfig"] == {
+        "EnableDetailedObservability": True,
         "EnableEnhancedMetrics": True,
         "MetricPublishFrequencyInSeconds": 30,
     }

@@ -507,7 +507,9 @@ def test_autoscaling_over_pools_warns_what_to_verify(
         "The pools differ in capacity (ml.g6e.2xlarge 1 x 45 GiB, ml.g5.4xlarge 1 x 22 GiB, "
         "ml.g5.12xlarge 4 x 22 GiB)"
     ) in warning
-    assert "try adding, dropping or reordering pools on a staging endpoint first" in warning
+    # a pool change replaces the endpoint (FleetChange.NEW_ENDPOINT, from cdk.json), so there is
+    # no in-place change to try on staging (tests/test_updates.py covers TWO_DEPLOYS)
+    assert "staging endpoint" not in warning
 
 
 def test_a_guarded_rollout_over_pools_says_which_changes_it_guards(
@@ -583,7 +585,8 @@ def test_gpu_memory_is_watched_per_pool_with_that_type_s_gpus(
     assert found == {"ml.g6e.2xlarge": 98, "ml.g5.4xlarge": 98, "ml.g5.12xlarge": 392}
     assert endpoint.alarms is not None and endpoint.alarms.gpu_memory is None
     assert set(endpoint.alarms.gpu_memory_by_instance_type) == set(POOLS)
-    assert len(list(endpoint.alarms)) == 2 + 3 + 1  # errors, model errors, per pool, disk
+    assert len(list(endpoint.alarms)) == 2 + 3 + 1 + 2  # errors, model errors, per pool, disk,
+    # and the engine's KV cache and queue (vLLM, detailed observability)
     ids = [k for k in alarms if "GpuMemoryg512xlarge" in k]
     assert len(ids) == 1  # named by type, not by priority: a reorder keeps each alarm
 

@@ -6,23 +6,28 @@ CloudFormation creates and updates resources in dependency order, creates a repl
 before it deletes what it replaces, and deletes resources that left the template only in the
 cleanup after every create and update; SageMaker refuses an UpdateEndpoint that changes the
 instance type of, or removes, a variant registered with Application Auto Scaling (see
-docs/endpoints-and-components.md, "How updates deploy")."""
+docs/endpoints-and-components.md, "How updates deploy"). An autoscaled endpoint takes that
+change as a new endpoint (``FleetChange.NEW_ENDPOINT``, what ``cdk.json`` chooses for the
+tests as for new apps) or in two deploys (``FleetChange.TWO_DEPLOYS``, the default without the
+context flag); ``tests/test_fleet_change_cli.py`` runs the real CDK CLI on the first."""
 
 from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import botocore.session
 import pytest
 from aws_cdk import Acknowledgment, App, Duration, Stack, Validations
 from aws_cdk.assertions import Annotations, Match, Template
+from constructs import Construct
 
 from constructs_llm import (
     Autoscaling,
     Deployment,
+    FleetChange,
     InferenceComponent,
     InferenceComponentEndpoint,
     LlmEndpoint,
@@ -30,18 +35,16 @@ from constructs_llm import (
     Variant,
 )
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hosting.names import fleet_key
+from constructs_llm.hosting.fleet_change import CONTEXT_KEY
+from constructs_llm.hosting.names import SAGEMAKER_NAME, fleet_key
 from constructs_llm.notes import notes_of
 from constructs_llm.operations.deployment import update_surge
 from tests.conftest import cdk_context
 from tests.matrix.builders import G5, G5_4GPU, app_of, component, endpoint, model
+from tests.support.template_graph import CONFIG, ENDPOINT, POLICY, TARGET, Graph
 
 BAKE = Duration.minutes(5)
 SCALING = Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8)
-ENDPOINT = "AWS::SageMaker::Endpoint"
-CONFIG = "AWS::SageMaker::EndpointConfig"
-TARGET = "AWS::ApplicationAutoScaling::ScalableTarget"
-POLICY = "AWS::ApplicationAutoScaling::ScalingPolicy"
 COMPONENT = "AWS::SageMaker::InferenceComponent"
 
 
@@ -150,75 +153,20 @@ def test_a_component_endpoint_needs_a_second_fleet_for_an_update_of_its_config(
     ]
 
 
-# -- the template's dependency graph --------------------------------------------------------------
-
-
-def _references(node: Any) -> Iterator[str]:
-    """The logical ids ``node`` names by ``Ref``, ``Fn::GetAtt`` or ``Fn::Sub``."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "Ref" and isinstance(value, str):
-                yield value
-            elif key == "Fn::GetAtt":
-                yield value[0] if isinstance(value, list) else str(value).split(".")[0]
-            elif key == "Fn::Sub":
-                text = value[0] if isinstance(value, list) else value
-                yield from (m.split(".")[0] for m in re.findall(r"\$\{([^!}][^}]*)\}", text))
-                if isinstance(value, list):
-                    yield from _references(value[1])
-            else:
-                yield from _references(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _references(item)
-
-
-class Graph:
-    """A synthesized template's resources, by logical id, and what each waits for."""
-
-    def __init__(self, template: Template) -> None:
-        self.resources: dict[str, Any] = template.to_json()["Resources"]
-        self.edges: dict[str, set[str]] = {}
-        for logical_id, resource in self.resources.items():
-            depends = resource.get("DependsOn", [])
-            named = set(_references(resource.get("Properties", {})))
-            named |= {depends} if isinstance(depends, str) else set(depends)
-            self.edges[logical_id] = named & set(self.resources)
-
-    def one(self, kind: str) -> str:
-        (logical_id,) = self.of(kind)
-        return logical_id
-
-    def of(self, kind: str) -> list[str]:
-        return [k for k, v in self.resources.items() if v["Type"] == kind]
-
-    def props(self, logical_id: str) -> dict[str, Any]:
-        props: dict[str, Any] = self.resources[logical_id]["Properties"]
-        return props
-
-    def waits_for(self, later: str, earlier: str) -> bool:
-        """Whether CloudFormation creates or updates ``earlier`` before ``later`` (a path of
-        dependencies leads from ``later`` to ``earlier``)."""
-        seen: set[str] = set()
-        todo = [later]
-        while todo:
-            for named in self.edges[todo.pop()] - seen:
-                if named == earlier:
-                    return True
-                seen.add(named)
-                todo.append(named)
-        return False
-
-    def variant_names(self) -> list[str]:
-        variants = self.props(self.one(CONFIG))["ProductionVariants"]
-        return [v["VariantName"] for v in variants]
+#: The app context without the flag's choice: FleetChange.TWO_DEPLOYS by default.
+TWO_DEPLOYS = {CONTEXT_KEY: False}
 
 
 def _scaled(
-    new_stack: Callable[..., Stack], instance_type: str, autoscaling: Autoscaling | None
+    new_stack: Callable[..., Stack],
+    instance_type: str,
+    autoscaling: Autoscaling | None,
+    *,
+    new_endpoint: bool = False,
+    **props: Any,
 ) -> tuple[Stack, Graph]:
-    stack = new_stack()
-    endpoint(stack, instance_type=instance_type, instance_count=2, autoscaling=autoscaling)
+    stack = new_stack(**{CONTEXT_KEY: new_endpoint})
+    endpoint(stack, instance_type=instance_type, instance_count=2, autoscaling=autoscaling, **props)
     return stack, Graph(Template.from_stack(stack))
 
 
@@ -229,7 +177,7 @@ def _fleet_warnings(stack: Stack) -> list[str]:
     return [m.group(1) for m in ids if m and "-fleet:" in m.group(1)]
 
 
-# -- an instance-type change on an autoscaled endpoint ---------------------------------------------
+# -- an instance-type change on an autoscaled endpoint, in two deploys ----------------------------
 
 
 def test_one_deploy_would_update_the_endpoint_before_the_old_scalable_target_goes(
@@ -307,6 +255,7 @@ def _strict_synth(build: Callable[[Stack], object], acknowledged: str | None) ->
     or None."""
     context = {
         **cdk_context(annotations_in_report=True),
+        **TWO_DEPLOYS,
         "@aws-cdk/core:strictCfnValidateErrors": True,
     }
     app = App(outdir=tempfile.mkdtemp(), context=context)
@@ -359,10 +308,10 @@ def test_the_fleet_key_changes_whenever_the_instance_types_do(
 def test_a_named_variant_and_pools_warn_with_their_instance_types(
     new_stack: Callable[..., Stack],
 ) -> None:
-    stack = new_stack()
+    stack = new_stack(**TWO_DEPLOYS)
     blue = model(stack, id="Blue", bound=False)
     LlmEndpoint(stack, "Endpoint", variants=[Variant(model=blue, name="blue", autoscaling=SCALING)])
-    pooled = new_stack()
+    pooled = new_stack(**TWO_DEPLOYS)
     LlmEndpoint(
         pooled,
         "Endpoint",
@@ -374,12 +323,17 @@ def test_a_named_variant_and_pools_warn_with_their_instance_types(
     assert _fleet_warnings(pooled) == [
         "constructs-llm:autoscaled-fleet:pools:g6e-2xlarge+g5-4xlarge"
     ]
+    # AND the pools warning says a pool change is untried in place
+    Annotations.from_stack(pooled).has_warning(
+        "/Test/Endpoint",
+        Match.string_like_regexp("try adding, dropping or reordering pools on a staging endpoint"),
+    )
 
 
 def test_a_guarded_autoscaled_endpoint_says_its_hardware_change_follows_a_deploy_without_scaling(
     new_stack: Callable[..., Stack],
 ) -> None:
-    stack = new_stack()
+    stack = new_stack(**TWO_DEPLOYS)
     endpoint(
         stack,
         instance_count=2,
@@ -394,6 +348,151 @@ def test_a_guarded_autoscaled_endpoint_says_its_hardware_change_follows_a_deploy
             r"\(constructs-llm:autoscaled-fleet\) \[ack"
         ),
     )
+
+
+# -- an instance-type change on an autoscaled endpoint, as a new endpoint -------------------------
+
+
+def _endpoint_name(graph: Graph) -> str:
+    name: str = graph.props(graph.one(ENDPOINT))["EndpointName"]
+    return name
+
+
+def test_a_new_fleet_is_a_new_endpoint_under_the_same_logical_ids(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an autoscaled endpoint named after its fleet, on ml.g5.2xlarge, then ml.g6.2xlarge
+    _, before = _scaled(new_stack, "ml.g5.2xlarge", SCALING, new_endpoint=True)
+    _, after = _scaled(new_stack, "ml.g6.2xlarge", SCALING, new_endpoint=True)
+    # THEN every logical id stays, and the Endpoint's name, its one create-only property, follows
+    # the fleet: CloudFormation replaces the Endpoint instead of updating it (UpdateEndpoint,
+    # which SageMaker would refuse, never runs)
+    assert set(before.resources) == set(after.resources)
+    assert _endpoint_name(before) == "Test-Endpoint-0FBD4E12-g5-2xlarge"
+    assert _endpoint_name(after) == "Test-Endpoint-0FBD4E12-g6-2xlarge"
+    # AND the order: the new config, then the new endpoint, then the scalable target that
+    # registers its variant (it names the endpoint by GetAtt), then its policy; the cleanup
+    # deletes the old ones in the reverse order, the target before its endpoint
+    endpoint_id, target_id = after.one(ENDPOINT), after.one(TARGET)
+    assert after.waits_for(endpoint_id, after.one(CONFIG))
+    assert after.props(target_id)["ResourceId"] == {
+        "Fn::Join": [
+            "",
+            ["endpoint/", {"Fn::GetAtt": [endpoint_id, "EndpointName"]}, "/variant/g6-2xlarge"],
+        ]
+    }
+    assert after.waits_for(after.one(POLICY), target_id)
+    assert not after.waits_for(endpoint_id, target_id)
+
+
+def test_a_change_that_keeps_the_fleet_keeps_the_endpoint(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN a new env on the same fleet
+    _, before = _scaled(new_stack, "ml.g5.2xlarge", SCALING, new_endpoint=True)
+    changed = {"env": {"MAX_BATCH_PREFILL_TOKENS": "2048"}}
+    stack = new_stack(**{CONTEXT_KEY: True})
+    endpoint(stack, instance_count=2, autoscaling=SCALING, model_props=changed)
+    after = Graph(Template.from_stack(stack))
+    # THEN the name stays: CloudFormation updates the Endpoint in place (a blue/green update of
+    # the same variant, which SageMaker allows with autoscaling)
+    assert _endpoint_name(after) == _endpoint_name(before)
+    assert after.variant_names() == before.variant_names()
+    assert after.props(after.one(TARGET)) == before.props(before.one(TARGET))
+
+
+def test_a_new_endpoint_has_no_fleet_warning_on_its_first_synth(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack, _ = _scaled(new_stack, "ml.g5.2xlarge", SCALING, new_endpoint=True)
+    assert _fleet_warnings(stack) == []
+    # AND pools of one capacity have nothing left to warn about either
+    pooled = new_stack(**{CONTEXT_KEY: True})
+    LlmEndpoint(
+        pooled,
+        "Endpoint",
+        model=model(pooled, instance_type=None, bound=False),
+        instance_type=["ml.g5.4xlarge", "ml.g6.4xlarge"],
+        autoscaling=SCALING,
+    )
+    found = Annotations.from_stack(pooled).find_warning("*", Match.any_value())
+    assert not [w for w in found if "pools-autoscaling" in str(w.entry.data)]
+    assert _fleet_warnings(pooled) == []
+
+
+@pytest.mark.parametrize(
+    ("types", "suffix"),
+    [
+        (["ml.g5.2xlarge"], "-g5-2xlarge"),
+        # pools: the fleet key (pools:g6e-2xlarge+g5-4xlarge) has characters a name cannot
+        # hold, so the first 8 hex digits of its SHA-256 stand for it
+        (["ml.g6e.2xlarge", "ml.g5.4xlarge"], "-39caa4d2"),
+        (["ml.g5.4xlarge", "ml.g6e.2xlarge"], "-704cc1bb"),  # another order, another fleet
+    ],
+)
+def test_the_name_names_the_fleet_within_sagemaker_s_pattern(
+    new_stack: Callable[..., Stack], types: list[str], suffix: str
+) -> None:
+    stack = new_stack(**{CONTEXT_KEY: True})
+    long_path = Construct(stack, "AVeryLongConstructIdThatTakesMostOfTheRoomInTheName" * 2)
+    LlmEndpoint(
+        long_path,
+        "Endpoint",
+        model=model(stack, instance_type=None, bound=False),
+        instance_type=types if len(types) > 1 else types[0],
+        autoscaling=SCALING,
+    )
+    name = _endpoint_name(Graph(Template.from_stack(stack)))
+    assert name.endswith(suffix) and len(name) <= 63
+    assert SAGEMAKER_NAME.match(name)
+
+
+def test_without_autoscaling_the_endpoint_keeps_a_generated_name(
+    new_stack: Callable[..., Stack],
+) -> None:
+    _, graph = _scaled(new_stack, "ml.g5.2xlarge", None, new_endpoint=True)
+    assert "EndpointName" not in graph.props(graph.one(ENDPOINT))
+
+
+def test_the_app_context_chooses_the_default_and_fleet_change_overrides_it() -> None:
+    def name(flag: object, **props: Any) -> str | None:
+        # cdk.json's context, with the flag as given (None: an app without it, upgraded from
+        # an earlier version of the library)
+        context = {k: v for k, v in cdk_context().items() if k != CONTEXT_KEY}
+        stack = Stack(
+            App(context={**context, CONTEXT_KEY: flag} if flag is not None else context), "Test"
+        )
+        endpoint(stack, autoscaling=SCALING, **props)
+        graph = Graph(Template.from_stack(stack))
+        found: str | None = graph.props(graph.one(ENDPOINT)).get("EndpointName")
+        return found
+
+    assert name(None) is None  # no flag: two deploys, the name CloudFormation generates
+    assert name("true") == "Test-Endpoint-0FBD4E12-g5-2xlarge"  # cdk synth -c key=true
+    assert name(True, fleet_change=FleetChange.TWO_DEPLOYS) is None
+    assert name(False, fleet_change=FleetChange.NEW_ENDPOINT) is not None
+
+
+def test_a_guarded_autoscaled_endpoint_named_after_its_fleet_says_a_type_change_replaces_it(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack, graph = _scaled(
+        new_stack,
+        "ml.g5.2xlarge",
+        Autoscaling(min_capacity=2, max_capacity=4, target_concurrent_requests=8),
+        new_endpoint=True,
+        deployment=Deployment.canary(percent=25, bake=BAKE),
+    )
+    # THEN the guarded endpoint's name is the fleet's (its rollback alarms name it as it is)
+    assert _endpoint_name(graph).endswith("-g5-2xlarge")
+    Annotations.from_stack(stack).has_warning(
+        "/Test/Endpoint",
+        Match.string_like_regexp(
+            r"guards updates on ml\.g5\.2xlarge.*with autoscaling and FleetChange\.NEW_ENDPOINT, "
+            r"that deploy replaces the endpoint"
+        ),
+    )
+    assert _fleet_warnings(stack) == []
 
 
 # -- an instance-type change on an inference-component endpoint ------------------------------------

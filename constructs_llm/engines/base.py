@@ -20,6 +20,7 @@ from constructs_llm.engines.env_rules import (
     user_env_problems,
 )
 from constructs_llm.engines.parsers import ParserChoice
+from constructs_llm.engines.signals import EngineSignals
 from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.precision import (
@@ -99,6 +100,12 @@ class ServingEngine(abc.ABC):
         """One-line facts a reviewer should see at synth (each model with this engine records
         them as synth notes). @default none"""
         return ()
+
+    @property
+    def signals(self) -> EngineSignals | None:
+        """The metrics the engine serves for its KV cache, queue and token latencies, which
+        SageMaker's detailed observability scrapes (``engines/signals.py``). @default none"""
+        return None
 
     @abc.abstractmethod
     def image_for(self, instance: InstanceType) -> ContainerImage:

@@ -42,6 +42,7 @@ from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice
 from constructs_llm.engines.settings import ALL_DTYPES, setting
+from constructs_llm.engines.signals import SGLANG_SIGNALS, VLLM_SIGNALS, EngineSignals
 from constructs_llm.engines.tools import (
     ParserEngine,
     ToolCalling,
@@ -74,6 +75,7 @@ class _FlagEngine(GpuEngine):
     reasoning: bool | None
     reasoning_parser: str | None
     embedding: bool | None = None  # a setting of the engines that serve embedding models
+    _signals: ClassVar[EngineSignals]  # its Prometheus metrics (engines/signals.py)
 
     @abc.abstractmethod
     def _tuning_flags(self) -> dict[str, object]:
@@ -86,6 +88,11 @@ class _FlagEngine(GpuEngine):
     @property
     def request_format(self) -> RequestFormat:  # type: ignore[override]  # follows embedding
         return RequestFormat.EMBED if self.embedding else RequestFormat.MESSAGES
+
+    @property
+    def signals(self) -> EngineSignals | None:
+        """Its metrics, for a chat model (an embedding model has no KV cache or token stream)."""
+        return None if self.embedding else self._signals
 
     def for_model_kind(self, kind: ModelKind) -> ServingEngine:
         if self._embedding_flags and self.embedding is None and kind is ModelKind.EMBEDDING:
@@ -211,6 +218,7 @@ class VllmEngine(_FlagEngine):
     _prefix, _model_flag, _length_flag = "SM_VLLM_", "MODEL", "MAX_MODEL_LEN"
     _parallel_setting = "tensor_parallel_size"
     _parsers = "vllm"
+    _signals = VLLM_SIGNALS
     _embedding_flags: ClassVar[Mapping[str, str]] = {"RUNNER": "pooling"}
     # --task (embed) was replaced by --runner and --convert in vLLM 0.10, and later removed.
     _kind_rules: ClassVar[Mapping[str, EnvRule]] = dict.fromkeys(
@@ -308,6 +316,9 @@ class SglangEngine(_FlagEngine):
 
     Chat models only: SGLang's ``/invocations`` takes chat completion requests alone, so an
     embedding model goes on ``Engine.vllm()`` or ``Engine.tei()``.
+
+    Its Prometheus metrics are on (``SM_SGLANG_ENABLE_METRICS=true``, SGLang's
+    ``--enable-metrics``), which SageMaker's detailed observability scrapes.
     """
 
     name = "sglang"
@@ -316,6 +327,7 @@ class SglangEngine(_FlagEngine):
     _prefix, _model_flag, _length_flag = "SM_SGLANG_", "MODEL_PATH", "CONTEXT_LENGTH"
     _parallel_setting = "tp_size"
     _parsers = "sglang"
+    _signals = SGLANG_SIGNALS
     # --is-embedding would start a model that SGLang's /invocations (chat only) cannot serve.
     _kind_rules: ClassVar[Mapping[str, EnvRule]] = {"IS_EMBEDDING": EnvRule.PROTOCOL}
     _dtype_keys, _quantization_keys = ("SM_SGLANG_DTYPE",), ("SM_SGLANG_QUANTIZATION",)
@@ -336,6 +348,11 @@ class SglangEngine(_FlagEngine):
         return {
             "MAX_RUNNING_REQUESTS": self.max_running_requests,
             "MEM_FRACTION_STATIC": self.mem_fraction_static,
+            # SGLang serves no Prometheus metrics without --enable-metrics, which the DLC's
+            # entrypoint makes of "true" (scripts/docker/sglang/sagemaker_entrypoint.sh of
+            # aws/deep-learning-containers @ 3a66fab): detailed observability, and the engine
+            # alarms, would find nothing to scrape.
+            "ENABLE_METRICS": "true",
         }
 
     def _tool_flags(self, parser: str) -> dict[str, object]:

@@ -39,6 +39,7 @@ from constructs_llm.engines.custom import CustomEngine
 from constructs_llm.engines.dlc import SglangEngine, VllmEngine
 from constructs_llm.engines.lmi import LmiEngine
 from constructs_llm.engines.parsers import ParserChoice
+from constructs_llm.engines.signals import EngineSignals
 from constructs_llm.engines.tei import TeiEngine
 from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
 from constructs_llm.engines.tools import ToolCalling
@@ -81,9 +82,9 @@ class Engine:
 
     Every engine exposes ``name``, ``accelerator`` ("nvidia", "neuron" or None = any),
     ``stream_format``, ``request_format``, ``model_kind`` (chat or embedding),
-    ``token_env_names``, ``weight_dtype``, ``notes``, and :meth:`image_for`, :meth:`derive_env`,
-    :meth:`validate`, :meth:`warnings`, :meth:`tool_calling`, :meth:`reasoning_parsing`,
-    :meth:`for_model_kind`.
+    ``token_env_names``, ``weight_dtype``, ``notes``, ``signals`` (its Prometheus metrics), and
+    :meth:`image_for`, :meth:`derive_env`, :meth:`validate`, :meth:`warnings`,
+    :meth:`tool_calling`, :meth:`reasoning_parsing`, :meth:`for_model_kind`.
     """
 
     __slots__ = ("implementation",)
@@ -182,6 +183,12 @@ class Engine:
         """One-line facts a reviewer should see at synth, such as an engine's upstream status;
         each ``LlmModel`` with this engine records them as synth notes."""
         return self.implementation.notes
+
+    @property
+    def signals(self) -> EngineSignals | None:
+        """The metrics it serves for its KV cache, queue and token latencies (vLLM, SGLang),
+        which SageMaker's detailed observability scrapes; None for the other engines."""
+        return self.implementation.signals
 
     def image_for(self, instance: InstanceType) -> ContainerImage:
         """The image to run on ``instance``: the user's, else the default DLC."""

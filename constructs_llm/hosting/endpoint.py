@@ -29,6 +29,12 @@ from constructs_llm.hosting.async_inference import (
 from constructs_llm.hosting.container_writes import endpoint_writes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
 from constructs_llm.hosting.endpoint_variant import EndpointVariant
+from constructs_llm.hosting.fleet_change import (
+    FleetChange,
+    fleet_change_of,
+    fleet_endpoint_name,
+    named_endpoint_problem,
+)
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
@@ -62,6 +68,7 @@ from constructs_llm.operations.deployment import (
     rollback_needs_alarms,
     update_surge,
 )
+from constructs_llm.operations.engine_signals import engine_alarm_problem
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
@@ -96,11 +103,13 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
     physical name; the EndpointConfig is replaced on every change, so model, image, env and
     instance-type changes deploy in one ``cdk deploy``. The variant is named after the
     instance type. With autoscaling, an instance-type change removes a variant registered with
-    Application Auto Scaling, which SageMaker refuses until its scalable target is
-    deregistered, and CloudFormation updates the endpoint before it deletes the old target:
-    that change takes two deploys (first ``autoscaling=None``), and each autoscaled variant
-    warns so under an id naming its fleet (``constructs-llm:autoscaled-fleet:<fleet>``), which
-    a new instance type changes.
+    Application Auto Scaling, which SageMaker refuses in an endpoint update
+    (``hosting/fleet_change.py``): with ``FleetChange.NEW_ENDPOINT`` the Endpoint is named
+    after its path and fleet, so that change replaces it in one deploy (CloudFormation creates
+    the new endpoint and scalable target, then deletes the old ones); with
+    ``FleetChange.TWO_DEPLOYS`` it takes two deploys (first ``autoscaling=None``), and each
+    autoscaled variant warns so under an id naming its fleet
+    (``constructs-llm:autoscaled-fleet:<fleet>``), which a new instance type changes.
 
     With ``variants`` each ``Variant`` is a model on an instance type with its share of the
     traffic, its own autoscaling and metrics (``endpoint.variants[i]``); a variant is named
@@ -144,7 +153,16 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         cost (see ``hosting/metrics_config.py``). @default False
     :param metric_publish_frequency: how often SageMaker publishes the utilization metrics,
         and the invocation metrics with ``enhanced_metrics``: 10, 30, 60, 120, 180, 240 or 300
-        seconds. @default SageMaker's 60 s
+        seconds; with ``detailed_observability``, the engine's, GPU and host metrics too.
+        @default SageMaker's 60 s
+    :param detailed_observability: SageMaker's detailed observability
+        (``MetricsConfig.EnableDetailedObservability``, always rendered): an OpenTelemetry
+        collector on each instance scrapes the engine's Prometheus metrics (KV cache, requests
+        waiting and running, time to first token, inter-token latency), per-GPU and host
+        metrics, into the account's CloudWatch as OpenTelemetry metrics, queried with PromQL.
+        SageMaker charges nothing; CloudWatch bills the ingestion at its OpenTelemetry rates
+        (see ``hosting/metrics_config.py``). The engine alarms need it. @default True
+        (SageMaker's own default for configs created after 2026-06-17)
     :param capacity_reservation: the ARN of an ML capacity reservation the instances launch
         into, only there (no on-demand fallback); with ``variants``, give it to each
         ``Variant``. @default none (on-demand)
@@ -153,6 +171,13 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         hour, and ``Autoscaling(min_capacity=0, ...)`` scales on the backlog, down to zero
         instances. One production variant, no shadow; ``grant_invoke_async`` for callers.
         @default real-time
+    :param fleet_change: how an instance-type (or pools) change reaches an autoscaled
+        endpoint: ``FleetChange.NEW_ENDPOINT`` (a new endpoint, in one deploy; the Endpoint's
+        name follows its path and fleet, so ``endpoint_name`` cannot be given) or
+        ``FleetChange.TWO_DEPLOYS``. No effect without autoscaling. @default
+        ``NEW_ENDPOINT`` where the app's context sets
+        ``"constructs-llm:newEndpointOnFleetChange": true`` (new apps' ``cdk.json``), else
+        ``TWO_DEPLOYS``, so upgrading the library never renames a deployed endpoint
     """
 
     def __init__(
@@ -177,8 +202,10 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         alarms: Alarms | bool = True,
         enhanced_metrics: bool = False,
         metric_publish_frequency: Duration | None = None,
+        detailed_observability: bool = True,
         capacity_reservation: str | None = None,
         async_inference: AsyncInference | None = None,
+        fleet_change: FleetChange | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
@@ -194,13 +221,17 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
             "provision_timeout": provision_timeout,
             "capacity_reservation": capacity_reservation,
         }
-        problems.extend(metrics_problems(enhanced_metrics, metric_publish_frequency))
+        problems.extend(
+            metrics_problems(enhanced_metrics, metric_publish_frequency, detailed_observability)
+        )
         problems.add(async_inference_problem(async_inference))
         problems.add(
             type_problem("deployment", deployment, Deployment, DEPLOYMENT_FIX, optional=True)
         )
         alarm_props = alarm_settings(alarms, problems)
         problems.add(key_problem("kms_key", kms_key))
+        mode, mode_problem = fleet_change_of(self, fleet_change)
+        problems.add(mode_problem)
         if single:
             problems.extend(variant_type_problems(one))
         else:
@@ -219,6 +250,12 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         )
         problems.add(name_problem("endpoint_name", endpoint_name))
         problems.add(served_name_problem("served_model_name", served_model_name))
+        mode = mode or FleetChange.TWO_DEPLOYS
+        if any(v.autoscaling is not None for v in planned):
+            problems.add(named_endpoint_problem(endpoint_name, fleet_change, mode))
+            if mode is FleetChange.NEW_ENDPOINT and not problems:
+                # A new fleet is a new name: CloudFormation replaces the Endpoint.
+                endpoint_name = fleet_endpoint_name(self, [v.fleet_key for v in planned])
         if deployment is not None and endpoint_name is None and not problems:
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
@@ -228,14 +265,18 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
             shadow=next((v for v in planned if v.shadow), None),
             single=single,
             async_inference=queued,
-            metrics=MetricsPlan(enhanced_metrics, metric_publish_frequency),
+            metrics=MetricsPlan(enhanced_metrics, metric_publish_frequency, detailed_observability),
             deployment=deployment,
             alarms=alarm_props,
             kms_key=kms_key,
             endpoint_name=endpoint_name,
             served_model_name=served_model_name,
+            fleet_change=mode,
         )
         problems.extend(rule_problems(self.plan))
+        engines = [m.engine for m in self._models]
+        detailed = self.plan.metrics.detailed
+        problems.add(engine_alarm_problem(alarm_props, engines, detailed=detailed))
         if deployment is not None and not problems:
             problems.extend(_rollout_problems(self, self.plan))
         problems.raise_if_any()
@@ -277,9 +318,11 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
                 v.plan.fleet_name, v.plan.autoscaling, v.plan.instance_count
             )
             add_note(self, capacity)
-            if v.plan.listed and v.plan.autoscaling is not None:
-                warn(self, SynthWarning(WarningId.POOLS_AUTOSCALING, _pools_autoscaling(v)))
-            if v.plan.autoscaling is not None:
+            replaced = plan.replaced_on_fleet_change
+            pools = _pools_autoscaling(v, replaced) if v.plan.listed else None
+            if pools is not None and v.plan.autoscaling is not None:
+                warn(self, SynthWarning(WarningId.POOLS_AUTOSCALING, pools))
+            if v.plan.autoscaling is not None and not replaced:
                 key = v.plan.fleet_key
                 change = _autoscaled_fleet_change(v, key)
                 warn(self, SynthWarning(WarningId.AUTOSCALED_FLEET, change, detail=key))
@@ -328,7 +371,9 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
                     deployment.describe, v.plan.first.instance_type.name, v.name
                 )
             )
-            scaled = _guarded_and_autoscaled() if v.plan.autoscaling is not None else ""
+            scaled = ""
+            if v.plan.autoscaling is not None:
+                scaled = _guarded_and_autoscaled(self.plan.replaced_on_fleet_change)
             warn(self, SynthWarning(WarningId.GUARDED_ROLLOUT_HARDWARE, change + scaled))
 
     # -- what depends on other constructs, rendered at synth ---------------------------------
@@ -408,6 +453,10 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
     @property
     def enhanced_period(self) -> Duration | None:
         return self.plan.metrics.enhanced_period
+
+    @property
+    def detailed_observability(self) -> bool:
+        return self.plan.metrics.detailed
 
     @property
     def inference_component_name(self) -> str | None:
@@ -570,7 +619,12 @@ def _autoscaled_fleet_change(variant: EndpointVariant, key: str) -> str:
     )
 
 
-def _guarded_and_autoscaled() -> str:
+def _guarded_and_autoscaled(replaced: bool) -> str:
+    if replaced:
+        return (
+            "; with autoscaling and FleetChange.NEW_ENDPOINT, that deploy replaces the endpoint "
+            "(a new name, the new fleet beside the old until the old is deleted), unguarded too"
+        )
     return (
         "; with autoscaling, that deploy must follow one with autoscaling=None "
         f"({WarningId.AUTOSCALED_FLEET.value})"
@@ -679,8 +733,10 @@ def _note_plans(scope: Construct, variant: VariantPlan) -> None:
             add_note(scope, memory_plan_note(plan, per_copy=False, pool=where, own=own))
 
 
-def _pools_autoscaling(variant: EndpointVariant) -> str:
-    """What to verify when a variant with instance pools scales."""
+def _pools_autoscaling(variant: EndpointVariant, replaced: bool) -> str | None:
+    """What to verify when a variant with instance pools scales: a target set for pools of
+    different capacities, and, unless a pool change replaces the endpoint (``replaced``),
+    whether SageMaker takes a pool change in place."""
     capacities = {
         t.name: f"{t.accelerator_count} x {t.accelerator_memory_gib:.0f} GiB"
         for t in variant.plan.instance_types
@@ -694,13 +750,18 @@ def _pools_autoscaling(variant: EndpointVariant) -> str:
             "over every instance: set it for the smallest pool, or track a weighted metric per "
             "InstanceType as the guide shows."
         )
-    return (
+    scales = (
         f"{variant.describe} scales over instance pools ({variant.fleet_label}): "
         "SageMaker adds instances from the first pool with capacity and removes the "
-        f"lowest-priority pool's first ({POOLS_GUIDE}).{mixed} SageMaker's autoscaling guide "
-        "fails an update that changes the instance type of a variant registered for "
-        "autoscaling, and the pools guide does not say whether changing the pools does: try "
-        "adding, dropping or reordering pools on a staging endpoint first"
+        f"lowest-priority pool's first ({POOLS_GUIDE}).{mixed}"
+    )
+    if replaced:  # a pool change is a new endpoint: no UpdateEndpoint to refuse it
+        return scales if mixed else None
+    return (
+        f"{scales} SageMaker's autoscaling guide fails an update that changes the instance "
+        "type of a variant registered for autoscaling, and the pools guide does not say "
+        "whether changing the pools does: try adding, dropping or reordering pools on a "
+        "staging endpoint first"
     )
 
 

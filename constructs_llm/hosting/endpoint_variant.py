@@ -38,6 +38,9 @@ class _Endpoint(Protocol):
     @property
     def enhanced_period(self) -> Duration | None: ...
 
+    @property
+    def detailed_observability(self) -> bool: ...
+
 
 class EndpointVariant(VariantMetrics):
     """One variant as deployed: its plan (``plan``: name, pools and their models, timeouts),
@@ -77,6 +80,10 @@ class EndpointVariant(VariantMetrics):
     @property
     def enhanced_period(self) -> Duration | None:
         return self.endpoint.enhanced_period
+
+    @property
+    def detailed_observability(self) -> bool:
+        return self.endpoint.detailed_observability
 
     @property
     def describe(self) -> str:

@@ -1,5 +1,6 @@
-"""Enhanced metrics: an endpoint's CloudWatch metrics per instance, per container and per GPU,
-and how often SageMaker publishes them (the endpoint config's ``MetricsConfig``).
+"""An endpoint config's ``MetricsConfig``: enhanced metrics (SageMaker's CloudWatch metrics per
+instance, per container and per GPU), detailed observability (the engine's own metrics) and how
+often SageMaker publishes them.
 
 With ``EnableEnhancedMetrics`` SageMaker adds an ``InstanceId`` dimension to the utilization
 and invocation metrics, a ``ContainerId`` dimension for inference components (in
@@ -18,7 +19,21 @@ CloudWatch's rates (aws.amazon.com/cloudwatch/pricing): each alarm (an alarm on 
 under 60 s is a high-resolution alarm, at three times the standard alarm's rate), dashboard
 and ``GetMetricData`` query, and each metric a dashboard or alarm reads. Turn it on where the
 per-instance view is worth that: when debugging hot instances or sharing GPUs among
-components. Both settings render nothing by default, so SageMaker's defaults apply.
+components. Off by default (SageMaker's default, rendered only when asked for).
+
+With ``EnableDetailedObservability`` SageMaker publishes, at the same interval, the metrics an
+OpenTelemetry collector on each instance scrapes: the container's Prometheus endpoint (the
+engine's own metrics: KV cache in use, requests waiting and running, time to first token,
+inter-token latency), per-GPU metrics attributed to components, per-instance host metrics and
+component placement metrics (botocore ``MetricsConfig``; guides "Detailed observability for
+SageMaker AI inference endpoints", ``monitoring-cloudwatch-detailed-observability``, and
+"Getting started", ``monitoring-detailed-observability-getting-started``). They land in the
+account's CloudWatch as OpenTelemetry metrics, queried with PromQL, not in the ``AWS/SageMaker``
+namespaces: PromQL alarms and CloudWatch's Query Studio read them, classic alarms, dashboards'
+graph widgets and Application Auto Scaling do not. SageMaker charges nothing for them;
+CloudWatch bills their ingestion at its OpenTelemetry rates. SageMaker's default is True for
+configs created after 2026-06-17 (False before), and the library always renders the choice, on
+by default: the engine alarms (``operations/engine_signals.py``) read these metrics.
 """
 
 from __future__ import annotations
@@ -36,20 +51,19 @@ __all__ = ["PUBLISH_FREQUENCIES_S", "MetricsPlan", "metrics_problems"]
 PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
 
 
-def metrics_problems(enhanced_metrics: object, metric_publish_frequency: object) -> list[str]:
-    """What is wrong with ``enhanced_metrics`` and ``metric_publish_frequency``, each naming
-    the value and the fix."""
-    problems = []
-    if not isinstance(enhanced_metrics, bool):
-        problems.append(
-            f"enhanced_metrics must be True or False, got {describe(enhanced_metrics)}"
-            + (
-                f"; pass the bool {enhanced_metrics.strip().capitalize()}, not a string"
-                if isinstance(enhanced_metrics, str)
-                and enhanced_metrics.strip().lower() in ("true", "false")
-                else ""
-            )
+def metrics_problems(
+    enhanced_metrics: object, metric_publish_frequency: object, detailed_observability: object
+) -> list[str]:
+    """What is wrong with ``enhanced_metrics``, ``metric_publish_frequency`` and
+    ``detailed_observability``, each naming the value and the fix."""
+    problems = [
+        f"{name} must be True or False, got {describe(value)}{_string_hint(value)}"
+        for name, value in (
+            ("enhanced_metrics", enhanced_metrics),
+            ("detailed_observability", detailed_observability),
         )
+        if not isinstance(value, bool)
+    ]
     frequency = metric_publish_frequency
     allowed = ", ".join(str(s) for s in PUBLISH_FREQUENCIES_S[:-1])
     allowed += f" or {PUBLISH_FREQUENCIES_S[-1]} seconds"
@@ -72,6 +86,12 @@ def metrics_problems(enhanced_metrics: object, metric_publish_frequency: object)
     return problems
 
 
+def _string_hint(value: object) -> str:
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return f"; pass the bool {value.strip().capitalize()}, not a string"
+    return ""
+
+
 @dataclass(frozen=True)
 class MetricsPlan:
     """What an endpoint config asks of SageMaker's metrics (checked by
@@ -79,18 +99,21 @@ class MetricsPlan:
 
     :param enhanced: metrics per instance, container and GPU. @default False
     :param publish_frequency: how often SageMaker publishes them. @default SageMaker's 60 s
+    :param detailed: detailed observability: the engine's metrics, per-GPU and host metrics.
+        @default True
     """
 
     enhanced: bool = False
     publish_frequency: Duration | None = None
+    detailed: bool = True
 
-    def config(self) -> sagemaker.CfnEndpointConfig.MetricsConfigProperty | None:
-        """The endpoint config's ``MetricsConfig``: None (SageMaker's defaults: no enhanced
-        metrics, published every 60 s) unless enhanced metrics or a frequency is asked for."""
+    def config(self) -> sagemaker.CfnEndpointConfig.MetricsConfigProperty:
+        """The endpoint config's ``MetricsConfig``: detailed observability always (the choice
+        is the user's, whatever SageMaker's default for the config's creation date), enhanced
+        metrics and the frequency when asked for (SageMaker's defaults otherwise: none, 60 s)."""
         frequency = self.publish_frequency
-        if not self.enhanced and frequency is None:
-            return None
         return sagemaker.CfnEndpointConfig.MetricsConfigProperty(
+            enable_detailed_observability=self.detailed,
             enable_enhanced_metrics=True if self.enhanced else None,
             metric_publish_frequency_in_seconds=int(frequency.to_seconds())
             if frequency is not None

@@ -43,12 +43,16 @@ def name_problem(prop: str, value: str | None) -> str | None:
     )
 
 
-def generated_name(scope: Construct, prop: str) -> str:
+def generated_name(scope: Construct, prop: str, *, suffix: str | None = None) -> str:
     """A stable, account-unique SageMaker name derived from ``scope``'s path (63 characters at
     most), for resources something must name before CloudFormation creates them (components,
-    guarded endpoints)."""
-    name = Names.unique_resource_name(scope, max_length=63, separator="-")
+    guarded endpoints), ending in ``-<suffix>`` when given (an endpoint named after its fleet).
+    """
+    room = 63 - (len(suffix) + 1 if suffix else 0)
+    name = Names.unique_resource_name(scope, max_length=room, separator="-")
     name = re.sub(r"[^a-zA-Z0-9-]", "", name).strip("-")
+    if suffix:
+        name = f"{name}-{suffix}"
     if not SAGEMAKER_NAME.match(name):
         fail(
             f"{type(scope).__name__} '{scope.node.path}'",

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from constructs_llm.hardware.pools import InstancePools
+from constructs_llm.hosting.fleet_change import FleetChange
 from constructs_llm.hosting.names import fleet_key
 from constructs_llm.hosting.storage import MAX_VOLUME_GB
 from constructs_llm.model.model_resource import prepare_model
@@ -202,9 +203,12 @@ class EndpointPlan:
     :param deployment: how updates roll out. @default SageMaker's blue/green, all at once
     :param alarms: the thresholds of each production variant's default alarms. @default none
     :param kms_key: encrypts the ML storage volumes. @default none
-    :param endpoint_name: the Endpoint's physical name (given, or generated for a guarded
-        rollout). @default none: CloudFormation names it
+    :param endpoint_name: the Endpoint's physical name (given, derived from the path and the
+        fleet for ``FleetChange.NEW_ENDPOINT``, or generated for a guarded rollout).
+        @default none: CloudFormation names it
     :param served_model_name: the name OpenAI clients send. @default derived from the models
+    :param fleet_change: how an instance-type change reaches the endpoint when it
+        autoscales (``hosting/fleet_change.py``). @default ``TWO_DEPLOYS``
     """
 
     variants: tuple[VariantPlan, ...]
@@ -217,6 +221,18 @@ class EndpointPlan:
     kms_key: kms.IKey | None = None
     endpoint_name: str | None = None
     served_model_name: str | None = None
+    fleet_change: FleetChange = FleetChange.TWO_DEPLOYS
+
+    @property
+    def autoscaled(self) -> bool:
+        """Some variant of the config autoscales."""
+        return any(v.autoscaling is not None for v in self.hosted)
+
+    @property
+    def replaced_on_fleet_change(self) -> bool:
+        """An instance-type change replaces the Endpoint (a name that follows its fleet)
+        instead of updating it, which SageMaker would refuse while a variant autoscales."""
+        return self.autoscaled and self.fleet_change is FleetChange.NEW_ENDPOINT
 
     @property
     def hosted(self) -> tuple[VariantPlan, ...]:

@@ -9,11 +9,16 @@ invocation metrics in ``AWS/SageMaker`` by ``EndpointName, VariantName`` or by
 ``EndpointName, VariantName``; per-copy metrics in ``/aws/sagemaker/InferenceComponents`` by
 ``InferenceComponentName``. ``Invocation5XXErrors`` and ``InvocationModelErrors`` send 1 per
 failed request and 0 otherwise, so their Average is the share of requests that failed.
+
+The engine alarms (KV cache, queue) are PromQL alarms on the engine's own metrics, which
+SageMaker's detailed observability publishes (``operations/engine_signals.py``). With
+``Alarms(email=...)`` the alarms notify those addresses through an SNS topic
+(``operations/alarm_topic.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Protocol
 
@@ -21,12 +26,20 @@ from aws_cdk import Duration
 from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
+from constructs_llm.operations.alarm_topic import alarm_topic, email_problems, emails_of
+from constructs_llm.operations.engine_signals import (
+    DEFAULT_KV_CACHE_PERCENT,
+    DEFAULT_REQUESTS_WAITING,
+    EVALUATION_INTERVAL,
+)
 from constructs_llm.problems import Problems
-from constructs_llm.values import duration_type_problem, unit_hint
+from constructs_llm.values import duration_type_problem, positive_int_problem, unit_hint
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
     from aws_cdk import aws_sns as sns
+
+    from constructs_llm.operations.engine_signals import EngineQueries
 
 __all__ = [
     "AlarmMetrics",
@@ -57,25 +70,46 @@ class Alarms:
     :param gpu_memory_percent: GPU memory in use on any instance (or copy), for 5 minutes.
         @default 98
     :param disk_percent: disk in use on any instance. @default 90
-    :param topic: SNS topic each alarm notifies when it goes off. @default none
+    :param kv_cache_percent: the engine's KV cache in use on an instance (or copy), for 10
+        minutes: a PromQL alarm on the engine's metrics, for vLLM and SGLang with detailed
+        observability on; None for none. @default 95
+    :param requests_waiting: requests waiting for a batch slot in the engine of an instance (or
+        copy), for 5 minutes: a PromQL alarm, as ``kv_cache_percent``; None for none.
+        @default 1
+    :param topic: SNS topic each alarm notifies when it goes off. @default none; with
+        ``email``, a topic of the endpoint's (or component's) own, encrypted with a KMS key
+    :param email: an address, or a list of addresses, subscribed to the alarms' topic (each
+        must confirm the subscription AWS mails it). @default none
     """
 
     error_rate: float = 0.05
     model_latency: Duration | None = None
     gpu_memory_percent: float = DEFAULT_GPU_MEMORY_PERCENT
     disk_percent: float = 90.0
+    kv_cache_percent: float | None = DEFAULT_KV_CACHE_PERCENT
+    requests_waiting: int | None = DEFAULT_REQUESTS_WAITING
     topic: sns.ITopic | None = None
+    email: str | Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         problems = Problems("Alarms")
         problems.add(_number_problem("error_rate", self.error_rate, 1, "a share such as 0.05"))
         problems.add(_gpu_percent_problem(self.gpu_memory_percent))
         problems.add(_number_problem("disk_percent", self.disk_percent, 100, "90"))
+        if self.kv_cache_percent is not None:
+            problems.add(_kv_cache_percent_problem(self.kv_cache_percent))
+        problems.add(positive_int_problem("requests_waiting", self.requests_waiting))
         problems.add(duration_type_problem("model_latency", self.model_latency))
         problems.add(_latency_problem(self.model_latency))
         if self.topic is not None and not cdk_kind(self.topic, "aws_sns", "ITopic"):
             problems.add(f"topic must be an SNS topic (sns.ITopic), got {self.topic!r}")
+        problems.extend(email_problems(self.email))
         problems.raise_if_any()
+
+    @property
+    def emails(self) -> tuple[str, ...]:
+        """The addresses subscribed to the alarms' topic, in the order given."""
+        return emails_of(self.email)
 
 
 def alarm_settings(alarms: object, problems: Problems) -> Alarms | None:
@@ -104,15 +138,35 @@ def _number_problem(name: str, value: object, high: float, example: str) -> str 
 
 
 def _gpu_percent_problem(value: object) -> str | None:
-    """GPU memory in percent: 0-100, and above 1. The chat engines reserve about 90 % of each
-    GPU as they start (vLLM's ``gpu_memory_utilization``, TGI's wiggle room), so an alarm at
-    or below 1 % trips as soon as one loads: the threshold was a share (0.9 for 90 %)."""
-    problem = _number_problem("gpu_memory_percent", value, 100, "90")
+    """GPU memory in percent: the chat engines reserve about 90 % of each GPU as they start
+    (vLLM's ``gpu_memory_utilization``, TGI's wiggle room), so an alarm at or below 1 % trips
+    as soon as one loads: the threshold was a share (0.9 for 90 %)."""
+    return _percent_problem(
+        "gpu_memory_percent",
+        value,
+        "90",
+        "an alarm that trips as soon as an engine reserves its memory",
+    )
+
+
+def _kv_cache_percent_problem(value: object) -> str | None:
+    """The KV cache in percent: the engines publish a fraction (0-1), and a busy engine keeps
+    most of its cache in use, so a threshold at or below 1 % trips on any traffic: it was a
+    share (0.9 for 90 %)."""
+    return _percent_problem(
+        "kv_cache_percent", value, "95", "an alarm that trips whenever the KV cache holds a request"
+    )
+
+
+def _percent_problem(name: str, value: object, example: str, at_or_below_1: str) -> str | None:
+    """A percent in (0, 100], and above 1: at or below 1 it was meant as a share, which
+    ``at_or_below_1`` says what it would do."""
+    problem = _number_problem(name, value, 100, example)
     if problem or not isinstance(value, int | float) or value > 1:
         return problem
     return (
-        f"gpu_memory_percent is a percent (0-100), got {value!r}, an alarm that trips as soon "
-        f"as an engine reserves its memory{unit_hint(value, unit='percent')}"
+        f"{name} is a percent (0-100), got {value!r}, {at_or_below_1}"
+        f"{unit_hint(value, unit='percent')}"
     )
 
 
@@ -172,6 +226,10 @@ class AlarmMetrics:
     :param no_capacity: ``NoCapacityInvocationFailures``. @default none
     :param no_capacity_minutes: how long requests must find no capacity before the alarm
         trips (longer where a cold start is expected). @default 5
+    :param gpu_memory_per_gpu_by_pool: with enhanced metrics and instance pools, the same as
+        ``gpu_memory_per_gpu`` over the dimension set with ``InstanceType``. @default none
+    :param engine: PromQL over the engine's own metrics (KV cache, queue), where the engine
+        publishes them and detailed observability is on. @default none
     """
 
     errors: cloudwatch.Metric
@@ -184,6 +242,8 @@ class AlarmMetrics:
     disk: cloudwatch.Metric | None = None
     no_capacity: cloudwatch.Metric | None = None
     no_capacity_minutes: int = 5
+    gpu_memory_per_gpu_by_pool: cloudwatch.IMetric | None = None
+    engine: EngineQueries | None = None
 
 
 class AlarmSource(Protocol):
@@ -200,7 +260,10 @@ class LlmAlarms:
     A variant with instance pools has a GPU memory alarm per pool
     (``gpu_memory_by_instance_type``, by instance type) instead of ``gpu_memory``. With enhanced
     metrics, a variant on GPUs also watches its fullest single GPU (``gpu_memory_per_gpu``),
-    which an instance's sum over its GPUs can hide."""
+    which an instance's sum over its GPUs can hide; with instance pools a second alarm does so
+    over the dimension set with ``InstanceType`` (``gpu_memory_per_gpu_by_pool``). With
+    detailed observability, a vLLM or SGLang engine's KV cache (``kv_cache``) and queue
+    (``queue``) are watched by PromQL alarms."""
 
     errors: cloudwatch.Alarm
     model_errors: cloudwatch.Alarm
@@ -210,8 +273,11 @@ class LlmAlarms:
     no_capacity: cloudwatch.Alarm | None = None
     gpu_memory_by_instance_type: Mapping[str, cloudwatch.Alarm] = field(default_factory=dict)
     gpu_memory_per_gpu: cloudwatch.Alarm | None = None
+    gpu_memory_per_gpu_by_pool: cloudwatch.Alarm | None = None
+    kv_cache: cloudwatch.PromQLAlarm | None = None
+    queue: cloudwatch.PromQLAlarm | None = None
 
-    def __iter__(self) -> Iterator[cloudwatch.Alarm]:
+    def __iter__(self) -> Iterator[cloudwatch.AlarmBase]:
         for each in fields(self):
             value = getattr(self, each.name)
             if isinstance(value, Mapping):
@@ -306,19 +372,28 @@ def _specs(metrics: AlarmMetrics, settings: Alarms) -> list[_AlarmSpec]:
         )
         for pool in metrics.gpu_memory_by_instance_type
     ]
-    if metrics.gpu_memory_per_gpu is not None:
-        found.append(
-            _AlarmSpec(
-                "gpu_memory_per_gpu",
-                "GpuMemoryPerGpu",
-                metrics.gpu_memory_per_gpu,
-                settings.gpu_memory_percent,
-                (5, 5),
-                f"GPU memory at or above {gpu} on a single GPU for 5 minutes (enhanced metrics, "
-                "the fullest GPU of any instance), beyond what the engine reserves; look for a "
-                "second process or a leak",
-            )
+    found += [
+        _AlarmSpec(
+            kind,
+            name,
+            metric,
+            settings.gpu_memory_percent,
+            (5, 5),
+            f"GPU memory at or above {gpu} on a single GPU for 5 minutes (enhanced metrics, "
+            f"the fullest GPU of any instance{where}), beyond what the engine reserves; look "
+            "for a second process or a leak",
         )
+        for kind, name, metric, where in (
+            ("gpu_memory_per_gpu", "GpuMemoryPerGpu", metrics.gpu_memory_per_gpu, ""),
+            (
+                "gpu_memory_per_gpu_by_pool",
+                "GpuMemoryPerGpuByPool",
+                metrics.gpu_memory_per_gpu_by_pool,
+                ", by instance type",
+            ),
+        )
+        if metric is not None
+    ]
     if metrics.disk is not None:
         found.append(
             _AlarmSpec(
@@ -366,9 +441,11 @@ def create_alarms(
 
     group = Construct(scope, id)
     path = label or scope.node.path
+    topic = alarm_topic(scope, settings.topic, settings.emails)
+    metrics = source.alarm_metrics()
     made: dict[str, cloudwatch.Alarm] = {}
     by_type: dict[str, cloudwatch.Alarm] = {}
-    for spec in _specs(source.alarm_metrics(), settings):
+    for spec in _specs(metrics, settings):
         created = cloudwatch.Alarm(
             group,
             spec.name,
@@ -380,12 +457,25 @@ def create_alarms(
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=f"{path}: {spec.why}",
         )
-        if settings.topic is not None:
-            _notify(created, settings.topic)
+        if topic is not None:
+            _notify(created, topic)
         if spec.key is not None:
             by_type[spec.key] = created
         else:
             made[spec.field] = created
+    engine: dict[str, cloudwatch.PromQLAlarm] = {}
+    for alarm in metrics.engine.alarms(settings) if metrics.engine else ():
+        engine[alarm.field] = cloudwatch.PromQLAlarm(
+            group,
+            alarm.name,
+            query=alarm.query,
+            evaluation_interval=EVALUATION_INTERVAL,
+            pending_period=alarm.pending,
+            recovery_period=alarm.recovery,
+            alarm_description=f"{path}: {alarm.why}",
+        )
+        if topic is not None:
+            _notify(engine[alarm.field], topic)
     return LlmAlarms(
         errors=made["errors"],
         model_errors=made["model_errors"],
@@ -395,10 +485,13 @@ def create_alarms(
         no_capacity=made.get("no_capacity"),
         gpu_memory_by_instance_type=by_type,
         gpu_memory_per_gpu=made.get("gpu_memory_per_gpu"),
+        gpu_memory_per_gpu_by_pool=made.get("gpu_memory_per_gpu_by_pool"),
+        kv_cache=engine.get("kv_cache"),
+        queue=engine.get("queue"),
     )
 
 
-def _notify(alarm: cloudwatch.Alarm, topic: sns.ITopic) -> None:
+def _notify(alarm: cloudwatch.AlarmBase, topic: sns.ITopic) -> None:
     """Alarm notifications; a topic encrypted with its own KMS key must let CloudWatch use the
     key (an imported key's policy cannot be changed here: it must already allow this)."""
     from aws_cdk import aws_cloudwatch_actions as actions

@@ -159,10 +159,14 @@ def _rows(
         for part in view.parts:
             part_view = part.dashboard_view()
             heading = cloudwatch.TextWidget(markdown=part_view.heading, width=24, height=1)
-            rows += [[heading], *_lines(_target_widgets(part, part_view, []))]
+            rows += [
+                [heading],
+                *_lines(_target_widgets(part, part_view, [])),
+                *_engine(part, part_view),
+            ]
         return rows
     if view.sagemaker and isinstance(target, DashboardTarget):
-        return [title, *_lines(_target_widgets(target, view, invokers))]
+        return [title, *_lines(_target_widgets(target, view, invokers)), *_engine(target, view)]
     # an endpoint deployed elsewhere, an adapter: what its invokers measure
     return [title, *_lines(_invoker_widgets(target, invokers))]
 
@@ -357,6 +361,31 @@ def _invoker_errors(target: object, invokers: list[StreamingInvoker]) -> cloudwa
             *_per(invokers, target, "metric_errors", "errors"),
         ],
     )
+
+
+def _engine(target: DashboardTarget, view: DashboardView) -> list[list[cloudwatch.IWidget]]:
+    """The engine's own metrics, as PromQL to run in CloudWatch's Query Studio: CloudWatch
+    stores them as OpenTelemetry metrics, which no graph widget CDK renders can query; the
+    engine alarms among the row's alarms watch the KV cache and the queue."""
+    if view.engine is None:
+        return []
+    alarms = target.alarms
+    watched = [
+        name
+        for name, alarm in (
+            ("KvCache", alarms and alarms.kv_cache),
+            ("Queue", alarms and alarms.queue),
+        )
+        if alarm is not None
+    ]
+    lines = [
+        f"#### {view.engine.signals.engine}'s own metrics (detailed observability)",
+        "PromQL for CloudWatch Query Studio (a graph here cannot run it); each query takes "
+        "both spellings of the metric's name."
+        + (f" Alarms on them: {', '.join(watched)}." if watched else ""),
+        *(f"- {title}: `{query}`" for title, query in view.engine.graphs()),
+    ]
+    return [[cloudwatch.TextWidget(markdown="\n".join(lines), width=24, height=8)]]
 
 
 def _alarms(target: DashboardTarget) -> cloudwatch.AlarmStatusWidget | None:

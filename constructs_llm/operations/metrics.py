@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from constructs_llm.hosting.plan import VariantPlan
     from constructs_llm.operations.alarms import AlarmMetrics
     from constructs_llm.operations.autoscaling import Autoscaling
+    from constructs_llm.operations.engine_signals import EngineQueries
 
 __all__ = [
     "CopyMetrics",
@@ -61,6 +62,8 @@ __all__ = [
 ]
 
 INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
+#: What enhanced metrics add to a variant's dimensions for each GPU.
+_GPU_IDS = ("AcceleratorId", "InstanceId")
 _MINUTE = Duration.minutes(1)
 COPY_NAMESPACE = "/aws/sagemaker/InferenceComponents"
 
@@ -149,6 +152,8 @@ class DashboardView:
     :param heading: the markdown heading of such a part's row. @default none
     :param enhanced: graphs of the enhanced metrics (title, lines), one line per instance, GPU
         or copy. @default none (enhanced metrics off)
+    :param engine: PromQL over the engine's own metrics, listed for CloudWatch's Query Studio
+        (a dashboard graph cannot run PromQL here). @default none (no engine signals)
     """
 
     label: str
@@ -163,6 +168,7 @@ class DashboardView:
     parts: Sequence[Any] = field(default_factory=tuple)
     heading: str | None = None
     enhanced: Sequence[tuple[str, Sequence[cloudwatch.IMetric]]] = ()
+    engine: EngineQueries | None = None
 
 
 class InvocationMetrics:
@@ -177,6 +183,11 @@ class InvocationMetrics:
         """How often the endpoint publishes enhanced metrics (per instance, GPU or copy), or
         None when it publishes none (``enhanced_metrics=False``, the default)."""
         return None
+
+    @property
+    def detailed_observability(self) -> bool:
+        """Whether the endpoint publishes the engine's own metrics (detailed observability)."""
+        return False
 
     if TYPE_CHECKING:  # each subclass names the dimensions of its metrics
 
@@ -350,6 +361,7 @@ class VariantMetrics(InvocationMetrics):
             extra_latency=latency,
             extra_counts=counts,
             enhanced=self._enhanced_graphs(),
+            engine=self.engine_queries(),
         )
 
     def _has_gpus(self) -> bool:
@@ -363,36 +375,63 @@ class VariantMetrics(InvocationMetrics):
         requests = [self._per_id(period, "AWS/SageMaker", "Invocations", ("InstanceId",), "Sum")]
         if not self._has_gpus():
             return (("Requests per instance", requests),)
-        gpu = ("AcceleratorId", "InstanceId")
+        # Pooled variants: the set with InstanceType too (the pools guide), whichever exists.
+        sets = [_GPU_IDS, (*_GPU_IDS, "InstanceType")] if self.pool_instance_types else [_GPU_IDS]
         return (
             (
                 "GPU memory per GPU (%)",
-                [self._per_id(period, INSTANCE_NAMESPACE, "GPUMemoryUtilization", gpu, "Maximum")],
+                [
+                    self._per_id(period, INSTANCE_NAMESPACE, "GPUMemoryUtilization", ids, "Maximum")
+                    for ids in sets
+                ],
             ),
             (
                 "GPU use per GPU (%)",
-                [self._per_id(period, INSTANCE_NAMESPACE, "GPUUtilization", gpu, "Average")],
+                [
+                    self._per_id(period, INSTANCE_NAMESPACE, "GPUUtilization", ids, "Average")
+                    for ids in sets
+                ],
             ),
             ("Requests per instance", requests),
         )
 
-    def _fullest_gpu(self) -> cloudwatch.IMetric | None:
+    def _fullest_gpu(self, *, by_pool: bool = False) -> cloudwatch.IMetric | None:
         """With enhanced metrics on GPU instances: the memory in use on the fullest GPU of any
         instance (percent of that GPU), by a Metrics Insights query, which alarms accept
-        where they refuse a search."""
+        where they refuse a search. ``SCHEMA`` matches exactly one dimension set: the
+        variant's with ``AcceleratorId`` and ``InstanceId``, or, ``by_pool``, that set with
+        the ``InstanceType`` the pools guide lists for pooled variants (``_GPU_IDS``)."""
         from aws_cdk import aws_cloudwatch as cloudwatch
 
         if self.enhanced_period is None or not self._has_gpus():
             return None
         dimensions = self._metric_dimensions()
-        schema = ", ".join(sorted([*dimensions, "AcceleratorId", "InstanceId"]))
+        ids = (*_GPU_IDS, "InstanceType") if by_pool else _GPU_IDS
+        schema = ", ".join(sorted([*dimensions, *ids]))
         where = " AND ".join(f"{name} = '{value}'" for name, value in dimensions.items())
         return cloudwatch.MathExpression(
             expression=f'SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("{INSTANCE_NAMESPACE}", '
             f"{schema}) WHERE {where}",
             using_metrics={},
-            label="GPU memory of the fullest GPU",
+            label="GPU memory of the fullest GPU" + (", by instance type" if by_pool else ""),
             period=_MINUTE,
+        )
+
+    def engine_queries(self) -> EngineQueries | None:
+        """PromQL over the variant's engine signals (KV cache, queue, token latencies), where
+        its engine publishes them (vLLM, SGLang) and detailed observability is on."""
+        from constructs_llm.operations.engine_signals import EngineQueries
+
+        model = self.variant_plan.model
+        signals = model.engine.signals if model is not None else None
+        if signals is None or not self.detailed_observability:
+            return None
+        dimensions = self._metric_dimensions()
+        return EngineQueries.of_variant(
+            signals,
+            dimensions["EndpointName"],
+            dimensions["VariantName"],
+            pooled=self.variant_plan.listed,
         )
 
     @property
@@ -479,7 +518,9 @@ class VariantMetrics(InvocationMetrics):
             gpu_memory_scale=gpus or 1,
             gpu_memory_by_instance_type=per_type,
             gpu_memory_per_gpu=self._fullest_gpu(),
+            gpu_memory_per_gpu_by_pool=self._fullest_gpu(by_pool=True) if pools else None,
             disk=self.metric_disk_utilization(),
+            engine=self.engine_queries(),
         )
 
 

@@ -5,7 +5,7 @@ from aws_cdk import Acknowledgment, App, CfnOutput, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from constructs_llm import (Engine, InvokerAuth, LlmDashboard, LlmEndpoint, LlmModel,
+from constructs_llm import (Alarms, Engine, InvokerAuth, LlmDashboard, LlmEndpoint, LlmModel,
                             ModelSource, StreamingInvoker, dashboard_url)
 
 
@@ -26,7 +26,11 @@ class ChatStack(Stack):
         Validations.of(model).acknowledge(Acknowledgment(
             id="Annotation::constructs-llm:hf-token-in-model-env",
             reason="only the deploy role may call sagemaker:DescribeModel in this account"))
-        endpoint = LlmEndpoint(self, "Endpoint", model=model)
+        # cdk deploy -c alarm-email=you@example.com: the default alarms mail you (confirm the
+        # subscription in the e-mail AWS sends first).
+        email = self.node.try_get_context("alarm-email")
+        endpoint = LlmEndpoint(self, "Endpoint", model=model,
+            alarms=Alarms(email=email) if email else True)
         invoker = StreamingInvoker(self, "Chat", target=endpoint,
             auth=InvokerAuth.api_keys(api_keys),   # or InvokerAuth.iam(): SigV4 callers
             max_concurrency=10)                    # at most 10 requests at once

@@ -14,6 +14,7 @@ from constructs_llm import (
     AsyncInference,
     Autoscaling,
     Engine,
+    FleetChange,
     InferenceComponent,
     InferenceComponentEndpoint,
     LlmEndpoint,
@@ -47,6 +48,12 @@ from tests.matrix.builders import (
 RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/g6e-chat"
 OTHER_RESERVATION = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/g5-chat"
 _ASYNC_GUIDE = r"realtime-endpoints-openai-compatible\.html"
+
+
+def _with_context(s: Stack, flag: object) -> Stack:
+    """``s`` with the fleet-change context set to ``flag`` (as cdk.json or -c would)."""
+    s.node.set_context("constructs-llm:newEndpointOnFleetChange", flag)
+    return s
 
 
 def _async_endpoint(s: Stack) -> LlmEndpoint:
@@ -224,6 +231,48 @@ BAD_HOSTING = [
         ConfigurationError,
         r"endpoint_name must match .* got 'chat-'",
         id="endpoint-name-trailing-hyphen",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, endpoint_name="chat", autoscaling=scaling(max_capacity=2)),
+        ConfigurationError,
+        r"endpoint_name='chat' cannot change with the fleet, but the context's "
+        r"constructs-llm:newEndpointOnFleetChange names an autoscaled endpoint after its fleet, "
+        r"so that an instance-type change replaces it in one deploy; drop endpoint_name .*or "
+        r"pass fleet_change=FleetChange\.TWO_DEPLOYS to keep it",
+        id="endpoint-name-with-a-new-endpoint-on-fleet-change",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            endpoint_name="chat",
+            autoscaling=scaling(max_capacity=2),
+            fleet_change=FleetChange.NEW_ENDPOINT,
+        ),
+        ConfigurationError,
+        r"endpoint_name='chat' cannot change with the fleet, but "
+        r"fleet_change=FleetChange\.NEW_ENDPOINT names",
+        id="endpoint-name-with-fleet-change-new-endpoint",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, fleet_change="new_endpoint"),
+        ConfigurationError,
+        r"fleet_change must be FleetChange\.NEW_ENDPOINT or FleetChange\.TWO_DEPLOYS, got str "
+        r"'new_endpoint'",
+        id="endpoint-fleet-change-as-a-string",
+    ),
+    pytest.param(
+        lambda s: endpoint(_with_context(s, "yes"), autoscaling=scaling(max_capacity=2)),
+        ConfigurationError,
+        r"the context value constructs-llm:newEndpointOnFleetChange must be true or false, got "
+        r"'yes'; fix it in cdk\.json \(or -c\)",
+        id="endpoint-fleet-change-context-not-a-bool",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, detailed_observability="false"),
+        ConfigurationError,
+        r"detailed_observability must be True or False, got str 'false'; pass the bool False, "
+        r"not a string",
+        id="endpoint-detailed-observability-as-a-string",
     ),
     # InferenceComponentEndpoint
     pytest.param(

@@ -12,6 +12,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs_llm import (
     Alarms,
     Deployment,
+    Engine,
     LlmDashboard,
     LlmEndpoint,
     ModelSource,
@@ -323,6 +324,90 @@ BAD_OPERATIONS = [
         ConfigurationError,
         r"alarms must be True, False or Alarms\(\.\.\.\), got 'on'",
         id="alarms-not-alarms",
+    ),
+    pytest.param(
+        lambda s: Alarms(kv_cache_percent=0.9),
+        ConfigurationError,
+        r"kv_cache_percent is a percent \(0-100\), got 0\.9, an alarm that trips whenever the "
+        r"KV cache holds a request; 0\.9 reads as 0\.9 % .*: for 90 % pass 90",
+        id="alarms-kv-cache-as-a-share",
+    ),
+    pytest.param(
+        lambda s: Alarms(kv_cache_percent=120),
+        ConfigurationError,
+        r"kv_cache_percent must be a number above 0 and at most 100 \(e\.g\. 95\), got 120",
+        id="alarms-kv-cache-above-100",
+    ),
+    pytest.param(
+        lambda s: Alarms(requests_waiting=0),
+        ConfigurationError,
+        r"requests_waiting must be an integer >= 1, got 0",
+        id="alarms-requests-waiting-zero",
+    ),
+    pytest.param(
+        lambda s: Alarms(requests_waiting=0.5),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"requests_waiting must be an integer >= 1, got 0\.5",
+        id="alarms-requests-waiting-a-fraction",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            engine=Engine.vllm(),
+            detailed_observability=False,
+            alarms=Alarms(kv_cache_percent=80),
+        ),
+        ConfigurationError,
+        r"Alarms\(kv_cache_percent=80\) asks for an alarm on the engine's own metrics, but "
+        r"detailed_observability=False: SageMaker publishes no engine metrics without it; pass "
+        r"detailed_observability=True, or drop the threshold \(None\)",
+        id="alarms-engine-without-detailed-observability",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, alarms=Alarms(requests_waiting=4)),
+        ConfigurationError,
+        r"Alarms\(requests_waiting=4\) asks for an alarm on the engine's own metrics, but "
+        r"Engine\.tgi\(\) publish no metrics SageMaker's detailed observability is documented "
+        r"to scrape \(it names vLLM and SGLang\); serve the model with Engine\.vllm\(\) or "
+        r"Engine\.sglang\(\), or drop the threshold \(None\)",
+        id="alarms-engine-on-an-engine-without-signals",
+    ),
+    pytest.param(
+        lambda s: component(s, alarms=Alarms(kv_cache_percent=90)),
+        ConfigurationError,
+        r"InferenceComponent 'Test/Chat'.*Alarms\(kv_cache_percent=90\) asks for an alarm on the "
+        r"engine's own metrics, but Engine\.tgi\(\) publish no metrics",
+        id="alarms-engine-on-a-component-without-signals",
+    ),
+    pytest.param(
+        lambda s: Alarms(email="oncall"),
+        ConfigurationError,
+        r"email must be an e-mail address such as 'oncall@example\.com', got 'oncall'",
+        id="alarms-email-not-an-address",
+    ),
+    pytest.param(
+        lambda s: Alarms(email=["a@example.com", "b@example"]),
+        ConfigurationError,
+        r"email\[1\] must be an e-mail address such as 'oncall@example\.com', got 'b@example'",
+        id="alarms-email-without-a-domain",
+    ),
+    pytest.param(
+        lambda s: Alarms(email=[]),
+        ConfigurationError,
+        r"email must name at least one address, got \[\]; pass None for none",
+        id="alarms-email-empty-list",
+    ),
+    pytest.param(
+        lambda s: Alarms(email=["a@example.com", "a@example.com"]),
+        ConfigurationError,
+        r"email names 'a@example\.com' more than once; name each once",
+        id="alarms-email-twice",
+    ),
+    pytest.param(
+        lambda s: Alarms(email={"to": "a@example.com"}),  # type: ignore[arg-type]
+        ConfigurationError,
+        r"email must be an address such as 'oncall@example\.com' or a list of them, got dict",
+        id="alarms-email-a-dict",
     ),
     # Schedules
     pytest.param(

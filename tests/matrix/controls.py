@@ -16,6 +16,7 @@ from constructs_llm import (
     AsyncInference,
     Deployment,
     Engine,
+    FleetChange,
     InferenceComponent,
     InstanceType,
     LlmEndpoint,
@@ -51,9 +52,11 @@ from tests.matrix.builders import (
 # (builder, the warning ids it is expected to raise; anything else is a failure)
 
 GUARDED = "constructs-llm:guarded-rollout-hardware"
-# Every autoscaled variant and every endpoint hosting components warns under an id naming its
-# fleet (acknowledged once that fleet is deployed).
-SCALED_G5 = "constructs-llm:autoscaled-fleet:g5-2xlarge"
+# Every endpoint hosting components warns under an id naming its fleet (acknowledged once that
+# fleet is deployed). An autoscaled LlmEndpoint does not: cdk.json's
+# constructs-llm:newEndpointOnFleetChange names it after its fleet, so a new instance type is a
+# new endpoint (with FleetChange.TWO_DEPLOYS it warns; see the warnings' table).
+NEW_ENDPOINT: set[str] = set()
 COMPONENTS_G5_4GPU = "constructs-llm:component-fleet:g5-12xlarge"
 NIGHT = appscaling.Schedule.cron(hour="20", minute="0", week_day="MON-FRI")
 MORNING = appscaling.Schedule.cron(hour="8", minute="0", week_day="MON-FRI")
@@ -192,8 +195,39 @@ CONTROLS = [
         lambda s: endpoint(
             s, instance_count=2, autoscaling=scaling(min_capacity=2, max_capacity=2)
         ),
-        {SCALED_G5},
+        NEW_ENDPOINT,
         id="endpoint-max-capacity-equals-min-capacity",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            endpoint_name="chat",
+            autoscaling=scaling(max_capacity=2),
+            fleet_change=FleetChange.TWO_DEPLOYS,
+        ),
+        {"constructs-llm:autoscaled-fleet:g5-2xlarge"},
+        id="endpoint-name-kept-with-two-deploys",
+    ),
+    pytest.param(
+        lambda s: endpoint(
+            s,
+            engine=Engine.vllm(),
+            autoscaling=scaling(max_capacity=2),
+            alarms=Alarms(kv_cache_percent=90, requests_waiting=4, email=["a@example.com"]),
+        ),
+        NEW_ENDPOINT,
+        id="endpoint-engine-alarms-mailed",
+    ),
+    pytest.param(
+        # the default thresholds ask for nothing: no engine alarm, no error
+        lambda s: endpoint(s, engine=Engine.vllm(), detailed_observability=False),
+        set(),
+        id="endpoint-without-detailed-observability",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, alarms=Alarms(kv_cache_percent=None, requests_waiting=None)),
+        set(),
+        id="endpoint-tgi-without-engine-alarms",
     ),
     pytest.param(
         lambda s: endpoint(s, endpoint_name="llama3-" + "x" * 55 + "1"),
@@ -377,7 +411,7 @@ CONTROLS = [
     ),
     pytest.param(
         _ab_and_shadow,
-        {"constructs-llm:autoscaled-fleet:A-g5-2xlarge"},
+        NEW_ENDPOINT,
         id="variants-ab-with-scaling-and-a-shadow",
     ),
     pytest.param(_gateway, {COMPONENTS_G5_4GPU}, id="invoker-targets-component-adapter-and-import"),
@@ -426,7 +460,7 @@ CONTROLS = [
                 ],
             ),
         ),
-        {SCALED_G5},
+        NEW_ENDPOINT,
         id="schedule-six-field-cron-in-new-york-time",
     ),
     pytest.param(
@@ -599,7 +633,9 @@ WARNINGS = [
         id="guarded-rollout-hardware",
     ),
     pytest.param(
-        lambda s: endpoint(s, autoscaling=scaling(max_capacity=2)),
+        lambda s: endpoint(
+            s, autoscaling=scaling(max_capacity=2), fleet_change=FleetChange.TWO_DEPLOYS
+        ),
         "autoscaled-fleet:g5-2xlarge",
         r"variant g5-2xlarge scales on ml\.g5\.2xlarge.*two deploys: first with "
         r"autoscaling=None",

@@ -121,7 +121,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         @default False
     :param metric_publish_frequency: how often SageMaker publishes the utilization metrics,
         and the invocation metrics with ``enhanced_metrics``: 10, 30, 60, 120, 180, 240 or 300
-        seconds. @default SageMaker's 60 s
+        seconds; with ``detailed_observability``, the engine's, GPU and host metrics too.
+        @default SageMaker's 60 s
+    :param detailed_observability: SageMaker's detailed observability, always rendered: the
+        components' engine metrics, per-GPU and host metrics in CloudWatch, queried with PromQL
+        (as ``LlmEndpoint``'s; see ``hosting/metrics_config.py``); the components' engine
+        alarms need it. @default True
     :param capacity_reservation: the ARN of an ML capacity reservation the fleet's instances
         launch into, only there (no on-demand fallback): keep ``max_instances`` within it.
         @default none (on-demand)
@@ -143,6 +148,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         kms_key: kms.IKey | None = None,
         enhanced_metrics: bool = False,
         metric_publish_frequency: Duration | None = None,
+        detailed_observability: bool = True,
         capacity_reservation: str | None = None,
     ) -> None:
         super().__init__(scope, id)
@@ -154,7 +160,9 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems.raise_if_any()  # nothing below can be checked without them
         pools = problems.require(parsed)
         problems.add(provision_timeout_problem(provision_timeout, pools))
-        problems.extend(metrics_problems(enhanced_metrics, metric_publish_frequency))
+        problems.extend(
+            metrics_problems(enhanced_metrics, metric_publish_frequency, detailed_observability)
+        )
         problems.add(capacity_reservation_problem(capacity_reservation))
         problems.add(positive_int_problem("min_instances", min_instances, minimum=0))
         problems.add(positive_int_problem("max_instances", max_instances))
@@ -180,7 +188,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
                 capacity_reservation=capacity_reservation,
                 managed_instances=(min_instances, max_instances),
             ),
-            metrics=MetricsPlan(enhanced_metrics, metric_publish_frequency),
+            metrics=MetricsPlan(enhanced_metrics, metric_publish_frequency, detailed_observability),
             health_check_timeout=health_check_timeout,
             kms_key=kms_key,
             endpoint_name=endpoint_name,

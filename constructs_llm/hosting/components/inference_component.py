@@ -60,6 +60,7 @@ from constructs_llm.operations.deployment import (
     component_deployment_config,
     rollback_needs_alarms,
 )
+from constructs_llm.operations.engine_signals import EngineQueries, engine_alarm_problem
 from constructs_llm.operations.metrics import CopyMetrics, DashboardView
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
@@ -241,6 +242,8 @@ class InferenceComponent(
         problems.extend(_scaling_problems(self.plan, endpoint.plan, on_pools), ScalingError)
         problems.extend(model_problems)
         problems.extend(_deployment_problems(self.node.path, self.plan))
+        detailed = endpoint.plan.metrics.detailed
+        problems.add(engine_alarm_problem(alarm_props, [model.engine], detailed=detailed))
         if not problems:
             amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
             problems.add(host_ami_problem(fleet, amis))
@@ -294,6 +297,19 @@ class InferenceComponent(
         return self.endpoint.enhanced_period
 
     @property
+    def detailed_observability(self) -> bool:
+        return self.endpoint.plan.metrics.detailed
+
+    def engine_queries(self) -> EngineQueries | None:
+        """PromQL over the copies' engine signals (KV cache, queue, token latencies), where the
+        engine publishes them (vLLM, SGLang) and detailed observability is on: one series per
+        copy's container."""
+        signals = self.model.engine.signals
+        if signals is None or not self.detailed_observability:
+            return None
+        return EngineQueries.of_component(signals, self.plan.component_name)
+
+    @property
     def _gpus(self) -> bool:
         """Its copies reserve NVIDIA GPUs."""
         first = self.plan.first.placement
@@ -331,6 +347,7 @@ class InferenceComponent(
             else None,
             extra_errors=[self.metric_no_capacity_invocation_failures(label="no capacity")],
             enhanced=self._enhanced_graphs(gpus=self._gpus),
+            engine=self.engine_queries(),
         )
 
     def _openai_plan(self) -> ComponentEndpointPlan:
@@ -351,6 +368,7 @@ class InferenceComponent(
             gpu_memory=self.metric_gpu_memory_utilization() if self._gpus else None,
             no_capacity=self.metric_no_capacity_invocation_failures(),
             no_capacity_minutes=15 if may_be_zero else 5,
+            engine=self.engine_queries(),
         )
 
     # -- rendered at synth ----------------------------------------------------------------------

@@ -1,0 +1,118 @@
+"""How an instance-type change reaches an autoscaled endpoint (``LlmEndpoint(fleet_change=...)``).
+
+SageMaker refuses an UpdateEndpoint that changes the instance type of, or removes, a variant
+registered with Application Auto Scaling ("If the update would change the instance type for
+any model that is a target for auto scaling, the update fails", guide "Update endpoints that
+use auto scaling", ``endpoint-scaling-update``), and CloudFormation updates the endpoint
+before it deletes the old scalable target. Two ways through:
+
+- ``FleetChange.NEW_ENDPOINT``: the Endpoint takes a physical name derived from its path and
+  its fleet (:func:`fleet_endpoint_name`). ``EndpointName`` is the Endpoint's one create-only
+  property (its CloudFormation schema), so a new fleet is a new name, and CloudFormation
+  replaces the Endpoint: it creates the new one (and its scalable target and policy, which
+  name it), points the alarms, invokers and grants at it, and deletes the old ones in the
+  cleanup ("creates the replacement resource first, changes references from other dependent
+  resources to point to the replacement resource, and then deletes the old resource", guide
+  "Update behaviors of stack resources"). UpdateEndpoint never runs for that change, so
+  SageMaker has nothing to refuse; every logical id stays. A change that keeps the fleet (a
+  model, image or env) keeps the name and updates in place as before.
+- ``FleetChange.TWO_DEPLOYS``: no derived name; the change goes in two deploys (first
+  ``autoscaling=None``), and each autoscaled variant warns under an id naming its fleet
+  (``constructs-llm:autoscaled-fleet:<fleet>``) until acknowledged.
+
+The default comes from the app's context, ``"constructs-llm:newEndpointOnFleetChange": true``
+(in ``cdk.json``) choosing ``NEW_ENDPOINT``, as CDK's own feature flags do: an endpoint
+deployed without a name would be replaced once by turning it on, so upgrading the library never
+does it; new apps set it. An endpoint without autoscaling takes no derived name in either mode
+(its instance type changes in place).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from enum import Enum
+
+from constructs import Construct
+
+from constructs_llm.hosting.names import SAGEMAKER_NAME, generated_name
+from constructs_llm.values import describe
+
+__all__ = [
+    "CONTEXT_KEY",
+    "FleetChange",
+    "fleet_change_of",
+    "fleet_endpoint_name",
+    "named_endpoint_problem",
+]
+
+#: The context key whose ``true`` makes ``NEW_ENDPOINT`` the default.
+CONTEXT_KEY = "constructs-llm:newEndpointOnFleetChange"
+
+#: The longest fleet key kept as it is in the name; longer ones are hashed.
+_READABLE_FLEET = 20
+
+
+class FleetChange(str, Enum):
+    """How an instance-type change reaches an autoscaled ``LlmEndpoint``.
+
+    - ``NEW_ENDPOINT``: the Endpoint is named after its path and fleet, so a new instance type
+      (or new pools) replaces it in one deploy: CloudFormation creates the new endpoint and
+      scalable target, then deletes the old ones.
+    - ``TWO_DEPLOYS``: the Endpoint keeps a name CloudFormation generates (or yours); the change
+      takes two deploys, the first with ``autoscaling=None``, and each autoscaled variant warns
+      under an id naming its fleet.
+    """
+
+    NEW_ENDPOINT = "new_endpoint"
+    TWO_DEPLOYS = "two_deploys"
+
+
+def fleet_change_of(scope: Construct, given: object) -> tuple[FleetChange | None, str | None]:
+    """The mode ``fleet_change=`` asks for, else the one the app's context chooses, and what
+    is wrong with either (naming the value and the fix)."""
+    if given is not None:
+        if isinstance(given, FleetChange):
+            return given, None
+        return None, (
+            "fleet_change must be FleetChange.NEW_ENDPOINT or FleetChange.TWO_DEPLOYS, got "
+            f"{describe(given)}"
+        )
+    flag = scope.node.try_get_context(CONTEXT_KEY)
+    if flag is None:
+        return FleetChange.TWO_DEPLOYS, None
+    if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):
+        flag = flag.strip().lower() == "true"  # from the command line: -c key=true
+    if not isinstance(flag, bool):
+        return None, (
+            f"the context value {CONTEXT_KEY} must be true or false, got {flag!r}; fix it in "
+            "cdk.json (or -c), or pass fleet_change=FleetChange..."
+        )
+    return (FleetChange.NEW_ENDPOINT if flag else FleetChange.TWO_DEPLOYS), None
+
+
+def named_endpoint_problem(
+    endpoint_name: str | None, given: FleetChange | None, chosen: FleetChange
+) -> str | None:
+    """A name of the user's cannot follow a fleet: with ``NEW_ENDPOINT`` (given, or the
+    context's) on an autoscaled endpoint, ``endpoint_name`` is refused, naming both fixes."""
+    if endpoint_name is None or chosen is not FleetChange.NEW_ENDPOINT:
+        return None
+    source = "fleet_change=FleetChange.NEW_ENDPOINT" if given else f"the context's {CONTEXT_KEY}"
+    return (
+        f"endpoint_name={endpoint_name!r} cannot change with the fleet, but {source} names an "
+        "autoscaled endpoint after its fleet, so that an instance-type change replaces it in "
+        "one deploy; drop endpoint_name (read the name from endpoint.endpoint_name or a stack "
+        "output), or pass fleet_change=FleetChange.TWO_DEPLOYS to keep it (an instance-type "
+        "change then takes two deploys)"
+    )
+
+
+def fleet_endpoint_name(scope: Construct, fleet_keys: Sequence[str]) -> str:
+    """``<name derived from scope's path>-<fleet>``, 63 characters at most: the fleet is the
+    one variant's key when it is short and a valid name part (``g5-2xlarge``), else the first
+    8 hex digits of the SHA-256 of every variant's key (pools, several variants)."""
+    fleet = ",".join(fleet_keys)
+    readable = len(fleet) <= _READABLE_FLEET and SAGEMAKER_NAME.match(fleet)
+    suffix = fleet if readable else hashlib.sha256(fleet.encode()).hexdigest()[:8]
+    return generated_name(scope, "endpoint_name", suffix=suffix)
