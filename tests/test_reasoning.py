@@ -1,7 +1,8 @@
-"""Reasoning parsers at synth: the parser each engine gets for a model family
-(``data/reasoning_parsers.json``), the user's override, and the env each engine derives. The
-bad inputs are rows of the validation matrix (``engine-*-reasoning*``,
-``model-env-*-reasoning*``); ``make test-engines`` starts a real vLLM with these flags."""
+"""Reasoning at synth: the parser each engine gets for a model family
+(``data/reasoning_parsers.json``), the user's override, the env each engine derives, and the
+name the invoker's chat answers carry the thinking under (``reasoning_field``). The bad inputs
+are rows of the validation matrix (``engine-*-reasoning*``, ``model-env-*-reasoning*``,
+``invoker-reasoning-field-*``); ``make test-engines`` starts a real vLLM with these flags."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Template
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, catalogs
+from constructs_llm import (
+    Engine,
+    LlmEndpoint,
+    LlmModel,
+    ModelSource,
+    ReasoningField,
+    StreamingInvoker,
+    catalogs,
+)
 from constructs_llm.engines.engine import EngineContext
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
@@ -144,3 +153,33 @@ def test_user_env_may_restate_the_derived_parser() -> None:
     ctx = _ctx("qwen3")
     assert Engine.vllm().validate(ctx, {"SM_VLLM_REASONING_PARSER": "qwen3"}) == []
     assert Engine.lmi().validate(ctx, {"OPTION_ENABLE_REASONING": "TRUE"}) == []
+
+
+@pytest.mark.parametrize(
+    ("given", "variable"),
+    [
+        (None, None),
+        (ReasoningField.REASONING, None),
+        ("reasoning_content", "reasoning_content"),
+        (ReasoningField.BOTH, "both"),
+    ],
+)
+def test_the_invoker_names_the_reasoning_field_only_when_it_is_not_the_default(
+    new_stack: Callable[..., Stack], given: ReasoningField | str | None, variable: str | None
+) -> None:
+    # GIVEN an invoker of a reasoning model, with or without reasoning_field=
+    stack = new_stack()
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face(QWEN3),
+        engine=Engine.vllm(),
+        instance_type=G5,
+        max_total_tokens=4096,
+    )
+    endpoint = LlmEndpoint(stack, "Endpoint", model=model)
+    StreamingInvoker(stack, "Stream", target=endpoint, reasoning_field=given)
+    # THEN the runtime is told the name only when it is not its default (reasoning)
+    (function,) = Template.from_stack(stack).find_resources("AWS::Lambda::Function").values()
+    env = function["Properties"]["Environment"]["Variables"]
+    assert env.get("REASONING_FIELD") == variable

@@ -36,6 +36,7 @@ def serve_chat(exchange: Exchange) -> None:
         model=route.model,
         logprobs=request.logprobs,
         chose_tools=request.chose_tools,
+        reasoning_field=exchange.settings.reasoning_field,
     )
     generate(
         exchange,
