@@ -163,9 +163,10 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         SageMaker charges nothing; CloudWatch bills the ingestion at its OpenTelemetry rates
         (see ``hosting/metrics_config.py``). The engine alarms need it. @default True
         (SageMaker's own default for configs created after 2026-06-17)
-    :param capacity_reservation: the ARN of an ML capacity reservation the instances launch
-        into, only there (no on-demand fallback); with ``variants``, give it to each
-        ``Variant``. @default none (on-demand)
+    :param capacity_reservation: the ARN of a SageMaker training plan reserved for an
+        endpoint (``…:training-plan/<name>``) the instances launch into, only there (no
+        on-demand fallback; when the plan's window ends the endpoint stops serving); with
+        ``variants``, give it to each ``Variant``. @default none (on-demand)
     :param async_inference: queue requests instead of answering them while the caller waits
         (``AsyncInference(output=bucket, ...)``): answers go to S3, a request may run up to an
         hour, and ``Autoscaling(min_capacity=0, ...)`` scales on the backlog, down to zero

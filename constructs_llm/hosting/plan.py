@@ -84,8 +84,8 @@ class VariantPlan:
     :param volume_size: the ML storage volume as given. @default sized from the weights
     :param provision_timeout: how long SageMaker may try the pools for capacity. @default
         SageMaker's
-    :param capacity_reservation: the ML capacity reservation (or training plan) the
-        instances launch into. @default none (on demand)
+    :param capacity_reservation: the ARN of the training plan the instances launch into
+        (``hosting/capacity_reservation.py``). @default none (on demand)
     :param managed_instances: ``(min, max)`` of managed instance scaling (an endpoint hosting
         components). @default none
     """
