@@ -33,6 +33,7 @@ from constructs_llm.hosting.fleet_change import (
     FleetChange,
     fleet_change_of,
     fleet_endpoint_name,
+    fleet_endpoint_prefix,
     named_endpoint_problem,
 )
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
@@ -252,11 +253,13 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         problems.add(name_problem("endpoint_name", endpoint_name))
         problems.add(served_name_problem("served_model_name", served_model_name))
         mode = mode or FleetChange.TWO_DEPLOYS
+        fleet_prefix = None
         if any(v.autoscaling is not None for v in planned):
             problems.add(named_endpoint_problem(endpoint_name, fleet_change, mode))
             if mode is FleetChange.NEW_ENDPOINT and not problems:
                 # A new fleet is a new name: CloudFormation replaces the Endpoint.
                 endpoint_name = fleet_endpoint_name(self, [v.fleet_key for v in planned])
+                fleet_prefix = fleet_endpoint_prefix(self)
         if deployment is not None and endpoint_name is None and not problems:
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
@@ -271,6 +274,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
             alarms=alarm_props,
             kms_key=kms_key,
             endpoint_name=endpoint_name,
+            fleet_prefix=fleet_prefix,
             served_model_name=served_model_name,
             fleet_change=mode,
         )
@@ -386,7 +390,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         plan = self.plan
         roles = list({id(b.model.role): b.model.role for b in plan.bindings}.values())
         for role in roles:
-            grant_container_writes(role, endpoint_writes(plan.endpoint_name))
+            writes = endpoint_writes(plan.endpoint_name, fleet_prefix=plan.fleet_prefix)
+            grant_container_writes(role, writes)
         self.config.production_variants = [production_variant(v) for v in plan.variants]
         if plan.shadow is not None:
             self.config.shadow_production_variants = [production_variant(plan.shadow)]

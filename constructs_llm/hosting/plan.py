@@ -206,6 +206,9 @@ class EndpointPlan:
     :param endpoint_name: the Endpoint's physical name (given, derived from the path and the
         fleet for ``FleetChange.NEW_ENDPOINT``, or generated for a guarded rollout).
         @default none: CloudFormation names it
+    :param fleet_prefix: what every name following the fleet starts with, when
+        ``endpoint_name`` follows it: the containers' log permission covers them all, so the
+        endpoint a new fleet replaces keeps logging until it is deleted. @default none
     :param served_model_name: the name OpenAI clients send. @default derived from the models
     :param fleet_change: how an instance-type change reaches the endpoint when it
         autoscales (``hosting/fleet_change.py``). @default ``TWO_DEPLOYS``
@@ -220,6 +223,7 @@ class EndpointPlan:
     alarms: Alarms | None = None
     kms_key: kms.IKey | None = None
     endpoint_name: str | None = None
+    fleet_prefix: str | None = None
     served_model_name: str | None = None
     fleet_change: FleetChange = FleetChange.TWO_DEPLOYS
 
