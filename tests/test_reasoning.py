@@ -132,8 +132,8 @@ def test_why_no_parser_runs_names_the_fix() -> None:
     assert "no reasoning parser" in Engine.tgi().reasoning_parsing().reason
 
 
-def test_a_qwen3_model_gets_its_parser_in_the_template(new_stack: Callable[..., Stack]) -> None:
-    stack = new_stack()
+def _qwen3_endpoint(stack: Stack) -> LlmEndpoint:
+    """A Qwen3 reasoning model on vLLM, on an endpoint of its own."""
     model = LlmModel(
         stack,
         "Model",
@@ -142,7 +142,12 @@ def test_a_qwen3_model_gets_its_parser_in_the_template(new_stack: Callable[..., 
         instance_type=G5,
         max_total_tokens=4096,
     )
-    LlmEndpoint(stack, "Endpoint", model=model)
+    return LlmEndpoint(stack, "Endpoint", model=model)
+
+
+def test_a_qwen3_model_gets_its_parser_in_the_template(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    _qwen3_endpoint(stack)
     (resource,) = Template.from_stack(stack).find_resources("AWS::SageMaker::Model").values()
     env = resource["Properties"]["PrimaryContainer"]["Environment"]
     assert env["SM_VLLM_REASONING_PARSER"] == "qwen3"
@@ -169,16 +174,7 @@ def test_the_invoker_names_the_reasoning_field_only_when_it_is_not_the_default(
 ) -> None:
     # GIVEN an invoker of a reasoning model, with or without reasoning_field=
     stack = new_stack()
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face(QWEN3),
-        engine=Engine.vllm(),
-        instance_type=G5,
-        max_total_tokens=4096,
-    )
-    endpoint = LlmEndpoint(stack, "Endpoint", model=model)
-    StreamingInvoker(stack, "Stream", target=endpoint, reasoning_field=given)
+    StreamingInvoker(stack, "Stream", target=_qwen3_endpoint(stack), reasoning_field=given)
     # THEN the runtime is told the name only when it is not its default (reasoning)
     (function,) = Template.from_stack(stack).find_resources("AWS::Lambda::Function").values()
     env = function["Properties"]["Environment"]["Variables"]
