@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "Engine": "constructs_llm.engines.engine",
     "RequestFormat": "constructs_llm.streaming.formats",
     "ModelKind": "constructs_llm.streaming.formats",
+    "ReasoningField": "constructs_llm.streaming.formats",
     "StreamFormat": "constructs_llm.streaming.formats",
     "ModelSource": "constructs_llm.model.source",
     "ModelArchitecture": "constructs_llm.sizing.memory",
@@ -110,6 +111,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.sizing.memory import MemoryPlan as MemoryPlan
     from constructs_llm.sizing.memory import ModelArchitecture as ModelArchitecture
     from constructs_llm.streaming.formats import ModelKind as ModelKind
+    from constructs_llm.streaming.formats import ReasoningField as ReasoningField
     from constructs_llm.streaming.formats import RequestFormat as RequestFormat
     from constructs_llm.streaming.formats import StreamFormat as StreamFormat
     from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth

@@ -20,6 +20,7 @@ from constructs_llm.problems import fail
 __all__ = [
     "BEARER_TOKEN_CALLS",
     "ECR_AUTHORIZATION_TOKEN",
+    "FLEET_ENDPOINT_LOG_GROUPS",
     "GENERATED_ENDPOINT_LOG_GROUPS",
     "HUB_DOWNLOAD",
     "NVME_VOLUME_KEY",
@@ -107,6 +108,13 @@ GENERATED_ENDPOINT_LOG_GROUPS = (
     "generates when it creates the endpoint, after the execution role's policy (which the model "
     "waits for); the grant stays inside /aws/sagemaker/Endpoints/. endpoint_name= scopes it to "
     "the one group."
+)
+#: Why the log groups of an endpoint named after its fleet are granted by prefix.
+FLEET_ENDPOINT_LOG_GROUPS = (
+    "The endpoint is named after its path and fleet, and a new fleet replaces it: the old "
+    "endpoint's containers serve and log until CloudFormation deletes it in the cleanup, so the "
+    "grant covers every name the endpoint's path derives, not the current one alone; it stays "
+    "inside /aws/sagemaker/Endpoints/<the path-derived prefix>."
 )
 #: Why the streams of a log group are granted by wildcard.
 RUN_TIME_LOG_STREAMS = (

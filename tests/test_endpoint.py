@@ -4,6 +4,7 @@ instance-type changes, grants and metrics."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,7 @@ from constructs_llm import (
     Variant,
 )
 from constructs_llm.errors import ConfigurationError
+from constructs_llm.hosting.storage import storage_problem
 from constructs_llm.notes import notes_of
 
 
@@ -230,6 +232,46 @@ def test_neuron_defaults_to_an_hour_and_ebs_volume_with_key(
     template.has_resource_properties(
         "AWS::SageMaker::EndpointConfig", {"KmsKeyId": {"Fn::GetAtt": [Match.any_value(), "Arn"]}}
     )
+
+
+@pytest.mark.parametrize(
+    ("model_id", "engine", "loaded_gib", "volume_gb"),
+    [
+        # stored and loaded in bf16: the checkpoint as downloaded is the weights as loaded
+        ("meta-llama/Meta-Llama-3-8B-Instruct", Engine.vllm(), 15.0, 48),
+        # a bf16 70B quantized to 4 bits at load time downloads four times what it loads
+        (
+            "meta-llama/Meta-Llama-3-70B-Instruct",
+            Engine.tgi(quantize="bitsandbytes-nf4"),
+            32.9,
+            339,
+        ),
+    ],
+)
+def test_the_default_volume_holds_the_checkpoint_as_downloaded(
+    new_stack: Callable[..., Stack],
+    model_id: str,
+    engine: Engine,
+    loaded_gib: float,
+    volume_gb: int,
+) -> None:
+    # GIVEN an EBS-only instance type and no volume_size
+    stack = new_stack()
+    endpoint = _endpoint(stack, instance_type="ml.p3.16xlarge", engine=engine, model_id=model_id)
+    (variant_plan,) = endpoint.plan.variants
+    assert variant_plan.binding is not None and variant_plan.binding.plan is not None
+    assert round(variant_plan.binding.plan.weights_gib, 1) == loaded_gib
+    # THEN the volume is sized from the download (2.5 times it, plus 10 GiB), not the load
+    assert _variant(Template.from_stack(stack))["VolumeSizeInGB"] == volume_gb
+    # AND the same size given as volume_size passes the library's own storage check (the
+    # checkpoint with 10 % headroom), where a size from the weights as loaded would not
+    architecture = variant_plan.model.architecture if variant_plan.model else None
+    assert architecture is not None
+    instance = variant_plan.first.instance_type
+    assert storage_problem(instance, Size.gibibytes(volume_gb), architecture) is None
+    from_load = max(30, math.ceil(loaded_gib * 2.5 + 10))
+    fails = storage_problem(instance, Size.gibibytes(from_load), architecture)
+    assert (fails is not None) == (from_load != volume_gb), fails
 
 
 def test_timeouts_grow_with_model_size(new_stack: Callable[..., Stack]) -> None:

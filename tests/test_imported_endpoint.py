@@ -57,6 +57,9 @@ def test_the_invoker_calls_it_with_chat_requests_and_detects_the_framing(
     assert (env["ENDPOINT_NAME"], env["MODEL_NAME"]) == ("Chat-Llama3", "Chat-Llama3")
     assert (env["STREAM_FORMAT"], env["REQUEST_FORMAT"]) == ("auto", "messages")
     assert "INFERENCE_COMPONENT_NAME" not in env
+    # imported by name alone, its engine is not known: the runtime keeps to the fields every
+    # engine honours (with engine=..., ENGINE names it: tests/streaming/test_imported_targets.py)
+    assert "ENGINE" not in env
 
 
 def test_attributes_state_the_engine_formats_and_metrics(new_stack: Callable[..., Stack]) -> None:

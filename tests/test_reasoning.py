@@ -1,7 +1,8 @@
-"""Reasoning parsers at synth: the parser each engine gets for a model family
-(``data/reasoning_parsers.json``), the user's override, and the env each engine derives. The
-bad inputs are rows of the validation matrix (``engine-*-reasoning*``,
-``model-env-*-reasoning*``); ``make test-engines`` starts a real vLLM with these flags."""
+"""Reasoning at synth: the parser each engine gets for a model family
+(``data/reasoning_parsers.json``), the user's override, the env each engine derives, and the
+name the invoker's chat answers carry the thinking under (``reasoning_field``). The bad inputs
+are rows of the validation matrix (``engine-*-reasoning*``, ``model-env-*-reasoning*``,
+``invoker-reasoning-field-*``); ``make test-engines`` starts a real vLLM with these flags."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Template
 
-from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, catalogs
+from constructs_llm import (
+    Engine,
+    LlmEndpoint,
+    LlmModel,
+    ModelSource,
+    ReasoningField,
+    StreamingInvoker,
+    catalogs,
+)
 from constructs_llm.engines.engine import EngineContext
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
@@ -123,8 +132,8 @@ def test_why_no_parser_runs_names_the_fix() -> None:
     assert "no reasoning parser" in Engine.tgi().reasoning_parsing().reason
 
 
-def test_a_qwen3_model_gets_its_parser_in_the_template(new_stack: Callable[..., Stack]) -> None:
-    stack = new_stack()
+def _qwen3_endpoint(stack: Stack) -> LlmEndpoint:
+    """A Qwen3 reasoning model on vLLM, on an endpoint of its own."""
     model = LlmModel(
         stack,
         "Model",
@@ -133,7 +142,12 @@ def test_a_qwen3_model_gets_its_parser_in_the_template(new_stack: Callable[..., 
         instance_type=G5,
         max_total_tokens=4096,
     )
-    LlmEndpoint(stack, "Endpoint", model=model)
+    return LlmEndpoint(stack, "Endpoint", model=model)
+
+
+def test_a_qwen3_model_gets_its_parser_in_the_template(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    _qwen3_endpoint(stack)
     (resource,) = Template.from_stack(stack).find_resources("AWS::SageMaker::Model").values()
     env = resource["Properties"]["PrimaryContainer"]["Environment"]
     assert env["SM_VLLM_REASONING_PARSER"] == "qwen3"
@@ -144,3 +158,24 @@ def test_user_env_may_restate_the_derived_parser() -> None:
     ctx = _ctx("qwen3")
     assert Engine.vllm().validate(ctx, {"SM_VLLM_REASONING_PARSER": "qwen3"}) == []
     assert Engine.lmi().validate(ctx, {"OPTION_ENABLE_REASONING": "TRUE"}) == []
+
+
+@pytest.mark.parametrize(
+    ("given", "variable"),
+    [
+        (None, None),
+        (ReasoningField.REASONING, None),
+        ("reasoning_content", "reasoning_content"),
+        (ReasoningField.BOTH, "both"),
+    ],
+)
+def test_the_invoker_names_the_reasoning_field_only_when_it_is_not_the_default(
+    new_stack: Callable[..., Stack], given: ReasoningField | str | None, variable: str | None
+) -> None:
+    # GIVEN an invoker of a reasoning model, with or without reasoning_field=
+    stack = new_stack()
+    StreamingInvoker(stack, "Stream", target=_qwen3_endpoint(stack), reasoning_field=given)
+    # THEN the runtime is told the name only when it is not its default (reasoning)
+    (function,) = Template.from_stack(stack).find_resources("AWS::Lambda::Function").values()
+    env = function["Properties"]["Environment"]["Variables"]
+    assert env.get("REASONING_FIELD") == variable

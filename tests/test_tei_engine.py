@@ -492,6 +492,7 @@ def test_an_imported_tei_endpoint_is_an_embedding_target(new_stack: Callable[...
         "model": "embedder",
         "endpoint": "embedder",
         "request_format": "embed",
+        "engine": "tei",  # the engine it was imported with: TEI's body
         "max_inputs": 32,
     }
     role = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())

@@ -13,6 +13,7 @@ context flag); ``tests/test_fleet_change_cli.py`` runs the real CDK CLI on the f
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import tempfile
 from collections.abc import Callable
@@ -445,6 +446,74 @@ def test_the_name_names_the_fleet_within_sagemaker_s_pattern(
     name = _endpoint_name(Graph(Template.from_stack(stack)))
     assert name.endswith(suffix) and len(name) <= 63
     assert SAGEMAKER_NAME.match(name)
+
+
+def _fleet_endpoint(stack: Stack, path: str, instance_type: str | list[str]) -> Graph:
+    scope = Construct(stack, path) if path else stack
+    LlmEndpoint(
+        scope,
+        "Endpoint",
+        model=model(stack, instance_type=None, bound=False),
+        instance_type=instance_type,
+        autoscaling=SCALING,
+    )
+    return Graph(Template.from_stack(stack))
+
+
+def _logged_groups(graph: Graph) -> list[str]:
+    """The log-group patterns the execution role may write, after ``log-group:``."""
+    groups = []
+    for policy in graph.of("AWS::IAM::Policy"):
+        for statement in graph.props(policy)["PolicyDocument"]["Statement"]:
+            if "logs:PutLogEvents" not in statement["Action"]:
+                continue
+            for arn in statement["Resource"]:
+                tail = str(arn["Fn::Join"][1][-1]).split(":log-group:", 1)[1]
+                groups += [tail] if ":log-stream:" not in tail else []
+    return groups
+
+
+@pytest.mark.parametrize("path", ["", "AVeryLongConstructIdThatTakesMostOfTheRoomInTheName" * 2])
+def test_the_endpoint_a_new_fleet_replaces_keeps_writing_its_logs(
+    new_stack: Callable[..., Stack], path: str
+) -> None:
+    # GIVEN an endpoint named after its fleet, deployed on one instance type, then on pools
+    # (whose hashed fleet makes a suffix of another length), then on a long-named type
+    fleets: list[str | list[str]] = [
+        "ml.g5.2xlarge",
+        ["ml.g6e.2xlarge", "ml.g5.4xlarge"],
+        "ml.g6e.12xlarge",
+    ]
+    graphs = [_fleet_endpoint(new_stack(**{CONTEXT_KEY: True}), path, f) for f in fleets]
+    names = [f"/aws/sagemaker/Endpoints/{_endpoint_name(g)}" for g in graphs]
+    assert len(set(names)) == len(fleets)
+    # THEN each deploy's role may write every fleet's group: during the cut-over the old
+    # endpoint's containers still log, until CloudFormation deletes it in the cleanup
+    for graph in graphs:
+        (pattern,) = _logged_groups(graph)
+        assert pattern.endswith("*") and pattern != "/aws/sagemaker/Endpoints/*"
+        assert all(fnmatch.fnmatchcase(name, pattern) for name in names), (pattern, names)
+    # AND no group of an endpoint elsewhere in the stack
+    other = _fleet_endpoint(new_stack(**{CONTEXT_KEY: True}), "Other", "ml.g5.2xlarge")
+    other_group = f"/aws/sagemaker/Endpoints/{_endpoint_name(other)}"
+    assert not fnmatch.fnmatchcase(other_group, _logged_groups(graphs[0])[0])
+
+
+def test_an_endpoint_that_keeps_its_name_writes_its_one_group(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN two deploys (no name follows the fleet) and a given name
+    stack = new_stack(**{CONTEXT_KEY: False})
+    LlmEndpoint(
+        stack,
+        "Endpoint",
+        model=model(stack, instance_type=None, bound=False),
+        instance_type="ml.g5.2xlarge",
+        autoscaling=SCALING,
+        endpoint_name="chat",
+    )
+    # THEN the role writes that one group
+    assert _logged_groups(Graph(Template.from_stack(stack))) == ["/aws/sagemaker/Endpoints/chat"]
 
 
 def test_without_autoscaling_the_endpoint_keeps_a_generated_name(

@@ -474,6 +474,7 @@ WRONG_TYPES = [
             "auth": "iam",
             "max_concurrency": "10",
             "max_request_bytes": "5MB",
+            "reasoning_field": 5,
         },
     ),
     *_cases("invoker", _invoker_targets, {"target": "my-endpoint", "targets": "my-endpoint"}),

@@ -15,6 +15,13 @@ renders (``model/execution_role.py`` makes the grant).
   -> endpoint config -> model -> role policy, as the model waits for the policy so that its
   first start-up can already log). Such an endpoint's roles keep the endpoint prefix,
   ``/aws/sagemaker/Endpoints/*``. A component's name is always known (given or derived).
+- An endpoint named after its fleet (``FleetChange.NEW_ENDPOINT``, ``hosting/fleet_change.py``)
+  is replaced by a new fleet: CloudFormation creates the new endpoint, updates the role's
+  policy, and deletes the old endpoint only in the cleanup, so the old one's containers keep
+  serving, and logging, meanwhile. The old name is the previous deploy's, which a synth cannot
+  know; its roles get every group of the endpoint's path-derived prefix,
+  ``/aws/sagemaker/Endpoints/<prefix>*`` (``fleet_endpoint_prefix``): the names this endpoint
+  takes whatever its fleet, and no other endpoint's unless its path shares that prefix.
 - Metrics. SageMaker publishes instance metrics in ``/aws/sagemaker/Endpoints`` and per-copy
   metrics in ``/aws/sagemaker/InferenceComponents`` ("Amazon SageMaker AI metrics in Amazon
   CloudWatch", monitoring-cloudwatch); invocation metrics, which the rollback alarms watch, are
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from constructs_llm.compliance import FLEET_ENDPOINT_LOG_GROUPS
 from constructs_llm.model.execution_role import ContainerWrites
 from constructs_llm.operations.metrics import COPY_NAMESPACE, INSTANCE_NAMESPACE
 
@@ -43,9 +51,18 @@ ENDPOINT_LOG_GROUPS = "/aws/sagemaker/Endpoints"
 COMPONENT_LOG_GROUPS = "/aws/sagemaker/InferenceComponents"
 
 
-def endpoint_writes(endpoint_name: str | None) -> ContainerWrites:
+def endpoint_writes(
+    endpoint_name: str | None, *, fleet_prefix: str | None = None
+) -> ContainerWrites:
     """What the models of a real-time endpoint write: its log group (the prefix when its name
-    is generated) and the instance namespace."""
+    is generated; every group of ``fleet_prefix`` when the name follows its fleet) and the
+    instance namespace."""
+    if fleet_prefix is not None:
+        return ContainerWrites(
+            log_groups=(f"{ENDPOINT_LOG_GROUPS}/{fleet_prefix}*",),
+            namespaces=(INSTANCE_NAMESPACE,),
+            wildcard_reason=FLEET_ENDPOINT_LOG_GROUPS,
+        )
     return ContainerWrites(
         log_groups=(_endpoint_group(endpoint_name),), namespaces=(INSTANCE_NAMESPACE,)
     )

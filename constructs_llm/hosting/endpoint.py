@@ -33,6 +33,7 @@ from constructs_llm.hosting.fleet_change import (
     FleetChange,
     fleet_change_of,
     fleet_endpoint_name,
+    fleet_endpoint_prefix,
     named_endpoint_problem,
 )
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
@@ -163,9 +164,10 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         SageMaker charges nothing; CloudWatch bills the ingestion at its OpenTelemetry rates
         (see ``hosting/metrics_config.py``). The engine alarms need it. @default True
         (SageMaker's own default for configs created after 2026-06-17)
-    :param capacity_reservation: the ARN of an ML capacity reservation the instances launch
-        into, only there (no on-demand fallback); with ``variants``, give it to each
-        ``Variant``. @default none (on-demand)
+    :param capacity_reservation: the ARN of a SageMaker training plan reserved for an
+        endpoint (``…:training-plan/<name>``) the instances launch into, only there (no
+        on-demand fallback; when the plan's window ends the endpoint stops serving); with
+        ``variants``, give it to each ``Variant``. @default none (on-demand)
     :param async_inference: queue requests instead of answering them while the caller waits
         (``AsyncInference(output=bucket, ...)``): answers go to S3, a request may run up to an
         hour, and ``Autoscaling(min_capacity=0, ...)`` scales on the backlog, down to zero
@@ -251,11 +253,13 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         problems.add(name_problem("endpoint_name", endpoint_name))
         problems.add(served_name_problem("served_model_name", served_model_name))
         mode = mode or FleetChange.TWO_DEPLOYS
+        fleet_prefix = None
         if any(v.autoscaling is not None for v in planned):
             problems.add(named_endpoint_problem(endpoint_name, fleet_change, mode))
             if mode is FleetChange.NEW_ENDPOINT and not problems:
                 # A new fleet is a new name: CloudFormation replaces the Endpoint.
                 endpoint_name = fleet_endpoint_name(self, [v.fleet_key for v in planned])
+                fleet_prefix = fleet_endpoint_prefix(self)
         if deployment is not None and endpoint_name is None and not problems:
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
@@ -270,6 +274,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
             alarms=alarm_props,
             kms_key=kms_key,
             endpoint_name=endpoint_name,
+            fleet_prefix=fleet_prefix,
             served_model_name=served_model_name,
             fleet_change=mode,
         )
@@ -385,7 +390,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
         plan = self.plan
         roles = list({id(b.model.role): b.model.role for b in plan.bindings}.values())
         for role in roles:
-            grant_container_writes(role, endpoint_writes(plan.endpoint_name))
+            writes = endpoint_writes(plan.endpoint_name, fleet_prefix=plan.fleet_prefix)
+            grant_container_writes(role, writes)
         self.config.production_variants = [production_variant(v) for v in plan.variants]
         if plan.shadow is not None:
             self.config.shadow_production_variants = [production_variant(plan.shadow)]

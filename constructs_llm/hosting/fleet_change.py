@@ -15,7 +15,9 @@ before it deletes the old scalable target. Two ways through:
   resources to point to the replacement resource, and then deletes the old resource", guide
   "Update behaviors of stack resources"). UpdateEndpoint never runs for that change, so
   SageMaker has nothing to refuse; every logical id stays. A change that keeps the fleet (a
-  model, image or env) keeps the name and updates in place as before.
+  model, image or env) keeps the name and updates in place as before. The old endpoint's
+  containers keep logging until the cleanup deletes it, so its models' roles may write the log
+  group of every name :func:`fleet_endpoint_prefix` covers (``container_writes.py``).
 - ``FleetChange.TWO_DEPLOYS``: no derived name; the change goes in two deploys (first
   ``autoscaling=None``), and each autoscaled variant warns under an id naming its fleet
   (``constructs-llm:autoscaled-fleet:<fleet>``) until acknowledged.
@@ -35,7 +37,7 @@ from enum import Enum
 
 from constructs import Construct
 
-from constructs_llm.hosting.names import SAGEMAKER_NAME, generated_name
+from constructs_llm.hosting.names import SAGEMAKER_NAME, generated_name, generated_prefix
 from constructs_llm.values import describe
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "FleetChange",
     "fleet_change_of",
     "fleet_endpoint_name",
+    "fleet_endpoint_prefix",
     "named_endpoint_problem",
 ]
 
@@ -51,6 +54,8 @@ CONTEXT_KEY = "constructs-llm:newEndpointOnFleetChange"
 
 #: The longest fleet key kept as it is in the name; longer ones are hashed.
 _READABLE_FLEET = 20
+#: The hex digits of a hashed fleet key.
+_HASHED_FLEET = 8
 
 
 class FleetChange(str, Enum):
@@ -114,5 +119,11 @@ def fleet_endpoint_name(scope: Construct, fleet_keys: Sequence[str]) -> str:
     8 hex digits of the SHA-256 of every variant's key (pools, several variants)."""
     fleet = ",".join(fleet_keys)
     readable = len(fleet) <= _READABLE_FLEET and SAGEMAKER_NAME.match(fleet)
-    suffix = fleet if readable else hashlib.sha256(fleet.encode()).hexdigest()[:8]
+    suffix = fleet if readable else hashlib.sha256(fleet.encode()).hexdigest()[:_HASHED_FLEET]
     return generated_name(scope, "endpoint_name", suffix=suffix)
+
+
+def fleet_endpoint_prefix(scope: Construct) -> str:
+    """What every name :func:`fleet_endpoint_name` gives ``scope`` starts with, whatever the
+    fleet (a suffix of at most 20 characters: a readable key, or 8 hex digits)."""
+    return generated_prefix(scope, max(_READABLE_FLEET, _HASHED_FLEET))

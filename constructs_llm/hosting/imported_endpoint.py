@@ -27,7 +27,10 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
     ``LlmEndpoint.from_endpoint_attributes(scope, id, endpoint_name=..., ...)``.
 
     :param endpoint_name: the endpoint's name.
-    :param engine: the engine it serves, for its request and stream formats. @default unknown
+    :param engine: the engine it serves: its request and stream formats, and, for the
+        invoker, the request fields that engine honours and the body an embedding model takes
+        there. @default unknown (the invoker then sends only the fields every engine honours,
+        and TEI's embeddings body)
     :param stream_format: how it frames streamed tokens. @default the engine's, else
         ``StreamFormat.AUTO`` (detected per line: TGI, OpenAI or LMI framing)
     :param request_format: the request body it takes. @default the engine's, else
@@ -69,6 +72,7 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
         problems.add(_tools_problem(tool_calls, request_format or _engine_format(engine)))
         problems.raise_if_any()
         self._endpoint_name = endpoint_name
+        self._engine = engine
         self._stream_format = stream_format or (engine.stream_format if engine else None)
         self._request_format = request_format or (engine.request_format if engine else None)
         self._chat_path = engine.chat_completions_path if engine else ChatCompletionsPath.UNKNOWN
@@ -93,6 +97,11 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
         return Stack.of(self).format_arn(
             service="sagemaker", resource="endpoint", resource_name=name
         )
+
+    @property
+    def engine(self) -> Engine | None:
+        """The engine it serves, as stated (``engine=``); None when not stated."""
+        return self._engine
 
     @property
     def inference_component_name(self) -> str | None:

@@ -19,6 +19,7 @@ __all__ = [
     "fleet_key",
     "fleet_variant_name",
     "generated_name",
+    "generated_prefix",
     "name_problem",
     "variant_name_for",
 ]
@@ -48,9 +49,7 @@ def generated_name(scope: Construct, prop: str, *, suffix: str | None = None) ->
     most), for resources something must name before CloudFormation creates them (components,
     guarded endpoints), ending in ``-<suffix>`` when given (an endpoint named after its fleet).
     """
-    room = 63 - (len(suffix) + 1 if suffix else 0)
-    name = Names.unique_resource_name(scope, max_length=room, separator="-")
-    name = re.sub(r"[^a-zA-Z0-9-]", "", name).strip("-")
+    name = _path_name(scope, 63 - (len(suffix) + 1 if suffix else 0))
     if suffix:
         name = f"{name}-{suffix}"
     if not SAGEMAKER_NAME.match(name):
@@ -59,6 +58,27 @@ def generated_name(scope: Construct, prop: str, *, suffix: str | None = None) ->
             f"cannot derive a valid name (got {name!r}); pass {prop}='...'",
         )
     return name
+
+
+def generated_prefix(scope: Construct, longest_suffix: int) -> str:
+    """What every name :func:`generated_name` derives for ``scope`` with a suffix of up to
+    ``longest_suffix`` characters starts with: the path-derived part and its hyphen when that
+    part is the same whatever the suffix (a path short enough to stay whole), else the start
+    the shortened parts share (CDK shortens a long path to fit the room the suffix leaves)."""
+    parts = {_path_name(scope, 63 - (length + 1)) for length in range(1, longest_suffix + 1)}
+    if len(parts) == 1:
+        return f"{parts.pop()}-"
+    first, last = min(parts), max(parts)  # the sorted ends share what all of them share
+    shared = next(
+        (i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first)
+    )
+    return first[:shared]
+
+
+def _path_name(scope: Construct, room: int) -> str:
+    """``scope``'s path as a SageMaker name part of at most ``room`` characters."""
+    name = Names.unique_resource_name(scope, max_length=room, separator="-")
+    return re.sub(r"[^a-zA-Z0-9-]", "", name).strip("-")
 
 
 def variant_name_for(instance_type: InstanceType) -> str:

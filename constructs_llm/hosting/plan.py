@@ -18,7 +18,6 @@ native OpenAI route read these plans.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING
 from constructs_llm.hardware.pools import InstancePools
 from constructs_llm.hosting.fleet_change import FleetChange
 from constructs_llm.hosting.names import fleet_key
-from constructs_llm.hosting.storage import MAX_VOLUME_GB
+from constructs_llm.hosting.storage import default_volume_gb
 from constructs_llm.model.model_resource import prepare_model
 
 if TYPE_CHECKING:
@@ -81,11 +80,11 @@ class VariantPlan:
         for the slowest pool and the model's size. @default none: an endpoint hosting
         components, whose components have their own
     :param download_timeout: the model download, likewise. @default none
-    :param volume_size: the ML storage volume as given. @default sized from the weights
+    :param volume_size: the ML storage volume as given. @default sized from the checkpoint
     :param provision_timeout: how long SageMaker may try the pools for capacity. @default
         SageMaker's
-    :param capacity_reservation: the ML capacity reservation (or training plan) the
-        instances launch into. @default none (on demand)
+    :param capacity_reservation: the ARN of the training plan the instances launch into
+        (``hosting/capacity_reservation.py``). @default none (on demand)
     :param managed_instances: ``(min, max)`` of managed instance scaling (an endpoint hosting
         components). @default none
     """
@@ -178,16 +177,17 @@ class VariantPlan:
 
     @property
     def volume_gb(self) -> int | None:
-        """``VolumeSizeInGB``: as given, else sized from the priority-1 model's weights where
-        the instance type takes a volume size (weights land on the volume, and some servers
-        copy them once more), else SageMaker's default."""
+        """``VolumeSizeInGB``: as given, else sized from the priority-1 model's checkpoint as
+        downloaded where the instance type takes a volume size and the model is sized
+        (``storage.default_volume_gb``), else SageMaker's default."""
         if self.volume_size is not None:
             return int(self.volume_size.to_gibibytes())
         binding = self.binding
-        plan = binding.plan if binding is not None else None
-        if plan is None or not self.first.instance_type.supports_volume_size:
+        if binding is None or binding.plan is None or binding.model.architecture is None:
             return None
-        return min(MAX_VOLUME_GB, max(30, math.ceil(plan.weights_gib * 2.5 + 10)))
+        if not self.first.instance_type.supports_volume_size:
+            return None
+        return default_volume_gb(binding.model.architecture)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,6 +206,9 @@ class EndpointPlan:
     :param endpoint_name: the Endpoint's physical name (given, derived from the path and the
         fleet for ``FleetChange.NEW_ENDPOINT``, or generated for a guarded rollout).
         @default none: CloudFormation names it
+    :param fleet_prefix: what every name following the fleet starts with, when
+        ``endpoint_name`` follows it: the containers' log permission covers them all, so the
+        endpoint a new fleet replaces keeps logging until it is deleted. @default none
     :param served_model_name: the name OpenAI clients send. @default derived from the models
     :param fleet_change: how an instance-type change reaches the endpoint when it
         autoscales (``hosting/fleet_change.py``). @default ``TWO_DEPLOYS``
@@ -220,6 +223,7 @@ class EndpointPlan:
     alarms: Alarms | None = None
     kms_key: kms.IKey | None = None
     endpoint_name: str | None = None
+    fleet_prefix: str | None = None
     served_model_name: str | None = None
     fleet_change: FleetChange = FleetChange.TWO_DEPLOYS
 

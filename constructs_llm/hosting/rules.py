@@ -7,9 +7,9 @@ when it applies: when the hosting construct is built, or when SageMaker's own Op
 asked for (``openai_base_url``, ``grant_openai``). A rule checks what its features' own
 checks cannot see: each value alone is checked beside its concept.
 
-- Instance pools with a capacity reservation: "The ``InstanceType`` field set in the
-  ``ProductionVariants`` section of the ``CreateEndpointConfig`` request must match the
-  ``InstanceType`` of your training plan" (guide "Deploy an inference endpoint using the API,
+- Instance pools with a capacity reservation (a training plan): "The ``InstanceType`` field
+  set in the ``ProductionVariants`` section of the ``CreateEndpointConfig`` request must match
+  the ``InstanceType`` of your training plan" (guide "Deploy an inference endpoint using the API,
   AWS CLI"); a variant with ``InstancePools`` has no ``InstanceType``, and under
   ``capacity-reservations-only`` its fallback pools could never launch.
 - Two reservations on one endpoint: "You can use exactly one plan per inference endpoint"

@@ -8,7 +8,9 @@ large-model-inference-hosting); the check asks for 10 % more than the checkpoint
 count the container image: the same guide keeps SageMaker's default volume for models up to
 30 GB, so the image is not stored there. The checkpoint is the parameters in the dtype they
 are stored in (``ModelArchitecture.download_bytes``), which a quantization at load time does
-not shrink; for a model the table lacks, nothing is checked.
+not shrink; for a model the table lacks, nothing is checked. Without ``volume_size`` an
+EBS-only type's volume is sized from the same checkpoint (:func:`default_volume_gb`), so the
+default passes the check.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "HEADROOM",
     "MAX_VOLUME_GB",
     "VOLUME_KEY_ACTIONS",
+    "default_volume_gb",
     "grant_volume_key",
     "kms_problem",
     "storage_problem",
@@ -129,6 +132,18 @@ def storage_problem(
     return _volume_too_small(gib, architecture.name, download, needed)
 
 
+def default_volume_gb(architecture: ModelArchitecture) -> int:
+    """The volume the library gives an EBS-only type when ``volume_size`` is left out, in GiB:
+    the checkpoint as downloaded (``download_bytes``, which a quantization at load time does
+    not shrink) two and a half times over plus 10 GiB (the weights land on the volume, and
+    some servers copy them once more), at least SageMaker's default of 30 and at most
+    :data:`MAX_VOLUME_GB`. It is never below what :func:`storage_problem` asks (the checkpoint
+    with :data:`HEADROOM`), so the default passes the check wherever a volume can."""
+    download_gib = architecture.download_bytes / 2**30
+    checked = math.ceil(download_gib * (1 + HEADROOM))
+    return min(MAX_VOLUME_GB, max(30, checked, math.ceil(download_gib * 2.5 + 10)))
+
+
 def _checkpoint(model: str, download: float) -> str:
     return f"the checkpoint of {model} ({download / 1e9:,.1f} GB as downloaded)"
 
@@ -137,7 +152,7 @@ def _volume_too_small(gib: float, model: str, download: float, needed: float) ->
     at_least = math.ceil(needed / 2**30)
     fix = (
         f"set volume_size=Size.gibibytes({at_least}) or more, or leave volume_size out (the "
-        "library then sizes the volume from the weights)"
+        "library then sizes the volume from the checkpoint)"
         if at_least <= MAX_VOLUME_GB
         else f"no volume SageMaker allows ({MAX_VOLUME_GB} GiB) holds it: choose an instance "
         "type with local NVMe (ml.p4d, ml.p5, ml.g6e)"

@@ -89,8 +89,10 @@ class Variant:
         ``LlmEndpoint``
     :param provision_timeout: with instance pools, how long SageMaker may try the pools for
         capacity (5-60 minutes). @default SageMaker's
-    :param capacity_reservation: the ARN of an ML capacity reservation its instances launch
-        into (only there: no on-demand fallback). @default none (on-demand)
+    :param capacity_reservation: the ARN of a SageMaker training plan reserved for an
+        endpoint (``…:training-plan/<name>``) its instances launch into (only there: no
+        on-demand fallback; when the plan's window ends the variant stops serving).
+        @default none (on-demand)
     """
 
     model: LlmModel

@@ -18,6 +18,7 @@ __all__ = [
     "EngineName",
     "Env",
     "ModelKind",
+    "ReasoningField",
     "RequestFormat",
     "RouteSpec",
     "StreamFormat",
@@ -70,6 +71,23 @@ class EngineName(str, Enum):
     TEI = "tei"
 
 
+class ReasoningField(str, Enum):
+    """The name under which a chat answer carries a reasoning model's thinking, on its
+    ``message`` and on each stream delta (``runtime/chat/wire.py`` says which clients read
+    which). Responses' reasoning items are not affected."""
+
+    REASONING = "reasoning"  # vLLM's name since 0.25; read by current clients
+    REASONING_CONTENT = "reasoning_content"  # SGLang's and older vLLM's; older clients' only
+    BOTH = "both"  # both names with the same text: some clients then read it twice
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The fields the thinking is written under."""
+        if self is ReasoningField.BOTH:
+            return (ReasoningField.REASONING.value, ReasoningField.REASONING_CONTENT.value)
+        return (self.value,)
+
+
 class Env:
     """The names of the runtime's environment variables; ``runtime/settings.py`` documents
     each one, and ``streaming/invoker/`` sets them."""
@@ -96,6 +114,7 @@ class Env:
     API_KEYS_TTL_SECONDS: Final = "API_KEYS_TTL_SECONDS"
     API_KEYS_STALE_SECONDS: Final = "API_KEYS_STALE_SECONDS"
     METRICS_NAMESPACE: Final = "METRICS_NAMESPACE"
+    REASONING_FIELD: Final = "REASONING_FIELD"
 
     #: The variables one target is described by; ``ROUTES`` replaces them all.
     SINGLE_TARGET: Final = (

@@ -159,6 +159,16 @@ BAD_GATEWAY = [
         r"request payload limit.*got 8,000,000",
         id="invoker-max-request-bytes-above-the-function-url-limit",
     ),
+    # StreamingInvoker(reasoning_field=...)
+    pytest.param(
+        lambda s: StreamingInvoker(s, "Stream", target=endpoint(s), reasoning_field="thinking"),
+        ConfigurationError,
+        r"reasoning_field must be one of ReasoningField.REASONING \('reasoning'\), "
+        r"ReasoningField.REASONING_CONTENT \('reasoning_content'\), ReasoningField.BOTH "
+        r"\('both'\), got 'thinking'; .*ReasoningField.REASONING_CONTENT for clients that read "
+        r"only the older name",
+        id="invoker-reasoning-field-unknown",
+    ),
     # StreamingInvoker(targets=[...])
     pytest.param(
         lambda s: StreamingInvoker(s, "Stream", targets=[]),

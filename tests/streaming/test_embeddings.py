@@ -7,6 +7,7 @@ answers each body as TEI's embed route does, so every embedding is known exactly
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import struct
 import subprocess
@@ -19,9 +20,11 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import EngineName, ModelKind, RequestFormat, StreamFormat
+from constructs_llm.streaming.runtime.embeddings.fields import MAX_INPUTS
 from constructs_llm.streaming.runtime.embeddings.handler import MAX_PARALLEL_CALLS
-from constructs_llm.streaming.runtime.embeddings.request import MAX_INPUTS
+from constructs_llm.streaming.runtime.embeddings.request import build_embeddings_request
+from constructs_llm.streaming.runtime.http.errors import RequestError
 from constructs_llm.streaming.runtime.routing import Route
 from constructs_llm.streaming.runtime.settings import Settings, SettingsError
 from tests.streaming.conftest import ENDPOINT, SOCKET_TIMEOUT, Runtime, StartRuntime
@@ -336,6 +339,33 @@ def test_bad_requests_get_a_400_naming_the_field(
     assert answer["error"]["param"] == param
     assert needle in answer["error"]["message"]
     assert fake.requests == []
+
+
+def test_a_model_that_is_not_a_string_is_a_400_where_one_route_serves_every_request() -> None:
+    # GIVEN the one route, which serves a request whatever its model
+    route = _routes()[0]
+    # WHEN the model is a number THEN the field table refuses it, naming the field
+    with pytest.raises(RequestError, match="'model' must be a string") as raised:
+        build_embeddings_request({"model": 7, "input": "a"}, route)
+    assert raised.value.param == "model"
+
+
+@pytest.mark.parametrize(
+    ("engine", "expected"),
+    [
+        (None, {"inputs": ["a", "b"], "normalize": True, "dimensions": 4}),
+        (EngineName.TEI, {"inputs": ["a", "b"], "normalize": True, "dimensions": 4}),
+        (EngineName.VLLM, {"input": ["a", "b"], "encoding_format": "float", "dimensions": 4}),
+    ],
+)
+def test_each_engine_receives_the_fields_under_its_own_names(
+    engine: EngineName | None, expected: dict[str, Any]
+) -> None:
+    route = dataclasses.replace(_routes()[1], engine=engine)
+    body = {"model": MATRYOSHKA, "input": ["a", "b"], "dimensions": 4, "user": "u"}
+    request = build_embeddings_request(body | {"encoding_format": "base64"}, route)
+    assert [json.loads(b) for b in request.bodies] == [expected]
+    assert (request.encoding_format, request.dimensions) == ("base64", 4)
 
 
 # -- kinds, routing, models ----------------------------------------------------------------

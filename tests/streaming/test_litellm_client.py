@@ -144,6 +144,10 @@ def test_litellm_gets_the_tool_call(session: Session, call: str) -> None:
 def test_litellm_reads_the_reasoning(
     session: Session, call: str, thinking: str, answer: str
 ) -> None:
+    # GIVEN the runtime's default: the thinking under ``reasoning`` alone
+    # THEN LiteLLM shows it as its own reasoning_content, whole and streamed: it maps
+    # ``reasoning`` to that name itself (litellm/llms/openai/chat/gpt_transformation.py,
+    # _map_reasoning_to_reasoning_content; litellm/types/utils.py, Message and Delta)
     message = session.response(call)["choices"][0]["message"]
     assert (message["reasoning_content"], message["content"]) == (thinking, answer)
 

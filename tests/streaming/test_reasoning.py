@@ -1,5 +1,5 @@
-"""A reasoning model's thinking reaches unchanged clients: in chat under the names they read
-(``reasoning`` and ``reasoning_content``), in Responses as a ``reasoning`` output item with its
+"""A reasoning model's thinking reaches unchanged clients: in chat under one name,
+``reasoning`` (or ``reasoning_content``, or both, as ``REASONING_FIELD`` chooses), in Responses as a ``reasoning`` output item with its
 stream events, with the engine's reasoning-token count; and the settings that steer reasoning
 (``reasoning_effort``, ``chat_template_kwargs``, Responses' ``reasoning``) reach the engines
 that take them."""
@@ -13,7 +13,7 @@ import pytest
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionMessageParam
 
-from constructs_llm.streaming.formats import EngineName, StreamFormat
+from constructs_llm.streaming.formats import EngineName, ReasoningField, StreamFormat
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.support import engine_streams
@@ -35,17 +35,23 @@ def sdk(runtime: Runtime) -> openai.OpenAI:
     )
 
 
-def serve(start_runtime: StartRuntime, fake: FakeSageMaker, name: str) -> Runtime:
+def serve(
+    start_runtime: StartRuntime,
+    fake: FakeSageMaker,
+    name: str,
+    field: ReasoningField = ReasoningField.REASONING,
+) -> Runtime:
     engine = ENGINES[name][0]
-    runtime = start_runtime(stream_format=StreamFormat.OPENAI, engine=engine)
+    runtime = start_runtime(stream_format=StreamFormat.OPENAI, engine=engine, reasoning_field=field)
     fake.enqueue(Scenario(parts=engine_streams.rechunk([FIXTURES[name].raw], 9)))
     return runtime
 
 
 @pytest.mark.parametrize("name", list(ENGINES))
-def test_chat_streams_the_reasoning_under_both_names_before_the_answer(
+def test_chat_streams_the_reasoning_under_its_name_before_the_answer(
     start_runtime: StartRuntime, fake: FakeSageMaker, name: str
 ) -> None:
+    # GIVEN a runtime with the default reasoning field, whichever name the engine sends
     _, thinking, answer, _ = ENGINES[name]
     runtime = serve(start_runtime, fake, name)
     state = ChatCompletionStreamState()
@@ -59,8 +65,8 @@ def test_chat_streams_the_reasoning_under_both_names_before_the_answer(
         state.handle_chunk(chunk)
         for choice in chunk.choices:
             extra = choice.delta.model_extra or {}
+            assert "reasoning_content" not in extra  # one name only
             if "reasoning" in extra:
-                assert extra["reasoning_content"] == extra["reasoning"]
                 pieces.append(("reasoning", extra["reasoning"]))
             if choice.delta.content:
                 pieces.append(("content", choice.delta.content))
@@ -70,8 +76,8 @@ def test_chat_streams_the_reasoning_under_both_names_before_the_answer(
     assert kinds == sorted(kinds, key=lambda kind: kind != "reasoning")
     final = state.get_final_completion()
     assert final.choices[0].message.content == answer
-    # the SDK's accumulator joins the extra fields too
-    assert (final.choices[0].message.model_extra or {})["reasoning_content"] == thinking
+    # the SDK's accumulator joins the extra field too
+    assert final.choices[0].message.model_extra == {"reasoning": thinking}
     assert final.usage is not None and final.usage.completion_tokens_details is not None
     assert final.usage.completion_tokens_details.reasoning_tokens == ENGINES[name][3]
 
@@ -85,9 +91,49 @@ def test_a_whole_chat_answer_carries_the_reasoning_on_its_message(
     completion = sdk(runtime).chat.completions.create(model=MODEL, messages=USER)
     message = completion.choices[0].message
     assert message.content == answer
-    assert message.model_extra == {"reasoning": thinking, "reasoning_content": thinking}
+    assert message.model_extra == {"reasoning": thinking}
     assert completion.usage is not None and completion.usage.completion_tokens_details is not None
     assert completion.usage.completion_tokens_details.reasoning_tokens == count
+
+
+@pytest.mark.parametrize(
+    ("field", "names"),
+    [
+        (ReasoningField.REASONING_CONTENT, ["reasoning_content"]),
+        (ReasoningField.BOTH, ["reasoning", "reasoning_content"]),
+    ],
+    ids=["reasoning_content", "both"],
+)
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_the_reasoning_field_setting_names_the_reasoning(
+    start_runtime: StartRuntime,
+    fake: FakeSageMaker,
+    field: ReasoningField,
+    names: list[str],
+    streamed: bool,
+) -> None:
+    # GIVEN REASONING_FIELD=reasoning_content (clients that read only the older name) or both
+    _, thinking, answer, _ = ENGINES["vllm_reasoning"]
+    runtime = serve(start_runtime, fake, "vllm_reasoning", field)
+    # WHEN a chat answer comes, streamed or whole
+    if streamed:
+        state = ChatCompletionStreamState()
+        for chunk in sdk(runtime).chat.completions.create(model=MODEL, messages=USER, stream=True):
+            state.handle_chunk(chunk)
+            for choice in chunk.choices:  # each reasoning delta carries exactly those names
+                names_sent = sorted(choice.delta.model_extra or {})
+                assert not names_sent or names_sent == names
+        message = state.get_final_completion().choices[0].message
+        extra, content = message.model_extra, message.content
+    else:
+        completion = sdk(runtime).chat.completions.create(model=MODEL, messages=USER)
+        extra, content = (
+            completion.choices[0].message.model_extra,
+            completion.choices[0].message.content,
+        )
+    # THEN the message carries the thinking under exactly those names
+    assert extra == dict.fromkeys(names, thinking)
+    assert content == answer
 
 
 def test_enable_thinking_false_and_the_effort_reach_vllm(

@@ -5,6 +5,13 @@ LangChain's ``ChatOpenAI``. Each is fed the chat stream a real vLLM answered for
 reasoning model (the ``reasoning_stream`` recording of ``make test-engines``), through the
 runtime, in chat and Responses, streamed and not, wherever the client exposes reasoning.
 
+The Agents SDK's chat completions model reads both chat names: ``reasoning_content`` as the
+reasoning item's summary and ``reasoning`` as its text, each on every streamed delta
+(``agents/models/chatcmpl_stream_handler.py``), and on a whole message ``reasoning`` only when
+``reasoning_content`` is absent (``agents/models/chatcmpl_converter.py``). With the runtime's
+default, ``reasoning`` alone, the thinking arrives once; with ``REASONING_FIELD=both`` a
+streamed run gets it twice, which is why ``both`` is not the default.
+
 What a client does not expose is stated here too, from its own source: LangChain's
 ``ChatOpenAI`` reads no reasoning from chat completions (``langchain_openai/chat_models/
 base.py``: third-party fields such as ``reasoning_content`` "are not extracted"), and from a
@@ -20,7 +27,7 @@ import openai
 import pytest
 from langchain_core.messages import AIMessageChunk
 
-from constructs_llm.streaming.formats import EngineName, StreamFormat
+from constructs_llm.streaming.formats import EngineName, ReasoningField, StreamFormat
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.test_tool_calls import chat_model
 from tests.streaming.vllm_cases import FIXTURES
@@ -44,8 +51,19 @@ def runtime(
     start_runtime: StartRuntime, fake: FakeSageMaker, recorded: tuple[bytes, ...]
 ) -> Runtime:
     """A runtime in front of a vLLM route that answers with the recorded stream."""
+    return _serving(start_runtime, fake, recorded, ReasoningField.REASONING)
+
+
+def _serving(
+    start_runtime: StartRuntime,
+    fake: FakeSageMaker,
+    recorded: tuple[bytes, ...],
+    field: ReasoningField,
+) -> Runtime:
     fake.enqueue(Scenario(parts=recorded))
-    return start_runtime(stream_format=StreamFormat.OPENAI, engine=EngineName.VLLM)
+    return start_runtime(
+        stream_format=StreamFormat.OPENAI, engine=EngineName.VLLM, reasoning_field=field
+    )
 
 
 # -- the OpenAI Agents SDK ----------------------------------------------------------------------
@@ -101,28 +119,60 @@ def test_the_agents_sdk_s_responses_model_gets_a_reasoning_item(
         assert [_texts(e.item.raw_item.content) for e in created] == [REASONING_TEXT]
 
 
-def test_the_agents_sdk_s_chat_completions_model_gets_a_reasoning_item(runtime: Runtime) -> None:
-    # WHEN an agent on the SDK's chat completions model answers
-    result, _ = _agent_run(runtime, responses=False, streamed=False)
-    # THEN the message's reasoning_content became a reasoning item (the SDK reads it as the
-    # item's summary, and reasoning only when reasoning_content is absent)
+_SUMMARY, _TEXT = "response.reasoning_summary_text.delta", "response.reasoning_text.delta"
+
+
+def _reasoning_deltas(events: list[Any]) -> dict[str, str]:
+    """The streamed reasoning, joined, by the kind of event that carried it."""
+    raw = [e.data for e in events if e.type == "raw_response_event"]
+    return {
+        kind: "".join(e.delta for e in raw if e.type == kind)
+        for kind in (_SUMMARY, _TEXT)
+        if any(e.type == kind for e in raw)
+    }
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
+def test_the_agents_sdk_s_chat_completions_model_gets_the_reasoning_once(
+    runtime: Runtime, streamed: bool
+) -> None:
+    # WHEN an agent on the SDK's chat completions model answers, whole or streamed
+    result, events = _agent_run(runtime, responses=False, streamed=streamed)
+    # THEN the one reasoning item holds the thinking once, as its text, and no summary
     (reasoning,) = _reasoning_items(result)
-    assert _texts(reasoning.summary) == REASONING_TEXT
+    assert _texts(reasoning.content) == REASONING_TEXT
+    assert not reasoning.summary
     assert result.final_output == ANSWER_TEXT
+    if streamed:  # AND the stream carried it once, as reasoning text events only
+        assert _reasoning_deltas(events) == {_TEXT: REASONING_TEXT}
 
 
-def test_the_agents_sdk_s_chat_completions_model_streams_the_reasoning(runtime: Runtime) -> None:
+@pytest.mark.parametrize(
+    ("field", "summary", "text"),
+    [
+        (ReasoningField.REASONING_CONTENT, REASONING_TEXT, ""),
+        (ReasoningField.BOTH, REASONING_TEXT, REASONING_TEXT),
+    ],
+    ids=["reasoning_content", "both"],
+)
+def test_the_agents_sdk_streams_the_reasoning_by_the_names_it_gets(
+    start_runtime: StartRuntime,
+    fake: FakeSageMaker,
+    recorded: tuple[bytes, ...],
+    field: ReasoningField,
+    summary: str,
+    text: str,
+) -> None:
+    # GIVEN REASONING_FIELD=reasoning_content, or both
+    runtime = _serving(start_runtime, fake, recorded, field)
     # WHEN the chat completions model streams
     result, events = _agent_run(runtime, responses=False, streamed=True)
-    # THEN the SDK turns each delta's reasoning into reasoning events and one reasoning item;
-    # streamed, it reads both names a delta carries (reasoning_content as the summary,
-    # reasoning as the text), so the thinking comes as both kinds of event and fills both
-    kinds = {"response.reasoning_summary_text.delta", "response.reasoning_text.delta"}
-    raw = [e.data for e in events if e.type == "raw_response_event" and e.data.type in kinds]
-    for kind in kinds:
-        assert "".join(e.delta for e in raw if e.type == kind) == REASONING_TEXT
+    # THEN reasoning_content arrives as the item's summary, and with both names the thinking
+    # arrives a second time, as its text: the reason the default is one name
     (reasoning,) = _reasoning_items(result)
-    assert _texts(reasoning.summary) == _texts(reasoning.content) == REASONING_TEXT
+    assert (_texts(reasoning.summary), _texts(reasoning.content)) == (summary, text)
+    expected = {_SUMMARY: summary} | ({_TEXT: text} if text else {})
+    assert _reasoning_deltas(events) == expected
     assert result.final_output == ANSWER_TEXT
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.streaming.formats import ReasoningField, RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.settings import Settings, SettingsError, sagemaker_client
 
 
@@ -28,6 +28,7 @@ def test_defaults_need_only_the_endpoint_name() -> None:
     # every request must arrive within 30 s, and at most 128 connections are held
     assert (settings.request_deadline, settings.max_connections) == (30.0, 128)
     assert settings.max_total_tokens is None  # not known: only the engine checks max_tokens
+    assert settings.reasoning_field is ReasoningField.REASONING  # one name: vLLM's
 
 
 def test_every_variable_is_read() -> None:
@@ -48,6 +49,7 @@ def test_every_variable_is_read() -> None:
             "MAX_TOTAL_TOKENS": "4096",
             "REQUEST_DEADLINE": "2.5",
             "MAX_CONNECTIONS": "16",
+            "REASONING_FIELD": "reasoning_content",
         }
     )
     assert settings == Settings(
@@ -66,6 +68,7 @@ def test_every_variable_is_read() -> None:
         max_total_tokens=4096,
         request_deadline=2.5,
         max_connections=16,
+        reasoning_field=ReasoningField.REASONING_CONTENT,
     )
     assert settings.served_model == "llama"
     assert settings.routing().routes[0].max_total_tokens == 4096
@@ -74,7 +77,13 @@ def test_every_variable_is_read() -> None:
 def test_all_problems_are_reported_at_once_with_the_bad_values() -> None:
     with pytest.raises(SettingsError) as info:
         Settings.from_env(
-            {"STREAM_FORMAT": "sse", "PORT": "http", "MAX_BODY_BYTES": "0", "REQUEST_FORMAT": "x"}
+            {
+                "STREAM_FORMAT": "sse",
+                "PORT": "http",
+                "MAX_BODY_BYTES": "0",
+                "REQUEST_FORMAT": "x",
+                "REASONING_FIELD": "thinking",
+            }
         )
     message = str(info.value)
     assert "ENDPOINT_NAME is required" in message
@@ -82,6 +91,10 @@ def test_all_problems_are_reported_at_once_with_the_bad_values() -> None:
     assert "REQUEST_FORMAT must be one of messages, generate, embed (got 'x')" in message
     assert "PORT must be an integer (got 'http')" in message
     assert "MAX_BODY_BYTES must be between 1 and" in message and "(got '0')" in message
+    assert (
+        "REASONING_FIELD must be one of reasoning, reasoning_content, both (got 'thinking')"
+        in message
+    )
 
 
 @pytest.mark.parametrize(

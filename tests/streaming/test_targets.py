@@ -109,8 +109,8 @@ def test_several_targets_become_one_route_each_in_order(
             "stream_format": "lmi_jsonlines",
             "request_format": "messages",
             "tools": False,  # LMI's vLLM, model not known: no parser, so off
-            # no "engine": an endpoint deployed elsewhere has no model here, so the runtime
-            # sends it only the fields every engine honours
+            # the engine it was imported with: the fields LMI's vLLM honours pass
+            "engine": "lmi-vllm",
         },
     ]
     assert invoker.target is invoker.targets[0]

@@ -102,10 +102,11 @@ def _finish(chunks: Sequence[Any]) -> str | None:
 
 
 def _reasoning(item: Any) -> str | None:
-    """A message's or delta's reasoning under either name clients read: ``reasoning``
-    (vLLM's) or ``reasoning_content`` (older vLLM, SGLang; LangChain and LiteLLM read it)."""
+    """A message's or delta's reasoning under the one name the runtime writes by default,
+    ``reasoning`` (vLLM's since 0.25); never under the older ``reasoning_content`` too."""
     data = item.model_dump()
-    found = data.get("reasoning") or data.get("reasoning_content")
+    assert "reasoning_content" not in data, data
+    found = data.get("reasoning")
     return found if isinstance(found, str) else None
 
 

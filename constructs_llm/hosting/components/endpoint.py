@@ -127,9 +127,10 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         components' engine metrics, per-GPU and host metrics in CloudWatch, queried with PromQL
         (as ``LlmEndpoint``'s; see ``hosting/metrics_config.py``); the components' engine
         alarms need it. @default True
-    :param capacity_reservation: the ARN of an ML capacity reservation the fleet's instances
-        launch into, only there (no on-demand fallback): keep ``max_instances`` within it.
-        @default none (on-demand)
+    :param capacity_reservation: the ARN of a SageMaker training plan reserved for an
+        endpoint (``…:training-plan/<name>``) the fleet's instances launch into, only there
+        (no on-demand fallback; when the plan's window ends the endpoint stops serving): keep
+        ``max_instances`` within it. @default none (on-demand)
     """
 
     def __init__(

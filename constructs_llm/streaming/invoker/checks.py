@@ -23,7 +23,11 @@ from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import Problems
 from constructs_llm.sizing.decode import DecodeRate, decode_rate
-from constructs_llm.streaming.formats import DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_BYTES
+from constructs_llm.streaming.formats import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    MAX_REQUEST_BYTES,
+    ReasoningField,
+)
 from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_problem
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
@@ -61,6 +65,7 @@ def check_invoker(
     architecture: object = None,
     log_retention: object = None,
     log_encryption_key: object = None,
+    reasoning_field: object = None,
 ) -> list[InvocationTarget]:
     """The invoker's targets; raises one error naming every problem of the props."""
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
@@ -110,6 +115,7 @@ def check_invoker(
             )
         )
     problems.add(_request_bytes_problem(max_request_bytes))
+    problems.add(_reasoning_field_problem(reasoning_field))
     if isinstance(memory_size, bool) or not isinstance(memory_size, int):
         problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
     elif not 128 <= memory_size <= 10240:
@@ -135,6 +141,21 @@ def _request_bytes_problem(value: object) -> str | None:
             f"runtime sees it), got {value:,}; {fix}"
         )
     return None
+
+
+def _reasoning_field_problem(value: object) -> str | None:
+    """``reasoning_field``: a ``ReasoningField``, or its value."""
+    if value is None or isinstance(value, ReasoningField):
+        return None
+    if isinstance(value, str) and value in {field.value for field in ReasoningField}:
+        return None
+    allowed = ", ".join(f"ReasoningField.{each.name} ({each.value!r})" for each in ReasoningField)
+    shown = repr(value) if isinstance(value, str) else describe(value)
+    return (
+        f"reasoning_field must be one of {allowed}, got {shown}; keep the default "
+        "(reasoning) for current clients, or pass ReasoningField.REASONING_CONTENT for clients "
+        "that read only the older name"
+    )
 
 
 def _adapter_problems(

@@ -11,7 +11,12 @@ from aws_cdk import Duration
 from constructs import Construct
 
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.streaming.formats import DEFAULT_MAX_REQUEST_BYTES, NAMESPACE, Env
+from constructs_llm.streaming.formats import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    NAMESPACE,
+    Env,
+    ReasoningField,
+)
 from constructs_llm.streaming.invoker.targets import routes_environment
 
 __all__ = ["MAX_TIMEOUT_S", "READ_TIMEOUT_MARGIN_S", "invoker_environment"]
@@ -30,9 +35,10 @@ def invoker_environment(
     timeout: Duration,
     heartbeat: Duration | None,
     max_request_bytes: int | None = None,
+    reasoning_field: ReasoningField | str | None = None,
 ) -> dict[str, str]:
     """The function's environment, in the order the template lists it; ``MAX_BODY_BYTES``
-    only when ``max_request_bytes`` differs from the runtime's default."""
+    and ``REASONING_FIELD`` only when they differ from the runtime's defaults."""
     routes = routes_environment(scope, targets)
     component = routes.pop(Env.INFERENCE_COMPONENT_NAME, None)
     env = {
@@ -51,4 +57,7 @@ def invoker_environment(
         env[Env.HEARTBEAT_SECONDS] = str(int(heartbeat.to_seconds()))
     if max_request_bytes is not None and max_request_bytes != DEFAULT_MAX_REQUEST_BYTES:
         env[Env.MAX_BODY_BYTES] = str(max_request_bytes)
+    field = ReasoningField(reasoning_field or ReasoningField.REASONING)
+    if field is not ReasoningField.REASONING:
+        env[Env.REASONING_FIELD] = field.value
     return env

@@ -23,7 +23,7 @@ from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
-from constructs_llm.streaming.formats import Env
+from constructs_llm.streaming.formats import Env, ReasoningField
 from constructs_llm.streaming.invoker.adapter_layer import adapter_for, adapter_layer_arn
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.checks import (
@@ -100,6 +100,12 @@ class StreamingInvoker(InvokerMetrics, Construct):
     :param max_request_bytes: the largest request body the runtime reads (a larger one gets
         413), up to the function URL's 6 MB limit; a vision request carries its images as
         base64 data URLs, 4/3 of each image's size. @default 5 MiB (a 3.75 MB photo)
+    :param reasoning_field: the name under which chat answers carry a reasoning model's
+        thinking, on the message and each stream delta: ``ReasoningField.REASONING``
+        (vLLM's name since 0.25, which current clients read), ``REASONING_CONTENT`` (the
+        older name, for clients that read only it), or ``BOTH`` (some clients then read the
+        thinking twice: the OpenAI Agents SDK streams it as summary and as text). Responses'
+        reasoning items are the same in every case. @default ``ReasoningField.REASONING``
     """
 
     def __init__(
@@ -119,6 +125,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         max_concurrency: int | None = None,
         targets: Sequence[InvocationTarget] | None = None,
         max_request_bytes: int | None = None,
+        reasoning_field: ReasoningField | str | None = None,
     ) -> None:
         super().__init__(scope, id)
         timeout = timeout or Duration.minutes(5)
@@ -137,6 +144,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             architecture=architecture,
             log_retention=log_retention,
             log_encryption_key=log_encryption_key,
+            reasoning_field=reasoning_field,
         )
         for warning in decode_time_warnings(called, timeout):
             warn(self, SynthWarning(WarningId.INVOKER_TIMEOUT_DECODE, warning))
@@ -151,6 +159,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             timeout=timeout,
             heartbeat=heartbeat,
             max_request_bytes=max_request_bytes,
+            reasoning_field=reasoning_field,
         )
         too_big = environment_size_problem(environment, called)
         if too_big:

@@ -11,7 +11,9 @@ route's ``"vision": false``, from the model table), so an image part gets a 400 
 the model's ``max_total_tokens`` when it is set (``MAX_TOTAL_TOKENS``, or each route's
 ``"max_total_tokens"``), so a ``max_tokens`` no engine could serve gets a 400 before SageMaker
 is called. An endpoint deployed elsewhere has no model
-here, so its engine is not known: the runtime sends only the fields every engine honours.
+here: its engine is the one it was imported with (``from_endpoint_attributes(engine=...)``),
+and without one the runtime sends only the fields every engine honours (and TEI's body to an
+embedding model).
 
 An embedding model (``Engine.tei()``) is always written as ``ROUTES``, even alone: its route
 takes the ``embed`` request format and carries what ``POST /v1/embeddings`` needs, its
@@ -241,10 +243,14 @@ def _size(value: str) -> int:
 
 
 def engine_of(target: InvocationTarget) -> EngineName | None:
-    """The engine every model the target answers with runs on, when it is one the runtime
-    knows; None for several engines, a custom one, or an endpoint deployed elsewhere (the
-    runtime then sends only the fields every engine honours)."""
-    names = {model.engine.name for model in served_models(target)}
+    """The engine every model the target answers with runs on (for an endpoint deployed
+    elsewhere, the one it was imported with), when it is one the runtime knows; None for
+    several engines, a custom one, or an import without one (the runtime then sends only the
+    fields every engine honours)."""
+    if isinstance(target, ImportedEndpoint):
+        names = {target.engine.name} if target.engine is not None else set()
+    else:
+        names = {model.engine.name for model in served_models(target)}
     if len(names) != 1:
         return None
     name = names.pop()

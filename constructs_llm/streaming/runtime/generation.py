@@ -2,9 +2,10 @@
 the stream it returns, and answer the events in the request's API's shapes.
 
 Stdlib + boto3 only: this file ships in the Lambda asset. Chat (``chat/handler.py``) and
-Responses (``responses/handler.py``) each check their request, build the engine's body, and
-give ``generate`` a ``Generation``: how to write their stream (``StreamWriter``) and how to
-build their whole answer (``Answer``). Everything else is the same for both:
+Responses (``responses/handler.py``) each read, route and check their request
+(``read_chat_request``), build the engine's body, and give ``generate`` a ``Generation``:
+how to write their stream (``StreamWriter``) and how to build their whole answer
+(``Answer``). Everything else is the same for both:
 
 - a stream's status line goes out with its first event (one write), so an engine that fails
   before its first token gets a real HTTP error status; unless a heartbeat
@@ -26,8 +27,10 @@ import itertools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from ..formats import ModelKind
+from .chat.target import ChatTarget
 from .http.event_stream import EventStream
 from .http.exchange import ClientGone, Exchange
 from .parsing.events import (
@@ -43,7 +46,14 @@ from .parsing.sagemaker_stream import iter_payload_parts
 from .routing import Route
 from .upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke, release
 
-__all__ = ["PEER_CHECK_SECONDS", "Answer", "Generation", "StreamWriter", "generate"]
+__all__ = [
+    "PEER_CHECK_SECONDS",
+    "Answer",
+    "Generation",
+    "StreamWriter",
+    "generate",
+    "read_chat_request",
+]
 
 PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
 
@@ -116,6 +126,22 @@ class Generation:
     stream: bool
     writer: Callable[[], StreamWriter]
     answer: Callable[[], Answer]
+
+
+Checked = TypeVar("Checked")
+
+
+def read_chat_request(
+    exchange: Exchange, check: Callable[[dict[str, Any], ChatTarget], Checked]
+) -> tuple[Checked, Route, str | None] | None:
+    """Read a request for a chat model, route it and check it for its route's engine
+    (``ChatTarget``): the checked request, the route and the variant it pins; None once a 4xx
+    has answered it (``Exchange.read_routed``)."""
+    tools_for = exchange.settings.tools_for
+    return exchange.read_routed(
+        ModelKind.CHAT,
+        lambda data, route: check(data, ChatTarget.of_route(route, tools=tools_for(route))),
+    )
 
 
 def generate(exchange: Exchange, generation: Generation) -> None:

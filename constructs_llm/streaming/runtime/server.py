@@ -26,7 +26,7 @@ Routes:
   event sequence); the same errors, auth, routing and metrics as chat.
 - ``POST /v1/embeddings``: OpenAI's embeddings API for an embedding model (TEI), one
   ``InvokeEndpoint`` call per batch of inputs (``embeddings/handler.py``; what is served and
-  refused is in ``embeddings/request.py``); the same errors, auth, routing and metrics as
+  refused is in ``embeddings/fields.py``); the same errors, auth, routing and metrics as
   chat. A chat request for an embedding model, or an embeddings request for a chat model,
   gets a 400 ``model_kind_mismatch`` naming the model's kind.
 - ``GET /health``: 200 (the adapter's readiness check); not logged.

@@ -35,6 +35,8 @@ TOOLS                    see below     on | off: whether the engine serves tool 
 ROUTES                   (unset)       several models, routed by ``model``: see routing.py
 METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests' metrics
                                        (``metrics.NAMESPACE``: ``ConstructsLlm/Invoker``)
+REASONING_FIELD          reasoning     reasoning | reasoning_content | both: the name chat
+                                       answers carry a model's thinking under
 ======================== ============= ==================================================
 
 ``ROUTES`` replaces ``ENDPOINT_NAME``, ``INFERENCE_COMPONENT_NAME``, ``STREAM_FORMAT``,
@@ -92,6 +94,7 @@ from ..formats import (
     MAX_REQUEST_BYTES,
     EngineName,
     Env,
+    ReasoningField,
     RequestFormat,
     StreamFormat,
 )
@@ -138,6 +141,7 @@ class Settings:
     max_total_tokens: int | None = None  # the single target's; None: not known
     request_deadline: float = 30.0
     max_connections: int = 128
+    reasoning_field: ReasoningField = ReasoningField.REASONING
 
     @property
     def served_model(self) -> str:
@@ -223,6 +227,9 @@ class Settings:
             request_deadline=_number(env, Env.REQUEST_DEADLINE, 30.0, 0.1, 3600, problems),
             max_connections=int(
                 _number(env, Env.MAX_CONNECTIONS, 128, 1, 65535, problems, integer=True)
+            ),
+            reasoning_field=_enum(
+                env, Env.REASONING_FIELD, ReasoningField, ReasoningField.REASONING, problems
             ),
         )
         if (

@@ -116,6 +116,13 @@ def invoke(client: Any, route: Route, body: bytes, *, target_variant: str | None
 
     Raises botocore's ``ClientError``/``BotoCoreError``; ``describe_failure`` maps them.
     """
+    kwargs = _call(route, body, target_variant)
+    return client.invoke_endpoint_with_response_stream(**kwargs)["Body"]
+
+
+def _call(route: Route, body: bytes, target_variant: str | None) -> dict[str, Any]:
+    """The arguments both invoke calls take: the route's endpoint (and component), the JSON
+    body, and the pinned variant."""
     kwargs: dict[str, Any] = {
         "EndpointName": route.endpoint_name,
         "ContentType": "application/json",
@@ -125,7 +132,7 @@ def invoke(client: Any, route: Route, body: bytes, *, target_variant: str | None
         kwargs["InferenceComponentName"] = route.inference_component_name
     if target_variant:
         kwargs["TargetVariant"] = target_variant
-    return client.invoke_endpoint_with_response_stream(**kwargs)["Body"]
+    return kwargs
 
 
 def invoke_once(
@@ -133,17 +140,9 @@ def invoke_once(
 ) -> bytes:
     """Call ``InvokeEndpoint`` (no stream: an embedding model answers one JSON body) on
     ``route`` and return the container's answer. Raises as :func:`invoke` does."""
-    kwargs: dict[str, Any] = {
-        "EndpointName": route.endpoint_name,
-        "ContentType": "application/json",
-        "Accept": "application/json",
-        "Body": body,
-    }
-    if route.inference_component_name:
-        kwargs["InferenceComponentName"] = route.inference_component_name
-    if target_variant:
-        kwargs["TargetVariant"] = target_variant
-    stream = client.invoke_endpoint(**kwargs)["Body"]
+    stream = client.invoke_endpoint(
+        **_call(route, body, target_variant), Accept="application/json"
+    )["Body"]
     try:
         answer: bytes = stream.read()
     finally:

@@ -2,8 +2,9 @@
 false``). Stdlib only: this file ships in the Lambda asset.
 
 One choice per choice the engine generated (``n`` > 1 gives several), each with its text, its
-reasoning (``reasoning`` and ``reasoning_content``, as ``wire.py`` says), its log-probs when
-asked, and its tool calls: ``message.tool_calls``, with ``content`` null unless text came too.
+reasoning (under ``reasoning``, or the shape's ``reasoning_field``, as ``wire.py`` says), its
+log-probs when asked, and its tool calls: ``message.tool_calls``, with ``content`` null unless
+text came too.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class CompletionBuilder:
         self._id, self._created, self._model = shape.completion_id, shape.created, shape.model
         self._want_logprobs = shape.logprobs
         self._chose_tools = shape.chose_tools
+        self._reasoning_field = shape.reasoning_field
         self._choices: dict[int, _Choice] = {0: _Choice()}
 
     def _choice(self, index: int) -> _Choice:
@@ -101,7 +103,7 @@ class CompletionBuilder:
             text = done.generated_text
         message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
         if choice.thoughts:
-            message.update(reasoning_delta("".join(choice.thoughts)))
+            message.update(reasoning_delta("".join(choice.thoughts), self._reasoning_field))
         if choice.calls:
             message["content"] = text or None  # OpenAI's null content beside tool calls
             message["tool_calls"] = [

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import time
 
-from ...formats import ModelKind
-from ..generation import Generation, generate
-from ..http.errors import RequestError
+from ..generation import Generation, generate, read_chat_request
 from ..http.exchange import Exchange
 from .completion import CompletionBuilder
 from .request import build_chat_request
 from .stream import ChunkStream
-from .target import ChatTarget
 from .wire import CompletionShape, new_completion_id
 
 __all__ = ["serve_chat"]
@@ -22,20 +19,17 @@ __all__ = ["serve_chat"]
 
 def serve_chat(exchange: Exchange) -> None:
     """Answer one chat request."""
-    try:
-        data = exchange.read_json()
-        route, variant = exchange.pick_route(data, ModelKind.CHAT)
-        target = ChatTarget.of_route(route, tools=exchange.settings.tools_for(route))
-        request = build_chat_request(data, target)
-    except RequestError as err:
-        exchange.refuse(err)
+    routed = read_chat_request(exchange, build_chat_request)
+    if routed is None:
         return
+    request, route, variant = routed
     shape = CompletionShape(
         completion_id=new_completion_id(),
         created=int(time.time()),
         model=route.model,
         logprobs=request.logprobs,
         chose_tools=request.chose_tools,
+        reasoning_field=exchange.settings.reasoning_field,
     )
     generate(
         exchange,

@@ -9,10 +9,10 @@ from a pre-encoded template because they are the hot path (one per generated tok
 everything else goes through ``json.dumps``.
 
 Reasoning (the thinking a reasoning model's engine separates from its answer) streams as
-``delta.reasoning`` and ``delta.reasoning_content`` with the same text (``wire.py`` says why
-both). Tool calls: the first chunk of each call carries its ``index``, ``id`` (the engine's,
-else a new ``call_…`` one: TGI's is empty), ``type`` and ``name``; later chunks carry argument
-pieces only, as OpenAI streams them.
+``delta.reasoning``, or under the name(s) the shape's ``reasoning_field`` gives (``wire.py``
+says which clients read which). Tool calls: the first chunk of each call carries its
+``index``, ``id`` (the engine's, else a new ``call_…`` one: TGI's is empty), ``type`` and
+``name``; later chunks carry argument pieces only, as OpenAI streams them.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class ChunkStream:
             "model": shape.model,
         }
         self._logprobs = shape.logprobs
+        self._reasoning_field = shape.reasoning_field
         self._calls: set[tuple[int, int]] = set()
         self._opened = {0}
         head = json.dumps(self._base, separators=(",", ":"))[:-1]
@@ -93,7 +94,7 @@ class ChunkStream:
         return self._open(choice) + self._chunk(delta, logprobs=logprobs, choice=choice)
 
     def reasoning(self, event: ReasoningEvent) -> bytes:
-        delta = reasoning_delta(event.text)
+        delta = reasoning_delta(event.text, self._reasoning_field)
         return self._open(event.choice) + self._chunk(delta, choice=event.choice)
 
     def tool_call(self, event: ToolCallEvent) -> bytes:

@@ -8,17 +8,27 @@ normally finishes with ``tool_calls``, as vLLM, SGLang and OpenAI report it (TGI
 ``stop``); with a named ``tool_choice`` the call was not the model's choice, and the reason
 stays ``stop``, as vLLM and OpenAI report it.
 
-Reasoning goes out under both names clients read: ``reasoning``, vLLM's since 0.25
-(vllm-project/vllm: ``vllm/entrypoints/openai/chat_completion/protocol.py``, ``ChatMessage``;
-``DeltaMessage`` beside it), and ``reasoning_content``, SGLang's
-(sgl-project/sglang: ``python/sglang/srt/entrypoints/openai/protocol.py``) and older vLLM's,
-which LiteLLM reads (BerriAI/litellm: ``litellm/types/utils.py``, ``Delta`` and ``Message``,
-which also take ``reasoning``) and LangChain's ``ChatDeepSeek`` (langchain-ai/langchain:
-``libs/partners/deepseek/langchain_deepseek/chat_models.py``, ``reasoning_content`` first).
-LangChain's ``ChatOpenAI`` reads neither (langchain-ai/langchain:
+Reasoning goes out under one name, ``reasoning`` unless ``REASONING_FIELD`` says otherwise
+(``formats.ReasoningField``). ``reasoning`` is vLLM's since 0.25 (vllm-project/vllm:
+``vllm/entrypoints/openai/engine/protocol.py``, ``DeltaMessage.reasoning``), and current
+clients read it: LiteLLM maps it to its ``reasoning_content`` itself (BerriAI/litellm:
+``litellm/llms/openai/chat/gpt_transformation.py``,
+``OpenAIChatCompletionStreamingHandler._map_reasoning_to_reasoning_content``, and
+``litellm/types/utils.py``, ``Delta.__init__``; a whole message through
+``extract_reasoning_content`` in ``litellm/litellm_core_utils/prompt_templates/common_utils.py``),
+LangChain's ``ChatDeepSeek`` falls back to it (langchain-ai/langchain:
+``libs/partners/deepseek/langchain_deepseek/chat_models.py``, ``reasoning_content`` first), and
+the OpenAI Agents SDK reads it as the reasoning item's text (openai/openai-agents-python:
+``src/agents/models/chatcmpl_stream_handler.py`` and ``chatcmpl_converter.py``).
+``reasoning_content``, SGLang's (sgl-project/sglang:
+``python/sglang/srt/entrypoints/openai/protocol.py``) and older vLLM's, is the only name older
+clients read (LiteLLM before its mapping, ``langchain-deepseek`` before its fallback). Both
+names at once make the Agents SDK's streamed chat model read the thinking twice (the first as
+its reasoning summary, the second as its text), so ``both`` is for a mix of clients that
+cannot agree. LangChain's ``ChatOpenAI`` reads neither (langchain-ai/langchain:
 ``libs/partners/openai/langchain_openai/chat_models/base.py``: non-standard fields are not
-extracted). Usage carries
-``completion_tokens_details.reasoning_tokens`` when the engine counted them.
+extracted). Usage carries ``completion_tokens_details.reasoning_tokens`` when the engine
+counted them.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from ...formats import ReasoningField
 from ..parsing.events import DoneEvent, TokenEvent
 
 __all__ = [
@@ -57,6 +68,8 @@ class CompletionShape:
     :param chose_tools: whether the model chose its tool calls (``tool_choice`` ``auto`` or
         ``required``, not a named function), so a reply with calls that stopped normally
         finishes with ``tool_calls``. @default True
+    :param reasoning_field: the name(s) reasoning is written under.
+        @default ``ReasoningField.REASONING``
     """
 
     completion_id: str
@@ -64,6 +77,7 @@ class CompletionShape:
     model: str
     logprobs: bool = False
     chose_tools: bool = True
+    reasoning_field: ReasoningField = ReasoningField.REASONING
 
 
 # Engines' finish reasons -> OpenAI's. TGI says eos_token/stop_sequence, LMI may say eos.
@@ -117,9 +131,9 @@ def usage_object(done: DoneEvent) -> dict[str, Any] | None:
     return usage
 
 
-def reasoning_delta(text: str) -> dict[str, str]:
-    """Reasoning under both names clients read (see the module docstring)."""
-    return {"reasoning": text, "reasoning_content": text}
+def reasoning_delta(text: str, field: ReasoningField) -> dict[str, str]:
+    """Reasoning under the name(s) ``field`` gives (see the module docstring)."""
+    return dict.fromkeys(field.names, text)
 
 
 def logprob_entry(event: TokenEvent) -> dict[str, Any]:

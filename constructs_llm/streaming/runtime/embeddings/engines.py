@@ -36,6 +36,7 @@ from typing import Any
 
 from ...formats import EngineName
 from ..http.errors import RequestError
+from .fields import FIELDS, EmbeddingsField
 
 __all__ = ["Embedded", "EmbeddingApi", "EngineAnswerError", "embedding_api"]
 
@@ -65,27 +66,25 @@ class EmbeddingApi:
     """One engine's embedding body and answer.
 
     :param name: what the errors call it.
-    :param body: the body for some inputs and the asked ``dimensions``.
+    :param sent_as: a request field's name in this engine's body (None: not sent), a column
+        of the field table (``fields.py``).
+    :param constant: what every body of this engine carries besides the fields.
     :param parse: the embeddings of an answer that must hold this many.
     """
 
     name: str
-    body: Callable[[tuple[str, ...], int | None], bytes]
+    sent_as: Callable[[EmbeddingsField], str | None]
+    constant: tuple[tuple[str, Any], ...]
     parse: Callable[[bytes, int], Embedded]
 
-
-def _tei_body(inputs: tuple[str, ...], dimensions: int | None) -> bytes:
-    body: dict[str, Any] = {"inputs": list(inputs), "normalize": True}
-    if dimensions is not None:
-        body["dimensions"] = dimensions
-    return _json(body)
-
-
-def _openai_body(inputs: tuple[str, ...], dimensions: int | None) -> bytes:
-    body: dict[str, Any] = {"input": list(inputs), "encoding_format": "float"}
-    if dimensions is not None:
-        body["dimensions"] = dimensions
-    return _json(body)
+    def body(self, values: dict[str, Any]) -> bytes:
+        """The body carrying the checked ``values`` (by request field) this engine takes."""
+        body: dict[str, Any] = dict(self.constant)
+        for row in FIELDS:
+            name, value = self.sent_as(row), values.get(row.name)
+            if name is not None and value is not None:
+                body[name] = list(value) if isinstance(value, tuple) else value
+        return _json(body)
 
 
 def _json(body: dict[str, Any]) -> bytes:
@@ -145,8 +144,8 @@ def _vector(index: int, vector: Any) -> list[float]:
     return [float(v) for v in vector]
 
 
-_TEI = EmbeddingApi("TEI", _tei_body, _parse_tei)
-_OPENAI = EmbeddingApi("vLLM", _openai_body, _parse_openai)
+_TEI = EmbeddingApi("TEI", lambda row: row.tei, (("normalize", True),), _parse_tei)
+_OPENAI = EmbeddingApi("vLLM", lambda row: row.vllm, (("encoding_format", "float"),), _parse_openai)
 
 
 def embedding_api(model: str, engine: EngineName | None) -> EmbeddingApi:

@@ -21,7 +21,6 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from ...formats import ModelKind
-from ..http.errors import RequestError
 from ..http.exchange import Exchange
 from ..routing import Route
 from ..upstream import UpstreamFailure, describe_failure, invoke_once
@@ -37,13 +36,10 @@ MAX_PARALLEL_CALLS = 4
 
 def serve_embeddings(exchange: Exchange) -> None:
     """Answer one embeddings request."""
-    try:
-        data = exchange.read_json()
-        route, variant = exchange.pick_route(data, ModelKind.EMBEDDING)
-        request = build_embeddings_request(data, route)
-    except RequestError as err:
-        exchange.refuse(err)
+    routed = exchange.read_routed(ModelKind.EMBEDDING, build_embeddings_request)
+    if routed is None:
         return
+    request, route, variant = routed
     record = exchange.record
     record.update(
         model=route.model,

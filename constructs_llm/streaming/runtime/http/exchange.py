@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 from email.message import Message
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ...formats import ModelKind
 from ..metrics import UNROUTED, with_metrics
@@ -50,6 +50,8 @@ __all__ = [
     "lambda_request_id",
     "new_request_id",
 ]
+
+Checked = TypeVar("Checked")
 
 REQUEST_ID_HEADER = "x-request-id"
 
@@ -153,6 +155,20 @@ class Exchange:
         """The request body (at most ``MAX_BODY_BYTES``) as a JSON object; ``RequestError``
         otherwise."""
         return load_request(self.read_body(self.settings.max_body_bytes))
+
+    def read_routed(
+        self, kind: ModelKind, check: Callable[[dict[str, Any], Route], Checked]
+    ) -> tuple[Checked, Route, str | None] | None:
+        """Read the request, route it by ``model`` to a model of ``kind`` (``pick_route``) and
+        check it for its route: the checked request, the route and the variant it pins; None
+        once a 4xx naming what is wrong has answered it."""
+        try:
+            data = self.read_json()
+            route, variant = self.pick_route(data, kind)
+            return check(data, route), route, variant
+        except RequestError as err:
+            self.refuse(err)
+            return None
 
     def pick_route(self, data: dict[str, Any], kind: ModelKind) -> tuple[Route, str | None]:
         """The route the request's ``model`` names, kept for the log line, and the variant the

@@ -12,10 +12,7 @@ same fields as chat's, so the request's metrics are the chat request's.
 
 from __future__ import annotations
 
-from ...formats import ModelKind
-from ..chat.target import ChatTarget
-from ..generation import Generation, generate
-from ..http.errors import RequestError
+from ..generation import Generation, generate, read_chat_request
 from ..http.exchange import Exchange
 from .answer import ResponseAnswer
 from .objects import ResponseShape
@@ -27,14 +24,10 @@ __all__ = ["serve_responses"]
 
 def serve_responses(exchange: Exchange) -> None:
     """Answer one Responses request."""
-    try:
-        data = exchange.read_json()
-        route, variant = exchange.pick_route(data, ModelKind.CHAT)
-        target = ChatTarget.of_route(route, tools=exchange.settings.tools_for(route))
-        request = build_responses_request(data, target)
-    except RequestError as err:
-        exchange.refuse(err)
+    routed = read_chat_request(exchange, build_responses_request)
+    if routed is None:
         return
+    request, route, variant = routed
     shape = ResponseShape(model=route.model, echo=request.echo)
     generate(
         exchange,
