@@ -17,22 +17,6 @@ from constructs import IConstruct
 
 from constructs_llm.problems import fail
 
-__all__ = [
-    "BEARER_TOKEN_CALLS",
-    "ECR_AUTHORIZATION_TOKEN",
-    "GENERATED_ENDPOINT_LOG_GROUPS",
-    "HUB_DOWNLOAD",
-    "NVME_VOLUME_KEY",
-    "RUN_TIME_LOG_STREAMS",
-    "UNSCOPED_ACTIONS",
-    "WEIGHTS_PREFIX_OBJECTS",
-    "CheckovSkip",
-    "NagAcknowledgment",
-    "nag_resource",
-    "resource_wildcard",
-    "waive",
-]
-
 
 @dataclass(frozen=True)
 class CheckovSkip:

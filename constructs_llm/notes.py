@@ -27,16 +27,6 @@ if TYPE_CHECKING:
     from constructs_llm.operations.deployment import Surge
     from constructs_llm.sizing.memory import MemoryPlan
 
-__all__ = [
-    "NOTE_METADATA_TYPE",
-    "add_note",
-    "memory_plan_note",
-    "note_line",
-    "note_lines",
-    "notes_of",
-    "quota_note",
-]
-
 NOTE_METADATA_TYPE = "constructs-llm:note"
 """Metadata type of a note in the construct tree and the cloud assembly manifest."""
 

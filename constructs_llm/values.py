@@ -14,23 +14,6 @@ from typing import Literal
 from aws_cdk import Duration, Token
 from constructs import Construct
 
-__all__ = [
-    "all_ints",
-    "bool_problem",
-    "describe",
-    "duration_problem",
-    "duration_type_problem",
-    "env_problem",
-    "int_type_problem",
-    "is_a",
-    "kind_name",
-    "list_problems",
-    "positive_int_problem",
-    "str_problem",
-    "type_problem",
-    "unit_hint",
-]
-
 
 def duration_type_problem(prop: str, value: object) -> str | None:
     """A ``Duration`` (or None). A bare number is refused rather than read as seconds: users

@@ -12,7 +12,7 @@ from aws_cdk import Stack
 from aws_cdk.assertions import Template
 
 from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, catalogs
-from constructs_llm.engines.engine import EngineContext
+from constructs_llm.engines.context import EngineContext
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
 from tests.matrix.builders import G5

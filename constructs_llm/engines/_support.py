@@ -15,26 +15,6 @@ from constructs_llm.sizing.memory import DTYPE_BYTES
 from constructs_llm.sizing.planner import large_step_gpu
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
-__all__ = [
-    "EXTRA_QUANT_BYTES",
-    "TORCH_DTYPES",
-    "VLLM_FP8_FROM",
-    "VLLM_QUANTIZE",
-    "DlcEngine",
-    "GpuEngine",
-    "at_least",
-    "dtype_name",
-    "enum_value",
-    "int_value",
-    "planned_batch",
-    "planned_weight_dtype",
-    "planner_dtype",
-    "present",
-    "put",
-    "vllm_default_max_num_seqs",
-    "vllm_full_context_problem",
-]
-
 VLLM_QUANTIZE = ("awq", "gptq", "marlin", "fp8", "bitsandbytes", "compressed-tensors")
 #: Bytes per weight the planner assumes for quantizations outside ``DTYPE_BYTES``
 #: (lower bound, so a plan never rejects a model that could fit).

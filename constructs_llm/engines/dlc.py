@@ -40,11 +40,10 @@ from constructs_llm.engines._support import (
 from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
-from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice
+from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice, ParserEngine
 from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.signals import SGLANG_SIGNALS, VLLM_SIGNALS, EngineSignals
 from constructs_llm.engines.tools import (
-    ParserEngine,
     ToolCalling,
     parser_setting_problems,
     parser_tool_calling,
@@ -52,8 +51,6 @@ from constructs_llm.engines.tools import (
 )
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.streaming.formats import ModelKind, RequestFormat
-
-__all__ = ["SglangEngine", "VllmEngine"]
 
 
 class _FlagEngine(GpuEngine):

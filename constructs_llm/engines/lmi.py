@@ -32,8 +32,6 @@ from constructs_llm.engines.tools import (
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.streaming.formats import StreamFormat
 
-__all__ = ["LmiBackend", "LmiEngine"]
-
 LmiBackend = Literal["vllm", "trtllm"]
 
 # LMI's async vLLM service hands these to vLLM's chat serving (enable_auto_tools, tool_parser):

@@ -23,8 +23,6 @@ from typing import Literal
 from constructs_llm import catalogs
 from constructs_llm.catalogs import ParserCatalog
 
-__all__ = ["REASONING_PARSERS", "TOOL_PARSERS", "ParserChoice", "ParserEngine", "ParserTable"]
-
 #: The engines whose parser names the tables list (LMI's vLLM backend uses vLLM's).
 ParserEngine = Literal["vllm", "sglang"]
 

@@ -38,8 +38,6 @@ from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.sizing.memory import DEFAULT_BATCH_TOKENS
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
-__all__ = ["TEI_CLIENT_BATCH_SIZE", "TeiEngine"]
-
 #: ``--max-client-batch-size``'s default: inputs TEI takes in one request.
 TEI_CLIENT_BATCH_SIZE = 32
 _GPU_FAMILY, _CPU_FAMILY = "tei", "tei-cpu"

@@ -23,8 +23,6 @@ from constructs_llm.engines.tools import ToolCalling, tools_off, tools_turned_of
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 
-__all__ = ["UPSTREAM_STATUS", "TgiEngine", "TgiNeuronxEngine"]
-
 _TGI_QUANTIZE = (
     "awq",
     "compressed-tensors",

@@ -24,17 +24,6 @@ from dataclasses import dataclass
 
 from constructs_llm.engines.parsers import TOOL_PARSERS, ParserEngine
 
-__all__ = [
-    "ParserEngine",
-    "ToolCalling",
-    "known_parsers",
-    "parser_name_problem",
-    "parser_setting_problems",
-    "parser_tool_calling",
-    "tools_off",
-    "tools_turned_off",
-]
-
 
 @dataclass(frozen=True)
 class ToolCalling:

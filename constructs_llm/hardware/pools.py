@@ -39,18 +39,6 @@ from constructs_llm.hardware.placement import Placement
 from constructs_llm.problems import Problem
 from constructs_llm.values import duration_problem, duration_type_problem
 
-__all__ = [
-    "GUIDE",
-    "MAX_POOLS",
-    "VARIANT_NAME",
-    "InstancePools",
-    "InstanceTypes",
-    "host_ami_problem",
-    "instance_types_type_problems",
-    "pool_problem",
-    "provision_timeout_problem",
-]
-
 #: What ``instance_type=`` takes: one type, or a list of them in order of preference.
 InstanceTypes = str | InstanceType | Sequence[str | InstanceType]
 

@@ -22,16 +22,6 @@ from typing import Protocol
 
 from constructs_llm.hardware.instance_type import InstanceType
 
-__all__ = [
-    "BF16_FROM",
-    "FP8_NATIVE_FROM",
-    "Precision",
-    "PrecisionCheck",
-    "precision_of",
-    "precision_problem",
-    "precision_warning",
-]
-
 BF16_FROM = (8, 0)
 FP8_NATIVE_FROM = (8, 9)
 

@@ -66,16 +66,6 @@ if TYPE_CHECKING:
     from aws_cdk import aws_sagemaker as sagemaker
     from aws_cdk import aws_sns as sns
 
-__all__ = [
-    "ASYNC_FIX",
-    "INVOKE_ASYNC_ACTION",
-    "MAX_CONCURRENT_INVOCATIONS",
-    "AsyncInference",
-    "S3Prefix",
-    "alarms_on_async",
-    "async_inference_problem",
-]
-
 ASYNC_FIX = "use AsyncInference(output=bucket) or AsyncInference.s3_prefix(bucket, 'answers/')"
 INVOKE_ASYNC_ACTION = "sagemaker:InvokeEndpointAsync"
 #: botocore ``MaxConcurrentInvocationsPerInstance``: ``min`` 1, ``max`` 1000.

@@ -30,8 +30,6 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.values import describe
 
-__all__ = ["RESERVATIONS_ONLY", "capacity_reservation_config", "capacity_reservation_problem"]
-
 #: The one preference SageMaker accepts (botocore ``CapacityReservationPreference``).
 RESERVATIONS_ONLY = "capacity-reservations-only"
 _ARN = re.compile(

@@ -30,13 +30,6 @@ from collections.abc import Iterable
 from constructs_llm.model.execution_role import ContainerWrites
 from constructs_llm.operations.metrics import COPY_NAMESPACE, INSTANCE_NAMESPACE
 
-__all__ = [
-    "COMPONENT_LOG_GROUPS",
-    "ENDPOINT_LOG_GROUPS",
-    "component_endpoint_writes",
-    "endpoint_writes",
-]
-
 #: The prefix of every endpoint's log group.
 ENDPOINT_LOG_GROUPS = "/aws/sagemaker/Endpoints"
 #: The prefix of every inference component's log group.

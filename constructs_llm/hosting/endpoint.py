@@ -83,8 +83,6 @@ if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
 
 
-__all__ = ["LlmEndpoint"]
-
 #: SageMaker's guide on updating endpoints that use autoscaling.
 SCALING_UPDATE_GUIDE = (
     "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html"

@@ -38,14 +38,6 @@ from constructs import Construct
 from constructs_llm.hosting.names import SAGEMAKER_NAME, generated_name
 from constructs_llm.values import describe
 
-__all__ = [
-    "CONTEXT_KEY",
-    "FleetChange",
-    "fleet_change_of",
-    "fleet_endpoint_name",
-    "named_endpoint_problem",
-]
-
 #: The context key whose ``true`` makes ``NEW_ENDPOINT`` the default.
 CONTEXT_KEY = "constructs-llm:newEndpointOnFleetChange"
 

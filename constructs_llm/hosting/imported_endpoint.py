@@ -18,8 +18,6 @@ from constructs_llm.problems import Problems, fail
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.values import type_problem
 
-__all__ = ["ImportedEndpoint"]
-
 
 class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
     """A SageMaker real-time endpoint this app does not create. Create it with

@@ -45,8 +45,6 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.values import describe
 
-__all__ = ["PUBLISH_FREQUENCIES_S", "MetricsPlan", "metrics_problems"]
-
 #: The publishing intervals SageMaker accepts, in seconds (botocore ``MetricsConfig``).
 PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
 

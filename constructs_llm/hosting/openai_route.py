@@ -53,15 +53,6 @@ from constructs_llm.values import is_a
 if TYPE_CHECKING:
     from constructs_llm.hosting.rules import HostingPlan
 
-__all__ = [
-    "BEARER_TOKEN_ACTION",
-    "OPENAI_INVOKE_ACTION",
-    "OPENAI_PATH",
-    "NativeOpenAiRoute",
-    "RouteSupport",
-    "openai_route_support",
-]
-
 #: The action that authorizes the call itself (scoped to the endpoint and component ARNs).
 OPENAI_INVOKE_ACTION = "sagemaker:InvokeEndpoint"
 #: The action that lets a bearer token minted from the caller's credentials stand in for a

@@ -24,8 +24,6 @@ from constructs_llm.model.model_resource import render_model
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
 
-__all__ = ["least_outstanding_requests", "production_variant", "startup_timeouts"]
-
 
 def production_variant(
     plan: VariantPlan, *, ami: str | None = None

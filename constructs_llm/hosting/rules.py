@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from constructs_llm.hosting.async_inference import AsyncInference
     from constructs_llm.hosting.plan import VariantPlan
 
-__all__ = ["RULES", "HostingPlan", "Rule", "When", "rule_problems"]
-
 TRAINING_PLANS_GUIDE = (
     "https://docs.aws.amazon.com/sagemaker/latest/dg/"
     "use-training-plan-for-inference-endpoints-using-api-cli-sdk.html"

@@ -29,17 +29,6 @@ if TYPE_CHECKING:
 
     from constructs_llm.sizing.memory import ModelArchitecture
 
-__all__ = [
-    "HEADROOM",
-    "MAX_VOLUME_GB",
-    "VOLUME_KEY_ACTIONS",
-    "grant_volume_key",
-    "kms_problem",
-    "storage_problem",
-    "volume_problem",
-    "waive_nvme_volume_key",
-]
-
 MAX_VOLUME_GB = 512
 #: The storage a checkpoint needs beyond its own size (AWS: "slightly larger").
 HEADROOM = 0.10

@@ -60,8 +60,6 @@ if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
 
 
-__all__ = ["MAX_VARIANTS", "Variant", "plan_variants", "variant_type_problems"]
-
 MAX_VARIANTS = 10
 # What a variant's name keeps of its model's construct id.
 _NAME_PART = re.compile(r"[^a-zA-Z0-9]+")

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from constructs_llm import catalogs
-from constructs_llm.engines.engine import Engine, EngineContext
+from constructs_llm.engines.context import EngineContext
+from constructs_llm.engines.engine import Engine
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.placement import Placement
@@ -26,14 +27,6 @@ if TYPE_CHECKING:
     from constructs_llm.hardware.instance_type import InstanceType
     from constructs_llm.model.container_image import ContainerImage
     from constructs_llm.model.source import ModelSource
-
-__all__ = [
-    "CUDA13_HOST_AMI",
-    "Definition",
-    "Derivation",
-    "derive",
-    "host_ami_for",
-]
 
 CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"
 

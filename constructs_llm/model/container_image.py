@@ -21,12 +21,9 @@ from constructs import Construct
 from constructs_llm.cdk_values import repository_problem as ecr_repository_problem
 from constructs_llm.errors import ImageError
 from constructs_llm.model.dlc_registry import (
-    MAPPING_ID,
-    DlcFamily,
     check_dlc_region,
     dlc_family,
     dlc_family_problem,
-    dlc_regions,
     family_region_rule,
     infer_family,
     registry_mapping,
@@ -45,16 +42,6 @@ from constructs_llm.model.image_references import (
     tag_problem,
 )
 from constructs_llm.problems import Problems, fail
-
-__all__ = [
-    "MAPPING_ID",
-    "PULL_ACTIONS",
-    "ContainerImage",
-    "DlcFamily",
-    "dlc_family",
-    "dlc_regions",
-    "grant_ecr_pull",
-]
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ecr as ecr

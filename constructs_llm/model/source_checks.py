@@ -12,19 +12,6 @@ from aws_cdk import Token
 from constructs_llm import catalogs
 from constructs_llm.cdk_values import cdk_kind
 
-__all__ = [
-    "archive_key_problem",
-    "bucket_problem",
-    "declared_id_problem",
-    "gated_problem",
-    "hub_id_problem",
-    "hub_id_typo",
-    "prefix_problem",
-    "revision_problem",
-    "token_field_problem",
-    "token_problem",
-]
-
 # Hub rules: letters, digits, '-', '_', '.'; no '--' or '..'; '-' and '.' neither start nor end
 # a part; the repository name is at most 96 characters.
 _HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?")

@@ -27,8 +27,6 @@ from constructs import Construct
 
 from constructs_llm.values import describe
 
-__all__ = ["alarm_topic", "email_problems", "emails_of"]
-
 # An address SNS can mail: one @, a domain with a dot, no spaces (SNS checks the rest when
 # it sends the confirmation).
 _ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")

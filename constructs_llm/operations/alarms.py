@@ -41,16 +41,6 @@ if TYPE_CHECKING:
 
     from constructs_llm.operations.engine_signals import EngineQueries
 
-__all__ = [
-    "AlarmMetrics",
-    "AlarmSource",
-    "Alarms",
-    "LlmAlarms",
-    "PoolMetric",
-    "alarm_settings",
-    "create_alarms",
-]
-
 #: vLLM reserves 90 % of each GPU by default (``gpu_memory_utilization``, vllm
 #: engine/arg_utils.py) and TGI fills 90 % of what the weights leave (``TGI_WIGGLE_ROOM``,
 #: text_generation_server/models/globals.py), so a busy engine sits near 90-95 %: the default

@@ -15,18 +15,6 @@ from constructs_llm.operations.schedule import ScheduledCapacity, schedule_probl
 from constructs_llm.problems import Problems
 from constructs_llm.values import all_ints, duration_type_problem, positive_int_problem
 
-__all__ = [
-    "AUTOSCALING_FIX",
-    "DEFAULT_BACKLOG_PER_INSTANCE",
-    "Autoscaling",
-    "scalable_target",
-    "scaling_role",
-    "schedule_actions",
-    "target_problem",
-    "track",
-    "variant_scalable_target",
-]
-
 AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
 
 #: Requests queued or in process per instance that an asynchronous endpoint's target tracking

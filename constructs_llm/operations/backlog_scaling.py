@@ -35,8 +35,6 @@ from constructs import Construct
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import Autoscaling
 
-__all__ = ["BACKLOG_METRIC", "NO_CAPACITY_METRIC", "autoscale_on_backlog", "backlog_metric"]
-
 BACKLOG_METRIC = "ApproximateBacklogSizePerInstance"
 NO_CAPACITY_METRIC = "HasBacklogWithoutCapacity"
 

@@ -23,8 +23,6 @@ from constructs_llm.values import describe
 if TYPE_CHECKING:
     from constructs_llm.operations.dashboard import LlmDashboard
 
-__all__ = ["CONSOLE_HOSTS", "MAPPING_ID", "console_host", "dashboard_url"]
-
 #: The AWS console's host in each partition.
 CONSOLE_HOSTS = {
     "aws": "console.aws.amazon.com",

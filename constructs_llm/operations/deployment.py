@@ -45,19 +45,6 @@ if TYPE_CHECKING:
 
     from constructs_llm.hardware.instance_type import InstanceType
 
-__all__ = [
-    "DEPLOYMENT_FIX",
-    "MAX_EXECUTION_S",
-    "Deployment",
-    "DeploymentKind",
-    "Fleet",
-    "Surge",
-    "component_deployment_config",
-    "endpoint_deployment_config",
-    "rollback_needs_alarms",
-    "update_surge",
-]
-
 DEPLOYMENT_FIX = (
     "use Deployment.canary(percent=..., bake=...), Deployment.linear(step_percent=..., "
     "bake=...), Deployment.all_at_once(bake=...) or Deployment.rolling(batch_percent=..., "

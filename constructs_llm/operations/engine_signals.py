@@ -34,15 +34,6 @@ if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
     from constructs_llm.engines.signals import EngineSignals
 
-__all__ = [
-    "ENDPOINT_LABEL",
-    "EngineAlarm",
-    "EngineQueries",
-    "EngineThresholds",
-    "engine_alarm_problem",
-    "spellings",
-]
-
 ENDPOINT_LABEL = "aws.sagemaker.endpoint.name"
 VARIANT_LABEL = "aws.sagemaker.variant.name"
 COMPONENT_LABEL = "aws.sagemaker.inference_component.name"

@@ -28,17 +28,6 @@ if TYPE_CHECKING:
     from aws_cdk import TimeZone
     from aws_cdk import aws_applicationautoscaling as appscaling
 
-__all__ = [
-    "MINUTES_PER_WEEK",
-    "TIME_ZONE_ABBREVIATIONS",
-    "ScheduledCapacity",
-    "abbreviation_problem",
-    "expression_problem",
-    "hours_per_month",
-    "schedule_problems",
-    "weekly_floor",
-]
-
 MINUTES_PER_WEEK = 7 * 24 * 60
 _DAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
 _CRON = re.compile(r"^cron\((\S+) (\S+) (\S+) (\S+) (\S+) (\S+)\)$")

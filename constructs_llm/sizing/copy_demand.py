@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 from constructs_llm.hardware.instance_type import InstanceType
 
-__all__ = ["MIN_CPU_CORES", "MIN_MEMORY_MIB", "CopyDemand", "cpu_cores_problem"]
-
 #: SageMaker's floors for one copy's requirements (CreateInferenceComponent).
 MIN_MEMORY_MIB = 128
 MIN_CPU_CORES = 0.25

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ACTIVATION_FACTOR", "EmbeddingFit", "embedding_fit"]
-
 GIB = 1024**3
 #: Tensors of ``batch tokens x hidden size`` alive at once during one forward pass.
 ACTIVATION_FACTOR = 12

@@ -10,23 +10,6 @@ from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import fail
 
-__all__ = [
-    "GIB",
-    "LARGE_STEP_GPU_GIB",
-    "OVERHEAD_GIB_LARGE_STEP",
-    "OVERHEAD_GIB_PER_DEVICE",
-    "EngineSizing",
-    "Memory",
-    "ModelShape",
-    "caveats",
-    "device_memory",
-    "devices_for",
-    "fit_problems",
-    "kib",
-    "large_step_gpu",
-    "overhead_per_device",
-]
-
 GIB = 1024**3
 
 

@@ -13,14 +13,6 @@ from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.values import duration_problem
 
-__all__ = [
-    "MAX_TIMEOUT_S",
-    "MIN_TIMEOUT_S",
-    "default_download_timeout",
-    "default_health_check_timeout",
-    "timeout_problem",
-]
-
 GPU_FLOOR_S = 900  # 15 minutes: a 7-8B model on one GPU, with headroom
 NEURON_S = 3600  # Neuron may compile at start-up; use the maximum
 MAX_S = 3600

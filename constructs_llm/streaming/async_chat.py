@@ -66,15 +66,6 @@ from constructs_llm.streaming.runtime.parsing.events import (
 )
 from constructs_llm.streaming.runtime.parsing.parser import parse_stream
 
-__all__ = [
-    "INLINE_LIMIT",
-    "AsyncChatError",
-    "AsyncChatJob",
-    "chat_async",
-    "chat_completion",
-    "submit_chat",
-]
-
 #: The largest body ``InvokeEndpointAsync`` takes inline (botocore ``AsyncBodyBlob`` max).
 INLINE_LIMIT = 128_000
 #: botocore ``InvocationTimeoutSecondsHeader``: 1-3600 (SageMaker's default is 900).

@@ -50,15 +50,6 @@ from urllib.parse import urlsplit
 
 from constructs_llm.errors import ClientConfigurationError
 
-__all__ = [
-    "DEFAULT_TOKEN_LIFETIME",
-    "MAX_TOKEN_LIFETIME",
-    "TOKEN_PREFIX",
-    "bearer_token_hook",
-    "bearer_token_provider",
-    "sagemaker_bearer_token",
-]
-
 #: What every token starts with (the SDK's ``AUTH_PREFIX``).
 TOKEN_PREFIX = "sagemaker-api-key-"
 #: The longest a token may live (the SDK's ``TOKEN_DURATION``, the guide's "up to 12 hours").

@@ -29,8 +29,6 @@ from constructs_llm.problems import Problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.values import describe
 
-__all__ = ["ADAPTER_ENV", "AdapterComponent"]
-
 #: Engines whose SageMaker integration serves adapter components, by ``Engine.name``, and the
 #: base model env that turns it on.
 #: - LMI (vLLM async): ``option.enable_lora`` enables adapters (djl-serving

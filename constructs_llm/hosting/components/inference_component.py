@@ -69,9 +69,6 @@ from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import int_type_problem, positive_int_problem, type_problem
 
-__all__ = ["InferenceComponent"]
-
-
 #: Entries SageMaker documents for an inference component's container environment.
 MAX_COMPONENT_ENV = 16
 _POOLS_FIX = "InferenceComponentEndpoint(instance_type=[...])"

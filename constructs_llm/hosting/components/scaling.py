@@ -16,8 +16,6 @@ from constructs_llm.operations.autoscaling import Autoscaling
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
 
-__all__ = ["ScaledComponent", "autoscale_component"]
-
 
 class ScaledComponent(Protocol):
     """What copy autoscaling needs of a component (``InferenceComponent`` provides it)."""

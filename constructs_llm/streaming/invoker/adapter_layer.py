@@ -15,14 +15,6 @@ from constructs_llm import catalogs
 from constructs_llm.problems import fail
 from constructs_llm.stack_rules import assert_before_deploy
 
-__all__ = [
-    "PublishedLayer",
-    "adapter_for",
-    "adapter_layer_arn",
-    "adapter_layer_problem",
-    "published_layer",
-]
-
 
 @dataclass(frozen=True, kw_only=True)
 class PublishedLayer:

@@ -37,8 +37,6 @@ from constructs_llm.values import (
     str_problem,
 )
 
-__all__ = ["check_distribution", "check_invoker", "decode_time_warnings"]
-
 _WEB_ACL_ARN = "arn:aws:wafv2:us-east-1:123456789012:global/webacl/name/id"
 # A DNS name CloudFront takes as an alternate domain name: labels of letters, digits and
 # hyphens, optionally behind one leading "*." (a wildcard), at most 253 characters.

@@ -45,16 +45,6 @@ from constructs import Construct
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, waive
 from constructs_llm.stack_rules import assert_before_deploy
 
-__all__ = [
-    "MAX_RATE_LIMIT",
-    "MINIMUM_PROTOCOL",
-    "MIN_RATE_LIMIT",
-    "WAF_REGION",
-    "DistributionSettings",
-    "build_distribution",
-    "rate_limit_web_acl",
-]
-
 WAF_REGION = "us-east-1"
 #: The viewer security policy of a distribution with a certificate of its own.
 MINIMUM_PROTOCOL = cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021

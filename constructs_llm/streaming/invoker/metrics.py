@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
     from constructs_llm.hosting.target import InvocationTarget
 
-__all__ = ["InvokerMetrics", "metric_dimensions"]
-
 
 def metric_dimensions(target: InvocationTarget) -> dict[str, str]:
     """The dimensions the runtime writes for requests to ``target`` (its route's target and

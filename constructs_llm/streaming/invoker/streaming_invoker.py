@@ -24,7 +24,7 @@ from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import Env
-from constructs_llm.streaming.invoker.adapter_layer import adapter_for, adapter_layer_arn
+from constructs_llm.streaming.invoker.adapter_layer import adapter_for
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.checks import (
     check_distribution,
@@ -47,8 +47,6 @@ from constructs_llm.streaming.invoker.function import (
 )
 from constructs_llm.streaming.invoker.metrics import InvokerMetrics
 from constructs_llm.streaming.invoker.targets import environment_size_problem
-
-__all__ = ["StreamingInvoker", "adapter_layer_arn"]
 
 # A heartbeat well inside CloudFront's origin read timeout, when the invoker has none.
 _DISTRIBUTION_HEARTBEAT_S = 15

@@ -41,16 +41,6 @@ from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.streaming.formats import EngineName, Env, ModelKind, RouteSpec
 from constructs_llm.values import describe
 
-__all__ = [
-    "LAMBDA_ENV_LIMIT",
-    "check_targets",
-    "engine_of",
-    "environment_size_problem",
-    "routes_environment",
-    "sees_images",
-    "served_pools",
-]
-
 #: "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas).
 LAMBDA_ENV_LIMIT = 4096
 # What an unresolved value (an endpoint name, a secret ARN) may take once CloudFormation

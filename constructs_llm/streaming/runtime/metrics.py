@@ -44,18 +44,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..formats import ERROR_KINDS, NAMESPACE
-
-__all__ = [
-    "ERROR_KINDS",
-    "KEY_REFRESH_FAILURES",
-    "METRIC_UNITS",
-    "NAMESPACE",
-    "UNROUTED",
-    "error_kind",
-    "key_refresh_record",
-    "with_metrics",
-]
+from ..formats import NAMESPACE
 
 #: The metric of a failed refresh of the API keys, by ``Outcome`` (``stale`` or ``closed``).
 KEY_REFRESH_FAILURES = "ApiKeyRefreshFailures"

@@ -69,18 +69,6 @@ from typing import Any
 from ..formats import EngineName, ModelKind, RequestFormat, RouteSpec, StreamFormat
 from .http.errors import RequestError
 
-__all__ = [
-    "MAX_TOKENS_CEILING",
-    "VARIANT_HEADER",
-    "Route",
-    "RoutingTable",
-    "accept_route",
-    "kind_mismatch",
-    "model_not_found",
-    "parse_routes",
-    "target_variant",
-]
-
 VARIANT_HEADER = "X-Target-Variant"
 # SageMaker's variant name pattern and length (botocore ``TargetVariantHeader``).
 _VARIANT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")

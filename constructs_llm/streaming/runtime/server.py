@@ -80,8 +80,6 @@ from .responses.stateless import NO_STORED_RESPONSES
 from .routing import model_not_found
 from .settings import Settings
 
-__all__ = ["RuntimeServer", "make_server"]
-
 CHAT_PATH = "/v1/chat/completions"
 EMBEDDINGS_PATH = "/v1/embeddings"
 HEALTH_PATH = "/health"

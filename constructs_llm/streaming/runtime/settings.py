@@ -90,16 +90,14 @@ from typing import Any
 from ..formats import (
     DEFAULT_MAX_REQUEST_BYTES,
     MAX_REQUEST_BYTES,
+    NAMESPACE,
     EngineName,
     Env,
     RequestFormat,
     StreamFormat,
 )
 from .aws_clients import new_client
-from .metrics import NAMESPACE
 from .routing import MAX_TOKENS_CEILING, Route, RoutingTable, parse_routes
-
-__all__ = ["Settings", "SettingsError", "new_sagemaker_client", "sagemaker_client"]
 
 _UPSTREAM_CONNECT_TIMEOUT = 10.0
 # The first call plus one retry. Retries cover only the call: a broken stream is not resumed.

@@ -50,8 +50,6 @@ from .target import ChatTarget
 from .tools import checked_parallel, checked_tool_choice, checked_tools
 from .values import boolean, integer, number, stop_sequences, stream_options, string, token_count
 
-__all__ = ["FIELDS", "OPEN_ENGINES", "TOP_LOGPROBS_ENGINES", "ChatField", "Context"]
-
 
 @dataclass(frozen=True)
 class Context:

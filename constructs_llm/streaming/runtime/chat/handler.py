@@ -17,8 +17,6 @@ from .stream import ChunkStream
 from .target import ChatTarget
 from .wire import CompletionShape, new_completion_id
 
-__all__ = ["serve_chat"]
-
 
 def serve_chat(exchange: Exchange) -> None:
     """Answer one chat request."""

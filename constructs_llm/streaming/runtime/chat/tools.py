@@ -18,15 +18,6 @@ from typing import Any
 from ..http.errors import RequestError
 from .target import ChatTarget
 
-__all__ = [
-    "MAX_TOOLS",
-    "check_tool_message",
-    "checked_parallel",
-    "checked_tool_choice",
-    "checked_tools",
-    "tool_names",
-]
-
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The most tools one request may offer, as OpenAI's API allows.
 MAX_TOOLS = 128

@@ -30,19 +30,6 @@ from typing import Any
 
 from ..parsing.events import DoneEvent, TokenEvent
 
-__all__ = [
-    "DONE",
-    "CompletionShape",
-    "finish_reason",
-    "logprob_entry",
-    "logprobs_object",
-    "new_completion_id",
-    "new_tool_call_id",
-    "reasoning_delta",
-    "sse",
-    "usage_object",
-]
-
 DONE = b"data: [DONE]\n\n"
 
 

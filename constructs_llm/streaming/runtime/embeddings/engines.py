@@ -37,8 +37,6 @@ from typing import Any
 from ...formats import EngineName
 from ..http.errors import RequestError
 
-__all__ = ["Embedded", "EmbeddingApi", "EngineAnswerError", "embedding_api"]
-
 _SGLANG = (
     "its engine, sglang, takes chat completion requests only on /invocations, the one path "
     "SageMaker calls (sgl-project/sglang: python/sglang/srt/entrypoints/http_server.py), so "

@@ -41,8 +41,6 @@ from ..http.errors import RequestError, unsupported
 from ..routing import Route
 from .engines import EmbeddingApi, embedding_api
 
-__all__ = ["ENCODINGS", "MAX_INPUTS", "EmbeddingsRequest", "build_embeddings_request"]
-
 #: OpenAI's limit on the inputs of one request ("any array must be 2048 dimensions or less").
 MAX_INPUTS = 2048
 ENCODINGS = ("float", "base64")

@@ -41,8 +41,6 @@ from typing import Any
 
 from ..aws_clients import new_client
 
-__all__ = ["ApiKeyAuth", "Denial", "SecretFormatError", "parse_api_keys"]
-
 # RFC 6750 section 2.1, with the scheme case-insensitive and any non-space key accepted
 # (generated keys may hold punctuation outside the RFC's b64token characters).
 _BEARER = re.compile(r"bearer[ \t]+(\S+)[ \t]*", re.IGNORECASE)

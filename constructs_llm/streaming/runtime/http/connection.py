@@ -28,8 +28,6 @@ from .exchange import ClientGone, Exchange
 from .framing import FramingError, framing_problem, read_header_block
 from .server import HttpServer
 
-__all__ = ["KNOWN_METHODS", "Connection"]
-
 #: Methods the server recognizes: one of them on a path that does not take it is a 405;
 #: any other method a 501.
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})

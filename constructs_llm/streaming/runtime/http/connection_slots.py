@@ -20,8 +20,6 @@ from collections import deque
 
 from .errors import error_object
 
-__all__ = ["LINGER_SECONDS", "ConnectionSlots"]
-
 LINGER_SECONDS = 2.0
 """How long a refused connection's input is read and dropped before it is closed."""
 _MAX_LINGERING = 256  # refused sockets set aside at once; past it the oldest is closed

@@ -12,8 +12,6 @@ from __future__ import annotations
 from .exchange import ClientGone, Exchange, chunk
 from .heartbeat import Heartbeat
 
-__all__ = ["KEEP_ALIVE", "EventStream"]
-
 KEEP_ALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it, proxies see bytes flow
 _HEADERS = [
     ("Content-Type", "text/event-stream; charset=utf-8"),

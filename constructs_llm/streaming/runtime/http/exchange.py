@@ -38,19 +38,6 @@ from .deadline import DeadlinePassed
 from .errors import RequestError, error_object
 from .json_body import load_request
 
-__all__ = [
-    "REQUEST_ID_HEADER",
-    "ClientGone",
-    "ConnectionView",
-    "Exchange",
-    "LogSink",
-    "ServerView",
-    "chunk",
-    "emit_log_line",
-    "lambda_request_id",
-    "new_request_id",
-]
-
 REQUEST_ID_HEADER = "x-request-id"
 
 LogSink = Callable[[dict[str, Any]], None]

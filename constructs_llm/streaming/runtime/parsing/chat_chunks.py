@@ -12,8 +12,6 @@ from typing import Any
 from .events import ReasoningEvent, StreamEvent, TokenEvent, TopLogprob
 from .stream_state import StreamState, count, failed_finish, str_or_none, token_event
 
-__all__ = ["chat_chunk", "remember_usage"]
-
 
 def remember_usage(state: StreamState, usage: Any) -> None:
     """Remember an OpenAI ``usage`` object's counts (the last one wins: it is cumulative),

@@ -27,8 +27,6 @@ from typing import Any
 
 from .events import ErrorEvent
 
-__all__ = ["engine_error", "tgi_error_type"]
-
 # TGI's InferError display prefixes -> its error_type names (huggingface/text-generation-inference:
 # router/src/infer/mod.rs).
 # "Incomplete generation stream" precedes "Incomplete generation", which it extends.

@@ -15,17 +15,6 @@ from typing import Any
 from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent
 from .tool_calls import ToolCallDeltas
 
-__all__ = [
-    "ERROR_CODE_MODEL_ERROR",
-    "FAILED_FINISH_REASONS",
-    "FINISH_REASON_ERROR",
-    "StreamState",
-    "count",
-    "failed_finish",
-    "str_or_none",
-    "token_event",
-]
-
 ERROR_CODE_MODEL_ERROR = "model_error"
 """``ErrorEvent.code`` for an engine error that names no code of its own (DJL LMI)."""
 

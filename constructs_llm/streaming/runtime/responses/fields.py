@@ -41,8 +41,6 @@ from .input import Conversation, conversation
 from .stateless import STATELESS
 from .tools import chat_tool_fields
 
-__all__ = ["FIELDS", "LOGPROBS", "OMIT", "Context", "ResponsesField"]
-
 LOGPROBS = "message.output_text.logprobs"
 _ENCRYPTED_REASONING = "reasoning.encrypted_content"
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
