@@ -121,7 +121,7 @@ def type_problem(
     kinds = expected if isinstance(expected, tuple) else (expected,)
     if any(is_a(value, kind) for kind in kinds):
         return None
-    wanted = " or ".join(_with_article(kind_name(kind)) for kind in kinds)
+    wanted = " or ".join(_with_article(_kind_name(kind)) for kind in kinds)
     return f"{prop} must be {wanted}, got {describe(value)}; {fix}"
 
 
@@ -133,12 +133,12 @@ def list_problems(
         return []
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
         kinds = expected if isinstance(expected, tuple) else (expected,)
-        names = " or ".join(kind_name(k) for k in kinds)
+        names = " or ".join(_kind_name(k) for k in kinds)
         return [f"{prop} must be a list of {names}, got {describe(value)}; {fix}"]
     return [type_problem(f"{prop}[{i}]", item, expected, fix) for i, item in enumerate(value)]
 
 
-def kind_name(kind: type) -> str:
+def _kind_name(kind: type) -> str:
     """``LlmModel``, ``Duration``, or ``iam.IRole`` for the CDK's service modules."""
     module = kind.__module__
     if module.startswith("aws_cdk.aws_"):

@@ -18,7 +18,7 @@ from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 VLLM_QUANTIZE = ("awq", "gptq", "marlin", "fp8", "bitsandbytes", "compressed-tensors")
 #: Bytes per weight the planner assumes for quantizations outside ``DTYPE_BYTES``
 #: (lower bound, so a plan never rejects a model that could fit).
-EXTRA_QUANT_BYTES = {"compressed-tensors": "int4", "exl2": "int4", "smoothquant": "int8"}
+_EXTRA_QUANT_BYTES = {"compressed-tensors": "int4", "exl2": "int4", "smoothquant": "int8"}
 
 
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
@@ -63,7 +63,7 @@ class GpuEngine(DlcEngine):
 
     @property
     def weight_dtype(self) -> str | None:
-        return planned_weight_dtype(getattr(self, self._quantize_setting), self.dtype)
+        return _planned_weight_dtype(getattr(self, self._quantize_setting), self.dtype)
 
     def quantization_asked(self, user_env: Mapping[str, str]) -> tuple[str, str] | None:
         asked = super().quantization_asked(user_env)
@@ -87,10 +87,10 @@ def dtype_name(dtype: str | None, names: Mapping[str, str]) -> str | None:
     return names.get(DTYPE_ALIASES[dtype.lower()], dtype)
 
 
-def planned_weight_dtype(quantize: str | None, dtype: str | None) -> str | None:
+def _planned_weight_dtype(quantize: str | None, dtype: str | None) -> str | None:
     """The planner's name for how the weights load: the quantization, else the dtype."""
     if quantize:
-        return EXTRA_QUANT_BYTES.get(quantize, quantize)
+        return _EXTRA_QUANT_BYTES.get(quantize, quantize)
     return DTYPE_ALIASES.get(dtype.lower(), dtype) if dtype else None
 
 

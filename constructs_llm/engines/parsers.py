@@ -40,7 +40,7 @@ class ParserChoice:
 
 
 @dataclass(frozen=True)
-class ParserTable:
+class _ParserTable:
     """One kind of parser: its table and the engine settings that pick from it.
 
     :param catalog: the packaged table.
@@ -130,10 +130,10 @@ class ParserTable:
         )
 
 
-TOOL_PARSERS = ParserTable(
+TOOL_PARSERS = _ParserTable(
     catalogs.tool_parsers, "tool_calls", "tool_call_parser", "tool-call parser", "tool calling"
 )
-REASONING_PARSERS = ParserTable(
+REASONING_PARSERS = _ParserTable(
     catalogs.reasoning_parsers,
     "reasoning",
     "reasoning_parser",

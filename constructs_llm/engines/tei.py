@@ -39,7 +39,7 @@ from constructs_llm.sizing.memory import DEFAULT_BATCH_TOKENS
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 #: ``--max-client-batch-size``'s default: inputs TEI takes in one request.
-TEI_CLIENT_BATCH_SIZE = 32
+_TEI_CLIENT_BATCH_SIZE = 32
 _GPU_FAMILY, _CPU_FAMILY = "tei", "tei-cpu"
 # The default GPU image starts on compute capability 7.5, 8.x and 9.0 only (the catalog's
 # ``compute_capability``, from NVIDIA's list).
@@ -110,7 +110,7 @@ class TeiEngine(SettingsChecked, ServingEngine):
 
     @property
     def max_inputs_per_call(self) -> int | None:
-        return self.max_client_batch_size or TEI_CLIENT_BATCH_SIZE
+        return self.max_client_batch_size or _TEI_CLIENT_BATCH_SIZE
 
     def image_for(self, instance: InstanceType) -> ContainerImage:
         if self.image is not None:

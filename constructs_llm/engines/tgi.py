@@ -42,7 +42,7 @@ _TGI_DTYPES = ("fp16", "bf16")
 _FALSE_VALUES = frozenset({"", "0", "false", "no", "off", "n", "f"})
 _NEURON_DEFAULT_BATCH = 4  # matches the batch sizes of the public Neuron compilation cache
 #: The synth note of every model served with ``Engine.tgi()``.
-UPSTREAM_STATUS = (
+_UPSTREAM_STATUS = (
     "Engine.tgi(): TGI is archived upstream (maintenance mode from 2025-12-11, repository "
     "archived 2026-03-21, last SageMaker DLC 3.3.6) and gets no fixes; serve new models with "
     "Engine.vllm() or Engine.lmi()"
@@ -104,7 +104,7 @@ class TgiEngine(GpuEngine):
 
     @property
     def notes(self) -> tuple[str, ...]:
-        return (UPSTREAM_STATUS,)
+        return (_UPSTREAM_STATUS,)
 
     def tool_calling(
         self, *, family: str | None = None, user_env: Mapping[str, str] | None = None

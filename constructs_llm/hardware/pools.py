@@ -43,9 +43,9 @@ from constructs_llm.values import duration_problem, duration_type_problem
 InstanceTypes = str | InstanceType | Sequence[str | InstanceType]
 
 GUIDE = "https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html"
-MAX_POOLS = 5
-MIN_PROVISION_TIMEOUT_S = 300
-MAX_PROVISION_TIMEOUT_S = 3600
+_MAX_POOLS = 5
+_MIN_PROVISION_TIMEOUT_S = 300
+_MAX_PROVISION_TIMEOUT_S = 3600
 
 #: The name of a variant given a list of instance types. It depends on neither the types nor
 #: their order, so adding, dropping or reordering pools updates the variant in place: a new
@@ -92,7 +92,7 @@ class InstancePools:
             problems += found
             if placement is not None:
                 placements.append(placement)
-        if len(value) > MAX_POOLS:
+        if len(value) > _MAX_POOLS:
             problems.append(Problem(_too_many(prop, value)))
         problems += [Problem(p) for p in _duplicates(prop, placements)]
         if problems or not placements:
@@ -214,9 +214,9 @@ def provision_timeout_problem(value: object, pools: InstancePools | None) -> str
     return duration_problem(
         "provision_timeout",
         value,
-        minimum_s=MIN_PROVISION_TIMEOUT_S,
-        maximum_s=MAX_PROVISION_TIMEOUT_S,
-        bounds=f"{MIN_PROVISION_TIMEOUT_S} and {MAX_PROVISION_TIMEOUT_S} seconds (5-60 minutes)",
+        minimum_s=_MIN_PROVISION_TIMEOUT_S,
+        maximum_s=_MAX_PROVISION_TIMEOUT_S,
+        bounds=f"{_MIN_PROVISION_TIMEOUT_S} and {_MAX_PROVISION_TIMEOUT_S} seconds (5-60 minutes)",
         why="SageMaker's range for VariantInstanceProvisionTimeoutInSeconds",
     )
 
@@ -274,7 +274,7 @@ def _not_a_list(prop: str, value: object) -> str:
 
 def _empty(prop: str) -> str:
     return (
-        f"{prop}=[] names no instance type; give one or more (at most {MAX_POOLS}) in order of "
+        f"{prop}=[] names no instance type; give one or more (at most {_MAX_POOLS}) in order of "
         "preference, or one type as a string"
     )
 
@@ -283,7 +283,7 @@ def _too_many(prop: str, value: Sequence[object]) -> str:
     names = ", ".join(str(v) for v in value)
     return (
         f"{prop} lists {len(value)} instance types ({names}); SageMaker allows at most "
-        f"{MAX_POOLS} instance pools per variant: drop the least preferred"
+        f"{_MAX_POOLS} instance pools per variant: drop the least preferred"
     )
 
 

@@ -84,7 +84,7 @@ if TYPE_CHECKING:
 
 
 #: SageMaker's guide on updating endpoints that use autoscaling.
-SCALING_UPDATE_GUIDE = (
+_SCALING_UPDATE_GUIDE = (
     "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html"
 )
 
@@ -605,7 +605,7 @@ def _autoscaled_fleet_change(variant: EndpointVariant, key: str) -> str:
         f"{variant.describe} scales on {variant.fleet_label} (Application Auto Scaling target "
         f"endpoint/<endpoint>/variant/{variant.name}). SageMaker refuses an endpoint update that "
         "changes the instance type of, or removes, a variant registered for autoscaling until "
-        f"its scalable target is deregistered ({SCALING_UPDATE_GUIDE}), and CloudFormation "
+        f"its scalable target is deregistered ({_SCALING_UPDATE_GUIDE}), and CloudFormation "
         "updates the endpoint before it deletes the old target: a deploy that changes "
         f"instance_type fails, and CloudFormation rolls it back{pools}. Change it in two "
         "deploys: first with autoscaling=None (CloudFormation deregisters the target; set "

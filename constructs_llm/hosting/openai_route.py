@@ -54,12 +54,12 @@ if TYPE_CHECKING:
     from constructs_llm.hosting.rules import HostingPlan
 
 #: The action that authorizes the call itself (scoped to the endpoint and component ARNs).
-OPENAI_INVOKE_ACTION = "sagemaker:InvokeEndpoint"
+_OPENAI_INVOKE_ACTION = "sagemaker:InvokeEndpoint"
 #: The action that lets a bearer token minted from the caller's credentials stand in for a
 #: SigV4 signature (no resource of its own).
-BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
+_BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 #: What OpenAI clients append ``/chat/completions`` to.
-OPENAI_PATH = "/openai/v1"
+_OPENAI_PATH = "/openai/v1"
 
 _CHAT_ENGINES = "Engine.vllm() or Engine.sglang()"
 _LISTED = (
@@ -218,7 +218,7 @@ class NativeOpenAiRoute:
         ]
         if self.inference_component_name is not None:
             parts += ["/inference-components/", self.inference_component_name]
-        return Fn.join("", [*parts, OPENAI_PATH])
+        return Fn.join("", [*parts, _OPENAI_PATH])
 
     def grant_openai(self: _RouteHost, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``grantee`` to call :attr:`openai_base_url` with a bearer token:
@@ -236,12 +236,12 @@ class NativeOpenAiRoute:
             warn(self, SynthWarning(support.warning_id, support.message))
         invoke = iam.Grant.add_to_principal(
             grantee=grantee,
-            actions=[OPENAI_INVOKE_ACTION],
+            actions=[_OPENAI_INVOKE_ACTION],
             resource_arns=self._openai_invoke_arns(),
         )
         token = iam.Grant.add_to_principal(
             grantee=grantee,
-            actions=[BEARER_TOKEN_ACTION],
+            actions=[_BEARER_TOKEN_ACTION],
             resource_arns=["*"],
             conditions={"StringEquals": {"aws:ResourceAccount": Stack.of(self).account}},
         )

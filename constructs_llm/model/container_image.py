@@ -178,7 +178,7 @@ class _UriImage(ContainerImage):
             fail("ContainerImage.from_uri", match, ImageError)
         ecr_registry = ECR_REGISTRY.fullmatch(match["registry"])
         if ecr_registry is None:
-            fail("ContainerImage.from_uri", registry_problem(uri, match["registry"]), ImageError)
+            fail("ContainerImage.from_uri", _registry_problem(uri, match["registry"]), ImageError)
         self._repository = match["repository"]
         self._tag = match["tag"]
         self._ecr = (ecr_registry["account"], ecr_registry["region"], match["repository"])
@@ -203,7 +203,7 @@ class _UriImage(ContainerImage):
             grant_ecr_pull(grantee, [arn])
 
 
-def registry_problem(uri: str, registry: str) -> str:
+def _registry_problem(uri: str, registry: str) -> str:
     """An image on a registry other than Amazon ECR: SageMaker pulls a model's image from ECR
     (``ImageConfig.RepositoryAccessMode`` ``Platform``, the default) and from another registry
     only in ``Vpc`` mode, through the model's VPC ("Use a Private Docker Registry for Real-Time

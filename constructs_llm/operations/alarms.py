@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 #: engine/arg_utils.py) and TGI fills 90 % of what the weights leave (``TGI_WIGGLE_ROOM``,
 #: text_generation_server/models/globals.py), so a busy engine sits near 90-95 %: the default
 #: threshold watches for memory beyond the engine's own reservation.
-DEFAULT_GPU_MEMORY_PERCENT = 98.0
+_DEFAULT_GPU_MEMORY_PERCENT = 98.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,7 +74,7 @@ class Alarms:
 
     error_rate: float = 0.05
     model_latency: Duration | None = None
-    gpu_memory_percent: float = DEFAULT_GPU_MEMORY_PERCENT
+    gpu_memory_percent: float = _DEFAULT_GPU_MEMORY_PERCENT
     disk_percent: float = 90.0
     kv_cache_percent: float | None = DEFAULT_KV_CACHE_PERCENT
     requests_waiting: int | None = DEFAULT_REQUESTS_WAITING

@@ -198,7 +198,7 @@ def _positive(name: str, value: float | None) -> str | None:
     return f"{name} must be a number > 0, got {value!r}"
 
 
-def scaling_role(scope: Construct) -> iam.IRole:
+def _scaling_role(scope: Construct) -> iam.IRole:
     """The SageMaker service-linked role of Application Auto Scaling, imported once per stack."""
     stack = Stack.of(scope)
     existing = stack.node.try_find_child("ConstructsLlmScalingRole")
@@ -229,7 +229,7 @@ def scalable_target(
         scalable_dimension=dimension,
         min_capacity=min_capacity,
         max_capacity=max_capacity,
-        role=scaling_role(scope),
+        role=_scaling_role(scope),
     )
 
 

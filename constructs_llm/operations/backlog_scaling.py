@@ -35,11 +35,11 @@ from constructs import Construct
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import Autoscaling
 
-BACKLOG_METRIC = "ApproximateBacklogSizePerInstance"
-NO_CAPACITY_METRIC = "HasBacklogWithoutCapacity"
+_BACKLOG_METRIC = "ApproximateBacklogSizePerInstance"
+_NO_CAPACITY_METRIC = "HasBacklogWithoutCapacity"
 
 
-def backlog_metric(metric_name: str, endpoint_name: str) -> cloudwatch.Metric:
+def _backlog_metric(metric_name: str, endpoint_name: str) -> cloudwatch.Metric:
     """An asynchronous endpoint's metric (``AWS/SageMaker``, by ``EndpointName``; 1-minute
     ``Average``, the statistic each backlog metric is published for)."""
     return cloudwatch.Metric(
@@ -75,14 +75,14 @@ def autoscale_on_backlog(
     target.scale_to_track_metric(
         "Tracking",
         target_value=scaling.backlog_target,
-        custom_metric=backlog_metric(BACKLOG_METRIC, metric_endpoint_name),
+        custom_metric=_backlog_metric(_BACKLOG_METRIC, metric_endpoint_name),
         scale_in_cooldown=scaling.in_cooldown,
         scale_out_cooldown=scaling.out_cooldown,
     )
     if scaling.may_reach_zero:  # a scheduled zero needs the way back up as much
         target.scale_on_metric(
             "ScaleOutFromZero",
-            metric=backlog_metric(NO_CAPACITY_METRIC, metric_endpoint_name),
+            metric=_backlog_metric(_NO_CAPACITY_METRIC, metric_endpoint_name),
             scaling_steps=[
                 appscaling.ScalingInterval(upper=0, change=0),
                 appscaling.ScalingInterval(lower=1, change=1),

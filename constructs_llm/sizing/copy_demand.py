@@ -9,7 +9,7 @@ from constructs_llm.hardware.instance_type import InstanceType
 
 #: SageMaker's floors for one copy's requirements (CreateInferenceComponent).
 MIN_MEMORY_MIB = 128
-MIN_CPU_CORES = 0.25
+_MIN_CPU_CORES = 0.25
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,8 @@ def cpu_cores_problem(cpu_cores: float | None) -> str | None:
         return None
     if isinstance(cpu_cores, bool) or not isinstance(cpu_cores, int | float):
         return f"cpu_cores must be a number, got {cpu_cores!r}"
-    if cpu_cores < MIN_CPU_CORES:
+    if cpu_cores < _MIN_CPU_CORES:
         return (
-            f"cpu_cores must be at least {MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}"
+            f"cpu_cores must be at least {_MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}"
         )
     return None

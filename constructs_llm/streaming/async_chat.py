@@ -69,9 +69,9 @@ from constructs_llm.streaming.runtime.parsing.parser import parse_stream
 #: The largest body ``InvokeEndpointAsync`` takes inline (botocore ``AsyncBodyBlob`` max).
 INLINE_LIMIT = 128_000
 #: botocore ``InvocationTimeoutSecondsHeader``: 1-3600 (SageMaker's default is 900).
-MAX_INVOCATION_TIMEOUT_S = 3600
+_MAX_INVOCATION_TIMEOUT_S = 3600
 #: botocore ``RequestTTLSecondsHeader``: 60-21600 (SageMaker's default is 21600, 6 hours).
-REQUEST_TTL_S = (60, 21600)
+_REQUEST_TTL_S = (60, 21600)
 _SQS_LONG_POLL_S = 20  # SQS's longest WaitTimeSeconds
 
 
@@ -291,7 +291,7 @@ def submit_chat(
         request = build_chat_request(data, target)
     except RequestError as error:
         raise AsyncChatError(error.message, code=error.code) from None
-    body = async_body(request.engine_body)
+    body = _async_body(request.engine_body)
     job_id = inference_id or str(uuid.uuid4())
     call: dict[str, Any] = {
         "EndpointName": endpoint_name,
@@ -339,7 +339,7 @@ def chat_async(
     return job.result(timeout=timeout, poll_interval=poll_interval, queue_url=queue_url, sqs=sqs)
 
 
-def async_body(engine_body: bytes) -> bytes:
+def _async_body(engine_body: bytes) -> bytes:
     """The invoker's engine body, asking for one answer instead of a stream (a stream's
     options go with it: vLLM refuses ``stream_options`` without ``stream``)."""
     engine = json.loads(engine_body)
@@ -487,13 +487,13 @@ def _check_limits(
     if invocation_timeout is not None and not (
         isinstance(invocation_timeout, int)
         and not isinstance(invocation_timeout, bool)
-        and 1 <= invocation_timeout <= MAX_INVOCATION_TIMEOUT_S
+        and 1 <= invocation_timeout <= _MAX_INVOCATION_TIMEOUT_S
     ):
         raise AsyncChatError(
-            f"invocation_timeout must be 1-{MAX_INVOCATION_TIMEOUT_S} seconds "
+            f"invocation_timeout must be 1-{_MAX_INVOCATION_TIMEOUT_S} seconds "
             f"(InvocationTimeoutSeconds), got {invocation_timeout!r}"
         )
-    low, high = REQUEST_TTL_S
+    low, high = _REQUEST_TTL_S
     if request_ttl is not None and not (
         isinstance(request_ttl, int)
         and not isinstance(request_ttl, bool)

@@ -8,7 +8,7 @@ base inference component" (botocore ``InferenceComponentSpecification``). It is 
 any component, with its own ``InferenceComponentName``; SageMaker passes the adapter to the
 container in the ``X-Amzn-SageMaker-Adapter-Identifier`` header.
 
-Only some engines' SageMaker integrations register adapters at run time (``ADAPTER_ENV``); the
+Only some engines' SageMaker integrations register adapters at run time (``_ADAPTER_ENV``); the
 base model must turn it on in its ``env``.
 """
 
@@ -42,7 +42,7 @@ from constructs_llm.values import describe
 #:   vLLM registers SageMaker's load-adapter handler only with the latter:
 #:   ``vllm/entrypoints/serve/lora/api_router.py``).
 #: TGI, TGI NeuronX, TensorRT-LLM and SGLang have no SageMaker adapter registration.
-ADAPTER_ENV: dict[str, dict[str, str]] = {
+_ADAPTER_ENV: dict[str, dict[str, str]] = {
     "lmi-vllm": {"OPTION_ENABLE_LORA": "true"},
     "vllm": {"SM_VLLM_ENABLE_LORA": "true", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "true"},
 }
@@ -178,7 +178,7 @@ def _engine_problem(base: ComponentPlan) -> str | None:
     engine = base.model.engine
     if engine.name == _CUSTOM:
         return None  # warned about: the library cannot tell
-    wanted = ADAPTER_ENV.get(engine.name)
+    wanted = _ADAPTER_ENV.get(engine.name)
     if wanted is None:
         return (
             f"engine {engine.name!r} of LlmModel '{base.model.node.path}' serves no SageMaker "

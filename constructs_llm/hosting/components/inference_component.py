@@ -70,7 +70,7 @@ from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import int_type_problem, positive_int_problem, type_problem
 
 #: Entries SageMaker documents for an inference component's container environment.
-MAX_COMPONENT_ENV = 16
+_MAX_COMPONENT_ENV = 16
 _POOLS_FIX = "InferenceComponentEndpoint(instance_type=[...])"
 
 
@@ -410,8 +410,8 @@ class InferenceComponent(
                 where = (pool.priority - 1, len(plan.pools))
                 add_note(self, memory_plan_note(on_pool, per_copy=True, pool=where))
         env = first.environment
-        if len(env) > MAX_COMPONENT_ENV:
-            too_big = _component_env_size(env, MAX_COMPONENT_ENV)
+        if len(env) > _MAX_COMPONENT_ENV:
+            too_big = _component_env_size(env, _MAX_COMPONENT_ENV)
             warn(self, SynthWarning(WarningId.COMPONENT_ENV_SIZE, too_big))
         scaling = plan.autoscaling
         if scaling is not None and scaling.min_capacity == 0:

@@ -47,7 +47,7 @@ from constructs_llm.stack_rules import assert_before_deploy
 
 WAF_REGION = "us-east-1"
 #: The viewer security policy of a distribution with a certificate of its own.
-MINIMUM_PROTOCOL = cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
+_MINIMUM_PROTOCOL = cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
 MIN_RATE_LIMIT = 10
 MAX_RATE_LIMIT = 2_000_000_000
 
@@ -128,7 +128,7 @@ def build_distribution(
         # default *.cloudfront.net certificate
         certificate=certificate,
         domain_names=list(settings.domain_names or ()) if certificate else None,
-        minimum_protocol_version=MINIMUM_PROTOCOL if certificate else None,
+        minimum_protocol_version=_MINIMUM_PROTOCOL if certificate else None,
         ssl_support_method=cloudfront.SSLMethod.SNI if certificate else None,
     )
     _acknowledge(

@@ -43,7 +43,7 @@ from .engines import EmbeddingApi, embedding_api
 
 #: OpenAI's limit on the inputs of one request ("any array must be 2048 dimensions or less").
 MAX_INPUTS = 2048
-ENCODINGS = ("float", "base64")
+_ENCODINGS = ("float", "base64")
 _FIELDS = frozenset({"model", "input", "encoding_format", "dimensions", "user"})
 _TOKEN_ARRAYS = (
     "token arrays are not served: they are ids of OpenAI's tokenizer, which mean other text to "
@@ -84,7 +84,7 @@ def build_embeddings_request(data: dict[str, Any], route: Route) -> EmbeddingsRe
     encoding = data.get("encoding_format")
     if encoding is None:
         encoding = "float"
-    if encoding not in ENCODINGS:
+    if encoding not in _ENCODINGS:
         raise RequestError(
             f"'encoding_format' must be 'float' or 'base64', got {encoding!r:.100}",
             param="encoding_format",

@@ -38,7 +38,7 @@ from .deadline import DeadlinePassed
 from .errors import RequestError, error_object
 from .json_body import load_request
 
-REQUEST_ID_HEADER = "x-request-id"
+_REQUEST_ID_HEADER = "x-request-id"
 
 LogSink = Callable[[dict[str, Any]], None]
 
@@ -57,7 +57,7 @@ class ClientGone(Exception):
     """The HTTP client went away (reset, broken pipe or socket timeout)."""
 
 
-class ServerView(Protocol):
+class _ServerView(Protocol):
     """What a request reads of its server (``server.HttpServer``)."""
 
     settings: Settings
@@ -108,7 +108,7 @@ class Exchange:
     def __init__(self, connection: ConnectionView, path: str, *, metered: bool = False) -> None:
         self._connection = connection
         #: The server: its routes, auth, sagemaker-runtime client and log sink.
-        self.server: ServerView = connection.server
+        self.server: _ServerView = connection.server
         self.settings: Settings = self.server.settings
         self.path = path
         self.command = connection.command
@@ -119,7 +119,7 @@ class Exchange:
         self.route: Route | None = None
         #: The id the answer's ``x-request-id`` and the log line carry.
         self.request_id = (
-            lambda_request_id(self.headers.get("x-amzn-lambda-context")) or new_request_id()
+            _lambda_request_id(self.headers.get("x-amzn-lambda-context")) or new_request_id()
         )
         self.record: dict[str, Any] = {
             "msg": "request",
@@ -220,7 +220,7 @@ class Exchange:
             f"{self._connection.protocol_version} {status_line}",
             f"Server: {self._connection.version_string()}",
             f"Date: {self._connection.date_time_string()}",
-            f"{REQUEST_ID_HEADER}: {self.request_id}",
+            f"{_REQUEST_ID_HEADER}: {self.request_id}",
             *(f"{name}: {value}" for name, value in headers),
         ]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
@@ -232,7 +232,7 @@ class Exchange:
         connection.send_response(status)
         connection.send_header("Content-Type", "application/json")
         connection.send_header("Content-Length", str(len(data)))
-        connection.send_header(REQUEST_ID_HEADER, self.request_id)
+        connection.send_header(_REQUEST_ID_HEADER, self.request_id)
         if allow is not None:
             connection.send_header("Allow", allow)
         if self.must_close:
@@ -292,7 +292,7 @@ def new_request_id() -> str:
     return "req_" + os.urandom(16).hex()
 
 
-def lambda_request_id(header: str | None) -> str | None:
+def _lambda_request_id(header: str | None) -> str | None:
     """The Lambda request id from the adapter's ``x-amzn-lambda-context`` header."""
     if not header:
         return None

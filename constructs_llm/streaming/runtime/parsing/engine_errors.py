@@ -57,7 +57,7 @@ def engine_error(obj: dict[str, Any]) -> ErrorEvent:
     return _event(error, code, status, obj)
 
 
-def tgi_error_type(message: str) -> str | None:
+def _tgi_error_type(message: str) -> str | None:
     """TGI's ``error_type`` for the display text of one of its errors, if it is one."""
     for prefix, name in _TGI_PREFIXES:
         if message.startswith(prefix):
@@ -78,7 +78,7 @@ def _error_object(error: dict[str, Any], obj: dict[str, Any]) -> ErrorEvent:
         status = _http_status(error.get("http_status_code"))
         if status == _TGI_MESSAGES_STATUS:  # says nothing: classify by the message instead
             status = None
-            code = tgi_error_type(message) if type(message) is str else None
+            code = _tgi_error_type(message) if type(message) is str else None
     return _event(message, code, status, obj)
 
 
