@@ -464,10 +464,10 @@ def _concurrency_problem(value: object) -> str | None:
         and 1 <= value <= _MAX_CONCURRENT_INVOCATIONS
     ):
         return None
+    most = _MAX_CONCURRENT_INVOCATIONS
     return (
-        f"max_concurrent_per_instance must be an integer from 1 to "
-        f"{_MAX_CONCURRENT_INVOCATIONS} (MaxConcurrentInvocationsPerInstance, botocore min 1, "
-        f"max {_MAX_CONCURRENT_INVOCATIONS}), "
+        f"max_concurrent_per_instance must be an integer from 1 to {most} "
+        f"(MaxConcurrentInvocationsPerInstance, botocore min 1, max {most}), "
         f"got {value!r}; or leave it out for SageMaker's choice"
     )
 
