@@ -27,13 +27,17 @@ target tracking takes over.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aws_cdk import Duration
-from aws_cdk import aws_applicationautoscaling as appscaling
-from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import Autoscaling
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_applicationautoscaling as appscaling
+    from aws_cdk import aws_cloudwatch as cloudwatch
 
 _BACKLOG_METRIC = "ApproximateBacklogSizePerInstance"
 _NO_CAPACITY_METRIC = "HasBacklogWithoutCapacity"
@@ -42,6 +46,8 @@ _NO_CAPACITY_METRIC = "HasBacklogWithoutCapacity"
 def _backlog_metric(metric_name: str, endpoint_name: str) -> cloudwatch.Metric:
     """An asynchronous endpoint's metric (``AWS/SageMaker``, by ``EndpointName``; 1-minute
     ``Average``, the statistic each backlog metric is published for)."""
+    from aws_cdk import aws_cloudwatch as cloudwatch
+
     return cloudwatch.Metric(
         namespace="AWS/SageMaker",
         metric_name=metric_name,
@@ -68,6 +74,8 @@ def autoscale_on_backlog(
     :param metric_endpoint_name: the endpoint's name in its metrics.
     :param startup: how long a new instance may take to serve (the step's cooldown).
     """
+    from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
+
     target = _scaling.variant_scalable_target(
         scope, id, endpoint_name=endpoint_name, variant_name=variant_name, scaling=scaling
     )

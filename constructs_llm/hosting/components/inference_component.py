@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
@@ -68,6 +68,9 @@ from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_co
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import int_type_problem, positive_int_problem, type_problem
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_cloudwatch as cloudwatch
 
 #: Entries SageMaker documents for an inference component's container environment.
 _MAX_COMPONENT_ENV = 16

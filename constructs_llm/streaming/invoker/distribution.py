@@ -44,12 +44,10 @@ from constructs import Construct
 
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, waive
 from constructs_llm.stack_rules import assert_before_deploy
+from constructs_llm.streaming.invoker.checks import WAF_REGION
 
-WAF_REGION = "us-east-1"
 #: The viewer security policy of a distribution with a certificate of its own.
 _MINIMUM_PROTOCOL = cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
-MIN_RATE_LIMIT = 10
-MAX_RATE_LIMIT = 2_000_000_000
 
 # cdk-nag findings of a distribution whose fixes are choices the user makes (with reasons).
 _DISTRIBUTION_NAG = {
