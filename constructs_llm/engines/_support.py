@@ -163,14 +163,14 @@ def vllm_default_max_num_seqs(instance: InstanceType) -> int:
     """The ``max_num_seqs`` vLLM itself picks for a server on ``instance``'s GPUs: 1024 on
     GPUs with at least 70 GiB that are not A100s (H100, H200, B200, RTX PRO 6000), else 256;
     256 too when the GPU is unknown, as vLLM does when it cannot query the device
-    (``EngineArgs.get_batch_defaults``, ``vllm/engine/arg_utils.py`` in vllm-project/vllm at
+    (``EngineArgs.get_batch_defaults`` in vllm-project/vllm: ``vllm/engine/arg_utils.py`` at
     99d7eb5d).
 
     vLLM's scheduler admits a waiting request only while free KV-cache blocks hold its next
     tokens, and preempts the newest running request when the running ones need more blocks
-    than are free (``Scheduler.schedule``, ``vllm/v1/core/sched/scheduler.py``); the cap only
-    bounds that admission, so chat requests far shorter than ``max_total_tokens`` share the
-    cache (vLLM's tuning guide suggests lowering it only when preemptions are frequent:
+    than are free (``Scheduler.schedule``, vllm-project/vllm: ``vllm/v1/core/sched/scheduler.py``);
+    the cap only bounds that admission, so chat requests far shorter than ``max_total_tokens`` share
+    the cache (vLLM's tuning guide suggests lowering it only when preemptions are frequent:
     docs.vllm.ai/en/stable/configuration/optimization/, "Preemption").
     """
     return 1024 if large_step_gpu(instance) else 256

@@ -3,7 +3,8 @@
 What the SageMaker images do, from huggingface/text-embeddings-inference at v1.8.2 (the
 version of the newest TEI images the SageMaker SDK lists):
 
-- The entrypoint (``sagemaker-entrypoint.sh``, and ``sagemaker-entrypoint-cuda-all.sh`` in the
+- The entrypoint (huggingface/text-embeddings-inference: ``sagemaker-entrypoint.sh``, and
+  huggingface/text-embeddings-inference: ``sagemaker-entrypoint-cuda-all.sh`` in the
   GPU image built from ``Dockerfile-cuda-all``'s ``sagemaker`` target) requires
   ``HF_MODEL_ID`` ("HF_MODEL_ID must be set"), exports it as ``MODEL_ID`` and
   ``HF_MODEL_REVISION`` as ``REVISION``, and starts ``text-embeddings-router --port 8080
@@ -143,7 +144,8 @@ class TeiEngine(SettingsChecked, ServingEngine):
         }
 
     def _aliases(self) -> Mapping[str, str]:
-        # sagemaker-entrypoint.sh exports MODEL_ID and REVISION from the SageMaker names.
+        # The entrypoint (huggingface/text-embeddings-inference: sagemaker-entrypoint.sh) exports
+        # MODEL_ID and REVISION from the SageMaker names.
         return {"MODEL_ID": "HF_MODEL_ID", "REVISION": "HF_MODEL_REVISION"}
 
     def _rule_problem(

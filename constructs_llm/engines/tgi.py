@@ -36,7 +36,8 @@ _TGI_QUANTIZE = (
     "fp8",
 )
 # TGI's launcher takes only float16 and bfloat16 for --dtype (DTYPE; "possible values: float16,
-# bfloat16" in docs/source/basic_tutorials/launcher.md), so fp32 would fail at start.
+# bfloat16" in huggingface/text-generation-inference: docs/source/basic_tutorials/launcher.md), so
+# fp32 would fail at start.
 _TGI_DTYPES = ("fp16", "bf16")
 # TGI's launcher reads DISABLE_GRAMMAR_SUPPORT as a clap bool flag; these values leave it off.
 _FALSE_VALUES = frozenset({"", "0", "false", "no", "off", "n", "f"})
@@ -90,7 +91,8 @@ class TgiEngine(GpuEngine):
     factory_name = "tgi"
     chat_completions_path = ChatCompletionsPath.UNLISTED
     _parallel_setting = "num_shard"
-    # sagemaker-entrypoint.sh exports QUANTIZE from HF_MODEL_QUANTIZE; either may be set.
+    # huggingface/text-generation-inference: sagemaker-entrypoint.sh exports QUANTIZE from
+    # HF_MODEL_QUANTIZE; either may be set.
     _dtype_keys, _quantization_keys = ("DTYPE",), ("HF_MODEL_QUANTIZE", "QUANTIZE")
 
     image: ContainerImage | None = setting(image=True)
@@ -143,7 +145,8 @@ class TgiEngine(GpuEngine):
         }
 
     def _aliases(self) -> Mapping[str, str]:
-        # sagemaker-entrypoint.sh exports MODEL_ID/REVISION/NUM_SHARD from the SM names.
+        # The entrypoint (huggingface/text-generation-inference: sagemaker-entrypoint.sh) exports
+        # MODEL_ID/REVISION/NUM_SHARD from the SM names.
         return {
             "MODEL_ID": "HF_MODEL_ID",
             "REVISION": "HF_MODEL_REVISION",
@@ -201,7 +204,7 @@ class TgiNeuronxEngine(DlcEngine):
     :param max_batch_prefill_tokens: @default batch_size x max_input_tokens (the image's)
     :param tool_calls: only None or False: the Neuron backend has no grammar, which TGI's tool
         calls are built on ("The basic TGI features are supported: continuous batching, token
-        streaming, greedy search and multinomial sampling", text-generation-inference
+        streaming, greedy search and multinomial sampling", huggingface/text-generation-inference:
         ``docs/source/backends/neuron.md``), so the invoker answers tools with a 400.
         @default None (off)
     """
@@ -250,7 +253,8 @@ class TgiNeuronxEngine(DlcEngine):
         batch = self.batch_size or (
             planned_batch(ctx, _NEURON_DEFAULT_BATCH) if ctx.max_total_tokens else None
         )
-        # MAX_* are read by current images (tgi_env.py); HF_* by optimum-neuron <= 0.0.2x.
+        # MAX_* are read by current images (huggingface/optimum-neuron:
+        # text-generation-inference/tgi_env.py); HF_* by optimum-neuron <= 0.0.2x.
         put(env, "MAX_BATCH_SIZE", batch)
         put(env, "HF_BATCH_SIZE", batch)
         put(env, "MAX_TOTAL_TOKENS", ctx.max_total_tokens)

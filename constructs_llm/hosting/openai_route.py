@@ -14,8 +14,9 @@ What AWS documents, and where:
   ``https://runtime.sagemaker.<region>.amazonaws.com/endpoints/<endpoint>/openai/v1`` and, for
   an inference component, ``.../endpoints/<endpoint>/inference-components/<component>/openai/v1``
   (the component is named in the path; no header is needed). The host follows the partition:
-  ``https://runtime.sagemaker.{Region}.{PartitionResult#dnsSuffix}`` in botocore's
-  ``data/sagemaker-runtime/2017-05-13/endpoint-rule-set-1.json``, which is ``AWS::URLSuffix``.
+  ``https://runtime.sagemaker.{Region}.{PartitionResult#dnsSuffix}`` in boto/botocore:
+  ``botocore/data/sagemaker-runtime/2017-05-13/endpoint-rule-set-1.json``, which is
+  ``AWS::URLSuffix``.
 - The permissions. The guide: the caller needs ``sagemaker:CallWithBearerToken`` and
   ``sagemaker:InvokeEndpoint``. Its sample scopes ``InvokeEndpoint`` to the endpoint's ARN and
   grants ``CallWithBearerToken`` on ``"*"``, as AWS's managed policy
@@ -201,8 +202,8 @@ class NativeOpenAiRoute:
         inference-components/<component>/openai/v1`` (the path selects the component).
         Clients send ``model=""``: SageMaker routes by the URL, and the container checks a
         non-empty name against its own (vLLM accepts an empty one,
-        ``vllm/entrypoints/openai/serving_engine.py`` ``_is_model_supported``). The token comes
-        from :func:`constructs_llm.streaming.sagemaker_bearer_token`.
+        vllm-project/vllm: ``vllm/entrypoints/openai/serving_engine.py`` ``_is_model_supported``).
+        The token comes from :func:`constructs_llm.streaming.sagemaker_bearer_token`.
 
         :raises ConfigurationError: the route cannot serve this endpoint or component
         """

@@ -7,7 +7,7 @@ when the plan is built.
 gets ``InstancePools`` instead of
 ``InstanceType``: each pool's type and priority, and a ``ModelNameOverride`` where the pool's
 model differs from the priority-1 pool's (the variant's ``ModelName``). The Models are
-rendered here too, in their models' scope (``model_resource.py``)."""
+rendered here too, in their models' scope (``model/model_resource.py``)."""
 
 from __future__ import annotations
 

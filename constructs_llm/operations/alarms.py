@@ -41,9 +41,10 @@ if TYPE_CHECKING:
 
     from constructs_llm.operations.engine_signals import EngineQueries
 
-#: vLLM reserves 90 % of each GPU by default (``gpu_memory_utilization``, vllm
-#: engine/arg_utils.py) and TGI fills 90 % of what the weights leave (``TGI_WIGGLE_ROOM``,
-#: text_generation_server/models/globals.py), so a busy engine sits near 90-95 %: the default
+#: vLLM reserves 90 % of each GPU by default (``gpu_memory_utilization``,
+#: vllm-project/vllm: vllm/engine/arg_utils.py) and TGI fills 90 % of what the weights leave
+#: (``TGI_WIGGLE_ROOM``, huggingface/text-generation-inference:
+#: server/text_generation_server/models/globals.py), so a busy engine sits near 90-95 %: the default
 #: threshold watches for memory beyond the engine's own reservation.
 _DEFAULT_GPU_MEMORY_PERCENT = 98.0
 

@@ -215,7 +215,7 @@ def device_memory(inst: InstanceType, arch: ModelShape) -> float:
 
 #: vLLM's server defaults step 8,192 tokens (and 1,024 sequences) on GPUs with at least this
 #: much memory that are not A100s, else 2,048 (and 256) (``EngineArgs.get_batch_defaults``,
-#: ``vllm/engine/arg_utils.py`` in vllm-project/vllm at 99d7eb5d).
+#: vllm-project/vllm: ``vllm/engine/arg_utils.py`` at 99d7eb5d).
 _LARGE_STEP_GPU_GIB = 70
 
 

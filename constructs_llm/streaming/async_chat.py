@@ -14,7 +14,7 @@ or in two steps, to queue many requests before waiting for any::
 
 The request is the one a ``StreamingInvoker`` takes (an OpenAI chat body: ``messages`` and
 ``max_tokens``, ``temperature``, ``tools``, ...), checked and turned into the engine's request
-body by the invoker's own code (``runtime/requests.py``), so a request either gets the same 400
+body by the invoker's own code (``runtime/chat/request.py``), so a request either gets the same 400
 message here (``AsyncChatError``, before anything is queued) or the same engine body, with one
 difference: an asynchronous endpoint writes one answer, so the engine is asked not to stream.
 

@@ -31,16 +31,17 @@ from constructs_llm.values import describe
 
 #: Engines whose SageMaker integration serves adapter components, by ``Engine.name``, and the
 #: base model env that turns it on.
-#: - LMI (vLLM async): ``option.enable_lora`` enables adapters (djl-serving
+#: - LMI (vLLM async): ``option.enable_lora`` enables adapters (deepjavalibrary/djl-serving:
 #:   ``serving/docs/lmi/user_guides/vllm_user_guide.md``, "LoRA Adapter Support"; LMI v16
 #:   release notes: "Multi-LoRA (adapters) support in async mode"); the async handler reads
-#:   SageMaker's adapter header (``djl_python/lmi_vllm/vllm_async_service.py``,
+#:   SageMaker's adapter header (deepjavalibrary/djl-serving:
+#:   ``djl_python/lmi_vllm/vllm_async_service.py``,
 #:   ``_extract_lora_adapter``).
 #: - The AWS vLLM DLC: ``SM_VLLM_ENABLE_LORA`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING`` "to
 #:   enable dynamic adapter loading with inference components"
-#:   (aws/model-hosting-container-standards ``docs/sagemaker/05_lora_adapter_management.md``;
+#:   (aws/model-hosting-container-standards: ``docs/sagemaker/05_lora_adapter_management.md``;
 #:   vLLM registers SageMaker's load-adapter handler only with the latter:
-#:   ``vllm/entrypoints/serve/lora/api_router.py``).
+#:   vllm-project/vllm: ``vllm/entrypoints/serve/lora/api_router.py``).
 #: TGI, TGI NeuronX, TensorRT-LLM and SGLang have no SageMaker adapter registration.
 _ADAPTER_ENV: dict[str, dict[str, str]] = {
     "lmi-vllm": {"OPTION_ENABLE_LORA": "true"},

@@ -80,7 +80,7 @@ def _chat_log_prob(logprobs: Any) -> tuple[float | None, tuple[TopLogprob, ...] 
     token's most likely alternatives when the engine sent them for a one-token chunk."""
     if type(logprobs) is list and len(logprobs) == 1:
         # DJL's jsonlines_chat formatter wraps the object in a one-element list (a trailing
-        # comma makes it a tuple: deepjavalibrary/djl-serving:
+        # comma makes it a tuple; deepjavalibrary/djl-serving:
         # djl_python/output_formatter.py at 76158f2a).
         logprobs = logprobs[0]
     if type(logprobs) is not dict:

@@ -17,7 +17,8 @@ Shapes, each read from the engine's own source:
 - DJL LMI: ``{"code": 400, "error": "text"}`` (the Java frontend's line for a failed Python
   worker, deepjavalibrary/djl-serving: ``engines/python/.../Request.java`` at d21927c4), and
   the ``3p`` formatters' ``{"error": {"error_code": 400, "error_msg"}}``, nested once more in
-  the non-streamed form (``engines/python/setup/djl_python/output_formatter.py``).
+  the non-streamed form (deepjavalibrary/djl-serving:
+  ``engines/python/setup/djl_python/output_formatter.py``).
 """
 
 from __future__ import annotations
