@@ -43,16 +43,6 @@ def tools_off(reason: str) -> ToolCalling:
     return ToolCalling(served=False, reason=reason)
 
 
-def _known_parsers(engine: ParserEngine) -> tuple[str, ...]:
-    """The parser names ``engine`` registers (``data/tool_parsers.json``)."""
-    return TOOL_PARSERS.known(engine)
-
-
-def _parser_name_problem(engine: ParserEngine, parser: str | None) -> str | None:
-    """A problem when ``tool_call_parser`` is not a parser ``engine`` registers."""
-    return TOOL_PARSERS.name_problem(engine, parser)
-
-
 def parser_setting_problems(
     engine: ParserEngine, tool_calls: bool | None, parser: str | None
 ) -> list[str]:

@@ -15,7 +15,7 @@ before it deletes the old scalable target. Two ways through:
   resources to point to the replacement resource, and then deletes the old resource", guide
   "Update behaviors of stack resources"). UpdateEndpoint never runs for that change, so
   SageMaker has nothing to refuse; every logical id stays. A change that keeps the fleet (a
-  model, image or env) keeps the name and updates in place as before.
+  model, image or env) keeps the name and updates in place.
 - ``FleetChange.TWO_DEPLOYS``: no derived name; the change goes in two deploys (first
   ``autoscaling=None``), and each autoscaled variant warns under an id naming its fleet
   (``constructs-llm:autoscaled-fleet:<fleet>``) until acknowledged.

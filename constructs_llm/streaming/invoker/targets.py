@@ -130,8 +130,8 @@ def _duplicate_names(targets: Sequence[InvocationTarget]) -> list[str]:
 
 
 def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) -> dict[str, str]:
-    """The runtime's environment for its targets: one chat target as before, several (or an
-    embedding model) as ROUTES."""
+    """The runtime's environment for its targets: one chat target as its own variables,
+    several (or an embedding model) as ROUTES."""
     if len(targets) == 1 and targets[0].model_kind is ModelKind.CHAT:
         (target,) = targets
         env = {

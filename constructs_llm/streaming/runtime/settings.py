@@ -45,7 +45,7 @@ error): each route names its model, endpoint, component, formats, engine and lim
 server (a "slowloris" sends one header line every few seconds, each read well within
 ``CLIENT_TIMEOUT``): a request whose line, headers and body have not all arrived that many
 seconds after its first byte gets a 408 and the connection is closed; the clock starts at the
-first byte, so an idle keep-alive connection waits ``CLIENT_TIMEOUT`` as before. A connection
+first byte, so an idle keep-alive connection waits ``CLIENT_TIMEOUT``. A connection
 past ``MAX_CONNECTIONS`` gets a 503 (``Retry-After: 1``) and is closed without a thread of
 its own. In Lambda one environment serves one request at a time, so the bound matters when
 the runtime serves on its own (a container, a host); the 0.1 s floor of the deadline exists

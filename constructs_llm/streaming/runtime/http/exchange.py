@@ -102,10 +102,9 @@ class Exchange:
 
     :param connection: the connection the request came on (its headers, socket and writer).
     :param path: the request's path, without its query.
-    :param metered: whether its log line carries its metrics (chat, responses, embeddings).
     """
 
-    def __init__(self, connection: ConnectionView, path: str, *, metered: bool = False) -> None:
+    def __init__(self, connection: ConnectionView, path: str) -> None:
         self._connection = connection
         #: The server: its routes, auth, sagemaker-runtime client and log sink.
         self.server: _ServerView = connection.server
@@ -114,7 +113,9 @@ class Exchange:
         self.command = connection.command
         self.headers = connection.headers
         self.request_version = connection.request_version
-        self.metered = metered
+        #: Whether its log line carries its metrics (chat, responses, embeddings; the dispatch
+        #: sets it by path).
+        self.metered = False
         #: The route its metrics are counted under, once known.
         self.route: Route | None = None
         #: The id the answer's ``x-request-id`` and the log line carry.
