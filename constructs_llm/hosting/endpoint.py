@@ -38,7 +38,7 @@ from constructs_llm.hosting.fleet_change import (
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
-from constructs_llm.hosting.openai_route import NativeOpenAiRoute
+from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
 from constructs_llm.hosting.production_variant import production_variant
 from constructs_llm.hosting.rules import rule_problems
@@ -89,7 +89,7 @@ _SCALING_UPDATE_GUIDE = (
 )
 
 
-class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Construct):
+class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances,
     or several as weighted variants (``variants=[Variant(...), ...]``, ``shadow=Variant(...)``).
 
@@ -567,11 +567,12 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
             return super().dashboard_view()
         return DashboardView(label=f"endpoint, {self.fleet_label}", parts=parts)
 
-    def _openai_plan(self) -> EndpointPlan:
-        return self.plan
-
-    def _openai_invoke_arns(self) -> list[str]:
-        return [self.endpoint_arn]
+    def _openai_route(self) -> OpenAiRoute:
+        return OpenAiRoute(
+            self,
+            invoke_arns=(self.endpoint_arn,),
+            plan=self.plan,
+        )
 
     @property
     def metric_endpoint_name(self) -> str:

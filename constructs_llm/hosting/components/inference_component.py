@@ -35,7 +35,7 @@ from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoin
 from constructs_llm.hosting.components.plan import ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.components.scaling import autoscale_component
 from constructs_llm.hosting.names import generated_name, name_problem
-from constructs_llm.hosting.openai_route import NativeOpenAiRoute
+from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import PoolPlan, bound_pools, pools_of
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import storage_problem
@@ -78,7 +78,7 @@ _POOLS_FIX = "InferenceComponentEndpoint(instance_type=[...])"
 
 
 class InferenceComponent(
-    ComponentAttributes, ServesModel, CopyMetrics, NativeOpenAiRoute, Construct
+    ComponentAttributes, ServesModel, CopyMetrics, OffersOpenAiRoute, Construct
 ):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
@@ -350,11 +350,12 @@ class InferenceComponent(
             engine=self.engine_queries(),
         )
 
-    def _openai_plan(self) -> ComponentEndpointPlan:
-        return self.endpoint.plan
-
-    def _openai_invoke_arns(self) -> list[str]:
-        return [self.endpoint.endpoint_arn, self.inference_component_arn]
+    def _openai_route(self) -> OpenAiRoute:
+        return OpenAiRoute(
+            self,
+            invoke_arns=(self.endpoint.endpoint_arn, self.inference_component_arn),
+            plan=self.endpoint.plan,
+        )
 
     def alarm_metrics(self) -> AlarmMetrics:
         """What the default alarms watch (see ``operations.alarms``); a component that may
