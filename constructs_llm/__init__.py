@@ -1,5 +1,9 @@
 """AWS CDK constructs for large language models on Amazon SageMaker.
 
+The public API is what this package exports (``__all__``) and, for the stream parser and the
+client helpers, what ``constructs_llm.streaming`` exports. Every other module is internal and
+may change between releases: import from these two.
+
 Names are loaded on first use (PEP 562), so ``import constructs_llm`` stays cheap and
 the streaming parser never pulls in ``aws_cdk``.
 """

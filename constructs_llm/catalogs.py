@@ -22,37 +22,6 @@ from typing import Any, Literal, TypeVar
 
 from constructs_llm.errors import ConstructsLlmError
 
-__all__ = [
-    "CatalogError",
-    "DlcCatalog",
-    "DlcFamilyRecord",
-    "FamilyParsers",
-    "HostingTypes",
-    "InstanceCatalog",
-    "InstanceFamily",
-    "InstanceSize",
-    "LwaChina",
-    "LwaCommercial",
-    "LwaLayers",
-    "ModelCatalog",
-    "ModelRecord",
-    "ParserCatalog",
-    "ParserNames",
-    "Registry",
-    "checkpoint_quantization",
-    "dlc_images",
-    "instances",
-    "is_gated",
-    "load_catalog",
-    "lwa_layers",
-    "model_family",
-    "models",
-    "parse_catalog",
-    "reasoning_parsers",
-    "sees_images",
-    "tool_parsers",
-]
-
 T = TypeVar("T")
 
 AcceleratorKind = Literal["nvidia", "neuron", "habana"]

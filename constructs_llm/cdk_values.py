@@ -12,21 +12,6 @@ import importlib
 
 from constructs_llm.values import is_a, list_problems, type_problem
 
-__all__ = [
-    "architecture_problem",
-    "cdk_kind",
-    "certificate_problem",
-    "grantee_problem",
-    "key_problem",
-    "layer_problem",
-    "log_retention_problem",
-    "repository_problem",
-    "role_problem",
-    "security_groups_problems",
-    "subnets_problem",
-    "vpc_problem",
-]
-
 
 def _cdk_type(module: str, name: str) -> type:
     """``aws_cdk.<module>.<name>``, imported only when a value is checked."""

@@ -17,23 +17,6 @@ from constructs import IConstruct
 
 from constructs_llm.problems import fail
 
-__all__ = [
-    "BEARER_TOKEN_CALLS",
-    "ECR_AUTHORIZATION_TOKEN",
-    "FLEET_ENDPOINT_LOG_GROUPS",
-    "GENERATED_ENDPOINT_LOG_GROUPS",
-    "HUB_DOWNLOAD",
-    "NVME_VOLUME_KEY",
-    "RUN_TIME_LOG_STREAMS",
-    "UNSCOPED_ACTIONS",
-    "WEIGHTS_PREFIX_OBJECTS",
-    "CheckovSkip",
-    "NagAcknowledgment",
-    "nag_resource",
-    "resource_wildcard",
-    "waive",
-]
-
 
 @dataclass(frozen=True)
 class CheckovSkip:
@@ -84,7 +67,7 @@ def _default_resource(scope: IConstruct | None) -> CfnResource:
     return child
 
 
-def nag_resource(scope: IConstruct, arn: str) -> str:
+def _nag_resource(scope: IConstruct, arn: str) -> str:
     """A resource as cdk-nag prints it in a finding id (its ``flattenCfnReference``)."""
     return _flatten(Stack.of(scope).resolve(arn))
 
@@ -93,7 +76,7 @@ def resource_wildcard(scope: IConstruct, arn: str, reason: str) -> NagAcknowledg
     """cdk-nag's ``AwsSolutions-IAM5`` finding on the wildcard ``arn`` as it prints it for
     ``scope``'s stack (partition and region literal or not), accepted for ``reason``."""
     return NagAcknowledgment(
-        "AwsSolutions-IAM5", finding=f"Resource::{nag_resource(scope, arn)}", reason=reason
+        "AwsSolutions-IAM5", finding=f"Resource::{_nag_resource(scope, arn)}", reason=reason
     )
 
 

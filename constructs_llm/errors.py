@@ -10,16 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = [
-    "ClientConfigurationError",
-    "ConfigurationError",
-    "ConstructsLlmError",
-    "ImageError",
-    "InstanceTypeError",
-    "ScalingError",
-    "SizingError",
-]
-
 
 class ConstructsLlmError(ValueError):
     """Base of every error this library raises for bad input.

@@ -27,32 +27,22 @@ if TYPE_CHECKING:
     from constructs_llm.operations.deployment import Surge
     from constructs_llm.sizing.memory import MemoryPlan
 
-__all__ = [
-    "NOTE_METADATA_TYPE",
-    "add_note",
-    "memory_plan_note",
-    "note_line",
-    "note_lines",
-    "notes_of",
-    "quota_note",
-]
-
-NOTE_METADATA_TYPE = "constructs-llm:note"
+_NOTE_METADATA_TYPE = "constructs-llm:note"
 """Metadata type of a note in the construct tree and the cloud assembly manifest."""
 
 
 def add_note(scope: IConstruct, text: str) -> None:
     """Attach a note to ``scope`` (no stack trace is recorded); the synth prints it."""
-    report_at_synth(scope, NOTE_METADATA_TYPE, _print_note_lines)
-    scope.node.add_metadata(NOTE_METADATA_TYPE, text)
+    report_at_synth(scope, _NOTE_METADATA_TYPE, _print_note_lines)
+    scope.node.add_metadata(_NOTE_METADATA_TYPE, text)
 
 
 def notes_of(scope: IConstruct) -> list[str]:
     """The notes attached to ``scope`` itself, in the order they were added."""
-    return [str(entry.data) for entry in scope.node.metadata if entry.type == NOTE_METADATA_TYPE]
+    return [str(entry.data) for entry in scope.node.metadata if entry.type == _NOTE_METADATA_TYPE]
 
 
-def note_line(scope: IConstruct) -> str | None:
+def _note_line(scope: IConstruct) -> str | None:
     """``path: note; note`` for ``scope``, or None when it has no notes."""
     notes = notes_of(scope)
     return f"{scope.node.path}: {'; '.join(notes)}" if notes else None
@@ -60,7 +50,7 @@ def note_line(scope: IConstruct) -> str | None:
 
 def note_lines(root: IConstruct) -> list[str]:
     """One line per construct under ``root`` that has notes, in construct-tree order."""
-    return [line for c in root.node.find_all() if (line := note_line(c)) is not None]
+    return [line for c in root.node.find_all() if (line := _note_line(c)) is not None]
 
 
 def _print_note_lines(stage: IConstruct) -> None:

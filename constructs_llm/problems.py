@@ -21,8 +21,6 @@ from typing import NoReturn, TypeVar
 
 from constructs_llm.errors import ConfigurationError
 
-__all__ = ["Problem", "Problems", "common_kind", "fail", "fail_all"]
-
 T = TypeVar("T")
 
 

@@ -46,8 +46,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from constructs import IConstruct
 
-__all__ = ["PREFIX", "WARNINGS", "SynthWarning", "WarningId", "warn"]
-
 PREFIX = "constructs-llm:"
 
 

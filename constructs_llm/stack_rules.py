@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from aws_cdk import CfnRule, CfnRuleAssertion, ICfnRuleConditionExpression, Stack
 
-__all__ = ["assert_before_deploy"]
-
 
 def assert_before_deploy(
     stack: Stack, rule_id: str, condition: ICfnRuleConditionExpression, description: str

@@ -30,8 +30,6 @@ import jsii
 from aws_cdk import AspectPriority, Aspects, IAspect, Stage
 from constructs import IConstruct
 
-__all__ = ["render_at_synth", "report_at_synth"]
-
 Render = Callable[[], None]
 Report = Callable[[IConstruct], None]
 

@@ -14,23 +14,6 @@ from typing import Literal
 from aws_cdk import Duration, Token
 from constructs import Construct
 
-__all__ = [
-    "all_ints",
-    "bool_problem",
-    "describe",
-    "duration_problem",
-    "duration_type_problem",
-    "env_problem",
-    "int_type_problem",
-    "is_a",
-    "kind_name",
-    "list_problems",
-    "positive_int_problem",
-    "str_problem",
-    "type_problem",
-    "unit_hint",
-]
-
 
 def duration_type_problem(prop: str, value: object) -> str | None:
     """A ``Duration`` (or None). A bare number is refused rather than read as seconds: users
@@ -138,7 +121,7 @@ def type_problem(
     kinds = expected if isinstance(expected, tuple) else (expected,)
     if any(is_a(value, kind) for kind in kinds):
         return None
-    wanted = " or ".join(_with_article(kind_name(kind)) for kind in kinds)
+    wanted = " or ".join(_with_article(_kind_name(kind)) for kind in kinds)
     return f"{prop} must be {wanted}, got {describe(value)}; {fix}"
 
 
@@ -150,12 +133,12 @@ def list_problems(
         return []
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
         kinds = expected if isinstance(expected, tuple) else (expected,)
-        names = " or ".join(kind_name(k) for k in kinds)
+        names = " or ".join(_kind_name(k) for k in kinds)
         return [f"{prop} must be a list of {names}, got {describe(value)}; {fix}"]
     return [type_problem(f"{prop}[{i}]", item, expected, fix) for i, item in enumerate(value)]
 
 
-def kind_name(kind: type) -> str:
+def _kind_name(kind: type) -> str:
     """``LlmModel``, ``Duration``, or ``iam.IRole`` for the CDK's service modules."""
     module = kind.__module__
     if module.startswith("aws_cdk.aws_"):

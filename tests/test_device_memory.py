@@ -8,8 +8,8 @@ import pytest
 
 from constructs_llm import InstanceType, catalogs
 from constructs_llm.hardware.device_memory import ECC_SHARE, UNMEASURED_RESERVE
-from constructs_llm.sizing.memory import GIB, ModelArchitecture, plan_memory
-from constructs_llm.sizing.planner import large_step_gpu, overhead_per_device
+from constructs_llm.sizing.memory import ModelArchitecture, plan_memory
+from constructs_llm.sizing.planner import GIB, large_step_gpu, overhead_per_device
 
 
 def _arch(model_id: str) -> ModelArchitecture:

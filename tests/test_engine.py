@@ -8,15 +8,16 @@ from typing import Any
 
 import pytest
 
+from constructs_llm.engines.context import EngineContext
 from constructs_llm.engines.custom import CustomEngine
 from constructs_llm.engines.dlc import SglangEngine, VllmEngine
-from constructs_llm.engines.engine import Engine, EngineContext
+from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.lmi import LmiEngine
 from constructs_llm.engines.settings import SettingCheck
 from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.model.container_image import dlc_family
+from constructs_llm.model.dlc_registry import dlc_family
 from constructs_llm.sizing.memory import ModelArchitecture, plan_memory
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 

@@ -36,6 +36,28 @@ def test_statement_does_not_load_the_cdk(statement: str) -> None:
     assert not _loaded_after(statement) & {"aws_cdk", "jsii", "constructs", "cdk_nag"}
 
 
+def _cdk_services_after(statement: str) -> set[str]:
+    code = (
+        f"import sys; {statement}; "
+        "print(' '.join(m for m in sys.modules if m.startswith('aws_cdk.aws_')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return {m.split(".")[1] for m in out.stdout.split()}
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from constructs_llm import LlmModel, LlmEndpoint",
+        "from constructs_llm import InferenceComponentEndpoint, InferenceComponent, "
+        "AdapterComponent, ImportedEndpoint, Engine, ModelSource, InstanceType",
+    ],
+)
+def test_core_constructs_load_only_sagemaker_and_iam(statement: str) -> None:
+    # Alarms, their topic, dashboards and autoscaling load their services when used.
+    assert _cdk_services_after(statement) == {"aws_iam", "aws_sagemaker"}
+
+
 def test_lambda_runtime_imports_only_stdlib_and_boto3() -> None:
     for path in RUNTIME.glob("*.py"):
         tree = ast.parse(path.read_text(), filename=str(path))

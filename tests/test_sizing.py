@@ -10,13 +10,13 @@ import pytest
 from constructs_llm.engines.engine import Engine
 from constructs_llm.errors import SizingError
 from constructs_llm.sizing.memory import (
-    GIB,
     MemoryPlan,
     ModelArchitecture,
     dtype_bytes,
     lmi_seed_kv_estimate,
     plan_memory,
 )
+from constructs_llm.sizing.planner import GIB
 
 
 def arch(model_id: str) -> ModelArchitecture:

@@ -30,10 +30,10 @@ from constructs_llm import (
     StreamingInvoker,
     catalogs,
 )
-from constructs_llm.engines.engine import EngineContext
+from constructs_llm.engines.context import EngineContext
 from constructs_llm.errors import ConfigurationError, ImageError
 from constructs_llm.hosting.openai_route import openai_route_support
-from constructs_llm.model.container_image import dlc_family, dlc_regions
+from constructs_llm.model.dlc_registry import dlc_family, dlc_regions
 from constructs_llm.sizing.memory import plan_memory
 
 BGE = "BAAI/bge-large-en-v1.5"

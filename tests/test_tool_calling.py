@@ -21,7 +21,7 @@ from constructs_llm import (
     ToolCalling,
     Variant,
 )
-from constructs_llm.engines.engine import EngineContext
+from constructs_llm.engines.context import EngineContext
 from constructs_llm.hardware.instance_type import InstanceType
 from tests.matrix.builders import G5, bucket, custom
 

@@ -15,30 +15,10 @@ from constructs_llm.sizing.memory import DTYPE_BYTES
 from constructs_llm.sizing.planner import large_step_gpu
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
-__all__ = [
-    "EXTRA_QUANT_BYTES",
-    "TORCH_DTYPES",
-    "VLLM_FP8_FROM",
-    "VLLM_QUANTIZE",
-    "DlcEngine",
-    "GpuEngine",
-    "at_least",
-    "dtype_name",
-    "enum_value",
-    "int_value",
-    "planned_batch",
-    "planned_weight_dtype",
-    "planner_dtype",
-    "present",
-    "put",
-    "vllm_default_max_num_seqs",
-    "vllm_full_context_problem",
-]
-
 VLLM_QUANTIZE = ("awq", "gptq", "marlin", "fp8", "bitsandbytes", "compressed-tensors")
 #: Bytes per weight the planner assumes for quantizations outside ``DTYPE_BYTES``
 #: (lower bound, so a plan never rejects a model that could fit).
-EXTRA_QUANT_BYTES = {"compressed-tensors": "int4", "exl2": "int4", "smoothquant": "int8"}
+_EXTRA_QUANT_BYTES = {"compressed-tensors": "int4", "exl2": "int4", "smoothquant": "int8"}
 
 
 TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
@@ -83,7 +63,7 @@ class GpuEngine(DlcEngine):
 
     @property
     def weight_dtype(self) -> str | None:
-        return planned_weight_dtype(getattr(self, self._quantize_setting), self.dtype)
+        return _planned_weight_dtype(getattr(self, self._quantize_setting), self.dtype)
 
     def quantization_asked(self, user_env: Mapping[str, str]) -> tuple[str, str] | None:
         asked = super().quantization_asked(user_env)
@@ -107,10 +87,10 @@ def dtype_name(dtype: str | None, names: Mapping[str, str]) -> str | None:
     return names.get(DTYPE_ALIASES[dtype.lower()], dtype)
 
 
-def planned_weight_dtype(quantize: str | None, dtype: str | None) -> str | None:
+def _planned_weight_dtype(quantize: str | None, dtype: str | None) -> str | None:
     """The planner's name for how the weights load: the quantization, else the dtype."""
     if quantize:
-        return EXTRA_QUANT_BYTES.get(quantize, quantize)
+        return _EXTRA_QUANT_BYTES.get(quantize, quantize)
     return DTYPE_ALIASES.get(dtype.lower(), dtype) if dtype else None
 
 
@@ -183,14 +163,14 @@ def vllm_default_max_num_seqs(instance: InstanceType) -> int:
     """The ``max_num_seqs`` vLLM itself picks for a server on ``instance``'s GPUs: 1024 on
     GPUs with at least 70 GiB that are not A100s (H100, H200, B200, RTX PRO 6000), else 256;
     256 too when the GPU is unknown, as vLLM does when it cannot query the device
-    (``EngineArgs.get_batch_defaults``, ``vllm/engine/arg_utils.py`` in vllm-project/vllm at
+    (``EngineArgs.get_batch_defaults`` in vllm-project/vllm: ``vllm/engine/arg_utils.py`` at
     99d7eb5d).
 
     vLLM's scheduler admits a waiting request only while free KV-cache blocks hold its next
     tokens, and preempts the newest running request when the running ones need more blocks
-    than are free (``Scheduler.schedule``, ``vllm/v1/core/sched/scheduler.py``); the cap only
-    bounds that admission, so chat requests far shorter than ``max_total_tokens`` share the
-    cache (vLLM's tuning guide suggests lowering it only when preemptions are frequent:
+    than are free (``Scheduler.schedule``, vllm-project/vllm: ``vllm/v1/core/sched/scheduler.py``);
+    the cap only bounds that admission, so chat requests far shorter than ``max_total_tokens`` share
+    the cache (vLLM's tuning guide suggests lowering it only when preemptions are frequent:
     docs.vllm.ai/en/stable/configuration/optimization/, "Preemption").
     """
     return 1024 if large_step_gpu(instance) else 256

@@ -32,8 +32,6 @@ from constructs_llm.hardware.precision import (
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 
-__all__ = ["ServingEngine"]
-
 
 class ServingEngine(abc.ABC):
     """Base of each engine's implementation. ``factory_name`` names its ``Engine`` factory in

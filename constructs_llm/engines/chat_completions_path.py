@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import Enum
 
-__all__ = ["ChatCompletionsPath", "least_served"]
-
 
 class ChatCompletionsPath(str, Enum):
     """What a container answers on ``POST /v1/chat/completions``."""

@@ -10,16 +10,6 @@ from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.sizing.memory import MemoryPlan
 
-__all__ = [
-    "HF_TOKEN_ENV_NAMES",
-    "Accelerator",
-    "EngineContext",
-    "EnvRule",
-    "available_cores",
-    "cores_per_chip",
-    "decimal_int",
-]
-
 Accelerator = Literal["nvidia", "neuron"]
 
 #: Env names Hugging Face libraries read a Hub token from (huggingface_hub: HF_TOKEN first,

@@ -18,8 +18,6 @@ from constructs_llm.sizing.memory import DTYPE_BYTES
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.values import env_problem
 
-__all__ = ["CustomEngine"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class CustomEngine(SettingsChecked, ServingEngine):

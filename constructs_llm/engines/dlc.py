@@ -2,18 +2,18 @@
 
 vLLM serves chat models and, with ``embedding=True``, embedding models with its pooling runner
 (``--runner pooling``; a generative checkpoint is converted to an embedding model,
-``--convert auto`` resolving to ``embed``: ``ModelConfig`` in ``vllm/config/model.py``); its
-``/invocations`` routes a body to the handler whose request type it validates as
-(``vllm/entrypoints/serve/sagemaker/api_router.py``), so an embeddings body reaches the
-embeddings handler. ``embedding=None`` (the default) follows the model: an embedding model of
-the packaged table (``kind`` "embedding" in ``data/models.json``) is served as one
-(``LlmModel`` asks the engine ``for_model_kind``), any other model as a chat model. An
+``--convert auto`` resolving to ``embed``: ``ModelConfig`` in vllm-project/vllm:
+``vllm/config/model.py``); its ``/invocations`` routes a body to the handler whose request type it
+validates as (vllm-project/vllm: ``vllm/entrypoints/serve/sagemaker/api_router.py``), so an
+embeddings body reaches the embeddings handler. ``embedding=None`` (the default) follows the model:
+an embedding model of the packaged table (``kind`` "embedding" in ``data/models.json``) is served as
+one (``LlmModel`` asks the engine ``for_model_kind``), any other model as a chat model. An
 embedding engine answers one JSON body per request (``RequestFormat.EMBED``), and calls no
 tools and parses no reasoning.
 
 SGLang serves chat models only behind SageMaker: its ``/invocations`` takes a chat completion
 request and nothing else (``sagemaker_chat_completions`` in
-``python/sglang/srt/entrypoints/http_server.py`` of sgl-project/sglang @ 0025436e), so an
+sgl-project/sglang: ``python/sglang/srt/entrypoints/http_server.py`` @ 0025436e), so an
 embedding model started with ``--is-embedding`` could not answer SageMaker; an embedding model
 of the table on ``Engine.sglang()`` fails at synth naming ``Engine.vllm()`` and
 ``Engine.tei()``.
@@ -40,11 +40,10 @@ from constructs_llm.engines._support import (
 from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
-from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice
+from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice, ParserEngine
 from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.signals import SGLANG_SIGNALS, VLLM_SIGNALS, EngineSignals
 from constructs_llm.engines.tools import (
-    ParserEngine,
     ToolCalling,
     parser_setting_problems,
     parser_tool_calling,
@@ -52,8 +51,6 @@ from constructs_llm.engines.tools import (
 )
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.streaming.formats import ModelKind, RequestFormat
-
-__all__ = ["SglangEngine", "VllmEngine"]
 
 
 class _FlagEngine(GpuEngine):
@@ -181,9 +178,9 @@ class VllmEngine(_FlagEngine):
     :param image: @default the newest vLLM DLC the library knows
     :param tensor_parallel_size: @default every GPU the copy gets
     :param max_num_seqs: @default vLLM's: 256, or 1024 on GPUs with 70 GiB or more that are
-        not A100s (``EngineArgs.get_batch_defaults``, ``vllm/engine/arg_utils.py``); vLLM
-        admits requests below it while free KV-cache blocks hold them, so it is left to vLLM
-        rather than sized for full-length sequences
+        not A100s (``EngineArgs.get_batch_defaults``, vllm-project/vllm:
+        ``vllm/engine/arg_utils.py``); vLLM admits requests below it while free KV-cache blocks hold
+        them, so it is left to vLLM rather than sized for full-length sequences
     :param max_num_batched_tokens: @default vLLM's (2048 per step, 8192 on the larger GPUs)
     :param gpu_memory_utilization: @default vLLM's 0.9
     :param dtype: fp16, bf16 or fp32. @default the checkpoint's
@@ -255,7 +252,8 @@ class VllmEngine(_FlagEngine):
         # An empty value is a bare --enable-auto-tool-choice in every version of the DLC's
         # entrypoint: before aws/deep-learning-containers@1c1aacc0 (vLLM 0.17.1) a value was
         # always passed on after the flag ("true" would break argparse), since then "true" and
-        # "" both give the bare flag (scripts/docker/vllm/sagemaker_args.py, build_args).
+        # "" both give the bare flag (aws/deep-learning-containers:
+        # scripts/docker/vllm/sagemaker_args.py, build_args).
         return {"ENABLE_AUTO_TOOL_CHOICE": "", "TOOL_CALL_PARSER": parser}
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
@@ -287,14 +285,15 @@ class SglangEngine(_FlagEngine):
     """The AWS SGLang SageMaker DLC (``SM_SGLANG_<FLAG>`` env becomes ``--<flag>``).
 
     SGLang's ``/invocations`` accepts only chat requests (``messages``) and streams OpenAI
-    SSE chunks, as its ``/v1/chat/completions`` does (``http_server.py``), the path SageMaker's
-    own OpenAI route calls; AWS's guide for that route lists the SGLang DLC.
+    SSE chunks, as its ``/v1/chat/completions`` does (sgl-project/sglang:
+    ``python/sglang/srt/entrypoints/http_server.py``), the path SageMaker's own OpenAI route calls;
+    AWS's guide for that route lists the SGLang DLC.
 
     :param image: @default the newest SGLang DLC the library knows
     :param tp_size: @default every GPU the copy gets
     :param max_running_requests: @default SGLang's: half the tokens its KV pool holds,
         capped by its request pool (``max_total_num_tokens // 2``,
-        ``python/sglang/srt/managers/tp_worker.py`` in sgl-project/sglang); its scheduler
+        sgl-project/sglang: ``python/sglang/srt/managers/tp_worker.py``); its scheduler
         admits by free KV tokens below that
     :param mem_fraction_static: @default SGLang's
     :param dtype: fp16, bf16 or fp32. @default the checkpoint's
@@ -349,15 +348,16 @@ class SglangEngine(_FlagEngine):
             "MAX_RUNNING_REQUESTS": self.max_running_requests,
             "MEM_FRACTION_STATIC": self.mem_fraction_static,
             # SGLang serves no Prometheus metrics without --enable-metrics, which the DLC's
-            # entrypoint makes of "true" (scripts/docker/sglang/sagemaker_entrypoint.sh of
-            # aws/deep-learning-containers @ 3a66fab): detailed observability, and the engine
-            # alarms, would find nothing to scrape.
+            # entrypoint makes of "true" (aws/deep-learning-containers:
+            # scripts/docker/sglang/sagemaker_entrypoint.sh @ 3a66fab): detailed observability, and
+            # the engine alarms, would find nothing to scrape.
             "ENABLE_METRICS": "true",
         }
 
     def _tool_flags(self, parser: str) -> dict[str, object]:
         # SGLang parses tools only with --tool-call-parser, which the DLC's entrypoint makes of
-        # SM_SGLANG_TOOL_CALL_PARSER (scripts/docker/sglang/sagemaker_entrypoint.sh).
+        # SM_SGLANG_TOOL_CALL_PARSER (aws/deep-learning-containers:
+        # scripts/docker/sglang/sagemaker_entrypoint.sh).
         return {"TOOL_CALL_PARSER": parser}
 
     def _aliases(self) -> Mapping[str, str]:

@@ -48,8 +48,6 @@ from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.problems import fail
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 
-__all__ = ["ENGINE_FIX", "Engine", "EngineContext", "ServingEngine", "ToolCalling"]
-
 ENGINE_FIX = (
     "use Engine.tgi(), Engine.tgi_neuronx(), Engine.lmi(), Engine.vllm(), Engine.sglang(), "
     "Engine.tei() (embedding models) or Engine.custom(image=..., stream_format=...)"

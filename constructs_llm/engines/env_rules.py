@@ -14,15 +14,6 @@ from dataclasses import dataclass
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, decimal_int
 from constructs_llm.hardware.instance_type import is_token
 
-__all__ = [
-    "EnvContract",
-    "RuleCheck",
-    "env_not_a_string",
-    "rule_problem",
-    "token_limit_problems",
-    "user_env_problems",
-]
-
 _TOKEN_KEYS = frozenset(
     {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_API_TOKEN", "HUGGINGFACE_HUB_TOKEN"}
 )

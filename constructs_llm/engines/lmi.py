@@ -32,17 +32,17 @@ from constructs_llm.engines.tools import (
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.streaming.formats import StreamFormat
 
-__all__ = ["LmiBackend", "LmiEngine"]
-
 LmiBackend = Literal["vllm", "trtllm"]
 
 # LMI's async vLLM service hands these to vLLM's chat serving (enable_auto_tools, tool_parser):
-# djl_python/lmi_vllm/vllm_async_service.py @ d21927c4; LMI serves tools "through the vLLM
-# backend only" (serving/docs/lmi/user_guides/tool_calling.md).
+# deepjavalibrary/djl-serving: djl_python/lmi_vllm/vllm_async_service.py @ d21927c4; LMI
+# serves tools "through the vLLM backend only" (deepjavalibrary/djl-serving:
+# serving/docs/lmi/user_guides/tool_calling.md).
 _LMI_TOOL_KEYS = ("OPTION_ENABLE_AUTO_TOOL_CHOICE", "OPTION_TOOL_CALL_PARSER")
 # LMI's async vLLM service hands option.reasoning_parser to vLLM's chat serving;
 # option.enable_reasoning makes LMI check the name against vLLM's registry at start-up
-# (djl_python/lmi_vllm/vllm_async_service.py, properties_manager/vllm_rb_properties.py
+# (deepjavalibrary/djl-serving: djl_python/lmi_vllm/vllm_async_service.py, and
+# deepjavalibrary/djl-serving: djl_python/properties_manager/vllm_rb_properties.py
 # validate_reasoning_parser, @ d21927c4).
 _LMI_REASONING_KEYS = ("OPTION_ENABLE_REASONING", "OPTION_REASONING_PARSER")
 _LMI_DEFAULT_BATCH = 256  # OPTION_MAX_ROLLING_BATCH_SIZE default for trtllm
@@ -68,7 +68,7 @@ class LmiEngine(GpuEngine):
     ``OPTION_ROLLING_BATCH=disable`` only turns off LMI's older rolling-batch wrapper, and
     ``max_rolling_batch_size`` still caps the sequences vLLM runs at once (it becomes vLLM's
     ``max_num_seqs``: ``generate_vllm_engine_arg_dict`` in LMI's
-    ``djl_python/properties_manager/vllm_rb_properties.py``).
+    deepjavalibrary/djl-serving: ``djl_python/properties_manager/vllm_rb_properties.py``).
 
     Batch limits follow how each backend uses memory. vLLM pages the KV cache: it admits a
     request while free blocks hold its next tokens and preempts the newest one when the
@@ -127,7 +127,8 @@ class LmiEngine(GpuEngine):
     # DJL Serving answers POST /v1/chat/completions as it answers /invocations
     # (serving/src/main/java/ai/djl/serving/http/InferenceRequestHandler.java @ d21927c4), so
     # its stream is JSON lines there too: vllm_stream_output_formatter strips vLLM's "data: "
-    # (djl_python/lmi_vllm/request_response_utils.py), and SageMaker's OpenAI route needs SSE.
+    # (deepjavalibrary/djl-serving: djl_python/lmi_vllm/request_response_utils.py), and SageMaker's
+    # OpenAI route needs SSE.
     chat_completions_path = ChatCompletionsPath.JSON_LINES
     _parallel_setting = "tensor_parallel_degree"
     _dtype_keys, _quantization_keys = ("OPTION_DTYPE",), ("OPTION_QUANTIZE",)
@@ -234,8 +235,8 @@ class LmiEngine(GpuEngine):
     def _batch(self, ctx: EngineContext) -> int | None:
         """The sequence cap the backend intends: vLLM's own (admission by free KV blocks),
         bounded by the prefill tokens as vLLM bounds its default (``max_num_seqs =
-        min(default, max_num_batched_tokens)``, ``vllm/engine/arg_utils.py``); for
-        TensorRT-LLM, the full-length sequences the plan fits."""
+        min(default, max_num_batched_tokens)``, vllm-project/vllm: ``vllm/engine/arg_utils.py``);
+        for TensorRT-LLM, the full-length sequences the plan fits."""
         if self.backend != "vllm":
             return planned_batch(ctx, None, cap=_LMI_DEFAULT_BATCH)
         seqs = vllm_default_max_num_seqs(ctx.instance)

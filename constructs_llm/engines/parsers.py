@@ -23,8 +23,6 @@ from typing import Literal
 from constructs_llm import catalogs
 from constructs_llm.catalogs import ParserCatalog
 
-__all__ = ["REASONING_PARSERS", "TOOL_PARSERS", "ParserChoice", "ParserEngine", "ParserTable"]
-
 #: The engines whose parser names the tables list (LMI's vLLM backend uses vLLM's).
 ParserEngine = Literal["vllm", "sglang"]
 
@@ -42,7 +40,7 @@ class ParserChoice:
 
 
 @dataclass(frozen=True)
-class ParserTable:
+class _ParserTable:
     """One kind of parser: its table and the engine settings that pick from it.
 
     :param catalog: the packaged table.
@@ -132,10 +130,10 @@ class ParserTable:
         )
 
 
-TOOL_PARSERS = ParserTable(
+TOOL_PARSERS = _ParserTable(
     catalogs.tool_parsers, "tool_calls", "tool_call_parser", "tool-call parser", "tool calling"
 )
-REASONING_PARSERS = ParserTable(
+REASONING_PARSERS = _ParserTable(
     catalogs.reasoning_parsers,
     "reasoning",
     "reasoning_parser",

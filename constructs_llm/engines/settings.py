@@ -15,8 +15,6 @@ from typing import Any, ClassVar
 from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.problems import Problems
 
-__all__ = ["ALL_DTYPES", "DTYPE_ALIASES", "SettingCheck", "SettingsChecked", "setting"]
-
 _CHECK = "constructs_llm.check"
 
 DTYPE_ALIASES: Mapping[str, str] = {

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["SGLANG_SIGNALS", "VLLM_SIGNALS", "EngineSignals"]
-
 
 @dataclass(frozen=True)
 class EngineSignals:

@@ -3,7 +3,8 @@
 What the SageMaker images do, from huggingface/text-embeddings-inference at v1.8.2 (the
 version of the newest TEI images the SageMaker SDK lists):
 
-- The entrypoint (``sagemaker-entrypoint.sh``, and ``sagemaker-entrypoint-cuda-all.sh`` in the
+- The entrypoint (huggingface/text-embeddings-inference: ``sagemaker-entrypoint.sh``, and
+  huggingface/text-embeddings-inference: ``sagemaker-entrypoint-cuda-all.sh`` in the
   GPU image built from ``Dockerfile-cuda-all``'s ``sagemaker`` target) requires
   ``HF_MODEL_ID`` ("HF_MODEL_ID must be set"), exports it as ``MODEL_ID`` and
   ``HF_MODEL_REVISION`` as ``REVISION``, and starts ``text-embeddings-router --port 8080
@@ -38,10 +39,8 @@ from constructs_llm.model.container_image import ContainerImage
 from constructs_llm.sizing.memory import DEFAULT_BATCH_TOKENS
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
-__all__ = ["TEI_CLIENT_BATCH_SIZE", "TeiEngine"]
-
 #: ``--max-client-batch-size``'s default: inputs TEI takes in one request.
-TEI_CLIENT_BATCH_SIZE = 32
+_TEI_CLIENT_BATCH_SIZE = 32
 _GPU_FAMILY, _CPU_FAMILY = "tei", "tei-cpu"
 # The default GPU image starts on compute capability 7.5, 8.x and 9.0 only (the catalog's
 # ``compute_capability``, from NVIDIA's list).
@@ -112,7 +111,7 @@ class TeiEngine(SettingsChecked, ServingEngine):
 
     @property
     def max_inputs_per_call(self) -> int | None:
-        return self.max_client_batch_size or TEI_CLIENT_BATCH_SIZE
+        return self.max_client_batch_size or _TEI_CLIENT_BATCH_SIZE
 
     def image_for(self, instance: InstanceType) -> ContainerImage:
         if self.image is not None:
@@ -145,7 +144,8 @@ class TeiEngine(SettingsChecked, ServingEngine):
         }
 
     def _aliases(self) -> Mapping[str, str]:
-        # sagemaker-entrypoint.sh exports MODEL_ID and REVISION from the SageMaker names.
+        # The entrypoint (huggingface/text-embeddings-inference: sagemaker-entrypoint.sh) exports
+        # MODEL_ID and REVISION from the SageMaker names.
         return {"MODEL_ID": "HF_MODEL_ID", "REVISION": "HF_MODEL_REVISION"}
 
     def _rule_problem(

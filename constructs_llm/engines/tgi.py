@@ -23,8 +23,6 @@ from constructs_llm.engines.tools import ToolCalling, tools_off, tools_turned_of
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
 
-__all__ = ["UPSTREAM_STATUS", "TgiEngine", "TgiNeuronxEngine"]
-
 _TGI_QUANTIZE = (
     "awq",
     "compressed-tensors",
@@ -38,13 +36,14 @@ _TGI_QUANTIZE = (
     "fp8",
 )
 # TGI's launcher takes only float16 and bfloat16 for --dtype (DTYPE; "possible values: float16,
-# bfloat16" in docs/source/basic_tutorials/launcher.md), so fp32 would fail at start.
+# bfloat16" in huggingface/text-generation-inference: docs/source/basic_tutorials/launcher.md), so
+# fp32 would fail at start.
 _TGI_DTYPES = ("fp16", "bf16")
 # TGI's launcher reads DISABLE_GRAMMAR_SUPPORT as a clap bool flag; these values leave it off.
 _FALSE_VALUES = frozenset({"", "0", "false", "no", "off", "n", "f"})
 _NEURON_DEFAULT_BATCH = 4  # matches the batch sizes of the public Neuron compilation cache
 #: The synth note of every model served with ``Engine.tgi()``.
-UPSTREAM_STATUS = (
+_UPSTREAM_STATUS = (
     "Engine.tgi(): TGI is archived upstream (maintenance mode from 2025-12-11, repository "
     "archived 2026-03-21, last SageMaker DLC 3.3.6) and gets no fixes; serve new models with "
     "Engine.vllm() or Engine.lmi()"
@@ -92,7 +91,8 @@ class TgiEngine(GpuEngine):
     factory_name = "tgi"
     chat_completions_path = ChatCompletionsPath.UNLISTED
     _parallel_setting = "num_shard"
-    # sagemaker-entrypoint.sh exports QUANTIZE from HF_MODEL_QUANTIZE; either may be set.
+    # huggingface/text-generation-inference: sagemaker-entrypoint.sh exports QUANTIZE from
+    # HF_MODEL_QUANTIZE; either may be set.
     _dtype_keys, _quantization_keys = ("DTYPE",), ("HF_MODEL_QUANTIZE", "QUANTIZE")
 
     image: ContainerImage | None = setting(image=True)
@@ -106,7 +106,7 @@ class TgiEngine(GpuEngine):
 
     @property
     def notes(self) -> tuple[str, ...]:
-        return (UPSTREAM_STATUS,)
+        return (_UPSTREAM_STATUS,)
 
     def tool_calling(
         self, *, family: str | None = None, user_env: Mapping[str, str] | None = None
@@ -145,7 +145,8 @@ class TgiEngine(GpuEngine):
         }
 
     def _aliases(self) -> Mapping[str, str]:
-        # sagemaker-entrypoint.sh exports MODEL_ID/REVISION/NUM_SHARD from the SM names.
+        # The entrypoint (huggingface/text-generation-inference: sagemaker-entrypoint.sh) exports
+        # MODEL_ID/REVISION/NUM_SHARD from the SM names.
         return {
             "MODEL_ID": "HF_MODEL_ID",
             "REVISION": "HF_MODEL_REVISION",
@@ -203,7 +204,7 @@ class TgiNeuronxEngine(DlcEngine):
     :param max_batch_prefill_tokens: @default batch_size x max_input_tokens (the image's)
     :param tool_calls: only None or False: the Neuron backend has no grammar, which TGI's tool
         calls are built on ("The basic TGI features are supported: continuous batching, token
-        streaming, greedy search and multinomial sampling", text-generation-inference
+        streaming, greedy search and multinomial sampling", huggingface/text-generation-inference:
         ``docs/source/backends/neuron.md``), so the invoker answers tools with a 400.
         @default None (off)
     """
@@ -252,7 +253,8 @@ class TgiNeuronxEngine(DlcEngine):
         batch = self.batch_size or (
             planned_batch(ctx, _NEURON_DEFAULT_BATCH) if ctx.max_total_tokens else None
         )
-        # MAX_* are read by current images (tgi_env.py); HF_* by optimum-neuron <= 0.0.2x.
+        # MAX_* are read by current images (huggingface/optimum-neuron:
+        # text-generation-inference/tgi_env.py); HF_* by optimum-neuron <= 0.0.2x.
         put(env, "MAX_BATCH_SIZE", batch)
         put(env, "HF_BATCH_SIZE", batch)
         put(env, "MAX_TOTAL_TOKENS", ctx.max_total_tokens)

@@ -24,17 +24,6 @@ from dataclasses import dataclass
 
 from constructs_llm.engines.parsers import TOOL_PARSERS, ParserEngine
 
-__all__ = [
-    "ParserEngine",
-    "ToolCalling",
-    "known_parsers",
-    "parser_name_problem",
-    "parser_setting_problems",
-    "parser_tool_calling",
-    "tools_off",
-    "tools_turned_off",
-]
-
 
 @dataclass(frozen=True)
 class ToolCalling:
@@ -52,16 +41,6 @@ class ToolCalling:
 
 def tools_off(reason: str) -> ToolCalling:
     return ToolCalling(served=False, reason=reason)
-
-
-def known_parsers(engine: ParserEngine) -> tuple[str, ...]:
-    """The parser names ``engine`` registers (``data/tool_parsers.json``)."""
-    return TOOL_PARSERS.known(engine)
-
-
-def parser_name_problem(engine: ParserEngine, parser: str | None) -> str | None:
-    """A problem when ``tool_call_parser`` is not a parser ``engine`` registers."""
-    return TOOL_PARSERS.name_problem(engine, parser)
 
 
 def parser_setting_problems(

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 from constructs_llm.catalogs import InstanceFamily
 
-__all__ = ["ECC_SHARE", "UNMEASURED_RESERVE", "engine_visible_mib"]
-
 #: The share of GDDR memory ECC takes when it is on (a sixteenth: the T4's 16 GiB show as
 #: 15,360 MiB in nvidia-smi, the A10G's 24 GiB as 23,028 MiB).
 ECC_SHARE = 1 / 16

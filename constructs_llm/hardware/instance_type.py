@@ -20,8 +20,6 @@ from constructs_llm.errors import InstanceTypeError
 from constructs_llm.hardware.device_memory import engine_visible_mib
 from constructs_llm.problems import fail_all
 
-__all__ = ["Accelerator", "InstanceType", "is_token", "sizes_of", "unknown_instance_type"]
-
 Accelerator = Literal["nvidia", "neuron", "habana"]
 
 # Family may carry a hyphenated variant (ml.p6-b200.48xlarge); size is e.g. "2xlarge".

@@ -7,8 +7,6 @@ from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import int_type_problem, positive_int_problem
 
-__all__ = ["Placement", "placement_problems"]
-
 
 def placement_problems(instance_type: object, accelerators: object = None) -> list[Problem]:
     """What stops ``Placement(instance_type, accelerators)`` from being built (the device

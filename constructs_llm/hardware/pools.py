@@ -3,8 +3,8 @@
 ``instance_type=["ml.g6e.2xlarge", "ml.g5.4xlarge"]`` (a list) asks SageMaker for the first
 type and lets it fall back to the next when a type has no capacity. Each entry is a
 whole-instance :class:`Placement`, which the model is bound to on its own (tensor-parallel
-degree, token limits, memory plan, host AMI). One type given as a string keeps the variant's
-plain ``InstanceType``, as before pools existed.
+degree, token limits, memory plan, host AMI). One type given as a string is a variant with a
+plain ``InstanceType`` and no pools.
 
 SageMaker's rules, from the guide "Deploy to multiple instance types with instance pools"
 (https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html) and
@@ -39,25 +39,15 @@ from constructs_llm.hardware.placement import Placement
 from constructs_llm.problems import Problem
 from constructs_llm.values import duration_problem, duration_type_problem
 
-__all__ = [
-    "GUIDE",
-    "MAX_POOLS",
-    "VARIANT_NAME",
-    "InstancePools",
-    "InstanceTypes",
-    "host_ami_problem",
-    "instance_types_type_problems",
-    "pool_problem",
-    "provision_timeout_problem",
-]
-
 #: What ``instance_type=`` takes: one type, or a list of them in order of preference.
 InstanceTypes = str | InstanceType | Sequence[str | InstanceType]
 
 GUIDE = "https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html"
-MAX_POOLS = 5
-MIN_PROVISION_TIMEOUT_S = 300
-MAX_PROVISION_TIMEOUT_S = 3600
+#: The prop the pools come from, as messages name it.
+_PROP = "instance_type"
+_MAX_POOLS = 5
+_MIN_PROVISION_TIMEOUT_S = 300
+_MAX_PROVISION_TIMEOUT_S = 3600
 
 #: The name of a variant given a list of instance types. It depends on neither the types nor
 #: their order, so adding, dropping or reordering pools updates the variant in place: a new
@@ -89,28 +79,27 @@ class InstancePools:
     def parse(cls, value: object) -> tuple[InstancePools | None, list[Problem]]:
         """The pools ``value`` names, or None, with every problem found (each naming the bad
         value and the fix)."""
-        prop = "instance_type"
         if isinstance(value, str | InstanceType):
             placement, problems = _placement(value, "")
             return (None if placement is None else cls.single(placement)), problems
         if not isinstance(value, list | tuple):
-            return None, [Problem(_not_a_list(prop, value), InstanceTypeError)]
+            return None, [Problem(_not_a_list(value), InstanceTypeError)]
         if not value:
-            return None, [Problem(_empty(prop))]
+            return None, [Problem(_empty())]
         placements: list[Placement] = []
         problems = []
         for index, item in enumerate(value):
-            placement, found = _placement(item, f"{prop}[{index}]: ")
+            placement, found = _placement(item, f"{_PROP}[{index}]: ")
             problems += found
             if placement is not None:
                 placements.append(placement)
-        if len(value) > MAX_POOLS:
-            problems.append(Problem(_too_many(prop, value)))
-        problems += [Problem(p) for p in _duplicates(prop, placements)]
+        if len(value) > _MAX_POOLS:
+            problems.append(Problem(_too_many(value)))
+        problems += [Problem(p) for p in _duplicates(placements)]
         if problems or not placements:
             return None, problems
         pools = cls(*placements, listed=True)
-        return pools, [Problem(p) for p in pools.problems(prop)]
+        return pools, [Problem(p) for p in pools.problems()]
 
     # -- what it holds ----------------------------------------------------------------------
 
@@ -138,12 +127,12 @@ class InstancePools:
     def __len__(self) -> int:
         return len(self._placements)
 
-    def label(self, index: int, prop: str = "instance_type") -> str:
+    def label(self, index: int) -> str:
         """``instance_type[1] (ml.g5.4xlarge, priority 2)``, or the type alone when not a list."""
         name = self._placements[index].instance_type.name
         if not self._listed:
             return name
-        return f"{prop}[{index}] ({name}, priority {index + 1})"
+        return f"{_PROP}[{index}] ({name}, priority {index + 1})"
 
     def describe(self) -> str:
         """``ml.g6e.2xlarge``, or ``pools ml.g6e.2xlarge > ml.g5.4xlarge`` (for messages and
@@ -153,11 +142,11 @@ class InstancePools:
 
     # -- checks -----------------------------------------------------------------------------
 
-    def problems(self, prop: str = "instance_type") -> list[str]:
+    def problems(self) -> list[str]:
         """What one variant cannot hold: two accelerator kinds, or NVMe and EBS-only types."""
-        return [p for p in (self._accelerator_problem(prop), self._storage_problem(prop)) if p]
+        return [p for p in (self._accelerator_problem(), self._storage_problem()) if p]
 
-    def _accelerator_problem(self, prop: str) -> str | None:
+    def _accelerator_problem(self) -> str | None:
         kinds: dict[str, list[str]] = {}
         for inst in self.instance_types:
             kinds.setdefault(inst.accelerator or "CPU", []).append(inst.name)
@@ -165,21 +154,21 @@ class InstancePools:
             return None
         mix = " and ".join(f"{', '.join(names)} ({kind})" for kind, names in kinds.items())
         return (
-            f"{prop} mixes accelerators: {mix}. The instance-pools guide ({GUIDE}) documents no "
+            f"{_PROP} mixes accelerators: {mix}. The instance-pools guide ({GUIDE}) documents no "
             "such mix, the variant has one host AMI (InferenceAmiVersion), and one engine image "
             "cannot serve both (a CUDA build does not run on Inferentia, nor a Neuron build on "
             "a GPU): keep the pools to one accelerator kind and serve the other on a variant or "
             "endpoint of its own"
         )
 
-    def _storage_problem(self, prop: str) -> str | None:
+    def _storage_problem(self) -> str | None:
         known = [t for t in self.instance_types if t.known]
         nvme = [t.name for t in known if t.local_nvme]
         ebs = [t.name for t in known if not t.local_nvme]
         if not nvme or not ebs:
             return None
         return (
-            f"{prop} mixes instance types with local NVMe storage ({', '.join(nvme)}) and "
+            f"{_PROP} mixes instance types with local NVMe storage ({', '.join(nvme)}) and "
             f"EBS-only ones ({', '.join(ebs)}): VolumeSizeInGB is set once per variant, "
             "SageMaker rejects it on NVMe types, and the EBS-only types need it sized for the "
             f"weights; the instance-pools guide ({GUIDE}) does not say how one variant serves "
@@ -187,16 +176,16 @@ class InstancePools:
         )
 
 
-def instance_types_type_problems(value: object, prop: str = "instance_type") -> list[Problem]:
+def instance_types_type_problems(value: object) -> list[Problem]:
     """Only a value of the wrong type: not a type name, an ``InstanceType`` or a list of them
     (the names themselves are checked by :meth:`InstancePools.parse`)."""
     if value is None or isinstance(value, str | InstanceType):
         return []
     if not isinstance(value, list | tuple):
-        return [Problem(_not_a_list(prop, value), InstanceTypeError)]
+        return [Problem(_not_a_list(value), InstanceTypeError)]
     return [
         Problem(
-            f"{prop}[{index}] must be an instance type such as 'ml.g5.2xlarge' or an "
+            f"{_PROP}[{index}] must be an instance type such as 'ml.g5.2xlarge' or an "
             f"InstanceType, got {type(item).__name__} {item!r}",
             InstanceTypeError,
         )
@@ -226,9 +215,9 @@ def provision_timeout_problem(value: object, pools: InstancePools | None) -> str
     return duration_problem(
         "provision_timeout",
         value,
-        minimum_s=MIN_PROVISION_TIMEOUT_S,
-        maximum_s=MAX_PROVISION_TIMEOUT_S,
-        bounds=f"{MIN_PROVISION_TIMEOUT_S} and {MAX_PROVISION_TIMEOUT_S} seconds (5-60 minutes)",
+        minimum_s=_MIN_PROVISION_TIMEOUT_S,
+        maximum_s=_MAX_PROVISION_TIMEOUT_S,
+        bounds=f"{_MIN_PROVISION_TIMEOUT_S} and {_MAX_PROVISION_TIMEOUT_S} seconds (5-60 minutes)",
         why="SageMaker's range for VariantInstanceProvisionTimeoutInSeconds",
     )
 
@@ -277,34 +266,34 @@ def _placement(value: object, prefix: str) -> tuple[Placement | None, list[Probl
     return Placement(InstanceType.of(value)), []
 
 
-def _not_a_list(prop: str, value: object) -> str:
+def _not_a_list(value: object) -> str:
     return (
-        f"{prop} must be an instance type such as 'ml.g5.2xlarge' or a list of them in order of "
+        f"{_PROP} must be an instance type such as 'ml.g5.2xlarge' or a list of them in order of "
         f"preference, got {type(value).__name__} {value!r}"
     )
 
 
-def _empty(prop: str) -> str:
+def _empty() -> str:
     return (
-        f"{prop}=[] names no instance type; give one or more (at most {MAX_POOLS}) in order of "
+        f"{_PROP}=[] names no instance type; give one or more (at most {_MAX_POOLS}) in order of "
         "preference, or one type as a string"
     )
 
 
-def _too_many(prop: str, value: Sequence[object]) -> str:
+def _too_many(value: Sequence[object]) -> str:
     names = ", ".join(str(v) for v in value)
     return (
-        f"{prop} lists {len(value)} instance types ({names}); SageMaker allows at most "
-        f"{MAX_POOLS} instance pools per variant: drop the least preferred"
+        f"{_PROP} lists {len(value)} instance types ({names}); SageMaker allows at most "
+        f"{_MAX_POOLS} instance pools per variant: drop the least preferred"
     )
 
 
-def _duplicates(prop: str, placements: Sequence[Placement]) -> list[str]:
+def _duplicates(placements: Sequence[Placement]) -> list[str]:
     where: dict[str, list[int]] = {}
     for index, placement in enumerate(placements):
         where.setdefault(placement.instance_type.name, []).append(index)
     return [
-        f"{prop} lists {name} {len(at)} times (at {', '.join(map(str, at))}); a type is one pool: "
+        f"{_PROP} lists {name} {len(at)} times (at {', '.join(map(str, at))}); a type is one pool: "
         "keep it once, where it belongs in the order of preference"
         for name, at in where.items()
         if len(at) > 1

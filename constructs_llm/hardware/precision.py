@@ -22,18 +22,8 @@ from typing import Protocol
 
 from constructs_llm.hardware.instance_type import InstanceType
 
-__all__ = [
-    "BF16_FROM",
-    "FP8_NATIVE_FROM",
-    "Precision",
-    "PrecisionCheck",
-    "precision_of",
-    "precision_problem",
-    "precision_warning",
-]
-
-BF16_FROM = (8, 0)
-FP8_NATIVE_FROM = (8, 9)
+_BF16_FROM = (8, 0)
+_FP8_NATIVE_FROM = (8, 9)
 
 #: The spellings engines take for bf16 and FP8, by the precision they name.
 _SPELLINGS = {
@@ -85,18 +75,18 @@ def precision_problem(
         f"{instance.name} has {instance.accelerator_model} GPUs (compute capability "
         f"{_version(capability)})"
     )
-    if name == "bf16" and capability < BF16_FROM:
+    if name == "bf16" and capability < _BF16_FROM:
         return (
             f"{key}={value} asks for bf16, which needs a GPU of CUDA compute capability "
-            f"{_version(BF16_FROM)} or above, but {gpu}; use fp16 (Engine.{factory}(dtype='fp16'))"
+            f"{_version(_BF16_FROM)} or above, but {gpu}; use fp16 (Engine.{factory}(dtype='fp16'))"
             " or a GPU of the Ampere generation or later (ml.g5, ml.g6, ml.p4d, ml.p5)"
         )
     if name == "fp8" and capability < fp8_from:
         return (
             f"{key}={value} asks for FP8, which Engine.{factory}() runs from compute capability "
-            f"{_version(fp8_from)} (weight-only below {_version(FP8_NATIVE_FROM)}), but {gpu}; "
+            f"{_version(fp8_from)} (weight-only below {_version(_FP8_NATIVE_FROM)}), but {gpu}; "
             "serve fp16, or an AWQ or GPTQ checkpoint, or choose a GPU of compute capability "
-            f"{_version(FP8_NATIVE_FROM)} or above (ml.g6, ml.g6e, ml.p5)"
+            f"{_version(_FP8_NATIVE_FROM)} or above (ml.g6, ml.g6e, ml.p5)"
         )
     return None
 
@@ -108,11 +98,11 @@ def precision_warning(
     computes in 16 bits."""
     key, value, name = asked
     capability = instance.compute_capability
-    if name != "fp8" or capability is None or not fp8_from <= capability < FP8_NATIVE_FROM:
+    if name != "fp8" or capability is None or not fp8_from <= capability < _FP8_NATIVE_FROM:
         return None
     return (
         f"{key}={value}: {instance.name} has {instance.accelerator_model} GPUs (compute "
-        f"capability {_version(capability)}), below the {_version(FP8_NATIVE_FROM)} FP8 "
+        f"capability {_version(capability)}), below the {_version(_FP8_NATIVE_FROM)} FP8 "
         f"arithmetic needs, so Engine.{factory}() runs FP8 weight-only (W8A16): the weights "
         "take half the memory but compute stays 16-bit; verify the speed, or choose ml.g6, "
         "ml.g6e or ml.p5 for FP8 arithmetic"

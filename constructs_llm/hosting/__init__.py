@@ -1,4 +1,2 @@
 """Hosting: endpoints, their production variants, imported endpoints, and inference-component
 endpoints with their components (``components/``)."""
-
-__all__: list[str] = []

@@ -66,26 +66,16 @@ if TYPE_CHECKING:
     from aws_cdk import aws_sagemaker as sagemaker
     from aws_cdk import aws_sns as sns
 
-__all__ = [
-    "ASYNC_FIX",
-    "INVOKE_ASYNC_ACTION",
-    "MAX_CONCURRENT_INVOCATIONS",
-    "AsyncInference",
-    "S3Prefix",
-    "alarms_on_async",
-    "async_inference_problem",
-]
-
-ASYNC_FIX = "use AsyncInference(output=bucket) or AsyncInference.s3_prefix(bucket, 'answers/')"
-INVOKE_ASYNC_ACTION = "sagemaker:InvokeEndpointAsync"
+_ASYNC_FIX = "use AsyncInference(output=bucket) or AsyncInference.s3_prefix(bucket, 'answers/')"
+_INVOKE_ASYNC_ACTION = "sagemaker:InvokeEndpointAsync"
 #: botocore ``MaxConcurrentInvocationsPerInstance``: ``min`` 1, ``max`` 1000.
-MAX_CONCURRENT_INVOCATIONS = 1000
+_MAX_CONCURRENT_INVOCATIONS = 1000
 #: botocore ``DestinationS3Uri`` (``S3OutputPath``, ``S3FailurePath``): ``max`` 512.
-MAX_S3_URI = 512
+_MAX_S3_URI = 512
 # What a bucket name can take (S3 bucket names are 3-63 characters) in ``s3://<name>/``.
 _LONGEST_BUCKET_URI = len("s3://") + 63 + 1
 #: Where each location goes when only a bucket is given, next to each other at its root.
-DEFAULT_FOLDERS = {"output": "outputs/", "failure": "failures/", "input": "inputs/"}
+_DEFAULT_FOLDERS = {"output": "outputs/", "failure": "failures/", "input": "inputs/"}
 
 
 @dataclass(frozen=True)
@@ -179,14 +169,14 @@ class AsyncInference:
     def failure_location(self) -> S3Prefix:
         """Where failures go."""
         if self.failure is None:
-            return self.output_location.sibling(DEFAULT_FOLDERS["failure"])
+            return self.output_location.sibling(_DEFAULT_FOLDERS["failure"])
         return _located(self.failure, "failure")
 
     @property
     def input_location(self) -> S3Prefix:
         """Where callers put request bodies."""
         if self.input is None:
-            return self.output_location.sibling(DEFAULT_FOLDERS["input"])
+            return self.output_location.sibling(_DEFAULT_FOLDERS["input"])
         return _located(self.input, "input")
 
     # -- rendering and grants -------------------------------------------------------------------
@@ -257,7 +247,7 @@ class AsyncInference:
         """What a caller needs: queue requests on the endpoint, put request bodies in the input
         folder, read answers and failures (and learn that one is not there yet)."""
         grant = iam.Grant.add_to_principal(
-            grantee=grantee, actions=[INVOKE_ASYNC_ACTION], resource_arns=[endpoint_arn]
+            grantee=grantee, actions=[_INVOKE_ASYNC_ACTION], resource_arns=[endpoint_arn]
         )
         inputs = self.input_location
         read = _unique([self.output_location, self.failure_location])
@@ -354,7 +344,7 @@ def async_inference_problem(async_inference: object) -> str | None:
     if async_inference is None or isinstance(async_inference, AsyncInference):
         return None
     got = describe(async_inference)
-    return f"async_inference must be an AsyncInference, got {got}; {ASYNC_FIX}"
+    return f"async_inference must be an AsyncInference, got {got}; {_ASYNC_FIX}"
 
 
 def alarms_on_async() -> SynthWarning:
@@ -379,7 +369,7 @@ def alarms_on_async() -> SynthWarning:
 def _located(value: s3.IBucket | S3Prefix, name: str) -> S3Prefix:
     if isinstance(value, S3Prefix):
         return value
-    return S3Prefix(value, DEFAULT_FOLDERS[name])
+    return S3Prefix(value, _DEFAULT_FOLDERS[name])
 
 
 def _unique(prefixes: list[S3Prefix]) -> list[S3Prefix]:
@@ -455,11 +445,11 @@ def _prefix_problem(prefix: object) -> str | None:
         )
     if any(c in prefix for c in "*?"):
         return f"prefix must not hold '*' or '?' (IAM wildcards), got {prefix!r}"
-    longest = MAX_S3_URI - _LONGEST_BUCKET_URI
+    longest = _MAX_S3_URI - _LONGEST_BUCKET_URI
     if len(prefix) > longest:
         return (
             f"prefix is {len(prefix)} characters; S3OutputPath and S3FailurePath take at most "
-            f"{MAX_S3_URI} (botocore DestinationS3Uri), so with a bucket name of up to 63 the "
+            f"{_MAX_S3_URI} (botocore DestinationS3Uri), so with a bucket name of up to 63 the "
             f"prefix may have {longest}"
         )
     return None
@@ -471,12 +461,13 @@ def _concurrency_problem(value: object) -> str | None:
     if (
         isinstance(value, int)
         and not isinstance(value, bool)
-        and 1 <= value <= MAX_CONCURRENT_INVOCATIONS
+        and 1 <= value <= _MAX_CONCURRENT_INVOCATIONS
     ):
         return None
+    most = _MAX_CONCURRENT_INVOCATIONS
     return (
-        f"max_concurrent_per_instance must be an integer from 1 to {MAX_CONCURRENT_INVOCATIONS} "
-        f"(MaxConcurrentInvocationsPerInstance, botocore min 1, max {MAX_CONCURRENT_INVOCATIONS}), "
+        f"max_concurrent_per_instance must be an integer from 1 to {most} "
+        f"(MaxConcurrentInvocationsPerInstance, botocore min 1, max {most}), "
         f"got {value!r}; or leave it out for SageMaker's choice"
     )
 

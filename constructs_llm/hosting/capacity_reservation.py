@@ -30,10 +30,8 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.values import describe
 
-__all__ = ["RESERVATIONS_ONLY", "capacity_reservation_config", "capacity_reservation_problem"]
-
 #: The one preference SageMaker accepts (botocore ``CapacityReservationPreference``).
-RESERVATIONS_ONLY = "capacity-reservations-only"
+_RESERVATIONS_ONLY = "capacity-reservations-only"
 _ARN = re.compile(
     r"arn:aws[a-z\-]*:sagemaker:(?P<region>[a-z0-9\-]*):[0-9]{12}:(?P<type>[a-z0-9\-]{1,14})/.+"
 )
@@ -78,6 +76,6 @@ def capacity_reservation_config(
     if capacity_reservation is None:
         return None
     return sagemaker.CfnEndpointConfig.CapacityReservationConfigProperty(
-        capacity_reservation_preference=RESERVATIONS_ONLY,
+        capacity_reservation_preference=_RESERVATIONS_ONLY,
         ml_reservation_arn=capacity_reservation,
     )

@@ -38,17 +38,10 @@ from constructs_llm.compliance import FLEET_ENDPOINT_LOG_GROUPS
 from constructs_llm.model.execution_role import ContainerWrites
 from constructs_llm.operations.metrics import COPY_NAMESPACE, INSTANCE_NAMESPACE
 
-__all__ = [
-    "COMPONENT_LOG_GROUPS",
-    "ENDPOINT_LOG_GROUPS",
-    "component_endpoint_writes",
-    "endpoint_writes",
-]
-
 #: The prefix of every endpoint's log group.
-ENDPOINT_LOG_GROUPS = "/aws/sagemaker/Endpoints"
+_ENDPOINT_LOG_GROUPS = "/aws/sagemaker/Endpoints"
 #: The prefix of every inference component's log group.
-COMPONENT_LOG_GROUPS = "/aws/sagemaker/InferenceComponents"
+_COMPONENT_LOG_GROUPS = "/aws/sagemaker/InferenceComponents"
 
 
 def endpoint_writes(
@@ -59,7 +52,7 @@ def endpoint_writes(
     instance namespace."""
     if fleet_prefix is not None:
         return ContainerWrites(
-            log_groups=(f"{ENDPOINT_LOG_GROUPS}/{fleet_prefix}*",),
+            log_groups=(f"{_ENDPOINT_LOG_GROUPS}/{fleet_prefix}*",),
             namespaces=(INSTANCE_NAMESPACE,),
             wildcard_reason=FLEET_ENDPOINT_LOG_GROUPS,
         )
@@ -73,7 +66,7 @@ def component_endpoint_writes(
 ) -> ContainerWrites:
     """What an endpoint hosting inference components writes, and the models of the components
     named: the endpoint's log group and each component's, in both namespaces."""
-    groups = [f"{COMPONENT_LOG_GROUPS}/{name}" for name in component_names]
+    groups = [f"{_COMPONENT_LOG_GROUPS}/{name}" for name in component_names]
     return ContainerWrites(
         log_groups=(_endpoint_group(endpoint_name), *groups),
         namespaces=(INSTANCE_NAMESPACE, COPY_NAMESPACE),
@@ -81,4 +74,4 @@ def component_endpoint_writes(
 
 
 def _endpoint_group(endpoint_name: str | None) -> str:
-    return f"{ENDPOINT_LOG_GROUPS}/{endpoint_name if endpoint_name is not None else '*'}"
+    return f"{_ENDPOINT_LOG_GROUPS}/{endpoint_name if endpoint_name is not None else '*'}"

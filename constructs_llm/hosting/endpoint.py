@@ -39,7 +39,7 @@ from constructs_llm.hosting.fleet_change import (
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
-from constructs_llm.hosting.openai_route import NativeOpenAiRoute
+from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
 from constructs_llm.hosting.production_variant import production_variant
 from constructs_llm.hosting.rules import rule_problems
@@ -84,15 +84,13 @@ if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
 
 
-__all__ = ["LlmEndpoint"]
-
 #: SageMaker's guide on updating endpoints that use autoscaling.
-SCALING_UPDATE_GUIDE = (
+_SCALING_UPDATE_GUIDE = (
     "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html"
 )
 
 
-class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Construct):
+class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Construct):
     """An EndpointConfig and Endpoint serving one ``LlmModel`` on GPU or Inferentia instances,
     or several as weighted variants (``variants=[Variant(...), ...]``, ``shadow=Variant(...)``).
 
@@ -575,11 +573,12 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, NativeOpenAiRoute, Constru
             return super().dashboard_view()
         return DashboardView(label=f"endpoint, {self.fleet_label}", parts=parts)
 
-    def _openai_plan(self) -> EndpointPlan:
-        return self.plan
-
-    def _openai_invoke_arns(self) -> list[str]:
-        return [self.endpoint_arn]
+    def _openai_route(self) -> OpenAiRoute:
+        return OpenAiRoute(
+            self,
+            invoke_arns=(self.endpoint_arn,),
+            plan=self.plan,
+        )
 
     @property
     def metric_endpoint_name(self) -> str:
@@ -613,7 +612,7 @@ def _autoscaled_fleet_change(variant: EndpointVariant, key: str) -> str:
         f"{variant.describe} scales on {variant.fleet_label} (Application Auto Scaling target "
         f"endpoint/<endpoint>/variant/{variant.name}). SageMaker refuses an endpoint update that "
         "changes the instance type of, or removes, a variant registered for autoscaling until "
-        f"its scalable target is deregistered ({SCALING_UPDATE_GUIDE}), and CloudFormation "
+        f"its scalable target is deregistered ({_SCALING_UPDATE_GUIDE}), and CloudFormation "
         "updates the endpoint before it deletes the old target: a deploy that changes "
         f"instance_type fails, and CloudFormation rolls it back{pools}. Change it in two "
         "deploys: first with autoscaling=None (CloudFormation deregisters the target; set "

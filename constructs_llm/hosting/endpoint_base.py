@@ -9,8 +9,6 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.problems import fail
 
-__all__ = ["INVOKE_ACTIONS", "EndpointAttributes", "grant_invoke"]
-
 INVOKE_ACTIONS = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]
 
 

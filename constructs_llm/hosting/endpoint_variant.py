@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from constructs_llm.model.llm_model import LlmModel, ModelBinding
     from constructs_llm.operations.alarms import LlmAlarms
 
-__all__ = ["EndpointVariant"]
-
 
 class _Endpoint(Protocol):
     """What a variant needs of its endpoint."""

@@ -15,7 +15,7 @@ before it deletes the old scalable target. Two ways through:
   resources to point to the replacement resource, and then deletes the old resource", guide
   "Update behaviors of stack resources"). UpdateEndpoint never runs for that change, so
   SageMaker has nothing to refuse; every logical id stays. A change that keeps the fleet (a
-  model, image or env) keeps the name and updates in place as before. The old endpoint's
+  model, image or env) keeps the name and updates in place. The old endpoint's
   containers keep logging until the cleanup deletes it, so its models' roles may write the log
   group of every name :func:`fleet_endpoint_prefix` covers (``container_writes.py``).
 - ``FleetChange.TWO_DEPLOYS``: no derived name; the change goes in two deploys (first
@@ -39,15 +39,6 @@ from constructs import Construct
 
 from constructs_llm.hosting.names import SAGEMAKER_NAME, generated_name, generated_prefix
 from constructs_llm.values import describe
-
-__all__ = [
-    "CONTEXT_KEY",
-    "FleetChange",
-    "fleet_change_of",
-    "fleet_endpoint_name",
-    "fleet_endpoint_prefix",
-    "named_endpoint_problem",
-]
 
 #: The context key whose ``true`` makes ``NEW_ENDPOINT`` the default.
 CONTEXT_KEY = "constructs-llm:newEndpointOnFleetChange"

@@ -11,17 +11,15 @@ from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.hosting.endpoint_base import grant_invoke
 from constructs_llm.hosting.names import name_problem
-from constructs_llm.hosting.openai_route import NativeOpenAiRoute
+from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.target import EmbeddingTraits, served_name_problem
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems, fail
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.values import type_problem
 
-__all__ = ["ImportedEndpoint"]
 
-
-class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
+class ImportedEndpoint(InvocationMetrics, OffersOpenAiRoute, Construct):
     """A SageMaker real-time endpoint this app does not create. Create it with
     ``LlmEndpoint.from_endpoint_name(scope, id, name)`` or
     ``LlmEndpoint.from_endpoint_attributes(scope, id, endpoint_name=..., ...)``.
@@ -160,12 +158,12 @@ class ImportedEndpoint(InvocationMetrics, NativeOpenAiRoute, Construct):
         """Its dashboard row shows what its invokers measure (this app does not host it)."""
         return DashboardView(label="endpoint deployed elsewhere", sagemaker=False)
 
-    def _openai_invoke_arns(self) -> list[str]:
-        return [self.endpoint_arn]
-
-    def _openai_plan(self) -> None:
-        """An endpoint deployed elsewhere has no plan here."""
-        return None
+    def _openai_route(self) -> OpenAiRoute:
+        return OpenAiRoute(
+            self,
+            invoke_arns=(self.endpoint_arn,),
+            plan=None,  # deployed elsewhere: no plan here
+        )
 
     def _metric_dimensions(self) -> dict[str, str]:
         if self.variant_name is None:

@@ -45,10 +45,8 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.values import describe
 
-__all__ = ["PUBLISH_FREQUENCIES_S", "MetricsPlan", "metrics_problems"]
-
 #: The publishing intervals SageMaker accepts, in seconds (botocore ``MetricsConfig``).
-PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
+_PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
 
 
 def metrics_problems(
@@ -65,8 +63,8 @@ def metrics_problems(
         if not isinstance(value, bool)
     ]
     frequency = metric_publish_frequency
-    allowed = ", ".join(str(s) for s in PUBLISH_FREQUENCIES_S[:-1])
-    allowed += f" or {PUBLISH_FREQUENCIES_S[-1]} seconds"
+    allowed = ", ".join(str(s) for s in _PUBLISH_FREQUENCIES_S[:-1])
+    allowed += f" or {_PUBLISH_FREQUENCIES_S[-1]} seconds"
     if frequency is None:
         return problems
     if not isinstance(frequency, Duration):
@@ -77,8 +75,8 @@ def metrics_problems(
         )
     elif not Token.is_unresolved(frequency.to_seconds()):
         seconds = frequency.to_seconds()
-        if seconds not in PUBLISH_FREQUENCIES_S:
-            nearest = min(PUBLISH_FREQUENCIES_S, key=lambda s: abs(s - seconds))
+        if seconds not in _PUBLISH_FREQUENCIES_S:
+            nearest = min(_PUBLISH_FREQUENCIES_S, key=lambda s: abs(s - seconds))
             problems.append(
                 f"metric_publish_frequency must be {allowed}, got {seconds:g} s; use "
                 f"Duration.seconds({nearest})"

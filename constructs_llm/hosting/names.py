@@ -14,16 +14,6 @@ from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.pools import VARIANT_NAME, InstancePools
 from constructs_llm.problems import fail
 
-__all__ = [
-    "SAGEMAKER_NAME",
-    "fleet_key",
-    "fleet_variant_name",
-    "generated_name",
-    "generated_prefix",
-    "name_problem",
-    "variant_name_for",
-]
-
 # SageMaker's pattern for Endpoint, EndpointConfig, variant and inference component names
 # (max 63 characters).
 SAGEMAKER_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")

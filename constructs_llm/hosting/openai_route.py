@@ -14,8 +14,9 @@ What AWS documents, and where:
   ``https://runtime.sagemaker.<region>.amazonaws.com/endpoints/<endpoint>/openai/v1`` and, for
   an inference component, ``.../endpoints/<endpoint>/inference-components/<component>/openai/v1``
   (the component is named in the path; no header is needed). The host follows the partition:
-  ``https://runtime.sagemaker.{Region}.{PartitionResult#dnsSuffix}`` in botocore's
-  ``data/sagemaker-runtime/2017-05-13/endpoint-rule-set-1.json``, which is ``AWS::URLSuffix``.
+  ``https://runtime.sagemaker.{Region}.{PartitionResult#dnsSuffix}`` in boto/botocore:
+  ``botocore/data/sagemaker-runtime/2017-05-13/endpoint-rule-set-1.json``, which is
+  ``AWS::URLSuffix``.
 - The permissions. The guide: the caller needs ``sagemaker:CallWithBearerToken`` and
   ``sagemaker:InvokeEndpoint``. Its sample scopes ``InvokeEndpoint`` to the endpoint's ARN and
   grants ``CallWithBearerToken`` on ``"*"``, as AWS's managed policy
@@ -53,22 +54,13 @@ from constructs_llm.values import is_a
 if TYPE_CHECKING:
     from constructs_llm.hosting.rules import HostingPlan
 
-__all__ = [
-    "BEARER_TOKEN_ACTION",
-    "OPENAI_INVOKE_ACTION",
-    "OPENAI_PATH",
-    "NativeOpenAiRoute",
-    "RouteSupport",
-    "openai_route_support",
-]
-
 #: The action that authorizes the call itself (scoped to the endpoint and component ARNs).
-OPENAI_INVOKE_ACTION = "sagemaker:InvokeEndpoint"
+_OPENAI_INVOKE_ACTION = "sagemaker:InvokeEndpoint"
 #: The action that lets a bearer token minted from the caller's credentials stand in for a
 #: SigV4 signature (no resource of its own).
-BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
+_BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
 #: What OpenAI clients append ``/chat/completions`` to.
-OPENAI_PATH = "/openai/v1"
+_OPENAI_PATH = "/openai/v1"
 
 _CHAT_ENGINES = "Engine.vllm() or Engine.sglang()"
 _LISTED = (
@@ -161,8 +153,8 @@ def openai_route_support(
     )
 
 
-class _RouteHost(IConstruct, Protocol):
-    """What :class:`NativeOpenAiRoute` needs of the construct it is mixed into."""
+class RouteHost(IConstruct, Protocol):
+    """What the route reads of the construct that offers it."""
 
     @property
     def endpoint_name(self) -> str: ...
@@ -176,97 +168,122 @@ class _RouteHost(IConstruct, Protocol):
     @property
     def chat_completions_path(self) -> ChatCompletionsPath: ...
 
-    def _openai_invoke_arns(self) -> list[str]:
-        """The ARNs ``InvokeEndpoint`` is scoped to."""
-        ...
 
-    def _openai_plan(self) -> HostingPlan | None:
-        """The plan of the endpoint the route reaches (None for an endpoint deployed
-        elsewhere), for the cross-feature rules of the route."""
-        ...
-
-    def _route_support(self) -> RouteSupport: ...
-
-
-class NativeOpenAiRoute:
-    """SageMaker's own OpenAI route to this endpoint or inference component:
-    :attr:`openai_base_url` for OpenAI clients and :meth:`grant_openai` for their callers.
+@dataclass(frozen=True)
+class OpenAiRoute:
+    """SageMaker's own OpenAI route to one endpoint or inference component, as its host
+    offers it (``openai_base_url`` and ``grant_openai`` of ``LlmEndpoint``,
+    ``InferenceComponent`` and an imported endpoint): :attr:`base_url` for OpenAI clients and
+    :meth:`grant` for their callers.
 
     Both refuse, with a ``ConfigurationError``, a route that cannot serve: a container whose
     ``/v1/chat/completions`` does not stream server-sent events (LMI), one that takes generate
     or embed requests, or an asynchronous endpoint (a cross-feature rule,
-    ``hosting/rules.py``). ``grant_openai`` (which every caller of the route needs) also warns,
+    ``hosting/rules.py``). ``grant`` (which every caller of the route needs) also warns,
     under an acknowledgeable id, where the route is not verified: TGI, whose router implements
     the contract but which AWS does not list (``constructs-llm:openai-route-unlisted``), and an
     image of the user's or an endpoint deployed elsewhere whose engine is not stated
-    (``constructs-llm:openai-route-unknown``). Reading ``openai_base_url`` adds nothing.
+    (``constructs-llm:openai-route-unknown``). Reading ``base_url`` adds nothing.
+
+    :param host: the construct that offers the route: its endpoint (and component), its
+        container's contract; named in messages, warned on.
+    :param invoke_arns: the ARNs ``InvokeEndpoint`` is scoped to.
+    :param plan: the plan of the endpoint the route reaches, for the route's cross-feature
+        rules; None for an endpoint deployed elsewhere.
     """
 
+    host: RouteHost
+    invoke_arns: tuple[str, ...]
+    plan: HostingPlan | None
+
     @property
-    def openai_base_url(self: _RouteHost) -> str:
+    def base_url(self) -> str:
         """The base URL OpenAI clients use (``OpenAI(base_url=..., api_key=<token>)``), as a
         CloudFormation string: ``https://runtime.sagemaker.<region>.<url suffix>/endpoints/
         <endpoint>/openai/v1``, or for an inference component ``.../endpoints/<endpoint>/
         inference-components/<component>/openai/v1`` (the path selects the component).
         Clients send ``model=""``: SageMaker routes by the URL, and the container checks a
         non-empty name against its own (vLLM accepts an empty one,
-        ``vllm/entrypoints/openai/serving_engine.py`` ``_is_model_supported``). The token comes
-        from :func:`constructs_llm.streaming.sagemaker_bearer_token`.
+        vllm-project/vllm: ``vllm/entrypoints/openai/serving_engine.py`` ``_is_model_supported``).
+        The token comes from :func:`constructs_llm.streaming.sagemaker_bearer_token`.
 
         :raises ConfigurationError: the route cannot serve this endpoint or component
         """
-        self._route_support()
-        stack = Stack.of(self)
+        self._support()
+        stack = Stack.of(self.host)
         parts = [
             "https://runtime.sagemaker.",
             stack.region,
             ".",
             stack.url_suffix,
             "/endpoints/",
-            self.endpoint_name,
+            self.host.endpoint_name,
         ]
-        if self.inference_component_name is not None:
-            parts += ["/inference-components/", self.inference_component_name]
-        return Fn.join("", [*parts, OPENAI_PATH])
+        component = self.host.inference_component_name
+        if component is not None:
+            parts += ["/inference-components/", component]
+        return Fn.join("", [*parts, _OPENAI_PATH])
 
-    def grant_openai(self: _RouteHost, grantee: iam.IGrantable) -> iam.Grant:
-        """Allows ``grantee`` to call :attr:`openai_base_url` with a bearer token:
+    def grant(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allows ``grantee`` to call :attr:`base_url` with a bearer token:
         ``sagemaker:InvokeEndpoint`` on this endpoint (and, for an inference component, on the
         component too, as ``grant_invoke`` scopes it), and ``sagemaker:CallWithBearerToken``,
         which "does not support resource-level restrictions" (AWS's guide) and is granted on
         ``"*"`` with the condition the guide suggests, ``aws:ResourceAccount`` = this stack's
         account, so the grantee's tokens call nothing outside it (its cdk-nag finding is
         acknowledged on ``grantee``, with that reason)."""
+        host = self.host
         problem = grantee_problem("grantee", grantee)
         if problem:
-            fail(f"{type(self).__name__} '{self.node.path}'.grant_openai", problem)
-        support = self._route_support()
+            fail(f"{type(host).__name__} '{host.node.path}'.grant_openai", problem)
+        support = self._support()
         if support.served is None and support.warning_id and support.message:
-            warn(self, SynthWarning(support.warning_id, support.message))
+            warn(host, SynthWarning(support.warning_id, support.message))
         invoke = iam.Grant.add_to_principal(
             grantee=grantee,
-            actions=[OPENAI_INVOKE_ACTION],
-            resource_arns=self._openai_invoke_arns(),
+            actions=[_OPENAI_INVOKE_ACTION],
+            resource_arns=list(self.invoke_arns),
         )
         token = iam.Grant.add_to_principal(
             grantee=grantee,
-            actions=[BEARER_TOKEN_ACTION],
+            actions=[_BEARER_TOKEN_ACTION],
             resource_arns=["*"],
-            conditions={"StringEquals": {"aws:ResourceAccount": Stack.of(self).account}},
+            conditions={"StringEquals": {"aws:ResourceAccount": Stack.of(host).account}},
         )
         if is_a(grantee, IConstruct):  # a construct that holds the policy, or its parent
             waive(grantee, BEARER_TOKEN_CALLS)  # type: ignore[arg-type]  # checked just above
         return invoke.combine(token)
 
-    def _route_support(self: _RouteHost) -> RouteSupport:
+    def _support(self) -> RouteSupport:
         """What the route gives this container; raises, naming every reason, when the route
         cannot serve it (its container, or a rule of the endpoint's plan)."""
-        problems = Problems(f"{type(self).__name__} '{self.node.path}'")
-        support = openai_route_support(self.request_format, self.chat_completions_path)
+        problems = Problems(f"{type(self.host).__name__} '{self.host.node.path}'")
+        support = openai_route_support(self.host.request_format, self.host.chat_completions_path)
         if support.served is False:
             problems.add(f"SageMaker's OpenAI route cannot serve it: {support.message}")
-        plan = self._openai_plan()
-        if plan is not None:
-            problems.extend(rule_problems(plan, When.OPENAI_ROUTE))
+        if self.plan is not None:
+            problems.extend(rule_problems(self.plan, When.OPENAI_ROUTE))
         problems.raise_if_any()
         return support
+
+
+class OffersOpenAiRoute:
+    """``openai_base_url`` and ``grant_openai`` of a construct that SageMaker's own OpenAI route
+    reaches, read from the :class:`OpenAiRoute` it builds (``_openai_route``)."""
+
+    def _openai_route(self) -> OpenAiRoute:
+        raise NotImplementedError  # each host builds its route
+
+    @property
+    def openai_base_url(self) -> str:
+        """The base URL OpenAI clients use on SageMaker's own OpenAI route (see
+        :attr:`OpenAiRoute.base_url`).
+
+        :raises ConfigurationError: the route cannot serve it
+        """
+        return self._openai_route().base_url
+
+    def grant_openai(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allows ``grantee`` to call :attr:`openai_base_url` with a bearer token (see
+        :meth:`OpenAiRoute.grant`)."""
+        return self._openai_route().grant(grantee)

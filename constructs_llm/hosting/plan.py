@@ -41,8 +41,6 @@ if TYPE_CHECKING:
     from constructs_llm.operations.autoscaling import Autoscaling
     from constructs_llm.operations.deployment import Deployment
 
-__all__ = ["EndpointPlan", "PoolPlan", "VariantPlan", "bound_pools", "pools_of"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class PoolPlan:

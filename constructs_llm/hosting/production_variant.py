@@ -7,7 +7,7 @@ when the plan is built.
 gets ``InstancePools`` instead of
 ``InstanceType``: each pool's type and priority, and a ``ModelNameOverride`` where the pool's
 model differs from the priority-1 pool's (the variant's ``ModelName``). The Models are
-rendered here too, in their models' scope (``model_resource.py``)."""
+rendered here too, in their models' scope (``model/model_resource.py``)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,6 @@ from constructs_llm.hosting.plan import VariantPlan
 from constructs_llm.model.model_resource import render_model
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
-
-__all__ = ["least_outstanding_requests", "production_variant", "startup_timeouts"]
 
 
 def production_variant(
@@ -60,7 +58,7 @@ def production_variant(
         model_data_download_timeout_in_seconds=_seconds(download),
         volume_size_in_gb=plan.volume_gb,
         inference_ami_version=ami if first is None else first.inference_ami_version,
-        routing_config=least_outstanding_requests(),
+        routing_config=_least_outstanding_requests(),
         capacity_reservation_config=capacity_reservation_config(plan.capacity_reservation),
     )
 
@@ -103,7 +101,7 @@ def _slowest(timeouts: Iterable[Duration]) -> Duration:
     return max(timeouts, key=lambda d: d.to_seconds())
 
 
-def least_outstanding_requests() -> sagemaker.CfnEndpointConfig.RoutingConfigProperty:
+def _least_outstanding_requests() -> sagemaker.CfnEndpointConfig.RoutingConfigProperty:
     """Routing to the least busy instance or copy: long streaming requests vary in length."""
     return sagemaker.CfnEndpointConfig.RoutingConfigProperty(
         routing_strategy="LEAST_OUTSTANDING_REQUESTS"

@@ -35,17 +35,15 @@ if TYPE_CHECKING:
     from constructs_llm.hosting.async_inference import AsyncInference
     from constructs_llm.hosting.plan import VariantPlan
 
-__all__ = ["RULES", "HostingPlan", "Rule", "When", "rule_problems"]
-
-TRAINING_PLANS_GUIDE = (
+_TRAINING_PLANS_GUIDE = (
     "https://docs.aws.amazon.com/sagemaker/latest/dg/"
     "use-training-plan-for-inference-endpoints-using-api-cli-sdk.html"
 )
-OPENAI_ROUTE_GUIDE = (
+_OPENAI_ROUTE_GUIDE = (
     "https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-openai-compatible.html"
 )
-ASYNC_GUIDE = "https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference.html"
-FEATURES_TABLE = "https://docs.aws.amazon.com/sagemaker/latest/dg/model-deploy-feature-matrix.html"
+_ASYNC_GUIDE = "https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference.html"
+_FEATURES_TABLE = "https://docs.aws.amazon.com/sagemaker/latest/dg/model-deploy-feature-matrix.html"
 
 
 class HostingPlan(Protocol):
@@ -152,7 +150,7 @@ def _async_openai_route(plan: HostingPlan) -> str | None:
         "SageMaker's OpenAI route serves real-time endpoints, and an endpoint with an "
         "asynchronous inference configuration only receives asynchronous invocations; call it "
         "with grant_invoke_async() (constructs_llm.streaming.submit_chat), or serve the model "
-        f"on a real-time LlmEndpoint for the route ({ASYNC_GUIDE})"
+        f"on a real-time LlmEndpoint for the route ({_ASYNC_GUIDE})"
     )
 
 
@@ -179,14 +177,18 @@ def _async_shadow(plan: HostingPlan) -> str | None:
 
 #: Every cross-feature rule.
 RULES: Sequence[Rule] = (
-    Rule(("instance pools", "capacity_reservation"), _pools_with_reservation, TRAINING_PLANS_GUIDE),
-    Rule(("capacity_reservation", "capacity_reservation"), _two_reservations, TRAINING_PLANS_GUIDE),
-    Rule(("async_inference", "variants"), _async_variants, FEATURES_TABLE),
-    Rule(("async_inference", "shadow"), _async_shadow, FEATURES_TABLE),
+    Rule(
+        ("instance pools", "capacity_reservation"), _pools_with_reservation, _TRAINING_PLANS_GUIDE
+    ),
+    Rule(
+        ("capacity_reservation", "capacity_reservation"), _two_reservations, _TRAINING_PLANS_GUIDE
+    ),
+    Rule(("async_inference", "variants"), _async_variants, _FEATURES_TABLE),
+    Rule(("async_inference", "shadow"), _async_shadow, _FEATURES_TABLE),
     Rule(
         ("async_inference", "openai_base_url / grant_openai"),
         _async_openai_route,
-        OPENAI_ROUTE_GUIDE,
+        _OPENAI_ROUTE_GUIDE,
         When.OPENAI_ROUTE,
     ),
 )

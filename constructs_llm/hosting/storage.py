@@ -31,22 +31,10 @@ if TYPE_CHECKING:
 
     from constructs_llm.sizing.memory import ModelArchitecture
 
-__all__ = [
-    "HEADROOM",
-    "MAX_VOLUME_GB",
-    "VOLUME_KEY_ACTIONS",
-    "default_volume_gb",
-    "grant_volume_key",
-    "kms_problem",
-    "storage_problem",
-    "volume_problem",
-    "waive_nvme_volume_key",
-]
-
 MAX_VOLUME_GB = 512
 #: The storage a checkpoint needs beyond its own size (AWS: "slightly larger").
-HEADROOM = 0.10
-VOLUME_KEY_ACTIONS = (
+_HEADROOM = 0.10
+_VOLUME_KEY_ACTIONS = (
     "kms:CreateGrant",
     "kms:DescribeKey",
     "kms:Decrypt",
@@ -69,7 +57,7 @@ def grant_volume_key(kms_key: kms.IKey | None, grantees: Iterable[iam.IGrantable
     key needs no wildcard actions)."""
     if kms_key is not None:
         for grantee in grantees:
-            kms_key.grant(grantee, *VOLUME_KEY_ACTIONS)
+            kms_key.grant(grantee, *_VOLUME_KEY_ACTIONS)
 
 
 def kms_problem(instance_type: InstanceType, kms_key: kms.IKey | None) -> str | None:
@@ -112,13 +100,13 @@ def _volume_on_nvme(instance: InstanceType) -> str:
 def storage_problem(
     instance_type: InstanceType, volume_size: Size | None, architecture: ModelArchitecture | None
 ) -> str | None:
-    """Storage too small for the model's checkpoint with :data:`HEADROOM`: the given
+    """Storage too small for the model's checkpoint with :data:`_HEADROOM`: the given
     ``volume_size`` on an EBS-only type, or the local NVMe of a type that has it. Without a
     ``volume_size`` on an EBS-only type the library sizes the volume itself."""
     if architecture is None or not instance_type.known:
         return None
     download = architecture.download_bytes
-    needed = download * (1 + HEADROOM)
+    needed = download * (1 + _HEADROOM)
     if instance_type.local_nvme:
         have = (instance_type.local_nvme_gb or 0) * 1e9  # EC2 lists instance store in GB
         if have >= needed:
@@ -140,7 +128,7 @@ def default_volume_gb(architecture: ModelArchitecture) -> int:
     :data:`MAX_VOLUME_GB`. It is never below what :func:`storage_problem` asks (the checkpoint
     with :data:`HEADROOM`), so the default passes the check wherever a volume can."""
     download_gib = architecture.download_bytes / 2**30
-    checked = math.ceil(download_gib * (1 + HEADROOM))
+    checked = math.ceil(download_gib * (1 + _HEADROOM))
     return min(MAX_VOLUME_GB, max(30, checked, math.ceil(download_gib * 2.5 + 10)))
 
 
@@ -159,7 +147,7 @@ def _volume_too_small(gib: float, model: str, download: float, needed: float) ->
     )
     return (
         f"volume_size {gib:g} GiB cannot hold {_checkpoint(model, download)} with "
-        f"{HEADROOM:.0%} headroom ({needed / 2**30:,.1f} GiB); {fix}"
+        f"{_HEADROOM:.0%} headroom ({needed / 2**30:,.1f} GiB); {fix}"
     )
 
 
@@ -172,7 +160,7 @@ def _nvme_too_small(instance: InstanceType, model: str, download: float, needed:
     where = f" such as {' or '.join(larger[:2])}" if larger else " (another family)"
     return (
         f"{instance.name} stores the model on its {instance.local_nvme_gb:,} GB of local NVMe, "
-        f"less than {_checkpoint(model, download)} with {HEADROOM:.0%} headroom "
+        f"less than {_checkpoint(model, download)} with {_HEADROOM:.0%} headroom "
         f"({needed / 1e9:,.1f} GB); choose an instance type with more local storage{where}, "
         "or serve a smaller or quantized checkpoint"
     )

@@ -20,16 +20,6 @@ if TYPE_CHECKING:
     from constructs_llm.model.llm_model import LlmModel
     from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 
-__all__ = [
-    "EmbeddingTraits",
-    "IEndpoint",
-    "InvocationTarget",
-    "ServesModel",
-    "default_served_name",
-    "embedding_traits_of",
-    "served_name_problem",
-]
-
 
 @dataclass(frozen=True)
 class EmbeddingTraits:

@@ -60,9 +60,7 @@ if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
 
 
-__all__ = ["MAX_VARIANTS", "Variant", "plan_variants", "variant_type_problems"]
-
-MAX_VARIANTS = 10
+_MAX_VARIANTS = 10
 # What a variant's name keeps of its model's construct id.
 _NAME_PART = re.compile(r"[^a-zA-Z0-9]+")
 
@@ -350,10 +348,10 @@ def _set_problems(
 ) -> list[str]:
     problems = []
     count = len(variants)
-    if count > MAX_VARIANTS:
+    if count > _MAX_VARIANTS:
         problems.append(
             f"variants holds {count} production variants; SageMaker allows at most "
-            f"{MAX_VARIANTS} per endpoint config: split them over endpoints"
+            f"{_MAX_VARIANTS} per endpoint config: split them over endpoints"
         )
     if shadow is not None and count != 1:
         problems.append(

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from constructs_llm import catalogs
-from constructs_llm.engines.engine import Engine, EngineContext
+from constructs_llm.engines.context import EngineContext
+from constructs_llm.engines.engine import Engine
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.placement import Placement
@@ -27,15 +28,7 @@ if TYPE_CHECKING:
     from constructs_llm.model.container_image import ContainerImage
     from constructs_llm.model.source import ModelSource
 
-__all__ = [
-    "CUDA13_HOST_AMI",
-    "Definition",
-    "Derivation",
-    "derive",
-    "host_ami_for",
-]
-
-CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"
+_CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,17 +130,17 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
         environment=env,
         plan=plan,
         image=image,
-        inference_ami_version=host_ami_for(image, inst),
+        inference_ami_version=_host_ami_for(image, inst),
         warnings=tuple(warnings),
         problems=tuple(problems),
     )
 
 
-def host_ami_for(image: ContainerImage, instance: InstanceType) -> str | None:
+def _host_ami_for(image: ContainerImage, instance: InstanceType) -> str | None:
     """CUDA 13 images need the host AMI with NVIDIA driver 580; SageMaker's default has 535."""
     major = image.cuda_major
     if instance.accelerator == "nvidia" and major is not None and major >= 13:
-        return CUDA13_HOST_AMI
+        return _CUDA13_HOST_AMI
     return None
 
 

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
     from constructs_llm.sizing.memory import ModelArchitecture
 
-__all__ = ["CheckpointFindings", "check_checkpoint"]
-
 _EMBEDDING_ORGS = ("sentence-transformers/",)
 _EMBEDDING_NAME = re.compile(
     r"(?:^|[-_.])(?:bge|e5|gte)(?:[-_.]|$)|embed|minilm|mpnet|colbert|rerank|retriev"

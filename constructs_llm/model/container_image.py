@@ -21,12 +21,9 @@ from constructs import Construct
 from constructs_llm.cdk_values import repository_problem as ecr_repository_problem
 from constructs_llm.errors import ImageError
 from constructs_llm.model.dlc_registry import (
-    MAPPING_ID,
-    DlcFamily,
     check_dlc_region,
     dlc_family,
     dlc_family_problem,
-    dlc_regions,
     family_region_rule,
     infer_family,
     registry_mapping,
@@ -45,16 +42,6 @@ from constructs_llm.model.image_references import (
     tag_problem,
 )
 from constructs_llm.problems import Problems, fail
-
-__all__ = [
-    "MAPPING_ID",
-    "PULL_ACTIONS",
-    "ContainerImage",
-    "DlcFamily",
-    "dlc_family",
-    "dlc_regions",
-    "grant_ecr_pull",
-]
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ecr as ecr
@@ -191,7 +178,7 @@ class _UriImage(ContainerImage):
             fail("ContainerImage.from_uri", match, ImageError)
         ecr_registry = ECR_REGISTRY.fullmatch(match["registry"])
         if ecr_registry is None:
-            fail("ContainerImage.from_uri", registry_problem(uri, match["registry"]), ImageError)
+            fail("ContainerImage.from_uri", _registry_problem(uri, match["registry"]), ImageError)
         self._repository = match["repository"]
         self._tag = match["tag"]
         self._ecr = (ecr_registry["account"], ecr_registry["region"], match["repository"])
@@ -216,7 +203,7 @@ class _UriImage(ContainerImage):
             grant_ecr_pull(grantee, [arn])
 
 
-def registry_problem(uri: str, registry: str) -> str:
+def _registry_problem(uri: str, registry: str) -> str:
     """An image on a registry other than Amazon ECR: SageMaker pulls a model's image from ECR
     (``ImageConfig.RepositoryAccessMode`` ``Platform``, the default) and from another registry
     only in ``Vpc`` mode, through the model's VPC ("Use a Private Docker Registry for Real-Time

@@ -21,18 +21,6 @@ from constructs_llm.errors import ImageError
 from constructs_llm.problems import fail
 from constructs_llm.stack_rules import assert_before_deploy
 
-__all__ = [
-    "MAPPING_ID",
-    "DlcFamily",
-    "check_dlc_region",
-    "dlc_family",
-    "dlc_family_problem",
-    "dlc_regions",
-    "family_region_rule",
-    "infer_family",
-    "registry_mapping",
-]
-
 MAPPING_ID = "ConstructsLlmDlcRegistry"
 """Construct id (and logical id) of the per-stack region -> registry mapping."""
 

@@ -13,14 +13,6 @@ from constructs_llm.compliance import ECR_AUTHORIZATION_TOKEN, waive
 from constructs_llm.errors import ImageError
 from constructs_llm.problems import fail
 
-__all__ = [
-    "PULL_ACTIONS",
-    "check_same_region",
-    "ecr_repository_arn",
-    "grant_authorization_token",
-    "grant_ecr_pull",
-]
-
 PULL_ACTIONS = (
     "ecr:BatchCheckLayerAvailability",
     "ecr:GetDownloadUrlForLayer",

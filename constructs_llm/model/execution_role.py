@@ -30,14 +30,6 @@ from constructs_llm.compliance import (
     waive,
 )
 
-__all__ = [
-    "LOG_ACTIONS",
-    "ContainerWrites",
-    "ExecutionRole",
-    "depend_on_policies",
-    "grant_container_writes",
-]
-
 #: What a container's log writes need, per AWS's execution role page.
 LOG_ACTIONS = (
     "logs:CreateLogGroup",

@@ -8,13 +8,6 @@ import re
 
 from aws_cdk import Token
 
-__all__ = [
-    "ECR_REGISTRY",
-    "parse_uri",
-    "repository_name_problem",
-    "tag_problem",
-]
-
 _REPOSITORY = re.compile(r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _DIGEST = re.compile(r"sha256:[a-f0-9]{64}")

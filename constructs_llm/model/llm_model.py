@@ -20,7 +20,8 @@ from constructs_llm.cdk_values import (
     subnets_problem,
     vpc_problem,
 )
-from constructs_llm.engines.engine import ENGINE_FIX, Engine, ToolCalling
+from constructs_llm.engines.engine import ENGINE_FIX, Engine
+from constructs_llm.engines.tools import ToolCalling
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement, placement_problems
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
 
     from constructs_llm.sizing.memory import MemoryPlan
-
-__all__ = ["MODEL_FIX", "LlmModel", "ModelBinding"]
 
 #: How to build the right kind of value, for messages about the wrong kind.
 MODEL_FIX = "create it with LlmModel(self, 'Model', source=..., engine=..., instance_type=...)"

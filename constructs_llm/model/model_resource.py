@@ -18,8 +18,6 @@ from constructs_llm.model.execution_role import depend_on_policies
 from constructs_llm.model.llm_model import ModelBinding
 from constructs_llm.reporting import warn
 
-__all__ = ["prepare_model", "render_model"]
-
 
 def prepare_model(binding: ModelBinding) -> None:
     """What a host does with a binding when it plans to serve it: resolve its image in the

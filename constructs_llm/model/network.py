@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 
     from constructs_llm.model.source import ModelSource
 
-__all__ = ["ModelNetwork", "grant_network_interfaces", "subnet_problem"]
-
 _ENI_ACTIONS = [
     "ec2:CreateNetworkInterface",
     "ec2:CreateNetworkInterfacePermission",

@@ -23,8 +23,6 @@ from constructs_llm.model import source_checks as _checks
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 
-__all__ = ["MODEL_DIR", "ModelSource", "SourceBinding"]
-
 MODEL_DIR = "/opt/ml/model"
 """Where SageMaker puts S3 weights in the container."""
 

@@ -12,19 +12,6 @@ from aws_cdk import Token
 from constructs_llm import catalogs
 from constructs_llm.cdk_values import cdk_kind
 
-__all__ = [
-    "archive_key_problem",
-    "bucket_problem",
-    "declared_id_problem",
-    "gated_problem",
-    "hub_id_problem",
-    "hub_id_typo",
-    "prefix_problem",
-    "revision_problem",
-    "token_field_problem",
-    "token_problem",
-]
-
 # Hub rules: letters, digits, '-', '_', '.'; no '--' or '..'; '-' and '.' neither start nor end
 # a part; the repository name is at most 96 characters.
 _HUB_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?")
@@ -144,7 +131,7 @@ def gated_problem(model_id: object, token: object, needs_token: object) -> str |
 #: typo of it: 'meta-llama/Llama-3-8B-Instruct' is 0.92 from the table's
 #: 'meta-llama/Meta-Llama-3-8B-Instruct'; a real sibling such as 'Qwen/Qwen2.5-Coder-7B-Instruct'
 #: is 0.89 from 'Qwen/Qwen2.5-7B-Instruct', and a fork under another organisation is below 0.8.
-TYPO_RATIO = 0.9
+_TYPO_RATIO = 0.9
 
 
 def hub_id_typo(model_id: str, *, hub: bool) -> str | None:
@@ -158,7 +145,7 @@ def hub_id_typo(model_id: str, *, hub: bool) -> str | None:
     if given in ids:
         return None
     alike = [known for known in ids if _digits(known) == _digits(given)]
-    close = difflib.get_close_matches(given, alike, n=1, cutoff=TYPO_RATIO)
+    close = difflib.get_close_matches(given, alike, n=1, cutoff=_TYPO_RATIO)
     if not close or given.startswith(f"{close[0]}-"):
         return None
     match = ids[close[0]]

@@ -1,4 +1,2 @@
 """Operations: metrics, alarms, the dashboard, rollouts (deployment guardrails), autoscaling,
 scheduled capacity and the capacity notes."""
-
-__all__: list[str] = []

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from aws_cdk import RemovalPolicy, Token
-from aws_cdk import aws_kms as kms
-from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from constructs_llm.values import describe
 
-__all__ = ["alarm_topic", "email_problems", "emails_of"]
+if TYPE_CHECKING:
+    from aws_cdk import aws_sns as sns
 
 # An address SNS can mail: one @, a domain with a dot, no spaces (SNS checks the rest when
 # it sends the confirmation).
@@ -79,6 +79,8 @@ def alarm_topic(
 ) -> sns.ITopic | None:
     """The topic the alarms of ``scope`` notify, with each of ``emails`` subscribed once:
     ``topic``, or with addresses and no topic, ``scope``'s own (created on the first call)."""
+    from aws_cdk import aws_sns as sns  # loaded only when alarms notify
+
     if topic is None and emails:
         found = scope.node.try_find_child("AlarmTopic")
         topic = found if isinstance(found, sns.Topic) else _own_topic(scope)
@@ -95,6 +97,9 @@ def alarm_topic(
 
 
 def _own_topic(scope: Construct) -> sns.Topic:
+    from aws_cdk import aws_kms as kms
+    from aws_cdk import aws_sns as sns
+
     key = kms.Key(
         scope,
         "AlarmTopicKey",
@@ -106,6 +111,8 @@ def _own_topic(scope: Construct) -> sns.Topic:
 
 
 def _subscribed(topic: sns.ITopic, address: str) -> bool:
+    from aws_cdk import aws_sns as sns
+
     return any(
         isinstance(child, sns.CfnSubscription)
         and str(child.protocol).lower() == "email"

@@ -41,21 +41,12 @@ if TYPE_CHECKING:
 
     from constructs_llm.operations.engine_signals import EngineQueries
 
-__all__ = [
-    "AlarmMetrics",
-    "AlarmSource",
-    "Alarms",
-    "LlmAlarms",
-    "PoolMetric",
-    "alarm_settings",
-    "create_alarms",
-]
-
-#: vLLM reserves 90 % of each GPU by default (``gpu_memory_utilization``, vllm
-#: engine/arg_utils.py) and TGI fills 90 % of what the weights leave (``TGI_WIGGLE_ROOM``,
-#: text_generation_server/models/globals.py), so a busy engine sits near 90-95 %: the default
+#: vLLM reserves 90 % of each GPU by default (``gpu_memory_utilization``,
+#: vllm-project/vllm: vllm/engine/arg_utils.py) and TGI fills 90 % of what the weights leave
+#: (``TGI_WIGGLE_ROOM``, huggingface/text-generation-inference:
+#: server/text_generation_server/models/globals.py), so a busy engine sits near 90-95 %: the default
 #: threshold watches for memory beyond the engine's own reservation.
-DEFAULT_GPU_MEMORY_PERCENT = 98.0
+_DEFAULT_GPU_MEMORY_PERCENT = 98.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,7 +75,7 @@ class Alarms:
 
     error_rate: float = 0.05
     model_latency: Duration | None = None
-    gpu_memory_percent: float = DEFAULT_GPU_MEMORY_PERCENT
+    gpu_memory_percent: float = _DEFAULT_GPU_MEMORY_PERCENT
     disk_percent: float = 90.0
     kv_cache_percent: float | None = DEFAULT_KV_CACHE_PERCENT
     requests_waiting: int | None = DEFAULT_REQUESTS_WAITING

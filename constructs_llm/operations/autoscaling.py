@@ -15,18 +15,6 @@ from constructs_llm.operations.schedule import ScheduledCapacity, schedule_probl
 from constructs_llm.problems import Problems
 from constructs_llm.values import all_ints, duration_type_problem, positive_int_problem
 
-__all__ = [
-    "AUTOSCALING_FIX",
-    "DEFAULT_BACKLOG_PER_INSTANCE",
-    "Autoscaling",
-    "scalable_target",
-    "scaling_role",
-    "schedule_actions",
-    "target_problem",
-    "track",
-    "variant_scalable_target",
-]
-
 AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
 
 #: Requests queued or in process per instance that an asynchronous endpoint's target tracking
@@ -210,7 +198,7 @@ def _positive(name: str, value: float | None) -> str | None:
     return f"{name} must be a number > 0, got {value!r}"
 
 
-def scaling_role(scope: Construct) -> iam.IRole:
+def _scaling_role(scope: Construct) -> iam.IRole:
     """The SageMaker service-linked role of Application Auto Scaling, imported once per stack."""
     stack = Stack.of(scope)
     existing = stack.node.try_find_child("ConstructsLlmScalingRole")
@@ -241,7 +229,7 @@ def scalable_target(
         scalable_dimension=dimension,
         min_capacity=min_capacity,
         max_capacity=max_capacity,
-        role=scaling_role(scope),
+        role=_scaling_role(scope),
     )
 
 

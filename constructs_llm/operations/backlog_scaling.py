@@ -27,23 +27,27 @@ target tracking takes over.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aws_cdk import Duration
-from aws_cdk import aws_applicationautoscaling as appscaling
-from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import Autoscaling
 
-__all__ = ["BACKLOG_METRIC", "NO_CAPACITY_METRIC", "autoscale_on_backlog", "backlog_metric"]
+if TYPE_CHECKING:
+    from aws_cdk import aws_applicationautoscaling as appscaling
+    from aws_cdk import aws_cloudwatch as cloudwatch
 
-BACKLOG_METRIC = "ApproximateBacklogSizePerInstance"
-NO_CAPACITY_METRIC = "HasBacklogWithoutCapacity"
+_BACKLOG_METRIC = "ApproximateBacklogSizePerInstance"
+_NO_CAPACITY_METRIC = "HasBacklogWithoutCapacity"
 
 
-def backlog_metric(metric_name: str, endpoint_name: str) -> cloudwatch.Metric:
+def _backlog_metric(metric_name: str, endpoint_name: str) -> cloudwatch.Metric:
     """An asynchronous endpoint's metric (``AWS/SageMaker``, by ``EndpointName``; 1-minute
     ``Average``, the statistic each backlog metric is published for)."""
+    from aws_cdk import aws_cloudwatch as cloudwatch
+
     return cloudwatch.Metric(
         namespace="AWS/SageMaker",
         metric_name=metric_name,
@@ -70,6 +74,8 @@ def autoscale_on_backlog(
     :param metric_endpoint_name: the endpoint's name in its metrics.
     :param startup: how long a new instance may take to serve (the step's cooldown).
     """
+    from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
+
     target = _scaling.variant_scalable_target(
         scope, id, endpoint_name=endpoint_name, variant_name=variant_name, scaling=scaling
     )
@@ -77,14 +83,14 @@ def autoscale_on_backlog(
     target.scale_to_track_metric(
         "Tracking",
         target_value=scaling.backlog_target,
-        custom_metric=backlog_metric(BACKLOG_METRIC, metric_endpoint_name),
+        custom_metric=_backlog_metric(_BACKLOG_METRIC, metric_endpoint_name),
         scale_in_cooldown=scaling.in_cooldown,
         scale_out_cooldown=scaling.out_cooldown,
     )
     if scaling.may_reach_zero:  # a scheduled zero needs the way back up as much
         target.scale_on_metric(
             "ScaleOutFromZero",
-            metric=backlog_metric(NO_CAPACITY_METRIC, metric_endpoint_name),
+            metric=_backlog_metric(_NO_CAPACITY_METRIC, metric_endpoint_name),
             scaling_steps=[
                 appscaling.ScalingInterval(upper=0, change=0),
                 appscaling.ScalingInterval(lower=1, change=1),

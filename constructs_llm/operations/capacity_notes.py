@@ -17,8 +17,6 @@ from constructs_llm.sizing.copy_demand import CopyDemand
 if TYPE_CHECKING:
     from constructs_llm.operations.autoscaling import Autoscaling
 
-__all__ = ["HostedCopies", "fleet_capacity_note", "variant_capacity_note"]
-
 
 def variant_capacity_note(instance: str, scaling: Autoscaling | None, count: int) -> str:
     """The note of a variant whose instances are its own (``LlmEndpoint``)."""

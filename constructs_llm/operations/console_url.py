@@ -23,10 +23,8 @@ from constructs_llm.values import describe
 if TYPE_CHECKING:
     from constructs_llm.operations.dashboard import LlmDashboard
 
-__all__ = ["CONSOLE_HOSTS", "MAPPING_ID", "console_host", "dashboard_url"]
-
 #: The AWS console's host in each partition.
-CONSOLE_HOSTS = {
+_CONSOLE_HOSTS = {
     "aws": "console.aws.amazon.com",
     "aws-cn": "console.amazonaws.cn",
     "aws-us-gov": "console.amazonaws-us-gov.com",
@@ -49,16 +47,16 @@ def dashboard_url(dashboard: LlmDashboard | cloudwatch.Dashboard) -> str:
         )
     stack = Stack.of(resource)
     return (
-        f"https://{console_host(stack)}/cloudwatch/home?region={stack.region}"
+        f"https://{_console_host(stack)}/cloudwatch/home?region={stack.region}"
         f"#dashboards:name={resource.dashboard_name}"
     )
 
 
-def console_host(stack: Stack) -> str:
+def _console_host(stack: Stack) -> str:
     """The console's host in ``stack``'s partition: the host itself where the partition is
     known at synth, else a lookup in the stack's ``ConstructsLlmConsoleHosts`` mapping."""
-    if stack.partition in CONSOLE_HOSTS:
-        return CONSOLE_HOSTS[stack.partition]
+    if stack.partition in _CONSOLE_HOSTS:
+        return _CONSOLE_HOSTS[stack.partition]
     existing = stack.node.try_find_child(MAPPING_ID)
     mapping = (
         existing
@@ -66,7 +64,7 @@ def console_host(stack: Stack) -> str:
         else CfnMapping(
             stack,
             MAPPING_ID,
-            mapping={partition: {"Host": host} for partition, host in CONSOLE_HOSTS.items()},
+            mapping={partition: {"Host": host} for partition, host in _CONSOLE_HOSTS.items()},
             lazy=True,
         )
     )

@@ -34,8 +34,6 @@ from constructs_llm.values import describe, str_problem
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["DashboardTarget", "LlmDashboard"]
-
 
 @runtime_checkable
 class DashboardTarget(Protocol):

@@ -45,28 +45,15 @@ if TYPE_CHECKING:
 
     from constructs_llm.hardware.instance_type import InstanceType
 
-__all__ = [
-    "DEPLOYMENT_FIX",
-    "MAX_EXECUTION_S",
-    "Deployment",
-    "DeploymentKind",
-    "Fleet",
-    "Surge",
-    "component_deployment_config",
-    "endpoint_deployment_config",
-    "rollback_needs_alarms",
-    "update_surge",
-]
-
 DEPLOYMENT_FIX = (
     "use Deployment.canary(percent=..., bake=...), Deployment.linear(step_percent=..., "
     "bake=...), Deployment.all_at_once(bake=...) or Deployment.rolling(batch_percent=..., "
     "bake=...)"
 )
 
-MIN_EXECUTION_S = 600
-MAX_EXECUTION_S = 28800
-MAX_WAIT_S = 3600
+_MIN_EXECUTION_S = 600
+_MAX_EXECUTION_S = 28800
+_MAX_WAIT_S = 3600
 MAX_ROLLBACK_ALARMS = 10
 #: Room for SageMaker's own steps (routing changes, draining) beyond the start-up timeouts and
 #: the bakes, in the derived timeout.
@@ -141,7 +128,7 @@ class Deployment:
                 "bake",
                 self.bake,
                 minimum_s=0,
-                maximum_s=MAX_WAIT_S,
+                maximum_s=_MAX_WAIT_S,
                 bounds="0 and 60 minutes",
                 why="SageMaker's wait between steps and before terminating the old fleet",
             )
@@ -151,8 +138,8 @@ class Deployment:
             duration_problem(
                 "timeout",
                 self.timeout,
-                minimum_s=MIN_EXECUTION_S,
-                maximum_s=MAX_EXECUTION_S,
+                minimum_s=_MIN_EXECUTION_S,
+                maximum_s=_MAX_EXECUTION_S,
                 bounds="10 minutes and 8 hours",
                 why="SageMaker's MaximumExecutionTimeoutInSeconds",
             )
@@ -274,7 +261,7 @@ class Deployment:
     def execution_timeout_s(self, fleet: Fleet) -> int:
         if self.timeout is not None:
             return int(self.timeout.to_seconds())
-        return max(MIN_EXECUTION_S, self.needed_s(fleet))
+        return max(_MIN_EXECUTION_S, self.needed_s(fleet))
 
     def problems_for(
         self,
@@ -314,7 +301,7 @@ class Deployment:
         needed, waits = self.needed_s(fleet), self.waits_s(fleet)
         rolling = self.kind is DeploymentKind.ROLLING
         if self.timeout is None:
-            if needed <= MAX_EXECUTION_S:
+            if needed <= _MAX_EXECUTION_S:
                 return []
             return [_rollout_too_long(self.describe, needed, self.steps(fleet), rolling)]
         timeout = int(self.timeout.to_seconds())

@@ -34,19 +34,10 @@ if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
     from constructs_llm.engines.signals import EngineSignals
 
-__all__ = [
-    "ENDPOINT_LABEL",
-    "EngineAlarm",
-    "EngineQueries",
-    "EngineThresholds",
-    "engine_alarm_problem",
-    "spellings",
-]
-
-ENDPOINT_LABEL = "aws.sagemaker.endpoint.name"
-VARIANT_LABEL = "aws.sagemaker.variant.name"
-COMPONENT_LABEL = "aws.sagemaker.inference_component.name"
-POOL_LABEL = "@resource.host.type"
+_ENDPOINT_LABEL = "aws.sagemaker.endpoint.name"
+_VARIANT_LABEL = "aws.sagemaker.variant.name"
+_COMPONENT_LABEL = "aws.sagemaker.inference_component.name"
+_POOL_LABEL = "@resource.host.type"
 
 #: How often the engine alarms evaluate their query (PutMetricAlarm's EvaluationInterval: 10,
 #: 20, 30 or a multiple of 60 seconds); detailed observability publishes every 60 s by default.
@@ -102,12 +93,12 @@ class EngineQueries:
     def of_variant(
         signals: EngineSignals, endpoint_name: str, variant_name: str, *, pooled: bool
     ) -> EngineQueries:
-        labels = ((ENDPOINT_LABEL, endpoint_name), (VARIANT_LABEL, variant_name))
+        labels = ((_ENDPOINT_LABEL, endpoint_name), (_VARIANT_LABEL, variant_name))
         return EngineQueries(signals, labels, pooled)
 
     @staticmethod
     def of_component(signals: EngineSignals, component_name: str) -> EngineQueries:
-        return EngineQueries(signals, ((COMPONENT_LABEL, component_name),))
+        return EngineQueries(signals, ((_COMPONENT_LABEL, component_name),))
 
     @property
     def selector(self) -> str:
@@ -169,7 +160,7 @@ class EngineQueries:
         cache and the requests waiting and running (by pool with instance pools), and the
         p90 time to first token and inter-token latency."""
         signals = self.signals
-        by = f' by ("{POOL_LABEL}")' if self.pooled else ""
+        by = f' by ("{_POOL_LABEL}")' if self.pooled else ""
 
         def over(aggregate: str, names: Sequence[str]) -> str:
             return " or ".join(f"{aggregate}{by}({s})" for s in self.series(names))

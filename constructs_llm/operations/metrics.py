@@ -51,16 +51,6 @@ if TYPE_CHECKING:
     from constructs_llm.operations.autoscaling import Autoscaling
     from constructs_llm.operations.engine_signals import EngineQueries
 
-__all__ = [
-    "CopyMetrics",
-    "DashboardView",
-    "InvocationMetrics",
-    "MetricOverrides",
-    "VariantMetrics",
-    "check_metric_name",
-    "with_defaults",
-]
-
 INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
 #: What enhanced metrics add to a variant's dimensions for each GPU.
 _GPU_IDS = ("AcceleratorId", "InstanceId")

@@ -28,17 +28,6 @@ if TYPE_CHECKING:
     from aws_cdk import TimeZone
     from aws_cdk import aws_applicationautoscaling as appscaling
 
-__all__ = [
-    "MINUTES_PER_WEEK",
-    "TIME_ZONE_ABBREVIATIONS",
-    "ScheduledCapacity",
-    "abbreviation_problem",
-    "expression_problem",
-    "hours_per_month",
-    "schedule_problems",
-    "weekly_floor",
-]
-
 MINUTES_PER_WEEK = 7 * 24 * 60
 _DAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
 _CRON = re.compile(r"^cron\((\S+) (\S+) (\S+) (\S+) (\S+) (\S+)\)$")
@@ -76,7 +65,7 @@ class ScheduledCapacity:
                 "appscaling.Schedule.cron(hour=..., minute=...)"
             )
         else:
-            problems.add(expression_problem(self.expression))
+            problems.add(_expression_problem(self.expression))
         problems.add(int_type_problem("min_capacity", self.min_capacity, minimum=0))
         problems.add(int_type_problem("max_capacity", self.max_capacity, minimum=0))
         zone, problem = _time_zone(self.time_zone)
@@ -111,7 +100,7 @@ def _time_zone(value: object) -> tuple[TimeZone | None, str | None]:
     from aws_cdk import TimeZone, Token
 
     if isinstance(value, TimeZone):
-        return value, abbreviation_problem(value.timezone_name)
+        return value, _abbreviation_problem(value.timezone_name)
     if value is None:
         return value, None
     if not isinstance(value, str):
@@ -121,7 +110,7 @@ def _time_zone(value: object) -> tuple[TimeZone | None, str | None]:
         )
     if Token.is_unresolved(value):
         return TimeZone.of(value), None
-    abbreviation = abbreviation_problem(value)
+    abbreviation = _abbreviation_problem(value)
     if abbreviation:
         return None, abbreviation
     if value in _zone_names():
@@ -140,7 +129,7 @@ def _time_zone(value: object) -> tuple[TimeZone | None, str | None]:
 #: (``EST``, ``MST``, ``HST``, ``CET``, ``EET``, ``WET``, ``MET`` and ``EST5EDT``-style rules),
 #: now links to a city's zone, and the fixed ones (``EST`` is UTC-5 all year) ignore the
 #: daylight saving time a schedule in "EST" or "CET" means.
-TIME_ZONE_ABBREVIATIONS: dict[str, tuple[str, ...]] = {
+_TIME_ZONE_ABBREVIATIONS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("EST", "EDT", "ET", "EST5EDT"), ("America/New_York", "America/Toronto")),
     **dict.fromkeys(("CST", "CDT", "CT", "CST6CDT"), ("America/Chicago", "Asia/Shanghai")),
     **dict.fromkeys(("MST", "MDT", "MT", "MST7MDT"), ("America/Denver", "America/Phoenix")),
@@ -166,10 +155,10 @@ TIME_ZONE_ABBREVIATIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def abbreviation_problem(name: str) -> str | None:
+def _abbreviation_problem(name: str) -> str | None:
     """A time-zone abbreviation (``EST``, ``PST``, ``CET``, ``IST``...) where an IANA name
     goes, with the IANA names it usually means."""
-    meant = TIME_ZONE_ABBREVIATIONS.get(name.strip().upper()) if isinstance(name, str) else None
+    meant = _TIME_ZONE_ABBREVIATIONS.get(name.strip().upper()) if isinstance(name, str) else None
     if meant is None:
         return None
     quoted = [repr(zone) for zone in meant]
@@ -254,7 +243,7 @@ _EXPRESSION_FIX = (
 )
 
 
-def expression_problem(expression: str) -> str | None:
+def _expression_problem(expression: str) -> str | None:
     """What Application Auto Scaling would reject in a schedule expression: the forms its
     ``PutScheduledAction`` takes are ``at(yyyy-mm-ddThh:mm:ss)``, ``rate(value unit)`` with a
     positive whole value and a unit of minute(s), hour(s) or day(s), and ``cron(fields)`` with

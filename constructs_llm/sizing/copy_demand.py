@@ -7,11 +7,9 @@ from dataclasses import dataclass
 
 from constructs_llm.hardware.instance_type import InstanceType
 
-__all__ = ["MIN_CPU_CORES", "MIN_MEMORY_MIB", "CopyDemand", "cpu_cores_problem"]
-
 #: SageMaker's floors for one copy's requirements (CreateInferenceComponent).
 MIN_MEMORY_MIB = 128
-MIN_CPU_CORES = 0.25
+_MIN_CPU_CORES = 0.25
 
 
 @dataclass(frozen=True)
@@ -71,8 +69,8 @@ def cpu_cores_problem(cpu_cores: float | None) -> str | None:
         return None
     if isinstance(cpu_cores, bool) or not isinstance(cpu_cores, int | float):
         return f"cpu_cores must be a number, got {cpu_cores!r}"
-    if cpu_cores < MIN_CPU_CORES:
+    if cpu_cores < _MIN_CPU_CORES:
         return (
-            f"cpu_cores must be at least {MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}"
+            f"cpu_cores must be at least {_MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}"
         )
     return None

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture
 
-__all__ = ["DECODE_EFFICIENCY", "DecodeRate", "decode_rate"]
-
 #: The share of peak memory bandwidth single-stream decode is taken to reach.
 DECODE_EFFICIENCY = 0.6
 

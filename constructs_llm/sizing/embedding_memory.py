@@ -6,7 +6,7 @@ between requests, batching up to ``max_batch_tokens`` tokens (16384 by default) 
 ("This represents the total amount of potential tokens within a batch", text-embeddings-inference
 ``router/src/main.rs``). While a batch runs, a few tensors of ``batch tokens x hidden size``
 are alive at once: the hidden states, the Q, K and V projections, the attention output and the
-MLP's intermediate (about 4 x the hidden size). :data:`ACTIVATION_FACTOR` counts 12 such
+MLP's intermediate (about 4 x the hidden size). :data:`_ACTIVATION_FACTOR` counts 12 such
 tensors, a modest budget on top of the planner's per-device reserve (the CUDA context), and an
 estimate: TEI cannot infer the number itself ("Since the actual memory overhead depends on the
 model implementation, text-embeddings-inference cannot infer this number automatically").
@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ACTIVATION_FACTOR", "EmbeddingFit", "embedding_fit"]
-
 GIB = 1024**3
 #: Tensors of ``batch tokens x hidden size`` alive at once during one forward pass.
-ACTIVATION_FACTOR = 12
+_ACTIVATION_FACTOR = 12
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,7 @@ def embedding_fit(
     reserve: str,
 ) -> EmbeddingFit:
     """Whether ``model``'s weights and one batch of ``batch_tokens`` fit in ``usable_gib``."""
-    activations = batch_tokens * hidden_size * dtype_bytes * ACTIVATION_FACTOR / GIB
+    activations = batch_tokens * hidden_size * dtype_bytes * _ACTIVATION_FACTOR / GIB
     spare = usable_gib - weights_gib - activations
     problems: tuple[str, ...] = ()
     if weights_gib > usable_gib:

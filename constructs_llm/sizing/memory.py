@@ -62,11 +62,8 @@ from constructs_llm import catalogs
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import Problems, fail
-from constructs_llm.sizing.embedding_memory import ACTIVATION_FACTOR, embedding_fit
+from constructs_llm.sizing.embedding_memory import embedding_fit
 from constructs_llm.sizing.planner import (
-    GIB,
-    OVERHEAD_GIB_LARGE_STEP,
-    OVERHEAD_GIB_PER_DEVICE,
     EngineSizing,
     Memory,
     caveats,
@@ -77,23 +74,6 @@ from constructs_llm.sizing.planner import (
     overhead_per_device,
 )
 from constructs_llm.streaming.formats import ModelKind
-
-__all__ = [
-    "ACTIVATION_FACTOR",
-    "DEFAULT_BATCH_TOKENS",
-    "DTYPE_BYTES",
-    "GIB",
-    "GPU_MEMORY_UTILIZATION",
-    "OVERHEAD_GIB_LARGE_STEP",
-    "OVERHEAD_GIB_PER_DEVICE",
-    "TYPICAL_REQUEST_TOKENS",
-    "EngineSizing",
-    "MemoryPlan",
-    "ModelArchitecture",
-    "dtype_bytes",
-    "lmi_seed_kv_estimate",
-    "plan_memory",
-]
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -10,23 +10,6 @@ from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import fail
 
-__all__ = [
-    "GIB",
-    "LARGE_STEP_GPU_GIB",
-    "OVERHEAD_GIB_LARGE_STEP",
-    "OVERHEAD_GIB_PER_DEVICE",
-    "EngineSizing",
-    "Memory",
-    "ModelShape",
-    "caveats",
-    "device_memory",
-    "devices_for",
-    "fit_problems",
-    "kib",
-    "large_step_gpu",
-    "overhead_per_device",
-]
-
 GIB = 1024**3
 
 
@@ -232,8 +215,8 @@ def device_memory(inst: InstanceType, arch: ModelShape) -> float:
 
 #: vLLM's server defaults step 8,192 tokens (and 1,024 sequences) on GPUs with at least this
 #: much memory that are not A100s, else 2,048 (and 256) (``EngineArgs.get_batch_defaults``,
-#: ``vllm/engine/arg_utils.py`` in vllm-project/vllm at 99d7eb5d).
-LARGE_STEP_GPU_GIB = 70
+#: vllm-project/vllm: ``vllm/engine/arg_utils.py`` at 99d7eb5d).
+_LARGE_STEP_GPU_GIB = 70
 
 
 def large_step_gpu(inst: InstanceType) -> bool:
@@ -242,21 +225,21 @@ def large_step_gpu(inst: InstanceType) -> bool:
     is unknown, as vLLM falls back to the small step when it cannot query the device."""
     memory = inst.engine_memory_gib or 0
     model = (inst.accelerator_model or "").lower()
-    return inst.accelerator == "nvidia" and memory >= LARGE_STEP_GPU_GIB and "a100" not in model
+    return inst.accelerator == "nvidia" and memory >= _LARGE_STEP_GPU_GIB and "a100" not in model
 
 
 #: What each device holds outside the weights and the KV cache (GiB): CUDA context and other
 #: non-torch memory, the activation peak of the engine's profile run and its CUDA graphs. On
 #: an H100 (vLLM 0.25, Llama-3.1-8B, 8,192 batched tokens) they measured 0.22 + 1.1 + ~0.05;
 #: under an A10G's budget (Phi-3-mini, 2,048 tokens) 0.22 + 0.16.
-OVERHEAD_GIB_PER_DEVICE = 1.0
+_OVERHEAD_GIB_PER_DEVICE = 1.0
 #: The same on GPUs where the engines batch 8,192 tokens per step (``large_step_gpu``).
-OVERHEAD_GIB_LARGE_STEP = 1.5
+_OVERHEAD_GIB_LARGE_STEP = 1.5
 
 
 def overhead_per_device(inst: InstanceType) -> float:
     """The reserve per device outside weights and KV cache for ``inst``'s accelerators."""
-    return OVERHEAD_GIB_LARGE_STEP if large_step_gpu(inst) else OVERHEAD_GIB_PER_DEVICE
+    return _OVERHEAD_GIB_LARGE_STEP if large_step_gpu(inst) else _OVERHEAD_GIB_PER_DEVICE
 
 
 def _no_accelerators(instance: str, model: str) -> str:

@@ -13,20 +13,12 @@ from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.values import duration_problem
 
-__all__ = [
-    "MAX_TIMEOUT_S",
-    "MIN_TIMEOUT_S",
-    "default_download_timeout",
-    "default_health_check_timeout",
-    "timeout_problem",
-]
+_GPU_FLOOR_S = 900  # 15 minutes: a 7-8B model on one GPU, with headroom
+_NEURON_S = 3600  # Neuron may compile at start-up; use the maximum
+_MAX_S = 3600
+_SECONDS_PER_BILLION = 30  # observed load rates are roughly 1-2 GB/s; 2 bytes per parameter
 
-GPU_FLOOR_S = 900  # 15 minutes: a 7-8B model on one GPU, with headroom
-NEURON_S = 3600  # Neuron may compile at start-up; use the maximum
-MAX_S = 3600
-SECONDS_PER_BILLION = 30  # observed load rates are roughly 1-2 GB/s; 2 bytes per parameter
-
-MIN_TIMEOUT_S = 60
+_MIN_TIMEOUT_S = 60
 MAX_TIMEOUT_S = 3600
 
 
@@ -44,11 +36,11 @@ def default_download_timeout(
 
 def _scaled(instance: InstanceType, architecture: ModelArchitecture | None, *, base: int) -> int:
     if instance.accelerator == "neuron":
-        return NEURON_S
+        return _NEURON_S
     if architecture is None:
-        return GPU_FLOOR_S
-    seconds = base + SECONDS_PER_BILLION * architecture.params_billion
-    return int(min(MAX_S, max(GPU_FLOOR_S, round(seconds / 60) * 60)))
+        return _GPU_FLOOR_S
+    seconds = base + _SECONDS_PER_BILLION * architecture.params_billion
+    return int(min(_MAX_S, max(_GPU_FLOOR_S, round(seconds / 60) * 60)))
 
 
 def timeout_problem(prop: str, value: Duration | None) -> str | None:
@@ -56,8 +48,8 @@ def timeout_problem(prop: str, value: Duration | None) -> str | None:
     return duration_problem(
         prop,
         value,
-        minimum_s=MIN_TIMEOUT_S,
+        minimum_s=_MIN_TIMEOUT_S,
         maximum_s=MAX_TIMEOUT_S,
-        bounds=f"{MIN_TIMEOUT_S} and {MAX_TIMEOUT_S} seconds",
+        bounds=f"{_MIN_TIMEOUT_S} and {MAX_TIMEOUT_S} seconds",
         why="SageMaker rejects other values",
     )

@@ -14,7 +14,7 @@ or in two steps, to queue many requests before waiting for any::
 
 The request is the one a ``StreamingInvoker`` takes (an OpenAI chat body: ``messages`` and
 ``max_tokens``, ``temperature``, ``tools``, ...), checked and turned into the engine's request
-body by the invoker's own code (``runtime/requests.py``), so a request either gets the same 400
+body by the invoker's own code (``runtime/chat/request.py``), so a request either gets the same 400
 message here (``AsyncChatError``, before anything is queued) or the same engine body, with one
 difference: an asynchronous endpoint writes one answer, so the engine is asked not to stream.
 
@@ -66,21 +66,12 @@ from constructs_llm.streaming.runtime.parsing.events import (
 )
 from constructs_llm.streaming.runtime.parsing.parser import parse_stream
 
-__all__ = [
-    "INLINE_LIMIT",
-    "AsyncChatError",
-    "AsyncChatJob",
-    "chat_async",
-    "chat_completion",
-    "submit_chat",
-]
-
 #: The largest body ``InvokeEndpointAsync`` takes inline (botocore ``AsyncBodyBlob`` max).
 INLINE_LIMIT = 128_000
 #: botocore ``InvocationTimeoutSecondsHeader``: 1-3600 (SageMaker's default is 900).
-MAX_INVOCATION_TIMEOUT_S = 3600
+_MAX_INVOCATION_TIMEOUT_S = 3600
 #: botocore ``RequestTTLSecondsHeader``: 60-21600 (SageMaker's default is 21600, 6 hours).
-REQUEST_TTL_S = (60, 21600)
+_REQUEST_TTL_S = (60, 21600)
 _SQS_LONG_POLL_S = 20  # SQS's longest WaitTimeSeconds
 
 
@@ -300,7 +291,7 @@ def submit_chat(
         request = build_chat_request(data, target)
     except RequestError as error:
         raise AsyncChatError(error.message, code=error.code) from None
-    body = async_body(request.engine_body)
+    body = _async_body(request.engine_body)
     job_id = inference_id or str(uuid.uuid4())
     call: dict[str, Any] = {
         "EndpointName": endpoint_name,
@@ -348,7 +339,7 @@ def chat_async(
     return job.result(timeout=timeout, poll_interval=poll_interval, queue_url=queue_url, sqs=sqs)
 
 
-def async_body(engine_body: bytes) -> bytes:
+def _async_body(engine_body: bytes) -> bytes:
     """The invoker's engine body, asking for one answer instead of a stream (a stream's
     options go with it: vLLM refuses ``stream_options`` without ``stream``)."""
     engine = json.loads(engine_body)
@@ -496,13 +487,13 @@ def _check_limits(
     if invocation_timeout is not None and not (
         isinstance(invocation_timeout, int)
         and not isinstance(invocation_timeout, bool)
-        and 1 <= invocation_timeout <= MAX_INVOCATION_TIMEOUT_S
+        and 1 <= invocation_timeout <= _MAX_INVOCATION_TIMEOUT_S
     ):
         raise AsyncChatError(
-            f"invocation_timeout must be 1-{MAX_INVOCATION_TIMEOUT_S} seconds "
+            f"invocation_timeout must be 1-{_MAX_INVOCATION_TIMEOUT_S} seconds "
             f"(InvocationTimeoutSeconds), got {invocation_timeout!r}"
         )
-    low, high = REQUEST_TTL_S
+    low, high = _REQUEST_TTL_S
     if request_ttl is not None and not (
         isinstance(request_ttl, int)
         and not isinstance(request_ttl, bool)

@@ -31,8 +31,8 @@ credentials ends when they do (the provider mints a new one when botocore refres
 
 The token carries a signature of your credentials: whoever holds it can call as you until it
 expires. Nothing here logs it, and botocore's signer, which logs the canonical request and the
-signature at DEBUG level (``botocore/auth.py``, ``SigV4Auth.add_auth``), is kept quiet while
-it signs a token (in that thread only).
+signature at DEBUG level (boto/botocore: ``botocore/auth.py``, ``SigV4Auth.add_auth``), is kept
+quiet while it signs a token (in that thread only).
 """
 
 from __future__ import annotations
@@ -49,15 +49,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from constructs_llm.errors import ClientConfigurationError
-
-__all__ = [
-    "DEFAULT_TOKEN_LIFETIME",
-    "MAX_TOKEN_LIFETIME",
-    "TOKEN_PREFIX",
-    "bearer_token_hook",
-    "bearer_token_provider",
-    "sagemaker_bearer_token",
-]
 
 #: What every token starts with (the SDK's ``AUTH_PREFIX``).
 TOKEN_PREFIX = "sagemaker-api-key-"

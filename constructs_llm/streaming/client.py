@@ -32,8 +32,6 @@ from urllib.parse import urlsplit
 
 from constructs_llm.errors import ClientConfigurationError
 
-__all__ = ["ChatStreamError", "content_sha256_hook", "signed_headers", "sigv4_hook", "stream_chat"]
-
 CHAT_PATH = "/v1/chat/completions"
 _FUNCTION_URL_HOST = re.compile(r"\.lambda-url\.([a-z0-9-]+)\.on\.aws$")
 

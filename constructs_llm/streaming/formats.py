@@ -10,20 +10,6 @@ from __future__ import annotations
 from enum import Enum
 from typing import Final, TypedDict
 
-__all__ = [
-    "DEFAULT_MAX_REQUEST_BYTES",
-    "ERROR_KINDS",
-    "MAX_REQUEST_BYTES",
-    "NAMESPACE",
-    "EngineName",
-    "Env",
-    "ModelKind",
-    "ReasoningField",
-    "RequestFormat",
-    "RouteSpec",
-    "StreamFormat",
-]
-
 
 class StreamFormat(str, Enum):
     """How a serving container frames its token stream."""

@@ -15,7 +15,8 @@ from constructs_llm import (
     StreamingInvoker,
 )
 from constructs_llm.errors import ConfigurationError
-from constructs_llm.streaming.runtime.metrics import ERROR_KINDS, METRIC_UNITS, NAMESPACE
+from constructs_llm.streaming.formats import ERROR_KINDS, NAMESPACE
+from constructs_llm.streaming.runtime.metrics import METRIC_UNITS
 from tests.matrix.builders import component
 from tests.matrix.builders import model as llama3
 

@@ -15,10 +15,8 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.streaming.formats import ERROR_KINDS, NAMESPACE, StreamFormat
 from constructs_llm.streaming.runtime.metrics import (
-    ERROR_KINDS,
-    NAMESPACE,
     UNROUTED,
     error_kind,
     with_metrics,

@@ -1,4 +1,2 @@
 """Inference components: the shared endpoint, the model components placed on it, their LoRA
 adapters, and copy autoscaling."""
-
-__all__: list[str] = []

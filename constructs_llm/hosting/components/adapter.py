@@ -8,7 +8,7 @@ base inference component" (botocore ``InferenceComponentSpecification``). It is 
 any component, with its own ``InferenceComponentName``; SageMaker passes the adapter to the
 container in the ``X-Amzn-SageMaker-Adapter-Identifier`` header.
 
-Only some engines' SageMaker integrations register adapters at run time (``ADAPTER_ENV``); the
+Only some engines' SageMaker integrations register adapters at run time (``_ADAPTER_ENV``); the
 base model must turn it on in its ``env``.
 """
 
@@ -29,22 +29,21 @@ from constructs_llm.problems import Problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.values import describe
 
-__all__ = ["ADAPTER_ENV", "AdapterComponent"]
-
 #: Engines whose SageMaker integration serves adapter components, by ``Engine.name``, and the
 #: base model env that turns it on.
-#: - LMI (vLLM async): ``option.enable_lora`` enables adapters (djl-serving
+#: - LMI (vLLM async): ``option.enable_lora`` enables adapters (deepjavalibrary/djl-serving:
 #:   ``serving/docs/lmi/user_guides/vllm_user_guide.md``, "LoRA Adapter Support"; LMI v16
 #:   release notes: "Multi-LoRA (adapters) support in async mode"); the async handler reads
-#:   SageMaker's adapter header (``djl_python/lmi_vllm/vllm_async_service.py``,
+#:   SageMaker's adapter header (deepjavalibrary/djl-serving:
+#:   ``djl_python/lmi_vllm/vllm_async_service.py``,
 #:   ``_extract_lora_adapter``).
 #: - The AWS vLLM DLC: ``SM_VLLM_ENABLE_LORA`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING`` "to
 #:   enable dynamic adapter loading with inference components"
-#:   (aws/model-hosting-container-standards ``docs/sagemaker/05_lora_adapter_management.md``;
+#:   (aws/model-hosting-container-standards: ``docs/sagemaker/05_lora_adapter_management.md``;
 #:   vLLM registers SageMaker's load-adapter handler only with the latter:
-#:   ``vllm/entrypoints/serve/lora/api_router.py``).
+#:   vllm-project/vllm: ``vllm/entrypoints/serve/lora/api_router.py``).
 #: TGI, TGI NeuronX, TensorRT-LLM and SGLang have no SageMaker adapter registration.
-ADAPTER_ENV: dict[str, dict[str, str]] = {
+_ADAPTER_ENV: dict[str, dict[str, str]] = {
     "lmi-vllm": {"OPTION_ENABLE_LORA": "true"},
     "vllm": {"SM_VLLM_ENABLE_LORA": "true", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "true"},
 }
@@ -180,7 +179,7 @@ def _engine_problem(base: ComponentPlan) -> str | None:
     engine = base.model.engine
     if engine.name == _CUSTOM:
         return None  # warned about: the library cannot tell
-    wanted = ADAPTER_ENV.get(engine.name)
+    wanted = _ADAPTER_ENV.get(engine.name)
     if wanted is None:
         return (
             f"engine {engine.name!r} of LlmModel '{base.model.node.path}' serves no SageMaker "

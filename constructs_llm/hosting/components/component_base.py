@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
     from constructs_llm.hosting.components.plan import AdapterPlan, ComponentPlan
 
-__all__ = ["ComponentAttributes"]
-
 
 class ComponentAttributes:
     """Name, ARN, endpoint, invoke grant and metric dimensions of an inference component (or

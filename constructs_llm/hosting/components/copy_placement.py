@@ -26,8 +26,6 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs_llm.problems import Problems
 from constructs_llm.values import all_ints
 
-__all__ = ["CopyPlacement"]
-
 Strategy = Literal["SPREAD", "BINPACK"]
 _STRATEGIES = ("SPREAD", "BINPACK")
 #: Copies two Availability Zones may differ by (botocore ``AvailabilityZoneBalanceMaxImbalance``).

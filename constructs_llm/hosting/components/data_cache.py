@@ -21,8 +21,6 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.values import describe
 
-__all__ = ["data_cache_config", "data_cache_problem"]
-
 
 def data_cache_problem(data_cache: object) -> str | None:
     """``data_cache`` must be True, False or None."""

@@ -59,8 +59,6 @@ if TYPE_CHECKING:
 
     from constructs_llm.model.llm_model import LlmModel
 
-__all__ = ["HostedComponent", "InferenceComponentEndpoint"]
-
 
 class HostedComponent(Protocol):
     """What registers with an endpoint: an ``InferenceComponent`` (its ``ComponentPlan``) or

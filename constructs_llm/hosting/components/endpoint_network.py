@@ -26,8 +26,6 @@ from aws_cdk import aws_sagemaker as sagemaker
 if TYPE_CHECKING:
     from constructs_llm.model.llm_model import LlmModel
 
-__all__ = ["EndpointNetwork", "network_disagreement"]
-
 _OTHER_SUBNETS = "in other subnets or security groups"
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
@@ -35,7 +35,7 @@ from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoin
 from constructs_llm.hosting.components.plan import ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.components.scaling import autoscale_component
 from constructs_llm.hosting.names import generated_name, name_problem
-from constructs_llm.hosting.openai_route import NativeOpenAiRoute
+from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import PoolPlan, bound_pools, pools_of
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import storage_problem
@@ -69,16 +69,16 @@ from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import int_type_problem, positive_int_problem, type_problem
 
-__all__ = ["InferenceComponent"]
-
+if TYPE_CHECKING:
+    from aws_cdk import aws_cloudwatch as cloudwatch
 
 #: Entries SageMaker documents for an inference component's container environment.
-MAX_COMPONENT_ENV = 16
+_MAX_COMPONENT_ENV = 16
 _POOLS_FIX = "InferenceComponentEndpoint(instance_type=[...])"
 
 
 class InferenceComponent(
-    ComponentAttributes, ServesModel, CopyMetrics, NativeOpenAiRoute, Construct
+    ComponentAttributes, ServesModel, CopyMetrics, OffersOpenAiRoute, Construct
 ):
     """One ``LlmModel`` served as copies on an ``InferenceComponentEndpoint``.
 
@@ -350,11 +350,12 @@ class InferenceComponent(
             engine=self.engine_queries(),
         )
 
-    def _openai_plan(self) -> ComponentEndpointPlan:
-        return self.endpoint.plan
-
-    def _openai_invoke_arns(self) -> list[str]:
-        return [self.endpoint.endpoint_arn, self.inference_component_arn]
+    def _openai_route(self) -> OpenAiRoute:
+        return OpenAiRoute(
+            self,
+            invoke_arns=(self.endpoint.endpoint_arn, self.inference_component_arn),
+            plan=self.endpoint.plan,
+        )
 
     def alarm_metrics(self) -> AlarmMetrics:
         """What the default alarms watch (see ``operations.alarms``); a component that may
@@ -413,8 +414,8 @@ class InferenceComponent(
                 where = (pool.priority - 1, len(plan.pools))
                 add_note(self, memory_plan_note(on_pool, per_copy=True, pool=where))
         env = first.environment
-        if len(env) > MAX_COMPONENT_ENV:
-            too_big = _component_env_size(env, MAX_COMPONENT_ENV)
+        if len(env) > _MAX_COMPONENT_ENV:
+            too_big = _component_env_size(env, _MAX_COMPONENT_ENV)
             warn(self, SynthWarning(WarningId.COMPONENT_ENV_SIZE, too_big))
         scaling = plan.autoscaling
         if scaling is not None and scaling.min_capacity == 0:

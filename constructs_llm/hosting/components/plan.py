@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from constructs_llm.operations.deployment import Deployment
     from constructs_llm.sizing.copy_demand import CopyDemand
 
-__all__ = ["AdapterPlan", "ComponentEndpointPlan", "ComponentPlan"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class ComponentEndpointPlan:

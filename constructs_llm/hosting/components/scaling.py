@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Duration
-from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Node
 
@@ -14,9 +13,8 @@ from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import Autoscaling
 
 if TYPE_CHECKING:
+    from aws_cdk import aws_applicationautoscaling as appscaling
     from aws_cdk import aws_cloudwatch as cloudwatch
-
-__all__ = ["ScaledComponent", "autoscale_component"]
 
 
 class ScaledComponent(Protocol):
@@ -37,6 +35,8 @@ class ScaledComponent(Protocol):
 def autoscale_component(
     component: ScaledComponent, autoscaling: Autoscaling
 ) -> appscaling.ScalableTarget:
+    from aws_cdk import aws_applicationautoscaling as appscaling  # only stacks that scale
+
     target = _scaling.scalable_target(
         component,  # type: ignore[arg-type]  # a Construct
         "ScalableTarget",
@@ -66,6 +66,8 @@ def _scale_out_from_zero(target: appscaling.ScalableTarget, failures: cloudwatch
     (Sum over 60 s, one period). ``scale_on_metric`` needs two intervals; the lower one
     (change 0) adds no alarm, so this synthesizes one alarm at >= 1 and one policy.
     """
+    from aws_cdk import aws_applicationautoscaling as appscaling
+
     target.scale_on_metric(
         "ScaleOutFromZero",
         metric=failures,

@@ -1,4 +1,2 @@
 """The invoker's infrastructure: the Lambda function that runs ``streaming/runtime/``, its URL,
 auth, metrics, CloudFront distribution and the routes to its targets."""
-
-__all__: list[str] = []

@@ -15,14 +15,6 @@ from constructs_llm import catalogs
 from constructs_llm.problems import fail
 from constructs_llm.stack_rules import assert_before_deploy
 
-__all__ = [
-    "PublishedLayer",
-    "adapter_for",
-    "adapter_layer_arn",
-    "adapter_layer_problem",
-    "published_layer",
-]
-
 
 @dataclass(frozen=True, kw_only=True)
 class PublishedLayer:
@@ -46,18 +38,18 @@ def adapter_for(
     if layer is not None:
         return architecture or lambda_.Architecture.ARM_64, layer
     stack = Stack.of(invoker)  # without a layer, no architecture is given (checked)
-    arn, arch = adapter_layer_arn(stack)
+    arn, arch = _adapter_layer_arn(stack)
     if Token.is_unresolved(stack.region):
         _commercial_partition_rule(stack)
     architecture = lambda_.Architecture.ARM_64 if arch == "arm64" else lambda_.Architecture.X86_64
     return architecture, lambda_.LayerVersion.from_layer_version_arn(invoker, "Adapter", arn)
 
 
-def adapter_layer_arn(stack: Stack) -> tuple[str, str]:
+def _adapter_layer_arn(stack: Stack) -> tuple[str, str]:
     """The Lambda Web Adapter layer ARN for ``stack`` and its architecture. The ARN names the
     partition as ``AWS::Partition`` and, in an environment-agnostic stack, the region as
     ``AWS::Region``."""
-    published = published_layer(stack.region)
+    published = _published_layer(stack.region)
     arn = stack.format_arn(
         service="lambda",
         account=published.account,
@@ -68,7 +60,7 @@ def adapter_layer_arn(stack: Stack) -> tuple[str, str]:
     return arn, published.architecture
 
 
-def published_layer(region: str) -> PublishedLayer:
+def _published_layer(region: str) -> PublishedLayer:
     """The published layer for ``region`` (a token: the commercial partition's); a region of a
     partition it is not published in fails, naming the override."""
     data = catalogs.lwa_layers()

@@ -17,8 +17,6 @@ from constructs_llm.values import describe, duration_problem
 if TYPE_CHECKING:
     from aws_cdk import aws_secretsmanager as secretsmanager
 
-__all__ = ["AuthMode", "InvokerAuth"]
-
 _DEFAULT_TTL_S = 60
 
 

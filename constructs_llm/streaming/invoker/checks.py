@@ -30,7 +30,6 @@ from constructs_llm.streaming.formats import (
 )
 from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_problem
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
-from constructs_llm.streaming.invoker.distribution import MAX_RATE_LIMIT, MIN_RATE_LIMIT, WAF_REGION
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.targets import check_targets, served_pools
 from constructs_llm.values import (
@@ -41,8 +40,10 @@ from constructs_llm.values import (
     str_problem,
 )
 
-__all__ = ["check_distribution", "check_invoker", "decode_time_warnings"]
-
+#: The region of CloudFront's web ACLs and certificates.
+WAF_REGION = "us-east-1"
+_MIN_RATE_LIMIT = 10
+_MAX_RATE_LIMIT = 2_000_000_000
 _WEB_ACL_ARN = "arn:aws:wafv2:us-east-1:123456789012:global/webacl/name/id"
 # A DNS name CloudFront takes as an alternate domain name: labels of letters, digits and
 # hyphens, optionally behind one leading "*." (a wildcard), at most 253 characters.
@@ -367,9 +368,9 @@ def _rate_limit_problem(
         return None
     if web_acl_arn is not None:
         return "pass rate_limit=... or web_acl_arn=..., not both"
-    problem = positive_int_problem("rate_limit", rate_limit, minimum=MIN_RATE_LIMIT)
-    if problem is None and rate_limit > MAX_RATE_LIMIT:
-        problem = f"rate_limit must be at most {MAX_RATE_LIMIT:,}, got {rate_limit!r}"
+    problem = positive_int_problem("rate_limit", rate_limit, minimum=_MIN_RATE_LIMIT)
+    if problem is None and rate_limit > _MAX_RATE_LIMIT:
+        problem = f"rate_limit must be at most {_MAX_RATE_LIMIT:,}, got {rate_limit!r}"
     if problem is not None:
         return f"{problem} (requests per IP address per window; WAF's minimum is 10)"
     seconds = window.to_seconds() if isinstance(window, Duration) else None

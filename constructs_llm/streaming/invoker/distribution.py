@@ -44,22 +44,10 @@ from constructs import Construct
 
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, waive
 from constructs_llm.stack_rules import assert_before_deploy
+from constructs_llm.streaming.invoker.checks import WAF_REGION
 
-__all__ = [
-    "MAX_RATE_LIMIT",
-    "MINIMUM_PROTOCOL",
-    "MIN_RATE_LIMIT",
-    "WAF_REGION",
-    "DistributionSettings",
-    "build_distribution",
-    "rate_limit_web_acl",
-]
-
-WAF_REGION = "us-east-1"
 #: The viewer security policy of a distribution with a certificate of its own.
-MINIMUM_PROTOCOL = cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
-MIN_RATE_LIMIT = 10
-MAX_RATE_LIMIT = 2_000_000_000
+_MINIMUM_PROTOCOL = cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
 
 # cdk-nag findings of a distribution whose fixes are choices the user makes (with reasons).
 _DISTRIBUTION_NAG = {
@@ -138,7 +126,7 @@ def build_distribution(
         # default *.cloudfront.net certificate
         certificate=certificate,
         domain_names=list(settings.domain_names or ()) if certificate else None,
-        minimum_protocol_version=MINIMUM_PROTOCOL if certificate else None,
+        minimum_protocol_version=_MINIMUM_PROTOCOL if certificate else None,
         ssl_support_method=cloudfront.SSLMethod.SNI if certificate else None,
     )
     _acknowledge(

@@ -19,8 +19,6 @@ from constructs_llm.streaming.formats import (
 )
 from constructs_llm.streaming.invoker.targets import routes_environment
 
-__all__ = ["MAX_TIMEOUT_S", "READ_TIMEOUT_MARGIN_S", "invoker_environment"]
-
 _PORT = "8080"
 MAX_TIMEOUT_S = 900
 """Lambda stops a function after 15 minutes."""

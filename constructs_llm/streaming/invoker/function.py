@@ -17,15 +17,6 @@ from constructs import Construct
 from constructs_llm.compliance import CheckovSkip, waive
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 
-__all__ = [
-    "HANDLER",
-    "depend_on_policy_only",
-    "invoker_log_group",
-    "record_public_url",
-    "runtime_code",
-    "waive_function_checks",
-]
-
 _STREAMING_DIR = Path(__file__).resolve().parent.parent
 _CONCURRENCY_SKIP = CheckovSkip(
     "CKV_AWS_115",

@@ -24,10 +24,8 @@ if TYPE_CHECKING:
 
     from constructs_llm.hosting.target import InvocationTarget
 
-__all__ = ["InvokerMetrics", "metric_dimensions"]
 
-
-def metric_dimensions(target: InvocationTarget) -> dict[str, str]:
+def _metric_dimensions(target: InvocationTarget) -> dict[str, str]:
     """The dimensions the runtime writes for requests to ``target`` (its route's target and
     served model name)."""
     name = target.inference_component_name or target.endpoint_name
@@ -59,7 +57,7 @@ class InvokerMetrics:
         check_metric_name(metric_name, NAMESPACE)
         props = with_defaults(
             options,
-            dimensions_map=metric_dimensions(self._metered(target)),
+            dimensions_map=_metric_dimensions(self._metered(target)),
             statistic="Average",
             period=Duration.minutes(1),
         )
@@ -145,7 +143,7 @@ class InvokerMetrics:
                 "metric_errors",
                 f"kind must be one of {', '.join(ERROR_KINDS)} or None (every kind), got {kind!r}",
             )
-        dimensions = {**metric_dimensions(self._metered(target)), "ErrorKind": kind}
+        dimensions = {**_metric_dimensions(self._metered(target)), "ErrorKind": kind}
         return self.metric(
             "Errors", **with_defaults(options, statistic="Sum", dimensions_map=dimensions)
         )

@@ -9,10 +9,9 @@ doors (``auth.py``, ``distribution.py``) and its metrics (``metrics.py``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration
-from aws_cdk import aws_certificatemanager as acm
-from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -24,17 +23,12 @@ from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import Env, ReasoningField
-from constructs_llm.streaming.invoker.adapter_layer import adapter_for, adapter_layer_arn
+from constructs_llm.streaming.invoker.adapter_layer import adapter_for
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.checks import (
     check_distribution,
     check_invoker,
     decode_time_warnings,
-)
-from constructs_llm.streaming.invoker.distribution import (
-    DistributionSettings,
-    build_distribution,
-    rate_limit_web_acl,
 )
 from constructs_llm.streaming.invoker.environment import invoker_environment
 from constructs_llm.streaming.invoker.function import (
@@ -48,7 +42,9 @@ from constructs_llm.streaming.invoker.function import (
 from constructs_llm.streaming.invoker.metrics import InvokerMetrics
 from constructs_llm.streaming.invoker.targets import environment_size_problem
 
-__all__ = ["StreamingInvoker", "adapter_layer_arn"]
+if TYPE_CHECKING:
+    from aws_cdk import aws_certificatemanager as acm
+    from aws_cdk import aws_cloudfront as cloudfront
 
 # A heartbeat well inside CloudFront's origin read timeout, when the invoker has none.
 _DISTRIBUTION_HEARTBEAT_S = 15
@@ -297,16 +293,18 @@ class StreamingInvoker(InvokerMetrics, Construct):
             certificate=certificate,
             domain_names=domain_names,
         )
+        from constructs_llm.streaming.invoker import distribution as door  # CloudFront, when used
+
         if rate_limit is not None:
-            web_acl_arn = rate_limit_web_acl(self, limit=rate_limit, window=window).attr_arn
+            web_acl_arn = door.rate_limit_web_acl(self, limit=rate_limit, window=window).attr_arn
         self._domain_names = tuple(domain_names or ())
         if self._heartbeat is None:
             beat = min(_DISTRIBUTION_HEARTBEAT_S, max(1, int(read_timeout.to_seconds()) // 2))
             self.function.add_environment(Env.HEARTBEAT_SECONDS, str(beat))
-        self.distribution = build_distribution(
+        self.distribution = door.build_distribution(
             self,
             self.function_url,
-            DistributionSettings(
+            door.DistributionSettings(
                 origin_access_control=oac,
                 read_timeout=read_timeout,
                 web_acl_arn=web_acl_arn,

@@ -43,18 +43,8 @@ from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.streaming.formats import EngineName, Env, ModelKind, RouteSpec
 from constructs_llm.values import describe
 
-__all__ = [
-    "LAMBDA_ENV_LIMIT",
-    "check_targets",
-    "engine_of",
-    "environment_size_problem",
-    "routes_environment",
-    "sees_images",
-    "served_pools",
-]
-
 #: "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas).
-LAMBDA_ENV_LIMIT = 4096
+_LAMBDA_ENV_LIMIT = 4096
 # What an unresolved value (an endpoint name, a secret ARN) may take once CloudFormation
 # fills it in: SageMaker names stop at 63 characters, ARNs at a little over 100.
 _TOKEN_ESTIMATE = 128
@@ -142,8 +132,8 @@ def _duplicate_names(targets: Sequence[InvocationTarget]) -> list[str]:
 
 
 def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) -> dict[str, str]:
-    """The runtime's environment for its targets: one chat target as before, several (or an
-    embedding model) as ROUTES."""
+    """The runtime's environment for its targets: one chat target as its own variables,
+    several (or an embedding model) as ROUTES."""
     if len(targets) == 1 and targets[0].model_kind is ModelKind.CHAT:
         (target,) = targets
         env = {
@@ -153,7 +143,7 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
             Env.MODEL_NAME: target.served_model_name,
             Env.TOOLS: "on" if target.tool_calls else "off",
         }
-        engine = engine_of(target)
+        engine = _engine_of(target)
         if engine is not None:
             env[Env.ENGINE] = engine.value
         if sees_images(target) is False:
@@ -178,7 +168,7 @@ def _route(target: InvocationTarget) -> RouteSpec:
         "request_format": target.request_format.value,
         "tools": target.tool_calls,
     }
-    engine = engine_of(target)
+    engine = _engine_of(target)
     if engine is not None:
         route["engine"] = engine.value
     if sees_images(target) is False:
@@ -201,7 +191,7 @@ def _embedding_route(target: InvocationTarget) -> RouteSpec:
         "endpoint": target.endpoint_name,
         "request_format": target.request_format.value,
     }
-    engine = engine_of(target)
+    engine = _engine_of(target)
     if engine is not None:
         route["engine"] = engine.value
     if target.inference_component_name is not None:
@@ -227,11 +217,11 @@ def environment_size_problem(
         routes = json.dumps([_route(t) for t in targets], separators=(",", ":"))
         env = {**env, Env.ROUTES: routes}
     size = _LATER_KEYS_ESTIMATE + sum(len(k) + _size(v) for k, v in env.items())
-    if size <= LAMBDA_ENV_LIMIT:
+    if size <= _LAMBDA_ENV_LIMIT:
         return None
     return (
         f"the invoker's environment would take up to {size:,} bytes with {len(targets)} "
-        f"targets, above Lambda's {LAMBDA_ENV_LIMIT:,}-byte limit on all environment variables; "
+        f"targets, above Lambda's {_LAMBDA_ENV_LIMIT:,}-byte limit on all environment variables; "
         "split the targets over two invokers"
     )
 
@@ -242,7 +232,7 @@ def _size(value: str) -> int:
     return len(value.encode()) - sum(map(len, tokens)) + _TOKEN_ESTIMATE * len(tokens)
 
 
-def engine_of(target: InvocationTarget) -> EngineName | None:
+def _engine_of(target: InvocationTarget) -> EngineName | None:
     """The engine every model the target answers with runs on (for an endpoint deployed
     elsewhere, the one it was imported with), when it is one the runtime knows; None for
     several engines, a custom one, or an import without one (the runtime then sends only the
@@ -250,7 +240,7 @@ def engine_of(target: InvocationTarget) -> EngineName | None:
     if isinstance(target, ImportedEndpoint):
         names = {target.engine.name} if target.engine is not None else set()
     else:
-        names = {model.engine.name for model in served_models(target)}
+        names = {model.engine.name for model in _served_models(target)}
     if len(names) != 1:
         return None
     name = names.pop()
@@ -264,13 +254,13 @@ def sees_images(target: InvocationTarget) -> bool | None:
     """Whether the models the target answers with take images: False when the model table
     knows each of them as text-only, True when it knows one takes images, else None (not
     known: image parts go to the engine as they come)."""
-    seen = {catalogs.sees_images(model.source.model_id) for model in served_models(target)}
+    seen = {catalogs.sees_images(model.source.model_id) for model in _served_models(target)}
     if not seen or None in seen:
         return None
     return True in seen
 
 
-def served_models(target: InvocationTarget) -> set[LlmModel]:
+def _served_models(target: InvocationTarget) -> set[LlmModel]:
     """The models a target answers with, read from its pools' bindings."""
     return {pool.binding.model for pool in served_pools(target) if pool.binding is not None}
 

@@ -5,5 +5,3 @@ code asset (``run.sh`` starts it; ``__main__.py`` documents how the function is 
 Its modules are imported by name (``from constructs_llm.streaming.runtime.parser import
 parse_stream``); ``constructs_llm.streaming`` re-exports the public ones.
 """
-
-__all__: list[str] = []

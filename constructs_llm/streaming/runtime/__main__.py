@@ -40,8 +40,6 @@ from .http.exchange import emit_log_line
 from .server import make_server
 from .settings import Settings, SettingsError, sagemaker_client
 
-__all__ = ["main"]
-
 
 def main() -> int:
     try:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RegionMissingError", "new_client"]
-
 
 class RegionMissingError(Exception):
     """boto3 found no AWS region for a client."""

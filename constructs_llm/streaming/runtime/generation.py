@@ -46,15 +46,6 @@ from .parsing.sagemaker_stream import iter_payload_parts
 from .routing import Route
 from .upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke, release
 
-__all__ = [
-    "PEER_CHECK_SECONDS",
-    "Answer",
-    "Generation",
-    "StreamWriter",
-    "generate",
-    "read_chat_request",
-]
-
 PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
 
 

@@ -44,21 +44,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..formats import ERROR_KINDS, NAMESPACE
-
-__all__ = [
-    "ERROR_KINDS",
-    "KEY_REFRESH_FAILURES",
-    "METRIC_UNITS",
-    "NAMESPACE",
-    "UNROUTED",
-    "error_kind",
-    "key_refresh_record",
-    "with_metrics",
-]
+from ..formats import NAMESPACE
 
 #: The metric of a failed refresh of the API keys, by ``Outcome`` (``stale`` or ``closed``).
-KEY_REFRESH_FAILURES = "ApiKeyRefreshFailures"
+_KEY_REFRESH_FAILURES = "ApiKeyRefreshFailures"
 
 UNROUTED = "-"
 METRIC_UNITS = {
@@ -128,13 +117,13 @@ def key_refresh_record(
     directive = {
         "Namespace": namespace,
         "Dimensions": [["Outcome"]],
-        "Metrics": [{"Name": KEY_REFRESH_FAILURES, "Unit": "Count"}],
+        "Metrics": [{"Name": _KEY_REFRESH_FAILURES, "Unit": "Count"}],
     }
     return {
         "msg": "api_key_refresh_failed",
         "error": error,
         "Outcome": outcome,
-        KEY_REFRESH_FAILURES: 1,
+        _KEY_REFRESH_FAILURES: 1,
         "_aws": {"Timestamp": when, "CloudWatchMetrics": [directive]},
     }
 

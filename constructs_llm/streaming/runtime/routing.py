@@ -69,18 +69,6 @@ from typing import Any
 from ..formats import EngineName, ModelKind, RequestFormat, RouteSpec, StreamFormat
 from .http.errors import RequestError
 
-__all__ = [
-    "MAX_TOKENS_CEILING",
-    "VARIANT_HEADER",
-    "Route",
-    "RoutingTable",
-    "accept_route",
-    "kind_mismatch",
-    "model_not_found",
-    "parse_routes",
-    "target_variant",
-]
-
 VARIANT_HEADER = "X-Target-Variant"
 # SageMaker's variant name pattern and length (botocore ``TargetVariantHeader``).
 _VARIANT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
@@ -192,7 +180,7 @@ def model_not_found(model: str, served: Sequence[str]) -> RequestError:
 _PATHS = {ModelKind.CHAT: "POST /v1/chat/completions", ModelKind.EMBEDDING: "POST /v1/embeddings"}
 
 
-def kind_mismatch(route: Route, wanted: ModelKind) -> RequestError | None:
+def _kind_mismatch(route: Route, wanted: ModelKind) -> RequestError | None:
     """A 400 when ``route`` serves another kind of model than the request's API wants: chat
     for ``/v1/chat/completions`` and ``/v1/responses``, embedding for ``/v1/embeddings``."""
     if route.kind is wanted:
@@ -211,7 +199,7 @@ def accept_route(route: Route, kind: ModelKind, variant_header: str | None) -> s
 
     :raises RequestError: a model of the other kind, or a bad variant
     """
-    mismatch = kind_mismatch(route, kind)
+    mismatch = _kind_mismatch(route, kind)
     if mismatch is not None:
         raise mismatch
     return target_variant(route, variant_header)

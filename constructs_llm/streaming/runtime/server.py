@@ -80,14 +80,12 @@ from .responses.stateless import NO_STORED_RESPONSES
 from .routing import model_not_found
 from .settings import Settings
 
-__all__ = ["RuntimeServer", "make_server"]
-
 CHAT_PATH = "/v1/chat/completions"
-EMBEDDINGS_PATH = "/v1/embeddings"
-HEALTH_PATH = "/health"
-MODELS_PATH = "/v1/models"
-RESPONSES_PATH = "/v1/responses"
-_MODEL_PREFIX = MODELS_PATH + "/"
+_EMBEDDINGS_PATH = "/v1/embeddings"
+_HEALTH_PATH = "/health"
+_MODELS_PATH = "/v1/models"
+_RESPONSES_PATH = "/v1/responses"
+_MODEL_PREFIX = _MODELS_PATH + "/"
 _MODEL_PATH = _MODEL_PREFIX + "{model}"
 
 
@@ -115,13 +113,13 @@ def _model_object(name: str) -> dict[str, Any]:
 #: Each path: the methods it takes, and its handler.
 _PATHS: dict[str, tuple[tuple[str, ...], Callable[[Exchange], None]]] = {
     CHAT_PATH: (("POST",), serve_chat),
-    RESPONSES_PATH: (("POST",), serve_responses),
-    EMBEDDINGS_PATH: (("POST",), serve_embeddings),
-    HEALTH_PATH: (("GET", "HEAD"), _health),
-    MODELS_PATH: (("GET", "HEAD"), _models),
+    _RESPONSES_PATH: (("POST",), serve_responses),
+    _EMBEDDINGS_PATH: (("POST",), serve_embeddings),
+    _HEALTH_PATH: (("GET", "HEAD"), _health),
+    _MODELS_PATH: (("GET", "HEAD"), _models),
     _MODEL_PATH: (("GET", "HEAD"), _model),
 }
-_METERED = frozenset({CHAT_PATH, RESPONSES_PATH, EMBEDDINGS_PATH})
+_METERED = frozenset({CHAT_PATH, _RESPONSES_PATH, _EMBEDDINGS_PATH})
 _METHODS = tuple(sorted({method for methods, _ in _PATHS.values() for method in methods}))
 
 
@@ -129,13 +127,13 @@ def dispatch(exchange: Exchange) -> None:
     """Answer one request: check its key, then hand it to its path's handler (or a 404/405)."""
     path = exchange.path
     exchange.record["path"] = path[:200]
-    exchange.logged = path == HEALTH_PATH  # readiness checks are not logged
+    exchange.logged = path == _HEALTH_PATH  # readiness checks are not logged
     exchange.metered = path in _METERED
     routes = exchange.server.routes.routes  # one route counts every request, even unread ones
     exchange.route = routes[0] if len(routes) == 1 else None
     auth = exchange.server.auth
     denial = (
-        auth.check(exchange.headers.get("Authorization")) if auth and path != HEALTH_PATH else None
+        auth.check(exchange.headers.get("Authorization")) if auth and path != _HEALTH_PATH else None
     )
     if denial is not None:
         exchange.record["auth"] = denial.reason
@@ -148,7 +146,7 @@ def dispatch(exchange: Exchange) -> None:
     if served is None:
         paths = ", ".join(sorted(_PATHS))
         message = f"no route for {path[:200]!r}; this server serves {paths}"
-        if path.startswith(RESPONSES_PATH + "/"):
+        if path.startswith(_RESPONSES_PATH + "/"):
             message += f" ({NO_STORED_RESPONSES})"
         exchange.send_error(404, message, error_type="not_found_error", code="not_found")
         return

@@ -47,7 +47,7 @@ error): each route names its model, endpoint, component, formats, engine and lim
 server (a "slowloris" sends one header line every few seconds, each read well within
 ``CLIENT_TIMEOUT``): a request whose line, headers and body have not all arrived that many
 seconds after its first byte gets a 408 and the connection is closed; the clock starts at the
-first byte, so an idle keep-alive connection waits ``CLIENT_TIMEOUT`` as before. A connection
+first byte, so an idle keep-alive connection waits ``CLIENT_TIMEOUT``. A connection
 past ``MAX_CONNECTIONS`` gets a 503 (``Retry-After: 1``) and is closed without a thread of
 its own. In Lambda one environment serves one request at a time, so the bound matters when
 the runtime serves on its own (a container, a host); the 0.1 s floor of the deadline exists
@@ -92,6 +92,7 @@ from typing import Any
 from ..formats import (
     DEFAULT_MAX_REQUEST_BYTES,
     MAX_REQUEST_BYTES,
+    NAMESPACE,
     EngineName,
     Env,
     ReasoningField,
@@ -99,10 +100,7 @@ from ..formats import (
     StreamFormat,
 )
 from .aws_clients import new_client
-from .metrics import NAMESPACE
 from .routing import MAX_TOKENS_CEILING, Route, RoutingTable, parse_routes
-
-__all__ = ["Settings", "SettingsError", "new_sagemaker_client", "sagemaker_client"]
 
 _UPSTREAM_CONNECT_TIMEOUT = 10.0
 # The first call plus one retry. Retries cover only the call: a broken stream is not resumed.

@@ -60,16 +60,6 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
 from .parsing.events import ErrorEvent
 from .routing import Route
 
-__all__ = [
-    "UpstreamFailure",
-    "describe_failure",
-    "describe_stream_error",
-    "engine_status",
-    "invoke",
-    "invoke_once",
-    "release",
-]
-
 _THROTTLING_CODES = frozenset(
     {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
 )

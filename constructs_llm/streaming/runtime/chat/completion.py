@@ -22,8 +22,6 @@ from .wire import (
     usage_object,
 )
 
-__all__ = ["CompletionBuilder"]
-
 
 @dataclass
 class _Choice:

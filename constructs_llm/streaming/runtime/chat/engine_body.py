@@ -9,8 +9,6 @@ from typing import Any
 
 from ..http.errors import RequestError
 
-__all__ = ["encode", "single_prompt"]
-
 
 def encode(engine: dict[str, Any], data: dict[str, Any]) -> bytes:
     """The engine body as UTF-8 JSON. A lone surrogate escape (``"\\udce9"``) parses as JSON

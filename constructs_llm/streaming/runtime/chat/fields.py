@@ -50,8 +50,6 @@ from .target import ChatTarget
 from .tools import checked_parallel, checked_tool_choice, checked_tools
 from .values import boolean, integer, number, stop_sequences, stream_options, string, token_count
 
-__all__ = ["FIELDS", "OPEN_ENGINES", "TOP_LOGPROBS_ENGINES", "ChatField", "Context"]
-
 
 @dataclass(frozen=True)
 class Context:
@@ -239,9 +237,9 @@ def _tgi_top_p(value: float) -> dict[str, Any]:
 
 
 #: vLLM, LMI's vLLM backend and SGLang: the engines with vLLM's and SGLang's extra fields.
-OPEN_ENGINES = frozenset({EngineName.VLLM, EngineName.LMI_VLLM, EngineName.SGLANG})
+_OPEN_ENGINES = frozenset({EngineName.VLLM, EngineName.LMI_VLLM, EngineName.SGLANG})
 #: ... and TGI, whose router takes top_logprobs as its top_n_tokens.
-TOP_LOGPROBS_ENGINES = OPEN_ENGINES | {EngineName.TGI, EngineName.TGI_NEURONX}
+_TOP_LOGPROBS_ENGINES = _OPEN_ENGINES | {EngineName.TGI, EngineName.TGI_NEURONX}
 _GENERATE_NONE = (
     "the generate API (REQUEST_FORMAT=generate) does not take it here; deploy the model with "
     "a messages (chat) API"
@@ -256,7 +254,7 @@ FIELDS: tuple[ChatField, ...] = (
         name="n",
         check=_choices,
         messages="n",
-        engines=OPEN_ENGINES,
+        engines=_OPEN_ENGINES,
         unused_by=_TGI_UNUSED,
         generate_refused=_GENERATE_NONE,
     ),
@@ -284,7 +282,7 @@ FIELDS: tuple[ChatField, ...] = (
         name="top_logprobs",
         check=_top_logprobs,
         messages="top_logprobs",
-        engines=TOP_LOGPROBS_ENGINES,
+        engines=_TOP_LOGPROBS_ENGINES,
         generate_refused=_GENERATE_NONE,
     ),
     ChatField(
@@ -339,7 +337,7 @@ FIELDS: tuple[ChatField, ...] = (
         name="logit_bias",
         check=_logit_bias,
         messages="logit_bias",
-        engines=OPEN_ENGINES,
+        engines=_OPEN_ENGINES,
         unused_by=_TGI_UNUSED,
         generate_refused=_GENERATE_NONE,
     ),
@@ -347,35 +345,35 @@ FIELDS: tuple[ChatField, ...] = (
         name="top_k",
         check=_top_k,
         messages="top_k",
-        engines=OPEN_ENGINES,
+        engines=_OPEN_ENGINES,
         generate_refused=_GENERATE_NONE,
     ),
     ChatField(
         name="min_p",
         check=_between("min_p", 0.0, 1.0),
         messages="min_p",
-        engines=OPEN_ENGINES,
+        engines=_OPEN_ENGINES,
         generate_refused=_GENERATE_NONE,
     ),
     ChatField(
         name="repetition_penalty",
         check=_repetition_penalty,
         messages="repetition_penalty",
-        engines=OPEN_ENGINES,
+        engines=_OPEN_ENGINES,
         generate_refused=_GENERATE_NONE,
     ),
     ChatField(
         name="reasoning_effort",
         check=_reasoning_effort,
         messages="reasoning_effort",
-        engines=OPEN_ENGINES,
+        engines=_OPEN_ENGINES,
         generate_refused=_GENERATE_NONE,
     ),
     ChatField(
         name="chat_template_kwargs",
         check=_template_kwargs,
         messages="chat_template_kwargs",
-        engines=OPEN_ENGINES,
+        engines=_OPEN_ENGINES,
         generate_refused=_GENERATE_NONE,
     ),
     ChatField(name="user", ignored=_ABUSE_MONITORING),

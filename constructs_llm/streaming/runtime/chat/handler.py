@@ -14,8 +14,6 @@ from .request import build_chat_request
 from .stream import ChunkStream
 from .wire import CompletionShape, new_completion_id
 
-__all__ = ["serve_chat"]
-
 
 def serve_chat(exchange: Exchange) -> None:
     """Answer one chat request."""

@@ -16,8 +16,6 @@ from ..http.errors import RequestError
 from .target import ChatTarget
 from .tools import check_tool_message
 
-__all__ = ["DETAILS", "checked_messages", "is_image_url"]
-
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _CONTENT_PART_TYPES = frozenset({"text", "image_url"})
 _MAX_MESSAGES = 10_000

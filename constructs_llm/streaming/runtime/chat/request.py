@@ -34,8 +34,6 @@ from .engine_body import encode, single_prompt
 from .fields import FIELDS, ChatField, Context
 from .target import ChatTarget
 
-__all__ = ["ChatRequest", "build_chat_request", "parse_chat_request"]
-
 _BY_NAME = {row.name: row for row in FIELDS}
 
 

@@ -24,8 +24,6 @@ from typing import Any
 
 from ..http.errors import RequestError
 
-__all__ = ["engine_response_format"]
-
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ANY_OBJECT = {"type": "object"}
 

@@ -34,8 +34,6 @@ from .wire import (
     usage_object,
 )
 
-__all__ = ["ChunkStream"]
-
 
 class ChunkStream:
     """The ``chat.completion.chunk`` SSE events of one streamed response.

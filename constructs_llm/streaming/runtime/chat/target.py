@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from ...formats import EngineName, RequestFormat
 from ..routing import Route
 
-__all__ = ["ChatTarget"]
-
 _GENERATE_NO_TOOLS = (
     "its engine takes the generate API (REQUEST_FORMAT=generate), which has no tool calling; "
     "deploy the model with a messages (chat) API"

@@ -18,15 +18,6 @@ from typing import Any
 from ..http.errors import RequestError
 from .target import ChatTarget
 
-__all__ = [
-    "MAX_TOOLS",
-    "check_tool_message",
-    "checked_parallel",
-    "checked_tool_choice",
-    "checked_tools",
-    "tool_names",
-]
-
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The most tools one request may offer, as OpenAI's API allows.
 MAX_TOOLS = 128
@@ -51,7 +42,7 @@ def checked_tools(value: Any, target: ChatTarget) -> list[Any] | None:
             "limit): send the ones this turn may call",
             param="tools",
         )
-    tool_names(value)
+    _tool_names(value)
     return list(value)
 
 
@@ -64,7 +55,7 @@ def checked_tool_choice(choice: Any, tools: list[Any] | None) -> Any:
                 param="tool_choice",
             )
         return None
-    return _tool_choice(choice, tool_names(tools))
+    return _tool_choice(choice, _tool_names(tools))
 
 
 def checked_parallel(parallel: Any, tools: list[Any] | None) -> bool:
@@ -111,7 +102,7 @@ def check_tool_message(message: dict[str, Any], where: str, target: ChatTarget) 
     return bool(calls)
 
 
-def tool_names(tools: Any) -> set[str]:
+def _tool_names(tools: Any) -> set[str]:
     """The names of ``tools``, each checked against the schema (function tools only)."""
     if not isinstance(tools, list):
         raise RequestError("'tools' must be an array", param="tools")

@@ -19,16 +19,6 @@ from typing import Any
 from ..http.errors import RequestError
 from ..routing import MAX_TOKENS_CEILING
 
-__all__ = [
-    "boolean",
-    "integer",
-    "number",
-    "stop_sequences",
-    "stream_options",
-    "string",
-    "token_count",
-]
-
 _MAX_STOP_SEQUENCES = 4
 
 

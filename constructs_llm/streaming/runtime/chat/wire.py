@@ -14,12 +14,14 @@ Reasoning goes out under one name, ``reasoning`` unless ``REASONING_FIELD`` says
 clients read it: LiteLLM maps it to its ``reasoning_content`` itself (BerriAI/litellm:
 ``litellm/llms/openai/chat/gpt_transformation.py``,
 ``OpenAIChatCompletionStreamingHandler._map_reasoning_to_reasoning_content``, and
-``litellm/types/utils.py``, ``Delta.__init__``; a whole message through
-``extract_reasoning_content`` in ``litellm/litellm_core_utils/prompt_templates/common_utils.py``),
+BerriAI/litellm: ``litellm/types/utils.py``, ``Delta.__init__``; a whole message through
+``extract_reasoning_content`` in BerriAI/litellm:
+``litellm/litellm_core_utils/prompt_templates/common_utils.py``),
 LangChain's ``ChatDeepSeek`` falls back to it (langchain-ai/langchain:
 ``libs/partners/deepseek/langchain_deepseek/chat_models.py``, ``reasoning_content`` first), and
 the OpenAI Agents SDK reads it as the reasoning item's text (openai/openai-agents-python:
-``src/agents/models/chatcmpl_stream_handler.py`` and ``chatcmpl_converter.py``).
+``src/agents/models/chatcmpl_stream_handler.py`` and openai/openai-agents-python:
+``src/agents/models/chatcmpl_converter.py``).
 ``reasoning_content``, SGLang's (sgl-project/sglang:
 ``python/sglang/srt/entrypoints/openai/protocol.py``) and older vLLM's, is the only name older
 clients read (LiteLLM before its mapping, ``langchain-deepseek`` before its fallback). Both
@@ -40,19 +42,6 @@ from typing import Any
 
 from ...formats import ReasoningField
 from ..parsing.events import DoneEvent, TokenEvent
-
-__all__ = [
-    "DONE",
-    "CompletionShape",
-    "finish_reason",
-    "logprob_entry",
-    "logprobs_object",
-    "new_completion_id",
-    "new_tool_call_id",
-    "reasoning_delta",
-    "sse",
-    "usage_object",
-]
 
 DONE = b"data: [DONE]\n\n"
 

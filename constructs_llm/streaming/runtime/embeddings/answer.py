@@ -30,8 +30,6 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["embeddings_object"]
-
 
 def embeddings_object(
     vectors: Sequence[list[float]],

@@ -15,12 +15,12 @@ in the Lambda asset.
   ``"dimensions"`` when asked. vLLM's ``/invocations`` tries each request type the model's
   tasks serve and takes the first that validates (vllm-project/vllm:
   ``vllm/entrypoints/serve/sagemaker/api_router.py``, ``invocations``); for an ``embed``
-  model the first is ``EmbeddingRequest`` (``vllm/entrypoints/pooling/factories.py``,
-  ``get_pooling_invocation_types``), whose ``model`` is optional. TEI's body fails there:
-  ``inputs`` is no field of it ("Cannot find suitable handler for request"), and vLLM 0.32
-  refuses ``normalize`` ("use 'use_activation' instead"). vLLM answers OpenAI's ``list``
-  (``EmbeddingResponse``: ``data[].index`` and ``.embedding``, and ``usage.prompt_tokens``,
-  which the answer passes on).
+  model the first is ``EmbeddingRequest`` (vllm-project/vllm:
+  ``vllm/entrypoints/pooling/factories.py``, ``get_pooling_invocation_types``), whose ``model`` is
+  optional. TEI's body fails there: ``inputs`` is no field of it ("Cannot find suitable handler for
+  request"), and vLLM 0.32 refuses ``normalize`` ("use 'use_activation' instead"). vLLM answers
+  OpenAI's ``list`` (``EmbeddingResponse``: ``data[].index`` and ``.embedding``, and
+  ``usage.prompt_tokens``, which the answer passes on).
 - **SGLang**: its ``/invocations`` takes a chat completion request and nothing else
   (sgl-project/sglang: ``python/sglang/srt/entrypoints/http_server.py``,
   ``sagemaker_chat_completions``), so no body reaches its embeddings on SageMaker: an
@@ -37,8 +37,6 @@ from typing import Any
 from ...formats import EngineName
 from ..http.errors import RequestError
 from .fields import FIELDS, EmbeddingsField
-
-__all__ = ["Embedded", "EmbeddingApi", "EngineAnswerError", "embedding_api"]
 
 _SGLANG = (
     "its engine, sglang, takes chat completion requests only on /invocations, the one path "

@@ -28,8 +28,6 @@ from .answer import embeddings_object
 from .engines import Embedded, EngineAnswerError
 from .request import EmbeddingsRequest, build_embeddings_request
 
-__all__ = ["MAX_PARALLEL_CALLS", "serve_embeddings"]
-
 #: Calls one request makes at once (the engines batch concurrent requests themselves).
 MAX_PARALLEL_CALLS = 4
 

@@ -18,8 +18,6 @@ from ..routing import Route
 from .engines import EmbeddingApi, embedding_api
 from .fields import FIELDS
 
-__all__ = ["EmbeddingsRequest", "build_embeddings_request"]
-
 _NAMES = tuple(row.name for row in FIELDS)
 
 

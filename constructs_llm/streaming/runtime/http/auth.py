@@ -41,8 +41,6 @@ from typing import Any
 
 from ..aws_clients import new_client
 
-__all__ = ["ApiKeyAuth", "Denial", "SecretFormatError", "parse_api_keys"]
-
 # RFC 6750 section 2.1, with the scheme case-insensitive and any non-space key accepted
 # (generated keys may hold punctuation outside the RFC's b64token characters).
 _BEARER = re.compile(r"bearer[ \t]+(\S+)[ \t]*", re.IGNORECASE)
@@ -67,14 +65,14 @@ class Denial:
     error_type: str = "invalid_request_error"
 
 
-MISSING_KEY = Denial(
+_MISSING_KEY = Denial(
     401,
     "You didn't provide an API key. Send it in an Authorization header using Bearer auth "
     "(Authorization: Bearer YOUR_KEY), as OpenAI clients do with api_key=...",
     "invalid_api_key",
     "missing_key",
 )
-WRONG_KEY = Denial(401, "Incorrect API key provided.", "invalid_api_key", "wrong_key")
+_WRONG_KEY = Denial(401, "Incorrect API key provided.", "invalid_api_key", "wrong_key")
 
 
 def parse_api_keys(secret_string: str) -> tuple[str, ...]:
@@ -144,7 +142,7 @@ class ApiKeyAuth:
         """None when the ``Authorization`` header holds a current key; else why it is refused."""
         given = _bearer_token(authorization)
         if given is None:
-            return MISSING_KEY
+            return _MISSING_KEY
         digests = self.current_digests()
         if not digests:
             return Denial(
@@ -158,7 +156,7 @@ class ApiKeyAuth:
         matched = False
         for digest in digests:  # no early exit: every key is compared
             matched |= hmac.compare_digest(candidate, digest)
-        return None if matched else WRONG_KEY
+        return None if matched else _WRONG_KEY
 
     def current_digests(self) -> tuple[bytes, ...]:
         """The keys' digests, read again once ``ttl`` has passed; while refreshes fail, the

@@ -24,8 +24,6 @@ from typing import Protocol
 from ...formats import MAX_REQUEST_BYTES
 from .errors import RequestError
 
-__all__ = ["DRAIN_LIMIT", "BodyTooLarge", "read_body"]
-
 DRAIN_LIMIT = MAX_REQUEST_BYTES
 """Bytes of an oversized body read and dropped so the client can read its 413: a Lambda
 function URL's request payload limit (6 MB)."""

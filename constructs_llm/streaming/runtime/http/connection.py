@@ -28,11 +28,9 @@ from .exchange import ClientGone, Exchange
 from .framing import FramingError, framing_problem, read_header_block
 from .server import HttpServer
 
-__all__ = ["KNOWN_METHODS", "Connection"]
-
 #: Methods the server recognizes: one of them on a path that does not take it is a 405;
 #: any other method a 501.
-KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
+_KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
 
 
 class Connection(BaseHTTPRequestHandler):
@@ -114,7 +112,7 @@ class Connection(BaseHTTPRequestHandler):
         if problem is not None:
             self._protocol_error(400, problem, "invalid_header")
             return
-        if self.command not in KNOWN_METHODS:
+        if self.command not in _KNOWN_METHODS:
             served = ", ".join(self.server.methods)
             message = (
                 f"the method {str(self.command)[:40]!r} is not implemented by this server; it "

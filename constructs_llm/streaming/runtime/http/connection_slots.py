@@ -4,7 +4,7 @@ The server starts one thread per connection, and a connection holds its thread u
 closes, so without a bound a crowd of slow or idle clients holds any number of threads. A
 connection past the bound is answered by the accepting thread itself, which never blocks: a
 503 (``Retry-After: 1``, ``Connection: close``) written without waiting, the sending side shut,
-then the socket set aside for up to ``LINGER_SECONDS`` while whatever the client still sends
+then the socket set aside for up to ``_LINGER_SECONDS`` while whatever the client still sends
 is read and dropped (``drain``, from the server loop). Closing a socket with unread input
 resets the connection, and a client still sending its request would see the reset instead of
 the 503; so the socket is closed once the client closes its side, or when the time is up.
@@ -20,9 +20,7 @@ from collections import deque
 
 from .errors import error_object
 
-__all__ = ["LINGER_SECONDS", "ConnectionSlots"]
-
-LINGER_SECONDS = 2.0
+_LINGER_SECONDS = 2.0
 """How long a refused connection's input is read and dropped before it is closed."""
 _MAX_LINGERING = 256  # refused sockets set aside at once; past it the oldest is closed
 _PIECE = 64 * 1024
@@ -69,7 +67,7 @@ class ConnectionSlots:
             return
         if len(self._lingering) >= _MAX_LINGERING:
             self._lingering.popleft()[1].close()
-        self._lingering.append((time.monotonic() + LINGER_SECONDS, sock))
+        self._lingering.append((time.monotonic() + _LINGER_SECONDS, sock))
 
     def drain(self) -> None:
         """Read and drop what refused clients send; close each once it closes, or times out."""

@@ -14,8 +14,6 @@ import socket
 import time
 from typing import Any
 
-__all__ = ["DeadlinePassed", "DeadlineReader"]
-
 
 class DeadlinePassed(Exception):
     """The request was not received within its deadline. Not an ``OSError``: a client that is

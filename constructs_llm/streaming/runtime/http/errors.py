@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RequestError", "error_object", "unrecognized", "unsupported"]
-
 
 class RequestError(Exception):
     """The request cannot be served; maps to a 4xx with an OpenAI-shaped error body."""

@@ -12,9 +12,7 @@ from __future__ import annotations
 from .exchange import ClientGone, Exchange, chunk
 from .heartbeat import Heartbeat
 
-__all__ = ["KEEP_ALIVE", "EventStream"]
-
-KEEP_ALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it, proxies see bytes flow
+_KEEP_ALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it, proxies see bytes flow
 _HEADERS = [
     ("Content-Type", "text/event-stream; charset=utf-8"),
     ("Cache-Control", "no-cache"),
@@ -47,7 +45,7 @@ class EventStream:
         self._heartbeat = Heartbeat(
             self._exchange.raw_write,
             head=self._head(),
-            beat=self._frame(KEEP_ALIVE),
+            beat=self._frame(_KEEP_ALIVE),
             interval=interval,
         )
 

@@ -38,22 +38,9 @@ from .deadline import DeadlinePassed
 from .errors import RequestError, error_object
 from .json_body import load_request
 
-__all__ = [
-    "REQUEST_ID_HEADER",
-    "ClientGone",
-    "ConnectionView",
-    "Exchange",
-    "LogSink",
-    "ServerView",
-    "chunk",
-    "emit_log_line",
-    "lambda_request_id",
-    "new_request_id",
-]
-
 Checked = TypeVar("Checked")
 
-REQUEST_ID_HEADER = "x-request-id"
+_REQUEST_ID_HEADER = "x-request-id"
 
 LogSink = Callable[[dict[str, Any]], None]
 
@@ -72,7 +59,7 @@ class ClientGone(Exception):
     """The HTTP client went away (reset, broken pipe or socket timeout)."""
 
 
-class ServerView(Protocol):
+class _ServerView(Protocol):
     """What a request reads of its server (``server.HttpServer``)."""
 
     settings: Settings
@@ -117,24 +104,25 @@ class Exchange:
 
     :param connection: the connection the request came on (its headers, socket and writer).
     :param path: the request's path, without its query.
-    :param metered: whether its log line carries its metrics (chat, responses, embeddings).
     """
 
-    def __init__(self, connection: ConnectionView, path: str, *, metered: bool = False) -> None:
+    def __init__(self, connection: ConnectionView, path: str) -> None:
         self._connection = connection
         #: The server: its routes, auth, sagemaker-runtime client and log sink.
-        self.server: ServerView = connection.server
+        self.server: _ServerView = connection.server
         self.settings: Settings = self.server.settings
         self.path = path
         self.command = connection.command
         self.headers = connection.headers
         self.request_version = connection.request_version
-        self.metered = metered
+        #: Whether its log line carries its metrics (chat, responses, embeddings; the dispatch
+        #: sets it by path).
+        self.metered = False
         #: The route its metrics are counted under, once known.
         self.route: Route | None = None
         #: The id the answer's ``x-request-id`` and the log line carry.
         self.request_id = (
-            lambda_request_id(self.headers.get("x-amzn-lambda-context")) or new_request_id()
+            _lambda_request_id(self.headers.get("x-amzn-lambda-context")) or new_request_id()
         )
         self.record: dict[str, Any] = {
             "msg": "request",
@@ -249,7 +237,7 @@ class Exchange:
             f"{self._connection.protocol_version} {status_line}",
             f"Server: {self._connection.version_string()}",
             f"Date: {self._connection.date_time_string()}",
-            f"{REQUEST_ID_HEADER}: {self.request_id}",
+            f"{_REQUEST_ID_HEADER}: {self.request_id}",
             *(f"{name}: {value}" for name, value in headers),
         ]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
@@ -261,7 +249,7 @@ class Exchange:
         connection.send_response(status)
         connection.send_header("Content-Type", "application/json")
         connection.send_header("Content-Length", str(len(data)))
-        connection.send_header(REQUEST_ID_HEADER, self.request_id)
+        connection.send_header(_REQUEST_ID_HEADER, self.request_id)
         if allow is not None:
             connection.send_header("Allow", allow)
         if self.must_close:
@@ -321,7 +309,7 @@ def new_request_id() -> str:
     return "req_" + os.urandom(16).hex()
 
 
-def lambda_request_id(header: str | None) -> str | None:
+def _lambda_request_id(header: str | None) -> str | None:
     """The Lambda request id from the adapter's ``x-amzn-lambda-context`` header."""
     if not header:
         return None

@@ -26,8 +26,6 @@ import re
 from email.message import Message
 from typing import Protocol
 
-__all__ = ["FramingError", "framing_problem", "read_header_block"]
-
 _MAX_LINE = 65536  # as http.client, whose parser then reads the block
 _MAX_HEADERS = 100
 # Control characters other than tab, and DEL: never part of a field line. CR is checked apart.

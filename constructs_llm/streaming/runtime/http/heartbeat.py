@@ -15,8 +15,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-__all__ = ["Heartbeat"]
-
 
 class Heartbeat:
     """Writes ``head + beat`` after ``interval`` seconds, then ``beat`` every ``interval``

@@ -21,8 +21,6 @@ from typing import Any
 
 from .errors import RequestError
 
-__all__ = ["MAX_JSON_DEPTH", "load_request"]
-
 MAX_JSON_DEPTH = 128
 """Levels of arrays and objects a request body may nest, the body's own object included."""
 

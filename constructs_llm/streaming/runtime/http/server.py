@@ -21,8 +21,6 @@ from .auth import ApiKeyAuth
 from .connection_slots import ConnectionSlots
 from .exchange import Exchange, LogSink, emit_log_line, new_request_id
 
-__all__ = ["Dispatch", "HttpServer"]
-
 Dispatch = Callable[[Exchange], None]
 
 

@@ -12,8 +12,6 @@ from typing import Any
 from .events import ReasoningEvent, StreamEvent, TokenEvent, TopLogprob
 from .stream_state import StreamState, count, failed_finish, str_or_none, token_event
 
-__all__ = ["chat_chunk", "remember_usage"]
-
 
 def remember_usage(state: StreamState, usage: Any) -> None:
     """Remember an OpenAI ``usage`` object's counts (the last one wins: it is cumulative),
@@ -82,7 +80,7 @@ def _chat_log_prob(logprobs: Any) -> tuple[float | None, tuple[TopLogprob, ...] 
     token's most likely alternatives when the engine sent them for a one-token chunk."""
     if type(logprobs) is list and len(logprobs) == 1:
         # DJL's jsonlines_chat formatter wraps the object in a one-element list (a trailing
-        # comma makes it a tuple: deepjavalibrary/djl-serving:
+        # comma makes it a tuple; deepjavalibrary/djl-serving:
         # djl_python/output_formatter.py at 76158f2a).
         logprobs = logprobs[0]
     if type(logprobs) is not dict:

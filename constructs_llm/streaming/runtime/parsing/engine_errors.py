@@ -17,7 +17,8 @@ Shapes, each read from the engine's own source:
 - DJL LMI: ``{"code": 400, "error": "text"}`` (the Java frontend's line for a failed Python
   worker, deepjavalibrary/djl-serving: ``engines/python/.../Request.java`` at d21927c4), and
   the ``3p`` formatters' ``{"error": {"error_code": 400, "error_msg"}}``, nested once more in
-  the non-streamed form (``engines/python/setup/djl_python/output_formatter.py``).
+  the non-streamed form (deepjavalibrary/djl-serving:
+  ``engines/python/setup/djl_python/output_formatter.py``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ import json
 from typing import Any
 
 from .events import ErrorEvent
-
-__all__ = ["engine_error", "tgi_error_type"]
 
 # TGI's InferError display prefixes -> its error_type names (huggingface/text-generation-inference:
 # router/src/infer/mod.rs).
@@ -59,7 +58,7 @@ def engine_error(obj: dict[str, Any]) -> ErrorEvent:
     return _event(error, code, status, obj)
 
 
-def tgi_error_type(message: str) -> str | None:
+def _tgi_error_type(message: str) -> str | None:
     """TGI's ``error_type`` for the display text of one of its errors, if it is one."""
     for prefix, name in _TGI_PREFIXES:
         if message.startswith(prefix):
@@ -80,7 +79,7 @@ def _error_object(error: dict[str, Any], obj: dict[str, Any]) -> ErrorEvent:
         status = _http_status(error.get("http_status_code"))
         if status == _TGI_MESSAGES_STATUS:  # says nothing: classify by the message instead
             status = None
-            code = tgi_error_type(message) if type(message) is str else None
+            code = _tgi_error_type(message) if type(message) is str else None
     return _event(message, code, status, obj)
 
 

@@ -5,16 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = [
-    "DoneEvent",
-    "ErrorEvent",
-    "ReasoningEvent",
-    "StreamEvent",
-    "TokenEvent",
-    "ToolCallEvent",
-    "TopLogprob",
-]
-
 TopLogprob = tuple[str, float]
 """One of the most likely tokens at a position: its text and log-probability."""
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "LineBuffer", "LineParserError", "LineTooLongError"]
-
 DEFAULT_MAX_LINE_BYTES = 1024 * 1024
 """Longest line accepted by default (1 MiB); a longer line raises ``LineTooLongError``."""
 

@@ -91,17 +91,8 @@ from .chat_chunks import chat_chunk, remember_usage
 from .engine_errors import engine_error
 from .events import ErrorEvent, StreamEvent
 from .line_buffer import DEFAULT_MAX_LINE_BYTES, LineBuffer, LineTooLongError
-from .stream_state import ERROR_CODE_MODEL_ERROR, StreamState
+from .stream_state import StreamState
 from .token_forms import final, generation, outputs, token_form
-
-__all__ = [
-    "DEFAULT_MAX_LINE_BYTES",
-    "ERROR_CODE_INVALID_JSON",
-    "ERROR_CODE_LINE_TOO_LONG",
-    "ERROR_CODE_MODEL_ERROR",
-    "UpstreamStreamError",
-    "parse_stream",
-]
 
 ERROR_CODE_INVALID_JSON = "invalid_json"
 """``ErrorEvent.code`` for a line that is not a JSON object (nor a known SSE line)."""

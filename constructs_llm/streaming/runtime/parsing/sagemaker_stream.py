@@ -20,8 +20,6 @@ from ...formats import StreamFormat
 from .events import StreamEvent
 from .parser import UpstreamStreamError, parse_stream
 
-__all__ = ["ClosableEvents", "PayloadParts", "iter_payload_parts", "stream_events"]
-
 _ERROR_MEMBERS = ("ModelStreamError", "InternalStreamFailure")
 
 

@@ -15,21 +15,10 @@ from typing import Any
 from .events import DoneEvent, ErrorEvent, StreamEvent, TokenEvent
 from .tool_calls import ToolCallDeltas
 
-__all__ = [
-    "ERROR_CODE_MODEL_ERROR",
-    "FAILED_FINISH_REASONS",
-    "FINISH_REASON_ERROR",
-    "StreamState",
-    "count",
-    "failed_finish",
-    "str_or_none",
-    "token_event",
-]
-
 ERROR_CODE_MODEL_ERROR = "model_error"
 """``ErrorEvent.code`` for an engine error that names no code of its own (DJL LMI)."""
 
-FINISH_REASON_ERROR = ErrorEvent(
+_FINISH_REASON_ERROR = ErrorEvent(
     message="the model stopped with finish_reason 'error'", code=ERROR_CODE_MODEL_ERROR
 )
 # vLLM (FinishReason.ABORT, vllm-project/vllm: vllm/v1/engine/__init__.py) and SGLang (a
@@ -38,13 +27,13 @@ FINISH_REASON_ERROR = ErrorEvent(
 _FINISH_REASON_ABORT = ErrorEvent(
     message="the engine aborted the request (finish_reason 'abort')", code="abort"
 )
-FAILED_FINISH_REASONS = {"error": FINISH_REASON_ERROR, "abort": _FINISH_REASON_ABORT}
+_FAILED_FINISH_REASONS = {"error": _FINISH_REASON_ERROR, "abort": _FINISH_REASON_ABORT}
 
 
 def failed_finish(reason: Any) -> ErrorEvent | None:
     """The error an engine's finish reason stands for, if it is one. Only a string is looked
     up: the engine may send any JSON value, and a list or object is not hashable."""
-    return FAILED_FINISH_REASONS.get(reason) if type(reason) is str else None
+    return _FAILED_FINISH_REASONS.get(reason) if type(reason) is str else None
 
 
 def _make_token_event_factory() -> Callable[[str, int | None, float | None], TokenEvent]:

@@ -19,8 +19,6 @@ from .stream_state import (
     token_event,
 )
 
-__all__ = ["final", "generation", "outputs", "token_form"]
-
 
 def token_form(
     state: StreamState, obj: dict[str, Any], token: dict[str, Any], out: list[StreamEvent]

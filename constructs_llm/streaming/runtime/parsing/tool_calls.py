@@ -25,8 +25,6 @@ from typing import Any
 
 from .events import StreamEvent, ToolCallEvent
 
-__all__ = ["ToolCallDeltas"]
-
 _ID_SENT = 1
 _NAME_SENT = 2
 

@@ -9,8 +9,6 @@ from ..parsing.events import DoneEvent, ReasoningEvent, TokenEvent, ToolCallEven
 from .objects import ResponseShape, final_status, usage_object
 from .output import OutputItems
 
-__all__ = ["ResponseAnswer"]
-
 
 class ResponseAnswer:
     """The output items of one response as they come, then the ``response`` object."""

@@ -41,9 +41,7 @@ from .input import Conversation, conversation
 from .stateless import STATELESS
 from .tools import chat_tool_fields
 
-__all__ = ["FIELDS", "LOGPROBS", "OMIT", "Context", "ResponsesField"]
-
-LOGPROBS = "message.output_text.logprobs"
+_LOGPROBS = "message.output_text.logprobs"
 _ENCRYPTED_REASONING = "reasoning.encrypted_content"
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _MAX_METADATA = 16
@@ -63,7 +61,7 @@ class Context:
 
 
 Check = Callable[[Any, Context], Any]
-Echo = Callable[[Any, Any], Any]
+_Echo = Callable[[Any, Any], Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +85,7 @@ class ResponsesField:
     check: Check | None = None
     always: bool = False
     chat: str | Callable[[Any], dict[str, Any]] | None = None
-    echo: Echo | None = None
+    echo: _Echo | None = None
     ignored: str | None = None
     neutral: Callable[[Any], bool] | None = None
     why: str = ""
@@ -183,15 +181,15 @@ def _include(value: Any, ctx: Context) -> bool:
     if not isinstance(value, list):
         raise RequestError("'include' must be an array", param="include")
     for index, item in enumerate(value):
-        if item not in (LOGPROBS, _ENCRYPTED_REASONING):
+        if item not in (_LOGPROBS, _ENCRYPTED_REASONING):
             raise RequestError(
                 f"'include[{index}]' {item!r} is not supported by this endpoint: it names "
                 "output of OpenAI's built-in tools or image input, neither of which is served; "
-                f"{LOGPROBS!r} and {_ENCRYPTED_REASONING!r} are",
+                f"{_LOGPROBS!r} and {_ENCRYPTED_REASONING!r} are",
                 param=f"include[{index}]",
                 code="unsupported_parameter",
             )
-    return LOGPROBS in value
+    return _LOGPROBS in value
 
 
 def _top_logprobs(value: Any, ctx: Context) -> int:

@@ -19,8 +19,6 @@ from .objects import ResponseShape
 from .request import build_responses_request
 from .stream import ResponseEvents
 
-__all__ = ["serve_responses"]
-
 
 def serve_responses(exchange: Exchange) -> None:
     """Answer one Responses request."""

@@ -41,8 +41,6 @@ from ..chat.messages import DETAILS, is_image_url
 from ..http.errors import RequestError
 from .stateless import STATELESS
 
-__all__ = ["Conversation", "conversation"]
-
 _MAX_ITEMS = 10_000
 _PART_TYPE = {
     "user": "input_text",

@@ -35,19 +35,6 @@ from ..chat.wire import finish_reason
 from ..parsing.events import DoneEvent
 from ..upstream import UpstreamFailure
 
-__all__ = [
-    "ResponseShape",
-    "final_status",
-    "function_call_item",
-    "message_item",
-    "new_item_id",
-    "output_text",
-    "reasoning_item",
-    "reasoning_text",
-    "response_error",
-    "usage_object",
-]
-
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 
 

@@ -31,8 +31,6 @@ from .objects import (
     reasoning_text,
 )
 
-__all__ = ["Call", "Message", "OutputItems", "Reasoning"]
-
 
 @dataclass(eq=False)
 class Reasoning:

@@ -29,8 +29,6 @@ from ..http.errors import RequestError, unrecognized
 from .fields import FIELDS, OMIT, Context
 from .input import Conversation
 
-__all__ = ["ResponsesRequest", "build_responses_request"]
-
 _BY_NAME = {row.name: row for row in FIELDS}
 _CHAT_MESSAGE = re.compile(r"messages\[(\d+)\]")
 _CHAT_TOOL = re.compile(r"tools\[(\d+)\]\.function\.")

@@ -3,8 +3,6 @@ conversation. Stdlib only: this file ships in the Lambda asset."""
 
 from __future__ import annotations
 
-__all__ = ["NO_STORED_RESPONSES", "STATELESS"]
-
 STATELESS = (
     "this gateway keeps no state (it stores no response and no conversation); send the whole "
     "conversation in 'input' on every request, with the earlier output items (messages, "

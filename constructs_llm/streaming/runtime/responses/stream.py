@@ -42,8 +42,6 @@ from ..upstream import UpstreamFailure
 from .objects import ResponseShape, final_status, response_error, usage_object
 from .output import Call, Message, OutputItems, Reasoning
 
-__all__ = ["ResponseEvents"]
-
 _TEXT_DELTA = "response.output_text.delta"
 
 

@@ -23,8 +23,6 @@ from typing import Any
 
 from ..http.errors import RequestError
 
-__all__ = ["chat_tool_fields"]
-
 _TOOL_KEYS = frozenset({"type", "name", "description", "parameters", "strict"})
 _UNSERVED_TOOL_KEYS = {
     "defer_loading": ("tool search is not served", (None, False)),
