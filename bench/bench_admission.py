@@ -316,7 +316,7 @@ def examples() -> tuple[list[Example], list[str]]:
     for path, binding in bindings:
         llm = binding.model
         assert isinstance(llm, LlmModel)
-        engine, plan, limit = llm.engine.implementation, binding.plan, llm.max_total_tokens
+        engine, plan, limit = llm.engine, binding.plan, llm.max_total_tokens
         stack = path.split("/", 1)[0]
         lmi_vllm = isinstance(engine, LmiEngine) and engine.backend == "vllm"
         own_limit = isinstance(engine, LmiEngine) and engine.max_rolling_batch_size is not None

@@ -179,6 +179,10 @@ def describe(value: object) -> str:
     if isinstance(value, Construct):
         return f"{type(value).__name__} '{value.node.path}'"
     if isinstance(value, type):
+        # An engine's class is its factory: Engine.vllm is VllmEngine.
+        factory = getattr(value, "factory_name", None)
+        if isinstance(factory, str):
+            return f"the factory Engine.{factory} itself, not called: call it, Engine.{factory}()"
         return f"the class {value.__name__} (not an instance)"
     if inspect.isfunction(value) or inspect.ismethod(value):
         name = getattr(value, "__qualname__", getattr(value, "__name__", "a function"))

@@ -46,7 +46,13 @@ def public_parameters() -> set[tuple[str, str | None, str]]:
         init = kind.__init__ if "__init__" in vars(kind) else kind
         found |= {(name, None, p) for p in _keywords(init)}
         for attribute, member in vars(kind).items():
-            if attribute.startswith("_") or not isinstance(member, staticmethod | classmethod):
+            factory = getattr(kind, attribute, None)
+            # A factory is a static or class method, or a subclass named on its class
+            # (``Engine.vllm`` is the vLLM engine's class, its keywords the engine's fields).
+            is_class = isinstance(factory, type) and issubclass(factory, kind)
+            if attribute.startswith("_") or not (
+                isinstance(member, staticmethod | classmethod) or is_class
+            ):
                 continue
             found |= {(name, attribute, p) for p in _keywords(getattr(kind, attribute))}
     return found

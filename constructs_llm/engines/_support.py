@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any, ClassVar
 
-from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.context import Accelerator, EngineContext, decimal_int
+from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.settings import DTYPE_ALIASES, SettingsChecked
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
@@ -28,7 +28,7 @@ TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 VLLM_FP8_FROM = (7, 5)
 
 
-class DlcEngine(SettingsChecked, ServingEngine):
+class DlcEngine(SettingsChecked, Engine):
     """An engine served by an AWS Deep Learning Container, whose default image is the newest
     the library knows for its family. Chat requests and an OpenAI stream unless overridden.
     """
@@ -65,7 +65,9 @@ class GpuEngine(DlcEngine):
     def weight_dtype(self) -> str | None:
         return _planned_weight_dtype(getattr(self, self._quantize_setting), self.dtype)
 
-    def quantization_asked(self, user_env: Mapping[str, str]) -> tuple[str, str] | None:
+    def quantization_asked(
+        self, user_env: Mapping[str, str] | None = None
+    ) -> tuple[str, str] | None:
         asked = super().quantization_asked(user_env)
         value = getattr(self, self._quantize_setting)
         if asked is not None or not value:

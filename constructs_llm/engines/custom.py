@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field
 
 from constructs_llm.engines._support import enum_value, planner_dtype
-from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
+from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.env_rules import env_not_a_string
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.engines.tools import ToolCalling, tools_off
@@ -20,7 +20,7 @@ from constructs_llm.values import env_problem
 
 
 @dataclass(frozen=True, kw_only=True)
-class CustomEngine(SettingsChecked, ServingEngine):
+class CustomEngine(SettingsChecked, Engine):
     """Bring your own serving image; you state its contract.
 
     :param image: the container image.
@@ -126,7 +126,7 @@ class CustomEngine(SettingsChecked, ServingEngine):
     def _hardware_problems(self, ctx: EngineContext) -> list[str]:
         return super()._hardware_problems(ctx) if self.accelerator else []
 
-    def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+    def _warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         if ctx.max_input_tokens is None and ctx.max_total_tokens is None:
             return []
         return [

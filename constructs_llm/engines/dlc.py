@@ -37,9 +37,9 @@ from constructs_llm.engines._support import (
     present,
     vllm_full_context_problem,
 )
-from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
+from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice, ParserEngine
 from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.signals import SGLANG_SIGNALS, VLLM_SIGNALS, EngineSignals
@@ -91,7 +91,7 @@ class _FlagEngine(GpuEngine):
         """Its metrics, for a chat model (an embedding model has no KV cache or token stream)."""
         return None if self.embedding else self._signals
 
-    def for_model_kind(self, kind: ModelKind) -> ServingEngine:
+    def for_model_kind(self, kind: ModelKind) -> Engine:
         if self._embedding_flags and self.embedding is None and kind is ModelKind.EMBEDDING:
             return dataclasses.replace(self, embedding=True)  # type: ignore[type-var]
         return self

@@ -302,7 +302,7 @@ class LmiEngine(GpuEngine):
             ]
         )
 
-    def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+    def _warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         if self.backend == "trtllm" and ctx.max_input_tokens is None:
             return [_trtllm_without_input_length(_TRT_DEFAULT_INPUT_LEN)]
         return []

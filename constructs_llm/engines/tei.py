@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from constructs_llm.engines._support import dtype_name, int_value, present, put
-from constructs_llm.engines.base import ServingEngine
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
+from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
@@ -54,7 +54,7 @@ _TRUE_VALUES = frozenset({"true", "1", "yes", "on"})
 
 
 @dataclass(frozen=True, kw_only=True)
-class TeiEngine(SettingsChecked, ServingEngine):
+class TeiEngine(SettingsChecked, Engine):
     """Hugging Face Text Embeddings Inference: an embedding model on one NVIDIA GPU, or on CPUs.
 
     The image follows the instance: the TEI GPU image on GPU instances, the TEI CPU image on
@@ -185,7 +185,7 @@ class TeiEngine(SettingsChecked, ServingEngine):
             ]
         )
 
-    def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+    def _warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         inst = ctx.instance
         found = []
         if self.image is None and not inst.family_known:

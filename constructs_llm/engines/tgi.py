@@ -314,7 +314,7 @@ class TgiNeuronxEngine(DlcEngine):
         )
         return _unsupported_trn1_topology(source, inst, available)
 
-    def warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+    def _warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         inst = ctx.instance
         cores = int_value(user_env, "HF_NUM_CORES") or self.cores(inst, ctx.accelerators)
         if inst.accelerator != "neuron" or not inst.known or cores is None:

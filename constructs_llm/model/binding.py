@@ -111,7 +111,7 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
         return _failed(placement, image, problems)
     problems += [Problem(p) for p in _kind_problems(definition)]
     checkpoint = check_checkpoint(
-        definition.source.model_id, definition.architecture, engine, _factory(engine), user_env
+        definition.source.model_id, definition.architecture, engine, engine.factory_name, user_env
     )
     problems += [Problem(p) for p in checkpoint.problems]
     problems += [Problem(p) for p in engine.validate(ctx, user_env)]
@@ -188,18 +188,14 @@ def _kind_problems(definition: Definition) -> list[str]:
     name = definition.source.model_id or arch.name
     if arch.is_embedding:
         return [
-            f"{name} is an embedding model, but Engine.{_factory(engine)}() serves chat models; "
+            f"{name} is an embedding model, but Engine.{engine.factory_name}() serves chat models; "
             "serve it with Engine.tei() or Engine.vllm() (without embedding=False); the invoker "
             "then answers POST /v1/embeddings"
         ]
     return [
-        f"{name} is a chat model, but Engine.{_factory(engine)}() serves embedding models; "
+        f"{name} is a chat model, but Engine.{engine.factory_name}() serves embedding models; "
         "serve it with a chat engine such as Engine.vllm() (without embedding=True)"
     ]
-
-
-def _factory(engine: Engine) -> str:
-    return getattr(engine.implementation, "factory_name", engine.name)
 
 
 def _unknown_model_size(model_id: str | None) -> str:

@@ -200,7 +200,7 @@ def engine_alarm_problem(
     elif any(engine.signals is not None for engine in engines):
         return None
     else:
-        named = sorted({f"Engine.{e.implementation.factory_name}()" for e in engines})
+        named = sorted({f"Engine.{e.factory_name}()" for e in engines})
         why_none = (
             f"{' and '.join(named)} publish no metrics SageMaker's detailed observability is "
             "documented to scrape (it names vLLM and SGLang); serve the model with "
