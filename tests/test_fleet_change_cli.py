@@ -28,7 +28,7 @@ from tests.conftest import REPORT_ANNOTATIONS, ROOT
 from tests.support.template_graph import CONFIG, ENDPOINT, POLICY, TARGET, Graph
 
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
-pytestmark = pytest.mark.slow(seconds=35)
+pytestmark = pytest.mark.slow(seconds=20)
 
 APP = """\
 from aws_cdk import App, CfnOutput, Stack
