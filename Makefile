@@ -34,7 +34,12 @@ CDK_OUT := cdk.out
 
 .PHONY: install synth test test-engines lint typecheck bench refresh-catalogs clean
 
-install: $(VENV)/.dev $(CHECKOV_VENV)/.installed $(LITELLM_VENV)/.installed $(CDK)
+INSTALLED := $(VENV)/.dev $(CHECKOV_VENV)/.installed $(LITELLM_VENV)/.installed $(CDK)
+
+# The venvs and node_modules are independent of each other: they install side by side (uv and
+# npm wait on downloads and file copies more than on the CPU).
+install:
+	@$(MAKE) --no-print-directory -j4 $(INSTALLED)
 
 $(UV): requirements-bootstrap.txt
 	$(PYTHON) -m venv $(TOOLS)

@@ -1,7 +1,9 @@
 """An instance-type change on an autoscaled endpoint, as a new app makes it: the real CDK CLI
 synthesizes an app with the project's ``cdk.json`` (``constructs-llm:newEndpointOnFleetChange``
-on) twice, on ml.g5.2xlarge and then ml.g6.2xlarge, and ``cdk diff`` compares the second with
-the first offline, as it would compare it with the deployed stack.
+on) on ml.g6.2xlarge, and ``cdk diff`` compares it offline with the same app's template on
+ml.g5.2xlarge, as it would compare it with the deployed stack. That first template is the same
+app.py synthesized in-process with the same context (one CLI synth fewer): its cloud assembly
+holds what the CLI would print.
 
 What it shows: both synths are silent about fleets; every logical id stays; the Endpoint,
 its config, its scalable target and its policy are replaced (the Endpoint's name follows the
@@ -17,15 +19,16 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aws_cdk.assertions import Template
 
-from tests.conftest import ROOT
+from tests.conftest import REPORT_ANNOTATIONS, ROOT
 from tests.support.template_graph import CONFIG, ENDPOINT, POLICY, TARGET, Graph
 
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
-pytestmark = pytest.mark.slow(seconds=35)
+pytestmark = pytest.mark.slow(seconds=20)
 
 APP = """\
 from aws_cdk import App, CfnOutput, Stack
@@ -33,17 +36,22 @@ from aws_cdk import App, CfnOutput, Stack
 from constructs_llm import (Autoscaling, Engine, LlmEndpoint, LlmModel, ModelSource,
                             StreamingInvoker)
 
-app = App()
-stack = Stack(app, "Chat")
-model = LlmModel(stack, "Model", source=ModelSource.hugging_face("Qwen/Qwen2.5-7B-Instruct"),
-                 engine=Engine.vllm(), instance_type=app.node.get_context("instance-type"),
-                 max_total_tokens=8192)
-endpoint = LlmEndpoint(stack, "Endpoint", model=model,
-                       autoscaling=Autoscaling(min_capacity=1, max_capacity=4,
-                                               target_concurrent_requests=8))
-StreamingInvoker(stack, "Api", target=endpoint)
-CfnOutput(stack, "EndpointName", value=endpoint.endpoint_name)
-app.synth()
+
+def chat(app: App) -> App:
+    stack = Stack(app, "Chat")
+    model = LlmModel(stack, "Model", source=ModelSource.hugging_face("Qwen/Qwen2.5-7B-Instruct"),
+                     engine=Engine.vllm(), instance_type=app.node.get_context("instance-type"),
+                     max_total_tokens=8192)
+    endpoint = LlmEndpoint(stack, "Endpoint", model=model,
+                           autoscaling=Autoscaling(min_capacity=1, max_capacity=4,
+                                                   target_concurrent_requests=8))
+    StreamingInvoker(stack, "Api", target=endpoint)
+    CfnOutput(stack, "EndpointName", value=endpoint.endpoint_name)
+    return app
+
+
+if __name__ == "__main__":
+    chat(App()).synth()
 """
 
 
@@ -82,15 +90,44 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+#: What the CLI adds to cdk.json's context when it runs an app (path and asset metadata, and the
+#: version reporting that adds the CDKMetadata resource).
+CLI_CONTEXT = {
+    "aws:cdk:enable-path-metadata": True,
+    "aws:cdk:enable-asset-metadata": True,
+    "aws:cdk:version-reporting": True,
+}
+
+
+def _synth_in_process(app: Path, instance_type: str) -> tuple[str, Path]:
+    """app.py's ``chat`` in this process, with the CLI's context: what the CLI would print
+    about the stack (its warnings, from the cloud assembly) and the cloud assembly."""
+    from aws_cdk import App
+
+    namespace: dict[str, Any] = {"__name__": "fleet_change_app"}
+    exec(compile((app / "app.py").read_text(), str(app / "app.py"), "exec"), namespace)
+    context = json.loads((app / "cdk.json").read_text())["context"]
+    # in-process, warnings stay in the cloud assembly rather than a report printed by jsii
+    context.pop(REPORT_ANNOTATIONS)
+    out = app / f"cdk.out.{instance_type}"
+    context = {**context, **CLI_CONTEXT, "instance-type": instance_type}
+    assembly = namespace["chat"](App(outdir=str(out), context=context)).synth()
+    messages = assembly.get_stack_by_name("Chat").messages
+    return "\n".join(f"{m.level}: {m.entry.data}" for m in messages), out
+
+
 @pytest.fixture(scope="module")
 def synths(app: Path) -> dict[str, tuple[str, Path]]:
-    """``cdk synth`` on each instance type: its output and its cloud assembly."""
-    found = {}
-    for name in ("ml.g5.2xlarge", "ml.g6.2xlarge"):
-        out = app / f"cdk.out.{name}"
-        printed = _cdk(app, "synth", "-c", f"instance-type={name}", "--output", str(out))
-        found[name] = (printed, out)
-    return found
+    """Each instance type's output and cloud assembly: ``cdk synth`` on ml.g6.2xlarge, and the
+    template it is compared with, on ml.g5.2xlarge, in-process."""
+    new = "ml.g6.2xlarge"
+    printed = _cdk(
+        app, "synth", "-c", f"instance-type={new}", "--output", str(app / f"cdk.out.{new}")
+    )
+    return {
+        "ml.g5.2xlarge": _synth_in_process(app, "ml.g5.2xlarge"),
+        new: (printed, app / f"cdk.out.{new}"),
+    }
 
 
 def _template(synths: dict[str, tuple[str, Path]], name: str) -> Graph:

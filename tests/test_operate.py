@@ -190,8 +190,8 @@ def _replaced(diff: str) -> set[str]:
 def diffs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """`cdk diff` of each change against the deployed template, offline: the real CDK CLI
     reads the changed app's cloud assembly and compares it with the base template. (An
-    instance-type change in a new app, which replaces the Endpoint, is diffed after two CLI
-    synths in tests/test_fleet_change_cli.py.)"""
+    instance-type change in a new app, which replaces the Endpoint, is diffed after a CLI
+    synth in tests/test_fleet_change_cli.py.)"""
     root = tmp_path_factory.mktemp("diff")
     bases = {
         True: _synth(root / "base") / "Chat.template.json",
