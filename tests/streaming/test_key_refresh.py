@@ -5,14 +5,12 @@ the reads fail and succeed."""
 
 from __future__ import annotations
 
-import functools
 import uuid
 from typing import Any
 
 import openai
 import pytest
 
-from constructs_llm.streaming.runtime.http import server as server_module
 from constructs_llm.streaming.runtime.http.auth import ApiKeyAuth
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Clock, Runtime, StartRuntime
 from tests.support import emf, engine_streams
@@ -97,15 +95,16 @@ def test_keys_never_read_fail_closed_whatever_the_window(secrets: LocalSecretsMa
 
 
 def test_the_runtime_keeps_serving_through_a_blip_and_writes_the_metric(
-    start_runtime: StartRuntime, fake: FakeSageMaker, secrets: LocalSecretsManager
+    start_runtime: StartRuntime,
+    fake: FakeSageMaker,
+    secrets: LocalSecretsManager,
+    keys_clock: Clock,
 ) -> None:
     # GIVEN a runtime whose keys live 30 s, kept 60 s past that while reads fail, on a clock
     # the test moves
     arn = secrets.create(f"refresh/{uuid.uuid4().hex}", KEY)
-    clock = Clock()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", secrets.url)
-        patch.setattr(server_module, "ApiKeyAuth", functools.partial(ApiKeyAuth, clock=clock))
         runtime = start_runtime(api_keys_secret_id=arn, api_keys_ttl=30, api_keys_stale_seconds=60)
         fake.enqueue(*[Scenario(parts=engine_streams.openai(["ok"]))] * 2)
         client = openai.OpenAI(
@@ -115,13 +114,13 @@ def test_the_runtime_keeps_serving_through_a_blip_and_writes_the_metric(
         assert client.chat.completions.create(**chat).choices[0].message.content == "ok"
         # WHEN Secrets Manager fails past the TTL
         secrets.delete(arn)
-        clock.now += 31
+        keys_clock.now += 31
         # THEN the caller is still served, and the failure is a metric of its own
         assert client.chat.completions.create(**chat).choices[0].message.content == "ok"
         stale = refresh_failures(runtime)
         assert stale and stale[0]["Outcome"] == "stale"
         # AND past the window the runtime fails closed, saying so
-        clock.now += 60
+        keys_clock.now += 60
         with pytest.raises(openai.InternalServerError) as closed:
             client.chat.completions.create(**chat)
         assert closed.value.status_code == 503
