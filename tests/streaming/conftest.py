@@ -7,6 +7,7 @@ ephemeral ports.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -60,6 +61,18 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+@pytest.fixture
+def keys_clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """The clock of the API keys' TTL and stale window in runtimes started after it: keys
+    expire when the test moves it, however long the requests take."""
+    from constructs_llm.streaming.runtime.http import server
+    from constructs_llm.streaming.runtime.http.auth import ApiKeyAuth
+
+    clock = Clock()
+    monkeypatch.setattr(server, "ApiKeyAuth", functools.partial(ApiKeyAuth, clock=clock))
+    return clock
 
 
 @pytest.fixture(scope="session")

@@ -5,17 +5,15 @@ base URL and a key: the `openai` SDK (chat and responses), LangChain's ChatOpenA
 from __future__ import annotations
 
 import json
-import time
 import urllib.error
 import urllib.request
 import uuid
-from typing import Any
 
 import openai
 import pytest
 
 from constructs_llm.streaming import ChatStreamError, stream_chat
-from tests.streaming.conftest import SOCKET_TIMEOUT, Runtime, StartRuntime
+from tests.streaming.conftest import SOCKET_TIMEOUT, Clock, Runtime, StartRuntime
 from tests.support import engine_streams
 from tests.support.curl import curl
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
@@ -25,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 KEY = "sk-live-5b0d8c1e6a2f4e7d9c3b1a0f"
 NEXT_KEY = "sk-next-0a9b8c7d6e5f4a3b2c1d0e9f"
-TTL = 0.3
+TTL = 30.0  # on keys_clock
 MESSAGES = [{"role": "user", "content": "hi"}]
 
 
@@ -34,8 +32,10 @@ def keyed(
     start_runtime: StartRuntime,
     secrets: LocalSecretsManager,
     monkeypatch: pytest.MonkeyPatch,
+    keys_clock: Clock,
 ) -> Runtime:
-    """A runtime whose keys live in a fresh secret, found through the standard variable."""
+    """A runtime whose keys live in a fresh secret, found through the standard variable, and
+    are read again when the test moves ``keys_clock`` past their TTL."""
     monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", secrets.url)
     arn = secrets.create(f"keys/{uuid.uuid4().hex}", KEY)
     return start_runtime(api_keys_secret_id=arn, api_keys_ttl=TTL)
@@ -146,7 +146,7 @@ def test_stream_chat_sends_the_key_as_bearer(keyed: Runtime, fake: FakeSageMaker
 
 
 def test_a_rotated_key_works_within_the_ttl_and_a_revoked_one_stops(
-    keyed: Runtime, fake: FakeSageMaker, secrets: LocalSecretsManager
+    keyed: Runtime, fake: FakeSageMaker, secrets: LocalSecretsManager, keys_clock: Clock
 ) -> None:
     secret = keyed.settings.api_keys_secret_id
     assert secret is not None
@@ -154,13 +154,16 @@ def test_a_rotated_key_works_within_the_ttl_and_a_revoked_one_stops(
     assert _stream_text(_openai(keyed, KEY)) == "old"
 
     secrets.put(secret, [KEY, NEXT_KEY])  # rotation, step 1: both keys are valid
+    with pytest.raises(openai.AuthenticationError):  # the keys read are kept for the TTL
+        _stream_text(_openai(keyed, NEXT_KEY))
+    keys_clock.now += TTL
     _answer(fake, "new")
-    assert _eventually(lambda: _stream_text(_openai(keyed, NEXT_KEY))) == "new"
+    assert _stream_text(_openai(keyed, NEXT_KEY)) == "new"
     _answer(fake, "still")
     assert _stream_text(_openai(keyed, KEY)) == "still"
 
     secrets.put(secret, [NEXT_KEY])  # step 2: the old key is revoked
-    time.sleep(TTL * 1.5)
+    keys_clock.now += TTL
     with pytest.raises(openai.AuthenticationError):
         _stream_text(_openai(keyed, KEY))
     _answer(fake, "on")
@@ -198,18 +201,6 @@ def test_a_request_without_authorization_gets_401_and_health_needs_no_key(
     assert keyed.logs[-1]["auth"] == "missing_key"
     with urllib.request.urlopen(keyed.url + "/health", timeout=SOCKET_TIMEOUT) as response:
         assert response.status == 200
-
-
-def _eventually(call: Any, within: float = TTL * 10) -> Any:
-    """The call's result once it stops raising 401 (the new key lands within the TTL)."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            return call()
-        except openai.AuthenticationError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(TTL / 3)
 
 
 def _curl(runtime: Runtime, body: str, *args: str) -> str:

@@ -200,7 +200,7 @@ def test_waiting_on_the_notification_queue(
     answer = job.result(queue_url=queue_url, timeout=30)
     # THEN it is read where the notification said, and the other message is left for its owner
     assert answer["choices"][0]["message"]["content"] == engines.text
-    left = aws.sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+    left = aws.sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0)
     bodies = [json.loads(json.loads(m["Body"])["Message"]) for m in left.get("Messages", ())]
     assert [b["inferenceId"] for b in bodies] == ["someone-else"]
     # AND a failure notified on the queue raises with the failure file

@@ -1,9 +1,9 @@
 """Slow and numerous clients: a request must arrive within ``REQUEST_DEADLINE`` (408 and close
 past it), and the server holds at most ``MAX_CONNECTIONS`` connections (503 and close past it).
 
-Each test runs its server with a 1 s deadline or a small bound, so it takes about a second.
-The slow client sends a header line every 0.2 s: each read is quick, so only a deadline on the
-request as a whole can end it (``CLIENT_TIMEOUT`` bounds one read at a time).
+Each test runs its server with a half-second deadline or a small bound, so it takes about
+half a second. The slow client sends a header line every 0.1 s: each read is quick, so only
+a deadline on the request as a whole can end it (``CLIENT_TIMEOUT`` bounds one read at a time).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from tests.support.fake_sagemaker import FakeSageMaker, Scenario
 
 CHAT = "/v1/chat/completions"
 BODY = json.dumps({"messages": [{"role": "user", "content": "Hi"}]}).encode()
-DEADLINE = 1.0
-TRICKLE = 0.2  # seconds between the slow client's header lines: each read is quick enough
+DEADLINE = 0.5
+TRICKLE = 0.1  # seconds between the slow client's header lines: each read is quick enough
 
 
 @contextmanager
@@ -76,7 +76,7 @@ def test_headers_trickled_past_the_deadline_get_408_and_the_connection_closes(
 ) -> None:
     runtime = start_runtime(request_deadline=DEADLINE)
     with connected(runtime) as sock:
-        # WHEN a client sends a header line every 0.2 s, each well within CLIENT_TIMEOUT
+        # WHEN a client sends a header line every TRICKLE s, each well within CLIENT_TIMEOUT
         answered_after = trickle_headers(sock, seconds=SOCKET_TIMEOUT)
         response = read_until_closed(sock)
     # THEN the request as a whole gets a 408 at the deadline, and the connection is closed
@@ -84,7 +84,7 @@ def test_headers_trickled_past_the_deadline_get_408_and_the_connection_closes(
     assert b"Connection: close" in response
     error = error_of(response)
     assert error["code"] == "request_timeout"
-    assert "REQUEST_DEADLINE" in error["message"] and "1 s" in error["message"]
+    assert "REQUEST_DEADLINE" in error["message"] and f"{DEADLINE:g} s" in error["message"]
     assert DEADLINE <= answered_after < DEADLINE + 3, answered_after
 
 
@@ -96,7 +96,7 @@ def test_a_body_trickled_past_the_deadline_gets_408(
     with connected(runtime) as sock:
         sock.sendall(head)
         sock.settimeout(TRICKLE)
-        for byte in BODY:  # one byte every 0.2 s until the server answers
+        for byte in BODY:  # one byte every TRICKLE s until the server answers
             try:
                 if sock.recv(1, socket.MSG_PEEK):
                     break
@@ -200,7 +200,7 @@ def test_a_refused_client_reads_its_503_even_after_sending_a_body(
 def test_slow_clients_past_the_bound_are_refused_and_the_held_ones_released_at_the_deadline(
     start_runtime: StartRuntime,
 ) -> None:
-    # GIVEN a bound of 4 and a 1 s deadline, and 6 slowloris clients
+    # GIVEN a bound of 4 and a half-second deadline, and 6 slowloris clients
     runtime = start_runtime(max_connections=4, request_deadline=DEADLINE)
     with ExitStack() as stack:
         socks = [stack.enter_context(connected(runtime)) for _ in range(6)]

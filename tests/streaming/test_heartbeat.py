@@ -27,8 +27,8 @@ from tests.streaming.test_server import (
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import CallError, FakeSageMaker, Scenario
 
-INTERVAL = 0.2
-SLOW = 0.8  # the first token's delay: room for 3 heartbeats
+INTERVAL = 0.05
+SLOW = 0.4  # the first token's delay: room for 7 heartbeats, of which the tests need 2
 BEAT = b": keep-alive\n\n"
 
 
@@ -177,12 +177,15 @@ def test_without_heartbeat_a_slow_stream_sends_nothing_until_its_first_token(
     runtime: Runtime, fake: FakeSageMaker
 ) -> None:
     assert runtime.settings.heartbeat_seconds == 0
-    slow_tokens(fake)
+    # GIVEN an engine whose first token waits until the test has watched the silence
+    first_token = threading.Event()
+    fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS), first_after=first_token))
     sock = _send(runtime)
     sock.settimeout(SLOW / 2)
     with pytest.raises(TimeoutError):
         sock.recv(65536)
     assert fake.requests[0].parts_sent == 0
+    first_token.set()
     sock.settimeout(SOCKET_TIMEOUT)
     received = b""
     while not received.endswith(b"0\r\n\r\n"):

@@ -165,7 +165,7 @@ def test_a_timeout_before_the_stream_gets_504_without_the_endpoint_url(
     start_runtime: StartRuntime, fake: FakeSageMaker
 ) -> None:
     # GIVEN SageMaker answering later than the read timeout (both attempts)
-    runtime = start_runtime(upstream_read_timeout=0.5)
+    runtime = start_runtime(upstream_read_timeout=0.2)
     fake.enqueue(*[Scenario(parts=engine_streams.tgi(["x"]), header_delay=3.0)] * 2)
     connection = http.client.HTTPConnection("127.0.0.1", runtime.port, timeout=SOCKET_TIMEOUT)
     connection.request("POST", CHAT, body=json.dumps({"messages": USER}).encode())

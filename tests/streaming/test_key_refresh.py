@@ -5,7 +5,6 @@ the reads fail and succeed."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
@@ -96,15 +95,17 @@ def test_keys_never_read_fail_closed_whatever_the_window(secrets: LocalSecretsMa
 
 
 def test_the_runtime_keeps_serving_through_a_blip_and_writes_the_metric(
-    start_runtime: StartRuntime, fake: FakeSageMaker, secrets: LocalSecretsManager
+    start_runtime: StartRuntime,
+    fake: FakeSageMaker,
+    secrets: LocalSecretsManager,
+    keys_clock: Clock,
 ) -> None:
-    # GIVEN a runtime whose keys live 0.2 s, kept 1 s past that while reads fail
+    # GIVEN a runtime whose keys live 30 s, kept 60 s past that while reads fail, on a clock
+    # the test moves
     arn = secrets.create(f"refresh/{uuid.uuid4().hex}", KEY)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", secrets.url)
-        runtime = start_runtime(
-            api_keys_secret_id=arn, api_keys_ttl=0.2, api_keys_stale_seconds=1.0
-        )
+        runtime = start_runtime(api_keys_secret_id=arn, api_keys_ttl=30, api_keys_stale_seconds=60)
         fake.enqueue(*[Scenario(parts=engine_streams.openai(["ok"]))] * 2)
         client = openai.OpenAI(
             base_url=runtime.url + "/v1", api_key=KEY, timeout=SOCKET_TIMEOUT, max_retries=0
@@ -113,13 +114,13 @@ def test_the_runtime_keeps_serving_through_a_blip_and_writes_the_metric(
         assert client.chat.completions.create(**chat).choices[0].message.content == "ok"
         # WHEN Secrets Manager fails past the TTL
         secrets.delete(arn)
-        time.sleep(0.3)
+        keys_clock.now += 31
         # THEN the caller is still served, and the failure is a metric of its own
         assert client.chat.completions.create(**chat).choices[0].message.content == "ok"
         stale = refresh_failures(runtime)
         assert stale and stale[0]["Outcome"] == "stale"
         # AND past the window the runtime fails closed, saying so
-        time.sleep(1.2)
+        keys_clock.now += 60
         with pytest.raises(openai.InternalServerError) as closed:
             client.chat.completions.create(**chat)
         assert closed.value.status_code == 503

@@ -524,12 +524,12 @@ def test_after_a_heartbeat_an_early_failure_is_a_failed_response(
     start_runtime: StartRuntime, fake: FakeSageMaker, failure: str
 ) -> None:
     # GIVEN a heartbeat that commits the 200 before SageMaker answers, which then fails
-    runtime = start_runtime(heartbeat_seconds=0.1)
+    runtime = start_runtime(heartbeat_seconds=0.05)
     if failure == "call":
         throttled = CallError(status=429, error_type="ThrottlingException", message="slow down")
-        fake.enqueue(*[Scenario(call_error=throttled, header_delay=0.35)] * 2)  # and a retry
+        fake.enqueue(*[Scenario(call_error=throttled, header_delay=0.2)] * 2)  # and a retry
     else:
-        fake.enqueue(Scenario(header_delay=0.35, exception="ModelStreamError"))
+        fake.enqueue(Scenario(header_delay=0.2, exception="ModelStreamError"))
     status, body = post(runtime, {"model": MODEL, "input": "x", "stream": True})
     # THEN the stream says so: created, in progress, failed
     assert status == 200 and body.startswith(b": keep-alive")

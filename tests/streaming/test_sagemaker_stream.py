@@ -225,7 +225,7 @@ def test_real_boto3_client_read_failures_end_in_one_error(failure: str, code: st
         endpoint_url=server.url,
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
-        config=botocore.config.Config(read_timeout=1.0, retries={"max_attempts": 0}),
+        config=botocore.config.Config(read_timeout=0.4, retries={"max_attempts": 0}),
     )
     response = client.invoke_endpoint_with_response_stream(EndpointName="e", Body=b"{}")
     # WHEN the body is parsed THEN the token, then one ErrorEvent naming the failure

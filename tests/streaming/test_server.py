@@ -724,7 +724,7 @@ def test_upstream_read_timeout_ends_the_stream_with_an_error_not_a_hang(
     start_runtime: StartRuntime, fake: FakeSageMaker
 ) -> None:
     # GIVEN an engine that sends one token and then goes silent for longer than the timeout
-    runtime = start_runtime(upstream_read_timeout=1.0)
+    runtime = start_runtime(upstream_read_timeout=0.5)
     fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS)[:1], stall=8.0))
     started = time.monotonic()
     status, _, raw = request(runtime, "POST", CHAT, stream_request())

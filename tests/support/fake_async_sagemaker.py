@@ -110,7 +110,9 @@ class FakeAsyncSageMaker:
         self._jobs: queue.Queue[tuple[str, str, Received] | None] = queue.Queue()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._threads = [
-            threading.Thread(target=self._server.serve_forever, daemon=True),
+            threading.Thread(
+                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            ),
             threading.Thread(target=self._work, daemon=True),
         ]
         #: Held while set: jobs wait in the queue (an endpoint at zero instances).

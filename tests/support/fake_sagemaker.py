@@ -89,6 +89,7 @@ class Scenario:
     parts: Iterable[Part] = ()  # a generator streams what it yields, as it yields it
     header_delay: float = 0.0  # before the response headers (time the engine takes to start)
     first_delay: float = 0.0  # after the headers, before the first part
+    first_after: threading.Event | None = None  # and the first part waits until this is set
     interval: float = 0.0  # before each later part
     split_frames: bool = False  # write each frame in two TCP chunks
     exception: str | None = None  # "ModelStreamError" | "InternalStreamFailure", after the parts
@@ -272,6 +273,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for index, part in enumerate(scenario.parts):
             self._sleep(scenario.first_delay if index == 0 else scenario.interval)
+            if index == 0 and scenario.first_after is not None:
+                self._wait_for(scenario.first_after)
             payload = part() if callable(part) else part
             self._frame(encode_payload_part(payload), split=scenario.split_frames)
             request.parts_sent += 1
@@ -304,6 +307,11 @@ class _Handler(BaseHTTPRequestHandler):
                 raise _ClientClosed
             if self._peer_closed(min(left, 0.05)):
                 raise _ClientClosed
+
+    def _wait_for(self, event: threading.Event) -> None:
+        """Wait until ``event`` is set, stopping as :meth:`_sleep` does."""
+        while not event.is_set():
+            self._sleep(0.05)
 
     def _peer_closed(self, timeout: float) -> bool:
         sock = self.connection

@@ -263,7 +263,9 @@ def native_route(
         words=words or ["Paris", " is", " the", " capital."],
     )
     server.RequestHandlerClass = _handler(route, known, clock)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield route
