@@ -411,3 +411,14 @@ def test_the_route_of_an_asynchronous_endpoint_fails_naming_both_features(
         _ = endpoint.openai_base_url
     with pytest.raises(ConfigurationError, match=both):
         endpoint.grant_openai(_caller(stack))
+
+
+def test_every_host_of_the_route_builds_its_own() -> None:
+    """``OffersOpenAiRoute`` reads the route a host builds in ``_openai_route``; a host that
+    inherits the base's hook instead would raise only when a user asks for the URL."""
+    from constructs_llm import ImportedEndpoint
+    from constructs_llm.hosting.openai_route import OffersOpenAiRoute
+
+    hosts = set(OffersOpenAiRoute.__subclasses__())
+    assert hosts == {LlmEndpoint, InferenceComponent, ImportedEndpoint}
+    assert [h.__name__ for h in hosts if "_openai_route" not in vars(h)] == []
