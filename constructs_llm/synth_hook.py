@@ -18,20 +18,21 @@ visits the stage itself, before any resource), validations, and validation plugi
 cdk-nag, which read the synthesized templates. It is added to the construct's stage (the app,
 or a nested ``Stage``), which is what a synthesis of the stage applies.
 
-After the renders, at every synthesis, the hook runs each report registered for the stage
-(``constructs_llm.notes`` prints its note lines there, once the renders have added theirs).
+After the renders, at every synthesis, the hook runs each report registered for the stage,
+with the constructs registered under its key (``constructs_llm.notes`` prints the note lines of
+the constructs that have notes there, once the renders have added theirs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import jsii
 from aws_cdk import AspectPriority, Aspects, IAspect, Stage
 from constructs import IConstruct
 
 Render = Callable[[], None]
-Report = Callable[[IConstruct], None]
+Report = Callable[[IConstruct, Sequence[IConstruct]], None]
 
 
 def render_at_synth(construct: IConstruct, render: Render) -> None:
@@ -41,9 +42,22 @@ def render_at_synth(construct: IConstruct, render: Render) -> None:
 
 
 def report_at_synth(construct: IConstruct, key: str, report: Report) -> None:
-    """Runs ``report`` with ``construct``'s stage at each synthesis of the stage, after the
-    renders; one report per ``key`` and stage (the first registered)."""
-    _hook(construct).reports.setdefault(key, report)
+    """Runs ``report`` at each synthesis of ``construct``'s stage, after the renders, with the
+    stage and the constructs registered under ``key`` (each once, in the order they first
+    registered); one report per ``key`` and stage (the first registered)."""
+    hook = _hook(construct)
+    hook.reports.setdefault(key, report)
+    subjects = hook.subjects.setdefault(key, [])
+    if not any(subject is construct for subject in subjects):
+        subjects.append(construct)
+
+
+def reported(stage: IConstruct, key: str) -> list[IConstruct]:
+    """The constructs registered under ``key`` for ``stage`` (none when nothing registered)."""
+    for aspect in Aspects.of(stage).all:
+        if isinstance(aspect, _SynthHook):
+            return list(aspect.subjects.get(key, []))
+    return []
 
 
 def _hook(construct: IConstruct) -> _SynthHook:
@@ -65,6 +79,7 @@ class _SynthHook:
         self._stage = stage
         self.renders: list[tuple[str, Render]] = []
         self.reports: dict[str, Report] = {}
+        self.subjects: dict[str, list[IConstruct]] = {}
 
     def visit(self, node: IConstruct) -> None:
         if node is not self._stage:
@@ -72,5 +87,5 @@ class _SynthHook:
         pending, self.renders = self.renders, []
         for _, render in sorted(pending, key=lambda each: each[0]):
             render()
-        for report in self.reports.values():
-            report(self._stage)
+        for key, report in self.reports.items():
+            report(self._stage, self.subjects[key])
