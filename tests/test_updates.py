@@ -9,7 +9,7 @@ instance type of, or removes, a variant registered with Application Auto Scaling
 docs/endpoints-and-components.md, "How updates deploy"). An autoscaled endpoint takes that
 change as a new endpoint (``FleetChange.NEW_ENDPOINT``, what ``cdk.json`` chooses for the
 tests as for new apps) or in two deploys (``FleetChange.TWO_DEPLOYS``, the default without the
-context flag); ``tests/test_fleet_change_cli.py`` runs the real CDK CLI on the first."""
+context flag); ``tests/test_operate.py`` runs the real ``cdk diff`` on the first."""
 
 from __future__ import annotations
 
