@@ -7,6 +7,7 @@ paths and bad-input rows are named in docs/verification.md alone."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import re
 import textwrap
@@ -175,6 +176,16 @@ def _cited_tests() -> list[tuple[str, str | None]]:
     return cited
 
 
+@functools.cache
+def _functions(source: Path) -> frozenset[str]:
+    """The names of the functions the module at ``source`` defines (parsed once)."""
+    return frozenset(
+        node.name
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+
+
 def test_verification_names_only_tests_that_exist() -> None:
     cited = _cited_tests()
     assert len(cited) > 150
@@ -182,12 +193,7 @@ def test_verification_names_only_tests_that_exist() -> None:
         source = ROOT / path
         assert source.is_file(), path
         if name is not None:
-            defined = {
-                node.name
-                for node in ast.walk(ast.parse(source.read_text()))
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            }
-            assert name in defined, f"{path}::{name}"
+            assert name in _functions(source), f"{path}::{name}"
 
 
 def test_verification_covers_every_test_module_the_pages_rely_on() -> None:

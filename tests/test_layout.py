@@ -12,6 +12,7 @@ never the reverse."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,12 @@ def _modules() -> Iterator[tuple[str, Path]]:
         yield name, path
 
 
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """The module at ``path``, parsed once for every test here (nothing changes the trees)."""
+    return ast.parse(path.read_text())
+
+
 def _type_only_imports(tree: ast.Module) -> set[ast.AST]:
     """The import statements under ``if TYPE_CHECKING:`` at a module's top level."""
     return {
@@ -54,7 +61,7 @@ def _imports(name: str, path: Path, known: set[str], *, for_types: bool = True) 
     ``for_types``, the imports under ``if TYPE_CHECKING:`` are left out."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    tree = ast.parse(path.read_text())
+    tree = _parsed(path)
     skipped = set() if for_types else _type_only_imports(tree)
     for node in ast.walk(tree):
         if node in skipped:
@@ -140,7 +147,7 @@ def test_a_back_edge_other_than_the_engine_factories_is_a_cycle() -> None:
 @pytest.mark.parametrize("path", [p for _, p in _modules()], ids=lambda p: p.name)
 def test_no_module_reads_another_object_s_private_members(path: Path) -> None:
     offenders = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_parsed(path)):
         if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
             continue
         if node.attr.startswith("__") or node.attr in NAMEDTUPLE_API:

@@ -14,6 +14,7 @@ wrong-type table covers (``tests/test_wrong_types.py``).
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import re
 
@@ -86,6 +87,7 @@ def _documented() -> set[tuple[str, str | None, str]]:
     }
 
 
+@functools.cache
 def _source_text() -> str:
     package = ROOT / "constructs_llm"
     return "\n".join(p.read_text() for p in sorted(package.rglob("*.py")))
