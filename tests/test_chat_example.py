@@ -1,7 +1,8 @@
-"""The README's complete app (examples/chat): the README shows exactly its app, the real CDK
-CLI synthesizes it as written and prints nothing but its notes, and cfn-lint, cdk-nag and
-checkov find nothing. Also the README's claims beside it: the Hugging Face token trade-off
-and the Node versions jsii supports."""
+"""The README's complete app (examples/chat): the README shows exactly its app, and the real
+CDK CLI synthesizes it as written and prints nothing but its notes. (cfn-lint, cdk-nag and
+checkov scan the app's stack in tests/test_examples.py, in one run with every template the
+suite scans.) Also the README's claims beside it: the Hugging Face token trade-off and the
+Node versions jsii supports."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from typing import Any
 import pytest
 
 from constructs_llm.hosting.fleet_change import CONTEXT_KEY as FLEET_FLAG
+from tests.support.chat_app import chat_stack_class, chat_stack_code
 from tests.support.intrinsics import evaluate
-from tests.support.scanners import cfn_lint_findings, checkov_failed_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "chat"
@@ -163,14 +164,11 @@ def test_the_token_warning_is_acknowledged_by_its_id_and_only_that(synth: Synth)
 def test_without_its_acknowledgment_the_app_warns_about_the_token(tmp_path: Path) -> None:
     from aws_cdk import App
 
-    source = (EXAMPLE / "app.py").read_text()
-    stack_code = source.split("\napp = App()\n", 1)[0]
+    stack_code = chat_stack_code()
     ack = re.search(r"\n        Validations\.of\(model\)\.acknowledge\(.*?\)\)\n", stack_code, re.S)
     assert ack, "the app acknowledges the token warning"
-    namespace: dict[str, Any] = {}
-    exec(compile(stack_code.replace(ack.group(0), "\n"), "app.py", "exec"), namespace)
     app = App(outdir=str(tmp_path))
-    stack = namespace["ChatStack"](app, "ChatStack")
+    stack = chat_stack_class(stack_code.replace(ack.group(0), "\n"))(app, "ChatStack")
     warnings = [
         str(entry.data)
         for entry in stack.node.find_child("Model").node.metadata
@@ -344,29 +342,6 @@ def test_cdk_destroy_removes_every_resource(template: dict[str, Any]) -> None:
     }
     assert kept == {}
     assert _resources(template, "AWS::SecretsManager::Secret") == []  # secrets live outside
-
-
-def test_cfn_lint_and_checkov_find_nothing(template: dict[str, Any]) -> None:
-    path = template["__path__"]
-    assert cfn_lint_findings(path) == []
-    assert checkov_failed_checks(path) == []
-
-
-def test_cdk_nag_finds_nothing_unacknowledged(tmp_path: Path) -> None:
-    # The app's stack exactly as written, in an app that also runs cdk-nag (as app.py here
-    # does): an unacknowledged finding fails the synth.
-    from aws_cdk import App, Validations
-    from cdk_nag import AwsSolutionsChecks
-
-    source = (EXAMPLE / "app.py").read_text()
-    stack_code, app_code = source.split("\napp = App()\n", 1)
-    assert app_code.strip() == 'ChatStack(app, "ChatStack")\napp.synth()'
-    namespace: dict[str, Any] = {}
-    exec(compile(stack_code, str(EXAMPLE / "app.py"), "exec"), namespace)
-    app = App(outdir=str(tmp_path))
-    namespace["ChatStack"](app, "ChatStack")
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    app.synth()
 
 
 def test_an_alarm_email_from_the_context_mails_the_default_alarms(
