@@ -1,4 +1,5 @@
-"""Every example stack, synthesized by the real CDK CLI, passes cfn-lint, cdk-nag and checkov.
+"""Every example stack, synthesized by the real CDK CLI in strict mode, passes cfn-lint,
+cdk-nag and checkov.
 
 cdk-nag runs inside the app as a validation plugin (see app.py): any unacknowledged finding
 makes the synth fail, so a successful `cdk synth` is the zero-findings proof. Each
@@ -29,6 +30,9 @@ from tests.support.templates import fixture, normalized
 
 ROOT = Path(__file__).resolve().parent.parent
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
+#: `make synth`'s command plus the CLI's strict mode: a warning the app leaves unacknowledged
+#: (in the validation report or the stacks' metadata) fails the synth, as an error does.
+SYNTH = [str(CDK), "synth", "--no-notices", "--quiet", "--strict"]
 pytestmark = pytest.mark.slow
 
 
@@ -43,10 +47,11 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def cloud_assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`cdk synth` of every example, exactly as `make synth` runs it, with no credentials."""
+    """`cdk synth` of every example as `make synth` runs it, with no credentials, plus strict
+    mode (`--strict`): the same templates, and the synth fails on any unacknowledged warning."""
     out = tmp_path_factory.mktemp("cdk.out")
     result = subprocess.run(
-        [str(CDK), "synth", "--no-notices", "--quiet", "--output", str(out)],
+        [*SYNTH, "--output", str(out)],
         cwd=ROOT,
         env=_env(),
         capture_output=True,
@@ -265,19 +270,63 @@ def test_checkov_reports_no_failed_check(scanned: dict[str, Path]) -> None:
     assert checked == {path.name for path in scanned.values()}
 
 
-def test_every_warning_in_the_examples_is_acknowledged(tmp_path: Path) -> None:
-    # Strict mode turns unacknowledged warnings into synth errors (see docs/synth-time-checks.md,
-    # "Acknowledging a warning"); each example acknowledges the warnings it accepts, with a reason.
-    from aws_cdk import App
-
-    from app import build_app
-    from tests.conftest import cdk_context
-
-    context = {
-        **cdk_context(annotations_in_report=True),
-        "@aws-cdk/core:strictCfnValidateErrors": True,
+def test_every_warning_in_the_examples_is_acknowledged(cloud_assembly: Path) -> None:
+    """The examples synthesized in strict mode (the fixture's `--strict`), which fails on a
+    warning left unacknowledged (see docs/synth-time-checks.md, "Acknowledging a warning"):
+    each example acknowledges the warnings it accepts, with a reason. The validation report
+    the CLI read holds no warning, and the acknowledgments it was spared by are in the
+    assembly."""
+    assert "--strict" in SYNTH
+    report = json.loads((cloud_assembly / "validation-report.json").read_text())
+    warnings = [
+        violation["ruleName"]
+        for plugin in report["pluginReports"]
+        for violation in plugin["violations"]
+        if violation["severity"] == "warning"
+    ]
+    assert warnings == []
+    acknowledged = {
+        rule
+        for metadata in cloud_assembly.glob("*.metadata.json")
+        for entries in json.loads(metadata.read_text()).values()
+        for entry in entries
+        if entry["type"] == "aws:cdk:acknowledged-rules"
+        for rule, reason in entry["data"].items()
+        if rule.startswith("Annotation::constructs-llm:") and reason
     }
-    build_app(App(outdir=str(tmp_path), context=context)).synth()
+    assert "Annotation::constructs-llm:hf-token-in-model-env" in acknowledged
+
+
+def test_strict_mode_fails_the_cli_synth_on_an_unacknowledged_warning(tmp_path: Path) -> None:
+    from aws_cdk import App, Stack
+
+    from constructs_llm import InstanceType
+    from tests.matrix.builders import model
+
+    # GIVEN a cloud assembly whose model warns (an instance type the catalog does not know),
+    # the warning not acknowledged
+    app = App(outdir=str(tmp_path / "cdk.out"), context=cdk_context(annotations_in_report=True))
+    model(
+        Stack(app, "Warned"), instance_type=InstanceType("ml.g8.2xlarge", allow_unknown_family=True)
+    )
+    app.synth()
+    # WHEN the CLI synthesizes it as the examples' fixture does, and without strict mode
+    strict, lenient = (
+        subprocess.run(
+            [*command, "--app", str(tmp_path / "cdk.out"), "--output", str(tmp_path / out)],
+            cwd=tmp_path,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        for command, out in ((SYNTH, "strict"), ([c for c in SYNTH if c != "--strict"], "lenient"))
+    )
+    # THEN strict mode fails it, naming the id that acknowledges the warning; without, it passes
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "Synthesis finished with warnings (--strict mode)" in strict.stderr
+    assert "Acknowledge with 'Annotation::constructs-llm:unknown-instance-type'" in strict.stderr
+    assert lenient.returncode == 0, lenient.stderr
 
 
 def test_synth_prints_one_note_line_per_endpoint_and_nothing_else(cloud_assembly: Path) -> None:
