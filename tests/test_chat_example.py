@@ -28,7 +28,7 @@ from tests.support.intrinsics import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "chat"
-pytestmark = pytest.mark.slow(seconds=30)
+pytestmark = pytest.mark.slow(seconds=45)
 
 
 def _section() -> str:

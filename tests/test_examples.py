@@ -33,7 +33,7 @@ CDK = ROOT / "node_modules" / ".bin" / "cdk"
 #: `make synth`'s command plus the CLI's strict mode: a warning the app leaves unacknowledged
 #: (in the validation report or the stacks' metadata) fails the synth, as an error does.
 SYNTH = [str(CDK), "synth", "--no-notices", "--quiet", "--strict"]
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=40)
 
 
 def _env() -> dict[str, str]:

@@ -23,7 +23,7 @@ import pytest
 from tests.support.checkout import checkout_copy
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.slow(seconds=35)
+pytestmark = pytest.mark.slow(seconds=6)
 
 #: What the package carries besides its Python modules.
 PACKAGE_DATA = {

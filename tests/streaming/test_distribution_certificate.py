@@ -23,7 +23,7 @@ from tests.support.certificate_distribution import (
     synthesize_certificate_distribution,
 )
 
-pytestmark = pytest.mark.slow(seconds=10)
+pytestmark = pytest.mark.slow(seconds=12)
 
 
 @pytest.fixture(scope="module")
