@@ -1,7 +1,10 @@
-"""The README's complete app (examples/chat): the README shows exactly its app, the real CDK
-CLI synthesizes it as written and prints nothing but its notes, and cfn-lint, cdk-nag and
-checkov find nothing. Also the README's claims beside it: the Hugging Face token trade-off
-and the Node versions jsii supports."""
+"""The README's complete app (examples/chat): the README shows exactly its app, and its six
+lines of "Use it in your own stack", run word for word in an empty folder, install the library
+and the pinned CDK CLI and synthesize the app, printing the template and the endpoint's note
+and nothing else; the tests of the app's template read that run's cloud assembly. (cfn-lint,
+cdk-nag and checkov scan the app's stack in tests/test_examples.py, in one run with every
+template the suite scans.) Also the README's claims beside it: the Hugging Face token
+trade-off and the Node versions jsii supports."""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -20,13 +22,13 @@ from typing import Any
 import pytest
 
 from constructs_llm.hosting.fleet_change import CONTEXT_KEY as FLEET_FLAG
+from tests.support.chat_app import chat_stack_class, chat_stack_code
+from tests.support.checkout import checkout_copy
 from tests.support.intrinsics import evaluate
-from tests.support.scanners import cfn_lint_findings, checkov_failed_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "chat"
-CDK = ROOT / "node_modules" / ".bin" / "cdk"
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=45)
 
 
 def _section() -> str:
@@ -80,69 +82,160 @@ def test_cdk_json_runs_the_app_with_the_flags_cdk_init_writes() -> None:
     assert context[FLEET_FLAG] is True
 
 
-@dataclass(frozen=True)
-class Synth:
-    out: Path
-    stdout: str
-    stderr: str
-
-
 def _node_major() -> str:
     version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
     return version.stdout.strip().lstrip("v").split(".")[0]
 
 
-@pytest.fixture(scope="module")
-def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
-    """`cdk synth` in a copy of the example's folder, as a user runs it: no credentials, and
-    on an end-of-life Node the jsii banner silenced as the README says."""
-    work = tmp_path_factory.mktemp("chat")
-    for name in ("app.py", "cdk.json"):
-        shutil.copy2(EXAMPLE / name, work / name)
-    out = work / "cdk.out"
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTHONPATH"] = str(ROOT)  # the library as if installed
+def _own_stack_commands() -> str:
+    """The shell block of the README's "Use it in your own stack"."""
+    (block,) = re.findall(r"```bash\n(.*?)```", _section(), re.DOTALL)
+    return str(block)
+
+
+def _user_environment() -> dict[str, str]:
+    """A shell as a user has it: no venv active, no PYTHONPATH, no AWS credentials, and no
+    CDK CLI on the PATH (a folder holding a `cdk` executable is left out). On an end-of-life
+    Node the jsii banner is silenced, as the README says."""
+    ours = {str(Path(sys.executable).parent), str(ROOT / ".venv" / "bin")}
+    path = [
+        p
+        for p in os.environ.get("PATH", "").split(os.pathsep)
+        if p and p not in ours and not os.access(Path(p) / "cdk", os.X_OK)
+    ]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"} and not k.startswith("AWS_")
+    }
+    env["PATH"] = os.pathsep.join(path)
     env["CDK_DISABLE_CLI_TELEMETRY"] = "true"
     env["JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION"] = _node_major()
-    for key in ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        env.pop(key, None)
+    return env
+
+
+def _pinned_cli_version() -> str:
+    return str(json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"])
+
+
+@dataclass(frozen=True)
+class ReadmeRun:
+    """The README's six lines, run: the user's folder and what its `npx cdk synth` printed."""
+
+    app: Path
+    commands: str
+    stdout: str
+    stderr: str
+
+    @property
+    def out(self) -> Path:
+        return self.app / "cdk.out"
+
+
+@pytest.fixture(scope="module")
+def readme_run(tmp_path_factory: pytest.TempPathFactory) -> ReadmeRun:
+    """Exactly the README's lines, in an empty folder outside the repository, on a PATH
+    without the CDK CLI: a fresh venv, `pip install` of a checkout (with its dependencies from
+    PyPI), the pinned CDK CLI from npm's registry, the example's two files, and the real
+    `npx cdk synth`, whose standard output and error are kept apart from the installs'."""
+    work = tmp_path_factory.mktemp("readme")
+    checkout = checkout_copy(work / "constructs-llm")
+    commands = _own_stack_commands()
+    install, synth = commands.rstrip().rsplit("\n", 1)
+    assert synth == "npx cdk synth"
+    app = work / "my-app"
+    app.mkdir()
+    # pip's --no-compile, spelled as pip's documentation says for its negative options (a
+    # falsy value turns them on): the commands stay the README's, and pip skips compiling all
+    # of aws-cdk-lib (about 20 s of CPU) when `cdk synth` then compiles only what it imports.
+    # npm's audit, funding and update notices are network calls the install does not need.
+    env = {
+        **_user_environment(),
+        "PIP_NO_COMPILE": "0",
+        "NPM_CONFIG_AUDIT": "false",
+        "NPM_CONFIG_FUND": "false",
+        "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+    }
+    assert subprocess.run(["bash", "-c", "command -v cdk"], env=env).returncode == 1
+    # The lines as written, in one shell; before the last, that shell's output goes to two
+    # files, so what `npx cdk synth` prints is read alone.
+    stdout, stderr = work / "synth.stdout", work / "synth.stderr"
+    script = f'{install}\nexec >"{stdout}" 2>"{stderr}"\n{synth}\n'
     result = subprocess.run(
-        [str(CDK), "synth", "--no-notices", "--quiet", "--output", str(out)],
-        cwd=work,
+        ["bash", "-e", "-c", script.replace("/path/to/constructs-llm", str(checkout))],
+        cwd=app,
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1200,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return Synth(out=out, stdout=result.stdout, stderr=result.stderr)
+    printed = ReadmeRun(app, commands, stdout.read_text(), stderr.read_text())
+    assert result.returncode == 0, (result.stderr[-3000:], printed.stdout[-3000:], printed.stderr)
+    return printed
 
 
 @pytest.fixture(scope="module")
-def template(synth: Synth) -> dict[str, Any]:
-    path = synth.out / "ChatStack.template.json"  # the stack id the README deploys
+def template(readme_run: ReadmeRun) -> dict[str, Any]:
+    path = readme_run.out / "ChatStack.template.json"  # the stack id the README deploys
     data: dict[str, Any] = json.loads(path.read_text())
-    data["__path__"] = str(path)
     return data
 
 
-def test_cdk_synth_prints_the_endpoint_note_and_nothing_else(synth: Synth) -> None:
-    """No warning, no "N feature flags are not configured", no banner: one line for the one
-    endpoint, which the library prints (the app has no code for it), as the README quotes."""
-    assert synth.stdout == ""
-    (line,) = synth.stderr.splitlines()
+def test_the_readme_commands_install_the_library_and_the_pinned_cli(readme_run: ReadmeRun) -> None:
+    assert readme_run.commands.count("/path/to/constructs-llm") >= 2
+    # the block installs the CLI this repository pins, and runs that copy
+    assert f"npm install --save-exact aws-cdk@{_pinned_cli_version()}" in readme_run.commands
+    # The app ran on the venv's Python, with the library from the venv's site-packages.
+    (installed,) = (readme_run.app / ".venv" / "lib").glob("python3*/site-packages/constructs_llm")
+    assert (installed / "data" / "models.json").exists()
+    # npx ran the CLI the block installed in the folder, at the pinned version
+    assert (readme_run.app / "node_modules" / ".bin" / "cdk").exists()
+    pinned = json.loads((readme_run.app / "package.json").read_text())["dependencies"]
+    assert pinned == {"aws-cdk": _pinned_cli_version()}
+
+
+def test_the_synthesized_app_has_one_runtime_asset(readme_run: ReadmeRun) -> None:
+    """The invoker's code asset is the runtime folder and the shared formats alone, its run.sh
+    executable."""
+    (asset,) = [p for p in readme_run.out.glob("asset.*") if p.is_dir()]
+    run_sh = asset / "streaming" / "runtime" / "run.sh"
+    assert run_sh.exists() and os.access(run_sh, os.X_OK)
+    assert sorted(p.name for p in asset.iterdir()) == ["streaming"]
+
+
+def test_cdk_synth_prints_the_template_and_the_endpoint_note_and_nothing_else(
+    readme_run: ReadmeRun, template: dict[str, Any]
+) -> None:
+    """Standard output is the template, as YAML; standard error holds no warning, no "N
+    feature flags are not configured", no banner: one line for the one endpoint, which the
+    library prints (the app has no code for it), as the README quotes."""
+    import yaml
+
+    # the CLI prints the template without its bootstrap-version rule (`obscureTemplate` in the
+    # pinned aws-cdk CLI, node_modules/aws-cdk/lib/index.js), which the file keeps
+    rules = {k: v for k, v in template["Rules"].items() if k != "CheckBootstrapVersion"}
+    assert "CheckBootstrapVersion" in template["Rules"] and rules
+    assert yaml.safe_load(readme_run.stdout) == {**template, "Rules": rules}
+    types = {r["Type"] for r in template["Resources"].values()}
+    assert {"AWS::SageMaker::Model", "AWS::SageMaker::Endpoint", "AWS::Lambda::Url"} <= types
+    assert "feature flags are not configured" not in readme_run.stderr
+    assert "Acknowledge with" not in readme_run.stderr  # how the CLI closes a CDK warning
+    (line,) = readme_run.stderr.splitlines()
     quoted = re.search(r"`(ChatStack/Endpoint: Memory plan: [^`]*?)…`", _section())
     assert quoted, "the README quotes the note line"
     assert line.startswith(quoted.group(1))
+    assert line.startswith(
+        "ChatStack/Endpoint: Memory plan: meta-llama/Meta-Llama-3-8B-Instruct on 1 x 21.7 GiB "
+        "(ml.g5.2xlarge): "
+    )
     assert "; Capacity: at minimum 1 x ml.g5.2xlarge" in line
     # one instance in service, and a second while a blue/green update runs the new fleet
     assert "; Service Quotas: 'ml.g5.2xlarge for endpoint usage' must allow at least 2" in line
     assert "print(" not in (EXAMPLE / "app.py").read_text()  # the app prints nothing itself
 
 
-def test_the_token_warning_is_acknowledged_by_its_id_and_only_that(synth: Synth) -> None:
-    metadata = json.loads((synth.out / "ChatStack.metadata.json").read_text())
+def test_the_token_warning_is_acknowledged_by_its_id_and_only_that(readme_run: ReadmeRun) -> None:
+    metadata = json.loads((readme_run.out / "ChatStack.metadata.json").read_text())
     acknowledged = {
         (path, rule): reason
         for path, entries in metadata.items()
@@ -163,14 +256,11 @@ def test_the_token_warning_is_acknowledged_by_its_id_and_only_that(synth: Synth)
 def test_without_its_acknowledgment_the_app_warns_about_the_token(tmp_path: Path) -> None:
     from aws_cdk import App
 
-    source = (EXAMPLE / "app.py").read_text()
-    stack_code = source.split("\napp = App()\n", 1)[0]
+    stack_code = chat_stack_code()
     ack = re.search(r"\n        Validations\.of\(model\)\.acknowledge\(.*?\)\)\n", stack_code, re.S)
     assert ack, "the app acknowledges the token warning"
-    namespace: dict[str, Any] = {}
-    exec(compile(stack_code.replace(ack.group(0), "\n"), "app.py", "exec"), namespace)
     app = App(outdir=str(tmp_path))
-    stack = namespace["ChatStack"](app, "ChatStack")
+    stack = chat_stack_class(stack_code.replace(ack.group(0), "\n"))(app, "ChatStack")
     warnings = [
         str(entry.data)
         for entry in stack.node.find_child("Model").node.metadata
@@ -344,29 +434,6 @@ def test_cdk_destroy_removes_every_resource(template: dict[str, Any]) -> None:
     }
     assert kept == {}
     assert _resources(template, "AWS::SecretsManager::Secret") == []  # secrets live outside
-
-
-def test_cfn_lint_and_checkov_find_nothing(template: dict[str, Any]) -> None:
-    path = template["__path__"]
-    assert cfn_lint_findings(path) == []
-    assert checkov_failed_checks(path) == []
-
-
-def test_cdk_nag_finds_nothing_unacknowledged(tmp_path: Path) -> None:
-    # The app's stack exactly as written, in an app that also runs cdk-nag (as app.py here
-    # does): an unacknowledged finding fails the synth.
-    from aws_cdk import App, Validations
-    from cdk_nag import AwsSolutionsChecks
-
-    source = (EXAMPLE / "app.py").read_text()
-    stack_code, app_code = source.split("\napp = App()\n", 1)
-    assert app_code.strip() == 'ChatStack(app, "ChatStack")\napp.synth()'
-    namespace: dict[str, Any] = {}
-    exec(compile(stack_code, str(EXAMPLE / "app.py"), "exec"), namespace)
-    app = App(outdir=str(tmp_path))
-    namespace["ChatStack"](app, "ChatStack")
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    app.synth()
 
 
 def test_an_alarm_email_from_the_context_mails_the_default_alarms(

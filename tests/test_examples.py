@@ -1,8 +1,11 @@
-"""Every example stack, synthesized by the real CDK CLI, passes cfn-lint, cdk-nag and checkov.
+"""Every example stack, synthesized by the real CDK CLI in strict mode, passes cfn-lint,
+cdk-nag and checkov.
 
 cdk-nag runs inside the app as a validation plugin (see app.py): any unacknowledged finding
 makes the synth fail, so a successful `cdk synth` is the zero-findings proof. Each
-acknowledgment in the library carries its reason in code.
+acknowledgment in the library carries its reason in code. cfn-lint and checkov each run once,
+over every template the suite scans: the examples', the README app's and a distribution's with
+a certificate of its own (each tool's start-up costs seconds).
 """
 
 from __future__ import annotations
@@ -19,12 +22,18 @@ from typing import Any
 import pytest
 
 from stacks import EXAMPLES
+from tests.conftest import cdk_context
+from tests.support.certificate_distribution import synthesize_certificate_distribution
+from tests.support.chat_app import chat_context, chat_stack_class
 from tests.support.intrinsics import evaluate
 from tests.support.templates import fixture, normalized
 
 ROOT = Path(__file__).resolve().parent.parent
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
-pytestmark = pytest.mark.slow
+#: `make synth`'s command plus the CLI's strict mode: a warning the app leaves unacknowledged
+#: (in the validation report or the stacks' metadata) fails the synth, as an error does.
+SYNTH = [str(CDK), "synth", "--no-notices", "--quiet", "--strict"]
+pytestmark = pytest.mark.slow(seconds=40)
 
 
 def _env() -> dict[str, str]:
@@ -38,10 +47,11 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def cloud_assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`cdk synth` of every example, exactly as `make synth` runs it, with no credentials."""
+    """`cdk synth` of every example as `make synth` runs it, with no credentials, plus strict
+    mode (`--strict`): the same templates, and the synth fails on any unacknowledged warning."""
     out = tmp_path_factory.mktemp("cdk.out")
     result = subprocess.run(
-        [str(CDK), "synth", "--no-notices", "--quiet", "--output", str(out)],
+        [*SYNTH, "--output", str(out)],
         cwd=ROOT,
         env=_env(),
         capture_output=True,
@@ -59,6 +69,35 @@ def templates(cloud_assembly: Path) -> dict[str, Path]:
     return {
         p.name.removesuffix(".template.json"): p for p in cloud_assembly.glob("*.template.json")
     }
+
+
+@pytest.fixture(scope="module")
+def scanned(
+    templates: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """Every template cfn-lint and checkov scan: the examples', the README app's stack (the
+    `ChatStack` of examples/chat/app.py as written, with its cdk.json's context) and the stack
+    of a distribution with a certificate of its own. The two are synthesized here, in apps that
+    run cdk-nag as a validation plugin: an unacknowledged finding fails their synth."""
+    from aws_cdk import App, Stack, Validations
+    from cdk_nag import AwsSolutionsChecks
+
+    out = tmp_path_factory.mktemp("scanned")
+    chat = App(outdir=str(out / "chat"), context=chat_context())
+    chat_stack_class()(chat, "ChatStack")
+    Validations.of(chat).add_plugins(AwsSolutionsChecks(chat))
+    chat.synth()
+    certificate_app = App(outdir=str(out / "certificate"), context=cdk_context())
+    _, certificate = synthesize_certificate_distribution(
+        Stack(certificate_app, "DistributionCertificate")
+    )
+    every = {
+        **templates,
+        "ChatStack": out / "chat" / "ChatStack.template.json",
+        "DistributionCertificate": certificate,
+    }
+    assert len({path.name for path in every.values()}) == len(every) == len(templates) + 2
+    return every
 
 
 def test_templates_match_their_fixtures(templates: dict[str, Path]) -> None:
@@ -172,18 +211,18 @@ def test_the_capacity_example_watches_the_engine_of_a_pooled_autoscaled_endpoint
     assert "DashboardUrl" in template["Outputs"]
 
 
-def test_cfn_lint_reports_nothing(templates: dict[str, Path], tmp_path: Path) -> None:
+def test_cfn_lint_reports_nothing(scanned: dict[str, Path], tmp_path: Path) -> None:
     # GIVEN a canary: a template cfn-lint must fault, so a run that checks nothing fails here
     canary = tmp_path / "Canary.template.json"
     canary.write_text(json.dumps(CANARY))
-    # WHEN cfn-lint reads the canary and every example
+    # WHEN cfn-lint reads the canary and every template scanned
     result = subprocess.run(
         [
             str(Path(sys.executable).parent / "cfn-lint"),
             "--format",
             "json",
             str(canary),
-            *map(str, templates.values()),
+            *map(str, scanned.values()),
         ],
         capture_output=True,
         text=True,
@@ -204,12 +243,12 @@ CANARY = {
 }
 
 
-def test_checkov_reports_no_failed_check(templates: dict[str, Path]) -> None:
+def test_checkov_reports_no_failed_check(scanned: dict[str, Path]) -> None:
     checkov = os.environ.get("CHECKOV") or shutil.which("checkov")
     if checkov is None:
         checkov = str(ROOT / ".venv-checkov" / "bin" / "checkov")
     assert Path(checkov).exists(), "checkov is installed by `make install` into .venv-checkov"
-    files = [arg for path in templates.values() for arg in ("-f", str(path))]
+    files = [arg for path in scanned.values() for arg in ("-f", str(path))]
     # One run for every template (checkov's start-up takes seconds); --skip-download: no
     # calls to the vendor's API, which this machine cannot reach anyway.
     options = ["--framework", "cloudformation", "-o", "json", "--skip-download"]
@@ -226,24 +265,68 @@ def test_checkov_reports_no_failed_check(templates: dict[str, Path]) -> None:
         for check in results.get("failed_checks", [])
     ]
     assert failed == [], "\n".join(failed)
-    # Every example has resources checkov checks: a template it checked nothing in fails.
+    # Every template has resources checkov checks: a template it checked nothing in fails.
     checked = {Path(check["file_path"]).name for check in results["passed_checks"]}
-    assert checked == {path.name for path in templates.values()}
+    assert checked == {path.name for path in scanned.values()}
 
 
-def test_every_warning_in_the_examples_is_acknowledged(tmp_path: Path) -> None:
-    # Strict mode turns unacknowledged warnings into synth errors (see docs/synth-time-checks.md,
-    # "Acknowledging a warning"); each example acknowledges the warnings it accepts, with a reason.
-    from aws_cdk import App
-
-    from app import build_app
-    from tests.conftest import cdk_context
-
-    context = {
-        **cdk_context(annotations_in_report=True),
-        "@aws-cdk/core:strictCfnValidateErrors": True,
+def test_every_warning_in_the_examples_is_acknowledged(cloud_assembly: Path) -> None:
+    """The examples synthesized in strict mode (the fixture's `--strict`), which fails on a
+    warning left unacknowledged (see docs/synth-time-checks.md, "Acknowledging a warning"):
+    each example acknowledges the warnings it accepts, with a reason. The validation report
+    the CLI read holds no warning, and the acknowledgments it was spared by are in the
+    assembly."""
+    assert "--strict" in SYNTH
+    report = json.loads((cloud_assembly / "validation-report.json").read_text())
+    warnings = [
+        violation["ruleName"]
+        for plugin in report["pluginReports"]
+        for violation in plugin["violations"]
+        if violation["severity"] == "warning"
+    ]
+    assert warnings == []
+    acknowledged = {
+        rule
+        for metadata in cloud_assembly.glob("*.metadata.json")
+        for entries in json.loads(metadata.read_text()).values()
+        for entry in entries
+        if entry["type"] == "aws:cdk:acknowledged-rules"
+        for rule, reason in entry["data"].items()
+        if rule.startswith("Annotation::constructs-llm:") and reason
     }
-    build_app(App(outdir=str(tmp_path), context=context)).synth()
+    assert "Annotation::constructs-llm:hf-token-in-model-env" in acknowledged
+
+
+def test_strict_mode_fails_the_cli_synth_on_an_unacknowledged_warning(tmp_path: Path) -> None:
+    from aws_cdk import App, Stack
+
+    from constructs_llm import InstanceType
+    from tests.matrix.builders import model
+
+    # GIVEN a cloud assembly whose model warns (an instance type the catalog does not know),
+    # the warning not acknowledged
+    app = App(outdir=str(tmp_path / "cdk.out"), context=cdk_context(annotations_in_report=True))
+    model(
+        Stack(app, "Warned"), instance_type=InstanceType("ml.g8.2xlarge", allow_unknown_family=True)
+    )
+    app.synth()
+    # WHEN the CLI synthesizes it as the examples' fixture does, and without strict mode
+    strict, lenient = (
+        subprocess.run(
+            [*command, "--app", str(tmp_path / "cdk.out"), "--output", str(tmp_path / out)],
+            cwd=tmp_path,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        for command, out in ((SYNTH, "strict"), ([c for c in SYNTH if c != "--strict"], "lenient"))
+    )
+    # THEN strict mode fails it, naming the id that acknowledges the warning; without, it passes
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "Synthesis finished with warnings (--strict mode)" in strict.stderr
+    assert "Acknowledge with 'Annotation::constructs-llm:unknown-instance-type'" in strict.stderr
+    assert lenient.returncode == 0, lenient.stderr
 
 
 def test_synth_prints_one_note_line_per_endpoint_and_nothing_else(cloud_assembly: Path) -> None:

@@ -1,7 +1,8 @@
 """The library is a package: `python -m build` makes an sdist and a wheel that `twine check`
-passes, with its data files and the Lambda's code asset inside; the wheel synthesizes a stack
-from outside the repository; and the README's "Use it in your own stack" commands install it
-into a fresh venv and synthesize the example app with the real CDK CLI."""
+passes, with its data files and the Lambda's code asset inside; and the client distribution
+installs with boto3 alone. (The README's "Use it in your own stack" commands, which install
+the library from a checkout and synthesize the example app with the real CDK CLI, run in
+tests/test_chat_example.py, whose tests read their output.)"""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -20,8 +20,10 @@ from unittest import mock
 
 import pytest
 
+from tests.support.checkout import checkout_copy
+
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.slow(seconds=35)
+pytestmark = pytest.mark.slow(seconds=6)
 
 #: What the package carries besides its Python modules.
 PACKAGE_DATA = {
@@ -121,121 +123,6 @@ def test_the_version_is_semver_and_the_changelog_records_it(wheel: Path) -> None
         assert f"`{name}" in newest, name
 
 
-def _assert_one_runtime_asset(cloud_assembly: Path) -> None:
-    """The invoker's code asset is the runtime folder and the shared formats alone, its run.sh
-    executable."""
-    (asset,) = [p for p in cloud_assembly.glob("asset.*") if p.is_dir()]
-    run_sh = asset / "streaming" / "runtime" / "run.sh"
-    assert run_sh.exists() and os.access(run_sh, os.X_OK)
-    assert sorted(p.name for p in asset.iterdir()) == ["streaming"]
-
-
-def _own_stack_commands() -> str:
-    """The shell block of the README's "Use it in your own stack"."""
-    section = (ROOT / "README.md").read_text().split("## Use it in your own stack", 1)[1]
-    section = section.split("\n## ", 1)[0]
-    (block,) = re.findall(r"```bash\n(.*?)```", section, re.DOTALL)
-    return str(block)
-
-
-def _checkout_copy(target: Path) -> Path:
-    """The repository's files as a clone has them (tracked or new, not ignored): no venvs,
-    node_modules or build output."""
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split("\0")
-    for name in filter(None, files):
-        source = ROOT / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    return target
-
-
-def _user_environment() -> dict[str, str]:
-    """A shell as a user has it: no venv active, no PYTHONPATH, no AWS credentials, and no
-    CDK CLI on the PATH (a folder holding a `cdk` executable is left out)."""
-    ours = {str(Path(sys.executable).parent), str(ROOT / ".venv" / "bin")}
-    path = [
-        p
-        for p in os.environ.get("PATH", "").split(os.pathsep)
-        if p and p not in ours and not os.access(Path(p) / "cdk", os.X_OK)
-    ]
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"} and not k.startswith("AWS_")
-    }
-    env["PATH"] = os.pathsep.join(path)
-    env["CDK_DISABLE_CLI_TELEMETRY"] = "true"
-    return env
-
-
-def _pinned_cli_version() -> str:
-    return str(json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"])
-
-
-def test_the_readme_commands_install_the_library_and_synthesize_the_example(
-    tmp_path: Path,
-) -> None:
-    """Exactly the README's lines, in an empty folder outside the repository, on a PATH
-    without the CDK CLI: a fresh venv, `pip install` of a checkout (with its dependencies from
-    PyPI), the pinned CDK CLI from npm's registry, the example's two files, and the real
-    `npx cdk synth`."""
-    checkout = _checkout_copy(tmp_path / "constructs-llm")
-    commands = _own_stack_commands()
-    assert commands.count("/path/to/constructs-llm") >= 2
-    # the block installs the CLI this repository pins, and runs that copy
-    assert f"npm install --save-exact aws-cdk@{_pinned_cli_version()}" in commands
-    assert commands.rstrip().endswith("npx cdk synth")
-    script = commands.replace("/path/to/constructs-llm", str(checkout))
-    app = tmp_path / "my-app"
-    app.mkdir()
-    # pip's --no-compile, spelled as pip's documentation says for its negative options (a
-    # falsy value turns them on): the commands stay the README's, and pip skips compiling all
-    # of aws-cdk-lib (about 20 s of CPU) when `cdk synth` then compiles only what it imports.
-    # npm's audit, funding and update notices are network calls the install does not need.
-    env = {
-        **_user_environment(),
-        "PIP_NO_COMPILE": "0",
-        "NPM_CONFIG_AUDIT": "false",
-        "NPM_CONFIG_FUND": "false",
-        "NPM_CONFIG_UPDATE_NOTIFIER": "false",
-    }
-    assert subprocess.run(["bash", "-c", "command -v cdk"], env=env).returncode == 1
-    result = subprocess.run(
-        ["bash", "-e", "-c", script],
-        cwd=app,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    assert result.returncode == 0, (result.stdout[-3000:], result.stderr[-3000:])
-    # The app ran on the venv's Python, with the library from the venv's site-packages.
-    (installed,) = (app / ".venv" / "lib").glob("python3*/site-packages/constructs_llm")
-    assert (installed / "data" / "models.json").exists()
-    # npx ran the CLI the block installed in the folder, at the pinned version
-    assert (app / "node_modules" / ".bin" / "cdk").exists()
-    pinned = json.loads((app / "package.json").read_text())["dependencies"]
-    assert pinned == {"aws-cdk": _pinned_cli_version()}
-    template = json.loads((app / "cdk.out" / "ChatStack.template.json").read_text())
-    types = {r["Type"] for r in template["Resources"].values()}
-    assert {"AWS::SageMaker::Model", "AWS::SageMaker::Endpoint", "AWS::Lambda::Url"} <= types
-    _assert_one_runtime_asset(app / "cdk.out")
-    # What the README says `cdk synth` prints besides the template.
-    assert (
-        "ChatStack/Endpoint: Memory plan: meta-llama/Meta-Llama-3-8B-Instruct on 1 x 21.7 GiB (ml.g5.2xlarge): "
-        in result.stderr
-    )
-    assert "feature flags are not configured" not in result.stderr
-    assert "Acknowledge with" not in result.stderr  # how the CLI closes a CDK warning
-
-
 # -- the client distribution ---------------------------------------------------------------------
 
 #: What the client distribution holds besides the runtime package (the parser and the request
@@ -288,7 +175,7 @@ print(json.dumps({
 @pytest.fixture(scope="module")
 def client_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`python -m build` of `client/` in a copy of the checkout, as pip builds it there."""
-    checkout = _checkout_copy(tmp_path_factory.mktemp("checkout"))
+    checkout = checkout_copy(tmp_path_factory.mktemp("checkout"))
     out = tmp_path_factory.mktemp("client-dist")
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)],

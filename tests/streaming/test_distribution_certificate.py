@@ -1,6 +1,7 @@
 """A distribution with a certificate of its own: its domain names, SNI and TLSv1.2_2021, the
-findings of the default certificate gone (cdk-nag in the app, cfn-lint and checkov on the
-template), and the region rule of a certificate requested in an environment-agnostic stack."""
+findings of the default certificate gone (cdk-nag in the app; cfn-lint and checkov scan the
+same stack in tests/test_examples.py, in one run with every template the suite scans), and the
+region rule of a certificate requested in an environment-agnostic stack."""
 
 from __future__ import annotations
 
@@ -10,46 +11,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk import Stack, Validations
+from aws_cdk import Stack
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk.assertions import Template
 
-from constructs_llm import InvokerAuth, StreamingInvoker
-from tests.matrix.bad_gateway import CERTIFICATE_ARN
-from tests.matrix.builders import app_of
+from constructs_llm import StreamingInvoker
 from tests.matrix.builders import endpoint as llama3_endpoint
-from tests.support.scanners import cfn_lint_findings, checkov_failed_checks
+from tests.support.certificate_distribution import (
+    CERTIFICATE_ARN,
+    DOMAIN_NAMES,
+    synthesize_certificate_distribution,
+)
 
-pytestmark = pytest.mark.slow(seconds=15)
+pytestmark = pytest.mark.slow(seconds=12)
 
 
 @pytest.fixture(scope="module")
-def synthesized(
-    new_stack: Callable[..., Stack], tmp_path_factory: pytest.TempPathFactory
-) -> tuple[StreamingInvoker, Path]:
+def synthesized(new_stack: Callable[..., Stack]) -> tuple[StreamingInvoker, Path]:
     """An API-key invoker behind a distribution with an imported us-east-1 certificate, in an
-    app that runs cdk-nag as a validation plugin (as the repository's app.py does): an
-    unacknowledged finding fails the synth."""
-    from aws_cdk import aws_secretsmanager as secretsmanager
-    from cdk_nag import AwsSolutionsChecks
-
-    stack = new_stack()
-    secret = secretsmanager.Secret.from_secret_name_v2(stack, "Keys", "llm/api-keys")
-    invoker = StreamingInvoker(
-        stack,
-        "Keyed",
-        target=llama3_endpoint(stack),
-        auth=InvokerAuth.api_keys(secret),
-        max_concurrency=5,
-    )
-    certificate = acm.Certificate.from_certificate_arn(stack, "Cert", CERTIFICATE_ARN)
-    invoker.add_distribution(
-        certificate=certificate, domain_names=["*.llm.example.com", "llm.example.com"]
-    )
-    app = app_of(stack)
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    assembly = app.synth()
-    return invoker, Path(assembly.directory) / f"{stack.artifact_id}.template.json"
+    app that runs cdk-nag as a validation plugin: an unacknowledged finding fails the synth."""
+    return synthesize_certificate_distribution(new_stack())
 
 
 def _distribution(path: Path) -> dict[str, Any]:
@@ -63,7 +44,7 @@ def test_the_names_take_the_certificate_with_tls_1_2_and_sni(
 ) -> None:
     invoker, path = synthesized
     config = _distribution(path)["Properties"]["DistributionConfig"]
-    assert config["Aliases"] == ["*.llm.example.com", "llm.example.com"]
+    assert config["Aliases"] == DOMAIN_NAMES == ["*.llm.example.com", "llm.example.com"]
     assert config["ViewerCertificate"] == {
         "AcmCertificateArn": CERTIFICATE_ARN,
         "MinimumProtocolVersion": "TLSv1.2_2021",
@@ -80,12 +61,6 @@ def test_the_default_certificate_s_waivers_are_gone(
     assert "CKV_AWS_174" not in metadata
     assert "AwsSolutions-CFR4" not in metadata
     assert "CKV_AWS_86" in metadata  # the other waivers stay
-
-
-def test_cfn_lint_and_checkov_find_nothing(synthesized: tuple[StreamingInvoker, Path]) -> None:
-    _, path = synthesized
-    assert cfn_lint_findings(path) == []
-    assert checkov_failed_checks(path) == []
 
 
 def test_without_a_certificate_the_reason_names_the_option(new_stack: Callable[..., Stack]) -> None:
