@@ -35,6 +35,7 @@ What AWS documents, and where:
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -271,8 +272,11 @@ class OffersOpenAiRoute:
     """``openai_base_url`` and ``grant_openai`` of a construct that SageMaker's own OpenAI route
     reaches, read from the :class:`OpenAiRoute` it builds (``_openai_route``)."""
 
+    @abc.abstractmethod
     def _openai_route(self) -> OpenAiRoute:
-        raise NotImplementedError  # each host builds its route
+        """The route this host builds (the type checker refuses a host that builds none; the
+        base has no route of its own to give)."""
+        raise NotImplementedError
 
     @property
     def openai_base_url(self) -> str:
