@@ -175,7 +175,89 @@ BAD_MODELS = [
         r"env HF_NUM_CORES=4 exceeds the 2 NeuronCores of ml\.inf2\.xlarge",
         id="model-env-neuron-cores-above-instance",
     ),
+    # Engine arguments against the engine's own limits
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(), env={"SM_VLLM_MAX_LORA_RANK": "24"}),
+        ConfigurationError,
+        r"env SM_VLLM_MAX_LORA_RANK='24' is a LoRA rank vLLM does not accept.*"
+        r"1, 8, 16, 32, 64, 128, 256, 320, 512.*use 32, the next rank",
+        id="model-env-vllm-lora-rank-not-accepted",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"OPTION_MAX_LORA_RANK": "1024"}),
+        ConfigurationError,
+        r"env OPTION_MAX_LORA_RANK='1024' is a LoRA rank vLLM does not accept.*use one of them",
+        id="model-env-lmi-lora-rank-above-vllm",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            instance_type=G5_4GPU,
+            engine=Engine.vllm(),
+            env={"SM_VLLM_PIPELINE_PARALLEL_SIZE": "2"},
+        ),
+        ConfigurationError,
+        r"SM_VLLM_TENSOR_PARALLEL_SIZE=4 x SM_VLLM_PIPELINE_PARALLEL_SIZE=2 needs 8 GPUs, but "
+        r"there are 4 of ml\.g5\.12xlarge.*tensor parallel degree to 2",
+        id="model-env-vllm-tensor-times-pipeline-above-gpus",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            instance_type=G5_4GPU,
+            engine=Engine.lmi(tensor_parallel_degree=2),
+            env={"OPTION_PIPELINE_PARALLEL_DEGREE": "4"},
+        ),
+        ConfigurationError,
+        r"OPTION_TENSOR_PARALLEL_DEGREE=2 x OPTION_PIPELINE_PARALLEL_DEGREE=4 needs 8 GPUs",
+        id="model-env-lmi-tensor-times-pipeline-above-gpus",
+    ),
     # Environment
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(), env={"--max-model-len": "4096"}),
+        ConfigurationError,
+        r"env key '--max-model-len' is a command-line flag.*refuses it.*"
+        r"the engine reads it as env 'SM_VLLM_MAX_MODEL_LEN'",
+        id="model-env-vllm-flag-as-key",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"enable-prefix-caching": "true"}),
+        ConfigurationError,
+        r"env key 'enable-prefix-caching' is a command-line flag.*"
+        r"'OPTION_ENABLE_PREFIX_CACHING'",
+        id="model-env-lmi-flag-as-key",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"2FAST": "1"}),
+        ConfigurationError,
+        r"env key '2FAST' is refused by SageMaker's CreateModel.*\[a-zA-Z_\]\[a-zA-Z0-9_\]\*"
+        r".*e\.g\. '_2FAST'",
+        id="model-env-key-starts-with-a-digit",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"MY.SETTING": "x"}),
+        ConfigurationError,
+        r"env key 'MY\.SETTING' is refused by SageMaker's CreateModel.*e\.g\. 'MY_SETTING'",
+        id="model-env-key-with-a-dot",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"CHAT_TEMPLATE": "x" * 1025}),
+        ConfigurationError,
+        r"value of env 'CHAT_TEMPLATE' is 1,025 characters, above the 1,024",
+        id="model-env-value-above-1024",
+    ),
+    pytest.param(
+        lambda s: model(s, env={f"EXTRA_{i}": "1" for i in range(100)}),
+        ConfigurationError,
+        r"the container env holds 1\d\d entries with the engine's own, above the 100",
+        id="model-env-more-than-100-entries",
+    ),
+    pytest.param(
+        lambda s: model(s, env={f"LONG_{i}": "x" * 1000 for i in range(40)}),
+        ConfigurationError,
+        r"add up to [\d,]+ characters with the engine's own, above the 32,768 \(32 KB\)",
+        id="model-env-above-32-kb",
+    ),
     pytest.param(
         lambda s: model(s, env={"HF_TOKEN": TOKEN}),
         ConfigurationError,

@@ -175,6 +175,20 @@ def _components_agreeing_on_the_network(s: Stack) -> object:
 
 CONTROLS = [
     pytest.param(
+        lambda s: model(
+            s,
+            instance_type=G5_4GPU,
+            engine=Engine.vllm(tensor_parallel_size=2),
+            env={
+                "SM_VLLM_PIPELINE_PARALLEL_SIZE": "2",
+                "SM_VLLM_MAX_LORA_RANK": "320",
+                "_PRIVATE_SETTING": "x" * 1024,
+            },
+        ),
+        set(),
+        id="model-engine-args-at-their-limits",
+    ),
+    pytest.param(
         _components_agreeing_on_the_network,
         {COMPONENTS_G5_4GPU},
         id="ic-components-agree-on-network-isolation-and-vpc",
