@@ -41,7 +41,12 @@ from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.engine_args import lora_rank_problem, parallel_product_problem
-from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice, ParserEngine
+from constructs_llm.engines.parsers import (
+    REASONING_PARSERS,
+    ParserChoice,
+    ParserEngine,
+    parser_family_problems,
+)
 from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.signals import SGLANG_SIGNALS, VLLM_SIGNALS, EngineSignals
 from constructs_llm.engines.tools import (
@@ -152,7 +157,10 @@ class _FlagEngine(GpuEngine):
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
         choice = self.reasoning_parsing(family=ctx.model_family)
         asked = REASONING_PARSERS.unserved_problem(self.factory_name, self.reasoning, choice)
-        return super()._settings_problems(ctx) + present([asked])
+        family = parser_family_problems(
+            self._parsers, self.tool_call_parser, self.reasoning_parser, ctx.model_family
+        )
+        return super()._settings_problems(ctx) + present([asked]) + family
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
         tool_keys = ("ENABLE_AUTO_TOOL_CHOICE", "TOOL_CALL_PARSER")

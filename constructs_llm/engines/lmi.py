@@ -22,7 +22,7 @@ from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.engine_args import lora_rank_problem, parallel_product_problem
 from constructs_llm.engines.env_rules import rule_problem
-from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice
+from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice, parser_family_problems
 from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.tools import (
     ToolCalling,
@@ -280,7 +280,10 @@ class LmiEngine(GpuEngine):
         full_context = vllm_full_context_problem(ctx) if self.backend == "vllm" else None
         choice = self.reasoning_parsing(family=ctx.model_family)
         asked = REASONING_PARSERS.unserved_problem(self.factory_name, self.reasoning, choice)
-        return super()._settings_problems(ctx) + present([full_context, asked])
+        family = parser_family_problems(
+            "vllm", self.tool_call_parser, self.reasoning_parser, ctx.model_family
+        )
+        return super()._settings_problems(ctx) + present([full_context, asked]) + family
 
     def _fp8_from(self) -> tuple[int, int]:
         return VLLM_FP8_FROM if self.backend == "vllm" else super()._fp8_from()

@@ -212,6 +212,30 @@ BAD_MODELS = [
         r"OPTION_TENSOR_PARALLEL_DEGREE=2 x OPTION_PIPELINE_PARALLEL_DEGREE=4 needs 8 GPUs",
         id="model-env-lmi-tensor-times-pipeline-above-gpus",
     ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA31, needs_token=False),
+            engine=Engine.vllm(tool_call_parser="hermes"),
+            max_total_tokens=8192,
+        ),
+        ConfigurationError,
+        r"tool_call_parser='hermes' does not fit the model family 'llama-3\.1', whose output "
+        r"the 'llama3_json' parser reads.*use tool_call_parser='llama3_json'",
+        id="model-tool-parser-of-another-family",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA31, needs_token=False),
+            engine=Engine.vllm(reasoning_parser="deepseek_r1"),
+            max_total_tokens=8192,
+        ),
+        ConfigurationError,
+        r"reasoning_parser='deepseek_r1' does not fit the model family 'llama-3\.1', which has "
+        r"no reasoning parser format.*drop reasoning_parser",
+        id="model-reasoning-parser-on-a-model-without-thinking",
+    ),
     # Environment
     pytest.param(
         lambda s: model(s, engine=Engine.vllm(), env={"--max-model-len": "4096"}),
