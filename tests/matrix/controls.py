@@ -519,6 +519,13 @@ CONTROLS = [
 IMPORTED_KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555"
 WARNINGS = [
     pytest.param(
+        lambda s: invoker(s, max_concurrency=10),
+        "reserved-concurrency",
+        r"max_concurrency=10 reserves 10 of the account's Lambda concurrency.*keeps 100 "
+        r"unreserved.*at least 110.*aws lambda get-account-settings.*or drop max_concurrency",
+        id="invoker-reserved-concurrency",
+    ),
+    pytest.param(
         lambda s: invoker(
             s,
             log_encryption_key=kms.Key.from_key_arn(s, "LogKey", IMPORTED_KEY_ARN),

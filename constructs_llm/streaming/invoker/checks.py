@@ -28,7 +28,10 @@ from constructs_llm.streaming.formats import (
     MAX_REQUEST_BYTES,
     ReasoningField,
 )
-from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_problem
+from constructs_llm.streaming.invoker.adapter_layer import (
+    adapter_layer_problem,
+    layer_architecture_problem,
+)
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.targets import check_targets, served_pools
@@ -165,6 +168,7 @@ def _adapter_problems(
     """Without a layer the published one for the region decides the architecture, and a
     region outside the partitions it is published in needs a layer of the user's."""
     if layer is not None:
+        problems.add(layer_architecture_problem(layer, architecture))
         return
     if isinstance(architecture, lambda_.Architecture):
         problems.add(
