@@ -38,6 +38,7 @@ from constructs_llm.hosting.fleet_change import (
 )
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
+from constructs_llm.hosting.name_clash import name_clash_problem
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
@@ -248,7 +249,9 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             single=single,
             asynchronous=queued is not None,
         )
-        problems.add(name_problem("endpoint_name", endpoint_name))
+        problems.add(
+            name_problem("endpoint_name", endpoint_name) or name_clash_problem(self, endpoint_name)
+        )
         problems.add(served_name_problem("served_model_name", served_model_name))
         mode = mode or FleetChange.TWO_DEPLOYS
         fleet_prefix = None

@@ -4,7 +4,7 @@ builder for each warning users can acknowledge."""
 from __future__ import annotations
 
 import pytest
-from aws_cdk import Duration, Size, Stack
+from aws_cdk import Duration, Environment, Size, Stack
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
@@ -36,6 +36,7 @@ from tests.matrix.builders import (
     QWEN25_AWQ,
     T4,
     TRN1,
+    app_of,
     bucket,
     component,
     custom,
@@ -174,6 +175,17 @@ def _components_agreeing_on_the_network(s: Stack) -> object:
 
 
 CONTROLS = [
+    pytest.param(
+        lambda s: (
+            endpoint(in_region(s, "us-east-1"), endpoint_name="chat"),
+            endpoint(
+                Stack(app_of(s), "West", env=Environment(region="us-west-2")),
+                endpoint_name="chat",
+            ),
+        ),
+        set(),
+        id="endpoint-name-twice-in-two-regions",
+    ),
     pytest.param(
         lambda s: model(
             s,

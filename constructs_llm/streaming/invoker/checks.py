@@ -123,7 +123,13 @@ def check_invoker(
     if isinstance(memory_size, bool) or not isinstance(memory_size, int):
         problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
     elif not 128 <= memory_size <= 10240:
-        problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}")
+        slip = (
+            f"; memory_size is in MiB: for {memory_size} GiB pass memory_size={memory_size} * "
+            f"1024 ({memory_size * 1024:,})"
+            if 1 <= memory_size <= 10
+            else ""
+        )
+        problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}{slip}")
     problems.raise_if_any()
     return called
 
