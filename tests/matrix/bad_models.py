@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_s3 as s3
 
 from constructs_llm import (
     Engine,
@@ -29,8 +30,10 @@ from tests.matrix.builders import (
     TOKEN,
     TRN1,
     V100_4GPU,
+    app_of,
     bucket,
     custom,
+    in_region,
     model,
     vpc,
 )
@@ -518,6 +521,37 @@ BAD_MODELS = [
         ConfigurationError,
         r"Hub model 'meta-llama/Meta-Llama-3-8B-Instruct' cannot download from public subnets",
         id="model-hub-in-public-subnets",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            vpc=(network := vpc(s, ec2.SubnetType.PUBLIC, ec2.SubnetType.PRIVATE_WITH_EGRESS)),
+            security_groups=[ec2.SecurityGroup(s, "Closed", vpc=network, allow_all_outbound=False)],
+        ),
+        ConfigurationError,
+        r"Hub model 'meta-llama/Meta-Llama-3-8B-Instruct' downloads through security groups "
+        r"'Test/Closed', which allow no outbound traffic.*allow_all_outbound=True or add an "
+        r"egress rule for HTTPS \(port 443\)",
+        id="model-hub-behind-security-groups-without-egress",
+    ),
+    pytest.param(
+        lambda s: model(
+            in_region(s, "us-east-1"),
+            source=ModelSource.s3(
+                s3.Bucket.from_bucket_attributes(
+                    app_of(s).node.find_child("Test"),
+                    "Weights",
+                    bucket_name="weights-eu",
+                    region="eu-west-1",
+                ),
+                "llama3-8b/",
+                model_id=LLAMA3,
+            ),
+        ),
+        ConfigurationError,
+        r"the weights' bucket 'weights-eu' is in eu-west-1, but the model deploys to us-east-1.*"
+        r"copy the weights to a bucket in us-east-1",
+        id="model-s3-weights-in-another-region",
     ),
     pytest.param(
         lambda s: model(s, vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC)),

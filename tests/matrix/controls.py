@@ -157,6 +157,13 @@ def _tools_where_served(s: Stack) -> object:
     ]
 
 
+def _https_out(s: Stack, network: ec2.IVpc) -> ec2.SecurityGroup:
+    """A group allowing only HTTPS out, its rule added before the model reads it."""
+    group = ec2.SecurityGroup(s, "HttpsOut", vpc=network, allow_all_outbound=False)
+    group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443))
+    return group
+
+
 def _components_agreeing_on_the_network(s: Stack) -> object:
     """Two components whose models share isolation, subnets and security group."""
     network = vpc(s, ec2.SubnetType.PRIVATE_ISOLATED)
@@ -319,6 +326,15 @@ CONTROLS = [
         ),
         set(),
         id="model-hub-in-private-subnets-with-egress",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            vpc=(network := vpc(s, ec2.SubnetType.PUBLIC, ec2.SubnetType.PRIVATE_WITH_EGRESS)),
+            security_groups=[_https_out(s, network)],
+        ),
+        set(),
+        id="model-hub-behind-a-security-group-with-https-egress",
     ),
     pytest.param(
         lambda s: model(
