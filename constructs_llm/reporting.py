@@ -29,6 +29,7 @@ Every id starts with ``constructs-llm:``:
 | ``constructs-llm:openai-route-unknown`` | SageMaker's OpenAI route, a container not known |
 | ``constructs-llm:openai-route-unlisted`` | SageMaker's OpenAI route, an engine AWS does not list |
 | ``constructs-llm:pools-autoscaling`` | autoscaling a variant with instance pools |
+| ``constructs-llm:reserved-concurrency`` | an invoker reserving Lambda concurrency |
 | ``constructs-llm:scale-to-zero`` | a component scaling its copies to zero |
 | ``constructs-llm:scale-to-zero-metric`` | scale to zero on a metric zero copies lack |
 | ``constructs-llm:sizing-estimate`` | a memory plan to verify |
