@@ -6,8 +6,9 @@ the GPUs a copy gets.
   320, 512]`` (vllm-project/vllm: ``vllm/config/lora.py``); any other value stops the engine
   at start with a pydantic validation error.
 - vLLM runs ``tensor_parallel_size x pipeline_parallel_size`` workers, one per GPU
-  (``vllm/config/parallel.py``, ``world_size``); LMI's ``option.pipeline_parallel_degree``
-  and SGLang's ``--pp-size`` multiply the same way. More workers than GPUs never start.
+  (vllm-project/vllm: ``vllm/config/parallel.py``, ``world_size``); LMI's
+  ``option.pipeline_parallel_degree`` and SGLang's ``--pp-size`` multiply the same way. More
+  workers than GPUs never start.
 """
 
 from __future__ import annotations

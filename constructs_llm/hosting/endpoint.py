@@ -44,6 +44,7 @@ from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
 from constructs_llm.hosting.production_variant import production_variant
 from constructs_llm.hosting.rules import rule_problems
+from constructs_llm.hosting.stack_size import watch_stack_size
 from constructs_llm.hosting.storage import grant_volume_key, waive_nvme_volume_key
 from constructs_llm.hosting.target import (
     EmbeddingTraits,
@@ -288,6 +289,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         problems.raise_if_any()
         self._create()
         render_at_synth(self, self._render)
+        watch_stack_size(self, *self._models)
 
     # -- what is its own, created now --------------------------------------------------------
 

@@ -33,6 +33,7 @@ from constructs_llm.hosting.production_variant import (
     production_variant,
 )
 from constructs_llm.hosting.rules import rule_problems
+from constructs_llm.hosting.stack_size import watch_stack_size
 from constructs_llm.hosting.storage import (
     grant_volume_key,
     kms_problem,
@@ -223,6 +224,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
         self._annotate()
         render_at_synth(self, self._render)
+        watch_stack_size(self)
 
     # -- what it is -----------------------------------------------------------------------------
 
