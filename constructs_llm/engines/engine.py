@@ -369,6 +369,6 @@ def _tools_not_served(factory: str, why: str) -> str:
     return f"Engine.{factory}(tool_calls=True) cannot be served: {why}"
 
 
-def _strings(env: Mapping[object, object]) -> dict[str, str]:
+def _strings(env: Mapping[Any, Any]) -> dict[str, str]:
     """The entries of ``env`` that are strings (the others are reported on their own)."""
     return {k: v for k, v in env.items() if isinstance(k, str) and isinstance(v, str)}

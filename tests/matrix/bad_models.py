@@ -4,6 +4,7 @@ network, and props of the wrong kind."""
 from __future__ import annotations
 
 import pytest
+from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_s3 as s3
 
@@ -539,7 +540,7 @@ BAD_MODELS = [
             in_region(s, "us-east-1"),
             source=ModelSource.s3(
                 s3.Bucket.from_bucket_attributes(
-                    app_of(s).node.find_child("Test"),
+                    Stack.of(app_of(s).node.find_child("Test")),
                     "Weights",
                     bucket_name="weights-eu",
                     region="eu-west-1",
