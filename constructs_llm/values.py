@@ -49,6 +49,18 @@ def positive_int_problem(prop: str, value: object, *, minimum: int = 1) -> str |
     return None
 
 
+def memory_mib_problem(prop: str, value: object, *, minimum: int) -> str | None:
+    """A size in MiB: an integer >= ``minimum``. A small one is most likely GiB written where
+    MiB goes, so the message names the MiB it would be (16 -> 16,384)."""
+    problem = positive_int_problem(prop, value, minimum=minimum)
+    if problem is None or not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        return problem
+    if value * 1024 < minimum:
+        return problem
+    mib = f"{prop}={value} * 1024 ({value * 1024:,})"
+    return f"{problem}; {prop} is in MiB: for {value} GiB pass {mib}"
+
+
 def int_type_problem(prop: str, value: object, *, minimum: int = 1) -> str | None:
     """Only a value that is not an integer at all (the range is checked where it is known),
     with the message the range check gives."""

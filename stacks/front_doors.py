@@ -62,6 +62,12 @@ class FrontDoorsStack(Stack):
         self.keyed = StreamingInvoker(
             self, "Keys", target=endpoint, auth=InvokerAuth.api_keys(keys), max_concurrency=20
         )
+        Validations.of(self.keyed).acknowledge(
+            Acknowledgment(
+                id="Annotation::constructs-llm:reserved-concurrency",
+                reason="This account's Lambda concurrency limit is raised well above 120.",
+            )
+        )
         self.keyed.add_distribution()
 
         self.signed = StreamingInvoker(self, "Signed", target=endpoint)

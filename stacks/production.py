@@ -94,6 +94,12 @@ class ProductionStack(Stack):
             auth=InvokerAuth.api_keys(api_keys),
             max_concurrency=50,
         )
+        Validations.of(self.invoker).acknowledge(
+            Acknowledgment(
+                id="Annotation::constructs-llm:reserved-concurrency",
+                reason="This account's Lambda concurrency limit is raised well above 150.",
+            )
+        )
         slow_start = cloudwatch.Alarm(
             self,
             "SlowFirstToken",

@@ -20,7 +20,9 @@ from unittest import mock
 
 import pytest
 
+from constructs_llm import streaming
 from tests.support.checkout import checkout_copy
+from tests.support.import_closure import closure
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow(seconds=6)
@@ -125,17 +127,11 @@ def test_the_version_is_semver_and_the_changelog_records_it(wheel: Path) -> None
 
 # -- the client distribution ---------------------------------------------------------------------
 
-#: What the client distribution holds besides the runtime package (the parser and the request
-#: code the async client shares): the client modules and the packages they live in.
-CLIENT_MODULES = {
-    "constructs_llm/__init__.py",
-    "constructs_llm/errors.py",
-    "constructs_llm/streaming/__init__.py",
-    "constructs_llm/streaming/async_chat.py",
-    "constructs_llm/streaming/bearer_token.py",
-    "constructs_llm/streaming/client.py",
-    "constructs_llm/streaming/formats.py",
-}
+#: The modules clients import: what ``constructs_llm.streaming`` exports, but the invoker's
+#: constructs (the CDK side), and the errors the clients raise.
+CLIENT_ENTRIES = sorted(
+    {m for m in streaming._EXPORTS.values() if ".invoker." not in m} | {"constructs_llm.errors"}
+)
 UV = ROOT / ".venv-tools" / "bin" / "uv"
 
 #: Run in the client's own venv: which distributions it has, every module of the client
@@ -188,19 +184,17 @@ def client_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return wheel
 
 
-def test_the_client_wheel_holds_the_client_modules_and_the_runtime_only(
+def test_the_client_wheel_holds_what_the_client_modules_import_only(
     client_wheel: Path,
 ) -> None:
     assert client_wheel.name == f"constructs_llm_client-{_version()}-py3-none-any.whl"
     with zipfile.ZipFile(client_wheel) as zf:
         names = {n for n in zf.namelist() if not n.startswith("constructs_llm_client-")}
         metadata = zf.read(f"constructs_llm_client-{_version()}.dist-info/METADATA").decode()
-    runtime = {n for n in names if n.startswith("constructs_llm/streaming/runtime/")}
-    assert names - runtime == CLIENT_MODULES
-    shipped = ROOT / "constructs_llm" / "streaming" / "runtime"
-    assert {
-        f"constructs_llm/streaming/runtime/{p.relative_to(shipped)}" for p in shipped.rglob("*.py")
-    } == runtime
+    # exactly what the client modules import, and what that imports: not the Lambda's server
+    assert names == closure(ROOT, CLIENT_ENTRIES)
+    assert "constructs_llm/streaming/runtime/server.py" not in names
+    assert not any(n.startswith("constructs_llm/streaming/invoker/") for n in names)
     requires = sorted(line for line in metadata.splitlines() if line.startswith("Requires-Dist:"))
     assert requires == ["Requires-Dist: boto3>=1.44", "Requires-Dist: botocore>=1.44"]
 
@@ -238,7 +232,7 @@ def test_the_client_installs_with_boto3_alone_and_signs_a_request(
     assert "boto3" in report["distributions"] and "constructs-llm-client" in report["distributions"]
     cdk = {"aws-cdk-lib", "jsii", "constructs", "cdk-nag", "constructs-llm"}
     assert cdk & set(report["distributions"]) == set()
-    assert set(report["modules"]) >= CLIENT_MODULES
+    assert set(report["modules"]) == closure(ROOT, CLIENT_ENTRIES)
     # AND the signature is botocore's for the function URL's region
     credentials = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session")
     signed_at = datetime.datetime(2026, 11, 26, 12, 0, 0)

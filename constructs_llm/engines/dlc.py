@@ -40,7 +40,13 @@ from constructs_llm.engines._support import (
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.engine import Engine
-from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice, ParserEngine
+from constructs_llm.engines.engine_args import lora_rank_problem, parallel_product_problem
+from constructs_llm.engines.parsers import (
+    REASONING_PARSERS,
+    ParserChoice,
+    ParserEngine,
+    parser_family_problems,
+)
 from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.signals import SGLANG_SIGNALS, VLLM_SIGNALS, EngineSignals
 from constructs_llm.engines.tools import (
@@ -151,7 +157,10 @@ class _FlagEngine(GpuEngine):
     def _settings_problems(self, ctx: EngineContext) -> list[str]:
         choice = self.reasoning_parsing(family=ctx.model_family)
         asked = REASONING_PARSERS.unserved_problem(self.factory_name, self.reasoning, choice)
-        return super()._settings_problems(ctx) + present([asked])
+        family = parser_family_problems(
+            self._parsers, self.tool_call_parser, self.reasoning_parser, ctx.model_family
+        )
+        return super()._settings_problems(ctx) + present([asked]) + family
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
         tool_keys = ("ENABLE_AUTO_TOOL_CHOICE", "TOOL_CALL_PARSER")
@@ -164,6 +173,10 @@ class _FlagEngine(GpuEngine):
             self._prefix + "REASONING_PARSER": EnvRule.REASONING,
             **{self._prefix + key: rule for key, rule in self._kind_rules.items()},
         }
+
+    def env_name_of(self, flag: str) -> str | None:
+        """The DLC's entrypoint turns ``<prefix><FLAG>`` into ``--<flag>``."""
+        return self._prefix + flag.replace("-", "_").upper()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -275,7 +288,11 @@ class VllmEngine(_FlagEngine):
                     "SM_VLLM_MAX_NUM_SEQS",
                     "max_num_batched_tokens",
                     what="vLLM needs max_num_batched_tokens >= max_num_seqs",
-                )
+                ),
+                lora_rank_problem(env, "SM_VLLM_MAX_LORA_RANK"),
+                parallel_product_problem(
+                    env, "SM_VLLM_TENSOR_PARALLEL_SIZE", "SM_VLLM_PIPELINE_PARALLEL_SIZE", ctx
+                ),
             ]
         )
 
@@ -362,6 +379,11 @@ class SglangEngine(_FlagEngine):
 
     def _aliases(self) -> Mapping[str, str]:
         return {"SM_SGLANG_TENSOR_PARALLEL_SIZE": "SM_SGLANG_TP_SIZE"}  # --tp-size alias
+
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+        return present(
+            [parallel_product_problem(env, "SM_SGLANG_TP_SIZE", "SM_SGLANG_PP_SIZE", ctx)]
+        )
 
 
 def _embedding_serves(factory: str, what: str) -> str:

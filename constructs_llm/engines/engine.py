@@ -42,6 +42,7 @@ from constructs_llm.engines.env_rules import (
     token_limit_problems,
     user_env_problems,
 )
+from constructs_llm.engines.env_shape import env_shape_problems
 from constructs_llm.engines.parsers import ParserChoice
 from constructs_llm.engines.signals import EngineSignals
 from constructs_llm.engines.tools import ToolCalling, tools_off
@@ -201,9 +202,15 @@ class Engine(abc.ABC):
         derived = self.derive_env(ctx)
         problems += user_env_problems(self._env_contract(), ctx, derived, user_env)
         effective = {**derived, **user_env}
+        problems += env_shape_problems(_strings(user_env), _strings(effective), self.env_name_of)
         problems += self._effective_problems(ctx, effective)
         problems += self._precision_messages(ctx, effective, precision_problem)
         return problems
+
+    def env_name_of(self, flag: str) -> str | None:
+        """The env name this engine's container reads for the command-line flag ``flag``
+        (``max-model-len``), or None where it reads no flags from env. @default None"""
+        return None
 
     def precision_warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         """A precision the GPU runs only in part (FP8 weight-only below compute capability
@@ -360,3 +367,8 @@ def _parallel_above(setting: str, value: int, ctx: EngineContext) -> str:
 
 def _tools_not_served(factory: str, why: str) -> str:
     return f"Engine.{factory}(tool_calls=True) cannot be served: {why}"
+
+
+def _strings(env: Mapping[Any, Any]) -> dict[str, str]:
+    """The entries of ``env`` that are strings (the others are reported on their own)."""
+    return {k: v for k, v in env.items() if isinstance(k, str) and isinstance(v, str)}

@@ -20,8 +20,9 @@ from constructs_llm.engines._support import (
 )
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
+from constructs_llm.engines.engine_args import lora_rank_problem, parallel_product_problem
 from constructs_llm.engines.env_rules import rule_problem
-from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice
+from constructs_llm.engines.parsers import REASONING_PARSERS, ParserChoice, parser_family_problems
 from constructs_llm.engines.settings import ALL_DTYPES, setting
 from constructs_llm.engines.tools import (
     ToolCalling,
@@ -146,6 +147,10 @@ class LmiEngine(GpuEngine):
     tool_call_parser: str | None = None
     reasoning: bool | None = setting(boolean=True)
     reasoning_parser: str | None = None
+
+    def env_name_of(self, flag: str) -> str | None:
+        """LMI hands ``OPTION_<ARG>`` to its backend as the engine argument ``<arg>``."""
+        return "OPTION_" + flag.replace("-", "_").upper()
 
     def _more_problems(self) -> list[str]:
         backend = self.backend
@@ -275,7 +280,10 @@ class LmiEngine(GpuEngine):
         full_context = vllm_full_context_problem(ctx) if self.backend == "vllm" else None
         choice = self.reasoning_parsing(family=ctx.model_family)
         asked = REASONING_PARSERS.unserved_problem(self.factory_name, self.reasoning, choice)
-        return super()._settings_problems(ctx) + present([full_context, asked])
+        family = parser_family_problems(
+            "vllm", self.tool_call_parser, self.reasoning_parser, ctx.model_family
+        )
+        return super()._settings_problems(ctx) + present([full_context, asked]) + family
 
     def _fp8_from(self) -> tuple[int, int]:
         return VLLM_FP8_FROM if self.backend == "vllm" else super()._fp8_from()
@@ -298,7 +306,11 @@ class LmiEngine(GpuEngine):
                     "OPTION_MAX_ROLLING_BATCH_SIZE",
                     "max_rolling_batch_prefill_tokens",
                     what="vLLM needs max_num_batched_tokens >= max_num_seqs",
-                )
+                ),
+                lora_rank_problem(env, "OPTION_MAX_LORA_RANK"),
+                parallel_product_problem(
+                    env, "OPTION_TENSOR_PARALLEL_DEGREE", "OPTION_PIPELINE_PARALLEL_DEGREE", ctx
+                ),
             ]
         )
 

@@ -117,6 +117,30 @@ class _ParserTable:
             return None
         return f"Engine.{factory}({self.switch}=True) cannot be served: {choice.reason}"
 
+    def family_problem(
+        self, engine: ParserEngine, parser: str | None, family: str | None
+    ) -> str | None:
+        """A problem when ``parser`` was given for a family the table knows and is not the
+        family's: the engine would start, but parse nothing the model writes (its output format
+        is another parser's), so the field would stay empty without an error."""
+        rows = self.catalog().families
+        if parser is None or family is None or family not in rows:
+            return None
+        fit = self.family_parser(engine, family)
+        if fit == parser:
+            return None
+        if fit is None:
+            return (
+                f"{self.setting}={parser!r} does not fit the model family {family!r}, which has "
+                f"no {self.what} format (the packaged table, from the engine's source); drop "
+                f"{self.setting}"
+            )
+        return (
+            f"{self.setting}={parser!r} does not fit the model family {family!r}, whose output "
+            f"the {fit!r} parser reads (the packaged table, from the engine's source); use "
+            f"{self.setting}={fit!r}, or drop it and the family's parser is chosen"
+        )
+
     def turned_off(self, factory: str) -> str:
         return f"Engine.{factory}({self.switch}=False) turns {self.feature} off"
 
@@ -140,3 +164,14 @@ REASONING_PARSERS = _ParserTable(
     "reasoning parser",
     "reasoning parsing",
 )
+
+
+def parser_family_problems(
+    engine: ParserEngine, tool_parser: str | None, reasoning_parser: str | None, family: str | None
+) -> list[str]:
+    """Parsers given for a model family whose output another parser reads, or none does."""
+    found = (
+        TOOL_PARSERS.family_problem(engine, tool_parser, family),
+        REASONING_PARSERS.family_problem(engine, reasoning_parser, family),
+    )
+    return [p for p in found if p]

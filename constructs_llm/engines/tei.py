@@ -95,6 +95,10 @@ class TeiEngine(SettingsChecked, Engine):
     pooling: str | None = setting(choices=_POOLING)
     dtype: str | None = setting(dtype=_TEI_DTYPES)
 
+    def env_name_of(self, flag: str) -> str | None:
+        """The router reads each of its flags from the env name in capitals."""
+        return flag.replace("-", "_").upper()
+
     @property
     def token_env_names(self) -> tuple[str, ...]:
         # HF_TOKEN only: the router's --hf-token (HF_TOKEN) conflicts with the deprecated

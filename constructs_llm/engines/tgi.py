@@ -104,6 +104,10 @@ class TgiEngine(GpuEngine):
     trust_remote_code: bool = setting(False, boolean=True)
     tool_calls: bool | None = setting(boolean=True)
 
+    def env_name_of(self, flag: str) -> str | None:
+        """The launcher reads each of its flags from the env name in capitals."""
+        return flag.replace("-", "_").upper()
+
     @property
     def notes(self) -> tuple[str, ...]:
         return (_UPSTREAM_STATUS,)
@@ -220,6 +224,10 @@ class TgiNeuronxEngine(DlcEngine):
     auto_cast_type: str = setting("bf16", choices=("bf16", "fp16"))
     max_batch_prefill_tokens: int | None = setting(positive=True)
     tool_calls: bool | None = setting(boolean=True)
+
+    def env_name_of(self, flag: str) -> str | None:
+        """The launcher reads each of its flags from the env name in capitals."""
+        return flag.replace("-", "_").upper()
 
     def _more_problems(self) -> list[str]:
         return [_tgi_neuronx_tools()] if self.tool_calls is True else []

@@ -38,11 +38,13 @@ from constructs_llm.hosting.fleet_change import (
 )
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
+from constructs_llm.hosting.name_clash import name_clash_problem
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
 from constructs_llm.hosting.production_variant import production_variant
 from constructs_llm.hosting.rules import rule_problems
+from constructs_llm.hosting.stack_size import watch_stack_size
 from constructs_llm.hosting.storage import grant_volume_key, waive_nvme_volume_key
 from constructs_llm.hosting.target import (
     EmbeddingTraits,
@@ -248,7 +250,9 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             single=single,
             asynchronous=queued is not None,
         )
-        problems.add(name_problem("endpoint_name", endpoint_name))
+        problems.add(
+            name_problem("endpoint_name", endpoint_name) or name_clash_problem(self, endpoint_name)
+        )
         problems.add(served_name_problem("served_model_name", served_model_name))
         mode = mode or FleetChange.TWO_DEPLOYS
         fleet_prefix = None
@@ -285,6 +289,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         problems.raise_if_any()
         self._create()
         render_at_synth(self, self._render)
+        watch_stack_size(self, *self._models)
 
     # -- what is its own, created now --------------------------------------------------------
 

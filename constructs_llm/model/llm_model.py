@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import jsii
+from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -28,7 +29,7 @@ from constructs_llm.hardware.placement import Placement, placement_problems
 from constructs_llm.model.binding import Definition, Derivation
 from constructs_llm.model.binding import derive as derive_on
 from constructs_llm.model.execution_role import ExecutionRole
-from constructs_llm.model.network import ModelNetwork, subnet_problem
+from constructs_llm.model.network import ModelNetwork, egress_problem, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.notes import add_note
 from constructs_llm.problems import Problem, Problems, fail
@@ -162,7 +163,7 @@ class LlmModel(Construct):
             positive_int_problem("max_total_tokens", max_total_tokens),
         ]
         problems.extend(limits)
-        problems.extend(self._network_problems(vpc, vpc_subnets))
+        problems.extend(self._network_problems(vpc, vpc_subnets, security_groups))
         if self.default_placement is not None and not any(limits):
             problems.extend(self.derive(self.default_placement).problems)
         problems.raise_if_any()
@@ -337,7 +338,10 @@ class LlmModel(Construct):
         return None if found else Placement(instance_type)
 
     def _network_problems(
-        self, vpc: ec2.IVpc | None, subnets: ec2.SubnetSelection | None
+        self,
+        vpc: ec2.IVpc | None,
+        subnets: ec2.SubnetSelection | None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None,
     ) -> list[str | None]:
         source = self.source
         return [
@@ -346,6 +350,8 @@ class LlmModel(Construct):
             if subnets is not None and vpc is None
             else None,
             subnet_problem(vpc, subnets, source) if vpc is not None else None,
+            egress_problem(security_groups, source) if vpc is not None else None,
+            source.region_problem(Stack.of(self).region),
         ]
 
     def _require_default(self) -> Placement:

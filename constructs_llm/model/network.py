@@ -142,3 +142,44 @@ def _hub_download_blocked(model_id: str | None, isolated: bool) -> str:
         f"Hub model '{model_id}' cannot download from {why}; use private subnets with egress "
         f"or {_STAGE_IN_S3}"
     )
+
+
+def egress_problem(
+    security_groups: Sequence[ec2.ISecurityGroup] | None, source: ModelSource
+) -> str | None:
+    """A Hub download through security groups that allow no egress at all: the container
+    reaches huggingface.co only through an outbound rule (security groups are stateful, so
+    nothing else lets the download out), and no VPC endpoint serves the Hub. The endpoint then
+    fails its health check after the whole startup timeout. Only groups this app creates are
+    read (an imported group's rules are not known); their rules are read as they stand when
+    the model is created, so add a group's egress rules before passing it."""
+    from aws_cdk import aws_ec2 as ec2
+
+    owned = [g for g in security_groups or () if isinstance(g, ec2.SecurityGroup)]
+    if not source.is_hub or not owned or len(owned) != len(list(security_groups or ())):
+        return None
+    if any(_allows_egress(group) for group in owned):
+        return None
+    names = ", ".join(f"'{g.node.path}'" for g in owned)
+    return (
+        f"Hub model '{source.model_id}' downloads through security groups {names}, which allow "
+        "no outbound traffic, so the download never starts and the endpoint fails its health "
+        "check; create the group with allow_all_outbound=True or add an egress rule for HTTPS "
+        f"(port 443) before passing it, or {_STAGE_IN_S3}"
+    )
+
+
+def _allows_egress(group: ec2.SecurityGroup) -> bool:
+    from aws_cdk import Stack
+    from aws_cdk import aws_ec2 as ec2
+
+    if group.allow_all_outbound or group.allow_all_ipv6_outbound:
+        return True
+    resolved = Stack.of(group).resolve(
+        getattr(group.node.default_child, "security_group_egress", None)
+    )
+    # With allow_all_outbound=False, CDK renders one rule that matches no traffic (ICMP type
+    # 252, code 86, to 255.255.255.255/32) until a real one is added.
+    real = [r for r in resolved or [] if r.get("cidrIp") != "255.255.255.255/32"]
+    separate = [c for c in group.node.children if isinstance(c, ec2.CfnSecurityGroupEgress)]
+    return bool(real or separate)

@@ -123,6 +123,11 @@ class ModelSource(abc.ABC):
         """The Hub id (for a Hub source, or as declared for S3 weights); None if unknown."""
         return None
 
+    def region_problem(self, region: str) -> str | None:
+        """A problem when the weights are known to live in another region than ``region``
+        (the model's stack's). @default None: nothing to compare"""
+        return None
+
     @property
     def is_hub(self) -> bool:
         """True when the container downloads from the Hub (needs egress, no isolation)."""
@@ -247,6 +252,9 @@ class _S3Source(ModelSource):
     @property
     def model_id(self) -> str | None:
         return self._model_id
+
+    def region_problem(self, region: str) -> str | None:
+        return _checks.bucket_region_problem(self._bucket, region)
 
     def bind(
         self, scope: Construct, grantee: iam.IGrantable, *, token_env_names: tuple[str, ...]

@@ -187,6 +187,28 @@ def bucket_problem(bucket: object) -> str | None:
     return None
 
 
+def bucket_region_problem(bucket: object, region: str) -> str | None:
+    """Weights in a bucket known to be in another region than the model's: "The model
+    artifacts must be in an S3 bucket that is in the same region as the model or endpoint you
+    are creating" (botocore 1.44.5, ``sagemaker`` ``ContainerDefinition.ModelDataUrl``), so
+    CreateModel fails at deploy. Known means both regions are concrete: a bucket imported with
+    ``region=`` (or created in a stack of a concrete region) and a model in a concrete region."""
+    env = getattr(bucket, "env", None)
+    where = getattr(env, "region", None)
+    if not isinstance(where, str) or Token.is_unresolved(where) or Token.is_unresolved(region):
+        return None
+    if where == region:
+        return None
+    name = getattr(bucket, "bucket_name", None)
+    shown = repr(name) if isinstance(name, str) and not Token.is_unresolved(name) else "the bucket"
+    return (
+        f"the weights' bucket {shown} is in {where}, but the model deploys to {region}, and "
+        "SageMaker reads model artifacts only from a bucket in the model's region; copy the "
+        f"weights to a bucket in {region} (S3 replication or aws s3 sync), or deploy the model "
+        f"in {where}"
+    )
+
+
 def prefix_problem(prefix: object) -> str | None:
     if not isinstance(prefix, str):
         return f"prefix must be a string such as 'llama3-8b/', got {prefix!r}"

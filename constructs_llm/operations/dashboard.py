@@ -16,10 +16,11 @@ component, found by search expressions, as the ids are only known once the endpo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct, Node
 
@@ -126,7 +127,10 @@ def _check(
     dashboard_name: object,
 ) -> None:
     problems = Problems(f"LlmDashboard '{dashboard.node.path}'")
-    problems.add(str_problem("dashboard_name", dashboard_name, example="llm-operations"))
+    problems.add(
+        str_problem("dashboard_name", dashboard_name, example="llm-operations")
+        or dashboard_name_problem(dashboard_name)
+    )
     for prop, items, kind, label in (
         ("endpoints", endpoints, DashboardTarget, "an LlmEndpoint"),
         ("components", components, DashboardTarget, "an InferenceComponent"),
@@ -391,4 +395,20 @@ def _alarms(target: DashboardTarget) -> cloudwatch.AlarmStatusWidget | None:
         return None
     return cloudwatch.AlarmStatusWidget(
         title="Alarms", alarms=list(target.alarms), width=_WIDTH, height=_HEIGHT
+    )
+
+
+#: CloudWatch's PutDashboard: "The maximum length is 255, and valid characters are A-Z, a-z,
+#: 0-9, "-", and "_"" (botocore 1.44.5, ``cloudwatch`` ``PutDashboardInput.DashboardName``).
+_DASHBOARD_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")
+
+
+def dashboard_name_problem(name: object) -> str | None:
+    """A dashboard name CloudWatch refuses, with the name it would take instead."""
+    if not isinstance(name, str) or Token.is_unresolved(name) or _DASHBOARD_NAME.fullmatch(name):
+        return None
+    fixed = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:255] or "llm-operations"
+    return (
+        f"dashboard_name must be 1-255 characters of A-Z, a-z, 0-9, '-' and '_' (CloudWatch's "
+        f"PutDashboard), got {name!r}; e.g. {fixed!r}"
     )

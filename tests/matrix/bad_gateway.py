@@ -9,6 +9,7 @@ import pytest
 from aws_cdk import Environment, Fn, Stack
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 
 from constructs_llm import (
     Engine,
@@ -109,6 +110,19 @@ def two_models(s: Stack) -> tuple[Any, Any]:
 
 
 BAD_GATEWAY = [
+    pytest.param(
+        lambda s: invoker(
+            s,
+            adapter_layer=lambda_.LayerVersion.from_layer_version_arn(
+                s, "Layer", "arn:aws:lambda:us-east-1:753240598075:layer:LambdaAdapterLayerX86:28"
+            ),
+        ),
+        ConfigurationError,
+        r"adapter_layer '.*LambdaAdapterLayerX86:28' is the Lambda Web Adapter built for x86_64, "
+        r"but the function is arm64 \(the default\); pass "
+        r"architecture=lambda_\.Architecture\.X86_64",
+        id="invoker-adapter-layer-of-another-architecture",
+    ),
     # StreamingInvoker.add_distribution(certificate=..., domain_names=...)
     pytest.param(
         lambda s: distribution(s),

@@ -33,6 +33,7 @@ from tests.matrix.builders import (
     G5,
     LLAMA3,
     LLAMA31_405B,
+    app_of,
     bucket,
     component,
     custom,
@@ -64,6 +65,31 @@ def _async_endpoint(s: Stack) -> LlmEndpoint:
 
 
 BAD_HOSTING = [
+    pytest.param(
+        lambda s: (
+            endpoint(s, endpoint_name="chat"),
+            endpoint(Stack(app_of(s), "Other"), endpoint_name="chat"),
+        ),
+        ConfigurationError,
+        r"LlmEndpoint 'Other/Endpoint'.*endpoint_name 'chat' is also the name of "
+        r"'Test/Endpoint', and both deploy to an environment-agnostic account and region.*"
+        r"give each endpoint its own name",
+        id="endpoint-name-twice-in-one-app",
+    ),
+    pytest.param(
+        lambda s: component(s, accelerators=1, min_memory_mib=16),
+        ConfigurationError,
+        r"min_memory_mib must be an integer >= 128, got 16; min_memory_mib is in MiB: for 16 "
+        r"GiB pass min_memory_mib=16 \* 1024 \(16,384\)",
+        id="component-memory-gib-given-as-mib",
+    ),
+    pytest.param(
+        lambda s: invoker(s, memory_size=2),
+        ConfigurationError,
+        r"memory_size must be 128-10240 MiB, got 2; memory_size is in MiB: for 2 GiB pass "
+        r"memory_size=2 \* 1024 \(2,048\)",
+        id="invoker-memory-gib-given-as-mib",
+    ),
     # Cross-feature rules (hosting/rules.py): each names both features and the fix
     pytest.param(
         lambda s: LlmEndpoint(

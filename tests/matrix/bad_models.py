@@ -4,7 +4,9 @@ network, and props of the wrong kind."""
 from __future__ import annotations
 
 import pytest
+from aws_cdk import Stack
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_s3 as s3
 
 from constructs_llm import (
     Engine,
@@ -29,8 +31,10 @@ from tests.matrix.builders import (
     TOKEN,
     TRN1,
     V100_4GPU,
+    app_of,
     bucket,
     custom,
+    in_region,
     model,
     vpc,
 )
@@ -175,7 +179,113 @@ BAD_MODELS = [
         r"env HF_NUM_CORES=4 exceeds the 2 NeuronCores of ml\.inf2\.xlarge",
         id="model-env-neuron-cores-above-instance",
     ),
+    # Engine arguments against the engine's own limits
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(), env={"SM_VLLM_MAX_LORA_RANK": "24"}),
+        ConfigurationError,
+        r"env SM_VLLM_MAX_LORA_RANK='24' is a LoRA rank vLLM does not accept.*"
+        r"1, 8, 16, 32, 64, 128, 256, 320, 512.*use 32, the next rank",
+        id="model-env-vllm-lora-rank-not-accepted",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"OPTION_MAX_LORA_RANK": "1024"}),
+        ConfigurationError,
+        r"env OPTION_MAX_LORA_RANK='1024' is a LoRA rank vLLM does not accept.*use one of them",
+        id="model-env-lmi-lora-rank-above-vllm",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            instance_type=G5_4GPU,
+            engine=Engine.vllm(),
+            env={"SM_VLLM_PIPELINE_PARALLEL_SIZE": "2"},
+        ),
+        ConfigurationError,
+        r"SM_VLLM_TENSOR_PARALLEL_SIZE=4 x SM_VLLM_PIPELINE_PARALLEL_SIZE=2 needs 8 GPUs, but "
+        r"there are 4 of ml\.g5\.12xlarge.*tensor parallel degree to 2",
+        id="model-env-vllm-tensor-times-pipeline-above-gpus",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            instance_type=G5_4GPU,
+            engine=Engine.lmi(tensor_parallel_degree=2),
+            env={"OPTION_PIPELINE_PARALLEL_DEGREE": "4"},
+        ),
+        ConfigurationError,
+        r"OPTION_TENSOR_PARALLEL_DEGREE=2 x OPTION_PIPELINE_PARALLEL_DEGREE=4 needs 8 GPUs",
+        id="model-env-lmi-tensor-times-pipeline-above-gpus",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA31, needs_token=False),
+            engine=Engine.vllm(tool_call_parser="hermes"),
+            max_total_tokens=8192,
+        ),
+        ConfigurationError,
+        r"tool_call_parser='hermes' does not fit the model family 'llama-3\.1', whose output "
+        r"the 'llama3_json' parser reads.*use tool_call_parser='llama3_json'",
+        id="model-tool-parser-of-another-family",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            source=ModelSource.hugging_face(LLAMA31, needs_token=False),
+            engine=Engine.vllm(reasoning_parser="deepseek_r1"),
+            max_total_tokens=8192,
+        ),
+        ConfigurationError,
+        r"reasoning_parser='deepseek_r1' does not fit the model family 'llama-3\.1', which has "
+        r"no reasoning parser format.*drop reasoning_parser",
+        id="model-reasoning-parser-on-a-model-without-thinking",
+    ),
     # Environment
+    pytest.param(
+        lambda s: model(s, engine=Engine.vllm(), env={"--max-model-len": "4096"}),
+        ConfigurationError,
+        r"env key '--max-model-len' is a command-line flag.*refuses it.*"
+        r"the engine reads it as env 'SM_VLLM_MAX_MODEL_LEN'",
+        id="model-env-vllm-flag-as-key",
+    ),
+    pytest.param(
+        lambda s: model(s, engine=Engine.lmi(), env={"enable-prefix-caching": "true"}),
+        ConfigurationError,
+        r"env key 'enable-prefix-caching' is a command-line flag.*"
+        r"'OPTION_ENABLE_PREFIX_CACHING'",
+        id="model-env-lmi-flag-as-key",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"2FAST": "1"}),
+        ConfigurationError,
+        r"env key '2FAST' is refused by SageMaker's CreateModel.*\[a-zA-Z_\]\[a-zA-Z0-9_\]\*"
+        r".*e\.g\. '_2FAST'",
+        id="model-env-key-starts-with-a-digit",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"MY.SETTING": "x"}),
+        ConfigurationError,
+        r"env key 'MY\.SETTING' is refused by SageMaker's CreateModel.*e\.g\. 'MY_SETTING'",
+        id="model-env-key-with-a-dot",
+    ),
+    pytest.param(
+        lambda s: model(s, env={"CHAT_TEMPLATE": "x" * 1025}),
+        ConfigurationError,
+        r"value of env 'CHAT_TEMPLATE' is 1,025 characters, above the 1,024",
+        id="model-env-value-above-1024",
+    ),
+    pytest.param(
+        lambda s: model(s, env={f"EXTRA_{i}": "1" for i in range(100)}),
+        ConfigurationError,
+        r"the container env holds 1\d\d entries with the engine's own, above the 100",
+        id="model-env-more-than-100-entries",
+    ),
+    pytest.param(
+        lambda s: model(s, env={f"LONG_{i}": "x" * 1000 for i in range(40)}),
+        ConfigurationError,
+        r"add up to [\d,]+ characters with the engine's own, above the 32,768 \(32 KB\)",
+        id="model-env-above-32-kb",
+    ),
     pytest.param(
         lambda s: model(s, env={"HF_TOKEN": TOKEN}),
         ConfigurationError,
@@ -412,6 +522,37 @@ BAD_MODELS = [
         ConfigurationError,
         r"Hub model 'meta-llama/Meta-Llama-3-8B-Instruct' cannot download from public subnets",
         id="model-hub-in-public-subnets",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            vpc=(network := vpc(s, ec2.SubnetType.PUBLIC, ec2.SubnetType.PRIVATE_WITH_EGRESS)),
+            security_groups=[ec2.SecurityGroup(s, "Closed", vpc=network, allow_all_outbound=False)],
+        ),
+        ConfigurationError,
+        r"Hub model 'meta-llama/Meta-Llama-3-8B-Instruct' downloads through security groups "
+        r"'Test/Closed', which allow no outbound traffic.*allow_all_outbound=True or add an "
+        r"egress rule for HTTPS \(port 443\)",
+        id="model-hub-behind-security-groups-without-egress",
+    ),
+    pytest.param(
+        lambda s: model(
+            in_region(s, "us-east-1"),
+            source=ModelSource.s3(
+                s3.Bucket.from_bucket_attributes(
+                    Stack.of(app_of(s).node.find_child("Test")),
+                    "Weights",
+                    bucket_name="weights-eu",
+                    region="eu-west-1",
+                ),
+                "llama3-8b/",
+                model_id=LLAMA3,
+            ),
+        ),
+        ConfigurationError,
+        r"the weights' bucket 'weights-eu' is in eu-west-1, but the model deploys to us-east-1.*"
+        r"copy the weights to a bucket in us-east-1",
+        id="model-s3-weights-in-another-region",
     ),
     pytest.param(
         lambda s: model(s, vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PUBLIC)),

@@ -515,6 +515,15 @@ BAD_OPERATIONS = [
     ),
     # Dashboard
     pytest.param(
+        lambda s: LlmDashboard(
+            s, "Dashboard", endpoints=[endpoint(s)], dashboard_name="LLM operations (prod)"
+        ),
+        ConfigurationError,
+        r"dashboard_name must be 1-255 characters of A-Z, a-z, 0-9, '-' and '_' \(CloudWatch's "
+        r"PutDashboard\), got 'LLM operations \(prod\)'; e\.g\. 'LLM-operations-prod'",
+        id="dashboard-name-cloudwatch-refuses",
+    ),
+    pytest.param(
         lambda s: LlmDashboard(s, "Dashboard"),
         ConfigurationError,
         r"nothing to show: pass endpoints=\[\.\.\.\], components=\[\.\.\.\] or invokers=\[\.\.\.\]",

@@ -4,7 +4,7 @@ builder for each warning users can acknowledge."""
 from __future__ import annotations
 
 import pytest
-from aws_cdk import Duration, Size, Stack
+from aws_cdk import Duration, Environment, Size, Stack
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
@@ -36,6 +36,7 @@ from tests.matrix.builders import (
     QWEN25_AWQ,
     T4,
     TRN1,
+    app_of,
     bucket,
     component,
     custom,
@@ -156,6 +157,13 @@ def _tools_where_served(s: Stack) -> object:
     ]
 
 
+def _https_out(s: Stack, network: ec2.IVpc) -> ec2.SecurityGroup:
+    """A group allowing only HTTPS out, its rule added before the model reads it."""
+    group = ec2.SecurityGroup(s, "HttpsOut", vpc=network, allow_all_outbound=False)
+    group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443))
+    return group
+
+
 def _components_agreeing_on_the_network(s: Stack) -> object:
     """Two components whose models share isolation, subnets and security group."""
     network = vpc(s, ec2.SubnetType.PRIVATE_ISOLATED)
@@ -174,6 +182,31 @@ def _components_agreeing_on_the_network(s: Stack) -> object:
 
 
 CONTROLS = [
+    pytest.param(
+        lambda s: (
+            endpoint(in_region(s, "us-east-1"), endpoint_name="chat"),
+            endpoint(
+                Stack(app_of(s), "West", env=Environment(region="us-west-2")),
+                endpoint_name="chat",
+            ),
+        ),
+        set(),
+        id="endpoint-name-twice-in-two-regions",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            instance_type=G5_4GPU,
+            engine=Engine.vllm(tensor_parallel_size=2),
+            env={
+                "SM_VLLM_PIPELINE_PARALLEL_SIZE": "2",
+                "SM_VLLM_MAX_LORA_RANK": "320",
+                "_PRIVATE_SETTING": "x" * 1024,
+            },
+        ),
+        set(),
+        id="model-engine-args-at-their-limits",
+    ),
     pytest.param(
         _components_agreeing_on_the_network,
         {COMPONENTS_G5_4GPU},
@@ -293,6 +326,15 @@ CONTROLS = [
         ),
         set(),
         id="model-hub-in-private-subnets-with-egress",
+    ),
+    pytest.param(
+        lambda s: model(
+            s,
+            vpc=(network := vpc(s, ec2.SubnetType.PUBLIC, ec2.SubnetType.PRIVATE_WITH_EGRESS)),
+            security_groups=[_https_out(s, network)],
+        ),
+        set(),
+        id="model-hub-behind-a-security-group-with-https-egress",
     ),
     pytest.param(
         lambda s: model(
@@ -504,6 +546,13 @@ CONTROLS = [
 
 IMPORTED_KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555"
 WARNINGS = [
+    pytest.param(
+        lambda s: invoker(s, max_concurrency=10),
+        "reserved-concurrency",
+        r"max_concurrency=10 reserves 10 of the account's Lambda concurrency.*keeps 100 "
+        r"unreserved.*at least 110.*aws lambda get-account-settings.*or drop max_concurrency",
+        id="invoker-reserved-concurrency",
+    ),
     pytest.param(
         lambda s: invoker(
             s,

@@ -26,12 +26,14 @@ from constructs_llm.hosting.components.plan import AdapterPlan, ComponentEndpoin
 from constructs_llm.hosting.container_writes import component_endpoint_writes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
 from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
+from constructs_llm.hosting.name_clash import name_clash_problem
 from constructs_llm.hosting.names import fleet_variant_name, name_problem
 from constructs_llm.hosting.plan import VariantPlan, pools_of
 from constructs_llm.hosting.production_variant import (
     production_variant,
 )
 from constructs_llm.hosting.rules import rule_problems
+from constructs_llm.hosting.stack_size import watch_stack_size
 from constructs_llm.hosting.storage import (
     grant_volume_key,
     kms_problem,
@@ -168,7 +170,9 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if all_ints(min_instances, max_instances) and min_instances > max_instances:
             problems.add(_min_instances_above_max(min_instances, max_instances))
         problems.add(timeout_problem("health_check_timeout", health_check_timeout))
-        problems.add(name_problem("endpoint_name", endpoint_name))
+        problems.add(
+            name_problem("endpoint_name", endpoint_name) or name_clash_problem(self, endpoint_name)
+        )
         for inst in pools.instance_types:
             problems.add(volume_problem(inst, volume_size))
             problems.add(kms_problem(inst, kms_key))
@@ -220,6 +224,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         )
         self._annotate()
         render_at_synth(self, self._render)
+        watch_stack_size(self)
 
     # -- what it is -----------------------------------------------------------------------------
 

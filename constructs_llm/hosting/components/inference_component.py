@@ -67,7 +67,12 @@ from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.synth_hook import render_at_synth
-from constructs_llm.values import int_type_problem, positive_int_problem, type_problem
+from constructs_llm.values import (
+    int_type_problem,
+    memory_mib_problem,
+    positive_int_problem,
+    type_problem,
+)
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -199,7 +204,7 @@ class InferenceComponent(
         problems.extend(
             [
                 positive_int_problem("copies", copies),
-                positive_int_problem("min_memory_mib", min_memory_mib, minimum=MIN_MEMORY_MIB),
+                memory_mib_problem("min_memory_mib", min_memory_mib, minimum=MIN_MEMORY_MIB),
                 cpu_cores_problem(cpu_cores),
                 *on_pools.each(on_pools.accelerator_problems),
                 timeout_problem("health_check_timeout", health_check_timeout),

@@ -107,3 +107,25 @@ def _commercial_partition_rule(stack: Stack) -> None:
         "of the commercial partition; give the stack a concrete region (China gets its x86_64 "
         "layer) or pass adapter_layer=...",
     )
+
+
+def layer_architecture_problem(layer: object, architecture: object) -> str | None:
+    """A published adapter layer given for another architecture than the function's: Lambda
+    runs the layer's ``bootstrap`` binary, which a function of the other architecture cannot
+    execute, so every invocation fails at start ("exec format error"). The function is arm64
+    unless ``architecture`` says otherwise (:func:`adapter_for`)."""
+    arn = getattr(layer, "layer_version_arn", None)
+    if not isinstance(arn, str) or Token.is_unresolved(arn):
+        return None
+    names = {**catalogs.lwa_layers().commercial.layers, **catalogs.lwa_layers().china.layers}
+    built_for = next((arch for arch, name in names.items() if f":layer:{name}:" in arn), None)
+    function = architecture if isinstance(architecture, lambda_.Architecture) else None
+    runs = (function or lambda_.Architecture.ARM_64).name
+    if built_for is None or built_for == runs:
+        return None
+    wanted = "ARM_64" if built_for == "arm64" else "X86_64"
+    return (
+        f"adapter_layer {arn!r} is the Lambda Web Adapter built for {built_for}, but the function "
+        f"is {runs}{'' if function else ' (the default)'}; pass "
+        f"architecture=lambda_.Architecture.{wanted}, or the layer built for {runs}"
+    )

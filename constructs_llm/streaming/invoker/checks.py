@@ -28,7 +28,10 @@ from constructs_llm.streaming.formats import (
     MAX_REQUEST_BYTES,
     ReasoningField,
 )
-from constructs_llm.streaming.invoker.adapter_layer import adapter_layer_problem
+from constructs_llm.streaming.invoker.adapter_layer import (
+    adapter_layer_problem,
+    layer_architecture_problem,
+)
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.targets import check_targets, served_pools
@@ -120,7 +123,13 @@ def check_invoker(
     if isinstance(memory_size, bool) or not isinstance(memory_size, int):
         problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
     elif not 128 <= memory_size <= 10240:
-        problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}")
+        slip = (
+            f"; memory_size is in MiB: for {memory_size} GiB pass memory_size={memory_size} * "
+            f"1024 ({memory_size * 1024:,})"
+            if 1 <= memory_size <= 10
+            else ""
+        )
+        problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}{slip}")
     problems.raise_if_any()
     return called
 
@@ -165,6 +174,7 @@ def _adapter_problems(
     """Without a layer the published one for the region decides the architecture, and a
     region outside the partitions it is published in needs a layer of the user's."""
     if layer is not None:
+        problems.add(layer_architecture_problem(layer, architecture))
         return
     if isinstance(architecture, lambda_.Architecture):
         problems.add(

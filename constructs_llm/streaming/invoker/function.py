@@ -102,6 +102,27 @@ def waive_function_checks(function: lambda_.Function, *, max_concurrency: int | 
     waive(function.node.default_child, *skips)
 
 
+def warn_reserved_concurrency(function: lambda_.Function, max_concurrency: int | None) -> None:
+    """Reserving concurrency fails the deploy where the account's limit cannot spare it:
+    "Lambda reserves 100 units of concurrency for functions that don't use reserved
+    concurrency" (Lambda developer guide, "Configuring reserved concurrency"), and new accounts
+    may have a limit of 10-50 in all, so ``PutFunctionConcurrency`` is refused ("...decreases
+    account's UnreservedConcurrentExecution below its minimum value of [100]")."""
+    if not max_concurrency:
+        return
+    warn(
+        function,
+        SynthWarning(
+            WarningId.RESERVED_CONCURRENCY,
+            f"max_concurrency={max_concurrency} reserves {max_concurrency} of the account's "
+            "Lambda concurrency, and Lambda keeps 100 unreserved, so the deploy fails unless "
+            f"the account's limit is at least {max_concurrency + 100} (new accounts may have "
+            "10-50: `aws lambda get-account-settings` shows AccountLimit.ConcurrentExecutions; "
+            "ask for more in Service Quotas), or drop max_concurrency",
+        ),
+    )
+
+
 def record_public_url(url: lambda_.FunctionUrl, function: lambda_.Function) -> None:
     """API-key auth: the public URL's checkov findings and cdk-nag findings, with reasons."""
     waive(url.node.default_child, CheckovSkip("CKV_AWS_258", _PUBLIC_URL_REASON))

@@ -38,6 +38,7 @@ from constructs_llm.streaming.invoker.function import (
     record_public_url,
     runtime_code,
     waive_function_checks,
+    warn_reserved_concurrency,
 )
 from constructs_llm.streaming.invoker.metrics import InvokerMetrics
 from constructs_llm.streaming.invoker.targets import environment_size_problem
@@ -190,6 +191,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             environment=environment,
         )
         waive_function_checks(self.function, max_concurrency=max_concurrency)
+        warn_reserved_concurrency(self.function, max_concurrency)
         for each in called:
             each.grant_invoke(self.role)
         for name, value in auth.bind(self.function).items():
