@@ -202,7 +202,7 @@ def main() -> None:
     p99_ratio = statistics.median(r[1] for r in ratios)
     print(
         f"  prefix-aware / least outstanding: p50 {p50_ratio:.2f}x, p99 {p99_ratio:.2f}x "
-        f"(median of {len(SEEDS)} paired seeds; goal p50 <= {GOAL:.2f}x) "
+        f"(median of {len(SEEDS)} paired workloads; goal p50 <= {GOAL:.2f}x) "
         f"{'PASS' if p50_ratio <= GOAL else 'MISS'}"
     )
 
