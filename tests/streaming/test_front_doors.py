@@ -14,7 +14,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk.assertions import Template
 
-from constructs_llm import InvokerAuth, StreamingInvoker
+from constructs_llm import Cors, InvokerAuth, StreamingInvoker
 from constructs_llm.errors import ConfigurationError
 from tests.matrix.builders import endpoint as llama3_endpoint
 
@@ -24,14 +24,19 @@ ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
 
 @pytest.fixture(scope="module")
 def doors(new_stack: Callable[..., Stack]) -> tuple[Stack, Template]:
-    """One stack: an API-key invoker (KMS-encrypted secret, max_concurrency) and an IAM
-    invoker, each behind a distribution; the IAM one with a WAF rate rule."""
+    """One stack: an API-key invoker (KMS-encrypted secret, max_concurrency, CORS) and an IAM
+    invoker, each behind a distribution; the IAM one public, with a WAF rate rule."""
     stack = new_stack()
     endpoint = llama3_endpoint(stack)
     key = kms.Key(stack, "KeysKey", enable_key_rotation=True)
     secret = secretsmanager.Secret(stack, "Keys", encryption_key=key)
     keyed = StreamingInvoker(
-        stack, "Keyed", target=endpoint, auth=InvokerAuth.api_keys(secret), max_concurrency=7
+        stack,
+        "Keyed",
+        target=endpoint,
+        auth=InvokerAuth.api_keys(secret),
+        max_concurrency=7,
+        cors=Cors(allowed_origins=["https://App.example.com/"], max_age=Duration.minutes(10)),
     )
     keyed.add_distribution()
     signed = StreamingInvoker(stack, "Signed", target=endpoint, auth=InvokerAuth.iam())
@@ -599,3 +604,55 @@ def test_an_api_key_invoker_without_a_distribution_has_no_origin_secret(
     template = Template.from_stack(stack)
     template.resource_count_is("AWS::SecretsManager::Secret", 0)
     assert "ORIGIN_SECRET_ID" not in _function(template, "Keyed")["Environment"]["Variables"]
+
+
+# -- CORS ---------------------------------------------------------------------------------------
+
+
+def test_cors_goes_to_the_runtime_and_not_to_the_function_url(
+    doors: tuple[Stack, Template],
+) -> None:
+    _, template = doors
+    env = _function(template, "Keyed")["Environment"]["Variables"]
+    assert env["CORS_ALLOWED_ORIGINS"] == "https://app.example.com"  # as browsers send it
+    assert env["CORS_ALLOWED_HEADERS"] == "authorization,content-type,x-amz-content-sha256"
+    assert env["CORS_MAX_AGE_SECONDS"] == "600"
+    # the runtime answers CORS; the URL's own Cors would answer preflights itself
+    assert "Cors" not in _url(template, "Keyed")
+    # off unless asked for
+    signed = _function(template, "Signed")["Environment"]["Variables"]
+    assert not [name for name in signed if name.startswith("CORS_")]
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"allowed_origins": []}, r"allowed_origins must name at least one origin, got \[\]"),
+        (
+            {"allowed_origins": ["app.example.com"]},
+            r"allowed_origins\[0\] must be an origin such as 'https://app.example.com'.*got "
+            r"'app.example.com'",
+        ),
+        (
+            {"allowed_origins": ["https://app.example.com/chat"]},
+            r"no path\), got 'https://app.example.com/chat'",
+        ),
+        ({"allowed_origins": ["*", "https://a.example"]}, "'\\*' allows every origin; give it alone"),
+        (
+            {"allowed_origins": ["*"], "allowed_headers": ["*"]},
+            "'\\*' does not cover Authorization",
+        ),
+        (
+            {"allowed_origins": ["*"], "allowed_headers": ["x header"]},
+            r"allowed_headers\[0\] must be a header name.*got 'x header'",
+        ),
+        (
+            {"allowed_origins": ["*"], "max_age": Duration.days(2)},
+            "max_age must be between 0 seconds and 1 day, got 172800 s",
+        ),
+    ],
+)
+def test_bad_cors_values_fail_naming_them(props: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message) as raised:
+        Cors(**props)
+    assert str(raised.value).startswith("Cors")
