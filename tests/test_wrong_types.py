@@ -618,7 +618,11 @@ WRONG_TYPES = [
     *_cases(
         "cors",
         lambda s, kw: Cors(**{"allowed_origins": ["https://app.example.com"], **kw}),
-        {"allowed_origins": "https://app.example.com", "allowed_headers": "authorization", "max_age": 600},
+        {
+            "allowed_origins": "https://app.example.com",
+            "allowed_headers": "authorization",
+            "max_age": 600,
+        },
     ),
     # Engines
     *_cases(

@@ -116,7 +116,9 @@ def test_the_secret_read_is_scoped_to_that_one_secret(doors: tuple[Stack, Templa
     _, template = doors
     secret_logical_id = _keys_secret(template)
     reads = [
-        s for s in _role_statements(template, "Keyed") if "secretsmanager" in json.dumps(s["Action"])
+        s
+        for s in _role_statements(template, "Keyed")
+        if "secretsmanager" in json.dumps(s["Action"])
     ]
     assert len(reads) == 1  # CDK merges the reads of the keys and of the origin secret
     assert "secretsmanager:GetSecretValue" in reads[0]["Action"]
@@ -580,7 +582,7 @@ def test_only_the_invoker_s_role_may_read_the_origin_secret(
     assert statement in _role_statements(template, "Keyed")
     # no statement of the role reads secrets on a wildcard
     assert not any(
-        "secretsmanager" in json.dumps(s["Action"]) and "*" == s["Resource"]
+        "secretsmanager" in json.dumps(s["Action"]) and s["Resource"] == "*"
         for s in _role_statements(template, "Keyed")
     )
 
@@ -637,7 +639,10 @@ def test_cors_goes_to_the_runtime_and_not_to_the_function_url(
             {"allowed_origins": ["https://app.example.com/chat"]},
             r"no path\), got 'https://app.example.com/chat'",
         ),
-        ({"allowed_origins": ["*", "https://a.example"]}, "'\\*' allows every origin; give it alone"),
+        (
+            {"allowed_origins": ["*", "https://a.example"]},
+            "'\\*' allows every origin; give it alone",
+        ),
         (
             {"allowed_origins": ["*"], "allowed_headers": ["*"]},
             "'\\*' does not cover Authorization",

@@ -15,7 +15,6 @@ import subprocess
 import urllib.parse
 import uuid
 from collections.abc import Iterator
-from typing import Any
 from unittest import mock
 
 import openai

@@ -93,12 +93,15 @@ def _origins_problems(origins: object) -> list[str | None]:
             found.append(f"allowed_origins[{i}] must be a string, got {describe(origin)}")
         elif origin == "*" and len(origins) > 1:
             found.append("allowed_origins: '*' allows every origin; give it alone")
-        elif origin != "*" and not Token.is_unresolved(origin):
-            if not _ORIGIN.fullmatch(origin.rstrip("/")):
-                found.append(
-                    f"allowed_origins[{i}] must be an origin such as 'https://app.example.com' "
-                    f"(a scheme, a host and an optional port; no path), got {origin!r}"
-                )
+        elif (
+            origin != "*"
+            and not Token.is_unresolved(origin)
+            and not _ORIGIN.fullmatch(origin.rstrip("/"))
+        ):
+            found.append(
+                f"allowed_origins[{i}] must be an origin such as 'https://app.example.com' "
+                f"(a scheme, a host and an optional port; no path), got {origin!r}"
+            )
     return found
 
 

@@ -153,7 +153,9 @@ def _admitted(exchange: Exchange) -> bool:
     if denial is None:
         return True
     exchange.record["auth"] = denial.reason
-    exchange.send_error(denial.status, denial.message, error_type=denial.error_type, code=denial.code)
+    exchange.send_error(
+        denial.status, denial.message, error_type=denial.error_type, code=denial.code
+    )
     return False
 
 

@@ -309,7 +309,9 @@ def _number(
 
 def _cors(env: Mapping[str, str], problems: list[str]) -> CorsPolicy | None:
     """``CORS_*``: None (off) without ``CORS_ALLOWED_ORIGINS``."""
-    origins = tuple(o.lower().rstrip("/") for o in parse_list(env.get(Env.CORS_ALLOWED_ORIGINS, "")))
+    origins = tuple(
+        o.lower().rstrip("/") for o in parse_list(env.get(Env.CORS_ALLOWED_ORIGINS, ""))
+    )
     headers = parse_list(env.get(Env.CORS_ALLOWED_HEADERS, ""))
     max_age = int(
         _number(

@@ -19,8 +19,8 @@ from ..metrics import key_refresh_record
 from ..settings import Settings, sagemaker_client
 from .auth import ApiKeyAuth
 from .connection_slots import ConnectionSlots
-from .origin_secret import OriginSecret
 from .exchange import Exchange, LogSink, emit_log_line, new_request_id
+from .origin_secret import OriginSecret
 
 Dispatch = Callable[[Exchange], None]
 
@@ -62,9 +62,7 @@ class HttpServer(ThreadingHTTPServer):
         self._client = client
         self.auth = self._api_key_auth()
         #: CloudFront's origin secret, when the invoker is behind a distribution with API keys.
-        self.origin = (
-            OriginSecret(settings.origin_secret_id) if settings.origin_secret_id else None
-        )
+        self.origin = OriginSecret(settings.origin_secret_id) if settings.origin_secret_id else None
         self.slots = ConnectionSlots(settings.max_connections)
         super().__init__(address or (settings.bind_address, settings.port), handler)
 
