@@ -66,7 +66,9 @@ def _request(
     url: str, method: str, path: str, headers: dict[str, str], body: bytes | None = None
 ) -> tuple[int, dict[str, str], bytes]:
     parsed = urllib.parse.urlsplit(url)
-    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=SOCKET_TIMEOUT)
+    connection = http.client.HTTPConnection(
+        parsed.hostname or "127.0.0.1", parsed.port, timeout=SOCKET_TIMEOUT
+    )
     try:
         connection.request(method, path, body=body, headers=headers)
         response = connection.getresponse()
