@@ -176,7 +176,8 @@ DEFAULT_MAX_REQUEST_BYTES = 5 * 1024 * 1024
 #: The CloudWatch namespace of the invoker's metrics (EMF records and the construct's metrics).
 NAMESPACE = "ConstructsLlm/Invoker"
 
-#: ``auth``: no valid key (401); ``invalid_request``: another 4xx before the answer;
+#: ``auth``: no valid key (401), or refused before any key check: no origin secret or an origin
+#: CORS does not allow (403); ``invalid_request``: another 4xx before the answer;
 #: ``throttled``: 429; ``timeout``: 504; ``upstream``: SageMaker or the engine failed before
 #: the answer started (other 5xx); ``stream``: the answer started, then failed; ``internal``:
 #: a bug in the runtime (500).
