@@ -1,12 +1,15 @@
 """Cors: which web pages may call a StreamingInvoker from a browser (opt-in).
 
 The runtime answers CORS itself (``streaming/runtime/http/cors.py``), not the function URL's
-own ``Cors`` setting: a function URL with a CORS configuration answers preflight ``OPTIONS``
-requests itself and adds its headers to the answers (Lambda Developer Guide, "Cross-origin
-resource sharing (CORS)" of function URLs; ``AWS::Lambda::Url`` ``Cors``), while the runtime's
-answer is the same through the function URL and through CloudFront, comes after CloudFront's
-origin secret (so a direct preflight is refused like any direct request), and is tested here
-against the runtime's own process. The URL's ``Cors`` is left unset so the two never disagree.
+own ``Cors`` setting. With that setting "Lambda automatically adds the CORS headers to all
+responses through the function URL ... If there are conflicting headers, the configured CORS
+headers on the function URL take precedence" (Lambda Developer Guide, "Creating and managing
+Lambda function URLs", section "Cross-origin resource sharing (CORS)";
+awsdocs/aws-lambda-developer-guide: doc_source/urls-configuration.md), and Lambda then answers
+preflights at the URL, before the function and its origin secret check. The runtime's answer
+is the same through the function URL and through CloudFront, comes after CloudFront's origin
+secret (so a direct preflight is refused like any direct request), and is tested here against
+the runtime's own process. The URL's ``Cors`` is left unset so the two never disagree.
 """
 
 from __future__ import annotations
