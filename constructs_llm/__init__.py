@@ -50,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "ParserChoice": "constructs_llm.engines.parsers",
     "StreamingInvoker": "constructs_llm.streaming.invoker.streaming_invoker",
     "InvokerAuth": "constructs_llm.streaming.invoker.auth",
+    "Cors": "constructs_llm.streaming.invoker.cors",
     "Deployment": "constructs_llm.operations.deployment",
     "Alarms": "constructs_llm.operations.alarms",
     "LlmAlarms": "constructs_llm.operations.alarms",
@@ -119,6 +120,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.streaming.formats import RequestFormat as RequestFormat
     from constructs_llm.streaming.formats import StreamFormat as StreamFormat
     from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth
+    from constructs_llm.streaming.invoker.cors import Cors as Cors
     from constructs_llm.streaming.invoker.streaming_invoker import (
         StreamingInvoker as StreamingInvoker,
     )

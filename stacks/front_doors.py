@@ -1,11 +1,14 @@
-"""Front doors: one endpoint behind two invokers, one per auth mode, each behind CloudFront.
+"""Front doors: one endpoint behind two invokers, one per auth mode.
 
-- ``Keys``: API keys from a generated, KMS-encrypted Secrets Manager secret; unchanged OpenAI
-  clients call the function URL or the distribution with ``api_key=``; reserved concurrency
-  caps what a flood can run.
-- ``Signed``: IAM auth; CloudFront signs with origin access control, and a WAF rate rule
-  blocks an IP address above 600 requests in 5 minutes (CloudFront web ACLs exist only in
-  us-east-1, so this stack deploys there: a CloudFormation rule stops it anywhere else).
+- ``Keys``: API keys from a generated, KMS-encrypted Secrets Manager secret, behind CloudFront;
+  unchanged OpenAI clients call the distribution with ``api_key=``. The function URL answers
+  the distribution alone (its origin secret header), a WAF rate rule blocks an IP address
+  above 600 requests in 5 minutes (CloudFront web ACLs exist only in us-east-1, so this stack
+  deploys there: a CloudFormation rule stops it anywhere else), and reserved concurrency caps
+  what a flood can run.
+- ``Signed``: IAM auth on the function URL; callers sign with SigV4 and need
+  ``grant_invoke_url``. No distribution: behind one, origin access control would sign every
+  viewer's request and make it a public API (``add_distribution(public=True)`` says so).
 """
 
 from __future__ import annotations
@@ -68,10 +71,9 @@ class FrontDoorsStack(Stack):
                 reason="This account's Lambda concurrency limit is raised well above 120.",
             )
         )
-        self.keyed.add_distribution()
+        self.keyed.add_distribution(rate_limit=600)
 
         self.signed = StreamingInvoker(self, "Signed", target=endpoint)
-        self.signed.add_distribution(rate_limit=600)
 
         self.dashboard = LlmDashboard(
             self, "Dashboard", endpoints=[endpoint], invokers=[self.keyed, self.signed]
@@ -80,4 +82,4 @@ class FrontDoorsStack(Stack):
         CfnOutput(self, "KeysUrl", value=self.keyed.url)
         CfnOutput(self, "KeysDistributionUrl", value=self.keyed.distribution_url or "")
         CfnOutput(self, "ApiKeysSecret", value=keys.secret_name)
-        CfnOutput(self, "SignedDistributionUrl", value=self.signed.distribution_url or "")
+        CfnOutput(self, "SignedUrl", value=self.signed.url)

@@ -26,6 +26,7 @@ from constructs_llm import (
     Autoscaling,
     ContainerImage,
     CopyPlacement,
+    Cors,
     Deployment,
     Engine,
     ImportedEndpoint,
@@ -156,7 +157,7 @@ def _invoker_targets(s: Stack, kw: dict[str, Any]) -> object:
 
 
 def _distribution(s: Stack, kw: dict[str, Any]) -> object:
-    return invoker(s).add_distribution(**kw)
+    return invoker(s).add_distribution(**{"public": True, **kw})
 
 
 def _dashboard(s: Stack, kw: dict[str, Any]) -> object:
@@ -475,6 +476,7 @@ WRONG_TYPES = [
             "max_concurrency": "10",
             "max_request_bytes": "5MB",
             "reasoning_field": 5,
+            "cors": {"allowed_origins": ["https://app.example.com"]},
         },
     ),
     *_cases("invoker", _invoker_targets, {"target": "my-endpoint", "targets": "my-endpoint"}),
@@ -495,6 +497,7 @@ WRONG_TYPES = [
             "web_acl_arn": 5,
             "certificate": "arn:aws:acm:us-east-1:123456789012:certificate/abc",
             "domain_names": "llm.example.com",
+            "public": "yes",
         },
     ),
     # LlmDashboard
@@ -612,6 +615,15 @@ WRONG_TYPES = [
     *_cases("image-ecr", _from_ecr, {"repository": "my-llm", "tag": 5}),
     # InvokerAuth
     *_cases("auth-api-keys", _api_keys, {"secret": 5, "cache_ttl": 60}),
+    *_cases(
+        "cors",
+        lambda s, kw: Cors(**{"allowed_origins": ["https://app.example.com"], **kw}),
+        {
+            "allowed_origins": "https://app.example.com",
+            "allowed_headers": "authorization",
+            "max_age": 600,
+        },
+    ),
     # Engines
     *_cases(
         "engine-tgi",
@@ -796,6 +808,7 @@ SIGNATURES: dict[str, Callable[..., object]] = {
     "image-uri": ContainerImage.from_uri,
     "image-ecr": ContainerImage.from_ecr_repository,
     "auth-api-keys": InvokerAuth.api_keys,
+    "cors": Cors,
     "engine-tgi": Engine.tgi,
     "engine-tgi-neuronx": Engine.tgi_neuronx,
     "engine-lmi": Engine.lmi,

@@ -99,6 +99,10 @@ class Env:
     API_KEYS_SECRET_ID: Final = "API_KEYS_SECRET_ID"
     API_KEYS_TTL_SECONDS: Final = "API_KEYS_TTL_SECONDS"
     API_KEYS_STALE_SECONDS: Final = "API_KEYS_STALE_SECONDS"
+    ORIGIN_SECRET_ID: Final = "ORIGIN_SECRET_ID"
+    CORS_ALLOWED_ORIGINS: Final = "CORS_ALLOWED_ORIGINS"
+    CORS_ALLOWED_HEADERS: Final = "CORS_ALLOWED_HEADERS"
+    CORS_MAX_AGE_SECONDS: Final = "CORS_MAX_AGE_SECONDS"
     METRICS_NAMESPACE: Final = "METRICS_NAMESPACE"
     REASONING_FIELD: Final = "REASONING_FIELD"
 
@@ -151,6 +155,15 @@ class RouteSpec(TypedDict, total=False):
     max_inputs: int
 
 
+#: The request headers a browser may send cross-origin unless told otherwise
+#: (``CORS_ALLOWED_HEADERS``, ``Cors(allowed_headers=...)``): an API key, the JSON body's type,
+#: and the body's SHA-256 that CloudFront's origin access control needs on a POST.
+DEFAULT_CORS_HEADERS = ("authorization", "content-type", "x-amz-content-sha256")
+
+#: Seconds a browser may keep a preflight's answer unless told otherwise: two hours, the most
+#: Chromium keeps (Firefox keeps up to a day; Lambda's own CORS takes at most 86,400).
+DEFAULT_CORS_MAX_AGE_S = 7200
+
 #: The largest request body a Lambda function URL takes: "6 MB" of request payload (Lambda
 #: quotas, "Invocation payload (request and response)"), in the binary megabytes Lambda counts.
 MAX_REQUEST_BYTES = 6 * 1024 * 1024
@@ -163,7 +176,8 @@ DEFAULT_MAX_REQUEST_BYTES = 5 * 1024 * 1024
 #: The CloudWatch namespace of the invoker's metrics (EMF records and the construct's metrics).
 NAMESPACE = "ConstructsLlm/Invoker"
 
-#: ``auth``: no valid key (401); ``invalid_request``: another 4xx before the answer;
+#: ``auth``: no valid key (401), or refused before any key check: no origin secret or an origin
+#: CORS does not allow (403); ``invalid_request``: another 4xx before the answer;
 #: ``throttled``: 429; ``timeout``: 504; ``upstream``: SageMaker or the engine failed before
 #: the answer started (other 5xx); ``stream``: the answer started, then failed; ``internal``:
 #: a bug in the runtime (500).

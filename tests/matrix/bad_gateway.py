@@ -89,16 +89,18 @@ CERTIFICATE_ARN = (
 
 
 def distribution(s: Stack, certificate_arn: str | None = CERTIFICATE_ARN, **props: Any) -> object:
-    """An IAM invoker's distribution with an imported certificate (none for ``None``)."""
+    """A public IAM invoker's distribution with an imported certificate (none for ``None``)."""
     if certificate_arn is not None:
         props["certificate"] = acm.Certificate.from_certificate_arn(s, "Cert", certificate_arn)
-    return invoker(s).add_distribution(**props)
+    return invoker(s).add_distribution(public=True, **props)
 
 
 def _certificate_requested_in_frankfurt(s: Stack) -> object:
     stack = Stack(app_of(s), "Frankfurt", env=Environment(region="eu-central-1"))
     requested = acm.Certificate(stack, "Cert", domain_name="llm.example.com")
-    return invoker(s).add_distribution(certificate=requested, domain_names=["llm.example.com"])
+    return invoker(s).add_distribution(
+        public=True, certificate=requested, domain_names=["llm.example.com"]
+    )
 
 
 def variants(s: Stack, *specs: Variant, **props: Any) -> LlmEndpoint:

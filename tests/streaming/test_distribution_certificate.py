@@ -66,7 +66,7 @@ def test_the_default_certificate_s_waivers_are_gone(
 def test_without_a_certificate_the_reason_names_the_option(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
     invoker = StreamingInvoker(stack, "Signed", target=llama3_endpoint(stack))
-    invoker.add_distribution()
+    invoker.add_distribution(public=True)
     (distribution,) = (
         Template.from_stack(stack).find_resources("AWS::CloudFront::Distribution").values()
     )
@@ -84,7 +84,7 @@ def test_a_certificate_requested_in_an_agnostic_stack_asserts_us_east_1(
     stack = new_stack()
     certificate = acm.Certificate(stack, "Cert", domain_name="llm.example.com")
     StreamingInvoker(stack, "Signed", target=llama3_endpoint(stack)).add_distribution(
-        certificate=certificate, domain_names=["llm.example.com"]
+        public=True, certificate=certificate, domain_names=["llm.example.com"]
     )
     rules = Template.from_stack(stack).to_json()["Rules"]
     (assertion,) = rules["ConstructsLlmCertificateRegion"]["Assertions"]
@@ -98,7 +98,7 @@ def test_a_certificate_requested_in_us_east_1_needs_no_rule(
     stack = new_stack(region="us-east-1")
     certificate = acm.Certificate(stack, "Cert", domain_name="llm.example.com")
     StreamingInvoker(stack, "Signed", target=llama3_endpoint(stack)).add_distribution(
-        certificate=certificate, domain_names=["llm.example.com"]
+        public=True, certificate=certificate, domain_names=["llm.example.com"]
     )
     assert "ConstructsLlmCertificateRegion" not in Template.from_stack(stack).to_json().get(
         "Rules", {}

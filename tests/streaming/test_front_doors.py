@@ -14,7 +14,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk.assertions import Template
 
-from constructs_llm import InvokerAuth, StreamingInvoker
+from constructs_llm import Cors, InvokerAuth, StreamingInvoker
 from constructs_llm.errors import ConfigurationError
 from tests.matrix.builders import endpoint as llama3_endpoint
 
@@ -24,18 +24,23 @@ ALL_VIEWER_EXCEPT_HOST_HEADER = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
 
 @pytest.fixture(scope="module")
 def doors(new_stack: Callable[..., Stack]) -> tuple[Stack, Template]:
-    """One stack: an API-key invoker (KMS-encrypted secret, max_concurrency) and an IAM
-    invoker, each behind a distribution; the IAM one with a WAF rate rule."""
+    """One stack: an API-key invoker (KMS-encrypted secret, max_concurrency, CORS) and an IAM
+    invoker, each behind a distribution; the IAM one public, with a WAF rate rule."""
     stack = new_stack()
     endpoint = llama3_endpoint(stack)
     key = kms.Key(stack, "KeysKey", enable_key_rotation=True)
     secret = secretsmanager.Secret(stack, "Keys", encryption_key=key)
     keyed = StreamingInvoker(
-        stack, "Keyed", target=endpoint, auth=InvokerAuth.api_keys(secret), max_concurrency=7
+        stack,
+        "Keyed",
+        target=endpoint,
+        auth=InvokerAuth.api_keys(secret),
+        max_concurrency=7,
+        cors=Cors(allowed_origins=["https://App.example.com/"], max_age=Duration.minutes(10)),
     )
     keyed.add_distribution()
     signed = StreamingInvoker(stack, "Signed", target=endpoint, auth=InvokerAuth.iam())
-    signed.add_distribution(rate_limit=500, rate_limit_window=Duration.minutes(1))
+    signed.add_distribution(public=True, rate_limit=500, rate_limit_window=Duration.minutes(1))
     return stack, Template.from_stack(stack)
 
 
@@ -72,6 +77,14 @@ def _distribution(template: Template, name: str) -> dict[str, Any]:
     return dict(config["Properties"]["DistributionConfig"])
 
 
+def _keys_secret(template: Template) -> str:
+    """The logical ID of the API keys' secret (the user's, not the origin secret)."""
+    (logical_id,) = [
+        k for k in template.find_resources("AWS::SecretsManager::Secret") if "Origin" not in k
+    ]
+    return logical_id
+
+
 def _checkov_skips(resource: Mapping[str, Any]) -> set[str]:
     return {s["id"] for s in resource.get("Metadata", {}).get("checkov", {}).get("skip", [])}
 
@@ -93,8 +106,7 @@ def test_api_keys_make_the_url_public_and_pass_the_secret_to_the_runtime(
     _, template = doors
     url = _url(template, "Keyed")
     assert (url["AuthType"], url["InvokeMode"]) == ("NONE", "RESPONSE_STREAM")
-    secret_id = template.find_resources("AWS::SecretsManager::Secret")
-    (secret_logical_id,) = secret_id
+    secret_logical_id = _keys_secret(template)
     env = _function(template, "Keyed")["Environment"]["Variables"]
     assert env["API_KEYS_SECRET_ID"] == {"Ref": secret_logical_id}  # Ref of a secret: its ARN
     assert env["API_KEYS_TTL_SECONDS"] == "60"
@@ -102,15 +114,17 @@ def test_api_keys_make_the_url_public_and_pass_the_secret_to_the_runtime(
 
 def test_the_secret_read_is_scoped_to_that_one_secret(doors: tuple[Stack, Template]) -> None:
     _, template = doors
-    (secret_logical_id,) = template.find_resources("AWS::SecretsManager::Secret")
+    secret_logical_id = _keys_secret(template)
     reads = [
         s
         for s in _role_statements(template, "Keyed")
         if "secretsmanager" in json.dumps(s["Action"])
     ]
-    assert len(reads) == 1
+    assert len(reads) == 1  # CDK merges the reads of the keys and of the origin secret
     assert "secretsmanager:GetSecretValue" in reads[0]["Action"]
-    assert reads[0]["Resource"] == {"Ref": secret_logical_id}
+    assert sorted(r["Ref"] for r in reads[0]["Resource"]) == sorted(
+        [secret_logical_id, _origin_secret(template, "Keyed")]
+    )
 
 
 def test_a_secret_with_a_key_lets_the_invoker_decrypt_through_secrets_manager_only(
@@ -303,7 +317,7 @@ def test_an_existing_web_acl_is_attached(new_stack: Callable[..., Stack]) -> Non
     stack = new_stack(region="eu-west-1")
     invoker = StreamingInvoker(stack, "Signed", target=llama3_endpoint(stack))
     arn = "arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/abcd"
-    invoker.add_distribution(web_acl_arn=arn, read_timeout=Duration.seconds(20))
+    invoker.add_distribution(public=True, web_acl_arn=arn, read_timeout=Duration.seconds(20))
     template = Template.from_stack(stack)
     config = _distribution(template, "Signed")
     assert config["WebACLId"] == arn
@@ -317,7 +331,7 @@ def test_an_existing_web_acl_is_attached(new_stack: Callable[..., Stack]) -> Non
 def test_a_concrete_us_east_1_stack_needs_no_region_rule(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack(region="us-east-1")
     StreamingInvoker(stack, "Signed", target=llama3_endpoint(stack)).add_distribution(
-        rate_limit=100
+        public=True, rate_limit=100
     )
     template = Template.from_stack(stack)
     template.resource_count_is("AWS::WAFv2::WebACL", 1)
@@ -329,7 +343,7 @@ def test_an_invoker_heartbeat_is_kept(new_stack: Callable[..., Stack]) -> None:
     invoker = StreamingInvoker(
         stack, "Signed", target=llama3_endpoint(stack), heartbeat=Duration.seconds(5)
     )
-    invoker.add_distribution()
+    invoker.add_distribution(public=True)
     env = _function(Template.from_stack(stack), "Signed")["Environment"]["Variables"]
     assert env["HEARTBEAT_SECONDS"] == "5"
 
@@ -437,6 +451,8 @@ def test_bad_distributions_fail_at_synth_naming_the_value(
     secret = secretsmanager.Secret.from_secret_name_v2(stack, "Keys", "llm/api-keys")
     invoker_auth = InvokerAuth.iam() if auth == "iam" else InvokerAuth.api_keys(secret)
     invoker = StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), auth=invoker_auth)
+    if auth == "iam":
+        props = {"public": True, **props}
     with pytest.raises(ConfigurationError, match=message):
         invoker.add_distribution(**props)
 
@@ -450,7 +466,7 @@ def test_a_web_acl_outside_us_east_1_fails_naming_the_region(
         ConfigurationError,
         match="only in us-east-1, but this stack is in 'eu-west-1'.*web_acl_arn=",
     ):
-        invoker.add_distribution(rate_limit=100)
+        invoker.add_distribution(public=True, rate_limit=100)
 
 
 def test_a_heartbeat_as_long_as_the_read_timeout_fails(new_stack: Callable[..., Stack]) -> None:
@@ -461,12 +477,187 @@ def test_a_heartbeat_as_long_as_the_read_timeout_fails(new_stack: Callable[..., 
     with pytest.raises(
         ConfigurationError, match=r"heartbeat \(30 s\) must be shorter than read_timeout \(30 s\)"
     ):
-        invoker.add_distribution(read_timeout=Duration.seconds(30))
+        invoker.add_distribution(public=True, read_timeout=Duration.seconds(30))
 
 
 def test_a_second_distribution_is_refused(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
     invoker = StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack))
-    invoker.add_distribution()
+    invoker.add_distribution(public=True)
     with pytest.raises(ConfigurationError, match="already has a distribution"):
+        invoker.add_distribution(public=True)
+
+
+# -- who may call through the distribution ------------------------------------------------------
+
+
+def test_iam_behind_a_distribution_is_refused_unless_said_public(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an IAM invoker, whose distribution signs every viewer's request with OAC
+    stack = new_stack()
+    invoker = StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack))
+    # WHEN it is put behind CloudFront without a choice of who may call
+    with pytest.raises(ConfigurationError) as raised:
         invoker.add_distribution()
+    # THEN the error names the value, why, and both ways out
+    message = str(raised.value)
+    assert f"StreamingInvoker '{invoker.node.path}'.add_distribution" in message
+    assert "auth=InvokerAuth.iam() behind add_distribution() is an anonymous public API" in message
+    assert "anyone who reaches the distribution" in message
+    assert "InvokerAuth.api_keys(secret)" in message and "public=True" in message
+    assert invoker.distribution is None
+    # AND public=False is the same refusal
+    with pytest.raises(ConfigurationError, match="anonymous public API"):
+        invoker.add_distribution(public=False)
+
+
+def test_public_is_refused_with_api_keys(new_stack: Callable[..., Stack]) -> None:
+    stack = new_stack()
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "Keys", "llm/api-keys")
+    invoker = StreamingInvoker(
+        stack, "Stream", target=llama3_endpoint(stack), auth=InvokerAuth.api_keys(secret)
+    )
+    with pytest.raises(
+        ConfigurationError, match=r"public=True with auth=InvokerAuth.api_keys.*drop public=True"
+    ):
+        invoker.add_distribution(public=True)
+
+
+# -- the origin secret: the function URL answers CloudFront alone --------------------------------
+
+
+def _origin_secret(template: Template, name: str) -> str:
+    (logical_id,) = [
+        k
+        for k in template.find_resources("AWS::SecretsManager::Secret")
+        if k.startswith(f"{name}OriginSecret")
+    ]
+    return logical_id
+
+
+def test_an_api_key_distribution_sends_a_generated_origin_secret(
+    doors: tuple[Stack, Template],
+) -> None:
+    _, template = doors
+    secret_id = _origin_secret(template, "Keyed")
+    secret = template.find_resources("AWS::SecretsManager::Secret")[secret_id]["Properties"]
+    # generated by Secrets Manager: no value in the template
+    assert secret["GenerateSecretString"]["PasswordLength"] == 64
+    assert secret["GenerateSecretString"]["ExcludePunctuation"] is True
+    assert "SecretString" not in secret
+    # the distribution's only origin sends it, as a dynamic reference CloudFormation resolves
+    (origin,) = _distribution(template, "Keyed")["Origins"]
+    (header,) = origin["OriginCustomHeaders"]
+    assert header["HeaderName"] == "x-origin-verify"
+    assert header["HeaderValue"] == {
+        "Fn::Join": ["", ["{{resolve:secretsmanager:", {"Ref": secret_id}, ":SecretString:::}}"]]
+    }
+    # the runtime is told which secret to read
+    env = _function(template, "Keyed")["Environment"]["Variables"]
+    assert env["ORIGIN_SECRET_ID"] == {"Ref": secret_id}
+
+
+def test_only_the_invoker_s_role_may_read_the_origin_secret(
+    doors: tuple[Stack, Template],
+) -> None:
+    _, template = doors
+    secret_id = _origin_secret(template, "Keyed")
+    readers = [
+        (logical_id, statement)
+        for logical_id, policy in template.find_resources("AWS::IAM::Policy").items()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if secret_id in json.dumps(statement["Resource"])
+    ]
+    assert len(readers) == 1, readers
+    _, statement = readers[0]
+    # that secret by its ARN (Ref), beside the keys' secret: no pattern, no wildcard
+    resources = statement["Resource"]
+    assert {"Ref": secret_id} in resources
+    assert all(set(r) == {"Ref"} for r in resources)
+    assert set(statement["Action"]) == {
+        "secretsmanager:GetSecretValue",
+        "secretsmanager:DescribeSecret",
+    }
+    assert statement in _role_statements(template, "Keyed")
+    # no statement of the role reads secrets on a wildcard
+    assert not any(
+        "secretsmanager" in json.dumps(s["Action"]) and s["Resource"] == "*"
+        for s in _role_statements(template, "Keyed")
+    )
+
+
+def test_an_iam_distribution_has_no_origin_secret(doors: tuple[Stack, Template]) -> None:
+    _, template = doors
+    (origin,) = _distribution(template, "Signed")["Origins"]
+    assert "OriginCustomHeaders" not in origin
+    assert not [k for k in template.find_resources("AWS::SecretsManager::Secret") if "Signed" in k]
+    assert "ORIGIN_SECRET_ID" not in _function(template, "Signed")["Environment"]["Variables"]
+
+
+def test_an_api_key_invoker_without_a_distribution_has_no_origin_secret(
+    new_stack: Callable[..., Stack],
+) -> None:
+    stack = new_stack()
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "Keys", "llm/api-keys")
+    StreamingInvoker(
+        stack, "Keyed", target=llama3_endpoint(stack), auth=InvokerAuth.api_keys(secret)
+    )
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::SecretsManager::Secret", 0)
+    assert "ORIGIN_SECRET_ID" not in _function(template, "Keyed")["Environment"]["Variables"]
+
+
+# -- CORS ---------------------------------------------------------------------------------------
+
+
+def test_cors_goes_to_the_runtime_and_not_to_the_function_url(
+    doors: tuple[Stack, Template],
+) -> None:
+    _, template = doors
+    env = _function(template, "Keyed")["Environment"]["Variables"]
+    assert env["CORS_ALLOWED_ORIGINS"] == "https://app.example.com"  # as browsers send it
+    assert env["CORS_ALLOWED_HEADERS"] == "authorization,content-type,x-amz-content-sha256"
+    assert env["CORS_MAX_AGE_SECONDS"] == "600"
+    # the runtime answers CORS; the URL's own Cors would answer preflights itself
+    assert "Cors" not in _url(template, "Keyed")
+    # off unless asked for
+    signed = _function(template, "Signed")["Environment"]["Variables"]
+    assert not [name for name in signed if name.startswith("CORS_")]
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"allowed_origins": []}, r"allowed_origins must name at least one origin, got \[\]"),
+        (
+            {"allowed_origins": ["app.example.com"]},
+            r"allowed_origins\[0\] must be an origin such as 'https://app.example.com'.*got "
+            r"'app.example.com'",
+        ),
+        (
+            {"allowed_origins": ["https://app.example.com/chat"]},
+            r"no path\), got 'https://app.example.com/chat'",
+        ),
+        (
+            {"allowed_origins": ["*", "https://a.example"]},
+            "'\\*' allows every origin; give it alone",
+        ),
+        (
+            {"allowed_origins": ["*"], "allowed_headers": ["*"]},
+            "'\\*' does not cover Authorization",
+        ),
+        (
+            {"allowed_origins": ["*"], "allowed_headers": ["x header"]},
+            r"allowed_headers\[0\] must be a header name.*got 'x header'",
+        ),
+        (
+            {"allowed_origins": ["*"], "max_age": Duration.days(2)},
+            "max_age must be between 0 seconds and 1 day, got 172800 s",
+        ),
+    ],
+)
+def test_bad_cors_values_fail_naming_them(props: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message) as raised:
+        Cors(**props)
+    assert str(raised.value).startswith("Cors")

@@ -49,6 +49,7 @@ TOKENS = ["The", " sky", " is", " blue", "."]
         ({"status": 200, "client_disconnected": True}, None),
         ({}, None),  # the client left before any status
         ({"status": 401, "auth": "missing_key"}, "auth"),
+        ({"status": 403, "auth": "origin_header_missing"}, "auth"),
         ({"status": 400, "error_code": "invalid_request_error"}, "invalid_request"),
         ({"status": 413}, "invalid_request"),
         ({"status": 429, "upstream_error": "ThrottlingException"}, "throttled"),

@@ -184,3 +184,48 @@ def test_the_sagemaker_client_is_built_once_and_shared_across_threads(
     assert all(client is clients[0] for client in clients)
     assert clients[0].meta.config.read_timeout == 7.25
     assert sagemaker_client(settings) is clients[0]
+
+
+def test_cors_is_off_unless_origins_are_set_and_reads_its_three_variables() -> None:
+    from constructs_llm.streaming.formats import DEFAULT_CORS_HEADERS
+    from constructs_llm.streaming.runtime.http.cors import CorsPolicy
+
+    assert Settings.from_env({"ENDPOINT_NAME": "ep"}).cors is None
+    settings = Settings.from_env(
+        {
+            "ENDPOINT_NAME": "ep",
+            "CORS_ALLOWED_ORIGINS": " https://App.example.com/ , http://localhost:5173",
+            "CORS_MAX_AGE_SECONDS": "60",
+            "ORIGIN_SECRET_ID": "origin/secret",
+        }
+    )
+    assert settings.cors == CorsPolicy(
+        origins=("https://app.example.com", "http://localhost:5173"),
+        headers=DEFAULT_CORS_HEADERS,
+        max_age=60,
+    )
+    assert settings.origin_secret_id == "origin/secret"
+    assert settings.cors.allowed("https://app.example.com") == "https://app.example.com"
+    assert settings.cors.allowed("https://APP.example.com") == "https://APP.example.com"
+    assert settings.cors.allowed("https://app.example.com.evil.net") is None
+    assert settings.cors.allowed(None) is None
+    anyone = Settings.from_env({"ENDPOINT_NAME": "ep", "CORS_ALLOWED_ORIGINS": "*"}).cors
+    assert anyone is not None and anyone.allowed("https://x.example") == "*"
+
+
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"CORS_ALLOWED_HEADERS": "authorization"}, "CORS_ALLOWED_HEADERS and CORS_MAX_AGE"),
+        ({"CORS_MAX_AGE_SECONDS": "60"}, "need CORS_ALLOWED_ORIGINS"),
+        ({"CORS_ALLOWED_ORIGINS": "app.example.com"}, "got 'app.example.com'"),
+        ({"CORS_ALLOWED_ORIGINS": "*,https://a.example"}, "must be '*' alone"),
+        (
+            {"CORS_ALLOWED_ORIGINS": "*", "CORS_MAX_AGE_SECONDS": "90000"},
+            "CORS_MAX_AGE_SECONDS must be between 0 and 86400",
+        ),
+    ],
+)
+def test_a_bad_cors_setting_is_a_settings_problem(env: dict[str, str], problem: str) -> None:
+    with pytest.raises(SettingsError, match=re.escape(problem)):
+        Settings.from_env({"ENDPOINT_NAME": "ep", **env})

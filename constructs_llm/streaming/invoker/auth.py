@@ -33,7 +33,11 @@ class InvokerAuth:
       with SigV4 (``constructs_llm.streaming.sigv4_hook``) and need ``grant_invoke_url``.
     - ``InvokerAuth.api_keys(secret)``: the function URL is public (``NONE``) and the runtime
       checks ``Authorization: Bearer <key>`` against the keys in ``secret`` before anything
-      else, so unchanged OpenAI clients work with ``base_url`` and ``api_key`` alone.
+      else, so unchanged OpenAI clients work with ``base_url`` and ``api_key`` alone. Behind
+      ``add_distribution()`` the URL answers the distribution alone (its origin secret).
+
+    Behind ``add_distribution()``, IAM auth admits every viewer (origin access control signs
+    their requests): the distribution must say ``public=True``.
 
     Auth belongs to the invoker's front door, not to its targets.
     """

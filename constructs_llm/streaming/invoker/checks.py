@@ -33,6 +33,7 @@ from constructs_llm.streaming.invoker.adapter_layer import (
     layer_architecture_problem,
 )
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
+from constructs_llm.streaming.invoker.cors import Cors
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.targets import check_targets, served_pools
 from constructs_llm.values import (
@@ -70,6 +71,7 @@ def check_invoker(
     log_retention: object = None,
     log_encryption_key: object = None,
     reasoning_field: object = None,
+    cors: object = None,
 ) -> list[InvocationTarget]:
     """The invoker's targets; raises one error naming every problem of the props."""
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
@@ -120,6 +122,11 @@ def check_invoker(
         )
     problems.add(_request_bytes_problem(max_request_bytes))
     problems.add(_reasoning_field_problem(reasoning_field))
+    if cors is not None and not isinstance(cors, Cors):
+        problems.add(
+            f"cors must be Cors(allowed_origins=[...]), got {describe(cors)}; e.g. "
+            "cors=Cors(allowed_origins=['https://app.example.com'])"
+        )
     if isinstance(memory_size, bool) or not isinstance(memory_size, int):
         problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
     elif not 128 <= memory_size <= 10240:
@@ -245,9 +252,11 @@ def check_distribution(
     web_acl_arn: str | None,
     certificate: object = None,
     domain_names: object = None,
+    public: object = None,
 ) -> None:
     """Raises one error naming every problem of ``add_distribution``'s arguments."""
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'.add_distribution")
+    problems.add(_viewer_auth_problem(mode, public))
     problems.add(duration_type_problem("rate_limit_window", window))
     problems.add(str_problem("web_acl_arn", web_acl_arn, example=_WEB_ACL_ARN))
     if has_distribution:
@@ -350,6 +359,30 @@ def _heartbeat_problem(heartbeat: Duration | None, read_timeout: Duration) -> st
         f"({limit:g} s), or CloudFront drops a stream still waiting for its first token; "
         "lower heartbeat= or raise read_timeout="
     )
+
+
+def _viewer_auth_problem(mode: AuthMode, public: object) -> str | None:
+    """Who may call through the distribution must be a choice: with IAM auth, origin access
+    control signs every viewer's request (CloudFront Developer Guide,
+    private-content-restricting-access-to-lambda), so anyone who reaches the distribution
+    calls the model; with API keys the keys authenticate viewers."""
+    if public is not None and not isinstance(public, bool):
+        return f"public must be True or False, got {describe(public)}"
+    if mode is AuthMode.IAM and public is not True:
+        return (
+            "auth=InvokerAuth.iam() behind add_distribution() is an anonymous public API: "
+            "CloudFront's origin access control signs every viewer's request with its own "
+            "identity, so anyone who reaches the distribution can call the model, without "
+            "AWS credentials; use auth=InvokerAuth.api_keys(secret) so keys authenticate "
+            "viewers, or pass add_distribution(public=True) to say that anyone may call "
+            "(and limit it with rate_limit=... or web_acl_arn=...)"
+        )
+    if mode is AuthMode.API_KEYS and public is True:
+        return (
+            "public=True with auth=InvokerAuth.api_keys(...): the keys authenticate every "
+            "viewer, so the distribution is not public; drop public=True"
+        )
+    return None
 
 
 def _oac_problem(mode: AuthMode, oac: object) -> str | None:

@@ -1,5 +1,6 @@
 """CloudFront in front of a StreamingInvoker's function URL: no caching, POST allowed, origin
-timeouts fit for streaming, origin access control for IAM auth, an optional WAF rate rule.
+timeouts fit for streaming, origin access control for IAM auth, an origin secret header for
+API keys (``origin_secret.py``), an optional WAF rate rule.
 
 Facts this module builds on (checked against the sources named):
 
@@ -39,12 +40,14 @@ from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, waive
 from constructs_llm.stack_rules import assert_before_deploy
 from constructs_llm.streaming.invoker.checks import WAF_REGION
+from constructs_llm.streaming.invoker.origin_secret import HEADER, header_value
 
 #: The viewer security policy of a distribution with a certificate of its own.
 _MINIMUM_PROTOCOL = cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021
@@ -87,6 +90,8 @@ class DistributionSettings:
     web_acl_arn: str | None
     certificate: acm.ICertificate | None = None
     domain_names: Sequence[str] | None = None
+    #: API keys: the secret CloudFront sends as ``x-origin-verify`` (``origin_secret.py``).
+    origin_secret: secretsmanager.ISecret | None = None
 
 
 def build_distribution(
@@ -100,7 +105,12 @@ def build_distribution(
         )
         cache_policy = cloudfront.CachePolicy.CACHING_DISABLED
     else:
-        origin = origins.FunctionUrlOrigin(url, read_timeout=settings.read_timeout)
+        secret = settings.origin_secret
+        origin = origins.FunctionUrlOrigin(
+            url,
+            read_timeout=settings.read_timeout,
+            custom_headers={HEADER: header_value(secret)} if secret is not None else None,
+        )
         cache_policy = _authorization_key_policy(scope)
     certificate = settings.certificate
     if certificate is not None:

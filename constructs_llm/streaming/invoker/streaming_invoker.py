@@ -30,6 +30,7 @@ from constructs_llm.streaming.invoker.checks import (
     check_invoker,
     decode_time_warnings,
 )
+from constructs_llm.streaming.invoker.cors import Cors
 from constructs_llm.streaming.invoker.environment import invoker_environment
 from constructs_llm.streaming.invoker.function import (
     HANDLER,
@@ -46,6 +47,7 @@ from constructs_llm.streaming.invoker.targets import environment_size_problem
 if TYPE_CHECKING:
     from aws_cdk import aws_certificatemanager as acm
     from aws_cdk import aws_cloudfront as cloudfront
+    from aws_cdk import aws_secretsmanager as secretsmanager
 
 # A heartbeat well inside CloudFront's origin read timeout, when the invoker has none.
 _DISTRIBUTION_HEARTBEAT_S = 15
@@ -97,6 +99,10 @@ class StreamingInvoker(InvokerMetrics, Construct):
     :param max_request_bytes: the largest request body the runtime reads (a larger one gets
         413), up to the function URL's 6 MB limit; a vision request carries its images as
         base64 data URLs, 4/3 of each image's size. @default 5 MiB (a 3.75 MB photo)
+    :param cors: let web pages on other origins call the invoker from a browser
+        (``Cors(allowed_origins=[...])``): the runtime answers preflights before checking keys
+        and puts CORS headers on every answer to an allowed origin. @default off: no CORS
+        headers, ``OPTIONS`` refused
     :param reasoning_field: the name under which chat answers carry a reasoning model's
         thinking, on the message and each stream delta: ``ReasoningField.REASONING``
         (vLLM's name since 0.25, which current clients read), ``REASONING_CONTENT`` (the
@@ -123,6 +129,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         targets: Sequence[InvocationTarget] | None = None,
         max_request_bytes: int | None = None,
         reasoning_field: ReasoningField | str | None = None,
+        cors: Cors | None = None,
     ) -> None:
         super().__init__(scope, id)
         timeout = timeout or Duration.minutes(5)
@@ -142,6 +149,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             log_retention=log_retention,
             log_encryption_key=log_encryption_key,
             reasoning_field=reasoning_field,
+            cors=cors,
         )
         for warning in decode_time_warnings(called, timeout):
             warn(self, SynthWarning(WarningId.INVOKER_TIMEOUT_DECODE, warning))
@@ -158,10 +166,14 @@ class StreamingInvoker(InvokerMetrics, Construct):
             max_request_bytes=max_request_bytes,
             reasoning_field=reasoning_field,
         )
+        if cors is not None:
+            environment.update(cors.environment())
         too_big = environment_size_problem(environment, called)
         if too_big:
             fail(f"StreamingInvoker '{self.node.path}'", too_big)
         self.distribution: cloudfront.Distribution | None = None
+        #: The secret CloudFront sends as ``x-origin-verify`` (API keys behind a distribution).
+        self.origin_secret: secretsmanager.Secret | None = None
         self._domain_names: tuple[str, ...] = ()
         architecture, layer = adapter_for(self, layer=adapter_layer, architecture=architecture)
         log_group = invoker_log_group(
@@ -237,17 +249,24 @@ class StreamingInvoker(InvokerMetrics, Construct):
         web_acl_arn: str | None = None,
         certificate: acm.ICertificate | None = None,
         domain_names: Sequence[str] | None = None,
+        public: bool | None = None,
     ) -> cloudfront.Distribution:
         """CloudFront in front of the function URL, for browsers and CDN or WAF fronts:
         caching off, every method (POST) allowed, HTTPS only, no compression.
 
+        With ``InvokerAuth.api_keys(secret)`` (the safe choice) the viewer's ``Authorization:
+        Bearer`` header is forwarded and checked by the runtime, and the function URL answers
+        CloudFront alone: a secret generated in Secrets Manager ("OriginSecret") goes with
+        every origin request as ``x-origin-verify``, and the runtime refuses a request without
+        it (403) before anything else, so nobody bypasses the distribution's WAF.
+
         With ``InvokerAuth.iam()`` CloudFront signs each request with origin access control
         and becomes the only caller the URL admits (both ``lambda:InvokeFunctionUrl`` and
-        ``lambda:InvokeFunction``, scoped to this distribution): viewers need no AWS
-        credentials, but a POST must carry its body's SHA-256 in ``x-amz-content-sha256``
-        (``constructs_llm.streaming.content_sha256_hook``). With API keys the viewer's
-        ``Authorization: Bearer`` header is forwarded and checked by the runtime; the function
-        URL itself stays reachable with a key.
+        ``lambda:InvokeFunction``, scoped to this distribution), on behalf of every viewer:
+        viewers need no AWS credentials, so anyone who reaches the distribution can call the
+        model. That is refused at synth unless ``public=True`` says so. A POST must carry its
+        body's SHA-256 in ``x-amz-content-sha256``
+        (``constructs_llm.streaming.content_sha256_hook``).
 
         If the invoker has no ``heartbeat``, one of 15 s (at most half ``read_timeout``) is
         set, so a stream waiting for its first token outlives the origin read timeout.
@@ -274,6 +293,10 @@ class StreamingInvoker(InvokerMetrics, Construct):
             ``*.cloudfront.net`` certificate
         :param domain_names: the names ``certificate`` covers, which clients call; required
             with it. @default none
+        :param public: ``True`` says that anyone who reaches the distribution may call the
+            model: required with ``InvokerAuth.iam()`` (origin access control signs every
+            viewer's request), refused with API keys (the keys authenticate viewers).
+            @default not public: IAM auth behind a distribution fails at synth
         """
         read_timeout = read_timeout or Duration.seconds(60)
         window = rate_limit_window or Duration.minutes(5)
@@ -294,6 +317,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             web_acl_arn=web_acl_arn,
             certificate=certificate,
             domain_names=domain_names,
+            public=public,
         )
         from constructs_llm.streaming.invoker import distribution as door  # CloudFront, when used
 
@@ -303,6 +327,12 @@ class StreamingInvoker(InvokerMetrics, Construct):
         if self._heartbeat is None:
             beat = min(_DISTRIBUTION_HEARTBEAT_S, max(1, int(read_timeout.to_seconds()) // 2))
             self.function.add_environment(Env.HEARTBEAT_SECONDS, str(beat))
+        secret = None
+        if self.auth.mode is AuthMode.API_KEYS:
+            from constructs_llm.streaming.invoker.origin_secret import origin_secret
+
+            secret = self.origin_secret = origin_secret(self, self.role)
+            self.function.add_environment(Env.ORIGIN_SECRET_ID, secret.secret_arn)
         self.distribution = door.build_distribution(
             self,
             self.function_url,
@@ -312,6 +342,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
                 web_acl_arn=web_acl_arn,
                 certificate=certificate,
                 domain_names=domain_names,
+                origin_secret=secret,
             ),
         )
         return self.distribution

@@ -23,7 +23,9 @@ How the Lambda function must be configured (zip package, Lambda Web Adapter laye
   ``UPSTREAM_READ_TIMEOUT`` (below the function timeout),
   ``MAX_BODY_BYTES`` (optional), ``HEARTBEAT_SECONDS`` (optional, e.g. ``10`` behind CloudFront),
   ``API_KEYS_SECRET_ID`` (optional: Bearer keys, see ``http/auth.py``; the role then needs
-  ``secretsmanager:GetSecretValue`` on that secret);
+  ``secretsmanager:GetSecretValue`` on that secret), ``ORIGIN_SECRET_ID`` (optional: the
+  secret CloudFront sends as ``x-origin-verify``, see ``http/origin_secret.py``; likewise),
+  ``CORS_ALLOWED_ORIGINS`` (optional: CORS, see ``http/cors.py``);
 - function URL with ``InvokeMode: RESPONSE_STREAM``; the role needs
   ``sagemaker:InvokeEndpoint`` on the endpoint.
 """
@@ -50,6 +52,8 @@ def main() -> int:
         print(f"constructs-llm streaming runtime: {err}", file=sys.stderr)
         return 2
     server = make_server(settings)
+    if server.origin is not None:  # read CloudFront's origin secret at start
+        server.origin.load()
     if server.auth is not None:  # read the keys during init too; a failure is retried later
         server.auth.current_digests()
     signal.signal(signal.SIGTERM, _exit)

@@ -73,7 +73,7 @@ def error_kind(record: dict[str, Any]) -> str | None:
         return None
     if status < 400:
         return "stream" if "stream_error" in record else None
-    if status == 401:
+    if status in (401, 403):  # no valid key; not from the distribution, or a refused origin
         return "auth"
     if status == 429:
         return "throttled"

@@ -55,9 +55,13 @@ the methods served, and closes the connection (``http/connection.py``); a method
 ``method_not_allowed`` with an ``Allow`` header listing those the path takes (section
 15.5.6).
 
-With ``API_KEYS_SECRET_ID`` set, every route but ``/health`` first checks the request's
-``Authorization: Bearer`` key (``http/auth.py``): 401 ``invalid_api_key`` without a current
-key.
+Before any handler, every route but ``/health`` checks, in this order: with
+``ORIGIN_SECRET_ID``, CloudFront's ``x-origin-verify`` header (``http/origin_secret.py``): 403
+``origin_not_allowed`` without the right value, so the function URL answers its distribution
+alone; with ``CORS_ALLOWED_ORIGINS``, a CORS preflight is answered (``http/cors.py``: 204, or
+403 without CORS headers for an origin not allowed), and every later answer to an allowed
+origin carries its CORS headers; with ``API_KEYS_SECRET_ID``, the request's ``Authorization:
+Bearer`` key (``http/auth.py``): 401 ``invalid_api_key`` without a current key.
 
 Each request except ``/health`` logs one JSON line to stdout (never the prompt, the text or a
 key); a chat, responses or embeddings request's line is also a CloudWatch Embedded Metric
@@ -73,7 +77,9 @@ from typing import Any
 from .chat.handler import serve_chat
 from .embeddings.handler import serve_embeddings
 from .http.connection import Connection
+from .http.cors import CorsPolicy
 from .http.exchange import Exchange, LogSink, emit_log_line
+from .http.origin_secret import HEADER as ORIGIN_HEADER
 from .http.server import HttpServer
 from .responses.handler import serve_responses
 from .responses.stateless import NO_STORED_RESPONSES
@@ -123,23 +129,46 @@ _METERED = frozenset({CHAT_PATH, _RESPONSES_PATH, _EMBEDDINGS_PATH})
 _METHODS = tuple(sorted({method for methods, _ in _PATHS.values() for method in methods}))
 
 
+def _admitted(exchange: Exchange) -> bool:
+    """The checks before any handler, in order: CloudFront's origin secret (403), then CORS
+    (a preflight is answered here, without credentials), then the API key (401). False once
+    the request is answered."""
+    server = exchange.server
+    denial = server.origin.check(exchange.headers.get(ORIGIN_HEADER)) if server.origin else None
+    cors = exchange.settings.cors
+    if denial is None and cors is not None:
+        allow_origin = cors.allowed(exchange.headers.get("Origin"))
+        exchange.extra_headers = cors.answer_headers(allow_origin)
+        if CorsPolicy.is_preflight(exchange.command, exchange.headers):
+            exchange.record["cors_preflight"] = allow_origin is not None
+            if allow_origin is None:
+                message = "this origin may not call this server (CORS)"
+                exchange.send_error(403, message, error_type="permission_error", code="cors")
+                return False
+            exchange.extra_headers = cors.preflight_headers(allow_origin)
+            exchange.send_no_content()
+            return False
+    if denial is None and server.auth is not None:
+        denial = server.auth.check(exchange.headers.get("Authorization"))
+    if denial is None:
+        return True
+    exchange.record["auth"] = denial.reason
+    exchange.send_error(
+        denial.status, denial.message, error_type=denial.error_type, code=denial.code
+    )
+    return False
+
+
 def dispatch(exchange: Exchange) -> None:
-    """Answer one request: check its key, then hand it to its path's handler (or a 404/405)."""
+    """Answer one request: the checks of ``_admitted``, then its path's handler (or a
+    404/405)."""
     path = exchange.path
     exchange.record["path"] = path[:200]
     exchange.logged = path == _HEALTH_PATH  # readiness checks are not logged
     exchange.metered = path in _METERED
     routes = exchange.server.routes.routes  # one route counts every request, even unread ones
     exchange.route = routes[0] if len(routes) == 1 else None
-    auth = exchange.server.auth
-    denial = (
-        auth.check(exchange.headers.get("Authorization")) if auth and path != _HEALTH_PATH else None
-    )
-    if denial is not None:
-        exchange.record["auth"] = denial.reason
-        exchange.send_error(
-            denial.status, denial.message, error_type=denial.error_type, code=denial.code
-        )
+    if path != _HEALTH_PATH and not _admitted(exchange):
         return
     key = _MODEL_PATH if path.startswith(_MODEL_PREFIX) else path
     served = _PATHS.get(key)

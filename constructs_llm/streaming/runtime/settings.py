@@ -31,6 +31,12 @@ API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: 
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
 API_KEYS_STALE_SECONDS   300           how long past it the last good keys are served
                                        while refreshes fail (0: fail closed at once)
+ORIGIN_SECRET_ID         (unset)       secret (name or ARN) CloudFront sends as
+                                       ``x-origin-verify``: see http/origin_secret.py
+CORS_ALLOWED_ORIGINS     (unset: off)  comma-separated origins (``https://app.example``)
+                                       or ``*``: see http/cors.py
+CORS_ALLOWED_HEADERS     see formats   comma-separated request headers browsers may send
+CORS_MAX_AGE_SECONDS     7200          how long a browser keeps a preflight's answer
 TOOLS                    see below     on | off: whether the engine serves tool calls
 ROUTES                   (unset)       several models, routed by ``model``: see routing.py
 METRICS_NAMESPACE        see metrics   CloudWatch namespace of the chat requests' metrics
@@ -90,6 +96,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..formats import (
+    DEFAULT_CORS_HEADERS,
+    DEFAULT_CORS_MAX_AGE_S,
     DEFAULT_MAX_REQUEST_BYTES,
     MAX_REQUEST_BYTES,
     NAMESPACE,
@@ -100,6 +108,7 @@ from ..formats import (
     StreamFormat,
 )
 from .aws_clients import new_client
+from .http.cors import ANY_ORIGIN, CorsPolicy, parse_list
 from .routing import MAX_TOKENS_CEILING, Route, RoutingTable, parse_routes
 
 _UPSTREAM_CONNECT_TIMEOUT = 10.0
@@ -133,6 +142,8 @@ class Settings:
     api_keys_secret_id: str | None = None  # None: no key check (IAM auth)
     api_keys_ttl: float = 60.0
     api_keys_stale_seconds: float = 300.0
+    origin_secret_id: str | None = None  # None: no origin check (no distribution, or IAM)
+    cors: CorsPolicy | None = None  # None: CORS off
     tools: bool | None = None  # None: on for the messages format, off for generate
     routes: tuple[Route, ...] = ()  # (): the single target above
     metrics_namespace: str = NAMESPACE
@@ -218,6 +229,8 @@ class Settings:
             api_keys_stale_seconds=_number(
                 env, Env.API_KEYS_STALE_SECONDS, 300.0, 0, 3600, problems
             ),
+            origin_secret_id=env.get(Env.ORIGIN_SECRET_ID, "").strip() or None,
+            cors=_cors(env, problems),
             tools=_tools(env, request_format, problems),
             routes=routes,
             metrics_namespace=_namespace(env, problems),
@@ -292,6 +305,34 @@ def _number(
         problems.append(f"{name} must be between {shown} (got {raw!r})")
         return default
     return value
+
+
+def _cors(env: Mapping[str, str], problems: list[str]) -> CorsPolicy | None:
+    """``CORS_*``: None (off) without ``CORS_ALLOWED_ORIGINS``."""
+    origins = tuple(
+        o.lower().rstrip("/") for o in parse_list(env.get(Env.CORS_ALLOWED_ORIGINS, ""))
+    )
+    headers = parse_list(env.get(Env.CORS_ALLOWED_HEADERS, ""))
+    max_age = int(
+        _number(
+            env, Env.CORS_MAX_AGE_SECONDS, DEFAULT_CORS_MAX_AGE_S, 0, 86400, problems, integer=True
+        )
+    )
+    if not origins:
+        if headers or env.get(Env.CORS_MAX_AGE_SECONDS, "").strip():
+            problems.append(
+                "CORS_ALLOWED_HEADERS and CORS_MAX_AGE_SECONDS need CORS_ALLOWED_ORIGINS: "
+                "set the origins browsers may call from"
+            )
+        return None
+    bad = [o for o in origins if o != ANY_ORIGIN and not o.startswith(("https://", "http://"))]
+    if bad or (ANY_ORIGIN in origins and len(origins) > 1):
+        problems.append(
+            "CORS_ALLOWED_ORIGINS must be '*' alone or origins such as https://app.example.com "
+            f"(got {env.get(Env.CORS_ALLOWED_ORIGINS, '')[:300]!r})"
+        )
+        return None
+    return CorsPolicy(origins=origins, headers=headers or DEFAULT_CORS_HEADERS, max_age=max_age)
 
 
 def _max_total_tokens(env: Mapping[str, str], problems: list[str]) -> int | None:

@@ -172,7 +172,7 @@ class ApiKeyAuth:
             try:
                 keys = parse_api_keys(self._read())
             except Exception as exc:
-                self.last_error = _error_code(exc)
+                self.last_error = error_code(exc)
                 self._retry_after = now + _RETRY_SECONDS
                 stale = self._stale(now)
                 if self._report is not None:
@@ -222,7 +222,7 @@ def _has_space(text: str) -> bool:
     return any(c.isspace() for c in text)
 
 
-def _error_code(exc: Exception) -> str:
+def error_code(exc: Exception) -> str:
     """A botocore error code, or the exception's class name: safe to log."""
     response = getattr(exc, "response", None)
     if isinstance(response, dict):

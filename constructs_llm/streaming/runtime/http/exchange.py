@@ -37,6 +37,7 @@ from .body import BodyTooLarge, read_body
 from .deadline import DeadlinePassed
 from .errors import RequestError, error_object
 from .json_body import load_request
+from .origin_secret import OriginSecret
 
 Checked = TypeVar("Checked")
 
@@ -65,6 +66,7 @@ class _ServerView(Protocol):
     settings: Settings
     routes: RoutingTable
     auth: ApiKeyAuth | None
+    origin: OriginSecret | None
     log: LogSink
 
     @property
@@ -130,6 +132,8 @@ class Exchange:
             "request_id": self.request_id,
         }
         self.headers_sent = False
+        #: Headers every answer to this request carries (CORS, ``http/cors.py``).
+        self.extra_headers: list[tuple[str, str]] = []
         # A body we do not read would be parsed as the next request: close unless consumed.
         self.must_close = bool(
             self.headers.get("Transfer-Encoding") or self.headers.get("Content-Length", "0") != "0"
@@ -238,7 +242,7 @@ class Exchange:
             f"Server: {self._connection.version_string()}",
             f"Date: {self._connection.date_time_string()}",
             f"{_REQUEST_ID_HEADER}: {self.request_id}",
-            *(f"{name}: {value}" for name, value in headers),
+            *(f"{name}: {value}" for name, value in [*headers, *self.extra_headers]),
         ]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
@@ -252,6 +256,8 @@ class Exchange:
         connection.send_header(_REQUEST_ID_HEADER, self.request_id)
         if allow is not None:
             connection.send_header("Allow", allow)
+        for name, value in self.extra_headers:
+            connection.send_header(name, value)
         if self.must_close:
             connection.send_header("Connection", "close")
             connection.close_connection = True
@@ -263,6 +269,24 @@ class Exchange:
         self.headers_sent = True
         if self.command != "HEAD":
             self.write(data)
+
+    def send_no_content(self) -> None:
+        """A ``204`` without a body (a CORS preflight's answer)."""
+        self.record["status"] = 204
+        connection = self._connection
+        connection.send_response(204)
+        connection.send_header(_REQUEST_ID_HEADER, self.request_id)
+        for name, value in self.extra_headers:
+            connection.send_header(name, value)
+        if self.must_close:
+            connection.send_header("Connection", "close")
+            connection.close_connection = True
+        self.log()  # before the last byte: Lambda may freeze the process right after it
+        try:
+            connection.end_headers()
+        except OSError as exc:
+            raise ClientGone from exc
+        self.headers_sent = True
 
     def send_error(
         self,

@@ -4,8 +4,8 @@ them, each request handed to a dispatch function.
 Stdlib + boto3 only: this file ships in the Lambda asset, where the Lambda Web Adapter relays
 each function URL request to it over loopback HTTP/1.1 and streams the response back
 (``AWS_LWA_INVOKE_MODE=response_stream``). ``HttpServer`` is what every request reads of its
-server: the settings, the routes, the API-key auth, the sagemaker-runtime client and the log
-sink. Which handler answers which path is ``runtime/server.py``'s.
+server: the settings, the routes, the origin secret, the API-key auth, the sagemaker-runtime
+client and the log sink. Which handler answers which path is ``runtime/server.py``'s.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ..settings import Settings, sagemaker_client
 from .auth import ApiKeyAuth
 from .connection_slots import ConnectionSlots
 from .exchange import Exchange, LogSink, emit_log_line, new_request_id
+from .origin_secret import OriginSecret
 
 Dispatch = Callable[[Exchange], None]
 
@@ -60,6 +61,8 @@ class HttpServer(ThreadingHTTPServer):
         self.log = log
         self._client = client
         self.auth = self._api_key_auth()
+        #: CloudFront's origin secret, when the invoker is behind a distribution with API keys.
+        self.origin = OriginSecret(settings.origin_secret_id) if settings.origin_secret_id else None
         self.slots = ConnectionSlots(settings.max_connections)
         super().__init__(address or (settings.bind_address, settings.port), handler)
 
