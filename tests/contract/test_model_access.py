@@ -1,0 +1,348 @@
+"""The execution role of every SageMaker Model of every template may do what the model's
+start-up and serving need, as the template itself names it:
+
+- pull its image: ``ecr:BatchGetImage`` and ``ecr:GetDownloadUrlForLayer`` on the repository
+  the image URI names (mappings included), ``ecr:GetAuthorizationToken`` on ``*`` ("How to
+  use SageMaker AI execution roles", CreateModel API: Execution Role Permissions,
+  https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-roles.html);
+- read its weights: ``s3:GetObject`` on the object (``ModelDataUrl``, an ``S3Object``) or on
+  an object under the prefix, and ``s3:ListBucket`` on the bucket with that ``s3:prefix``
+  (an ``S3Prefix`` source is listed, then read);
+- use every KMS key involved: ``kms:Decrypt`` on the key of a weights bucket (Amazon S3 User
+  Guide, "Using server-side encryption with AWS KMS keys": GetObject on such an object
+  needs it), and ``kms:CreateGrant``, ``kms:DescribeKey``, ``kms:Decrypt`` and
+  ``kms:GenerateDataKeyWithoutPlaintext`` on the volume key of an endpoint config hosting it
+  (what Amazon EBS calls to encrypt a volume, "How Amazon EBS uses AWS KMS"), through the key
+  policy and the role's policies together;
+- write its logs: ``logs:CreateLogStream`` and ``logs:PutLogEvents`` on a stream of
+  ``/aws/sagemaker/Endpoints/<the endpoint's name>`` for every endpoint hosting it
+  ("Log groups and streams that Amazon SageMaker AI sends to Amazon CloudWatch Logs"; a stream
+  ARN is ``log-group:<name>:log-stream:<stream>``, "CloudWatch Logs resources and operations");
+- put its metrics: ``cloudwatch:PutMetricData`` in ``/aws/sagemaker/Endpoints``, the
+  namespace SageMaker publishes endpoint instance metrics in ("Amazon SageMaker AI metrics in
+  Amazon CloudWatch").
+
+What only a deploy proves: that the image and weights exist, and that SCPs, permission
+boundaries and bucket policies outside the template allow the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.contract_templates import COMBINATIONS, every_template, example_templates
+from tests.support.contract_walk import (
+    Walk,
+    drop_action,
+    ecr_repository_arn,
+    narrow_action,
+    of_type,
+    s3_location,
+)
+from tests.support.iam_policy import Request, identity_policy, key_allows
+from tests.support.symbolic import PARTITION, Resolver, Text, arn, references, render, text
+
+NAMESPACE = "/aws/sagemaker/Endpoints"
+VOLUME_KEY_ACTIONS = (
+    "kms:CreateGrant",
+    "kms:DescribeKey",
+    "kms:Decrypt",
+    "kms:GenerateDataKeyWithoutPlaintext",
+)
+#: an object under a prefix the weights are read from, as SageMaker downloads them
+AN_OBJECT = "config.json"
+#: a stream of an endpoint's log group (one per variant and instance)
+A_STREAM = "AllTraffic/i-0123456789abcdef0"
+
+
+def walk_models(name: str, template: dict[str, Any]) -> Walk:
+    walk = Walk(name)
+    resolve = Resolver(template)
+    models = of_type(template, "AWS::SageMaker::Model")
+    for model_id, model in models.items():
+        props = model["Properties"]
+        role_ref = props["ExecutionRoleArn"]
+        role = role_ref["Fn::GetAtt"][0] if "Fn::GetAtt" in role_ref else None
+        if role is None:
+            walk.problems.append(f"{name}: {model_id}'s execution role is not in the template")
+            continue
+        policy = identity_policy(resolve, role)
+        who = f"{model_id}'s execution role {role}"
+        for container in [props.get("PrimaryContainer"), *props.get("Containers", [])]:
+            if container is None:
+                continue
+            _image(walk, who, policy, resolve(container["Image"]))
+            for uri, kind in _weights(container, resolve):
+                _read_weights(walk, who, resolve, role, uri, kind)
+        endpoints = _endpoints_hosting(template, model_id)
+        if not endpoints:
+            walk.problems.append(f"{name}: no endpoint hosts {model_id}: nothing to walk")
+        for endpoint_id, config_id in endpoints:
+            _volume_key(walk, who, resolve, role, config_id)
+            endpoint_name = resolve.name(endpoint_id)
+            group = text(f"{NAMESPACE}/", endpoint_name)
+            stream = arn("logs", text("log-group:", group, f":log-stream:{A_STREAM}"))
+            for action in ("logs:CreateLogStream", "logs:PutLogEvents"):
+                walk.need(who, policy, Request(action, stream), f"{endpoint_id}'s log group")
+        walk.need(
+            who,
+            policy,
+            Request("cloudwatch:PutMetricData", text("*"), {"cloudwatch:namespace": text(NAMESPACE)}),
+            f"metrics in {NAMESPACE}",
+        )
+        walk.walked.append(model_id)
+    return walk
+
+
+def _image(walk: Walk, who: str, policy: Any, image: Text) -> None:
+    repository = ecr_repository_arn(image)
+    if repository is None:
+        walk.problems.append(f"{walk.template}: {who}: image {render(image)} is not in ECR")
+        return
+    for action in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"):
+        walk.need(who, policy, Request(action, repository), f"image {render(image)}")
+    walk.need(who, policy, Request("ecr:GetAuthorizationToken", text("*")), "ECR login")
+
+
+def _weights(container: dict[str, Any], resolve: Resolver) -> list[tuple[Text, str]]:
+    found = []
+    if "ModelDataUrl" in container:
+        found.append((resolve(container["ModelDataUrl"]), "S3Object"))
+    source = container.get("ModelDataSource", {}).get("S3DataSource")
+    if source:
+        found.append((resolve(source["S3Uri"]), source["S3DataType"]))
+    return found
+
+
+def _read_weights(
+    walk: Walk, who: str, resolve: Resolver, role: str, uri: Text, kind: str
+) -> None:
+    policy = identity_policy(resolve, role)
+    bucket, key = s3_location(uri)
+    bucket_arn = text("arn:", PARTITION, ":s3:::", bucket)
+    what = f"weights {render(uri)}"
+    if kind == "S3Prefix":
+        walk.need(
+            who,
+            policy,
+            Request("s3:ListBucket", bucket_arn, {"s3:prefix": key}),
+            what,
+        )
+        key = text(key, AN_OBJECT)
+    walk.need(who, policy, Request("s3:GetObject", text(bucket_arn, "/", key)), what)
+    key_id = _bucket_key(resolve, bucket)
+    if key_id is not None:
+        request = Request("kms:Decrypt", resolve.attribute(key_id, "Arn"))
+        allowed, why = key_allows(resolve, key_id, role, request)
+        if not allowed:
+            walk.problems.append(
+                f"{walk.template}: {who} may not kms:Decrypt on {key_id} (the key of {what}): {why}"
+            )
+
+
+def _bucket_key(resolve: Resolver, bucket: Text) -> str | None:
+    """The template's KMS key that encrypts the template's bucket named ``bucket``."""
+    for bucket_id, resource in resolve.resources.items():
+        if resource["Type"] != "AWS::S3::Bucket" or resolve.name(bucket_id) != bucket:
+            continue
+        rules = (
+            resource["Properties"]
+            .get("BucketEncryption", {})
+            .get("ServerSideEncryptionConfiguration", [])
+        )
+        for rule in rules:
+            key = rule.get("ServerSideEncryptionByDefault", {}).get("KMSMasterKeyID")
+            if key is not None:
+                (key_id,) = set(references(key))
+                return key_id
+    return None
+
+
+def _volume_key(walk: Walk, who: str, resolve: Resolver, role: str, config_id: str) -> None:
+    key = resolve.resources[config_id]["Properties"].get("KmsKeyId")
+    if key is None:
+        return
+    key_ids = [k for k in references(key) if resolve.resources[k]["Type"] == "AWS::KMS::Key"]
+    if not key_ids:
+        walk.problems.append(f"{walk.template}: {config_id}'s volume key is not in the template")
+        return
+    (key_id,) = key_ids
+    for action in VOLUME_KEY_ACTIONS:
+        request = Request(action, resolve.attribute(key_id, "Arn"))
+        allowed, why = key_allows(resolve, key_id, role, request)
+        if not allowed:
+            walk.problems.append(
+                f"{walk.template}: {who} may not {action} on {key_id} "
+                f"(the volume key of {config_id}): {why}"
+            )
+
+
+def _endpoints_hosting(template: dict[str, Any], model_id: str) -> list[tuple[str, str]]:
+    """(endpoint, endpoint config) of every endpoint serving ``model_id``: in a production
+    variant of its config, or through an inference component on it."""
+    hosting: list[tuple[str, str]] = []
+    configs = of_type(template, "AWS::SageMaker::EndpointConfig")
+    endpoints = of_type(template, "AWS::SageMaker::Endpoint")
+    config_of = {
+        endpoint_id: next(iter(references(e["Properties"]["EndpointConfigName"])))
+        for endpoint_id, e in endpoints.items()
+    }
+    for endpoint_id, config_id in config_of.items():
+        variants = configs[config_id]["Properties"]["ProductionVariants"]
+        variants += configs[config_id]["Properties"].get("ShadowProductionVariants", [])
+        if any(model_id in references(v) for v in variants):  # ModelName, pool overrides
+            hosting.append((endpoint_id, config_id))
+    for component in of_type(template, "AWS::SageMaker::InferenceComponent").values():
+        props = component["Properties"]
+        if model_id in references(props.get("Specification", {}).get("ModelName", {})):
+            (endpoint_id,) = set(references(props["EndpointName"]))
+            hosting.append((endpoint_id, config_of[endpoint_id]))
+    return hosting
+
+
+@pytest.mark.parametrize("name", [*example_templates(), COMBINATIONS])
+def test_every_execution_role_may_do_what_its_model_needs(name: str) -> None:
+    walk = walk_models(name, every_template()[name])
+    assert walk.walked, f"{name}: no SageMaker Model walked"
+    assert not walk.problems, "\n".join(walk.problems)
+
+
+def test_the_walks_cover_weights_and_keys() -> None:
+    """The templates walked hold each kind of access the walk checks, so none of its branches
+    passes by finding nothing: S3 objects and prefixes, bucket keys and volume keys."""
+    templates = every_template()
+    sources = [
+        c
+        for t in templates.values()
+        for m in of_type(t, "AWS::SageMaker::Model").values()
+        for c in [m["Properties"].get("PrimaryContainer", {})]
+    ]
+    assert any("ModelDataUrl" in c for c in sources)
+    assert any("ModelDataSource" in c for c in sources)
+    assert any(
+        "KmsKeyId" in c["Properties"]
+        for t in templates.values()
+        for c in of_type(t, "AWS::SageMaker::EndpointConfig").values()
+    )
+    assert any(
+        "BucketEncryption" in b["Properties"]
+        for t in templates.values()
+        for b in of_type(t, "AWS::S3::Bucket").values()
+    )
+
+
+# -- mutants: each dropped or narrowed permission fails the walk, naming what it misses -----
+
+
+def _fails(template: dict[str, Any], *fragments: str) -> None:
+    walk = walk_models("mutant", template)
+    assert walk.walked
+    assert any(all(f in p for f in fragments) for p in walk.problems), walk.problems
+
+
+@pytest.mark.parametrize("action", ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"])
+def test_a_role_without_image_pull_fails(action: str) -> None:
+    _fails(
+        drop_action(example_templates()["Phi3Lmi"], action),
+        action,
+        ":repository/djl-inference",
+    )
+
+
+def test_a_pull_grant_on_another_repository_fails() -> None:
+    other = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:", {"Ref": "AWS::Region"}, ":763104351884:repository/djl-inference"]]}  # noqa: E501
+    _fails(
+        narrow_action(example_templates()["Phi3Lmi"], "ecr:BatchGetImage", other),
+        "ecr:BatchGetImage",
+        "ConstructsLlmDlcRegistry",
+    )
+
+
+def test_a_role_without_the_ecr_token_fails() -> None:
+    _fails(
+        drop_action(example_templates()["Phi3Lmi"], "ecr:GetAuthorizationToken"),
+        "ecr:GetAuthorizationToken",
+    )
+
+
+@pytest.mark.parametrize(
+    ("action", "fragment"),
+    [("s3:GetObject", "/llama3/config.json"), ("s3:ListBucket", "Weights")],
+)
+def test_a_role_that_cannot_read_its_prefix_fails(action: str, fragment: str) -> None:
+    combinations = every_template()[COMBINATIONS]
+    _fails(drop_action(combinations, action), action, fragment)
+
+
+def test_a_read_grant_on_another_prefix_fails() -> None:
+    combinations = every_template()[COMBINATIONS]
+    other = {"Fn::Join": ["", [{"Fn::GetAtt": [_bucket(combinations), "Arn"]}, "/other/*"]]}
+    _fails(
+        narrow_action(combinations, "s3:GetObject", other),
+        "s3:GetObject",
+        "qwen2.5-7b/model.tar.gz",
+    )
+
+
+def test_a_role_that_cannot_decrypt_its_weights_fails() -> None:
+    combinations = every_template()[COMBINATIONS]
+    policies = {
+        k
+        for k, r in of_type(combinations, "AWS::IAM::Policy").items()
+        if "s3:GetObject" in str(r)
+    }
+    _fails(
+        drop_action(combinations, "kms:Decrypt", policies=policies),
+        "kms:Decrypt",
+        "WeightsKey",
+    )
+
+
+def test_a_role_that_cannot_use_the_volume_key_fails() -> None:
+    _fails(
+        drop_action(example_templates()["MistralInf2"], "kms:CreateGrant"),
+        "kms:CreateGrant",
+        "VolumeKey",
+    )
+
+
+@pytest.mark.parametrize("action", ["logs:CreateLogStream", "logs:PutLogEvents"])
+def test_a_role_that_cannot_log_fails(action: str) -> None:
+    _fails(drop_action(example_templates()["Falcon40bLmi"], action), action, NAMESPACE)
+
+
+def test_logs_granted_on_another_endpoint_fail() -> None:
+    """OvernightBatch's endpoint has a name: a grant on another endpoint's group misses it."""
+    other = {"Fn::Sub": "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/sagemaker/Endpoints/other:*"}  # noqa: E501
+    _fails(
+        narrow_action(example_templates()["OvernightBatch"], "logs:PutLogEvents", other),
+        "logs:PutLogEvents",
+        "/aws/sagemaker/Endpoints/OvernightBatch-Endpoint",
+    )
+
+
+def test_metrics_in_another_namespace_fail() -> None:
+    template = example_templates()["NativeOpenai"]
+    mutant = narrow_action(template, "cloudwatch:PutMetricData", "*")
+    for policy in of_type(mutant, "AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement.get("Action") == "cloudwatch:PutMetricData":
+                statement["Condition"] = {"StringEquals": {"cloudwatch:namespace": "Other"}}
+    _fails(mutant, "cloudwatch:PutMetricData", NAMESPACE)
+
+
+def test_a_condition_the_walk_cannot_decide_is_reported() -> None:
+    template = example_templates()["NativeOpenai"]
+    mutant = narrow_action(template, "cloudwatch:PutMetricData", "*")
+    for policy in of_type(mutant, "AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement.get("Action") == "cloudwatch:PutMetricData":
+                statement["Condition"] = {"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}}
+    _fails(mutant, "cloudwatch:PutMetricData", "only if IpAddress aws:SourceIp")
+
+
+def _bucket(template: dict[str, Any]) -> str:
+    (bucket,) = of_type(template, "AWS::S3::Bucket")
+    return bucket
