@@ -336,14 +336,14 @@ class Resolver:
         rendered = []
         for part in resolved:
             if isinstance(part, Token):
-                rendered.append(f"\x00{len(tokens)}\x00")
+                rendered.append(f"\u27e6{len(tokens)}\u27e7")
                 tokens.append(part)
             else:
                 rendered.append(part)
 
         def restore(value: Any) -> Any:
             if isinstance(value, str):
-                pieces = re.split(r"\x00(\d+)\x00", value)
+                pieces = re.split("\u27e6(\\d+)\u27e7", value)
                 return text(
                     *(tokens[int(p)] if i % 2 else p for i, p in enumerate(pieces))
                 )

@@ -1,0 +1,192 @@
+"""The role of every streaming invoker of every template may call what the invoker is
+configured to call, read from the function's own environment (``ENDPOINT_NAME`` and
+``INFERENCE_COMPONENT_NAME``, or each route of ``ROUTES``; ``API_KEYS_SECRET_ID``):
+
+- ``sagemaker:InvokeEndpoint`` and ``sagemaker:InvokeEndpointWithResponseStream`` on each
+  endpoint, and on each inference component it names (SageMaker authorizes a call that names
+  a component against the endpoint and the component: "Actions, resources, and condition keys
+  for Amazon SageMaker AI", InvokeEndpoint, resource types ``endpoint`` and
+  ``inference-component``);
+- ``secretsmanager:GetSecretValue`` on the API-key secret (a secret's ARN is its name, a dash
+  and six random characters); and, when the template encrypts that secret with a key of its
+  own, ``kms:Decrypt`` on that key through Secrets Manager (``kms:ViaService``
+  ``secretsmanager.<region>.amazonaws.com``, "How AWS Secrets Manager uses AWS KMS"), allowed
+  by the key policy and the role's policies together.
+
+What only a deploy proves: that the endpoint and secret exist when the function first runs,
+and that nothing outside the template (SCPs, boundaries) denies the same calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from constructs_llm.streaming.formats import Env
+from tests.support.contract_templates import COMBINATIONS, every_template, example_templates
+from tests.support.contract_walk import Walk, drop_action, narrow_action, of_type, region_service
+from tests.support.iam_policy import Request, identity_policy, key_allows
+from tests.support.symbolic import (
+    SECRET_SUFFIX,
+    Resolver,
+    Text,
+    arn,
+    references,
+    render,
+    sagemaker_arn,
+    text,
+)
+
+INVOKE = ("sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream")
+
+
+def targets(resolve: Resolver, env: dict[str, Any]) -> list[tuple[Text, Text | None]]:
+    """(endpoint name, component name or None) of every target the environment names."""
+    if Env.ROUTES in env:
+        return [
+            (route["endpoint"], route.get("component"))
+            for route in resolve.json(env[Env.ROUTES])
+        ]
+    if Env.ENDPOINT_NAME in env:
+        component = env.get(Env.INFERENCE_COMPONENT_NAME)
+        return [(resolve(env[Env.ENDPOINT_NAME]), resolve(component) if component else None)]
+    return []
+
+
+def walk_invokers(name: str, template: dict[str, Any]) -> Walk:
+    walk = Walk(name)
+    resolve = Resolver(template)
+    for function_id, function in of_type(template, "AWS::Lambda::Function").items():
+        env = function["Properties"].get("Environment", {}).get("Variables", {})
+        called = targets(resolve, env)
+        if not called:
+            continue  # not an invoker
+        (role,) = set(references(function["Properties"]["Role"]))
+        policy = identity_policy(resolve, role)
+        who = f"invoker {function_id}'s role {role}"
+        for endpoint, component in called:
+            resources = [sagemaker_arn("endpoint", endpoint)]
+            if component is not None:
+                resources.append(sagemaker_arn("inference-component", component))
+            for resource in resources:
+                for action in INVOKE:
+                    walk.need(who, policy, Request(action, resource), "a target it calls")
+        if Env.API_KEYS_SECRET_ID in env:
+            _secret(walk, who, resolve, role, env[Env.API_KEYS_SECRET_ID])
+        walk.walked.append(function_id)
+    return walk
+
+
+def _secret(walk: Walk, who: str, resolve: Resolver, role: str, value: Any) -> None:
+    secret = resolve(value)
+    if not render(secret).startswith("arn:"):
+        secret = arn("secretsmanager", text("secret:", secret, SECRET_SUFFIX))
+    policy = identity_policy(resolve, role)
+    walk.need(who, policy, Request("secretsmanager:GetSecretValue", secret), "the API keys")
+    for secret_id in references(value):
+        key = resolve.resources[secret_id]["Properties"].get("KmsKeyId")
+        if key is None:
+            continue
+        (key_id,) = set(references(key))
+        request = Request(
+            "kms:Decrypt",
+            resolve.attribute(key_id, "Arn"),
+            {"kms:ViaService": region_service("secretsmanager")},
+        )
+        allowed, why = key_allows(resolve, key_id, role, request)
+        if not allowed:
+            walk.problems.append(
+                f"{walk.template}: {who} may not kms:Decrypt on {key_id} (the key of "
+                f"{secret_id}): {why}"
+            )
+
+
+@pytest.mark.parametrize("name", [*example_templates(), COMBINATIONS])
+def test_every_invoker_may_call_its_targets_and_read_its_keys(name: str) -> None:
+    walk = walk_invokers(name, every_template()[name])
+    assert not walk.problems, "\n".join(walk.problems)
+
+
+def test_the_walk_finds_every_kind_of_invoker() -> None:
+    """Invokers of one endpoint, of a component, of routes, with API keys by name and in a
+    secret of the stack's own encrypted with its own key: each is walked somewhere."""
+    walked = {n: walk_invokers(n, t).walked for n, t in every_template().items()}
+    assert all(walked[n] for n in ("Llama2Tgi", "Llama3Components", "ModelGateway", "Rag"))
+    assert len(walked["FrontDoors"]) == 2
+
+
+# -- mutants --------------------------------------------------------------------------------
+
+
+def _fails(template: dict[str, Any], *fragments: str) -> None:
+    walk = walk_invokers("mutant", template)
+    assert walk.walked
+    assert any(all(f in p for f in fragments) for p in walk.problems), walk.problems
+
+
+@pytest.mark.parametrize("action", INVOKE)
+def test_an_invoker_that_cannot_call_its_endpoint_fails(action: str) -> None:
+    _fails(
+        drop_action(example_templates()["Phi3Lmi"], action),
+        action,
+        ":endpoint/${EndpointEEF1FD8F.EndpointName}",
+    )
+
+
+def test_an_invoke_grant_on_another_endpoint_fails() -> None:
+    other = {"Fn::Sub": "arn:${AWS::Partition}:sagemaker:${AWS::Region}:${AWS::AccountId}:endpoint/other"}  # noqa: E501
+    _fails(
+        narrow_action(example_templates()["Llama2Tgi"], "sagemaker:InvokeEndpoint", other),
+        "sagemaker:InvokeEndpoint",
+        ":endpoint/",
+    )
+
+
+def test_an_invoker_that_cannot_call_its_component_fails() -> None:
+    template = example_templates()["Llama3Components"]
+    endpoint_only = {"Ref": "EndpointEEF1FD8F"}
+    _fails(
+        narrow_action(template, "sagemaker:InvokeEndpointWithResponseStream", endpoint_only),
+        "sagemaker:InvokeEndpointWithResponseStream",
+        ":inference-component/llama3components-llama3-227c6825",
+    )
+
+
+def test_a_route_without_its_component_fails() -> None:
+    template = example_templates()["ModelGateway"]
+    policies = {k for k, r in of_type(template, "AWS::IAM::Policy").items() if "Gateway" in k}
+    only = {"Fn::GetAtt": ["Llama4E7FDFEC", "InferenceComponentArn"]}
+    _fails(
+        narrow_action(template, "sagemaker:InvokeEndpoint", [only, {"Ref": "EndpointEEF1FD8F"}], policies=policies),  # noqa: E501
+        "sagemaker:InvokeEndpoint",
+        "modelgateway-qwen",
+    )
+
+
+def test_an_invoker_that_cannot_read_its_keys_by_name_fails() -> None:
+    _fails(
+        drop_action(example_templates()["Production"], "secretsmanager:GetSecretValue"),
+        "secretsmanager:GetSecretValue",
+        ":secret:llm/api-keys-",
+    )
+
+
+def test_an_invoker_that_cannot_read_its_own_secret_fails() -> None:
+    _fails(
+        drop_action(example_templates()["FrontDoors"], "secretsmanager:GetSecretValue"),
+        "secretsmanager:GetSecretValue",
+        "ApiKeys3BB3983D",
+    )
+
+
+def test_an_invoker_the_secret_key_does_not_allow_fails() -> None:
+    template = example_templates()["FrontDoors"]
+    mutant = __import__("copy").deepcopy(template)
+    policy = mutant["Resources"]["ApiKeysKey7822CBAC"]["Properties"]["KeyPolicy"]
+    policy["Statement"] = [
+        s for s in policy["Statement"] if "KeysRoleED05AE33" not in str(s.get("Principal"))
+    ]
+    # the account's own statements remain, but they allow only through IAM policies, and the
+    # role's policies grant no kms:Decrypt
+    _fails(mutant, "kms:Decrypt", "ApiKeysKey7822CBAC")
