@@ -102,6 +102,8 @@ class Decision:
     unevaluated: tuple[tuple[Statement, tuple[Condition, ...]], ...]
     #: what the policy could not show (managed policies it cannot read)
     unknown: tuple[str, ...] = ()
+    #: Allow statements that match but for conditions the request does not meet
+    unmet: tuple[tuple[Statement, tuple[Condition, ...]], ...] = ()
 
     @property
     def allowed(self) -> bool:
@@ -119,6 +121,9 @@ class Decision:
         for statement, conditions in self.unevaluated:
             names = "; ".join(str(c) for c in conditions)
             reasons.append(f"{statement.effect} in {statement.source} only if {names}")
+        for statement, conditions in self.unmet:
+            names = "; ".join(str(c) for c in conditions)
+            reasons.append(f"Allow in {statement.source} needs {names}, which the request fails")
         if not self.allowed_by and not reasons:
             reasons.append("no statement allows it")
         reasons += [f"not evaluated: {u}" for u in self.unknown]
@@ -299,6 +304,7 @@ class Policy:
         allowed: list[Statement] = []
         denied: list[Statement] = []
         unevaluated: list[tuple[Statement, tuple[Condition, ...]]] = []
+        unmet: list[tuple[Statement, tuple[Condition, ...]]] = []
         for statement in self.statements:
             action = any(
                 wildcard_matches(text(a), text(request.action), ignore_case=True)
@@ -310,7 +316,10 @@ class Policy:
             if not _principal_matches(statement, request.principal):
                 continue
             outcomes = [(c, _condition_holds(c, request.context)) for c in statement.conditions]
-            if any(held is False for _, held in outcomes):
+            failed = tuple(c for c, held in outcomes if held is False)
+            if failed:
+                if statement.effect == "Allow":
+                    unmet.append((statement, failed))
                 continue
             open_conditions = tuple(c for c, held in outcomes if held is None)
             if open_conditions:
@@ -319,7 +328,14 @@ class Policy:
                 denied.append(statement)
             else:
                 allowed.append(statement)
-        return Decision(request, tuple(allowed), tuple(denied), tuple(unevaluated), self.unknown)
+        return Decision(
+            request,
+            tuple(allowed),
+            tuple(denied),
+            tuple(unevaluated),
+            self.unknown,
+            tuple(unmet),
+        )
 
     def without(self, source: str) -> Policy:
         return Policy(tuple(s for s in self.statements if s.source != source), self.unknown)

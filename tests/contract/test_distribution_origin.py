@@ -1,0 +1,166 @@
+"""Every CloudFront origin of every template that is a Lambda function URL can reach it:
+
+- a URL with ``AuthType`` ``AWS_IAM`` is signed by an origin access control of type
+  ``lambda`` that always signs with SigV4, and the function's resource-based policy lets the
+  ``cloudfront.amazonaws.com`` principal call ``lambda:InvokeFunctionUrl`` and
+  ``lambda:InvokeFunction`` on behalf of that distribution (``AWS:SourceArn``
+  ``arn:<partition>:cloudfront::<account>:distribution/<id>``) ("Restrict access to an AWS
+  Lambda function URL origin", https://docs.aws.amazon.com/AmazonCloudFront/latest/
+  DeveloperGuide/private-content-restricting-access-to-lambda.html);
+- a URL with ``AuthType`` ``NONE`` is public: its policy must let anyone call both actions
+  through the URL ("Control access to Lambda function URLs": "your function's resource-based
+  policy is always in effect and must grant public access"; "Starting in October 2025, new
+  function URLs will require both lambda:InvokeFunctionUrl and lambda:InvokeFunction
+  permissions", https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html).
+
+Lambda adds ``lambda:FunctionUrlAuthType`` and ``lambda:InvokedViaFunctionUrl`` to the
+conditions of a permission given ``FunctionUrlAuthType`` or ``InvokedViaFunctionUrl``
+(AddPermission); the request context here carries both as a call through the URL does.
+
+What only a deploy proves: that CloudFront's signed request reaches the function (the body's
+``x-amz-content-sha256`` header a POST needs is the client's to send).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tests.support.contract_templates import every_template, example_templates
+from tests.support.contract_walk import Walk, of_type
+from tests.support.iam_policy import Request, lambda_permissions
+from tests.support.symbolic import ACCOUNT, PARTITION, Resolver, references, text
+
+ACTIONS = ("lambda:InvokeFunctionUrl", "lambda:InvokeFunction")
+
+
+def walk_origins(name: str, template: dict[str, Any]) -> Walk:
+    walk = Walk(name)
+    resolve = Resolver(template)
+    urls = of_type(template, "AWS::Lambda::Url")
+    for distribution_id, distribution in of_type(template, "AWS::CloudFront::Distribution").items():
+        distribution_arn = text(
+            "arn:", PARTITION, ":cloudfront::", ACCOUNT, ":distribution/",
+            resolve({"Ref": distribution_id}),
+        )  # fmt: skip
+        for origin in distribution["Properties"]["DistributionConfig"].get("Origins", []):
+            url_ids = [r for r in references(origin["DomainName"]) if r in urls]
+            if not url_ids:
+                continue
+            (url_id,) = url_ids
+            url = urls[url_id]["Properties"]
+            function_arn = resolve(url["TargetFunctionArn"])
+            policy = lambda_permissions(resolve, function_arn)
+            where = f"origin {origin['Id']} of {distribution_id} ({url_id}, {url['AuthType']})"
+            if url["AuthType"] == "AWS_IAM":
+                _signed(walk, resolve, origin, where)
+                principal = ("Service", text("cloudfront.amazonaws.com"))
+                context = {"AWS:SourceArn": distribution_arn}
+            else:
+                principal = ("AWS", text("anonymous"))
+                context = {}
+            context = {
+                **context,
+                "lambda:FunctionUrlAuthType": text(url["AuthType"]),
+                "lambda:InvokedViaFunctionUrl": text("true"),
+            }
+            for action in ACTIONS:
+                request = Request(action, function_arn, context, principal)
+                walk.need(f"{distribution_id}'s viewers", policy, request, where)
+            walk.walked.append(where)
+    return walk
+
+
+def _signed(walk: Walk, resolve: Resolver, origin: dict[str, Any], where: str) -> None:
+    control = origin.get("OriginAccessControlId")
+    ids = list(references(control)) if control is not None else []
+    if not ids:
+        walk.problems.append(f"{walk.template}: {where}: no origin access control signs it")
+        return
+    config = resolve.resources[ids[0]]["Properties"]["OriginAccessControlConfig"]
+    expected = {
+        "OriginAccessControlOriginType": "lambda",
+        "SigningBehavior": "always",
+        "SigningProtocol": "sigv4",
+    }
+    wrong = {k: config.get(k) for k, v in expected.items() if config.get(k) != v}
+    if wrong:
+        walk.problems.append(f"{walk.template}: {where}: {ids[0]} has {wrong}, not {expected}")
+
+
+@pytest.mark.parametrize("name", list(every_template()))
+def test_every_function_url_origin_is_reachable(name: str) -> None:
+    walk = walk_origins(name, every_template()[name])
+    assert not walk.problems, "\n".join(walk.problems)
+
+
+def test_the_walk_finds_both_kinds_of_origin() -> None:
+    walked = walk_origins("FrontDoors", example_templates()["FrontDoors"]).walked
+    assert any("AWS_IAM" in w for w in walked) and any("NONE" in w for w in walked), walked
+
+
+# -- mutants --------------------------------------------------------------------------------
+
+
+def _front_doors() -> dict[str, Any]:
+    return copy.deepcopy(example_templates()["FrontDoors"])
+
+
+def _fails(template: dict[str, Any], *fragments: str) -> None:
+    walk = walk_origins("mutant", template)
+    assert walk.walked
+    assert any(all(f in p for f in fragments) for p in walk.problems), walk.problems
+
+
+def _without_permission(template: dict[str, Any], principal: str, action: str) -> None:
+    resources = template["Resources"]
+    (permission,) = [
+        k
+        for k, r in resources.items()
+        if r["Type"] == "AWS::Lambda::Permission"
+        and r["Properties"]["Principal"] == principal
+        and r["Properties"]["Action"] == action
+    ]
+    del resources[permission]
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_a_signed_origin_without_cloudfronts_permission_fails(action: str) -> None:
+    template = _front_doors()
+    _without_permission(template, "cloudfront.amazonaws.com", action)
+    _fails(template, action, "SignedFunction3F069B31", "SignedDistribution")
+
+
+def test_a_permission_for_another_distribution_fails() -> None:
+    template = _front_doors()
+    for resource in of_type(template, "AWS::Lambda::Permission").values():
+        if resource["Properties"]["Principal"] == "cloudfront.amazonaws.com":
+            resource["Properties"]["SourceArn"] = {
+                "Fn::Sub": "arn:${AWS::Partition}:cloudfront::${AWS::AccountId}:distribution/EOTHER"
+            }
+    _fails(template, "lambda:InvokeFunctionUrl", "needs ArnLike AWS:SourceArn", "EOTHER")
+
+
+def test_a_signed_origin_without_its_access_control_fails() -> None:
+    template = _front_doors()
+    for origin in template["Resources"]["SignedDistributionE3AF7717"]["Properties"][
+        "DistributionConfig"
+    ]["Origins"]:
+        origin.pop("OriginAccessControlId")
+    _fails(template, "no origin access control signs it")
+
+
+def test_an_access_control_that_does_not_always_sign_fails() -> None:
+    template = _front_doors()
+    for control in of_type(template, "AWS::CloudFront::OriginAccessControl").values():
+        control["Properties"]["OriginAccessControlConfig"]["SigningBehavior"] = "no-override"
+    _fails(template, "SigningBehavior")
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_a_public_url_without_public_permission_fails(action: str) -> None:
+    template = _front_doors()
+    _without_permission(template, "*", action)
+    _fails(template, action, "KeysFunction3485B6FE", "NONE")
