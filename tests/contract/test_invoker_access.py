@@ -45,8 +45,7 @@ def targets(resolve: Resolver, env: dict[str, Any]) -> list[tuple[Text, Text | N
     """(endpoint name, component name or None) of every target the environment names."""
     if Env.ROUTES in env:
         return [
-            (route["endpoint"], route.get("component"))
-            for route in resolve.json(env[Env.ROUTES])
+            (route["endpoint"], route.get("component")) for route in resolve.json(env[Env.ROUTES])
         ]
     if Env.ENDPOINT_NAME in env:
         component = env.get(Env.INFERENCE_COMPONENT_NAME)
@@ -135,7 +134,9 @@ def test_an_invoker_that_cannot_call_its_endpoint_fails(action: str) -> None:
 
 
 def test_an_invoke_grant_on_another_endpoint_fails() -> None:
-    other = {"Fn::Sub": "arn:${AWS::Partition}:sagemaker:${AWS::Region}:${AWS::AccountId}:endpoint/other"}  # noqa: E501
+    other = {
+        "Fn::Sub": "arn:${AWS::Partition}:sagemaker:${AWS::Region}:${AWS::AccountId}:endpoint/other"
+    }
     _fails(
         narrow_action(example_templates()["Llama2Tgi"], "sagemaker:InvokeEndpoint", other),
         "sagemaker:InvokeEndpoint",
@@ -158,7 +159,12 @@ def test_a_route_without_its_component_fails() -> None:
     policies = {k for k, r in of_type(template, "AWS::IAM::Policy").items() if "Gateway" in k}
     only = {"Fn::GetAtt": ["Llama4E7FDFEC", "InferenceComponentArn"]}
     _fails(
-        narrow_action(template, "sagemaker:InvokeEndpoint", [only, {"Ref": "EndpointEEF1FD8F"}], policies=policies),  # noqa: E501
+        narrow_action(
+            template,
+            "sagemaker:InvokeEndpoint",
+            [only, {"Ref": "EndpointEEF1FD8F"}],
+            policies=policies,
+        ),
         "sagemaker:InvokeEndpoint",
         "modelgateway-qwen",
     )

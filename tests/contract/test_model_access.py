@@ -89,7 +89,9 @@ def walk_models(name: str, template: dict[str, Any]) -> Walk:
         walk.need(
             who,
             policy,
-            Request("cloudwatch:PutMetricData", text("*"), {"cloudwatch:namespace": text(NAMESPACE)}),
+            Request(
+                "cloudwatch:PutMetricData", text("*"), {"cloudwatch:namespace": text(NAMESPACE)}
+            ),
             f"metrics in {NAMESPACE}",
         )
         walk.walked.append(model_id)
@@ -116,9 +118,7 @@ def _weights(container: dict[str, Any], resolve: Resolver) -> list[tuple[Text, s
     return found
 
 
-def _read_weights(
-    walk: Walk, who: str, resolve: Resolver, role: str, uri: Text, kind: str
-) -> None:
+def _read_weights(walk: Walk, who: str, resolve: Resolver, role: str, uri: Text, kind: str) -> None:
     policy = identity_policy(resolve, role)
     bucket, key = s3_location(uri)
     bucket_arn = text("arn:", PARTITION, ":s3:::", bucket)
@@ -252,7 +252,18 @@ def test_a_role_without_image_pull_fails(action: str) -> None:
 
 
 def test_a_pull_grant_on_another_repository_fails() -> None:
-    other = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":ecr:", {"Ref": "AWS::Region"}, ":763104351884:repository/djl-inference"]]}  # noqa: E501
+    other = {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":ecr:",
+                {"Ref": "AWS::Region"},
+                ":763104351884:repository/djl-inference",
+            ],
+        ]
+    }
     _fails(
         narrow_action(example_templates()["Phi3Lmi"], "ecr:BatchGetImage", other),
         "ecr:BatchGetImage",
@@ -289,9 +300,7 @@ def test_a_read_grant_on_another_prefix_fails() -> None:
 def test_a_role_that_cannot_decrypt_its_weights_fails() -> None:
     combinations = every_template()[COMBINATIONS]
     policies = {
-        k
-        for k, r in of_type(combinations, "AWS::IAM::Policy").items()
-        if "s3:GetObject" in str(r)
+        k for k, r in of_type(combinations, "AWS::IAM::Policy").items() if "s3:GetObject" in str(r)
     }
     _fails(
         drop_action(combinations, "kms:Decrypt", policies=policies),
@@ -315,7 +324,9 @@ def test_a_role_that_cannot_log_fails(action: str) -> None:
 
 def test_logs_granted_on_another_endpoint_fail() -> None:
     """OvernightBatch's endpoint has a name: a grant on another endpoint's group misses it."""
-    other = {"Fn::Sub": "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/sagemaker/Endpoints/other:*"}  # noqa: E501
+    other = {
+        "Fn::Sub": "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/sagemaker/Endpoints/other:*"
+    }
     _fails(
         narrow_action(example_templates()["OvernightBatch"], "logs:PutLogEvents", other),
         "logs:PutLogEvents",

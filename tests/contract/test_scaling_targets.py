@@ -112,10 +112,14 @@ def walk_scaling(name: str, template: dict[str, Any]) -> Walk:
         if problem is not None:
             walk.problems.append(f"{name}: scalable target {target_id} {problem}")
         walk.walked.append(target_id)
-    for policy_id, policy in of_type(template, "AWS::ApplicationAutoScaling::ScalingPolicy").items():
+    for policy_id, policy in of_type(
+        template, "AWS::ApplicationAutoScaling::ScalingPolicy"
+    ).items():
         named = set(references(policy["Properties"].get("ScalingTargetId", {})))
         if not named & set(targets):
-            walk.problems.append(f"{name}: scaling policy {policy_id} scales none of {sorted(targets)}")
+            walk.problems.append(
+                f"{name}: scaling policy {policy_id} scales none of {sorted(targets)}"
+            )
     return walk
 
 

@@ -1,9 +1,10 @@
 """Every template the contract walks read: the committed example templates (a test proves
-they equal a fresh synth of the examples) and one combinations stack that covers what the
-examples do not: weights from S3 (a prefix on an endpoint, an archive on a component) in a
-bucket encrypted with a KMS key of the stack's own, a volume key on an EBS-only instance, a
-component that scales to zero, and an API-key invoker behind CloudFront whose secret is
-encrypted with a key of its own and that routes to an endpoint and a component.
+they equal a fresh synth of the examples) and one combinations stack for what no example
+has: weights from S3, a prefix on one endpoint and a model.tar.gz on another, in a bucket
+encrypted with a KMS key of the stack's own, plus a volume key on an EBS-only instance type.
+The examples already hold the rest (FrontDoors: API keys behind CloudFront, signed and
+public URLs; OvernightBatch: async; SharedEndpoint: a component scaling to zero;
+MistralInf2: a volume key; ModelGateway and Rag: routes to components).
 
 The combinations stack is synthesized once per process, in memory (no CLI), on first use.
 """
@@ -35,18 +36,12 @@ def _combinations() -> dict[str, Any]:
     from aws_cdk import App, Stack
     from aws_cdk import aws_kms as kms
     from aws_cdk import aws_s3 as s3
-    from aws_cdk import aws_secretsmanager as secretsmanager
 
     from constructs_llm import (
-        Autoscaling,
         Engine,
-        InferenceComponent,
-        InferenceComponentEndpoint,
-        InvokerAuth,
         LlmEndpoint,
         LlmModel,
         ModelSource,
-        StreamingInvoker,
     )
     from tests.conftest import cdk_context
 

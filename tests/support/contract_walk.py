@@ -55,9 +55,7 @@ def ecr_repository_arn(image: Text) -> Text | None:
     if len(labels) < 5 or labels[1:3] != [("dkr",), ("ecr",)]:
         return None
     repository = split(split(path, "@", 1)[0], ":", 1)[0]
-    return text(
-        "arn:", PARTITION, ":ecr:", labels[3], ":", labels[0], ":repository/", repository
-    )
+    return text("arn:", PARTITION, ":ecr:", labels[3], ":", labels[0], ":repository/", repository)
 
 
 def s3_location(uri: Text) -> tuple[Text, Text]:

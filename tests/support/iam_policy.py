@@ -273,9 +273,7 @@ def _statement(source: str, node: Mapping[str, Any], resolve: Resolver) -> State
         not_action=action_key == "NotAction",
         resources=tuple(resolve(r) for r in _as_list(node.get(resource_key, "*"))),
         not_resource=resource_key == "NotResource",
-        principals=(
-            _principals(node[principal_key], resolve) if principal_key in node else None
-        ),
+        principals=(_principals(node[principal_key], resolve) if principal_key in node else None),
         not_principal=principal_key == "NotPrincipal",
         conditions=conditions,
     )
@@ -375,9 +373,7 @@ def account_root() -> Text:
     return text("arn:", PARTITION, ":iam::", ACCOUNT, ":root")
 
 
-def key_allows(
-    resolve: Resolver, key: str, role: str, request: Request
-) -> tuple[bool, str]:
+def key_allows(resolve: Resolver, key: str, role: str, request: Request) -> tuple[bool, str]:
     """Whether the template's role ``role`` may make ``request`` on the template's KMS key
     ``key``: the key policy allows the role itself, or allows the account (which lets the
     account's IAM policies decide) and the role's policies allow it; a Deny in either wins
@@ -393,7 +389,10 @@ def key_allows(
     if direct.allowed or (account.allowed and identity.allowed):
         return True, ""
     if not account.allowed:
-        return False, f"the key policy of {key} neither allows the role nor the account: {direct.why()}"
+        return (
+            False,
+            f"the key policy of {key} neither allows the role nor the account: {direct.why()}",
+        )
     return False, identity.why()
 
 

@@ -260,9 +260,7 @@ class Resolver:
             if is_literal(first) and is_literal(second):
                 value = self.template["Mappings"][literal(mapping)][literal(first)][literal(second)]
                 return self.resolve(value)
-            return (
-                Token(f"Fn::FindInMap:{render(mapping)}[{render(first)}][{render(second)}]"),
-            )
+            return (Token(f"Fn::FindInMap:{render(mapping)}[{render(first)}][{render(second)}]"),)
         if function == "Fn::Select":
             index, items = argument
             values = self._list(items)
@@ -344,9 +342,7 @@ class Resolver:
         def restore(value: Any) -> Any:
             if isinstance(value, str):
                 pieces = re.split("\u27e6(\\d+)\u27e7", value)
-                return text(
-                    *(tokens[int(p)] if i % 2 else p for i, p in enumerate(pieces))
-                )
+                return text(*(tokens[int(p)] if i % 2 else p for i, p in enumerate(pieces)))
             if isinstance(value, list):
                 return [restore(item) for item in value]
             if isinstance(value, dict):
