@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.contract_templates import every_template, example_templates
+from tests.support.contract_templates import COMBINATIONS, every_template, example_templates
 from tests.support.contract_walk import Walk, of_type
 from tests.support.iam_policy import Request, lambda_permissions
 from tests.support.symbolic import ACCOUNT, PARTITION, Resolver, references, text
@@ -90,7 +90,7 @@ def _signed(walk: Walk, resolve: Resolver, origin: dict[str, Any], where: str) -
         walk.problems.append(f"{walk.template}: {where}: {ids[0]} has {wrong}, not {expected}")
 
 
-@pytest.mark.parametrize("name", list(every_template()))
+@pytest.mark.parametrize("name", [*example_templates(), COMBINATIONS])
 def test_every_function_url_origin_is_reachable(name: str) -> None:
     walk = walk_origins(name, every_template()[name])
     assert not walk.problems, "\n".join(walk.problems)

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.contract_templates import every_template, example_templates
+from tests.support.contract_templates import COMBINATIONS, every_template, example_templates
 from tests.support.contract_walk import Walk, of_type
 from tests.support.symbolic import (
     ACCOUNT,
@@ -130,7 +130,7 @@ def _variants(template: dict[str, Any], endpoint_id: str) -> list[str]:
     return [v["VariantName"] for v in variants]
 
 
-@pytest.mark.parametrize("name", list(every_template()))
+@pytest.mark.parametrize("name", [*example_templates(), COMBINATIONS])
 def test_every_scalable_target_scales_a_resource_of_its_template(name: str) -> None:
     walk = walk_scaling(name, every_template()[name])
     assert not walk.problems, "\n".join(walk.problems)
