@@ -28,6 +28,7 @@ boundaries and bucket policies outside the template allow the same.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -37,6 +38,7 @@ from tests.support.contract_walk import (
     Walk,
     drop_action,
     ecr_repository_arn,
+    guards_of,
     narrow_action,
     of_type,
     s3_location,
@@ -81,6 +83,7 @@ def walk_models(name: str, template: dict[str, Any]) -> Walk:
             walk.problems.append(f"{name}: no endpoint hosts {model_id}: nothing to walk")
         for endpoint_id, config_id in endpoints:
             _volume_key(walk, who, resolve, role, config_id)
+            _async_output(walk, who, resolve, role, config_id)
             endpoint_name = resolve.name(endpoint_id)
             group = text(f"{NAMESPACE}/", endpoint_name)
             stream = arn("logs", text("log-group:", group, f":log-stream:{A_STREAM}"))
@@ -122,41 +125,122 @@ def _read_weights(walk: Walk, who: str, resolve: Resolver, role: str, uri: Text,
     policy = identity_policy(resolve, role)
     bucket, key = s3_location(uri)
     bucket_arn = text("arn:", PARTITION, ":s3:::", bucket)
+    bucket_id = _bucket_id(resolve, bucket)
+    guards = _guards(resolve, bucket_id, role)
     what = f"weights {render(uri)}"
     if kind == "S3Prefix":
+        request = Request("s3:ListBucket", bucket_arn, {"s3:prefix": key})
+        walk.need(who, policy, request, what, guards=guards)
+        key = text(key, AN_OBJECT)
+    object_arn = text(bucket_arn, "/", key)
+    walk.need(who, policy, Request("s3:GetObject", object_arn), what, guards=guards)
+    key_id = _bucket_key(resolve, bucket_id)
+    _use_key(walk, who, resolve, role, key_id, ("kms:Decrypt",), f"the key of {what}")
+
+
+def _async_output(walk: Walk, who: str, resolve: Resolver, role: str, config_id: str) -> None:
+    """An asynchronous endpoint's role writes each result (or failure) under its S3 paths and
+    publishes to its notification topics ("Asynchronous inference", the execution role's
+    ``s3:PutObject`` and ``sns:Publish``), through each bucket's and topic's KMS key
+    (``kms:GenerateDataKey`` for an SSE-KMS object, "Using server-side encryption with AWS
+    KMS keys"; ``kms:GenerateDataKey`` and ``kms:Decrypt`` to publish to an encrypted topic,
+    "Amazon SNS encryption at rest")."""
+    config = resolve.resources[config_id]["Properties"].get("AsyncInferenceConfig")
+    if config is None:
+        return
+    output = config["OutputConfig"]
+    policy = identity_policy(resolve, role)
+    for path_key in ("S3OutputPath", "S3FailurePath"):
+        if path_key not in output:
+            continue
+        uri = resolve(output[path_key])
+        bucket, prefix = s3_location(uri)
+        bucket_id = _bucket_id(resolve, bucket)
+        what = f"{config_id}'s {path_key} {render(uri)}"
+        result = text("arn:", PARTITION, ":s3:::", bucket, "/", prefix, "request-id.out")
         walk.need(
             who,
             policy,
-            Request("s3:ListBucket", bucket_arn, {"s3:prefix": key}),
+            Request("s3:PutObject", result),
             what,
+            guards=_guards(resolve, bucket_id, role),
         )
-        key = text(key, AN_OBJECT)
-    walk.need(who, policy, Request("s3:GetObject", text(bucket_arn, "/", key)), what)
-    key_id = _bucket_key(resolve, bucket)
-    if key_id is not None:
-        request = Request("kms:Decrypt", resolve.attribute(key_id, "Arn"))
+        keys = ("kms:GenerateDataKey",)
+        key_of = f"the key of {what}"
+        _use_key(walk, who, resolve, role, _bucket_key(resolve, bucket_id), keys, key_of)
+        if "KmsKeyId" in output:
+            _use_key(walk, who, resolve, role, _key_id(resolve, output["KmsKeyId"]), keys, key_of)
+    for topic_key, topic in output.get("NotificationConfig", {}).items():
+        if not topic_key.endswith("Topic"):
+            continue
+        what = f"{config_id}'s {topic_key}"
+        topic_ids = [
+            r for r in references(topic) if resolve.resources[r]["Type"] == "AWS::SNS::Topic"
+        ]
+        walk.need(
+            who,
+            policy,
+            Request("sns:Publish", resolve(topic)),
+            what,
+            guards=_guards(resolve, topic_ids[0] if topic_ids else None, role),
+        )
+        for topic_id in topic_ids:
+            key = resolve.resources[topic_id]["Properties"].get("KmsMasterKeyId")
+            actions = ("kms:GenerateDataKey", "kms:Decrypt")
+            _use_key(walk, who, resolve, role, _key_id(resolve, key), actions, f"the key of {what}")
+
+
+def _guards(resolve: Resolver, logical_id: str | None, role: str) -> list[Any]:
+    if logical_id is None:
+        return []
+    return guards_of(resolve, logical_id, ("AWS", resolve.attribute(role, "Arn")))
+
+
+def _use_key(
+    walk: Walk,
+    who: str,
+    resolve: Resolver,
+    role: str,
+    key_id: str | None,
+    actions: tuple[str, ...],
+    what: str,
+) -> None:
+    if key_id is None:
+        return
+    for action in actions:
+        request = Request(action, resolve.attribute(key_id, "Arn"))
         allowed, why = key_allows(resolve, key_id, role, request)
         if not allowed:
             walk.problems.append(
-                f"{walk.template}: {who} may not kms:Decrypt on {key_id} (the key of {what}): {why}"
+                f"{walk.template}: {who} may not {action} on {key_id} ({what}): {why}"
             )
 
 
-def _bucket_key(resolve: Resolver, bucket: Text) -> str | None:
-    """The template's KMS key that encrypts the template's bucket named ``bucket``."""
+def _key_id(resolve: Resolver, key: Any) -> str | None:
+    """The template's KMS key ``key`` names (an AWS managed key or an imported one: None)."""
+    if key is None:
+        return None
+    ids = [k for k in references(key) if resolve.resources[k]["Type"] == "AWS::KMS::Key"]
+    return ids[0] if ids else None
+
+
+def _bucket_id(resolve: Resolver, bucket: Text) -> str | None:
+    """The template's bucket named ``bucket``, or None for a bucket outside the template."""
     for bucket_id, resource in resolve.resources.items():
-        if resource["Type"] != "AWS::S3::Bucket" or resolve.name(bucket_id) != bucket:
-            continue
-        rules = (
-            resource["Properties"]
-            .get("BucketEncryption", {})
-            .get("ServerSideEncryptionConfiguration", [])
-        )
-        for rule in rules:
-            key = rule.get("ServerSideEncryptionByDefault", {}).get("KMSMasterKeyID")
-            if key is not None:
-                (key_id,) = set(references(key))
-                return key_id
+        if resource["Type"] == "AWS::S3::Bucket" and resolve.name(bucket_id) == bucket:
+            return bucket_id
+    return None
+
+
+def _bucket_key(resolve: Resolver, bucket_id: str | None) -> str | None:
+    """The template's KMS key that encrypts the template's bucket ``bucket_id``."""
+    if bucket_id is None:
+        return None
+    encryption = resolve.resources[bucket_id]["Properties"].get("BucketEncryption", {})
+    for rule in encryption.get("ServerSideEncryptionConfiguration", []):
+        key = rule.get("ServerSideEncryptionByDefault", {}).get("KMSMasterKeyID")
+        if key is not None:
+            return _key_id(resolve, key)
     return None
 
 
@@ -164,19 +248,11 @@ def _volume_key(walk: Walk, who: str, resolve: Resolver, role: str, config_id: s
     key = resolve.resources[config_id]["Properties"].get("KmsKeyId")
     if key is None:
         return
-    key_ids = [k for k in references(key) if resolve.resources[k]["Type"] == "AWS::KMS::Key"]
-    if not key_ids:
+    key_id = _key_id(resolve, key)
+    if key_id is None:
         walk.problems.append(f"{walk.template}: {config_id}'s volume key is not in the template")
-        return
-    (key_id,) = key_ids
-    for action in VOLUME_KEY_ACTIONS:
-        request = Request(action, resolve.attribute(key_id, "Arn"))
-        allowed, why = key_allows(resolve, key_id, role, request)
-        if not allowed:
-            walk.problems.append(
-                f"{walk.template}: {who} may not {action} on {key_id} "
-                f"(the volume key of {config_id}): {why}"
-            )
+    what = f"the volume key of {config_id}"
+    _use_key(walk, who, resolve, role, key_id, VOLUME_KEY_ACTIONS, what)
 
 
 def _endpoints_hosting(template: dict[str, Any], model_id: str) -> list[tuple[str, str]]:
@@ -357,3 +433,39 @@ def test_a_condition_the_walk_cannot_decide_is_reported() -> None:
 def _bucket(template: dict[str, Any]) -> str:
     (bucket,) = of_type(template, "AWS::S3::Bucket")
     return bucket
+
+
+def _model_role_policies(template: dict[str, Any]) -> set[str]:
+    return {k for k in of_type(template, "AWS::IAM::Policy") if k.startswith("ModelRole")}
+
+
+@pytest.mark.parametrize(
+    ("action", "fragment"),
+    [
+        ("s3:PutObject", "/outputs/request-id.out"),
+        ("sns:Publish", "EndpointConfig24AD0A28's SuccessTopic"),
+        ("kms:GenerateDataKey", "DoneKey2F7E0CA1"),
+    ],
+)
+def test_an_async_role_that_cannot_deliver_results_fails(action: str, fragment: str) -> None:
+    template = example_templates()["OvernightBatch"]
+    policies = _model_role_policies(template)
+    _fails(drop_action(template, action, policies=policies), action, fragment)
+
+
+def test_a_bucket_policy_that_denies_the_role_fails() -> None:
+    """The weights bucket's own policy denies every call without TLS; the walk calls over
+    TLS, so it passes; a policy that denies the role outright fails it."""
+    template = copy.deepcopy(every_template()[COMBINATIONS])
+    (policy,) = of_type(template, "AWS::S3::BucketPolicy").values()
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert any("aws:SecureTransport" in str(s) for s in statements)
+    statements.append(
+        {
+            "Effect": "Deny",
+            "Action": "s3:GetObject",
+            "Principal": {"AWS": {"Fn::GetAtt": ["PrefixModelRole4E324646", "Arn"]}},
+            "Resource": "*",
+        }
+    )
+    _fails(template, "s3:GetObject", "/llama3/config.json", "denied by")

@@ -6,17 +6,18 @@ mutants the walks are tested against (a template with one permission dropped or 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.support.iam_policy import Policy, Request
+from tests.support.iam_policy import Policy, Principal, Request, resource_policy
 from tests.support.symbolic import PARTITION, REGION, Text, render, split, text
 
 __all__ = [
     "Walk",
     "drop_action",
     "ecr_repository_arn",
+    "guards_of",
     "narrow_action",
     "of_type",
     "s3_location",
@@ -31,14 +32,60 @@ class Walk:
     walked: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
-    def need(self, who: str, policy: Policy, request: Request, what: str) -> None:
-        """Records a problem unless ``policy`` allows ``request``."""
+    def need(
+        self,
+        who: str,
+        policy: Policy,
+        request: Request,
+        what: str,
+        *,
+        guards: Sequence[tuple[Policy, Principal]] = (),
+    ) -> None:
+        """Records a problem unless ``policy`` allows ``request`` and no resource-based policy
+        of ``guards`` (a bucket's or topic's policy, with the caller as its principal) denies
+        it. Every request is made over TLS (``aws:SecureTransport`` true), as the AWS SDKs
+        make them."""
+        request = Request(
+            request.action,
+            request.resource,
+            {"aws:SecureTransport": text("true"), **request.context},
+            request.principal,
+        )
         decision = policy.evaluate(request)
         if not decision.allowed:
             self.problems.append(
                 f"{self.template}: {who} may not {request.action} on "
                 f"{render(request.resource)} ({what}): {decision.why()}"
             )
+        for guard, principal in guards:
+            guarded = guard.evaluate(
+                Request(request.action, request.resource, request.context, principal)
+            )
+            if guarded.denied_by or any(s.effect == "Deny" for s, _ in guarded.unevaluated):
+                self.problems.append(
+                    f"{self.template}: {who} may not {request.action} on "
+                    f"{render(request.resource)} ({what}): {guarded.why()}"
+                )
+
+
+def guards_of(
+    resolve: Any, logical_id: str, principal: Principal
+) -> list[tuple[Policy, Principal]]:
+    """The resource-based policies the template attaches to its bucket or topic
+    ``logical_id`` (``AWS::S3::BucketPolicy``, ``AWS::SNS::TopicPolicy``), each with the
+    principal to evaluate it for."""
+    found = []
+    for policy_id, resource in resolve.resources.items():
+        props = resource.get("Properties", {})
+        if resource["Type"] == "AWS::S3::BucketPolicy":
+            targets = [props["Bucket"]]
+        elif resource["Type"] == "AWS::SNS::TopicPolicy":
+            targets = props["Topics"]
+        else:
+            continue
+        if {"Ref": logical_id} in targets:
+            found.append((resource_policy(policy_id, props["PolicyDocument"], resolve), principal))
+    return found
 
 
 def of_type(template: Mapping[str, Any], kind: str) -> dict[str, dict[str, Any]]:

@@ -128,8 +128,10 @@ def arn(service: str, resource: Text | str, *, region: bool = True, account: boo
 
 def sagemaker_arn(kind: str, name: Text) -> Text:
     """A SageMaker resource ARN of ``kind`` (``endpoint``, ``inference-component``, ...)."""
-    # SageMaker puts a resource's name in its ARN in lower case ("endpoint/my-endpoint"): a
-    # literal name is lowered, as the ARN the service authorizes against is.
+    # SageMaker returns its resources' ARNs with the name in lower case (CloudFormation's Ref
+    # of an endpoint named "Chat-A" ends in "endpoint/chat-a"; policies built from the name's
+    # capitals fail, awslabs/service-workbench-on-aws#1177): a literal name is lowered here,
+    # in a policy's ARN and a request's alike, so a policy that spells the capitals fails.
     lowered = tuple(p.lower() if isinstance(p, str) else p for p in name)
     return arn("sagemaker", text(f"{kind}/", lowered))
 
