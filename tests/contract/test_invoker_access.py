@@ -73,8 +73,21 @@ def walk_invokers(name: str, template: dict[str, Any]) -> Walk:
                     walk.need(who, policy, Request(action, resource), "a target it calls")
         if Env.API_KEYS_SECRET_ID in env:
             _secret(walk, who, resolve, role, env[Env.API_KEYS_SECRET_ID])
+        _logs(walk, who, resolve, policy, function_id, function["Properties"])
         walk.walked.append(function_id)
     return walk
+
+
+def _logs(
+    walk: Walk, who: str, resolve: Resolver, policy: Any, function_id: str, props: Any
+) -> None:
+    """The function writes its output to its log group: the one ``LoggingConfig`` names, else
+    ``/aws/lambda/<function name>`` ("Sending Lambda function logs to CloudWatch Logs")."""
+    configured = props.get("LoggingConfig", {}).get("LogGroup")
+    group = resolve(configured) if configured else text("/aws/lambda/", resolve.name(function_id))
+    stream = arn("logs", text("log-group:", group, ":log-stream:2026/12/01/[$LATEST]0123abcd"))
+    for action in ("logs:CreateLogStream", "logs:PutLogEvents"):
+        walk.need(who, policy, Request(action, stream), "its own log group")
 
 
 def _secret(walk: Walk, who: str, resolve: Resolver, role: str, value: Any) -> None:
@@ -168,6 +181,11 @@ def test_a_route_without_its_component_fails() -> None:
         "sagemaker:InvokeEndpoint",
         "modelgateway-qwen",
     )
+
+
+@pytest.mark.parametrize("action", ["logs:CreateLogStream", "logs:PutLogEvents"])
+def test_an_invoker_that_cannot_write_its_logs_fails(action: str) -> None:
+    _fails(drop_action(example_templates()["Phi3Lmi"], action), action, "StreamLogs")
 
 
 def test_an_invoker_that_cannot_read_its_keys_by_name_fails() -> None:
