@@ -205,3 +205,11 @@ def test_a_bucket_policy_that_denies_the_role_fails() -> None:
         }
     )
     _fails(template, "s3:GetObject", "/llama3/config.json", "denied by")
+
+
+@pytest.mark.parametrize("role", ["LlamaModelRole", "EndpointRole"])
+def test_a_role_that_cannot_read_an_adapter_fails(role: str) -> None:
+    template = example_templates()["ModelGateway"]
+    policies = {k for k in of_type(template, "AWS::IAM::Policy") if k.startswith(role)}
+    mutant = narrow_action(template, "s3:GetObject", "arn:aws:s3:::other/*", policies=policies)
+    _fails(mutant, role, "s3:GetObject", "llm-adapters/support-bot.tar.gz")

@@ -93,8 +93,48 @@ def walk_models(name: str, template: dict[str, Any]) -> Walk:
             ),
             f"metrics in {NAMESPACE}",
         )
+        for artifact in _adapters_on(resolve, model_id):
+            _read_weights(walk, who, resolve, role, artifact, "S3Object")
         walk.walked.append(model_id)
+    _adapter_readers(walk, resolve)
     return walk
+
+
+def _adapters_on(resolve: Resolver, model_id: str) -> list[Text]:
+    """The ``ArtifactUrl`` of every adapter component whose base component serves
+    ``model_id``."""
+    components = of_type(resolve.template, "AWS::SageMaker::InferenceComponent")
+    bases = {
+        render(resolve.name(component_id))
+        for component_id, component in components.items()
+        if model_id in references(component["Properties"].get("Specification", {}))
+    }
+    return [
+        resolve(spec["Container"]["ArtifactUrl"])
+        for component in components.values()
+        for spec in [component["Properties"].get("Specification", {})]
+        if "ArtifactUrl" in spec.get("Container", {})
+        and render(resolve(spec.get("BaseInferenceComponentName", ""))) in bases
+    ]
+
+
+def _adapter_readers(walk: Walk, resolve: Resolver) -> None:
+    """An endpoint config's own execution role (an endpoint hosting components) may read the
+    adapter artifacts of the components on its endpoint, as its models' roles may: which of
+    the two SageMaker uses to load an adapter is not documented, so both are walked."""
+    endpoints = of_type(resolve.template, "AWS::SageMaker::Endpoint")
+    for endpoint_id, endpoint in endpoints.items():
+        (config_id,) = set(references(endpoint["Properties"]["EndpointConfigName"]))
+        role_ref = resolve.resources[config_id]["Properties"].get("ExecutionRoleArn")
+        if role_ref is None or "Fn::GetAtt" not in role_ref:
+            continue
+        role = role_ref["Fn::GetAtt"][0]
+        who = f"{config_id}'s execution role {role}"
+        for component in of_type(resolve.template, "AWS::SageMaker::InferenceComponent").values():
+            props = component["Properties"]
+            artifact = props.get("Specification", {}).get("Container", {}).get("ArtifactUrl")
+            if artifact is not None and endpoint_id in references(props["EndpointName"]):
+                _read_weights(walk, who, resolve, role, resolve(artifact), "S3Object")
 
 
 def _image(walk: Walk, who: str, policy: Any, image: Text) -> None:
