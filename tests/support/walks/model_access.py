@@ -20,7 +20,11 @@ start-up and serving need, as the template itself names it:
   ARN is ``log-group:<name>:log-stream:<stream>``, "CloudWatch Logs resources and operations");
 - put its metrics: ``cloudwatch:PutMetricData`` in ``/aws/sagemaker/Endpoints``, the
   namespace SageMaker publishes endpoint instance metrics in ("Amazon SageMaker AI metrics in
-  Amazon CloudWatch").
+  Amazon CloudWatch");
+- write an asynchronous endpoint's results and failures and publish its notifications
+  (``_async_output``), and read the adapter artifacts of its components (``_adapters_on``;
+  the endpoint config's own role too, ``_adapter_readers``);
+- and no bucket or topic policy of the template denies any of it (calls made over TLS).
 
 What only a deploy proves: that the image and weights exist, and that SCPs, permission
 boundaries and bucket policies outside the template allow the same.
