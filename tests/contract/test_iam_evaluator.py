@@ -127,3 +127,18 @@ def test_a_resource_policy_matches_its_principal() -> None:
         request.action, request.resource, principal=("AWS", text("arn:aws:iam::1:root"))
     )
     assert not _decide([statement], other).allowed
+
+
+def test_a_deny_to_every_aws_principal_without_tls_applies_to_the_role() -> None:
+    deny = {
+        "Effect": "Deny",
+        "Principal": {"AWS": "*"},
+        "Action": "s3:*",
+        "Resource": "*",
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }
+    role = ("AWS", text("arn:aws:iam::1:role/r"))
+    plain = Request("s3:GetObject", text("*"), {"aws:SecureTransport": text("false")}, role)
+    assert _decide([deny], plain).denied_by
+    secure = Request("s3:GetObject", text("*"), {"aws:SecureTransport": text("true")}, role)
+    assert not _decide([deny], secure).denied_by

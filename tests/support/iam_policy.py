@@ -285,7 +285,8 @@ def _principal_matches(statement: Statement, principal: Principal | None) -> boo
     if principal is None:
         return False
     hit = any(
-        kind == "*" or (kind == principal[0] and render(value) == render(principal[1]))
+        kind == "*"
+        or (kind == principal[0] and (value == ("*",) or render(value) == render(principal[1])))
         for kind, value in statement.principals
     )
     return not hit if statement.not_principal else hit
