@@ -21,6 +21,19 @@ def test_every_execution_role_may_do_what_its_model_needs(name: str) -> None:
     assert not walk.problems, "\n".join(walk.problems)
 
 
+def test_the_combinations_stack_holds_nothing_the_other_walks_walk() -> None:
+    """The invoker, origin and scaling walks read the examples' templates only: the
+    combinations stack (synthesized here alone) has no function, distribution or scaling
+    target for them to miss."""
+    kinds = {r["Type"] for r in every_template()[COMBINATIONS]["Resources"].values()}
+    assert not kinds & {
+        "AWS::Lambda::Function",
+        "AWS::CloudFront::Distribution",
+        "AWS::ApplicationAutoScaling::ScalableTarget",
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+    }
+
+
 def test_the_walks_cover_weights_and_keys() -> None:
     """The templates walked hold each kind of access the walk checks, so none of its branches
     passes by finding nothing: S3 objects and prefixes, bucket keys and volume keys."""

@@ -6,7 +6,9 @@ The examples already hold the rest (FrontDoors: API keys behind CloudFront, sign
 public URLs; OvernightBatch: async; SharedEndpoint: a component scaling to zero;
 MistralInf2: a volume key; ModelGateway and Rag: routes to components).
 
-The combinations stack is synthesized once per process, in memory (no CLI), on first use.
+The combinations stack is synthesized once per process, in memory (no CLI), on first use,
+by the model walk's tests alone: it holds models, their weights and keys, and nothing the
+other walks walk (a test in ``tests/contract/test_model_access.py`` says so).
 """
 
 from __future__ import annotations
