@@ -27,6 +27,8 @@ _EXPORTS: dict[str, str] = {
     "ModelSource": "constructs_llm.model.source",
     "ModelArchitecture": "constructs_llm.sizing.memory",
     "MemoryPlan": "constructs_llm.sizing.memory",
+    "InstanceFit": "constructs_llm.sizing.instance_fit",
+    "fit_instances": "constructs_llm.sizing.instance_fit",
     "LlmModel": "constructs_llm.model.llm_model",
     "Placement": "constructs_llm.hardware.placement",
     "ModelBinding": "constructs_llm.model.llm_model",
@@ -113,6 +115,8 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.operations.dashboard import LlmDashboard as LlmDashboard
     from constructs_llm.operations.deployment import Deployment as Deployment
     from constructs_llm.operations.schedule import ScheduledCapacity as ScheduledCapacity
+    from constructs_llm.sizing.instance_fit import InstanceFit as InstanceFit
+    from constructs_llm.sizing.instance_fit import fit_instances as fit_instances
     from constructs_llm.sizing.memory import MemoryPlan as MemoryPlan
     from constructs_llm.sizing.memory import ModelArchitecture as ModelArchitecture
     from constructs_llm.streaming.formats import ModelKind as ModelKind

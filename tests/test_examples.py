@@ -212,6 +212,24 @@ def test_the_capacity_example_watches_the_engine_of_a_pooled_autoscaled_endpoint
     assert "DashboardUrl" in template["Outputs"]
 
 
+def test_the_readme_app_and_the_certificate_distribution_pass_the_contract_walks(
+    scanned: dict[str, Path],
+) -> None:
+    """The contract walks of ``tests/contract/`` (which walk the examples' committed
+    templates) over the two templates only this module synthesizes: the README app's and the
+    certificate distribution's."""
+    from tests.support.walks import WALKS
+
+    for name in ("ChatStack", "DistributionCertificate"):
+        template = json.loads(scanned[name].read_text())
+        walked = []
+        for walk in WALKS:
+            record = walk(name, template)
+            assert not record.problems, "\n".join(record.problems)
+            walked += record.walked
+        assert len(walked) >= 2, (name, walked)  # its model and its invoker at least
+
+
 def test_cfn_lint_reports_nothing(scanned: dict[str, Path], tmp_path: Path) -> None:
     # GIVEN a canary: a template cfn-lint must fault, so a run that checks nothing fails here
     canary = tmp_path / "Canary.template.json"

@@ -1,0 +1,115 @@
+"""Every streaming invoker's role may call what its environment names (the walk and its AWS
+facts: ``tests/support/walks/invoker_access.py``); each dropped or narrowed permission fails
+the walk, naming the resource and the action."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.support.contract_templates import example_templates
+from tests.support.contract_walk import drop_action, narrow_action, of_type
+from tests.support.walks.invoker_access import INVOKE, walk_invokers
+
+
+@pytest.mark.parametrize("name", list(example_templates()))
+def test_every_invoker_may_call_its_targets_and_read_its_keys(name: str) -> None:
+    walk = walk_invokers(name, example_templates()[name])
+    assert not walk.problems, "\n".join(walk.problems)
+
+
+def test_the_walk_finds_every_kind_of_invoker() -> None:
+    """Invokers of one endpoint, of a component, of routes, with API keys by name and in a
+    secret of the stack's own encrypted with its own key: each is walked somewhere."""
+    walked = {n: walk_invokers(n, t).walked for n, t in example_templates().items()}
+    assert all(walked[n] for n in ("Llama2Tgi", "Llama3Components", "ModelGateway", "Rag"))
+    assert len(walked["FrontDoors"]) == 2
+
+
+# -- mutants --------------------------------------------------------------------------------
+
+
+def _fails(template: dict[str, Any], *fragments: str) -> None:
+    walk = walk_invokers("mutant", template)
+    assert walk.walked
+    assert any(all(f in p for f in fragments) for p in walk.problems), walk.problems
+
+
+@pytest.mark.parametrize("action", INVOKE)
+def test_an_invoker_that_cannot_call_its_endpoint_fails(action: str) -> None:
+    _fails(
+        drop_action(example_templates()["Phi3Lmi"], action),
+        action,
+        ":endpoint/${EndpointEEF1FD8F.EndpointName}",
+    )
+
+
+def test_an_invoke_grant_on_another_endpoint_fails() -> None:
+    other = {
+        "Fn::Sub": "arn:${AWS::Partition}:sagemaker:${AWS::Region}:${AWS::AccountId}:endpoint/other"
+    }
+    _fails(
+        narrow_action(example_templates()["Llama2Tgi"], "sagemaker:InvokeEndpoint", other),
+        "sagemaker:InvokeEndpoint",
+        ":endpoint/",
+    )
+
+
+def test_an_invoker_that_cannot_call_its_component_fails() -> None:
+    template = example_templates()["Llama3Components"]
+    endpoint_only = {"Ref": "EndpointEEF1FD8F"}
+    _fails(
+        narrow_action(template, "sagemaker:InvokeEndpointWithResponseStream", endpoint_only),
+        "sagemaker:InvokeEndpointWithResponseStream",
+        ":inference-component/llama3components-llama3-227c6825",
+    )
+
+
+def test_a_route_without_its_component_fails() -> None:
+    template = example_templates()["ModelGateway"]
+    policies = {k for k, r in of_type(template, "AWS::IAM::Policy").items() if "Gateway" in k}
+    only = {"Fn::GetAtt": ["Llama4E7FDFEC", "InferenceComponentArn"]}
+    _fails(
+        narrow_action(
+            template,
+            "sagemaker:InvokeEndpoint",
+            [only, {"Ref": "EndpointEEF1FD8F"}],
+            policies=policies,
+        ),
+        "sagemaker:InvokeEndpoint",
+        "modelgateway-qwen",
+    )
+
+
+@pytest.mark.parametrize("action", ["logs:CreateLogStream", "logs:PutLogEvents"])
+def test_an_invoker_that_cannot_write_its_logs_fails(action: str) -> None:
+    _fails(drop_action(example_templates()["Phi3Lmi"], action), action, "StreamLogs")
+
+
+def test_an_invoker_that_cannot_read_its_keys_by_name_fails() -> None:
+    _fails(
+        drop_action(example_templates()["Production"], "secretsmanager:GetSecretValue"),
+        "secretsmanager:GetSecretValue",
+        ":secret:llm/api-keys-",
+    )
+
+
+def test_an_invoker_that_cannot_read_its_own_secret_fails() -> None:
+    _fails(
+        drop_action(example_templates()["FrontDoors"], "secretsmanager:GetSecretValue"),
+        "secretsmanager:GetSecretValue",
+        "ApiKeys3BB3983D",
+    )
+
+
+def test_an_invoker_the_secret_key_does_not_allow_fails() -> None:
+    template = example_templates()["FrontDoors"]
+    mutant = __import__("copy").deepcopy(template)
+    policy = mutant["Resources"]["ApiKeysKey7822CBAC"]["Properties"]["KeyPolicy"]
+    policy["Statement"] = [
+        s for s in policy["Statement"] if "KeysRoleED05AE33" not in str(s.get("Principal"))
+    ]
+    # the account's own statements remain, but they allow only through IAM policies, and the
+    # role's policies grant no kms:Decrypt
+    _fails(mutant, "kms:Decrypt", "ApiKeysKey7822CBAC")

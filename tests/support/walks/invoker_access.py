@@ -1,0 +1,113 @@
+"""The role of every streaming invoker of every template may call what the invoker is
+configured to call, read from the function's own environment (``ENDPOINT_NAME`` and
+``INFERENCE_COMPONENT_NAME``, or each route of ``ROUTES``; ``API_KEYS_SECRET_ID``):
+
+- ``sagemaker:InvokeEndpoint`` and ``sagemaker:InvokeEndpointWithResponseStream`` on each
+  endpoint, and on each inference component it names (SageMaker authorizes a call that names
+  a component against the endpoint and the component: "Actions, resources, and condition keys
+  for Amazon SageMaker AI", InvokeEndpoint, resource types ``endpoint`` and
+  ``inference-component``);
+- ``secretsmanager:GetSecretValue`` on the API-key secret (a secret's ARN is its name, a dash
+  and six random characters); and, when the template encrypts that secret with a key of its
+  own, ``kms:Decrypt`` on that key through Secrets Manager (``kms:ViaService``
+  ``secretsmanager.<region>.amazonaws.com``, "How AWS Secrets Manager uses AWS KMS"), allowed
+  by the key policy and the role's policies together.
+
+What only a deploy proves: that the endpoint and secret exist when the function first runs,
+and that nothing outside the template (SCPs, boundaries) denies the same calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from constructs_llm.streaming.formats import Env
+from tests.support.contract_walk import Walk, of_type, region_service
+from tests.support.iam_policy import Request, identity_policy, key_allows
+from tests.support.symbolic import (
+    SECRET_SUFFIX,
+    Resolver,
+    Text,
+    arn,
+    references,
+    render,
+    sagemaker_arn,
+    text,
+)
+
+__all__ = ["INVOKE", "targets", "walk_invokers"]
+
+INVOKE = ("sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream")
+
+
+def targets(resolve: Resolver, env: dict[str, Any]) -> list[tuple[Text, Text | None]]:
+    """(endpoint name, component name or None) of every target the environment names."""
+    if Env.ROUTES in env:
+        return [
+            (route["endpoint"], route.get("component")) for route in resolve.json(env[Env.ROUTES])
+        ]
+    if Env.ENDPOINT_NAME in env:
+        component = env.get(Env.INFERENCE_COMPONENT_NAME)
+        return [(resolve(env[Env.ENDPOINT_NAME]), resolve(component) if component else None)]
+    return []
+
+
+def walk_invokers(name: str, template: dict[str, Any]) -> Walk:
+    walk = Walk(name)
+    resolve = Resolver(template)
+    for function_id, function in of_type(template, "AWS::Lambda::Function").items():
+        env = function["Properties"].get("Environment", {}).get("Variables", {})
+        called = targets(resolve, env)
+        if not called:
+            continue  # not an invoker
+        (role,) = set(references(function["Properties"]["Role"]))
+        policy = identity_policy(resolve, role)
+        who = f"invoker {function_id}'s role {role}"
+        for endpoint, component in called:
+            resources = [sagemaker_arn("endpoint", endpoint)]
+            if component is not None:
+                resources.append(sagemaker_arn("inference-component", component))
+            for resource in resources:
+                for action in INVOKE:
+                    walk.need(who, policy, Request(action, resource), "a target it calls")
+        if Env.API_KEYS_SECRET_ID in env:
+            _secret(walk, who, resolve, role, env[Env.API_KEYS_SECRET_ID])
+        _logs(walk, who, resolve, policy, function_id, function["Properties"])
+        walk.walked.append(function_id)
+    return walk
+
+
+def _logs(
+    walk: Walk, who: str, resolve: Resolver, policy: Any, function_id: str, props: Any
+) -> None:
+    """The function writes its output to its log group: the one ``LoggingConfig`` names, else
+    ``/aws/lambda/<function name>`` ("Sending Lambda function logs to CloudWatch Logs")."""
+    configured = props.get("LoggingConfig", {}).get("LogGroup")
+    group = resolve(configured) if configured else text("/aws/lambda/", resolve.name(function_id))
+    stream = arn("logs", text("log-group:", group, ":log-stream:2026/12/01/[$LATEST]0123abcd"))
+    for action in ("logs:CreateLogStream", "logs:PutLogEvents"):
+        walk.need(who, policy, Request(action, stream), "its own log group")
+
+
+def _secret(walk: Walk, who: str, resolve: Resolver, role: str, value: Any) -> None:
+    secret = resolve(value)
+    if not render(secret).startswith("arn:"):
+        secret = arn("secretsmanager", text("secret:", secret, SECRET_SUFFIX))
+    policy = identity_policy(resolve, role)
+    walk.need(who, policy, Request("secretsmanager:GetSecretValue", secret), "the API keys")
+    for secret_id in references(value):
+        key = resolve.resources[secret_id]["Properties"].get("KmsKeyId")
+        if key is None:
+            continue
+        (key_id,) = set(references(key))
+        request = Request(
+            "kms:Decrypt",
+            resolve.attribute(key_id, "Arn"),
+            {"kms:ViaService": region_service("secretsmanager")},
+        )
+        allowed, why = key_allows(resolve, key_id, role, request)
+        if not allowed:
+            walk.problems.append(
+                f"{walk.template}: {who} may not kms:Decrypt on {key_id} (the key of "
+                f"{secret_id}): {why}"
+            )
