@@ -16,7 +16,8 @@ SageMaker's detailed observability publishes (``operations/engine_signals.py``).
 (``operations/alarm_topic.py``), which lets CloudWatch publish.
 
 Every alarm depends on the resource whose name its metrics carry (the ``AWS::SageMaker::Endpoint``
-of a variant, the ``AWS::SageMaker::InferenceComponent`` of a component): CloudFormation creates
+of a variant, the ``AWS::SageMaker::InferenceComponent`` of a component), by reading the name
+from it (``Fn::GetAtt``) or, where the name is a literal known at synth, by ``DependsOn``: CloudFormation creates
 and updates resources in dependency order, and a new fleet replaces the Endpoint by creating the
 new one first and then updating what depends on it ("creates the replacement resource first,
 changes references from other dependent resources to point to the replacement resource, and
@@ -36,7 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Protocol
 
-from aws_cdk import CfnResource, Duration, Names
+from aws_cdk import CfnResource, Duration, Names, Token
 from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
@@ -489,8 +490,11 @@ def create_alarms(
     watched = scope.node.default_child
     if not isinstance(watched, CfnResource):
         raise TypeError(f"{scope.node.path} has no resource of its own for its alarms to follow")
-    for each in [*made.values(), *by_type.values(), *engine.values()]:
-        each.node.add_dependency(watched)
+    # A name read from the resource (GetAtt) is a dependency already (cfn-lint W3005 refuses
+    # a DependsOn beside it); a literal name needs one.
+    if not any(Token.is_unresolved(v) for v in (metrics.errors.dimensions or {}).values()):
+        for each in [*made.values(), *by_type.values(), *engine.values()]:
+            each.node.add_dependency(watched)
     return LlmAlarms(
         errors=made["errors"],
         model_errors=made["model_errors"],
