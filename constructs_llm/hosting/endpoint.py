@@ -599,8 +599,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
 
     @property
     def metric_endpoint_name(self) -> str:
-        """The endpoint's name in its metrics: a name given to the Endpoint as is (so alarms
-        its rollback configuration names do not depend on it in turn), else the generated one."""
+        """The endpoint's name in its metrics: a name given to the Endpoint as is (its alarms
+        then wait for it by ``DependsOn``, ``operations/alarms.py``), else the generated one."""
         return self.resource.endpoint_name or self.endpoint_name
 
     def _metric_dimensions(self) -> dict[str, str]:

@@ -133,18 +133,15 @@ def managed_key_problem(topic: object) -> str | None:
     if not isinstance(topic, sns.Topic):
         return None  # an imported topic's key is not known here
     key = topic.master_key
+    cfn = topic.node.default_child
     seen = [
         getattr(key, "alias_name", None),
         getattr(key, "key_arn", None),
         getattr(key, "key_id", None),
-        topic.node.default_child.kms_master_key_id  # type: ignore[union-attr]
-        if isinstance(topic.node.default_child, sns.CfnTopic)
-        else None,
+        cfn.kms_master_key_id if isinstance(cfn, sns.CfnTopic) else None,
     ]
     for value in seen:
-        if isinstance(value, str) and (
-            value.endswith(_MANAGED_KEY) or value.endswith(":" + _MANAGED_KEY) or value == "aws/sns"
-        ):
+        if isinstance(value, str) and (value.endswith(_MANAGED_KEY) or value == "aws/sns"):
             return (
                 f"topic {topic.node.path} is encrypted with the AWS managed key "
                 f"{_MANAGED_KEY} (got {value!r}): CloudWatch cannot publish to it, as that key's "

@@ -15,13 +15,13 @@ SageMaker's detailed observability publishes (``operations/engine_signals.py``).
 ``Alarms(email=...)`` the alarms notify those addresses through an SNS topic
 (``operations/alarm_topic.py``), which lets CloudWatch publish.
 
-Every alarm depends on the resource whose name its metrics carry (the ``AWS::SageMaker::Endpoint``
-of a variant, the ``AWS::SageMaker::InferenceComponent`` of a component), by reading the name
-from it (``Fn::GetAtt``) or, where the name is a literal known at synth, by ``DependsOn``: CloudFormation creates
-and updates resources in dependency order, and a new fleet replaces the Endpoint by creating the
-new one first and then updating what depends on it ("creates the replacement resource first,
-changes references from other dependent resources to point to the replacement resource, and
-then deletes the old resource", guide "Update behaviors of stack resources"). An alarm that named
+Every alarm depends on the resource whose name its metrics carry (the Endpoint of a variant,
+the InferenceComponent of a component), by reading the name from it (``Fn::GetAtt``) or, where
+the name is a literal known at synth, by ``DependsOn``. CloudFormation creates and updates
+resources in dependency order, and a new fleet replaces the Endpoint by creating the new one
+first and then updating what depends on it ("creates the replacement resource first, changes
+references from other dependent resources to point to the replacement resource, and then
+deletes the old resource", guide "Update behaviors of stack resources"). An alarm that named
 the endpoint by a literal string and did not depend on it would move to the new name as soon
 as the update starts, leaving the old fleet, which serves until the new one is in service,
 unwatched for the 10-30 minutes the new one takes (and the new one on the way back, in a
