@@ -449,7 +449,7 @@ def _two_endpoints_sharing_a_topic(order: tuple[str, str]) -> str:
             model=llama3(stack, id=f"{name}Model", bound=False),
             alarms=Alarms(topic=topic, email=[pager[name], f"{name.lower()}@example.com"]),
         )
-    return normalized(Template.from_stack(stack).to_json())
+    return normalized(dict(Template.from_stack(stack).to_json()))
 
 
 def test_two_endpoints_sharing_a_topic_render_the_same_template_in_either_order() -> None:

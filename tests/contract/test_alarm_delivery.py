@@ -56,7 +56,7 @@ def _text(node: Any) -> str:
     if isinstance(node, dict) and len(node) == 1:
         ((function, argument),) = node.items()
         if function == "Ref":
-            return "${" + argument + "}"
+            return "${" + str(argument) + "}"
         if function == "Fn::GetAtt":
             return "${" + ".".join(argument) + "}"
         if function == "Fn::Join":
@@ -256,7 +256,7 @@ def combinations() -> dict[str, Any]:
         alarms=Alarms(topic=topic),
         deployment=Deployment.rolling(batch_percent=50, bake=Duration.minutes(5)),
     )
-    synthesized: dict[str, Any] = Template.from_stack(stack).to_json()
+    synthesized = dict(Template.from_stack(stack).to_json())
     return synthesized
 
 
