@@ -231,16 +231,12 @@ def combinations() -> dict[str, Any]:
     stack = Stack(app, "Contract")
     key = kms.Key(stack, "UserKey", enable_key_rotation=True)
     topic = sns.Topic(stack, "UserTopic", master_key=key, enforce_ssl=True)
-    LlmEndpoint(
-        stack,
-        "Mailed",
-        model=llama3(stack, id="MailedModel", bound=False),
-        alarms=Alarms(email="oncall@example.com"),
-    )
+    served = llama3(stack, id="Served", bound=False)  # one definition, on both endpoints
+    LlmEndpoint(stack, "Mailed", model=served, alarms=Alarms(email="oncall@example.com"))
     LlmEndpoint(
         stack,
         "Guarded",
-        model=llama3(stack, id="GuardedModel", bound=False),
+        model=served,
         instance_count=2,
         alarms=Alarms(topic=topic, model_latency=Duration.seconds(30)),
         deployment=Deployment.canary(percent=50, bake=Duration.minutes(5)),
