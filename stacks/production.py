@@ -44,8 +44,11 @@ class ProductionStack(Stack):
         super().__init__(scope, id, **kwargs)
         hf_token = secretsmanager.Secret.from_secret_name_v2(self, "HfToken", "hugging-face/token")
         api_keys = secretsmanager.Secret.from_secret_name_v2(self, "ApiKeys", "llm/api-keys")
-        # CloudWatch may publish to a topic encrypted with a key whose policy lets it; the
-        # alarms add that statement to this key's policy.
+        # The on-call topic's policy (TLS only) replaces SNS's default one, so CloudWatch may
+        # publish only where it allows cloudwatch.amazonaws.com, and use the key only where
+        # the key's policy does: the endpoint's alarms add both statements, through the
+        # topic's and the key's own add_to_resource_policy (the SlowFirstToken alarm below
+        # notifies the same topic under the same account-wide condition).
         key = kms.Key(self, "OncallKey", enable_key_rotation=True)
         oncall = sns.Topic(self, "Oncall", master_key=key, enforce_ssl=True)
 

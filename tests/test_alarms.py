@@ -3,6 +3,7 @@ and dimensions, thresholds, missing data, and SNS notifications."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -331,3 +332,136 @@ def test_email_subscribes_to_a_given_topic_once(new_stack: Callable[..., Stack])
     (subscription,) = template.find_resources("AWS::SNS::Subscription")
     assert subscription.startswith("Oncalloncallexamplecom")
     assert [s["Endpoint"] for s in _subscriptions(template)] == ["oncall@example.com"]
+
+
+# -- delivery: CloudWatch may publish (tests/contract walks every template) -------------------
+
+
+def _cloudwatch_allow(template: Template) -> list[dict[str, Any]]:
+    return [
+        s
+        for p in template.find_resources("AWS::SNS::TopicPolicy").values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if s.get("Principal") == {"Service": "cloudwatch.amazonaws.com"}
+    ]
+
+
+def test_a_user_topic_without_a_policy_gets_one_that_lets_cloudwatch_publish(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN a topic of the user's, created in the app, with no policy of its own
+    stack = new_stack()
+    topic = sns.Topic(stack, "Oncall")
+    LlmEndpoint(stack, "Endpoint", model=llama3(stack, bound=False), alarms=Alarms(topic=topic))
+    template = Template.from_stack(stack)
+    # THEN its policy (made through the topic's own API) allows this account's alarms to publish
+    (topic_id,) = template.find_resources("AWS::SNS::Topic")
+    (allow,) = _cloudwatch_allow(template)
+    assert allow["Effect"] == "Allow" and allow["Action"] == "sns:Publish"
+    assert allow["Resource"] == {"Ref": topic_id}
+    assert allow["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    source = allow["Condition"]["ArnLike"]["aws:SourceArn"]["Fn::Join"][1]
+    assert source == [
+        "arn:",
+        {"Ref": "AWS::Partition"},
+        ":cloudwatch:",
+        {"Ref": "AWS::Region"},
+        ":",
+        {"Ref": "AWS::AccountId"},
+        ":alarm:*",
+    ]
+
+
+@pytest.mark.parametrize("how", ["alias", "arn", "l1"])
+def test_a_topic_under_the_aws_managed_key_is_refused(
+    new_stack: Callable[..., Stack], how: str
+) -> None:
+    from constructs_llm import ConfigurationError
+
+    stack = new_stack()
+    if how == "alias":
+        topic = sns.Topic(
+            stack, "Oncall", master_key=kms.Alias.from_alias_name(stack, "K", "alias/aws/sns")
+        )
+    elif how == "arn":
+        arn = "arn:aws:kms:us-east-1:123456789012:alias/aws/sns"
+        topic = sns.Topic(stack, "Oncall", master_key=kms.Key.from_key_arn(stack, "K", arn))
+    else:
+        topic = sns.Topic(stack, "Oncall")
+        cfn = topic.node.default_child
+        assert isinstance(cfn, sns.CfnTopic)
+        cfn.kms_master_key_id = "alias/aws/sns"
+    with pytest.raises(ConfigurationError) as raised:
+        Alarms(topic=topic)
+    message = str(raised.value)
+    assert "topic Test/Oncall is encrypted with the AWS managed key alias/aws/sns" in message
+    assert "encrypt the topic with a key of your own (kms.Key(...)" in message
+    # a key of the user's own is accepted
+    Alarms(topic=sns.Topic(stack, "Mine", master_key=kms.Key(stack, "Mine Key")))
+
+
+def test_an_imported_topic_or_key_gets_a_note_of_what_to_verify(
+    new_stack: Callable[..., Stack],
+) -> None:
+    from constructs_llm.notes import notes_of
+
+    stack = new_stack()
+    imported = sns.Topic.from_topic_arn(
+        stack, "Shared", "arn:aws:sns:us-east-1:123456789012:oncall"
+    )
+    key_arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    keyed = sns.Topic(stack, "Keyed", master_key=kms.Key.from_key_arn(stack, "Key", key_arn))
+    first = LlmEndpoint(
+        stack, "First", model=llama3(stack, id="M1", bound=False), alarms=Alarms(topic=imported)
+    )
+    second = LlmEndpoint(
+        stack, "Second", model=llama3(stack, id="M2", bound=False), alarms=Alarms(topic=keyed)
+    )
+    assert [n for n in notes_of(first) if n.startswith("alarm topic")] == [
+        "alarm topic arn:aws:sns:us-east-1:123456789012:oncall is imported: verify that its "
+        "access policy allows cloudwatch.amazonaws.com sns:Publish (a topic policy replaces "
+        "SNS's default one), or no alarm notification is delivered"
+    ]
+    assert [n for n in notes_of(second) if n.startswith("alarm topic key")] == [
+        f"alarm topic key {key_arn} is imported: verify that its key policy allows "
+        "cloudwatch.amazonaws.com kms:GenerateDataKey* and kms:Decrypt, or CloudWatch cannot "
+        "publish to the encrypted topic"
+    ]
+
+
+# -- a shared topic: the order targets are created in changes nothing -------------------------
+
+
+def _two_endpoints_sharing_a_topic(order: tuple[str, str]) -> str:
+    from aws_cdk import App, CfnParameter
+
+    from tests.conftest import cdk_context
+    from tests.support.templates import normalized
+
+    app = App(context=cdk_context())
+    stack = Stack(app, "Test")
+    topic = sns.Topic(stack, "Oncall", master_key=kms.Key(stack, "Key"))
+    pager = {n: CfnParameter(stack, f"{n}Pager").value_as_string for n in ("Chat", "Code")}
+    for name in order:
+        LlmEndpoint(
+            stack,
+            name,
+            model=llama3(stack, id=f"{name}Model", bound=False),
+            alarms=Alarms(topic=topic, email=[pager[name], f"{name.lower()}@example.com"]),
+        )
+    return normalized(dict(Template.from_stack(stack).to_json()))
+
+
+def test_two_endpoints_sharing_a_topic_render_the_same_template_in_either_order() -> None:
+    # GIVEN two endpoints whose alarms mail a parameter's address and a literal one each
+    forward = _two_endpoints_sharing_a_topic(("Chat", "Code"))
+    backward = _two_endpoints_sharing_a_topic(("Code", "Chat"))
+    # THEN the templates are byte-identical: no subscription is numbered by arrival
+    assert forward == backward
+    # AND each of the four addresses is subscribed once (a parameter by what it resolves to)
+    subscriptions = [
+        k
+        for k, r in json.loads(forward)["Resources"].items()
+        if r["Type"] == "AWS::SNS::Subscription"
+    ]
+    assert len(subscriptions) == 4

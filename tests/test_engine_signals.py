@@ -90,6 +90,60 @@ def test_detailed_observability_is_always_rendered_as_chosen(
     ] * 2
 
 
+def test_detailed_observability_is_left_out_where_the_guide_does_not_describe_it(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # "a next-generation metrics experience for Amazon SageMaker AI real-time inference
+    # endpoints" (monitoring-cloudwatch-detailed-observability), on DCGM's GPU metrics: an
+    # asynchronous endpoint and Neuron instances are not described, so their configs leave
+    # the field to SageMaker, and no engine alarm watches metrics nothing documents
+    from aws_cdk import aws_s3 as s3
+
+    from constructs_llm import AsyncInference
+
+    stack = new_stack()
+    queued = LlmEndpoint(
+        stack,
+        "Batch",
+        model=_model(stack, Engine.vllm(), "BatchModel"),
+        async_inference=AsyncInference(output=s3.Bucket(stack, "Out")),
+    )
+    neuron = InferenceComponentEndpoint(stack, "Neuron", instance_type="ml.inf2.24xlarge")
+    gpu = InferenceComponentEndpoint(stack, "Gpu", instance_type="ml.g5.12xlarge")
+    template = Template.from_stack(stack)
+    configs = {
+        k.split("Config")[0]: c["Properties"].get("MetricsConfig", {})
+        for k, c in template.find_resources("AWS::SageMaker::EndpointConfig").items()
+    }
+    assert sorted((k[:5], v.get("EnableDetailedObservability")) for k, v in configs.items()) == [
+        ("Batch", None),
+        ("Gpu", True),
+        ("Neuro", None),
+    ]
+    assert (queued.detailed_observability, neuron.plan.metrics.engine_metrics) == (False, False)
+    assert gpu.plan.metrics.engine_metrics
+    assert queued.alarms is not None and queued.alarms.kv_cache is None
+    assert _promql(template) == {}
+
+
+def test_an_engine_threshold_on_an_asynchronous_endpoint_is_refused(
+    new_stack: Callable[..., Stack],
+) -> None:
+    from aws_cdk import aws_s3 as s3
+
+    from constructs_llm import AsyncInference, ConfigurationError
+
+    stack = new_stack()
+    with pytest.raises(ConfigurationError, match=r"kv_cache_percent=80.*asynchronous endpoints"):
+        LlmEndpoint(
+            stack,
+            "Batch",
+            model=_model(stack, Engine.vllm()),
+            async_inference=AsyncInference(output=s3.Bucket(stack, "Out")),
+            alarms=Alarms(kv_cache_percent=80),
+        )
+
+
 def test_sglang_serves_its_metrics_as_the_dlc_starts_it(new_stack: Callable[..., Stack]) -> None:
     stack = new_stack()
     env = _model(stack, Engine.sglang()).bind(Placement("ml.g5.2xlarge")).environment

@@ -213,15 +213,17 @@ def test_an_unpooled_variant_s_fullest_gpu_query_names_its_dimension_set(enhance
         "AcceleratorId, EndpointName, InstanceId, VariantName) WHERE EndpointName = "
     )
     assert enhanced.endpoint.alarms is not None
-    assert enhanced.endpoint.alarms.gpu_memory_per_gpu_by_pool is None
+    assert enhanced.endpoint.alarms.gpu_memory_per_gpu is not None
 
 
-def test_instance_pools_watch_the_fullest_gpu_in_both_dimension_sets(
+def test_instance_pools_watch_the_fullest_gpu_in_the_documented_dimension_set_only(
     new_stack: Callable[..., Stack],
 ) -> None:
     # a percent of one GPU reads the same on every pool's type, so one query covers them all;
-    # the pools guide lists EndpointName, VariantName, InstanceType as the pools' extra set, and
-    # SCHEMA matches exactly one set: one alarm without InstanceType, one with it
+    # the pools guide keeps the existing metrics ("continue to work the same way") and adds
+    # EndpointName, VariantName, InstanceType; no guide describes per-GPU series that carry
+    # InstanceType, and SCHEMA matches exactly one set: an alarm on a set never published
+    # stays OK forever, so there is one alarm, on the enhanced-metrics guide's set
     stack = new_stack()
     pools = ["ml.g6e.2xlarge", "ml.g5.4xlarge"]
     model = _model(stack, "Model", pools[0])
@@ -232,23 +234,19 @@ def test_instance_pools_watch_the_fullest_gpu_in_both_dimension_sets(
     template = Template.from_stack(stack)
     assert endpoint.alarms is not None
     assert endpoint.alarms.gpu_memory_per_gpu is not None
-    assert endpoint.alarms.gpu_memory_per_gpu_by_pool is not None
+    assert not hasattr(endpoint.alarms, "gpu_memory_per_gpu_by_pool")
     assert set(endpoint.alarms.gpu_memory_by_instance_type) == set(pools)
     schemas = sorted(
         re.search(r"SCHEMA\(([^)]*)\)", q).group(1)  # type: ignore[union-attr]
         for q in _insights_queries(template)
     )
     assert schemas == [
-        '"/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, InstanceType, '
-        "VariantName",
         '"/aws/sagemaker/Endpoints", AcceleratorId, EndpointName, InstanceId, VariantName',
     ]
-    # AND the dashboard searches both sets for its line per GPU
+    # AND the dashboard searches that set for its line per GPU
     (dashboard,) = template.find_resources("AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
     gpu_searches = [s for s in _searches(body) if 'MetricName="GPUMemoryUtilization"' in s]
     assert [s.split("}")[0] for s in gpu_searches] == [
         'SEARCH(\'{"/aws/sagemaker/Endpoints",AcceleratorId,EndpointName,InstanceId,VariantName',
-        'SEARCH(\'{"/aws/sagemaker/Endpoints",AcceleratorId,EndpointName,InstanceId,'
-        "InstanceType,VariantName",
     ]

@@ -37,7 +37,11 @@ from constructs_llm.hosting.fleet_change import (
     named_endpoint_problem,
 )
 from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
-from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
+from constructs_llm.hosting.metrics_config import (
+    MetricsPlan,
+    detailed_described,
+    metrics_problems,
+)
 from constructs_llm.hosting.name_clash import name_clash_problem
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
@@ -271,7 +275,14 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             shadow=next((v for v in planned if v.shadow), None),
             single=single,
             async_inference=queued,
-            metrics=MetricsPlan(enhanced_metrics, metric_publish_frequency, detailed_observability),
+            metrics=MetricsPlan(
+                enhanced_metrics,
+                metric_publish_frequency,
+                detailed_observability,
+                described=detailed_described(
+                    (t for v in planned for t in v.instance_types), asynchronous=queued is not None
+                ),
+            ),
             deployment=deployment,
             alarms=alarm_props,
             kms_key=kms_key,
@@ -282,8 +293,12 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         )
         problems.extend(rule_problems(self.plan))
         engines = [m.engine for m in self._models]
-        detailed = self.plan.metrics.detailed
-        problems.add(engine_alarm_problem(alarm_props, engines, detailed=detailed))
+        metrics = self.plan.metrics
+        problems.add(
+            engine_alarm_problem(
+                alarm_props, engines, detailed=metrics.detailed, described=metrics.described
+            )
+        )
         if deployment is not None and not problems:
             problems.extend(_rollout_problems(self, self.plan))
         problems.raise_if_any()
@@ -338,7 +353,9 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         for v in self.variants:
             if plan.alarms is not None:
                 group, label = ("Alarms", None) if plan.single else (f"Alarms-{v.name}", v.describe)
-                v.alarms = create_alarms(self, v, plan.alarms, id=group, label=label)
+                v.alarms = create_alarms(
+                    self, v, plan.alarms, id=group, label=label, named=plan.deployment is not None
+                )
         if plan.async_inference is not None and plan.alarms is not None:
             warn(self, alarms_on_async())
         if plan.deployment is not None:
@@ -465,7 +482,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
 
     @property
     def detailed_observability(self) -> bool:
-        return self.plan.metrics.detailed
+        return self.plan.metrics.engine_metrics
 
     @property
     def inference_component_name(self) -> str | None:
@@ -587,8 +604,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
 
     @property
     def metric_endpoint_name(self) -> str:
-        """The endpoint's name in its metrics: a name given to the Endpoint as is (so alarms
-        its rollback configuration names do not depend on it in turn), else the generated one."""
+        """The endpoint's name in its metrics: a name given to the Endpoint as is (its alarms
+        then wait for it by ``DependsOn``, ``operations/alarms.py``), else the generated one."""
         return self.resource.endpoint_name or self.endpoint_name
 
     def _metric_dimensions(self) -> dict[str, str]:

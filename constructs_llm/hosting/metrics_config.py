@@ -32,18 +32,32 @@ account's CloudWatch as OpenTelemetry metrics, queried with PromQL, not in the `
 namespaces: PromQL alarms and CloudWatch's Query Studio read them, classic alarms, dashboards'
 graph widgets and Application Auto Scaling do not. SageMaker charges nothing for them;
 CloudWatch bills their ingestion at its OpenTelemetry rates. SageMaker's default is True for
-configs created after 2026-06-17 (False before), and the library always renders the choice, on
-by default: the engine alarms (``operations/engine_signals.py``) read these metrics.
+configs created after 2026-06-17 (False before), and the library renders the choice, on by
+default, where the guides describe the feature: the engine alarms (``operations/engine_signals.py``)
+read these metrics.
+
+Where the guides describe it: "Detailed observability is a next-generation metrics experience for
+Amazon SageMaker AI real-time inference endpoints", collecting GPU metrics from DCGM and engine
+metrics from vLLM and SGLang (``monitoring-cloudwatch-detailed-observability``). Asynchronous
+endpoints and AWS Inferentia or Trainium instances (Neuron devices, no DCGM) are not described,
+so their configs leave ``EnableDetailedObservability`` out (SageMaker's own default applies)
+and no engine alarm is built on them: an alarm on metrics nothing documents would stay OK
+forever (:func:`detailed_described`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, Token
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.values import describe
+
+if TYPE_CHECKING:
+    from constructs_llm.hardware.instance_type import InstanceType
 
 #: The publishing intervals SageMaker accepts, in seconds (botocore ``MetricsConfig``).
 _PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
@@ -90,6 +104,12 @@ def _string_hint(value: object) -> str:
     return ""
 
 
+def detailed_described(instance_types: Iterable[InstanceType], *, asynchronous: bool) -> bool:
+    """Whether SageMaker's guide describes detailed observability for a config: a real-time
+    endpoint (not ``asynchronous``) whose instances carry no Neuron devices (module docstring)."""
+    return not asynchronous and all(t.accelerator != "neuron" for t in instance_types)
+
+
 @dataclass(frozen=True)
 class MetricsPlan:
     """What an endpoint config asks of SageMaker's metrics (checked by
@@ -99,19 +119,29 @@ class MetricsPlan:
     :param publish_frequency: how often SageMaker publishes them. @default SageMaker's 60 s
     :param detailed: detailed observability: the engine's metrics, per-GPU and host metrics.
         @default True
+    :param described: whether the guide describes detailed observability for this config
+        (:func:`detailed_described`); where it does not, the choice is not rendered.
+        @default True
     """
 
     enhanced: bool = False
     publish_frequency: Duration | None = None
     detailed: bool = True
+    described: bool = True
+
+    @property
+    def engine_metrics(self) -> bool:
+        """Whether the config asks for the engine's metrics where they are described."""
+        return self.detailed and self.described
 
     def config(self) -> sagemaker.CfnEndpointConfig.MetricsConfigProperty:
-        """The endpoint config's ``MetricsConfig``: detailed observability always (the choice
-        is the user's, whatever SageMaker's default for the config's creation date), enhanced
-        metrics and the frequency when asked for (SageMaker's defaults otherwise: none, 60 s)."""
+        """The endpoint config's ``MetricsConfig``: detailed observability where the guide
+        describes it (the choice is the user's, whatever SageMaker's default for the config's
+        creation date), enhanced metrics and the frequency when asked for (SageMaker's defaults
+        otherwise: none, 60 s)."""
         frequency = self.publish_frequency
         return sagemaker.CfnEndpointConfig.MetricsConfigProperty(
-            enable_detailed_observability=self.detailed,
+            enable_detailed_observability=self.detailed if self.described else None,
             enable_enhanced_metrics=True if self.enhanced else None,
             metric_publish_frequency_in_seconds=int(frequency.to_seconds())
             if frequency is not None

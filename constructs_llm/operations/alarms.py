@@ -13,7 +13,22 @@ failed request and 0 otherwise, so their Average is the share of requests that f
 The engine alarms (KV cache, queue) are PromQL alarms on the engine's own metrics, which
 SageMaker's detailed observability publishes (``operations/engine_signals.py``). With
 ``Alarms(email=...)`` the alarms notify those addresses through an SNS topic
-(``operations/alarm_topic.py``).
+(``operations/alarm_topic.py``), which lets CloudWatch publish.
+
+Every alarm depends on the resource whose name its metrics carry (the Endpoint of a variant,
+the InferenceComponent of a component), by reading the name from it (``Fn::GetAtt``) or, where
+the name is a literal known at synth, by ``DependsOn``. CloudFormation creates and updates
+resources in dependency order, and a new fleet replaces the Endpoint by creating the new one
+first and then updating what depends on it ("creates the replacement resource first, changes
+references from other dependent resources to point to the replacement resource, and then
+deletes the old resource", guide "Update behaviors of stack resources"). An alarm that named
+the endpoint by a literal string and did not depend on it would move to the new name as soon
+as the update starts, leaving the old fleet, which serves until the new one is in service,
+unwatched for the 10-30 minutes the new one takes (and the new one on the way back, in a
+rollback). A guarded rollout's Endpoint names its rollback alarms; so that the dependency runs
+one way, those alarms take a physical name (``named=True``) that the Endpoint's
+``DeploymentConfig`` states as a literal (``operations/deployment.py``), as aws-cdk's ECS
+alarm-based rollbacks name theirs.
 """
 
 from __future__ import annotations
@@ -22,11 +37,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Protocol
 
-from aws_cdk import Duration
+from aws_cdk import CfnResource, Duration, Names, Token
 from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
-from constructs_llm.operations.alarm_topic import alarm_topic, email_problems, emails_of
+from constructs_llm.operations.alarm_topic import (
+    alarm_topic,
+    email_problems,
+    emails_of,
+    managed_key_problem,
+)
 from constructs_llm.operations.engine_signals import (
     DEFAULT_KV_CACHE_PERCENT,
     DEFAULT_REQUESTS_WAITING,
@@ -94,6 +114,8 @@ class Alarms:
         problems.add(_latency_problem(self.model_latency))
         if self.topic is not None and not cdk_kind(self.topic, "aws_sns", "ITopic"):
             problems.add(f"topic must be an SNS topic (sns.ITopic), got {self.topic!r}")
+        else:
+            problems.add(managed_key_problem(self.topic))
         problems.extend(email_problems(self.email))
         problems.raise_if_any()
 
@@ -217,8 +239,6 @@ class AlarmMetrics:
     :param no_capacity: ``NoCapacityInvocationFailures``. @default none
     :param no_capacity_minutes: how long requests must find no capacity before the alarm
         trips (longer where a cold start is expected). @default 5
-    :param gpu_memory_per_gpu_by_pool: with enhanced metrics and instance pools, the same as
-        ``gpu_memory_per_gpu`` over the dimension set with ``InstanceType``. @default none
     :param engine: PromQL over the engine's own metrics (KV cache, queue), where the engine
         publishes them and detailed observability is on. @default none
     """
@@ -233,7 +253,6 @@ class AlarmMetrics:
     disk: cloudwatch.Metric | None = None
     no_capacity: cloudwatch.Metric | None = None
     no_capacity_minutes: int = 5
-    gpu_memory_per_gpu_by_pool: cloudwatch.IMetric | None = None
     engine: EngineQueries | None = None
 
 
@@ -251,8 +270,8 @@ class LlmAlarms:
     A variant with instance pools has a GPU memory alarm per pool
     (``gpu_memory_by_instance_type``, by instance type) instead of ``gpu_memory``. With enhanced
     metrics, a variant on GPUs also watches its fullest single GPU (``gpu_memory_per_gpu``),
-    which an instance's sum over its GPUs can hide; with instance pools a second alarm does so
-    over the dimension set with ``InstanceType`` (``gpu_memory_per_gpu_by_pool``). With
+    which an instance's sum over its GPUs can hide (on a variant with instance pools too: the
+    per-GPU series are published without ``InstanceType``, see ``operations/metrics.py``). With
     detailed observability, a vLLM or SGLang engine's KV cache (``kv_cache``) and queue
     (``queue``) are watched by PromQL alarms."""
 
@@ -264,7 +283,6 @@ class LlmAlarms:
     no_capacity: cloudwatch.Alarm | None = None
     gpu_memory_by_instance_type: Mapping[str, cloudwatch.Alarm] = field(default_factory=dict)
     gpu_memory_per_gpu: cloudwatch.Alarm | None = None
-    gpu_memory_per_gpu_by_pool: cloudwatch.Alarm | None = None
     kv_cache: cloudwatch.PromQLAlarm | None = None
     queue: cloudwatch.PromQLAlarm | None = None
 
@@ -376,12 +394,6 @@ def _specs(metrics: AlarmMetrics, settings: Alarms) -> list[_AlarmSpec]:
         )
         for kind, name, metric, where in (
             ("gpu_memory_per_gpu", "GpuMemoryPerGpu", metrics.gpu_memory_per_gpu, ""),
-            (
-                "gpu_memory_per_gpu_by_pool",
-                "GpuMemoryPerGpuByPool",
-                metrics.gpu_memory_per_gpu_by_pool,
-                ", by instance type",
-            ),
         )
         if metric is not None
     ]
@@ -421,12 +433,17 @@ def create_alarms(
     *,
     id: str = "Alarms",
     label: str | None = None,
+    named: bool = False,
 ) -> LlmAlarms:
     """The default alarms of ``source``, in a construct ``id`` under ``scope``: one per row of
     :func:`_specs`. Every alarm states how missing data counts: as not breaching (no traffic,
-    or no instance, is not a failure).
+    or no instance, is not a failure), and depends on ``scope``'s own resource (its default
+    child: the Endpoint or the InferenceComponent the metrics name), so CloudFormation moves it
+    to a new fleet only once that fleet exists.
 
     :param label: what the alarms' descriptions name. @default ``scope``'s path
+    :param named: give the rollback alarms (``LlmAlarms.rollback``) physical names, for a
+        guarded rollout that names them. @default False
     """
     from aws_cdk import aws_cloudwatch as cloudwatch  # loaded only when alarms are built
 
@@ -440,6 +457,9 @@ def create_alarms(
         created = cloudwatch.Alarm(
             group,
             spec.name,
+            alarm_name=_physical_name(group, spec.name)
+            if named and spec.field in _ROLLBACK
+            else None,
             metric=spec.metric,
             threshold=spec.threshold,
             evaluation_periods=spec.periods[0],
@@ -467,6 +487,14 @@ def create_alarms(
         )
         if topic is not None:
             _notify(engine[alarm.field], topic)
+    watched = scope.node.default_child
+    if not isinstance(watched, CfnResource):
+        raise TypeError(f"{scope.node.path} has no resource of its own for its alarms to follow")
+    # A name read from the resource (GetAtt) is a dependency already (cfn-lint W3005 refuses
+    # a DependsOn beside it); a literal name needs one.
+    if not any(Token.is_unresolved(v) for v in (metrics.errors.dimensions or {}).values()):
+        for each in [*made.values(), *by_type.values(), *engine.values()]:
+            each.node.add_dependency(watched)
     return LlmAlarms(
         errors=made["errors"],
         model_errors=made["model_errors"],
@@ -476,25 +504,23 @@ def create_alarms(
         no_capacity=made.get("no_capacity"),
         gpu_memory_by_instance_type=by_type,
         gpu_memory_per_gpu=made.get("gpu_memory_per_gpu"),
-        gpu_memory_per_gpu_by_pool=made.get("gpu_memory_per_gpu_by_pool"),
         kv_cache=engine.get("kv_cache"),
         queue=engine.get("queue"),
     )
 
 
 def _notify(alarm: cloudwatch.AlarmBase, topic: sns.ITopic) -> None:
-    """Alarm notifications; a topic encrypted with its own KMS key must let CloudWatch use the
-    key (an imported key's policy cannot be changed here: it must already allow this)."""
+    """Alarm notifications to ``topic``, whose policies ``alarm_topic`` opened to CloudWatch."""
     from aws_cdk import aws_cloudwatch_actions as actions
-    from aws_cdk import aws_iam as iam
 
     alarm.add_alarm_action(actions.SnsAction(topic))
-    key = topic.master_key
-    if key is not None:  # one statement per alarm: the policy document drops duplicates
-        key.add_to_resource_policy(
-            iam.PolicyStatement(
-                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
-                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
-                resources=["*"],  # in a key policy, "*" means this key
-            )
-        )
+
+
+#: The fields of ``LlmAlarms.rollback``: what a guarded rollout names.
+_ROLLBACK = ("errors", "model_errors", "latency")
+
+
+def _physical_name(group: Construct, name: str) -> str:
+    """A rollback alarm's name, unique in the account and region as the stack's path is, and
+    stable: ``<stack path of group, with a hash>-<name>``."""
+    return f"{Names.unique_resource_name(group, max_length=200, separator='-')}-{name}"

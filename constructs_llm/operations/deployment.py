@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Token
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.cdk_values import cdk_kind
@@ -448,7 +448,7 @@ def endpoint_deployment_config(
     bake = int(deployment.bake.to_seconds())
     timeout = deployment.execution_timeout_s(fleet)
     rollback = cfn.AutoRollbackConfigProperty(
-        alarms=[cfn.AlarmProperty(alarm_name=a.alarm_name) for a in alarms]
+        alarms=[cfn.AlarmProperty(alarm_name=rollback_alarm_name(a)) for a in alarms]
     )
     if deployment.kind is DeploymentKind.ROLLING:
         return cfn.DeploymentConfigProperty(
@@ -491,9 +491,23 @@ def component_deployment_config(
             maximum_execution_timeout_in_seconds=deployment.execution_timeout_s(fleet),
         ),
         auto_rollback_configuration=cfn.AutoRollbackConfigurationProperty(
-            alarms=[cfn.AlarmProperty(alarm_name=a.alarm_name) for a in alarms]
+            alarms=[cfn.AlarmProperty(alarm_name=rollback_alarm_name(a)) for a in alarms]
         ),
     )
+
+
+def rollback_alarm_name(alarm: cloudwatch.IAlarm) -> str:
+    """The name a rollout states for ``alarm``: its physical name as a literal when it has one
+    (the default alarms of a guarded target do), so the target does not depend on the alarm and
+    the alarm may depend on the target (``operations/alarms.py``); else a reference to it."""
+    from aws_cdk import aws_cloudwatch as cw
+
+    child = alarm.node.default_child
+    if isinstance(child, cw.CfnAlarm):
+        name = child.alarm_name
+        if isinstance(name, str) and not Token.is_unresolved(name):
+            return name
+    return alarm.alarm_name
 
 
 def _percent_size(percent: int | None) -> sagemaker.CfnEndpoint.CapacitySizeProperty:

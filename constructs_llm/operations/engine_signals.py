@@ -185,14 +185,24 @@ DEFAULT_REQUESTS_WAITING = 1
 
 
 def engine_alarm_problem(
-    settings: EngineThresholds | None, engines: Sequence[Engine], *, detailed: bool
+    settings: EngineThresholds | None,
+    engines: Sequence[Engine],
+    *,
+    detailed: bool,
+    described: bool = True,
 ) -> str | None:
     """Engine alarms asked for (a threshold other than the default) where none can be
     rendered: detailed observability is off, or no engine of the target (``engines``: its
     production variants' or its copies') publishes known signals."""
     if settings is None:
         return None
-    if not detailed:
+    if not described:
+        why_none = (
+            "SageMaker's guide describes detailed observability (the engine metrics) for "
+            "real-time endpoints on GPU or CPU instances only, not asynchronous endpoints or "
+            "Neuron instances; host the model on a real-time endpoint on GPUs"
+        )
+    elif not detailed:
         why_none = (
             "detailed_observability=False: SageMaker publishes no engine metrics without it; "
             "pass detailed_observability=True"

@@ -22,7 +22,14 @@ https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch-enhanced-m
 Instance, GPU and container ids are only known once the endpoint runs, so the dashboard finds
 those series with search expressions (one line per instance, GPU or copy) and the alarm on the
 fullest GPU reads them with a Metrics Insights query; both name the dimension set the guide
-describes (the target's own dimensions plus those ids).
+describes (the target's own dimensions plus those ids: for a variant's GPU metrics
+``EndpointName, VariantName, InstanceId, AcceleratorId``). That set holds for a variant with
+instance pools too: the pools guide keeps every existing metric ("continue to work the same
+way") and adds one set per instance type, ``EndpointName, VariantName, InstanceType``, and no
+guide describes a set joining ``InstanceType`` with ``InstanceId`` or ``AcceleratorId``. A
+Metrics Insights ``SCHEMA`` matches exactly one dimension set, and an alarm on a set that is
+never published stays OK forever (missing data does not breach), so only the described set is
+queried.
 """
 
 from __future__ import annotations
@@ -365,45 +372,41 @@ class VariantMetrics(InvocationMetrics):
         requests = [self._per_id(period, "AWS/SageMaker", "Invocations", ("InstanceId",), "Sum")]
         if not self._has_gpus():
             return (("Requests per instance", requests),)
-        # Pooled variants: the set with InstanceType too (the pools guide), whichever exists.
-        sets = [_GPU_IDS, (*_GPU_IDS, "InstanceType")] if self.pool_instance_types else [_GPU_IDS]
+        # Pooled variants too: the described set has no InstanceType (module docstring).
         return (
             (
                 "GPU memory per GPU (%)",
                 [
-                    self._per_id(period, INSTANCE_NAMESPACE, "GPUMemoryUtilization", ids, "Maximum")
-                    for ids in sets
+                    self._per_id(
+                        period, INSTANCE_NAMESPACE, "GPUMemoryUtilization", _GPU_IDS, "Maximum"
+                    )
                 ],
             ),
             (
                 "GPU use per GPU (%)",
-                [
-                    self._per_id(period, INSTANCE_NAMESPACE, "GPUUtilization", ids, "Average")
-                    for ids in sets
-                ],
+                [self._per_id(period, INSTANCE_NAMESPACE, "GPUUtilization", _GPU_IDS, "Average")],
             ),
             ("Requests per instance", requests),
         )
 
-    def _fullest_gpu(self, *, by_pool: bool = False) -> cloudwatch.IMetric | None:
+    def _fullest_gpu(self) -> cloudwatch.IMetric | None:
         """With enhanced metrics on GPU instances: the memory in use on the fullest GPU of any
         instance (percent of that GPU), by a Metrics Insights query, which alarms accept
         where they refuse a search. ``SCHEMA`` matches exactly one dimension set: the
-        variant's with ``AcceleratorId`` and ``InstanceId``, or, ``by_pool``, that set with
-        the ``InstanceType`` the pools guide lists for pooled variants (``_GPU_IDS``)."""
+        variant's with ``AcceleratorId`` and ``InstanceId`` (``_GPU_IDS``), the one the
+        enhanced-metrics guide describes, with instance pools too (module docstring)."""
         from aws_cdk import aws_cloudwatch as cloudwatch
 
         if self.enhanced_period is None or not self._has_gpus():
             return None
         dimensions = self._metric_dimensions()
-        ids = (*_GPU_IDS, "InstanceType") if by_pool else _GPU_IDS
-        schema = ", ".join(sorted([*dimensions, *ids]))
+        schema = ", ".join(sorted([*dimensions, *_GPU_IDS]))
         where = " AND ".join(f"{name} = '{value}'" for name, value in dimensions.items())
         return cloudwatch.MathExpression(
             expression=f'SELECT MAX(GPUMemoryUtilization) FROM SCHEMA("{INSTANCE_NAMESPACE}", '
             f"{schema}) WHERE {where}",
             using_metrics={},
-            label="GPU memory of the fullest GPU" + (", by instance type" if by_pool else ""),
+            label="GPU memory of the fullest GPU",
             period=_MINUTE,
         )
 
@@ -508,7 +511,6 @@ class VariantMetrics(InvocationMetrics):
             gpu_memory_scale=gpus or 1,
             gpu_memory_by_instance_type=per_type,
             gpu_memory_per_gpu=self._fullest_gpu(),
-            gpu_memory_per_gpu_by_pool=self._fullest_gpu(by_pool=True) if pools else None,
             disk=self.metric_disk_utilization(),
             engine=self.engine_queries(),
         )

@@ -25,7 +25,11 @@ from constructs_llm.hosting.components.endpoint_network import (
 from constructs_llm.hosting.components.plan import AdapterPlan, ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.container_writes import component_endpoint_writes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
-from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
+from constructs_llm.hosting.metrics_config import (
+    MetricsPlan,
+    detailed_described,
+    metrics_problems,
+)
 from constructs_llm.hosting.name_clash import name_clash_problem
 from constructs_llm.hosting.names import fleet_variant_name, name_problem
 from constructs_llm.hosting.plan import VariantPlan, pools_of
@@ -191,7 +195,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
                 capacity_reservation=capacity_reservation,
                 managed_instances=(min_instances, max_instances),
             ),
-            metrics=MetricsPlan(enhanced_metrics, metric_publish_frequency, detailed_observability),
+            metrics=MetricsPlan(
+                enhanced_metrics,
+                metric_publish_frequency,
+                detailed_observability,
+                described=detailed_described(pools.instance_types, asynchronous=False),
+            ),
             health_check_timeout=health_check_timeout,
             kms_key=kms_key,
             endpoint_name=endpoint_name,

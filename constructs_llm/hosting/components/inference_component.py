@@ -247,8 +247,15 @@ class InferenceComponent(
         problems.extend(_scaling_problems(self.plan, endpoint.plan, on_pools), ScalingError)
         problems.extend(model_problems)
         problems.extend(_deployment_problems(self.node.path, self.plan))
-        detailed = endpoint.plan.metrics.detailed
-        problems.add(engine_alarm_problem(alarm_props, [model.engine], detailed=detailed))
+        metrics = endpoint.plan.metrics
+        problems.add(
+            engine_alarm_problem(
+                alarm_props,
+                [model.engine],
+                detailed=metrics.detailed,
+                described=metrics.described,
+            )
+        )
         if not problems:
             amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
             problems.add(host_ami_problem(fleet, amis))
@@ -271,7 +278,9 @@ class InferenceComponent(
         endpoint.add_component(self)
         self.scalable_target = autoscale_component(self, autoscaling) if autoscaling else None
         self.alarms: LlmAlarms | None = (
-            create_alarms(self, self, alarm_props) if alarm_props else None
+            create_alarms(self, self, alarm_props, named=deployment is not None)
+            if alarm_props
+            else None
         )
         if deployment is not None:
             rollback = deployment.rollback_alarms or (self.alarms.rollback if self.alarms else [])
@@ -303,7 +312,7 @@ class InferenceComponent(
 
     @property
     def detailed_observability(self) -> bool:
-        return self.endpoint.plan.metrics.detailed
+        return self.endpoint.plan.metrics.engine_metrics
 
     def engine_queries(self) -> EngineQueries | None:
         """PromQL over the copies' engine signals (KV cache, queue, token latencies), where the
