@@ -9,19 +9,25 @@ from typing import Any
 
 import pytest
 
-from tests.support.contract_templates import example_templates
+from tests.support.contract_templates import (
+    SIGNED_DISTRIBUTION,
+    example_templates,
+    signed_distribution,
+)
 from tests.support.contract_walk import of_type
 from tests.support.walks.distribution_origin import ACTIONS, walk_origins
 
 
-@pytest.mark.parametrize("name", list(example_templates()))
+@pytest.mark.parametrize("name", [*example_templates(), SIGNED_DISTRIBUTION])
 def test_every_function_url_origin_is_reachable(name: str) -> None:
-    walk = walk_origins(name, example_templates()[name])
+    template = signed_distribution() if name == SIGNED_DISTRIBUTION else example_templates()[name]
+    walk = walk_origins(name, template)
     assert not walk.problems, "\n".join(walk.problems)
 
 
 def test_the_walk_finds_both_kinds_of_origin() -> None:
     walked = walk_origins("FrontDoors", example_templates()["FrontDoors"]).walked
+    walked += walk_origins(SIGNED_DISTRIBUTION, signed_distribution()).walked
     assert any("AWS_IAM" in w for w in walked) and any("NONE" in w for w in walked), walked
 
 
@@ -30,6 +36,10 @@ def test_the_walk_finds_both_kinds_of_origin() -> None:
 
 def _front_doors() -> dict[str, Any]:
     return copy.deepcopy(example_templates()["FrontDoors"])
+
+
+def _signed() -> dict[str, Any]:
+    return copy.deepcopy(signed_distribution())
 
 
 def _fails(template: dict[str, Any], *fragments: str) -> None:
@@ -52,13 +62,13 @@ def _without_permission(template: dict[str, Any], principal: str, action: str) -
 
 @pytest.mark.parametrize("action", ACTIONS)
 def test_a_signed_origin_without_cloudfronts_permission_fails(action: str) -> None:
-    template = _front_doors()
+    template = _signed()
     _without_permission(template, "cloudfront.amazonaws.com", action)
     _fails(template, action, "SignedFunction3F069B31", "SignedDistribution")
 
 
 def test_a_permission_for_another_distribution_fails() -> None:
-    template = _front_doors()
+    template = _signed()
     for resource in of_type(template, "AWS::Lambda::Permission").values():
         if resource["Properties"]["Principal"] == "cloudfront.amazonaws.com":
             resource["Properties"]["SourceArn"] = {
@@ -68,7 +78,7 @@ def test_a_permission_for_another_distribution_fails() -> None:
 
 
 def test_a_signed_origin_without_its_access_control_fails() -> None:
-    template = _front_doors()
+    template = _signed()
     for origin in template["Resources"]["SignedDistributionE3AF7717"]["Properties"][
         "DistributionConfig"
     ]["Origins"]:
@@ -77,7 +87,7 @@ def test_a_signed_origin_without_its_access_control_fails() -> None:
 
 
 def test_an_access_control_that_does_not_always_sign_fails() -> None:
-    template = _front_doors()
+    template = _signed()
     for control in of_type(template, "AWS::CloudFront::OriginAccessControl").values():
         control["Properties"]["OriginAccessControlConfig"]["SigningBehavior"] = "no-override"
     _fails(template, "SigningBehavior")

@@ -20,9 +20,12 @@ from typing import Any
 
 from tests.support.templates import FIXTURES
 
-__all__ = ["COMBINATIONS", "every_template", "example_templates"]
+__all__ = ["COMBINATIONS", "SIGNED_DISTRIBUTION", "every_template", "example_templates"]
 
 COMBINATIONS = "Combinations"
+#: An IAM invoker behind CloudFront, made public on purpose (``add_distribution(public=True)``):
+#: no example has one, since the library refuses it without that choice.
+SIGNED_DISTRIBUTION = "SignedDistribution"
 
 
 @functools.cache
@@ -83,6 +86,32 @@ def _combinations() -> dict[str, Any]:
         max_total_tokens=4096,
     )
     LlmEndpoint(stack, "Archive", model=archive_model, alarms=False)
+    assembly = app.synth()
+    template: dict[str, Any] = json.loads(
+        (Path(assembly.directory) / f"{stack.artifact_id}.template.json").read_text()
+    )
+    return template
+
+
+@functools.cache
+def signed_distribution() -> dict[str, Any]:
+    """The template of :data:`SIGNED_DISTRIBUTION`, synthesized once per process, in memory."""
+    from aws_cdk import App, Stack
+
+    from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
+    from tests.conftest import cdk_context
+
+    app = App(context=cdk_context())
+    stack = Stack(app, SIGNED_DISTRIBUTION)
+    model = LlmModel(
+        stack,
+        "Model",
+        source=ModelSource.hugging_face("microsoft/Phi-3-mini-4k-instruct"),
+        engine=Engine.vllm(),
+        instance_type="ml.g5.2xlarge",
+    )
+    endpoint = LlmEndpoint(stack, "Endpoint", model=model, alarms=False)
+    StreamingInvoker(stack, "Signed", target=endpoint).add_distribution(public=True)
     assembly = app.synth()
     template: dict[str, Any] = json.loads(
         (Path(assembly.directory) / f"{stack.artifact_id}.template.json").read_text()
