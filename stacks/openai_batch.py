@@ -30,9 +30,11 @@ from constructs_llm import (
     Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
+    LlmDashboard,
     LlmModel,
     ModelSource,
     StreamingInvoker,
+    dashboard_url,
 )
 
 INSTANCE_TYPE = "ml.g5.2xlarge"
@@ -79,6 +81,10 @@ class OpenAiBatchStack(Stack):
             description="Batch jobs assume this role to call the OpenAI-compatible URL",
         )
         self.invoker.grant_invoke_url(self.client)
+        self.dashboard = LlmDashboard(
+            self, "Dashboard", components=[self.component], invokers=[self.invoker]
+        )
+        CfnOutput(self, "DashboardUrl", value=dashboard_url(self.dashboard))
         CfnOutput(self, "BaseUrl", value=self.invoker.url)
         CfnOutput(self, "BatchBucket", value=self.batch.bucket.bucket_name)
         CfnOutput(self, "StateMachineArn", value=self.batch.state_machine.state_machine_arn)

@@ -30,7 +30,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from aws_cdk import ArnFormat, Aws, Duration, Fn, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, Aws, Duration, FeatureFlags, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -67,6 +67,7 @@ RETRY_MAX_DELAY = Duration.minutes(5)
 RETRY_ATTEMPTS = 12
 RETRY_BACKOFF = 1.5
 _LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+_RESULT_WRITER_V2 = "@aws-cdk/aws-stepfunctions:useDistributedMapResultWriterV2"
 
 _WORKER_SKIPS = (
     CheckovSkip(
@@ -259,6 +260,10 @@ class BatchApi(Construct):
             max_delay=RETRY_MAX_DELAY,
             jitter_strategy=sfn.JitterType.FULL,
         )
+        # CDK renders result_writer_v2 only under the feature flag, and result_writer only
+        # without it; both write the same Resource and Parameters.
+        writer_v2 = bool(FeatureFlags.of(self).is_enabled(_RESULT_WRITER_V2))
+        results = {"bucket": self.bucket, "prefix": "results"}
         lines = sfn.DistributedMap(
             self,
             "Lines",
@@ -272,9 +277,8 @@ class BatchApi(Construct):
             },
             max_concurrency_path="$.max_concurrency",
             tolerated_failure_percentage=100,
-            # ResultWriter (V1): V2 renders only under the useDistributedMapResultWriterV2 flag,
-            # which apps need not set; both write the same Resource and Parameters.
-            result_writer=sfn.ResultWriter(bucket=self.bucket, prefix="results"),
+            result_writer=None if writer_v2 else sfn.ResultWriter(**results),
+            result_writer_v2=sfn.ResultWriterV2(**results) if writer_v2 else None,
             result_path="$.map",
             map_execution_type=sfn.StateMachineType.STANDARD,
         )
