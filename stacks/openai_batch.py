@@ -93,6 +93,10 @@ class OpenAiBatchStack(Stack):
             ("min-instances-zero-region", "Deployed to us-east-1, which accepts 0."),
             ("scale-to-zero", "The model serves batches, whose lines retry while it starts."),
             ("component-fleet:g5-2xlarge", "New hardware gets a new endpoint and component."),
+            (
+                "invoker-timeout-decode",
+                "Long answers go through batches, whose worker runs up to 15 minutes a line.",
+            ),
         ):
             Validations.of(self).acknowledge(
                 Acknowledgment(id=f"Annotation::constructs-llm:{ack_id}", reason=reason)

@@ -159,6 +159,10 @@ def _distribution(s: Stack, kw: dict[str, Any]) -> object:
     return invoker(s).add_distribution(**kw)
 
 
+def _batch_api(s: Stack, kw: dict[str, Any]) -> object:
+    return invoker(s).add_batch_api(**kw)
+
+
 def _dashboard(s: Stack, kw: dict[str, Any]) -> object:
     return LlmDashboard(s, "Dashboard", **{"endpoints": [endpoint(s)], **kw})
 
@@ -497,6 +501,18 @@ WRONG_TYPES = [
             "domain_names": "llm.example.com",
         },
     ),
+    # StreamingInvoker.add_batch_api
+    *_cases(
+        "batch-api",
+        _batch_api,
+        {
+            "bucket": "my-bucket",
+            "retention": 30,
+            "max_concurrency": "16",
+            "completion_window": 24,
+            "access_logs": "my-logs",
+        },
+    ),
     # LlmDashboard
     *_cases(
         "dashboard",
@@ -778,6 +794,7 @@ SIGNATURES: dict[str, Callable[..., object]] = {
     "imported": ImportedEndpoint.__init__,
     "invoker": StreamingInvoker.__init__,
     "distribution": StreamingInvoker.add_distribution,
+    "batch-api": StreamingInvoker.add_batch_api,
     "dashboard": LlmDashboard.__init__,
     "autoscaling": Autoscaling,
     "schedule": ScheduledCapacity,

@@ -284,3 +284,11 @@ def test_the_worker_imports_from_the_code_asset_as_lambda_names_it(tmp_path: Any
     probe = "import importlib; m = importlib.import_module('streaming.runtime.batches.worker'); m.handle"
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_background_response_is_refused_with_a_pointer_to_batches(
+    client: openai.OpenAI, fake: FakeSageMaker
+) -> None:
+    with pytest.raises(openai.BadRequestError, match="/v1/batches") as refused:
+        client.responses.create(model=MODEL, input="hi", background=True)
+    assert refused.value.param == "background" and not fake.requests
