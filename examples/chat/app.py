@@ -5,17 +5,8 @@ from aws_cdk import Acknowledgment, App, CfnOutput, Stack, Validations
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from constructs_llm import (
-    Alarms,
-    Engine,
-    InvokerAuth,
-    LlmDashboard,
-    LlmEndpoint,
-    LlmModel,
-    ModelSource,
-    StreamingInvoker,
-    dashboard_url,
-)
+from constructs_llm import (Alarms, Engine, InvokerAuth, LlmDashboard, LlmEndpoint, LlmModel,
+                            ModelSource, StreamingInvoker, dashboard_url)
 
 
 class ChatStack(Stack):
@@ -25,36 +16,24 @@ class ChatStack(Stack):
         hf_token = secretsmanager.Secret.from_secret_name_v2(self, "HfToken", "hugging-face/token")
         api_keys = secretsmanager.Secret.from_secret_name_v2(self, "ApiKeys", "llm/api-keys")
 
-        model = LlmModel(
-            self,
-            "Model",
+        model = LlmModel(self, "Model",
             source=ModelSource.hugging_face("meta-llama/Meta-Llama-3-8B-Instruct", token=hf_token),
             engine=Engine.vllm(),
             instance_type="ml.g5.2xlarge",
-            max_input_tokens=2048,
-            max_total_tokens=4096,
-        )
+            max_input_tokens=2048, max_total_tokens=4096)
         # The Hub token is in the Model's environment, which sagemaker:DescribeModel returns:
         # acknowledged because that action is limited (README, "Hugging Face token").
-        Validations.of(model).acknowledge(
-            Acknowledgment(
-                id="Annotation::constructs-llm:hf-token-in-model-env",
-                reason="only the deploy role may call sagemaker:DescribeModel in this account",
-            )
-        )
+        Validations.of(model).acknowledge(Acknowledgment(
+            id="Annotation::constructs-llm:hf-token-in-model-env",
+            reason="only the deploy role may call sagemaker:DescribeModel in this account"))
         # cdk deploy -c alarm-email=you@example.com: the default alarms mail you (confirm the
         # subscription in the e-mail AWS sends first).
         email = self.node.try_get_context("alarm-email")
-        endpoint = LlmEndpoint(
-            self, "Endpoint", model=model, alarms=Alarms(email=email) if email else True
-        )
-        invoker = StreamingInvoker(
-            self,
-            "Chat",
-            target=endpoint,
-            auth=InvokerAuth.api_keys(api_keys),  # or InvokerAuth.iam(): SigV4 callers
-            max_concurrency=10,
-        )  # at most 10 requests at once
+        endpoint = LlmEndpoint(self, "Endpoint", model=model,
+            alarms=Alarms(email=email) if email else True)
+        invoker = StreamingInvoker(self, "Chat", target=endpoint,
+            auth=InvokerAuth.api_keys(api_keys),   # or InvokerAuth.iam(): SigV4 callers
+            max_concurrency=10)                    # at most 10 requests at once
         # invoker.add_distribution(rate_limit=600) # CloudFront + WAF in front (us-east-1)
         # Traffic, latency, errors, GPUs, time to first token and the alarms, in one place.
         dashboard = LlmDashboard(self, "Dashboard", endpoints=[endpoint], invokers=[invoker])

@@ -52,5 +52,7 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
                 return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"moto_server did not answer within {_READY_WITHIN_S:g} s")
+                raise RuntimeError(
+                    f"moto_server did not answer within {_READY_WITHIN_S:g} s"
+                ) from None
             time.sleep(0.05)  # between two readiness polls of a starting process
