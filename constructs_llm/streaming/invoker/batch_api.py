@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from aws_cdk import ArnFormat, Aws, Duration, FeatureFlags, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
@@ -49,9 +48,6 @@ from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIM
 from constructs_llm.streaming.invoker.function import runtime_code
 from constructs_llm.streaming.invoker.targets import routes_environment
 from constructs_llm.values import duration_problem, positive_int_problem
-
-if TYPE_CHECKING:
-    from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
 
 WORKER_HANDLER = "streaming.runtime.batches.worker.handle"
 #: Lines of one target in flight when its capacity is not known.
@@ -105,15 +101,22 @@ def default_concurrency(target: InvocationTarget) -> int:
 
 
 class BatchApi(Construct):
-    """OpenAI's Batch API (``/v1/files``, ``/v1/batches``) for ``invoker``'s targets; made by
-    ``StreamingInvoker.add_batch_api()``, whose parameters it takes."""
+    """OpenAI's Batch API (``/v1/files``, ``/v1/batches``) for an invoker's targets; made by
+    ``StreamingInvoker.add_batch_api()`` in the invoker's scope, whose parameters it takes.
+
+    :param targets: the invoker's targets, which the worker calls.
+    :param function: the invoker's function, which gets the ``BATCH_*`` environment.
+    :param role: the invoker's role, granted the front door's calls.
+    """
 
     def __init__(
         self,
         scope: Construct,
         id: str,
         *,
-        invoker: StreamingInvoker,
+        targets: Sequence[InvocationTarget],
+        function: lambda_.Function,
+        role: iam.IRole,
         bucket: s3.IBucket | None = None,
         retention: Duration | None = None,
         max_concurrency: int | None = None,
@@ -132,10 +135,10 @@ class BatchApi(Construct):
             access_logs=access_logs,
         )
         self.bucket = bucket or self._own_bucket(retention, access_logs)
-        self.worker = self._worker(invoker.targets)
+        self.worker = self._worker(targets)
         self.state_machine = self._state_machine(window)
         concurrency = {
-            t.served_model_name: max_concurrency or default_concurrency(t) for t in invoker.targets
+            t.served_model_name: max_concurrency or default_concurrency(t) for t in targets
         }
         env = {
             Env.BATCH_BUCKET: self.bucket.bucket_name,
@@ -144,8 +147,8 @@ class BatchApi(Construct):
             Env.BATCH_CONCURRENCY: json.dumps(concurrency, separators=(",", ":")),
         }
         for name, value in env.items():
-            invoker.function.add_environment(name, value)
-        self._grant_front_door(invoker)
+            function.add_environment(name, value)
+        self._grant_front_door(role)
 
     # -- the bucket -----------------------------------------------------------------------
 
@@ -352,8 +355,9 @@ class BatchApi(Construct):
 
     # -- the invoker ----------------------------------------------------------------------
 
-    def _grant_front_door(self, invoker: StreamingInvoker) -> None:
-        role: iam.IRole = invoker.role
+    def _grant_front_door(self, role: iam.IRole) -> None:
+        invoker = self.node.scope  # the acknowledgments cover the invoker's role and policy
+        assert invoker is not None
         machine = self.state_machine
         machine.grant_start_execution(role)
         stack = Stack.of(self)

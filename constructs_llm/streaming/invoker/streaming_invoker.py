@@ -357,7 +357,9 @@ class StreamingInvoker(InvokerMetrics, Construct):
         self.batch_api = BatchApi(
             self,
             "Batch",
-            invoker=self,
+            targets=self.targets,
+            function=self.function,
+            role=self.role,
             bucket=bucket,
             retention=retention,
             max_concurrency=max_concurrency,

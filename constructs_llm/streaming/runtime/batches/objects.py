@@ -9,7 +9,7 @@ The status (OpenAI's reference, "The batch object"), from what Step Functions re
 state                                           status       timestamps and files
 =============================================== ============ ==============================
 a line failed the checks (``lines.py``)         failed       failed_at, errors
-finishing wrote ``final.json``                  completed    completed_at, output/error file
+finishing wrote its final record                completed    completed_at, output/error file
 execution RUNNING, cancel asked                 cancelling   cancelling_at
 execution RUNNING, map run done                 finalizing   finalizing_at
 execution RUNNING                               in_progress  in_progress_at

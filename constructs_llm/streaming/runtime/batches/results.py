@@ -1,7 +1,7 @@
 """Finishing a batch: OpenAI's output and error files assembled from what the distributed
 map's ``ResultWriter`` wrote. Stdlib + boto3 only: this file ships in the Lambda asset.
 
-The map writes, under its prefix, a ``manifest.json`` naming its result files by status
+The map writes ``<prefix>/<map run id>/manifest.json``, naming its result files by status
 (``ResultFiles``: ``SUCCEEDED``, ``FAILED``, ``PENDING``), each a JSON array of child
 executions with their metadata, ``Input`` and ``Output`` as JSON strings, and ``Error`` and
 ``Cause`` for a failed one (the Step Functions guide's ResultWriter page: without
@@ -11,8 +11,9 @@ status to the error file. A failed child (its retries spent) becomes an error li
 ``"response": null`` and ``"error": {"code": <Error>, "message": <Cause>}``.
 
 Both files are stored as files (``files/<id>``, purpose ``batch_output``) and the batch's
-``final.json`` names them with the counts; a file with no line is not written (its id is
-null), as OpenAI leaves ``error_file_id`` null when no request failed.
+final record (``batches/<batch id>/final.json``) names them with the counts; a file with no
+line is not written (its id is null), as OpenAI leaves ``error_file_id`` null when no request
+failed.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ Layout (one bucket, ``BATCH_BUCKET``)::
                                     metadata (``x-amz-meta-filename``, ``x-amz-meta-purpose``)
     batches/<batch id>/batch.json   the batch as created (and its cancel request)
     batches/<batch id>/final.json   what finishing it wrote: output and error file ids, counts
-    results/<map run id>/...        the distributed map's ResultWriter files (manifest.json,
-                                    SUCCEEDED_<n>.json, FAILED_<n>.json)
+    results/<map run id>/...        the distributed map's ResultWriter files: the manifest
+                                    and the SUCCEEDED and FAILED result files
 
 A file put straight into ``files/`` (``aws s3 cp big.jsonl s3://BUCKET/files/file-big``) is a
 file too: its id is its key's last part, its purpose ``batch`` unless its metadata says
