@@ -17,6 +17,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -24,6 +25,7 @@ import openai
 import pytest
 
 from constructs_llm.streaming.runtime.batches import worker
+from constructs_llm.streaming.runtime.batches.objects import batch_object
 from tests.streaming.conftest import ENDPOINT, MODEL, FakeSageMaker, Runtime, StartRuntime
 from tests.support import engine_streams
 from tests.support.distributed_map import resolved_definition, run_batch
@@ -292,3 +294,68 @@ def test_a_background_response_is_refused_with_a_pointer_to_batches(
     with pytest.raises(openai.BadRequestError, match="/v1/batches") as refused:
         client.responses.create(model=MODEL, input="hi", background=True)
     assert refused.value.param == "background" and not fake.requests
+
+
+# -- the batch object from what Step Functions reports --------------------------------------
+
+_RECORD = {
+    "id": "batch_1",
+    "endpoint": "/v1/chat/completions",
+    "input_file_id": "file-1",
+    "completion_window": "24h",
+    "created_at": 100,
+    "total": 5,
+}
+_STOPPED = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("record", "execution", "map_run", "status", "counts"),
+    [
+        ({}, {"status": "RUNNING"}, None, "in_progress", (5, 0, 0)),
+        (
+            {},
+            {"status": "RUNNING"},
+            {"status": "RUNNING", "itemCounts": {"succeeded": 3, "failed": 1, "timedOut": 1}},
+            "in_progress",
+            (5, 3, 2),
+        ),
+        (
+            {},
+            {"status": "RUNNING"},
+            {"status": "SUCCEEDED", "stopDate": _STOPPED},
+            "finalizing",
+            (5, 0, 0),
+        ),
+        ({"cancelling_at": 150}, {"status": "RUNNING"}, None, "cancelling", (5, 0, 0)),
+        ({}, {"status": "ABORTED", "stopDate": _STOPPED}, None, "cancelled", (5, 0, 0)),
+        ({}, {"status": "TIMED_OUT", "stopDate": _STOPPED}, None, "expired", (5, 0, 0)),
+        (
+            {},
+            {"status": "FAILED", "error": "States.Runtime", "cause": "boom"},
+            None,
+            "failed",
+            (5, 0, 0),
+        ),
+    ],
+    ids=["running", "running-counts", "finalizing", "cancelling", "cancelled", "expired", "failed"],
+)
+def test_the_status_follows_the_execution_and_its_map_run(
+    record: dict[str, Any],
+    execution: dict[str, Any],
+    map_run: dict[str, Any] | None,
+    status: str,
+    counts: tuple[int, int, int],
+) -> None:
+    batch = batch_object({**_RECORD, **record}, final=None, execution=execution, map_run=map_run)
+    assert batch["status"] == status
+    assert tuple(batch["request_counts"][k] for k in ("total", "completed", "failed")) == counts
+    if status in ("cancelled", "expired"):
+        assert batch[f"{status}_at"] == int(_STOPPED.timestamp())
+    if status == "failed":
+        assert batch["errors"]["data"][0] == {
+            "code": "States.Runtime",
+            "message": "boom",
+            "param": None,
+            "line": None,
+        }
