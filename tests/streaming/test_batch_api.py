@@ -26,10 +26,10 @@ import pytest
 
 from constructs_llm.streaming.runtime.batches import worker
 from constructs_llm.streaming.runtime.batches.objects import batch_object
-from tests.streaming.conftest import ENDPOINT, MODEL, FakeSageMaker, Runtime, StartRuntime
+from tests.streaming.conftest import ENDPOINT, MODEL, Runtime, StartRuntime
 from tests.support import engine_streams
 from tests.support.distributed_map import resolved_definition, run_batch
-from tests.support.fake_sagemaker import CallError, Scenario
+from tests.support.fake_sagemaker import CallError, FakeSageMaker, Scenario
 from tests.support.moto_server import moto_server
 from tests.support.runtime_process import make_task_root
 from tests.support.templates import fixture
@@ -134,12 +134,14 @@ def test_an_openai_client_uploads_creates_polls_and_reads_a_batch(
     # THEN the batch runs, with the file's three lines
     assert uploaded.purpose == "batch" and uploaded.bytes == len(requests.encode())
     assert client.files.retrieve(uploaded.id).filename == "requests.jsonl"
-    assert batch.status == "in_progress" and batch.request_counts.total == 3
+    assert batch.status == "in_progress" and batch.request_counts is not None
+    assert batch.request_counts.total == 3
     assert batch.metadata == {"job": "nightly"} and batch.model == MODEL
     final = _run_map(aws, definition, batch.id)
     # AND once the map ran, the batch is completed with an output and an error file
     done = client.batches.retrieve(batch.id)
     assert done.status == "completed", done
+    assert done.request_counts is not None and done.output_file_id and done.error_file_id
     assert (done.request_counts.completed, done.request_counts.failed) == (2, 1)
     output = [json.loads(x) for x in client.files.content(done.output_file_id).text.splitlines()]
     assert sorted(x["custom_id"] for x in output) == ["a", "b"]
@@ -179,6 +181,7 @@ def test_lines_are_checked_before_the_execution_starts(
     )
     # THEN it failed, naming each bad line, and no execution was started
     assert batch.status == "failed" and batch.failed_at
+    assert batch.errors is not None and batch.errors.data is not None
     found = [(e.line, e.code, e.param) for e in batch.errors.data]
     assert found == [
         (2, "invalid_json_line", None),
@@ -186,7 +189,8 @@ def test_lines_are_checked_before_the_execution_starts(
         (4, "model_not_found", "body.model"),
         (5, "duplicate_custom_id", "custom_id"),
     ]
-    assert "gpt-4o" in batch.errors.data[2].message and "line 1" in batch.errors.data[3].message
+    assert "gpt-4o" in str(batch.errors.data[2].message)
+    assert "line 1" in str(batch.errors.data[3].message)
     started = aws["sfn"].list_executions(stateMachineArn=aws["machine"])["executions"]
     assert batch.id not in [e["name"] for e in started]
     assert client.batches.retrieve(batch.id).status == "failed"

@@ -233,8 +233,8 @@ def _map_run(sfn: Any, arn: str) -> dict[str, Any] | None:
 
 def _list(exchange: Exchange, store: Store) -> dict[str, Any]:
     query = urllib.parse.parse_qs(exchange.query)
-    after = (query.get("after") or [None])[0]
-    limit = _limit((query.get("limit") or [None])[0])
+    after = query["after"][0] if query.get("after") else None
+    limit = _limit(query["limit"][0] if query.get("limit") else None)
     records = sorted(
         (store.batch(batch_id) for batch_id in store.batch_ids()),
         key=lambda r: (r["created_at"], r["id"]),

@@ -136,13 +136,14 @@ class Store:
     def batch(self, batch_id: str) -> dict[str, Any]:
         checked_id(batch_id, "batch", "batch_id")
         record = self._get_json(f"{BATCHES}{batch_id}/batch.json")
-        if record is None:
+        if not isinstance(record, dict):
             raise not_found("batch", batch_id, "batch_id")
         return record
 
     def final(self, batch_id: str) -> dict[str, Any] | None:
         """What finishing the batch wrote, or None before it finished."""
-        return self._get_json(f"{BATCHES}{batch_id}/final.json")
+        final = self._get_json(f"{BATCHES}{batch_id}/final.json")
+        return final if isinstance(final, dict) else None
 
     def put_final(self, batch_id: str, final: dict[str, Any]) -> None:
         self._put_json(f"{BATCHES}{batch_id}/final.json", final)
