@@ -145,3 +145,23 @@ def test_the_worker_runs_the_batch_handler_on_the_invoker_s_code(template: dict[
     assert len(codes) == 1  # one code asset for the invoker and the worker
     assert worker["Properties"]["Timeout"] == 900
     assert worker["Properties"]["Environment"]["Variables"]["INFERENCE_COMPONENT_NAME"]
+
+
+def test_the_example_s_client_role_may_call_the_url(template: dict[str, Any]) -> None:
+    (client,) = [
+        k
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::IAM::Role" and k.startswith("Client")
+    ]
+    statements = [
+        s
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy" and {"Ref": client} in r["Properties"]["Roles"]
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    actions = {
+        a
+        for s in statements
+        for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
+    assert "lambda:InvokeFunctionUrl" in actions, statements
