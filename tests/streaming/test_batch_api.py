@@ -34,6 +34,9 @@ from tests.support.moto_server import moto_server
 from tests.support.runtime_process import make_task_root
 from tests.support.templates import fixture
 
+# moto's server starts in its own process (about 2 s of the module's 6 s on an idle machine)
+pytestmark = pytest.mark.slow(seconds=6)
+
 BUCKET = "batches-test"
 STATE_MACHINE = "batches"
 
