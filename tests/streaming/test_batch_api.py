@@ -216,6 +216,20 @@ def test_cancel_stops_the_execution(client: openai.OpenAI, aws: dict[str, Any]) 
         client.batches.cancel(batch.id)
 
 
+def test_batches_are_listed_newest_first_by_page(client: openai.OpenAI) -> None:
+    uploaded = client.files.create(file=("one.jsonl", _line("x", "hi").encode()), purpose="batch")
+    made = [
+        client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+        ).id
+        for _ in range(3)
+    ]
+    first = client.batches.list(limit=2)
+    assert [b.id for b in first.data] == made[::-1][:2] and first.has_more
+    second = client.batches.list(limit=2, after=made[1])
+    assert second.data[0].id == made[0]
+
+
 def test_an_upload_above_the_function_url_limit_names_the_limit_and_s3(
     client: openai.OpenAI,
 ) -> None:

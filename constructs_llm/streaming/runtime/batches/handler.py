@@ -109,7 +109,8 @@ def _create(exchange: Exchange, config: BatchConfig, store: Store) -> dict[str, 
     checked = check_file(
         store.file_content(file_id), endpoint=endpoint, routes=exchange.server.routes
     )
-    now = int(time.time())
+    created_ns = time.time_ns()
+    now = created_ns // 1_000_000_000
     batch_id = new_id("batch_")
     record: dict[str, Any] = {
         "id": batch_id,
@@ -117,6 +118,7 @@ def _create(exchange: Exchange, config: BatchConfig, store: Store) -> dict[str, 
         "input_file_id": file_id,
         "completion_window": window,
         "created_at": now,
+        "created_ns": created_ns,  # orders batches created within one second
         "metadata": metadata,
         "model": checked.model,
         "total": checked.total,
@@ -237,7 +239,7 @@ def _list(exchange: Exchange, store: Store) -> dict[str, Any]:
     limit = _limit(query["limit"][0] if query.get("limit") else None)
     records = sorted(
         (store.batch(batch_id) for batch_id in store.batch_ids()),
-        key=lambda r: (r["created_at"], r["id"]),
+        key=lambda r: (int(r.get("created_ns") or r["created_at"] * 1_000_000_000), r["id"]),
         reverse=True,
     )
     if after is not None:
