@@ -13,6 +13,7 @@ from stacks.mistral_inf2 import MistralInf2Stack
 from stacks.mixtral_trtllm import MixtralTrtLlmStack
 from stacks.model_gateway import ModelGatewayStack
 from stacks.native_openai import NativeOpenAiStack
+from stacks.openai_batch import OpenAiBatchStack
 from stacks.overnight_batch import OvernightBatchStack
 from stacks.phi3_lmi import Phi3LmiStack
 from stacks.production import ProductionStack
@@ -34,4 +35,5 @@ EXAMPLES: dict[str, type[Stack]] = {
     "capacity": CapacityStack,
     "overnight-batch": OvernightBatchStack,
     "rag": RagStack,
+    "openai-batch": OpenAiBatchStack,
 }

@@ -26,6 +26,7 @@ EXAMPLE_NAMES = (
     "capacity",
     "overnight-batch",
     "rag",
+    "openai-batch",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 

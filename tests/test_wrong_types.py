@@ -160,6 +160,10 @@ def _distribution(s: Stack, kw: dict[str, Any]) -> object:
     return invoker(s).add_distribution(**{"public": True, **kw})
 
 
+def _batch_api(s: Stack, kw: dict[str, Any]) -> object:
+    return invoker(s).add_batch_api(**kw)
+
+
 def _dashboard(s: Stack, kw: dict[str, Any]) -> object:
     return LlmDashboard(s, "Dashboard", **{"endpoints": [endpoint(s)], **kw})
 
@@ -500,6 +504,18 @@ WRONG_TYPES = [
             "public": "yes",
         },
     ),
+    # StreamingInvoker.add_batch_api
+    *_cases(
+        "batch-api",
+        _batch_api,
+        {
+            "bucket": "my-bucket",
+            "retention": 30,
+            "max_concurrency": "16",
+            "completion_window": 24,
+            "access_logs": "my-logs",
+        },
+    ),
     # LlmDashboard
     *_cases(
         "dashboard",
@@ -790,6 +806,7 @@ SIGNATURES: dict[str, Callable[..., object]] = {
     "imported": ImportedEndpoint.__init__,
     "invoker": StreamingInvoker.__init__,
     "distribution": StreamingInvoker.add_distribution,
+    "batch-api": StreamingInvoker.add_batch_api,
     "dashboard": LlmDashboard.__init__,
     "autoscaling": Autoscaling,
     "schedule": ScheduledCapacity,

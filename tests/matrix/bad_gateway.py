@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk import Environment, Fn, Stack
+from aws_cdk import Duration, Environment, Fn, Stack
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
 
 from constructs_llm import (
     Engine,
@@ -111,6 +112,17 @@ def two_models(s: Stack) -> tuple[Any, Any]:
     return model(s, id="A", bound=False), model(s, id="B", bound=False)
 
 
+def batch_api(s: Stack, **props: Any) -> object:
+    """An invoker's Batch API with ``props``."""
+    return invoker(s).add_batch_api(**props)
+
+
+def _batch_api_twice(s: Stack) -> object:
+    front = invoker(s)
+    front.add_batch_api()
+    return front.add_batch_api()
+
+
 BAD_GATEWAY = [
     pytest.param(
         lambda s: invoker(
@@ -124,6 +136,57 @@ BAD_GATEWAY = [
         r"but the function is arm64 \(the default\); pass "
         r"architecture=lambda_\.Architecture\.X86_64",
         id="invoker-adapter-layer-of-another-architecture",
+    ),
+    # StreamingInvoker.add_batch_api(...)
+    pytest.param(
+        lambda s: batch_api(s, max_concurrency=0),
+        ConfigurationError,
+        r"max_concurrency must be an integer >= 1, got 0",
+        id="batch-concurrency-zero",
+    ),
+    pytest.param(
+        lambda s: batch_api(s, max_concurrency=20_000),
+        ConfigurationError,
+        r"max_concurrency must be at most 10,000 \(a distributed map's most child executions",
+        id="batch-concurrency-above-the-map",
+    ),
+    pytest.param(
+        lambda s: batch_api(s, retention=Duration.hours(2)),
+        ConfigurationError,
+        r"retention must be between 1 day and 10 years, got 7200 s; S3 expires objects",
+        id="batch-retention-under-a-day",
+    ),
+    pytest.param(
+        lambda s: batch_api(s, completion_window=Duration.minutes(10)),
+        ConfigurationError,
+        r"completion_window must be between 1 hour and 1 year, got 600 s",
+        id="batch-window-under-an-hour",
+    ),
+    pytest.param(
+        lambda s: batch_api(s, completion_window=24),
+        ConfigurationError,
+        r"completion_window must be a Duration, got 24",
+        id="batch-window-not-a-duration",
+    ),
+    pytest.param(
+        lambda s: batch_api(s, bucket="my-bucket"),
+        ConfigurationError,
+        r"bucket must be an s3.IBucket, got 'my-bucket'",
+        id="batch-bucket-as-a-name",
+    ),
+    pytest.param(
+        lambda s: batch_api(
+            s, bucket=bucket(s), access_logs=s3.Bucket.from_bucket_name(s, "Logs", "logs")
+        ),
+        ConfigurationError,
+        r"access_logs applies to the bucket add_batch_api makes",
+        id="batch-access-logs-with-own-bucket",
+    ),
+    pytest.param(
+        _batch_api_twice,
+        ConfigurationError,
+        r"already has a Batch API; call add_batch_api\(\) once",
+        id="batch-api-twice",
     ),
     # StreamingInvoker.add_distribution(certificate=..., domain_names=...)
     pytest.param(

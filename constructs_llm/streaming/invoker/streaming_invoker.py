@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from aws_cdk import aws_certificatemanager as acm
     from aws_cdk import aws_cloudfront as cloudfront
     from aws_cdk import aws_secretsmanager as secretsmanager
+    from aws_cdk import aws_s3 as s3
+
+    from constructs_llm.streaming.invoker.batch_api import BatchApi
 
 # A heartbeat well inside CloudFront's origin read timeout, when the invoker has none.
 _DISTRIBUTION_HEARTBEAT_S = 15
@@ -174,6 +177,8 @@ class StreamingInvoker(InvokerMetrics, Construct):
         self.distribution: cloudfront.Distribution | None = None
         #: The secret CloudFront sends as ``x-origin-verify`` (API keys behind a distribution).
         self.origin_secret: secretsmanager.Secret | None = None
+        #: The Batch API, once ``add_batch_api()`` added it.
+        self.batch_api: BatchApi | None = None
         self._domain_names: tuple[str, ...] = ()
         architecture, layer = adapter_for(self, layer=adapter_layer, architecture=architecture)
         log_group = invoker_log_group(
@@ -346,3 +351,52 @@ class StreamingInvoker(InvokerMetrics, Construct):
             ),
         )
         return self.distribution
+
+    def add_batch_api(
+        self,
+        *,
+        bucket: s3.IBucket | None = None,
+        retention: Duration | None = None,
+        max_concurrency: int | None = None,
+        completion_window: Duration | None = None,
+        access_logs: s3.IBucket | None = None,
+    ) -> BatchApi:
+        """OpenAI's Batch API on this invoker's URL: ``POST /v1/files`` (purpose ``batch``),
+        ``GET /v1/files/{id}`` and ``/content``, ``POST /v1/batches``, ``GET /v1/batches`` and
+        ``/{id}``, ``POST /v1/batches/{id}/cancel``, for ``/v1/chat/completions`` requests to
+        its targets. Each batch is one execution of a Step Functions state machine whose
+        distributed map invokes the target once per line (``docs/batch.md``).
+
+        :param bucket: where files, batches and results are kept. @default a bucket of its
+            own: KMS-encrypted with its own key, TLS-only, versioned, expiring after
+            ``retention``
+        :param retention: how long the bucket it makes keeps files and results. @default 30
+            days (1 day-10 years)
+        :param max_concurrency: lines of one target in flight at once (the map's
+            ``MaxConcurrency``). @default each target's autoscaling ``max_capacity`` times
+            its ``target_concurrent_requests``, else 8
+        :param completion_window: how long a batch may run before it expires (the state
+            machine's timeout). @default 24 hours (OpenAI's window; 1 hour-1 year)
+        :param access_logs: a bucket for the S3 server access logs of the bucket it makes.
+            @default none (CloudTrail records the calls)
+        """
+        from constructs_llm.streaming.invoker.batch_api import BatchApi  # Step Functions, when used
+
+        if self.batch_api is not None:
+            fail(
+                f"StreamingInvoker '{self.node.path}'.add_batch_api",
+                "the invoker already has a Batch API; call add_batch_api() once",
+            )
+        self.batch_api = BatchApi(
+            self,
+            "Batch",
+            targets=self.targets,
+            function=self.function,
+            role=self.role,
+            bucket=bucket,
+            retention=retention,
+            max_concurrency=max_concurrency,
+            completion_window=completion_window,
+            access_logs=access_logs,
+        )
+        return self.batch_api

@@ -29,6 +29,11 @@ Routes:
   refused is in ``embeddings/fields.py``); the same errors, auth, routing and metrics as
   chat. A chat request for an embedding model, or an embeddings request for a chat model,
   gets a 400 ``model_kind_mismatch`` naming the model's kind.
+- ``POST /v1/files``, ``GET /v1/files/{id}``, ``GET /v1/files/{id}/content``, ``POST
+  /v1/batches``, ``GET /v1/batches``, ``GET /v1/batches/{id}``, ``POST
+  /v1/batches/{id}/cancel``: OpenAI's Batch API on a Step Functions distributed map
+  (``files/handler.py``, ``batches/handler.py``), when ``StreamingInvoker.add_batch_api()``
+  set ``BATCH_BUCKET``; else a 404 saying how to enable it.
 - ``GET /health``: 200 (the adapter's readiness check); not logged.
 - ``GET /v1/models``: every served model, chat and embedding; ``GET /v1/models/{model}``:
   that model, or 404.
@@ -74,8 +79,10 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
+from .batches.handler import BATCH_PREFIX, BATCHES_PATH, serve_batch, serve_batches
 from .chat.handler import serve_chat
 from .embeddings.handler import serve_embeddings
+from .files.handler import FILE_PREFIX, FILES_PATH, serve_file, serve_files
 from .http.connection import Connection
 from .http.cors import CorsPolicy
 from .http.exchange import Exchange, LogSink, emit_log_line
@@ -124,6 +131,12 @@ _PATHS: dict[str, tuple[tuple[str, ...], Callable[[Exchange], None]]] = {
     _HEALTH_PATH: (("GET", "HEAD"), _health),
     _MODELS_PATH: (("GET", "HEAD"), _models),
     _MODEL_PATH: (("GET", "HEAD"), _model),
+    FILES_PATH: (("POST",), serve_files),
+    FILE_PREFIX + "{file_id}": (("GET", "HEAD"), serve_file),
+    FILE_PREFIX + "{file_id}/content": (("GET",), serve_file),
+    BATCHES_PATH: (("GET", "POST"), serve_batches),
+    BATCH_PREFIX + "{batch_id}": (("GET", "HEAD"), serve_batch),
+    BATCH_PREFIX + "{batch_id}/cancel": (("POST",), serve_batch),
 }
 _METERED = frozenset({CHAT_PATH, _RESPONSES_PATH, _EMBEDDINGS_PATH})
 _METHODS = tuple(sorted({method for methods, _ in _PATHS.values() for method in methods}))
@@ -170,7 +183,7 @@ def dispatch(exchange: Exchange) -> None:
     exchange.route = routes[0] if len(routes) == 1 else None
     if path != _HEALTH_PATH and not _admitted(exchange):
         return
-    key = _MODEL_PATH if path.startswith(_MODEL_PREFIX) else path
+    key = _path_key(path)
     served = _PATHS.get(key)
     if served is None:
         paths = ", ".join(sorted(_PATHS))
@@ -185,6 +198,18 @@ def dispatch(exchange: Exchange) -> None:
         exchange.send_error(405, message, code="method_not_allowed", allow=", ".join(methods))
         return
     handler(exchange)
+
+
+def _path_key(path: str) -> str:
+    """The ``_PATHS`` key a path falls under: a model's, a file's or a batch's path by its
+    template (``/v1/files/{file_id}/content``), any other path as it is."""
+    if path.startswith(_MODEL_PREFIX):
+        return _MODEL_PATH
+    for prefix, name in ((FILE_PREFIX, "{file_id}"), (BATCH_PREFIX, "{batch_id}")):
+        if path.startswith(prefix) and len(path) > len(prefix):
+            rest = path[len(prefix) :].partition("/")
+            return prefix + name + rest[1] + rest[2]
+    return path
 
 
 class RuntimeServer(HttpServer):

@@ -246,12 +246,24 @@ class Exchange:
         ]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
+    @property
+    def query(self) -> str:
+        """The request target's query string (after ``?``), or ``""``."""
+        target = str(getattr(self._connection, "path", ""))
+        return target.split("?", 1)[1] if "?" in target else ""
+
     def send_json(self, status: int, obj: Any, *, allow: str | None = None) -> None:
         data = json.dumps(obj, separators=(",", ":")).encode()
+        self.send_bytes(status, data, "application/json", allow=allow)
+
+    def send_bytes(
+        self, status: int, data: bytes, content_type: str, *, allow: str | None = None
+    ) -> None:
+        """A whole answer of ``data`` (a JSON body, a file's bytes)."""
         self.record["status"] = status
         connection = self._connection
         connection.send_response(status)
-        connection.send_header("Content-Type", "application/json")
+        connection.send_header("Content-Type", content_type)
         connection.send_header("Content-Length", str(len(data)))
         connection.send_header(_REQUEST_ID_HEADER, self.request_id)
         if allow is not None:

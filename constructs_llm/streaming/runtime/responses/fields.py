@@ -348,7 +348,8 @@ FIELDS: tuple[ResponsesField, ...] = (
         name="background",
         neutral=_off,
         why=STATELESS + ", so a response cannot run in the background and be fetched later; "
-        "leave 'background' out",
+        "leave 'background' out, or send work no one waits on as a batch (POST /v1/files, "
+        "then POST /v1/batches: StreamingInvoker.add_batch_api())",
     ),
     ResponsesField(
         name="background_options",

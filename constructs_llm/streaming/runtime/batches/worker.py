@@ -1,0 +1,167 @@
+"""The batch's Lambda function: one request line of a batch (``{"phase": "line"}``, each item of
+the distributed map), and finishing the batch (``{"phase": "finalize"}``, after the map).
+Stdlib + boto3 only: this file ships in the Lambda asset, whose handler is
+``streaming/runtime/batches/worker.handle``.
+
+A line is served as the invoker serves ``POST /v1/chat/completions`` with ``stream: false``:
+routed by its ``model`` (``routing.py``), checked for its engine (``chat/request.py``: the same
+field table and 400s), sent with ``InvokeEndpointWithResponseStream`` (a stream is not held to
+the 60 s cap of a non-streamed invocation) and its events aggregated into one
+``chat.completion`` (``chat/completion.py``). The answer is OpenAI's output line (OpenAI's
+reference, "The request output object")::
+
+    {"id": "batch_req_…", "custom_id": "…",
+     "response": {"status_code": 200, "request_id": "…", "body": {chat.completion}},
+     "error": null}
+
+A request its model refuses gets its status and OpenAI error as ``response``. A refusal that
+capacity will cure is raised instead, as ``TargetBusy``, so the map's ``Retry`` waits and
+tries again: throttling and 429s, 503s, timeouts, unreachable endpoints, and an inference
+component with no copy to serve it (scaled to zero: the refusal is what starts its scale-out,
+``NoCapacityInvocationFailures``). Once the retries are spent the item fails, and finishing
+writes it to the error file with ``error: {"code", "message"}``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import time
+from typing import Any
+
+from ..chat.completion import CompletionBuilder
+from ..chat.request import build_chat_request
+from ..chat.target import ChatTarget
+from ..chat.wire import CompletionShape, new_completion_id
+from ..generation import terminated
+from ..http.errors import RequestError, error_object
+from ..http.exchange import new_request_id
+from ..parsing.events import DoneEvent, ErrorEvent, ReasoningEvent, TokenEvent, ToolCallEvent
+from ..parsing.parser import parse_stream
+from ..parsing.sagemaker_stream import iter_payload_parts
+from ..routing import RoutingTable
+from ..settings import Settings, new_sagemaker_client
+from ..upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke
+from .results import finalize
+from .store import new_id
+
+#: Failures that capacity cures: the map retries them (``TargetBusy``).
+_BUSY_CODES = frozenset(
+    {
+        "model_overloaded",
+        "upstream_throttled",
+        "model_unavailable",
+        "upstream_unavailable",
+        "upstream_timeout",
+        "upstream_unreachable",
+    }
+)
+
+
+class TargetBusy(Exception):
+    """The target cannot take the request now; Step Functions retries the item (its error
+    name is this class's, as Lambda reports a handler's exception)."""
+
+
+@functools.cache
+def _settings() -> Settings:
+    return Settings.from_env(os.environ)
+
+
+@functools.cache
+def _routes() -> RoutingTable:
+    return _settings().routing()
+
+
+@functools.cache
+def _client() -> Any:
+    return new_sagemaker_client(_settings())
+
+
+def handle(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    """Lambda's entry point."""
+    if event.get("phase") == "finalize":
+        return finalize(event)
+    request_id = str(getattr(context, "aws_request_id", "") or new_request_id())
+    return serve_line(event.get("line"), request_id=request_id)
+
+
+def serve_line(
+    line: object,
+    *,
+    request_id: str,
+    routes: RoutingTable | None = None,
+    settings: Settings | None = None,
+    client: Any = None,
+) -> dict[str, Any]:
+    """One output line for one input line (raises ``TargetBusy`` to be retried)."""
+    settings = settings or _settings()
+    routes = routes or _routes()
+    request = line if isinstance(line, dict) else {}
+    custom_id = request.get("custom_id")
+    body = request.get("body")
+    try:
+        if not isinstance(body, dict):
+            raise RequestError("the line has no body object", param="body")
+        route = routes.pick(body.get("model"))
+        target = ChatTarget.of_route(route, tools=settings.tools_for(route))
+        checked = build_chat_request(body, target)
+    except RequestError as err:
+        refused = error_object(
+            err.message, error_type=err.error_type, param=err.param, code=err.code
+        )
+        return _line(custom_id, err.status, request_id, refused)
+    shape = CompletionShape(
+        completion_id=new_completion_id(),
+        created=int(time.time()),
+        model=route.model,
+        logprobs=checked.logprobs,
+        chose_tools=checked.chose_tools,
+        reasoning_field=settings.reasoning_field,
+    )
+    try:
+        upstream = invoke(client or _client(), route, checked.engine_body)
+    except Exception as exc:
+        return _failed(custom_id, request_id, describe_failure(exc))
+    events = parse_stream(iter(iter_payload_parts(upstream).__next__, None), route.stream_format)
+    answer = CompletionBuilder(shape)
+    for event in terminated(events):
+        kind = type(event)
+        if kind is TokenEvent:
+            answer.add_text(event)  # type: ignore[arg-type]
+        elif kind is ReasoningEvent:
+            answer.add_reasoning(event)  # type: ignore[arg-type]
+        elif kind is ToolCallEvent:
+            answer.add_call(event)  # type: ignore[arg-type]
+        elif kind is DoneEvent:
+            return _line(custom_id, 200, request_id, answer.build(event))  # type: ignore[arg-type]
+        elif kind is ErrorEvent:
+            return _failed(custom_id, request_id, describe_stream_error(event))  # type: ignore[arg-type]
+    raise AssertionError("terminated() always ends with a done or error event")
+
+
+def _failed(custom_id: object, request_id: str, failure: UpstreamFailure) -> dict[str, Any]:
+    if failure.code in _BUSY_CODES or _no_capacity(failure):
+        raise TargetBusy(f"{failure.code}: {failure.message}")
+    body = error_object(failure.message, error_type=failure.error_type, code=failure.code)
+    return _line(custom_id, failure.status, request_id, body)
+
+
+def _no_capacity(failure: UpstreamFailure) -> bool:
+    """An inference component with no copy to serve the request (at zero, scaling out)."""
+    return failure.upstream_code == "ValidationError" and "capacity" in failure.message.lower()
+
+
+def _line(custom_id: object, status: int, request_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": new_id("batch_req_"),
+        "custom_id": custom_id,
+        "response": {"status_code": status, "request_id": request_id, "body": body},
+        "error": None,
+    }
+
+
+def dumps(line: dict[str, Any]) -> str:
+    """One line of an output or error file."""
+    return json.dumps(line, separators=(",", ":"), ensure_ascii=False)
