@@ -47,8 +47,8 @@ from constructs_llm.streaming.invoker.targets import environment_size_problem
 if TYPE_CHECKING:
     from aws_cdk import aws_certificatemanager as acm
     from aws_cdk import aws_cloudfront as cloudfront
-    from aws_cdk import aws_secretsmanager as secretsmanager
     from aws_cdk import aws_s3 as s3
+    from aws_cdk import aws_secretsmanager as secretsmanager
 
     from constructs_llm.streaming.invoker.batch_api import BatchApi
 
