@@ -191,3 +191,39 @@ def test_an_example_in_a_concrete_region_passes_cdk_nag(tmp_path: Path, example:
     app.synth()
     template = (tmp_path / "Concrete.template.json").read_text()
     assert "arn:aws:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/" in template
+
+
+# -- cdk-nag: acknowledgments on the library's own policies, never on the role ---------------
+
+
+def _nag_stack(tmp_path: Path, name: str) -> tuple[App, Stack, LlmModel]:
+    app = App(outdir=str(tmp_path / name), context=cdk_context())
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    stack = Stack(app, name)
+    model = _model(stack)
+    LlmEndpoint(stack, "Endpoint", model=model, alarms=False)
+    return app, stack, model
+
+
+def test_the_libraries_wildcards_pass_cdk_nag_in_policies_of_their_own(tmp_path: Path) -> None:
+    # GIVEN a model on an endpoint whose name CloudFormation generates (a log-group prefix,
+    # log streams, metrics and the ECR token stay wildcards)
+    app, stack, model = _nag_stack(tmp_path, "Clean")
+    # WHEN cdk-nag runs THEN the synth passes
+    app.synth()
+    # and each wildcard sits in a policy of the role's own, not in its default policy
+    defaults = [c for c in model.role.node.children if c.node.id == "DefaultPolicy"]
+    (default,) = defaults
+    statements = stack.resolve(default.document.to_json())["Statement"]  # type: ignore[attr-defined]
+    assert not [s for s in statements if "*" in str(s["Resource"])]
+
+
+def test_a_wildcard_added_to_the_models_role_is_flagged(tmp_path: Path) -> None:
+    # GIVEN the same model, whose role then gets a wildcard the library did not add
+    app, _, model = _nag_stack(tmp_path, "Widened")
+    model.role.add_to_principal_policy(
+        iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=["*"])
+    )
+    # THEN cdk-nag flags it: no acknowledgment sits on the role
+    with pytest.raises(RuntimeError, match=r"Model/Role/DefaultPolicy/Resource[\s\S]*IAM5"):
+        app.synth()

@@ -333,7 +333,9 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             self.config.enable_network_isolation = True if network.isolated else None
             self.config.vpc_config = network.config_vpc()
             if network.vpc_config is not None:
-                grant_network_interfaces(self.role)
+                grant_network_interfaces(self, self.role)
+                # A role of the caller's gets them in a policy of this endpoint's: wait for it.
+                depend_on_policies(self.config, self.role, self)
         if components:  # the endpoint's fleet is now fixed by what it hosts
             key = self.plan.variant.fleet_key
             change = _component_fleet_change(self, key)
