@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "InvokerAuth": "constructs_llm.streaming.invoker.auth",
     "Deployment": "constructs_llm.operations.deployment",
     "Alarms": "constructs_llm.operations.alarms",
+    "EndpointLogs": "constructs_llm.hosting.endpoint_logs",
     "LlmAlarms": "constructs_llm.operations.alarms",
     "ScheduledCapacity": "constructs_llm.operations.schedule",
     "LlmDashboard": "constructs_llm.operations.dashboard",
@@ -104,6 +105,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.model.llm_model import LlmModel as LlmModel
     from constructs_llm.model.llm_model import ModelBinding as ModelBinding
     from constructs_llm.model.source import ModelSource as ModelSource
+    from constructs_llm.hosting.endpoint_logs import EndpointLogs as EndpointLogs
     from constructs_llm.operations.alarms import Alarms as Alarms
     from constructs_llm.operations.alarms import LlmAlarms as LlmAlarms
     from constructs_llm.operations.autoscaling import Autoscaling as Autoscaling
