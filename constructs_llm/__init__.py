@@ -94,6 +94,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
         InferenceComponent as InferenceComponent,
     )
     from constructs_llm.hosting.endpoint import LlmEndpoint as LlmEndpoint
+    from constructs_llm.hosting.endpoint_logs import EndpointLogs as EndpointLogs
     from constructs_llm.hosting.endpoint_variant import EndpointVariant as EndpointVariant
     from constructs_llm.hosting.fleet_change import FleetChange as FleetChange
     from constructs_llm.hosting.imported_endpoint import ImportedEndpoint as ImportedEndpoint
@@ -105,7 +106,6 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.model.llm_model import LlmModel as LlmModel
     from constructs_llm.model.llm_model import ModelBinding as ModelBinding
     from constructs_llm.model.source import ModelSource as ModelSource
-    from constructs_llm.hosting.endpoint_logs import EndpointLogs as EndpointLogs
     from constructs_llm.operations.alarms import Alarms as Alarms
     from constructs_llm.operations.alarms import LlmAlarms as LlmAlarms
     from constructs_llm.operations.autoscaling import Autoscaling as Autoscaling

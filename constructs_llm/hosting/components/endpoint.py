@@ -24,8 +24,8 @@ from constructs_llm.hosting.components.endpoint_network import (
 )
 from constructs_llm.hosting.components.plan import AdapterPlan, ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.container_writes import component_endpoint_writes
-from constructs_llm.hosting.endpoint_logs import EndpointLogs, create_log_group, endpoint_logs_of
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
+from constructs_llm.hosting.endpoint_logs import EndpointLogs, create_log_group, endpoint_logs_of
 from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
 from constructs_llm.hosting.names import fleet_variant_name, name_problem
 from constructs_llm.hosting.plan import VariantPlan, pools_of
