@@ -86,7 +86,7 @@ def test_retention_key_and_removal_policy_are_the_callers(new_stack: Callable[..
             removal_policy=RemovalPolicy.RETAIN,
         ),
     )
-    ((group_id, group),) = _groups(stack).items()
+    (group,) = _groups(stack).values()
     assert group["Properties"]["RetentionInDays"] == 365
     assert group["Properties"]["KmsKeyId"] == {
         "Fn::GetAtt": [stack.get_logical_id(key.node.default_child), "Arn"]

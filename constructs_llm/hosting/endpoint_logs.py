@@ -137,8 +137,8 @@ def endpoint_logs_of(
 def _generated_name(given: object) -> str:
     shown = "logs=True" if given is True else "logs=EndpointLogs(...)"
     return (
-        f"{shown} asks the stack to create the endpoint's log group, but the endpoint has no "
-        "name until CloudFormation creates it, and SageMaker creates the group "
+        f"{shown} asks the stack to create the endpoint's log group, but the endpoint has "
+        "no name until CloudFormation creates it, and SageMaker creates the group "
         f"({ENDPOINT_LOG_GROUPS}/<name>) as the containers start, during that creation, so "
         "the stack cannot create it first; give endpoint_name=... (or drop logs=, and set a "
         "retention on SageMaker's group after the deploy)"
