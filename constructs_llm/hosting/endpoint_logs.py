@@ -36,11 +36,10 @@ What AWS does, and why only some endpoints can get a group of the stack's:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_cdk import ArnFormat, CfnResource, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
-from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from constructs_llm.cdk_values import key_problem, log_retention_problem
@@ -48,6 +47,10 @@ from constructs_llm.compliance import CheckovSkip, waive
 from constructs_llm.problems import Problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.values import describe, type_problem
+
+if TYPE_CHECKING:  # loaded when a group is created: endpoints without one never import them
+    from aws_cdk import aws_kms as kms
+    from aws_cdk import aws_logs as logs
 
 #: The context key whose ``true`` makes the stack create the groups of named endpoints.
 CONTEXT_KEY = "constructs-llm:endpointLogGroups"
@@ -76,8 +79,8 @@ class EndpointLogs:
     endpoint, instead of the one SageMaker would create (no retention, CloudWatch's key, left
     behind by a deleted stack).
 
-    :param retention: how long CloudWatch Logs keeps the containers' output.
-        @default one month
+    :param retention: how long CloudWatch Logs keeps the containers' output, a
+        ``logs.RetentionDays``. @default one month
     :param encryption_key: a KMS key for the group; its key policy gets CloudWatch Logs, for
         this group only (an imported key's policy is yours to change: a warning says what it
         needs). @default CloudWatch's own encryption
@@ -86,13 +89,14 @@ class EndpointLogs:
         deploy of the endpoint fail ("already exists")
     """
 
-    retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
+    retention: logs.RetentionDays | None = None
     encryption_key: kms.IKey | None = None
     removal_policy: RemovalPolicy = RemovalPolicy.DESTROY
 
     def __post_init__(self) -> None:
         problems = Problems("EndpointLogs")
-        problems.add(log_retention_problem("retention", self.retention))
+        if self.retention is not None:
+            problems.add(log_retention_problem("retention", self.retention))
         problems.add(key_problem("encryption_key", self.encryption_key))
         problems.add(
             type_problem(
@@ -149,12 +153,14 @@ def create_log_group(
     scope: Construct, endpoint: CfnResource, endpoint_name: str, settings: EndpointLogs
 ) -> logs.LogGroup:
     """The endpoint's log group (``Logs`` under ``scope``), which the Endpoint waits for."""
+    from aws_cdk import aws_logs as logs
+
     name = f"{ENDPOINT_LOG_GROUPS}/{endpoint_name}"
     group = logs.LogGroup(
         scope,
         "Logs",
         log_group_name=name,
-        retention=settings.retention,
+        retention=settings.retention or logs.RetentionDays.ONE_MONTH,
         encryption_key=settings.encryption_key,
         removal_policy=settings.removal_policy,
     )
