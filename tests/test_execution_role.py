@@ -175,6 +175,35 @@ def test_a_component_endpoint_and_its_models_write_their_groups_in_both_namespac
         assert _namespaces(statements) == [both]
 
 
+def test_a_components_model_names_a_generated_endpoint_name_through_getatt(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an endpoint whose name CloudFormation generates, hosting a component
+    stack = new_stack()
+    shared = InferenceComponentEndpoint(stack, "Shared", instance_type="ml.g5.12xlarge")
+    model = LlmModel(stack, "Model", source=ModelSource.hugging_face(QWEN), engine=Engine.vllm())
+    InferenceComponent(
+        stack,
+        "Chat",
+        endpoint=shared,
+        model=model,
+        accelerators=1,
+        min_memory_mib=16 * 1024,
+        inference_component_name="chat-qwen",
+        alarms=False,
+    )
+    endpoint_id = stack.get_logical_id(shared.resource)
+    # THEN the component's model role writes that endpoint's group, named by GetAtt (its Model
+    # waits for the role, the component for the Model: the endpoint exists first)
+    (logs,) = [s for s in _statements(stack, model.role) if s["Action"] == LOG_ACTIONS]
+    groups = [r["Fn::Join"][1] for r in logs["Resource"]]
+    named = [g for g in groups if {"Fn::GetAtt": [endpoint_id, "EndpointName"]} in g]
+    assert len(named) == 2  # the group and its streams
+    assert not [g for g in groups if str(g[-1]).endswith("/aws/sagemaker/Endpoints/*")]
+    # while the endpoint's own role, which its config waits for, keeps the prefix
+    assert f"{ENDPOINTS}/*" in _logs(_statements(stack, shared.role))
+
+
 # -- cdk-nag in a stack with a concrete environment -------------------------------------------
 
 
