@@ -15,6 +15,7 @@ kind, attached to the identity, and the finding is acknowledged on that policy.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from aws_cdk import Names, Stack
 from aws_cdk import aws_iam as iam
@@ -47,9 +48,10 @@ def grant_in_own_policy(
         for statement in statements:
             principal.add_to_principal_policy(statement)
         return None
+    own_stack = Stack.of(cast(IConstruct, identity))  # a role, user or group: a construct
     scope, policy_id = home, id
-    if Stack.of(identity).node.path != Stack.of(home).node.path:
-        scope, policy_id = Stack.of(principal), f"{id}{Names.unique_id(home)}"
+    if own_stack.node.path != Stack.of(home).node.path:
+        scope, policy_id = own_stack, f"{id}{Names.unique_id(home)}"
     found = scope.node.try_find_child(policy_id)
     policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
     policy.add_statements(*statements)

@@ -88,9 +88,8 @@ def test_retention_key_and_removal_policy_are_the_callers(new_stack: Callable[..
     )
     (group,) = _groups(stack).values()
     assert group["Properties"]["RetentionInDays"] == 365
-    assert group["Properties"]["KmsKeyId"] == {
-        "Fn::GetAtt": [stack.get_logical_id(key.node.default_child), "Arn"]
-    }  # type: ignore[arg-type]
+    key_id = stack.get_logical_id(key.node.default_child)  # type: ignore[arg-type]
+    assert group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
     assert group["DeletionPolicy"] == "Retain"
     # and the key lets CloudWatch Logs use it for this group only
     key_policy = _resources(stack)[stack.get_logical_id(key.node.default_child)]["Properties"]  # type: ignore[arg-type]

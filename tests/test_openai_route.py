@@ -184,9 +184,8 @@ def test_the_bearer_token_statement_has_no_condition_and_a_policy_of_its_own(
     assert document["Statement"] == [_TOKEN]
     role_id = stack.get_logical_id(caller.node.default_child)  # type: ignore[arg-type]
     resource = Template.from_stack(stack).to_json()["Resources"]
-    assert resource[stack.get_logical_id(policy.node.default_child)]["Properties"]["Roles"] == [
-        {"Ref": role_id}
-    ]
+    policy_id = stack.get_logical_id(policy.node.default_child)  # type: ignore[arg-type]
+    assert resource[policy_id]["Properties"]["Roles"] == [{"Ref": role_id}]
 
 
 def test_grant_openai_on_a_component_names_its_endpoint_and_the_component(
