@@ -226,10 +226,12 @@ def test_cdk_synth_prints_the_template_the_endpoint_note_and_the_token_warning(
     assert "feature flags are not configured" not in readme_run.stderr
     # the note line, then the one warning the app does not acknowledge: the Hub token
     line, *rest = readme_run.stderr.splitlines()
-    warning = " ".join(rest)
-    assert warning.count("[Warning at ") == 1, readme_run.stderr
-    assert "[Warning at /ChatStack/Model]" in warning
-    assert "constructs-llm:hf-token-in-model-env" in warning
+    warning = " ".join(" ".join(rest).split())
+    # the CLI's validation report: the one warning, where it is, and its acknowledgment id
+    assert warning.count("WARNING ") == 1, readme_run.stderr
+    assert warning.startswith("WARNING the Hugging Face token of meta-llama/"), warning
+    assert "sagemaker:DescribeModel" in warning and "ChatStack/Model" in warning
+    assert "Acknowledge with 'Annotation::constructs-llm:hf-token-in-model-env'" in warning
     quoted = re.search(r"`(ChatStack/Endpoint: Memory plan: [^`]*?)…`", _section())
     assert quoted, "the README quotes the note line"
     assert line.startswith(quoted.group(1))
