@@ -30,6 +30,7 @@ def grant_in_own_policy(
     grantee: iam.IGrantable,
     statements: Sequence[iam.PolicyStatement],
     *acknowledgments: NagAcknowledgment,
+    per_identity: bool = False,
 ) -> iam.Policy | None:
     """Adds ``statements`` to the policy ``id`` under ``home`` (created on first use), attaches
     it to ``grantee``'s identity, and acknowledges ``acknowledgments`` on that policy only.
@@ -40,6 +41,12 @@ def grant_in_own_policy(
     is not a role, user or group of this app (a service or account principal) has no policy to
     attach: the statements go where ``add_to_principal_policy`` puts them, and nothing is
     acknowledged. Returns the policy, or None in that case.
+
+    One policy is attached to every identity given the same ``id`` under ``home``, which suits
+    statements that are the same for all (the ECR token, the bearer token). With
+    ``per_identity`` each identity gets a policy of its own (``id`` followed by the
+    identity's unique id), for statements that differ between the identities granted
+    under one ``home`` (the weights prefixes one role reads and another does not).
     """
     principal = grantee.grant_principal
     # jsii hands an imported role back as a plain IPrincipal: the grantee itself is the role.
@@ -49,6 +56,8 @@ def grant_in_own_policy(
             principal.add_to_principal_policy(statement)
         return None
     own_stack = Stack.of(cast(IConstruct, identity))  # a role, user or group: a construct
+    if per_identity:
+        id = f"{id}{Names.unique_id(cast(IConstruct, identity))}"
     scope, policy_id = home, id
     if own_stack.node.path != Stack.of(home).node.path:
         scope, policy_id = own_stack, f"{id}{Names.unique_id(home)}"

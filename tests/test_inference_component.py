@@ -159,7 +159,7 @@ def _role_statements(template: Template, prefix: str) -> list[dict[str, Any]]:
     return [
         statement
         for p in template.find_resources("AWS::IAM::Policy").values()
-        if p["Properties"]["Roles"][0]["Ref"].startswith(prefix)
+        if any(r["Ref"].startswith(prefix) for r in p["Properties"]["Roles"])
         for statement in p["Properties"]["PolicyDocument"]["Statement"]
     ]
 

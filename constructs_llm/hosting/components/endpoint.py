@@ -367,6 +367,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             grant_volume_key(self.plan.kms_key, [component.model.role])
             for binding in component.bindings:
                 binding.grant_read(self.role)
+            # The prefix reads sit in a policy of the model's, attached to this role too.
+            depend_on_policies(self.config, self.role, component.model)
         for adapter in adapters:
             for role in (self.role, adapter.model.role):
                 adapter.source.grant_read(self, role)
