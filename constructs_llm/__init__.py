@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "Cors": "constructs_llm.streaming.invoker.cors",
     "Deployment": "constructs_llm.operations.deployment",
     "Alarms": "constructs_llm.operations.alarms",
+    "EndpointLogs": "constructs_llm.hosting.endpoint_logs",
     "LlmAlarms": "constructs_llm.operations.alarms",
     "ScheduledCapacity": "constructs_llm.operations.schedule",
     "LlmDashboard": "constructs_llm.operations.dashboard",
@@ -96,6 +97,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
         InferenceComponent as InferenceComponent,
     )
     from constructs_llm.hosting.endpoint import LlmEndpoint as LlmEndpoint
+    from constructs_llm.hosting.endpoint_logs import EndpointLogs as EndpointLogs
     from constructs_llm.hosting.endpoint_variant import EndpointVariant as EndpointVariant
     from constructs_llm.hosting.fleet_change import FleetChange as FleetChange
     from constructs_llm.hosting.imported_endpoint import ImportedEndpoint as ImportedEndpoint

@@ -137,14 +137,23 @@ HUB_DOWNLOAD = CheckovSkip(
 )
 # -- cdk-nag -----------------------------------------------------------------------------------
 
-UNSCOPED_ACTIONS = NagAcknowledgment(
+# Each is recorded on a policy of the library's own that holds only the statements it names
+# (``wildcard_policy.py``), never on a role or a caller's grantee.
+
+PUT_METRIC_DATA = NagAcknowledgment(
     "AwsSolutions-IAM5",
     finding="Resource::*",
     reason="cloudwatch:PutMetricData has no resource-level permissions; it is limited to the "
     "host's own namespaces (/aws/sagemaker/Endpoints, and /aws/sagemaker/InferenceComponents "
-    "for inference components) by a cloudwatch:namespace condition. ecr:GetAuthorizationToken "
-    "and the ec2 network-interface actions SageMaker needs in a VPC have no resource-level "
-    "permissions either.",
+    "for inference components) by a cloudwatch:namespace condition. The policy holds only "
+    "what the host's containers write.",
+)
+NETWORK_INTERFACES = NagAcknowledgment(
+    "AwsSolutions-IAM5",
+    finding="Resource::*",
+    reason="The ec2 network-interface actions SageMaker needs to attach a container to a VPC "
+    "(create, describe and delete its interfaces) take no resource of their own; AWS's VPC "
+    "guide for hosting grants them on *. The policy holds those actions only.",
 )
 ECR_AUTHORIZATION_TOKEN = NagAcknowledgment(
     "AwsSolutions-IAM5",
@@ -155,8 +164,9 @@ ECR_AUTHORIZATION_TOKEN = NagAcknowledgment(
 BEARER_TOKEN_CALLS = NagAcknowledgment(
     "AwsSolutions-IAM5",
     finding="Resource::*",
-    reason="sagemaker:CallWithBearerToken (SageMaker's OpenAI route) does not support "
-    "resource-level restrictions (the OpenAI-compatible endpoints guide): it is granted on * "
-    "with aws:ResourceAccount limited to the stack's account, as the guide suggests; what the "
-    "token reaches is scoped by sagemaker:InvokeEndpoint on this endpoint's ARN.",
+    reason="sagemaker:CallWithBearerToken (SageMaker's OpenAI route) requires Resource * and "
+    "does not support resource-level restrictions (the guide 'Invoke endpoints with "
+    "OpenAI-compatible APIs', section IAM permissions); what a token reaches is scoped by "
+    "sagemaker:InvokeEndpoint on the endpoint's (and component's) ARN. The policy holds that "
+    "one statement only.",
 )

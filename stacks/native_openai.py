@@ -2,9 +2,9 @@
 
 Qwen2.5-7B-Instruct on the vLLM DLC (which answers Chat Completions, streaming included, as
 OpenAI does), and a role that the application assumes to call it: ``grant_openai`` gives it
-``sagemaker:InvokeEndpoint`` on this endpoint and ``sagemaker:CallWithBearerToken`` (within
-this account). The role trusts one principal, never the whole account: the application's own
-role, named with ``-c native-openai:caller=<role ARN>``, or by default the role
+``sagemaker:InvokeEndpoint`` on this endpoint and ``sagemaker:CallWithBearerToken`` (on
+``*``, as AWS's guide grants it). The role trusts one principal, never the whole account: the
+application's own role, named with ``-c native-openai:caller=<role ARN>``, or by default the role
 ``llm-chat-app`` of the stack's account, which must exist before the deploy (IAM refuses a
 trust policy naming a role it does not know). A client with the application role's
 credentials assumes this role, mints short-lived bearer tokens (renewed before they expire)

@@ -163,26 +163,29 @@ def test_the_model_role_may_read_requests_write_answers_and_notify(
     role = _logical_id(template, "AWS::IAM::Role", "ModelRole")
     statements = _statements(template, role)
     s3_or_sns = [s for s in statements if "s3:" in json.dumps(s["Action"]) or "sns:" in str(s)]
-    assert s3_or_sns == [
-        {
-            "Action": ["s3:AbortMultipartUpload", "s3:PutObject"],
-            "Effect": "Allow",
-            "Resource": [
-                _objects(bucket, "batch/answers/"),
-                _objects(bucket, "batch/failures/"),
-            ],
-        },
-        {
-            "Action": "s3:GetObject",
-            "Effect": "Allow",
-            "Resource": _objects(bucket, "batch/inputs/"),
-        },
-        {
-            "Action": "sns:Publish",
-            "Effect": "Allow",
-            "Resource": {"Ref": _logical_id(template, "AWS::SNS::Topic", "Done")},
-        },
-    ]
+    assert sorted(s3_or_sns, key=json.dumps) == sorted(
+        [
+            {
+                "Action": ["s3:AbortMultipartUpload", "s3:PutObject"],
+                "Effect": "Allow",
+                "Resource": [
+                    _objects(bucket, "batch/answers/"),
+                    _objects(bucket, "batch/failures/"),
+                ],
+            },
+            {
+                "Action": "s3:GetObject",
+                "Effect": "Allow",
+                "Resource": _objects(bucket, "batch/inputs/"),
+            },
+            {
+                "Action": "sns:Publish",
+                "Effect": "Allow",
+                "Resource": {"Ref": _logical_id(template, "AWS::SNS::Topic", "Done")},
+            },
+        ],
+        key=json.dumps,
+    )
     # AND the keys it writes with (bucket, answers) and publishes with (topic)
     keys = [s for s in statements if "kms:GenerateDataKey" in json.dumps(s["Action"])]
     assert len(keys) == 1 and keys[0]["Action"] == ["kms:Decrypt", "kms:GenerateDataKey"]
@@ -214,34 +217,46 @@ def test_grant_invoke_async_covers_the_queue_and_the_folders_only(
     _, template = queued
     bucket = _logical_id(template, "AWS::S3::Bucket", "Jobs")
     endpoint = _logical_id(template, "AWS::SageMaker::Endpoint", "Endpoint")
-    statements = _statements(template, _logical_id(template, "AWS::IAM::Role", "Caller"))
-    assert statements[:4] == [
-        {
-            "Action": "sagemaker:InvokeEndpointAsync",
-            "Effect": "Allow",
-            "Resource": {"Ref": endpoint},
-        },
-        {
-            "Action": ["s3:AbortMultipartUpload", "s3:PutObject"],
-            "Effect": "Allow",
-            "Resource": _objects(bucket, "batch/inputs/"),
-        },
-        {
-            "Action": "s3:GetObject",
-            "Effect": "Allow",
-            "Resource": [
-                _objects(bucket, "batch/answers/"),
-                _objects(bucket, "batch/failures/"),
-            ],
-        },
-        {  # so that an answer not written yet reads as missing (404), not forbidden (403)
-            "Action": "s3:ListBucket",
-            "Condition": {"StringLike": {"s3:prefix": ["batch/answers/*", "batch/failures/*"]}},
-            "Effect": "Allow",
-            "Resource": {"Fn::GetAtt": [bucket, "Arn"]},
-        },
+    caller = _logical_id(template, "AWS::IAM::Role", "Caller")
+    statements = _statements(template, caller)
+    keys = [s for s in statements if "kms:" in json.dumps(s["Action"])]
+    others = [s for s in statements if s not in keys]
+    # the folder wildcards sit in a policy of the endpoint's own, attached to the caller
+    folders = [
+        k
+        for k, p in template.find_resources("AWS::IAM::Policy").items()
+        if "AsyncFolders" in k and {"Ref": caller} in p["Properties"]["Roles"]
     ]
-    keys = statements[4:]
+    assert len(folders) == 1
+    assert sorted(others, key=json.dumps) == sorted(
+        [
+            {
+                "Action": "sagemaker:InvokeEndpointAsync",
+                "Effect": "Allow",
+                "Resource": {"Ref": endpoint},
+            },
+            {
+                "Action": ["s3:AbortMultipartUpload", "s3:PutObject"],
+                "Effect": "Allow",
+                "Resource": _objects(bucket, "batch/inputs/"),
+            },
+            {
+                "Action": "s3:GetObject",
+                "Effect": "Allow",
+                "Resource": [
+                    _objects(bucket, "batch/answers/"),
+                    _objects(bucket, "batch/failures/"),
+                ],
+            },
+            {  # so that an answer not written yet reads as missing (404), not forbidden (403)
+                "Action": "s3:ListBucket",
+                "Condition": {"StringLike": {"s3:prefix": ["batch/answers/*", "batch/failures/*"]}},
+                "Effect": "Allow",
+                "Resource": {"Fn::GetAtt": [bucket, "Arn"]},
+            },
+        ],
+        key=json.dumps,
+    )
     # the bucket key to write requests and read answers, the answers' key to read them
     assert [s["Action"] for s in keys] == [["kms:Decrypt", "kms:GenerateDataKey"], "kms:Decrypt"]
     assert not [s for s in statements if s["Action"] == "sagemaker:InvokeEndpoint"]

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from constructs_llm.hosting.endpoint_logs import CONTEXT_KEY as LOGS_FLAG
 from constructs_llm.hosting.fleet_change import CONTEXT_KEY as FLEET_FLAG
 from tests.support.chat_app import chat_stack_class, chat_stack_code
 from tests.support.checkout import checkout_copy
@@ -67,19 +68,22 @@ def test_cdk_json_runs_the_app_with_the_flags_cdk_init_writes() -> None:
     flags = _recommended_flags()
     assert len(flags) > 80
     # cdk init's flags, in its order, then the library's own: a new app's autoscaled endpoint
-    # takes an instance-type change as a new endpoint (FleetChange.NEW_ENDPOINT)
-    assert example == {"app": "python3 app.py", "context": {**flags, FLEET_FLAG: True}}
-    assert list(example["context"]) == [*sorted(flags), FLEET_FLAG]
+    # takes an instance-type change as a new endpoint (FleetChange.NEW_ENDPOINT), and a named
+    # endpoint gets its log group from the stack (EndpointLogs)
+    own = {FLEET_FLAG: True, LOGS_FLAG: True}
+    assert example == {"app": "python3 app.py", "context": {**flags, **own}}
+    assert list(example["context"]) == [*sorted(flags), FLEET_FLAG, LOGS_FLAG]
     section = " ".join(_section().split())
     assert '`cdk.json` is `"app": "python3 app.py"` plus the feature flags `cdk init` writes' in (
         section
     )
     assert f'and the library\'s own, `"{FLEET_FLAG}": true`' in section
+    assert f'and `"{LOGS_FLAG}": true`' in section
     # The repository's own app has them too, beside its stack selection.
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     assert {k: context.get(k) for k in flags} == flags
-    assert set(context) - set(flags) == {"constructs-llm:stacks", FLEET_FLAG}
-    assert context[FLEET_FLAG] is True
+    assert set(context) - set(flags) == {"constructs-llm:stacks", FLEET_FLAG, LOGS_FLAG}
+    assert context[FLEET_FLAG] is True and context[LOGS_FLAG] is True
 
 
 def _node_major() -> str:
@@ -203,12 +207,13 @@ def test_the_synthesized_app_has_one_runtime_asset(readme_run: ReadmeRun) -> Non
     assert sorted(p.name for p in asset.iterdir()) == ["streaming"]
 
 
-def test_cdk_synth_prints_the_template_and_the_endpoint_note_and_nothing_else(
+def test_cdk_synth_prints_the_template_the_endpoint_note_and_the_token_warning(
     readme_run: ReadmeRun, template: dict[str, Any]
 ) -> None:
-    """Standard output is the template, as YAML; standard error holds no warning, no "N
-    feature flags are not configured", no banner: one line for the one endpoint, which the
-    library prints (the app has no code for it), as the README quotes."""
+    """Standard output is the template, as YAML; standard error holds no "N feature flags are
+    not configured", no banner: one line for the one endpoint, which the library prints (the
+    app has no code for it), as the README quotes, then the Hub token's warning, which the app
+    leaves for its owner to acknowledge."""
     import yaml
 
     # the CLI prints the template without its bootstrap-version rule (`obscureTemplate` in the
@@ -219,8 +224,14 @@ def test_cdk_synth_prints_the_template_and_the_endpoint_note_and_nothing_else(
     types = {r["Type"] for r in template["Resources"].values()}
     assert {"AWS::SageMaker::Model", "AWS::SageMaker::Endpoint", "AWS::Lambda::Url"} <= types
     assert "feature flags are not configured" not in readme_run.stderr
-    assert "Acknowledge with" not in readme_run.stderr  # how the CLI closes a CDK warning
-    (line,) = readme_run.stderr.splitlines()
+    # the note line, then the one warning the app does not acknowledge: the Hub token
+    line, *rest = readme_run.stderr.splitlines()
+    warning = " ".join(" ".join(rest).split())
+    # the CLI's validation report: the one warning, where it is, and its acknowledgment id
+    assert warning.count("WARNING ") == 1, readme_run.stderr
+    assert warning.startswith("WARNING the Hugging Face token of meta-llama/"), warning
+    assert "sagemaker:DescribeModel" in warning and "ChatStack/Model" in warning
+    assert "Acknowledge with 'Annotation::constructs-llm:hf-token-in-model-env'" in warning
     quoted = re.search(r"`(ChatStack/Endpoint: Memory plan: [^`]*?)…`", _section())
     assert quoted, "the README quotes the note line"
     assert line.startswith(quoted.group(1))
@@ -234,33 +245,38 @@ def test_cdk_synth_prints_the_template_and_the_endpoint_note_and_nothing_else(
     assert "print(" not in (EXAMPLE / "app.py").read_text()  # the app prints nothing itself
 
 
-def test_the_token_warning_is_acknowledged_by_its_id_and_only_that(readme_run: ReadmeRun) -> None:
+def test_the_app_acknowledges_nothing_of_its_own(readme_run: ReadmeRun) -> None:
+    # The app leaves the token warning to its owner: no acknowledgment of a library warning,
+    # and the one warning in the cloud assembly is the token's, on the Model.
     metadata = json.loads((readme_run.out / "ChatStack.metadata.json").read_text())
-    acknowledged = {
-        (path, rule): reason
-        for path, entries in metadata.items()
+    acknowledged = [
+        rule
+        for entries in metadata.values()
         for entry in entries
         if entry["type"] == "aws:cdk:acknowledged-rules"
-        for rule, reason in entry["data"].items()
+        for rule in entry["data"]
         if rule.startswith("Annotation::")  # the library's cdk-nag waivers are others
-    }
-    ((where, rule),) = acknowledged
-    assert (where, rule) == ("/ChatStack/Model", "Annotation::constructs-llm:hf-token-in-model-env")
-    assert "sagemaker:DescribeModel" in acknowledged[where, rule]
-    warnings = [
-        e for entries in metadata.values() for e in entries if e["type"] == "aws:cdk:warning"
     ]
-    assert warnings == []
+    assert acknowledged == []
+    warnings = [
+        (path, str(e["data"]))
+        for path, entries in metadata.items()
+        for e in entries
+        if e["type"] == "aws:cdk:warning"
+    ]
+    ((where, text),) = warnings
+    assert where == "/ChatStack/Model"
+    assert "[ack: constructs-llm:hf-token-in-model-env]" in text
+    assert "sagemaker:DescribeModel" in text
 
 
-def test_without_its_acknowledgment_the_app_warns_about_the_token(tmp_path: Path) -> None:
+def test_the_app_warns_about_the_token_in_the_model_environment(tmp_path: Path) -> None:
     from aws_cdk import App
 
     stack_code = chat_stack_code()
-    ack = re.search(r"\n        Validations\.of\(model\)\.acknowledge\(.*?\)\)\n", stack_code, re.S)
-    assert ack, "the app acknowledges the token warning"
+    assert "acknowledge(" not in stack_code
     app = App(outdir=str(tmp_path))
-    stack = chat_stack_class(stack_code.replace(ack.group(0), "\n"))(app, "ChatStack")
+    stack = chat_stack_class(stack_code)(app, "ChatStack")
     warnings = [
         str(entry.data)
         for entry in stack.node.find_child("Model").node.metadata
@@ -268,6 +284,7 @@ def test_without_its_acknowledgment_the_app_warns_about_the_token(tmp_path: Path
     ]
     assert len(warnings) == 1 and "[ack: constructs-llm:hf-token-in-model-env]" in warnings[0]
     assert "sagemaker:DescribeModel" in warnings[0]
+    assert "which this app does not acknowledge" in _paragraph("Hugging Face token.")
 
 
 def test_the_token_reaches_the_model_environment_as_a_dynamic_reference(

@@ -198,12 +198,20 @@ def test_the_template_does_not_depend_on_construction_order(templates: list[str]
 
 def test_the_shared_role_reads_both_buckets_and_the_adapter(templates: list[str]) -> None:
     # the case that used to differ: the shared endpoint's role reads each component's weights
+    # (its default policy, and the WeightsPrefix policies of the models, attached to it)
     template = json.loads(templates[0])
-    (policy,) = [
-        resource
-        for logical_id, resource in template["Resources"].items()
-        if logical_id.startswith("SharedRoleDefaultPolicy")
+    (role,) = [
+        k
+        for k, v in template["Resources"].items()
+        if k.startswith("SharedRole") and v["Type"] == "AWS::IAM::Role"
     ]
-    statements = json.dumps(policy["Properties"]["PolicyDocument"]["Statement"])
+    statements = json.dumps(
+        [
+            resource["Properties"]["PolicyDocument"]["Statement"]
+            for resource in template["Resources"].values()
+            if resource["Type"] == "AWS::IAM::Policy"
+            and {"Ref": role} in resource["Properties"]["Roles"]
+        ]
+    )
     for read in ("my-weights/llama-3.1-8b/*", "other-weights/qwen2.5-7b/*", "support.tar.gz"):
         assert read in statements

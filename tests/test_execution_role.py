@@ -175,6 +175,35 @@ def test_a_component_endpoint_and_its_models_write_their_groups_in_both_namespac
         assert _namespaces(statements) == [both]
 
 
+def test_a_components_model_names_a_generated_endpoint_name_through_getatt(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN an endpoint whose name CloudFormation generates, hosting a component
+    stack = new_stack()
+    shared = InferenceComponentEndpoint(stack, "Shared", instance_type="ml.g5.12xlarge")
+    model = LlmModel(stack, "Model", source=ModelSource.hugging_face(QWEN), engine=Engine.vllm())
+    InferenceComponent(
+        stack,
+        "Chat",
+        endpoint=shared,
+        model=model,
+        accelerators=1,
+        min_memory_mib=16 * 1024,
+        inference_component_name="chat-qwen",
+        alarms=False,
+    )
+    endpoint_id = stack.get_logical_id(shared.resource)
+    # THEN the component's model role writes that endpoint's group, named by GetAtt (its Model
+    # waits for the role, the component for the Model: the endpoint exists first)
+    (logs,) = [s for s in _statements(stack, model.role) if s["Action"] == LOG_ACTIONS]
+    groups = [r["Fn::Join"][1] for r in logs["Resource"]]
+    named = [g for g in groups if {"Fn::GetAtt": [endpoint_id, "EndpointName"]} in g]
+    assert len(named) == 2  # the group and its streams
+    assert not [g for g in groups if str(g[-1]).endswith("/aws/sagemaker/Endpoints/*")]
+    # while the endpoint's own role, which its config waits for, keeps the prefix
+    assert f"{ENDPOINTS}/*" in _logs(_statements(stack, shared.role))
+
+
 # -- cdk-nag in a stack with a concrete environment -------------------------------------------
 
 
@@ -191,3 +220,39 @@ def test_an_example_in_a_concrete_region_passes_cdk_nag(tmp_path: Path, example:
     app.synth()
     template = (tmp_path / "Concrete.template.json").read_text()
     assert "arn:aws:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/" in template
+
+
+# -- cdk-nag: acknowledgments on the library's own policies, never on the role ---------------
+
+
+def _nag_stack(tmp_path: Path, name: str) -> tuple[App, Stack, LlmModel]:
+    app = App(outdir=str(tmp_path / name), context=cdk_context())
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    stack = Stack(app, name)
+    model = _model(stack)
+    LlmEndpoint(stack, "Endpoint", model=model, alarms=False)
+    return app, stack, model
+
+
+def test_the_libraries_wildcards_pass_cdk_nag_in_policies_of_their_own(tmp_path: Path) -> None:
+    # GIVEN a model on an endpoint whose name CloudFormation generates (a log-group prefix,
+    # log streams, metrics and the ECR token stay wildcards)
+    app, stack, model = _nag_stack(tmp_path, "Clean")
+    # WHEN cdk-nag runs THEN the synth passes
+    app.synth()
+    # and each wildcard sits in a policy of the role's own, not in its default policy
+    defaults = [c for c in model.role.node.children if c.node.id == "DefaultPolicy"]
+    (default,) = defaults
+    statements = stack.resolve(default.document.to_json())["Statement"]  # type: ignore[attr-defined]
+    assert not [s for s in statements if "*" in str(s["Resource"])]
+
+
+def test_a_wildcard_added_to_the_models_role_is_flagged(tmp_path: Path) -> None:
+    # GIVEN the same model, whose role then gets a wildcard the library did not add
+    app, _, model = _nag_stack(tmp_path, "Widened")
+    model.role.add_to_principal_policy(
+        iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=["*"])
+    )
+    # THEN cdk-nag flags it: no acknowledgment sits on the role
+    with pytest.raises(RuntimeError, match=r"Model/Role/DefaultPolicy/Resource[\s\S]*IAM5"):
+        app.synth()

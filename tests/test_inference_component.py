@@ -142,20 +142,33 @@ def test_config_is_model_less_with_a_role_and_managed_instance_scaling(shared: S
             "RoutingConfig": {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"},
         }
     ]
-    # The config waits for the role's policy; the role itself is already ordered by GetAtt.
-    assert [d for d in config["DependsOn"] if "DefaultPolicy" in d]
-    assert not [d for d in config["DependsOn"] if "DefaultPolicy" not in d]
+    # The config waits for the role's policies (its default policy and the ones that hold its
+    # wildcards); the role itself is already ordered by GetAtt.
+    role_policies = {
+        k
+        for k, p in shared.template.find_resources("AWS::IAM::Policy").items()
+        if {"Ref": role_id} in p["Properties"]["Roles"]
+    }
+    assert set(config["DependsOn"]) == role_policies
+    assert [d for d in role_policies if "DefaultPolicy" in d]
+    assert [d for d in role_policies if "ContainerWrites" in d]
+
+
+def _role_statements(template: Template, prefix: str) -> list[dict[str, Any]]:
+    """The statements of every policy of the role whose logical id starts with ``prefix``."""
+    return [
+        statement
+        for p in template.find_resources("AWS::IAM::Policy").values()
+        if any(r["Ref"].startswith(prefix) for r in p["Properties"]["Roles"])
+        for statement in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
 
 
 def test_endpoint_role_gets_logs_metrics_and_its_models_image_pulls(shared: Shared) -> None:
-    policy = next(
-        p
-        for p in shared.template.find_resources("AWS::IAM::Policy").values()
-        if p["Properties"]["Roles"][0]["Ref"].startswith("SharedRole")
-    )
+    statements = _role_statements(shared.template, "SharedRole")
     actions = {
         action
-        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        for statement in statements
         for action in (
             statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
         )
@@ -171,10 +184,11 @@ def test_endpoint_role_gets_logs_metrics_and_its_models_image_pulls(shared: Shar
         "ecr:BatchCheckLayerAvailability",
         "ecr:GetDownloadUrlForLayer",
         "ecr:BatchGetImage",
+        "ecr:GetAuthorizationToken",
     }
     pulls = [
         statement["Resource"]
-        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        for statement in statements
         if "ecr:BatchGetImage" in statement["Action"]
     ]
     assert "repository/huggingface-pytorch-tgi-inference" in json.dumps(pulls)
@@ -591,11 +605,7 @@ def test_endpoint_role_may_read_s3_weights_of_its_components(new_stack: Any) -> 
     InferenceComponent(
         stack, "Chat", endpoint=endpoint, model=model, accelerators=1, min_memory_mib=8192
     )
-    policies = Template.from_stack(stack).find_resources("AWS::IAM::Policy")
-    endpoint_policy = next(
-        p for p in policies.values() if p["Properties"]["Roles"][0]["Ref"].startswith("SharedRole")
-    )
-    dumped = json.dumps(endpoint_policy)
+    dumped = json.dumps(_role_statements(Template.from_stack(stack), "SharedRole"))
     assert "s3:GetObject" in dumped and "llama3/*" in dumped
 
 

@@ -25,9 +25,18 @@ def _role(stack: Stack, id: str = "Role") -> iam.Role:
 
 
 def _statements(template: Template, role_prefix: str) -> list[dict[str, Any]]:
-    policies = template.find_resources("AWS::IAM::Policy")
-    found = [p for k, p in policies.items() if k.startswith(f"{role_prefix}DefaultPolicy")]
-    return [] if not found else list(found[0]["Properties"]["PolicyDocument"]["Statement"])
+    """The statements of every policy attached to the role (its default policy's first, then
+    the policies of the library's own that hold its wildcards, such as WeightsPrefix)."""
+    policies = sorted(
+        template.find_resources("AWS::IAM::Policy").items(),
+        key=lambda item: (not item[0].startswith(f"{role_prefix}DefaultPolicy"), item[0]),
+    )
+    return [
+        statement
+        for _, p in policies
+        if any(str(r.get("Ref", "")).startswith(role_prefix) for r in p["Properties"]["Roles"])
+        for statement in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
 
 
 # -- Hugging Face Hub -----------------------------------------------------------------------
@@ -149,6 +158,12 @@ def test_s3_prefix_grants_exactly_the_reads_of_that_prefix(
     statements = _statements(Template.from_stack(stack), "PrefixRole")
     assert statements == [
         {
+            "Action": "s3:ListBucket",
+            "Condition": {"StringLike": {"s3:prefix": ["llama3-8b/*"]}},
+            "Effect": "Allow",
+            "Resource": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":s3:::my-weights"]]},
+        },
+        {  # the object wildcard, in the WeightsPrefix policy where cdk-nag's finding is accepted
             "Action": "s3:GetObject",
             "Effect": "Allow",
             "Resource": {
@@ -157,12 +172,6 @@ def test_s3_prefix_grants_exactly_the_reads_of_that_prefix(
                     ["arn:", {"Ref": "AWS::Partition"}, ":s3:::my-weights/llama3-8b/*"],
                 ]
             },
-        },
-        {
-            "Action": "s3:ListBucket",
-            "Condition": {"StringLike": {"s3:prefix": ["llama3-8b/*"]}},
-            "Effect": "Allow",
-            "Resource": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":s3:::my-weights"]]},
         },
     ]
 

@@ -63,12 +63,9 @@ def _component(stack: Stack, engine: Engine | None = None) -> InferenceComponent
 
 
 BEARER = "sagemaker:CallWithBearerToken"
-_TOKEN_IN_THIS_ACCOUNT = {
-    "Action": BEARER,
-    "Condition": {"StringEquals": {"aws:ResourceAccount": {"Ref": "AWS::AccountId"}}},
-    "Effect": "Allow",
-    "Resource": "*",
-}
+#: As AWS's guide grants it ("Invoke endpoints with OpenAI-compatible APIs", IAM permissions):
+#: on "*", with no condition.
+_TOKEN = {"Action": BEARER, "Effect": "Allow", "Resource": "*"}
 
 
 def _caller(stack: Stack) -> iam.Role:
@@ -158,25 +155,37 @@ def test_grant_openai_allows_invoke_on_this_endpoint_and_bearer_tokens(
     endpoint = _endpoint(stack, Engine.vllm())
     caller = _caller(stack)
     endpoint.grant_openai(caller)
-    assert _statements(stack, caller) == [
+    assert sorted(_statements(stack, caller), key=lambda s: s["Action"]) == [
+        _TOKEN,
         {
             "Action": "sagemaker:InvokeEndpoint",
             "Effect": "Allow",
             "Resource": {"Ref": stack.get_logical_id(endpoint.resource)},
         },
-        _TOKEN_IN_THIS_ACCOUNT,
     ]
 
 
-def test_bearer_tokens_reach_only_this_account(new_stack: Callable[..., Stack]) -> None:
+def test_the_bearer_token_statement_has_no_condition_and_a_policy_of_its_own(
+    new_stack: Callable[..., Stack],
+) -> None:
     # GIVEN a stack with its account (CallWithBearerToken takes no resource, AWS's guide)
     stack = new_stack(region="us-east-1")
     caller = _caller(stack)
     # WHEN a caller is granted the route
-    _endpoint(stack, Engine.vllm()).grant_openai(caller)
-    # THEN the token action is limited to resources of that account
+    endpoint = _endpoint(stack, Engine.vllm())
+    endpoint.grant_openai(caller)
+    # THEN the token action carries no condition the guide does not document (a key absent
+    # from the request context, such as aws:ResourceAccount, would deny every call)
     (token,) = [s for s in _statements(stack, caller) if s["Action"] == BEARER]
-    assert token["Condition"] == {"StringEquals": {"aws:ResourceAccount": "123456789012"}}
+    assert "Condition" not in token
+    # and it sits alone in a policy of the endpoint's, attached to the caller's role
+    policy = endpoint.node.find_child("BearerTokenCalls")
+    document = stack.resolve(policy.document.to_json())  # type: ignore[attr-defined]
+    assert document["Statement"] == [_TOKEN]
+    role_id = stack.get_logical_id(caller.node.default_child)  # type: ignore[arg-type]
+    resource = Template.from_stack(stack).to_json()["Resources"]
+    policy_id = stack.get_logical_id(policy.node.default_child)  # type: ignore[arg-type]
+    assert resource[policy_id]["Properties"]["Roles"] == [{"Ref": role_id}]
 
 
 def test_grant_openai_on_a_component_names_its_endpoint_and_the_component(
@@ -186,7 +195,7 @@ def test_grant_openai_on_a_component_names_its_endpoint_and_the_component(
     chat = _component(stack)
     caller = _caller(stack)
     chat.grant_openai(caller)
-    invoke, token = _statements(stack, caller)
+    token, invoke = sorted(_statements(stack, caller), key=lambda s: s["Action"])
     assert invoke["Action"] == "sagemaker:InvokeEndpoint"
     assert sorted(map(str, invoke["Resource"])) == sorted(
         map(
@@ -197,7 +206,7 @@ def test_grant_openai_on_a_component_names_its_endpoint_and_the_component(
             ],
         )
     )
-    assert token == _TOKEN_IN_THIS_ACCOUNT
+    assert token == _TOKEN
 
 
 def test_grant_openai_on_an_imported_endpoint_uses_its_arn(
@@ -209,7 +218,7 @@ def test_grant_openai_on_an_imported_endpoint_uses_its_arn(
     )
     caller = _caller(stack)
     existing.grant_openai(caller)
-    invoke, _ = _statements(stack, caller)
+    (invoke,) = [s for s in _statements(stack, caller) if s["Action"] != BEARER]
     assert invoke["Resource"]["Fn::Join"][1][-1] == ":endpoint/chat-qwen"
 
 
@@ -227,6 +236,20 @@ def test_the_bearer_token_wildcard_is_acknowledged_for_cdk_nag(tmp_path: Path) -
     _endpoint(stack, Engine.vllm()).grant_openai(_caller(stack))
     # THEN the synth passes: the Resource::* finding carries its reason
     app.synth()
+
+
+def test_a_wildcard_the_callers_owner_adds_is_still_flagged(tmp_path: Path) -> None:
+    # GIVEN a caller granted the route, whose owner then adds a wildcard of their own
+    app, stack = _nag_app(tmp_path)
+    caller = _caller(stack)
+    _endpoint(stack, Engine.vllm()).grant_openai(caller)
+    caller.add_to_policy(
+        iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=["*"])
+    )
+    # THEN cdk-nag flags it on the caller's own policy: the route's acknowledgment sits on the
+    # route's policy alone, not on the caller
+    with pytest.raises(RuntimeError, match=r"Caller/DefaultPolicy/Resource[\s\S]*IAM5"):
+        app.synth()
 
 
 def test_the_same_statement_without_the_acknowledgment_fails_cdk_nag(tmp_path: Path) -> None:

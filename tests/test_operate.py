@@ -41,6 +41,19 @@ from tests.support.cdk_cli import CLI_PACKAGE
 from tests.support.cdk_cli import problems as cdk_problems
 from tests.support.template_graph import CONFIG, ENDPOINT, POLICY, TARGET, Graph
 
+LOG_GROUP = "AWS::Logs::LogGroup"
+
+
+def _endpoint_log_group(graph: Graph) -> str:
+    """The endpoint's log group (the invoker has its own)."""
+    (group,) = [
+        k
+        for k in graph.of(LOG_GROUP)
+        if str(graph.props(k).get("LogGroupName", "")).startswith("/aws/sagemaker/Endpoints/")
+    ]
+    return group
+
+
 OPERATE = ROOT / "docs" / "operate.md"
 README = ROOT / "README.md"
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
@@ -351,6 +364,7 @@ def test_the_diff_replaces_the_endpoint_under_the_same_logical_ids(
         ENDPOINT: endpoint,
         TARGET: after.one(TARGET),
         POLICY: after.one(POLICY),
+        LOG_GROUP: _endpoint_log_group(after),  # the endpoint's group follows its name
     }, diff
     assert "(requires replacement)" in diff
 
@@ -364,6 +378,8 @@ def test_the_dependencies_create_the_endpoint_before_its_scalable_target(
     # creation: config, endpoint, target (its ResourceId names the endpoint), policy; the
     # cleanup deletes the old ones in the reverse order, the target before its endpoint
     assert graph.waits_for(endpoint, config)
+    # the new endpoint's log group exists before it (the old one's is deleted after it)
+    assert graph.waits_for(endpoint, _endpoint_log_group(graph))
     assert graph.waits_for(target, endpoint)
     assert graph.waits_for(policy, target)
     assert not graph.waits_for(endpoint, target)

@@ -28,6 +28,7 @@ from constructs_llm import (
     CopyPlacement,
     Cors,
     Deployment,
+    EndpointLogs,
     Engine,
     ImportedEndpoint,
     InferenceComponent,
@@ -356,6 +357,7 @@ WRONG_TYPES = [
             "capacity_reservation": 5,
             "async_inference": "s3://answers/",
             "fleet_change": "new_endpoint",
+            "logs": "yes",
         },
     ),
     _case("endpoint", "instance_type", ["ml.g5.2xlarge", 5], _endpoint),
@@ -397,6 +399,7 @@ WRONG_TYPES = [
             "metric_publish_frequency": "60s",
             "detailed_observability": "yes",
             "capacity_reservation": ["my-reservation"],
+            "logs": 30,
         },
     ),
     _case("ic-endpoint", "instance_type", ["ml.g5.12xlarge", 5], _ic_endpoint),
@@ -573,6 +576,12 @@ WRONG_TYPES = [
         "deployment",
         _deployment_class,
         {"kind": 5, "bake": 60, "percent": "10", "timeout": 3600, "rollback_alarms": "alarm"},
+    ),
+    # EndpointLogs
+    *_cases(
+        "endpoint-logs",
+        lambda s, kw: EndpointLogs(**kw),
+        {"retention": 30, "encryption_key": KEY_ARN, "removal_policy": "destroy"},
     ),
     # Alarms
     *_cases(
@@ -816,6 +825,7 @@ SIGNATURES: dict[str, Callable[..., object]] = {
     "deployment-rolling": Deployment.rolling,
     "deployment-all-at-once": Deployment.all_at_once,
     "alarms": Alarms,
+    "endpoint-logs": EndpointLogs,
     "variant": Variant,
     "hugging-face": ModelSource.hugging_face,
     "s3": ModelSource.s3,

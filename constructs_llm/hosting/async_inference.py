@@ -55,10 +55,12 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
-from constructs_llm.compliance import resource_wildcard, waive
+from constructs_llm.compliance import resource_wildcard
+from constructs_llm.model.execution_role import ExecutionRole
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.values import describe
+from constructs_llm.wildcard_policy import grant_in_own_policy
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
@@ -68,6 +70,8 @@ if TYPE_CHECKING:
 
 _ASYNC_FIX = "use AsyncInference(output=bucket) or AsyncInference.s3_prefix(bucket, 'answers/')"
 _INVOKE_ASYNC_ACTION = "sagemaker:InvokeEndpointAsync"
+#: The policy that holds the folder grants (object wildcards) of an asynchronous endpoint.
+_FOLDERS_POLICY = "AsyncFolders"
 #: botocore ``MaxConcurrentInvocationsPerInstance``: ``min`` 1, ``max`` 1000.
 _MAX_CONCURRENT_INVOCATIONS = 1000
 #: botocore ``DestinationS3Uri`` (``S3OutputPath``, ``S3FailurePath``): ``max`` 512.
@@ -400,15 +404,21 @@ def _keys(buckets: Any) -> list[kms.IKey]:
 def _statement(
     scope: Construct, grantee: iam.IGrantable, actions: list[str], resources: list[str], *, why: str
 ) -> None:
-    """A statement on the grantee's policy, and the acknowledgment of its object wildcard
-    (the keys are picked per request, so a folder is the narrowest resource)."""
-    added = grantee.grant_principal.add_to_principal_policy(
-        iam.PolicyStatement(actions=actions, resources=resources)
-    ).statement_added
+    """A statement with an object wildcard (the keys are picked per request, so a folder is
+    the narrowest resource), in a policy of the library's own attached to the grantee, where
+    its cdk-nag finding is acknowledged (``wildcard_policy.py``): under the execution role the
+    library created (which the Model waits for), else under ``scope``, one per identity."""
     principal = grantee.grant_principal
-    if added and isinstance(principal, Construct):
-        reason = f"Asynchronous inference: {why}; the grant covers that folder only"
-        waive(principal, *(resource_wildcard(scope, arn, reason) for arn in resources))
+    home = principal if isinstance(principal, ExecutionRole) else scope
+    reason = f"Asynchronous inference: {why}; the grant covers that folder only"
+    grant_in_own_policy(
+        home,
+        _FOLDERS_POLICY,
+        grantee,
+        [iam.PolicyStatement(actions=actions, resources=resources)],
+        *(resource_wildcard(scope, arn, reason) for arn in resources),
+        per_identity=home is scope,
+    )
 
 
 def _nested(a: str, b: str) -> bool:

@@ -9,12 +9,21 @@ renders (``model/execution_role.py`` makes the grant).
   name>`` (not in that table; the group SageMaker creates for components, as
   ``docs/operate.md`` reads them). Which role writes a component's logs, the endpoint's or the
   model's, is not documented: both get the endpoint's group and the component's.
-- The endpoint's name is known here only when it is given (``endpoint_name=``, or the name a
-  guarded rollout derives): CloudFormation generates it otherwise, when it creates the
-  endpoint, and naming it through ``Fn::GetAtt`` would close a cycle (role policy -> endpoint
-  -> endpoint config -> model -> role policy, as the model waits for the policy so that its
-  first start-up can already log). Such an endpoint's roles keep the endpoint prefix,
-  ``/aws/sagemaker/Endpoints/*``. A component's name is always known (given or derived).
+- The endpoint's name is known at synth only when it is given (``endpoint_name=``, or the
+  name a guarded rollout derives): CloudFormation generates it otherwise, when it creates the
+  endpoint. The roles of its models cannot name it through ``Fn::GetAtt``: the Model waits for
+  its role's policies (so that the containers' first start-up, during the endpoint's creation,
+  can already log, which is when a failed health check needs its logs), and the Endpoint waits
+  for its config and Model, so a policy naming the Endpoint would close a cycle (role policy ->
+  endpoint -> endpoint config -> model -> role policy); a policy the Model did not wait for
+  would reach the role only after the endpoint is in service, too late for the start-up logs.
+  The same holds for an endpoint hosting components and its own role (its config waits for
+  it). Those roles keep the endpoint prefix, ``/aws/sagemaker/Endpoints/*``, acknowledged on
+  their ``ContainerWrites`` policy with that reason; ``endpoint_name=`` scopes them.
+- The role of a component's model is different: the component, not the endpoint, waits for
+  its Model, so that role names the endpoint's group through ``Fn::GetAtt`` even when the name
+  is generated (unless the model shares the endpoint's own role). A component's name is always
+  known (given or derived).
 - An endpoint named after its fleet (``FleetChange.NEW_ENDPOINT``, ``hosting/fleet_change.py``)
   is replaced by a new fleet: CloudFormation creates the new endpoint, updates the role's
   policy, and deletes the old endpoint only in the cleanup, so the old one's containers keep

@@ -28,6 +28,7 @@ from constructs_llm.hosting.async_inference import (
 )
 from constructs_llm.hosting.container_writes import endpoint_writes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invoke
+from constructs_llm.hosting.endpoint_logs import EndpointLogs, create_log_group, endpoint_logs_of
 from constructs_llm.hosting.endpoint_variant import EndpointVariant
 from constructs_llm.hosting.fleet_change import (
     FleetChange,
@@ -184,6 +185,14 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         ``NEW_ENDPOINT`` where the app's context sets
         ``"constructs-llm:newEndpointOnFleetChange": true`` (new apps' ``cdk.json``), else
         ``TWO_DEPLOYS``, so upgrading the library never renames a deployed endpoint
+    :param logs: the endpoint's log group, created by the stack before the endpoint:
+        ``EndpointLogs(retention=..., encryption_key=..., removal_policy=...)``, ``True`` for
+        the defaults, or ``False`` to leave it to SageMaker. Only an endpoint whose name is
+        known at synth (``endpoint_name``, or the name a rollout or ``NEW_ENDPOINT`` derives)
+        can have one (``hosting/endpoint_logs.py``). @default ``EndpointLogs()`` for such an
+        endpoint where the app's context sets ``"constructs-llm:endpointLogGroups": true``
+        (new apps' ``cdk.json``), else none, so upgrading the library never creates a group
+        SageMaker already created
     """
 
     def __init__(
@@ -212,6 +221,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         capacity_reservation: str | None = None,
         async_inference: AsyncInference | None = None,
         fleet_change: FleetChange | None = None,
+        logs: EndpointLogs | bool | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
@@ -270,6 +280,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
             endpoint_name = generated_name(self, "endpoint_name")
+        self._logs, logs_problem = endpoint_logs_of(self, logs, endpoint_name)
+        problems.add(logs_problem)
         self.plan = EndpointPlan(
             variants=tuple(v for v in planned if not v.shadow),
             shadow=next((v for v in planned if v.shadow), None),
@@ -327,6 +339,12 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             endpoint_name=plan.endpoint_name,
             # Keep the instance counts the autoscaler has set across config updates.
             retain_all_variant_properties=True if scaled else None,
+        )
+        #: The endpoint's log group, when the stack creates it (``logs=``); else None.
+        self.log_group = (
+            create_log_group(self, self.resource, plan.endpoint_name, self._logs)
+            if self._logs is not None and plan.endpoint_name is not None
+            else None
         )
         #: The production variants as deployed, in the order given.
         self.variants = [EndpointVariant(endpoint=self, plan=v) for v in plan.variants]

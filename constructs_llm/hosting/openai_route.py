@@ -17,10 +17,16 @@ What AWS documents, and where:
   ``https://runtime.sagemaker.{Region}.{PartitionResult#dnsSuffix}`` in boto/botocore:
   ``botocore/data/sagemaker-runtime/2017-05-13/endpoint-rule-set-1.json``, which is
   ``AWS::URLSuffix``.
-- The permissions. The guide: the caller needs ``sagemaker:CallWithBearerToken`` and
-  ``sagemaker:InvokeEndpoint``. Its sample scopes ``InvokeEndpoint`` to the endpoint's ARN and
-  grants ``CallWithBearerToken`` on ``"*"``, as AWS's managed policy
-  ``AmazonSageMakerJobRuntimeAccess`` also does: the action names no resource of its own.
+- The permissions. The guide, section "IAM permissions": the caller needs
+  ``sagemaker:InvokeEndpoint``, scoped to the endpoint's ARN ("Always restrict the Resource for
+  sagemaker:InvokeEndpoint to specific endpoint ARNs"), and ``sagemaker:CallWithBearerToken``,
+  which "requires a wildcard ("*") for the Resource field. It does not support resource-level
+  restrictions." The guide's policy puts no condition on it, and documents none. The grant
+  follows that policy exactly: a condition such as ``aws:ResourceAccount`` (which AWS's managed
+  policy ``AmazonSageMakerJobRuntimeAccess`` sets for its job APIs) is not documented for this
+  action, and a condition key absent from the request context makes ``StringEquals`` fail, so
+  every bearer-token call would be denied. What a token reaches is bounded by
+  ``InvokeEndpoint`` on this endpoint (and component).
 - The container. The guide: "The container must implement the ``/v1/chat/completions`` path
   and return streaming responses in SSE format"; SageMaker hands the container the client's
   Chat Completions body on that path (not ``/invocations``) and its answer back unchanged. The
@@ -41,16 +47,16 @@ from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Fn, Stack
 from aws_cdk import aws_iam as iam
-from constructs import IConstruct
+from constructs import Construct, IConstruct
 
 from constructs_llm.cdk_values import grantee_problem
-from constructs_llm.compliance import BEARER_TOKEN_CALLS, waive
+from constructs_llm.compliance import BEARER_TOKEN_CALLS
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.hosting.rules import When, rule_problems
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import RequestFormat
-from constructs_llm.values import is_a
+from constructs_llm.wildcard_policy import grant_in_own_policy
 
 if TYPE_CHECKING:
     from constructs_llm.hosting.rules import HostingPlan
@@ -60,6 +66,8 @@ _OPENAI_INVOKE_ACTION = "sagemaker:InvokeEndpoint"
 #: The action that lets a bearer token minted from the caller's credentials stand in for a
 #: SigV4 signature (no resource of its own).
 _BEARER_TOKEN_ACTION = "sagemaker:CallWithBearerToken"
+#: The id of the policy, under the host, that holds the bearer-token statement.
+_BEARER_TOKEN_POLICY = "BearerTokenCalls"
 #: What OpenAI clients append ``/chat/completions`` to.
 _OPENAI_PATH = "/openai/v1"
 
@@ -228,11 +236,12 @@ class OpenAiRoute:
     def grant(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allows ``grantee`` to call :attr:`base_url` with a bearer token:
         ``sagemaker:InvokeEndpoint`` on this endpoint (and, for an inference component, on the
-        component too, as ``grant_invoke`` scopes it), and ``sagemaker:CallWithBearerToken``,
-        which "does not support resource-level restrictions" (AWS's guide) and is granted on
-        ``"*"`` with the condition the guide suggests, ``aws:ResourceAccount`` = this stack's
-        account, so the grantee's tokens call nothing outside it (its cdk-nag finding is
-        acknowledged on ``grantee``, with that reason)."""
+        component too, as ``grant_invoke`` scopes it), and ``sagemaker:CallWithBearerToken`` on
+        ``"*"`` with no condition, as AWS's guide grants it (see the module docstring). The
+        token statement goes in a policy of the host's own (``BearerTokenCalls``, attached to
+        the grantee's role, user or group), where its cdk-nag finding is acknowledged: the
+        grantee itself carries no acknowledgment, so a wildcard its owner adds is flagged.
+        The grant returned is the ``InvokeEndpoint`` statement's."""
         host = self.host
         problem = grantee_problem("grantee", grantee)
         if problem:
@@ -245,15 +254,10 @@ class OpenAiRoute:
             actions=[_OPENAI_INVOKE_ACTION],
             resource_arns=list(self.invoke_arns),
         )
-        token = iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=[_BEARER_TOKEN_ACTION],
-            resource_arns=["*"],
-            conditions={"StringEquals": {"aws:ResourceAccount": Stack.of(host).account}},
-        )
-        if is_a(grantee, IConstruct):  # a construct that holds the policy, or its parent
-            waive(grantee, BEARER_TOKEN_CALLS)  # type: ignore[arg-type]  # checked just above
-        return invoke.combine(token)
+        token = iam.PolicyStatement(actions=[_BEARER_TOKEN_ACTION], resources=["*"])
+        home = host if isinstance(host, Construct) else Stack.of(host)
+        grant_in_own_policy(home, _BEARER_TOKEN_POLICY, grantee, [token], BEARER_TOKEN_CALLS)
+        return invoke
 
     def _support(self) -> RouteSupport:
         """What the route gives this container; raises, naming every reason, when the route

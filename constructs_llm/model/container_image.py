@@ -159,7 +159,7 @@ class _DlcImage(ContainerImage):
         arn = stack.format_arn(
             service="ecr", resource="repository", resource_name=self._repository, account=account
         )
-        grant_ecr_pull(grantee, [arn])
+        grant_ecr_pull(scope, grantee, [arn])
 
     def _mapping(self, stack: Stack) -> CfnMapping:
         return registry_mapping(stack, self._family.registry if self._family else None)
@@ -200,7 +200,7 @@ class _UriImage(ContainerImage):
         if self._ecr is not None:
             account, region, repository = self._ecr
             arn = ecr_repository_arn(scope, account=account, region=region, repository=repository)
-            grant_ecr_pull(grantee, [arn])
+            grant_ecr_pull(scope, grantee, [arn])
 
 
 def _registry_problem(uri: str, registry: str) -> str:
@@ -251,4 +251,4 @@ class _EcrRepositoryImage(ContainerImage):
         # repository.grant also handles cross-account resource policies; the token grant
         # goes to its own acknowledged policy instead of grant_pull's default policy.
         self._repo.grant(grantee, *PULL_ACTIONS)
-        grant_authorization_token(grantee)
+        grant_authorization_token(scope, grantee)

@@ -1,6 +1,7 @@
 """ECR pull grants of a model's image: the pull actions on its repository only, plus
-``ecr:GetAuthorizationToken`` (which AWS allows only on ``*``) in a small policy of its own
-with a cdk-nag acknowledgment; and the rule that SageMaker pulls from its own region only.
+``ecr:GetAuthorizationToken`` (which AWS allows only on ``*``) in a small policy of the
+library's own with its cdk-nag acknowledgment on that policy alone (``wildcard_policy.py``);
+and the rule that SageMaker pulls from its own region only.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from constructs_llm.compliance import ECR_AUTHORIZATION_TOKEN, waive
+from constructs_llm.compliance import ECR_AUTHORIZATION_TOKEN
 from constructs_llm.errors import ImageError
+from constructs_llm.model.execution_role import ExecutionRole
 from constructs_llm.problems import fail
+from constructs_llm.wildcard_policy import grant_in_own_policy
 
 PULL_ACTIONS = (
     "ecr:BatchCheckLayerAvailability",
@@ -32,32 +35,27 @@ _PARTITIONS = (
 )
 
 
-def grant_ecr_pull(grantee: iam.IGrantable, repository_arns: list[str]) -> None:
+def grant_ecr_pull(scope: Construct, grantee: iam.IGrantable, repository_arns: list[str]) -> None:
     """Grant image pulls from these repositories plus the ECR authorization token."""
     iam.Grant.add_to_principal(
         grantee=grantee, actions=list(PULL_ACTIONS), resource_arns=repository_arns
     )
-    grant_authorization_token(grantee)
+    grant_authorization_token(scope, grantee)
 
 
-def grant_authorization_token(grantee: iam.IGrantable) -> None:
-    """Add ecr:GetAuthorizationToken on * where its cdk-nag acknowledgment covers nothing else.
+def grant_authorization_token(scope: Construct, grantee: iam.IGrantable) -> None:
+    """Add ecr:GetAuthorizationToken on * in a policy that holds that statement alone, with
+    its cdk-nag acknowledgment on that policy only.
 
-    For identities created in this app the statement gets a dedicated policy under the
-    identity (so depending on the role also orders this policy first); other principals
-    (imported roles) get it in their default policy, which is acknowledged instead.
+    The policy is a child of the execution role when the library created the role (so the
+    resources that wait for the role's policies wait for it too), else of ``scope`` (the
+    model), attached to the role: a role or an imported role of the caller's gets no
+    acknowledgment, so a wildcard its owner adds later is still flagged.
     """
     principal = grantee.grant_principal
+    home = principal if isinstance(principal, ExecutionRole) else scope
     statement = iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"])
-    if isinstance(principal, (iam.Role, iam.LazyRole, iam.User, iam.Group)):
-        if principal.node.try_find_child(_AUTH_POLICY_ID) is None:
-            policy = iam.Policy(principal, _AUTH_POLICY_ID, statements=[statement])
-            principal.attach_inline_policy(policy)
-            waive(policy, ECR_AUTHORIZATION_TOKEN)
-        return
-    result = principal.add_to_principal_policy(statement)
-    if result.statement_added and isinstance(result.policy_dependable, Construct):
-        waive(result.policy_dependable, ECR_AUTHORIZATION_TOKEN)
+    grant_in_own_policy(home, _AUTH_POLICY_ID, grantee, [statement], ECR_AUTHORIZATION_TOKEN)
 
 
 def ecr_repository_arn(scope: Construct, *, account: str, region: str, repository: str) -> str:

@@ -24,11 +24,14 @@ from constructs import Construct
 
 from constructs_llm.compliance import (
     GENERATED_ENDPOINT_LOG_GROUPS,
+    PUT_METRIC_DATA,
     RUN_TIME_LOG_STREAMS,
-    UNSCOPED_ACTIONS,
     resource_wildcard,
-    waive,
 )
+from constructs_llm.wildcard_policy import grant_in_own_policy, own_policies
+
+#: The id of the policy, under the execution role, that holds what its containers write.
+CONTAINER_WRITES_POLICY = "ContainerWrites"
 
 #: What a container's log writes need, per AWS's execution role page.
 LOG_ACTIONS = (
@@ -87,11 +90,9 @@ def grant_container_writes(role: iam.IRole, writes: ContainerWrites) -> None:
         for name in writes.log_groups
     ]
     streams = [f"{group}:log-stream:*" for group in groups]
-    role.add_to_policy(
-        iam.PolicyStatement(actions=list(LOG_ACTIONS), resources=[*groups, *streams])
-    )
     namespaces = list(writes.namespaces)
-    role.add_to_policy(
+    statements = [
+        iam.PolicyStatement(actions=list(LOG_ACTIONS), resources=[*groups, *streams]),
         iam.PolicyStatement(
             actions=["cloudwatch:PutMetricData"],
             resources=["*"],
@@ -100,21 +101,30 @@ def grant_container_writes(role: iam.IRole, writes: ContainerWrites) -> None:
                     "cloudwatch:namespace": namespaces[0] if len(namespaces) == 1 else namespaces
                 }
             },
-        )
-    )
+        ),
+    ]
     wildcards = [
         resource_wildcard(role, group, writes.wildcard_reason)
         for name, group in zip(writes.log_groups, groups, strict=True)
         if name.endswith("*")
     ]
     wildcards += [resource_wildcard(role, stream, RUN_TIME_LOG_STREAMS) for stream in streams]
-    waive(role, UNSCOPED_ACTIONS, *wildcards)
+    # In a policy of the role's own, so the acknowledgments cover these statements only.
+    grant_in_own_policy(
+        role, CONTAINER_WRITES_POLICY, role, statements, PUT_METRIC_DATA, *wildcards
+    )
 
 
-def depend_on_policies(resource: Construct, role: iam.IRole) -> None:
+def depend_on_policies(
+    resource: Construct, role: iam.IRole, owner: Construct | None = None
+) -> None:
     """Makes ``resource`` wait for the role's policies (not the role: its GetAtt already does,
-    and a second edge is a cfn-lint warning)."""
+    and a second edge is a cfn-lint warning), and for the policies ``owner`` attached to the
+    role in its own scope (``wildcard_policy.py``: a role of the caller's gets the library's
+    wildcard statements in policies of the model or host, not under the role)."""
     role_resource = role.node.default_child
     for child in role.node.children:
         if role_resource is None or child.node.path != role_resource.node.path:
             resource.node.add_dependency(child)
+    for policy in own_policies(owner) if owner is not None else []:
+        resource.node.add_dependency(policy)

@@ -50,7 +50,7 @@ def render_model(binding: ModelBinding) -> sagemaker.CfnModel:
     )
     # The role's policy must exist before SageMaker pulls the image and weights, and must
     # outlive the model on delete.
-    depend_on_policies(resource, model.role)
+    depend_on_policies(resource, model.role, model)
     if not model.network_isolation:
         waive(resource, HUB_DOWNLOAD)
     for warning in binding.derivation.warnings:

@@ -12,6 +12,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from constructs_llm.compliance import NETWORK_INTERFACES
+from constructs_llm.model.execution_role import ExecutionRole
+from constructs_llm.wildcard_policy import grant_in_own_policy
+
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
 
@@ -64,7 +68,7 @@ class ModelNetwork:
             ]
         self.security_groups = groups
         selection = subnets or ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS)
-        grant_network_interfaces(role)
+        grant_network_interfaces(scope, role)
         self.vpc_config = sagemaker.CfnModel.VpcConfigProperty(
             security_group_ids=[g.security_group_id for g in groups],
             subnets=_select(vpc, selection).subnet_ids,
@@ -78,10 +82,14 @@ class ModelNetwork:
         return ec2.Connections(security_groups=self.security_groups)
 
 
-def grant_network_interfaces(role: iam.IRole) -> None:
+def grant_network_interfaces(scope: Construct, role: iam.IRole) -> None:
     """The network-interface actions SageMaker needs to attach a container to a VPC (they take
-    no resource: AWS's VPC guide for hosting grants them on ``*``)."""
-    role.add_to_principal_policy(iam.PolicyStatement(actions=_ENI_ACTIONS, resources=["*"]))
+    no resource: AWS's VPC guide for hosting grants them on ``*``), in a policy that holds them
+    alone, acknowledged for cdk-nag there only: a child of the role when the library created
+    it, else of ``scope`` (the model or the endpoint), attached to the role."""
+    home = role if isinstance(role, ExecutionRole) else scope
+    statement = iam.PolicyStatement(actions=_ENI_ACTIONS, resources=["*"])
+    grant_in_own_policy(home, "NetworkInterfaces", role, [statement], NETWORK_INTERFACES)
 
 
 def _select(vpc: ec2.IVpc, selection: ec2.SubnetSelection) -> ec2.SelectedSubnets:

@@ -18,10 +18,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from constructs_llm.compliance import WEIGHTS_PREFIX_OBJECTS, resource_wildcard, waive
+from constructs_llm.compliance import WEIGHTS_PREFIX_OBJECTS, resource_wildcard
 from constructs_llm.model import source_checks as _checks
 from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
+from constructs_llm.wildcard_policy import grant_in_own_policy
 
 MODEL_DIR = "/opt/ml/model"
 """Where SageMaker puts S3 weights in the container."""
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 
     # Only a type: aws_secretsmanager loads aws_ec2, the costliest module to import.
     from aws_cdk import aws_secretsmanager as secretsmanager
+
+#: The policy, under the model (or an adapter's host), that holds the reads of a weights prefix.
+_WEIGHTS_POLICY = "WeightsPrefix"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,17 +288,19 @@ class _S3PrefixSource(_S3Source):
     def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
         bucket, prefix = self._bucket, self._prefix
         objects = bucket.arn_for_objects(f"{prefix}*")
-        added = _add_statement(grantee, actions=["s3:GetObject"], resources=[objects])
+        # The object wildcard goes in a policy of ``scope``'s own (the model, or the host of an
+        # adapter), attached to each role that reads, acknowledged for cdk-nag there only.
+        statement = iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects])
+        wildcard = resource_wildcard(scope, objects, WEIGHTS_PREFIX_OBJECTS)
+        grant_in_own_policy(
+            scope, _WEIGHTS_POLICY, grantee, [statement], wildcard, per_identity=True
+        )
         _add_statement(
             grantee,
             actions=["s3:ListBucket"],
             resources=[bucket.bucket_arn],
             conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
         )
-        principal = grantee.grant_principal
-        if added and isinstance(principal, Construct):
-            # Acknowledged on the role, whose default policy holds the statement.
-            waive(principal, resource_wildcard(scope, objects, WEIGHTS_PREFIX_OBJECTS))
         uri = f"s3://{bucket.bucket_name}/{prefix}"
         return SourceBinding(
             model_location=MODEL_DIR,

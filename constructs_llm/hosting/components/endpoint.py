@@ -25,6 +25,7 @@ from constructs_llm.hosting.components.endpoint_network import (
 from constructs_llm.hosting.components.plan import AdapterPlan, ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.container_writes import component_endpoint_writes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
+from constructs_llm.hosting.endpoint_logs import EndpointLogs, create_log_group, endpoint_logs_of
 from constructs_llm.hosting.metrics_config import (
     MetricsPlan,
     detailed_described,
@@ -135,6 +136,10 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         endpoint (``…:training-plan/<name>``) the fleet's instances launch into, only there
         (no on-demand fallback; when the plan's window ends the endpoint stops serving): keep
         ``max_instances`` within it. @default none (on-demand)
+    :param logs: the endpoint's log group, created by the stack before the endpoint, as
+        ``LlmEndpoint``'s: ``EndpointLogs(...)``, ``True`` or ``False``; only with
+        ``endpoint_name``. @default as ``LlmEndpoint``'s (the app's context
+        ``"constructs-llm:endpointLogGroups"``)
     """
 
     def __init__(
@@ -155,6 +160,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         metric_publish_frequency: Duration | None = None,
         detailed_observability: bool = True,
         capacity_reservation: str | None = None,
+        logs: EndpointLogs | bool | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
@@ -177,6 +183,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems.add(
             name_problem("endpoint_name", endpoint_name) or name_clash_problem(self, endpoint_name)
         )
+        log_settings, logs_problem = endpoint_logs_of(self, logs, endpoint_name)
+        problems.add(logs_problem)
         for inst in pools.instance_types:
             problems.add(volume_problem(inst, volume_size))
             problems.add(kms_problem(inst, kms_key))
@@ -230,6 +238,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             "Resource",
             endpoint_config_name=self.config.attr_endpoint_config_name,
             endpoint_name=endpoint_name,
+        )
+        #: The endpoint's log group, when the stack creates it (``logs=``); else None.
+        self.log_group = (
+            create_log_group(self, self.resource, endpoint_name, log_settings)
+            if log_settings is not None and endpoint_name is not None
+            else None
         )
         self._annotate()
         render_at_synth(self, self._render)
@@ -347,7 +361,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             self.config.enable_network_isolation = True if network.isolated else None
             self.config.vpc_config = network.config_vpc()
             if network.vpc_config is not None:
-                grant_network_interfaces(self.role)
+                grant_network_interfaces(self, self.role)
         if components:  # the endpoint's fleet is now fixed by what it hosts
             key = self.plan.variant.fleet_key
             change = _component_fleet_change(self, key)
@@ -356,14 +370,25 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         names = [c.component_name for c in components]
         grant_container_writes(self.role, component_endpoint_writes(name, names))
         for component in components:
-            writes = component_endpoint_writes(name, [component.component_name])
+            # A component's model is created before its component, not before this endpoint:
+            # its role can name the endpoint's group even when CloudFormation generates the
+            # name (unless it is this endpoint's own role, which the config waits for).
+            known = name
+            if known is None and component.model.role is not self.role:
+                known = self.resource.attr_endpoint_name
+            writes = component_endpoint_writes(known, [component.component_name])
             grant_container_writes(component.model.role, writes)
             grant_volume_key(self.plan.kms_key, [component.model.role])
             for binding in component.bindings:
                 binding.grant_read(self.role)
+            # The prefix reads sit in a policy of the model's, attached to this role too.
+            depend_on_policies(self.config, self.role, component.model)
         for adapter in adapters:
             for role in (self.role, adapter.model.role):
                 adapter.source.grant_read(self, role)
+        # The config waits for every policy of its role, those added here included (and, for
+        # a role of the caller's, the policies of this endpoint's that hold its wildcards).
+        depend_on_policies(self.config, self.role, self)
         note = fleet_capacity_note(
             self.plan.variant.fleet_name,
             min_instances=self.plan.min_instances,

@@ -1,0 +1,75 @@
+"""The wildcard statements the library needs, each kind in an ``iam.Policy`` of the library's
+own, with its cdk-nag acknowledgment on that policy alone (:func:`grant_in_own_policy`).
+
+cdk-nag's ``AwsSolutions-IAM5`` flags a statement whose resource has a wildcard; an
+acknowledgment covers the construct it is recorded on and its children. Recorded on a role,
+it covers the role's default policy, and so every statement anyone adds there later:
+``model.role.add_to_policy(PolicyStatement(actions=["secretsmanager:GetSecretValue"],
+resources=["*"]))`` would pass unflagged. So the library never acknowledges a finding on a
+role or on a caller's grantee: what must stay a wildcard (``ecr:GetAuthorizationToken``,
+``cloudwatch:PutMetricData``, the network-interface actions, ``sagemaker:CallWithBearerToken``,
+log streams, object prefixes) goes in a policy that holds only the library's statements of one
+kind, attached to the identity, and the finding is acknowledged on that policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from aws_cdk import Names, Stack
+from aws_cdk import aws_iam as iam
+from constructs import Construct, IConstruct
+
+from constructs_llm.compliance import NagAcknowledgment, waive
+
+
+def grant_in_own_policy(
+    home: Construct,
+    id: str,
+    grantee: iam.IGrantable,
+    statements: Sequence[iam.PolicyStatement],
+    *acknowledgments: NagAcknowledgment,
+    per_identity: bool = False,
+) -> iam.Policy | None:
+    """Adds ``statements`` to the policy ``id`` under ``home`` (created on first use), attaches
+    it to ``grantee``'s identity, and acknowledges ``acknowledgments`` on that policy only.
+
+    ``home`` is a construct of the library's own (the execution role it created, the model, the
+    host). A grantee in another stack gets the policy in its own stack instead, with an id
+    taken from ``home``'s path, so no reference crosses stacks the other way. A principal that
+    is not a role, user or group of this app (a service or account principal) has no policy to
+    attach: the statements go where ``add_to_principal_policy`` puts them, and nothing is
+    acknowledged. Returns the policy, or None in that case.
+
+    One policy is attached to every identity given the same ``id`` under ``home``, which suits
+    statements that are the same for all (the ECR token, the bearer token). With
+    ``per_identity`` each identity gets a policy of its own (``id`` followed by the
+    identity's unique id), for statements that differ between the identities granted
+    under one ``home`` (the weights prefixes one role reads and another does not).
+    """
+    principal = grantee.grant_principal
+    # jsii hands an imported role back as a plain IPrincipal: the grantee itself is the role.
+    identity = next((x for x in (principal, grantee) if hasattr(x, "attach_inline_policy")), None)
+    if identity is None or not hasattr(identity, "node"):
+        for statement in statements:
+            principal.add_to_principal_policy(statement)
+        return None
+    own_stack = Stack.of(cast(IConstruct, identity))  # a role, user or group: a construct
+    if per_identity:
+        id = f"{id}{Names.unique_id(cast(IConstruct, identity))}"
+    scope, policy_id = home, id
+    if own_stack.node.path != Stack.of(home).node.path:
+        scope, policy_id = own_stack, f"{id}{Names.unique_id(home)}"
+    found = scope.node.try_find_child(policy_id)
+    policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
+    policy.add_statements(*statements)
+    waive(policy, *acknowledgments)
+    identity.attach_inline_policy(policy)  # each identity once (kept by policy name)
+    return policy
+
+
+def own_policies(scope: IConstruct) -> list[iam.Policy]:
+    """The policies :func:`grant_in_own_policy` created directly under ``scope``, for the
+    resources that must wait for them."""
+    return [child for child in scope.node.children if isinstance(child, iam.Policy)]
