@@ -407,11 +407,12 @@ def _logical_ids(template: dict[str, Any], kind: str) -> list[str]:
     return [k for k, r in template["Resources"].items() if r["Type"] == kind]
 
 
-def test_the_app_uses_api_keys_with_reserved_concurrency(template: dict[str, Any]) -> None:
+def test_the_app_uses_api_keys_and_reserves_no_concurrency(template: dict[str, Any]) -> None:
+    # a new account may have 10-50 in all and Lambda keeps 100 unreserved: no reservation
     (url,) = _resources(template, "AWS::Lambda::Url")
     assert url["Properties"]["AuthType"] == "NONE"
     (function,) = _resources(template, "AWS::Lambda::Function")
-    assert function["Properties"]["ReservedConcurrentExecutions"] == 10
+    assert "ReservedConcurrentExecutions" not in function["Properties"]
     assert function["Properties"]["Environment"]["Variables"]["API_KEYS_SECRET_ID"] == (
         "llm/api-keys"
     )

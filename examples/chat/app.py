@@ -27,8 +27,7 @@ class ChatStack(Stack):
         endpoint = LlmEndpoint(self, "Endpoint", model=model,
             alarms=Alarms(email=email) if email else True)
         invoker = StreamingInvoker(self, "Chat", target=endpoint,
-            auth=InvokerAuth.api_keys(api_keys),   # or InvokerAuth.iam(): SigV4 callers
-            max_concurrency=10)                    # at most 10 requests at once
+            auth=InvokerAuth.api_keys(api_keys))   # or InvokerAuth.iam(): SigV4 callers
         # invoker.add_distribution(rate_limit=600) # CloudFront + WAF in front (us-east-1)
         # Traffic, latency, errors, GPUs, time to first token and the alarms, in one place.
         dashboard = LlmDashboard(self, "Dashboard", endpoints=[endpoint], invokers=[invoker])
