@@ -341,6 +341,19 @@ def test_bad_requests_get_a_400_naming_the_field(
     assert fake.requests == []
 
 
+def test_a_lone_surrogate_in_an_input_gets_the_400_chat_gives_not_a_500(
+    served: Runtime, fake: FakeSageMaker
+) -> None:
+    # GIVEN an input holding "\udce9": valid JSON text, but no character (no UTF-8 form)
+    body = json.dumps({"model": EMBEDDER, "input": ["ok", "caf"]})[:-3] + '\\udce9"]}'
+    status, answer = _post(served, body)
+    # THEN a 400 naming the input, in chat's words, and nothing reaches the engine
+    assert status == 400, answer
+    assert answer["error"]["param"] == "input[1]"
+    assert "unpaired UTF-16 surrogate" in answer["error"]["message"]
+    assert fake.requests == []
+
+
 def test_a_model_that_is_not_a_string_is_a_400_where_one_route_serves_every_request() -> None:
     # GIVEN the one route, which serves a request whatever its model
     route = _routes()[0]
