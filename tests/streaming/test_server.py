@@ -671,6 +671,33 @@ def test_an_abort_after_tokens_ends_the_stream_with_an_error_not_a_stop(
     )
 
 
+@pytest.mark.parametrize("framing", list(FRAMINGS))
+def test_a_stream_cut_before_the_engine_said_done_ends_with_an_error_not_a_stop(
+    start_runtime: StartRuntime, fake: FakeSageMaker, framing: str
+) -> None:
+    # GIVEN an engine stream cut after its tokens: no finish_reason, no [DONE], no final event
+    configured, payloads, _, _ = FRAMINGS[framing]
+    runtime = start_runtime(stream_format=configured)
+    cut = [p for p in payloads() if b"[DONE]" not in p and b'"finish_reason":"' not in p]
+    fake.enqueue(Scenario(parts=cut), Scenario(parts=cut), Scenario(parts=cut))
+    # WHEN a client streams it
+    status, _, raw = request(runtime, "POST", CHAT, stream_request())
+    # THEN it gets the tokens, then an error event: never a finish_reason "stop"
+    assert status == 200
+    events = sse_data(raw)
+    assert events[-2]["error"]["code"] == "truncated"
+    assert events[-1] == "[DONE]"
+    assert not any(
+        e != "[DONE]" and e.get("choices") and e["choices"][0]["finish_reason"] for e in events
+    )
+    # AND a whole reply is a 502, not a completion cut short
+    status, _, raw = request(runtime, "POST", CHAT, {"messages": USER})
+    assert status == 502 and error_of(raw)["code"] == "truncated"
+    with pytest.raises(openai.APIError) as raised:  # and the SDK's stream raises
+        list(sdk(runtime).chat.completions.create(model="m", messages=USER, stream=True))
+    assert "cut short" in str(raised.value)
+
+
 def test_djl_sse_chat_keeps_the_token_after_its_early_done(
     runtime: Runtime, fake: FakeSageMaker
 ) -> None:

@@ -33,7 +33,8 @@ same rule (429, 404, 503, 424 as above, other 4xx 400, other 5xx 502), else by i
 status name (SGLang's ``BAD_REQUEST``), an engine's client error (TGI ``validation``,
 ``template_error``, ``missing_template_variable``, ``tool_error``, vLLM ``BadRequestError``)
 is 400, ``overloaded`` 429, a read timeout 504, anything else (``ModelStreamError``,
-``InternalStreamFailure``, TGI ``generation``, ``abort``) 502. That status is used when
+``InternalStreamFailure``, TGI ``generation``, ``abort``, ``truncated``: a stream that
+ended before the engine said it was done) 502. That status is used when
 nothing was sent yet; once tokens went out, the same error ends the SSE stream as
 ``data: {"error": ...}``. Messages never carry the SageMaker URL (it names the endpoint and
 region); the log line keeps the upstream error's name.

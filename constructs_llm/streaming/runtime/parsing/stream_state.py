@@ -77,6 +77,7 @@ class StreamState:
         "completion_tokens",
         "finish_reason",
         "more_choices",
+        "open_ended",
         "prompt_tokens",
         "reasoning_tokens",
         "streamed_text",
@@ -93,6 +94,14 @@ class StreamState:
         self.reasoning_tokens: int | None = None
         self.tool_calls = ToolCallDeltas()
         self.after_done = False  # a [DONE] marker was read: the answer is complete
+        self.open_ended = False  # a form with no final event (old LMI outputs) was read
+
+    @property
+    def complete(self) -> bool:
+        """Whether the engine said the answer is done: ``[DONE]``, the first choice's
+        ``finish_reason``, or a form that has no final event; a stream that ends otherwise
+        was cut short."""
+        return self.after_done or self.finish_reason is not None or self.open_ended
 
     def choice_seen(self, choice: int) -> None:
         """A choice past the first streamed something (the engine generates several)."""
