@@ -740,6 +740,38 @@ def test_stream_false_replies_carry_the_usage_the_chat_engine_reports(
     assert fake.requests[0].json()["stream_options"] == {"include_usage": True}
 
 
+@pytest.mark.parametrize("stream", [True, False])
+def test_cached_and_reasoning_tokens_are_the_engine_s_and_absent_when_it_counts_none(
+    start_runtime: StartRuntime, fake: FakeSageMaker, stream: bool
+) -> None:
+    # GIVEN an engine that counts cached and reasoning tokens, then one that counts neither
+    runtime = start_runtime(stream_format=StreamFormat.OPENAI)
+    counted = engine_streams.openai(TOKENS, prompt_tokens=40, cached_tokens=32, reasoning_tokens=2)
+    fake.enqueue(
+        Scenario(parts=counted), Scenario(parts=engine_streams.openai(TOKENS, prompt_tokens=9))
+    )
+    extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if stream else {}
+
+    def usage() -> dict[str, Any]:
+        status, _, raw = request(
+            runtime, "POST", CHAT, {"messages": USER, "stream": stream, **extra}
+        )
+        assert status == 200
+        if not stream:
+            found: dict[str, Any] = json.loads(raw)["usage"]
+            return found
+        (chunk,) = [e for e in sse_data(raw) if e != "[DONE]" and e.get("usage")]
+        return dict(chunk["usage"])
+
+    # THEN the counts are the engine's, never a constant
+    first = usage()
+    assert first["prompt_tokens_details"] == {"cached_tokens": 32}
+    assert first["completion_tokens_details"] == {"reasoning_tokens": 2}
+    # AND absent when the engine counted none (a 0 would say none were cached)
+    second = usage()
+    assert second == {"prompt_tokens": 9, "completion_tokens": 6, "total_tokens": 15}
+
+
 def test_mid_stream_error_without_streaming_gets_502(runtime: Runtime, fake: FakeSageMaker) -> None:
     fake.enqueue(Scenario(parts=engine_streams.tgi(TOKENS)[:2], exception="InternalStreamFailure"))
     status, _, raw = request(runtime, "POST", CHAT, {"messages": USER})

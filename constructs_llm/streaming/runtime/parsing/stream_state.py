@@ -74,6 +74,7 @@ class StreamState:
 
     __slots__ = (
         "after_done",
+        "cached_tokens",
         "completion_tokens",
         "finish_reason",
         "more_choices",
@@ -92,6 +93,7 @@ class StreamState:
         self.prompt_tokens: int | None = None  # from an OpenAI-style usage object
         self.completion_tokens: int | None = None
         self.reasoning_tokens: int | None = None
+        self.cached_tokens: int | None = None
         self.tool_calls = ToolCallDeltas()
         self.after_done = False  # a [DONE] marker was read: the answer is complete
         self.open_ended = False  # a form with no final event (old LMI outputs) was read
@@ -137,6 +139,7 @@ class StreamState:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
             reasoning_tokens=self.reasoning_tokens,
+            cached_tokens=self.cached_tokens,
             finish_reasons=reasons,
         )
 
