@@ -452,6 +452,11 @@ def test_an_overloaded_tei_is_a_429(served: Runtime, fake: FakeSageMaker) -> Non
     fake.enqueue(tei_error("Model is overloaded", "overloaded", 429))
     status, answer = _post(served, {"model": EMBEDDER, "input": "x"})
     assert (status, answer["error"]["code"]) == (429, "model_overloaded")
+    # AND it says when to retry
+    fake.enqueue(tei_error("Model is overloaded", "overloaded", 429))
+    with pytest.raises(openai.RateLimitError) as refused:
+        _openai(served).embeddings.create(model=EMBEDDER, input="x")
+    assert refused.value.response.headers["retry-after"] == "1"
 
 
 def test_a_failed_call_among_several_fails_the_request(

@@ -472,6 +472,65 @@ def test_call_time_upstream_errors_map_to_a_status_and_an_openai_error(
     assert runtime.logs[-1]["upstream_error"] == error.error_type
 
 
+NOT_READY = CallError(status=429, error_type="ModelNotReadyException", message="loading")
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "retry_after"),
+    [
+        (CallError(status=400, error_type="ThrottlingException", message="x"), 429, "1"),
+        (CallError.model_error("busy", 429), 429, "1"),  # the engine is overloaded
+        (CallError(status=503, error_type="ServiceUnavailable", message="x"), 503, "5"),
+        (CallError.model_error("model not ready", 503), 503, "5"),
+        (NOT_READY, 429, "5"),  # a serverless variant or a multi-model endpoint loading
+        # SageMaker's own Retry-After, when it sends one in seconds, is passed on
+        (
+            CallError(
+                status=503, error_type="ServiceUnavailable", message="x", headers={"Retry-After": "12"}
+            ),
+            503,
+            "12",
+        ),
+        (CallError.model_error("kaput", 500), 502, None),
+    ],
+    ids=["throttled", "engine-busy", "unavailable", "engine-not-ready", "model-not-ready",
+         "upstream-says", "model-error"],
+)  # fmt: skip
+@pytest.mark.parametrize("stream", [True, False])
+def test_429_and_503_answers_tell_the_client_when_to_retry(
+    runtime: Runtime,
+    fake: FakeSageMaker,
+    error: CallError,
+    status: int,
+    retry_after: str | None,
+    stream: bool,
+) -> None:
+    fake.enqueue(*[Scenario(call_error=error)] * 2)  # a retryable one fails its retry too
+    got, headers, raw = request(runtime, "POST", CHAT, {"messages": USER, "stream": stream})
+    assert got == status, raw
+    assert headers.get("Retry-After") == retry_after
+
+
+def test_an_engine_busy_before_its_first_token_gets_a_429_with_retry_after(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    fake.enqueue(Scenario(parts=engine_streams.openai_error("queue full", code=429)))
+    got, headers, _ = request(runtime, "POST", CHAT, stream_request())
+    assert (got, headers.get("Retry-After")) == (429, "1")
+    # AND the openai SDK, which honours it, retries after that second and gets the answer
+    fake.enqueue(
+        Scenario(parts=engine_streams.openai_error("queue full", code=429)),
+        Scenario(parts=engine_streams.openai(["ok"])),
+    )
+    client = openai.OpenAI(
+        base_url=runtime.url + "/v1", api_key="unused", timeout=SOCKET_TIMEOUT, max_retries=1
+    )
+    started = time.monotonic()
+    completion = client.chat.completions.create(model="m", messages=USER)
+    assert completion.choices[0].message.content == "ok"
+    assert time.monotonic() - started >= 1.0  # it waited as told
+
+
 def test_an_unreachable_endpoint_gets_502_after_one_retry(
     start_runtime: StartRuntime, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -57,6 +57,7 @@ class CallError:
     error_type: str
     message: str
     fields: Mapping[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)  # more response headers
 
     @classmethod
     def model_error(cls, message: str = "boom", original_status: int = 500) -> CallError:
@@ -246,6 +247,8 @@ class _Handler(BaseHTTPRequestHandler):
             f"{error.error_type}:http://internal.amazon.com/coral/com.amazonaws.sagemaker/",
         )
         self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
+        for name, value in error.headers.items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)

@@ -290,7 +290,11 @@ def _record_done(exchange: Exchange, done: DoneEvent) -> None:
 def _send_failure(exchange: Exchange, failure: UpstreamFailure) -> None:
     """Answer a failure before anything was sent with its mapped status."""
     exchange.send_error(
-        failure.status, failure.message, error_type=failure.error_type, code=failure.code
+        failure.status,
+        failure.message,
+        error_type=failure.error_type,
+        code=failure.code,
+        headers=failure.headers,
     )
 
 

@@ -23,7 +23,14 @@ endpoint unreachable, connection dropped       502  upstream_error        upstre
 ============================================ ====== ===================== =========================
 
 4xx means the client can fix the request (or retry later, for 429); 5xx means the model or
-the deployment failed. The OpenAI SDKs retry 429 and 5xx by themselves. 424 is DJL LMI's
+the deployment failed. A 429 or a 503 carries ``Retry-After`` (RFC 9110, section 10.2.3:
+seconds to wait), which the OpenAI SDKs honour up to a minute before their own backoff: the
+upstream answer's own ``Retry-After`` when it gave one in seconds, else
+``RETRY_AFTER_BUSY`` for a throttled call or a busy engine (429) and ``RETRY_AFTER_UNAVAILABLE``
+for a model that is not ready or a service that is unavailable (503, and SageMaker's
+``ModelNotReadyException``, a 429 while a serverless variant or a multi-model endpoint
+loads). Neither is a promise: SageMaker states no wait, so they are the shortest that does
+not flood an endpoint scaling out. The OpenAI SDKs retry 429 and 5xx by themselves. 424 is DJL LMI's
 status for its own Python worker failing (a formatter or the input parser), not the
 client's request, so it is a 502.
 
@@ -90,15 +97,43 @@ _ACCESS_CODES = frozenset(
 )
 
 
+RETRY_AFTER_BUSY = 1
+"""Seconds a 429 tells the client to wait: SageMaker throttled the call, or the engine is busy."""
+RETRY_AFTER_UNAVAILABLE = 5
+"""Seconds a 503 (or a model that is not ready) tells the client to wait."""
+_NOT_READY_CODES = frozenset({"ModelNotReadyException"})
+
+
 @dataclass(frozen=True, kw_only=True)
 class UpstreamFailure:
-    """A failed SageMaker call, as the HTTP answer to give the client."""
+    """A failed SageMaker call, as the HTTP answer to give the client.
+
+    ``retry_after``: the seconds of its ``Retry-After`` header (a 429 or a 503), else None.
+    """
 
     status: int
     error_type: str
     code: str
     message: str
     upstream_code: str | None = None
+    retry_after: int | None = None
+
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """The headers the answer carries besides the error: ``Retry-After`` when set."""
+        return () if self.retry_after is None else (("Retry-After", str(self.retry_after)),)
+
+
+def _retry_after(status: int, code: str | None, given: object = None) -> int | None:
+    """``Retry-After`` seconds for an answer of ``status``: the upstream's own (``given``,
+    when it is whole seconds), else the wait for a busy (429) or unavailable (503) target."""
+    if status not in (429, 503):
+        return None
+    if isinstance(given, str) and given.strip().isdigit() and given.strip().isascii():
+        return int(given.strip())
+    if status == 503 or code in _NOT_READY_CODES:
+        return RETRY_AFTER_UNAVAILABLE
+    return RETRY_AFTER_BUSY
 
 
 def invoke(client: Any, route: Route, body: bytes, *, target_variant: str | None = None) -> Any:
@@ -231,12 +266,14 @@ def _client_error(exc: ClientError) -> UpstreamFailure:
     elif code in _ACCESS_CODES or http in (401, 403):
         our_code = "upstream_access_denied"
         text = f"the runtime may not invoke the endpoint: {message}"
+    headers = exc.response.get("ResponseMetadata", {}).get("HTTPHeaders") or {}
     return UpstreamFailure(
         status=status,
         error_type=error_type,
         code=our_code,
         message=f"SageMaker {code}: {_without_urls(text)}",
         upstream_code=code,
+        retry_after=_retry_after(status, code, headers.get("retry-after")),
     )
 
 
@@ -284,6 +321,7 @@ def describe_stream_error(event: ErrorEvent) -> UpstreamFailure:
         code=code,
         message=f"the model stream failed: {_without_urls(message)}",
         upstream_code=event.code,
+        retry_after=_retry_after(client_status, code),
     )
 
 

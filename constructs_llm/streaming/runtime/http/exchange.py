@@ -242,7 +242,14 @@ class Exchange:
         ]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
-    def send_json(self, status: int, obj: Any, *, allow: str | None = None) -> None:
+    def send_json(
+        self,
+        status: int,
+        obj: Any,
+        *,
+        allow: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         data = json.dumps(obj, separators=(",", ":")).encode()
         self.record["status"] = status
         connection = self._connection
@@ -252,6 +259,8 @@ class Exchange:
         connection.send_header(_REQUEST_ID_HEADER, self.request_id)
         if allow is not None:
             connection.send_header("Allow", allow)
+        for name, value in headers:
+            connection.send_header(name, value)
         if self.must_close:
             connection.send_header("Connection", "close")
             connection.close_connection = True
@@ -273,10 +282,11 @@ class Exchange:
         param: str | None = None,
         code: str | None = None,
         allow: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.record["error_code"] = code
         body = error_object(message, error_type=error_type, param=param, code=code)
-        self.send_json(status, body, allow=allow)
+        self.send_json(status, body, allow=allow, headers=headers)
 
     def refuse(self, err: RequestError) -> None:
         """Answer a request that cannot be served with its 4xx."""
