@@ -44,6 +44,7 @@ _PATH_PREFIX = "/endpoints/"
 _PATH_SUFFIX = "/invocations-response-stream"
 _INVOKE_SUFFIX = "/invocations"
 IC_HEADER = "x-amzn-sagemaker-inference-component"
+PREFIX_AWARE_ID_HEADER = "x-amzn-sagemaker-prefix-aware-id"  # PrefixAwareId, both operations
 
 Part = bytes | Callable[[], bytes]
 """A payload part's bytes, or a function called at send time (for timestamped tokens)."""
@@ -121,6 +122,11 @@ class ReceivedRequest:
     @property
     def inference_component(self) -> str | None:
         return self.headers.get(IC_HEADER)
+
+    @property
+    def prefix_aware_id(self) -> str | None:
+        """The ``PrefixAwareId`` the call carried (SageMaker's prefix-aware routing id)."""
+        return self.headers.get(PREFIX_AWARE_ID_HEADER)
 
 
 class _ClientClosed(Exception):

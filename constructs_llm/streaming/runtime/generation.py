@@ -106,6 +106,7 @@ class Generation:
     :param route: where it goes.
     :param variant: the production variant it pins (``X-Target-Variant``), if any.
     :param engine_body: the body the engine takes.
+    :param prefix_aware_id: SageMaker's prefix-aware routing id (``prompt_cache_key``).
     :param stream: whether the client asked for a stream.
     :param writer: makes the stream's writer (``stream: true``).
     :param answer: makes the whole answer's builder (``stream: false``).
@@ -114,6 +115,7 @@ class Generation:
     route: Route
     variant: str | None
     engine_body: bytes
+    prefix_aware_id: str | None
     stream: bool
     writer: Callable[[], StreamWriter]
     answer: Callable[[], Answer]
@@ -164,6 +166,7 @@ def _invoke_and_answer(
             route,
             generation.engine_body,
             target_variant=generation.variant,
+            prefix_aware_id=generation.prefix_aware_id,
         )
     except Exception as exc:
         failure = describe_failure(exc)

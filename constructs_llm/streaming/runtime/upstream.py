@@ -136,19 +136,31 @@ def _retry_after(status: int, code: str | None, given: object = None) -> int | N
     return RETRY_AFTER_BUSY
 
 
-def invoke(client: Any, route: Route, body: bytes, *, target_variant: str | None = None) -> Any:
+def invoke(
+    client: Any,
+    route: Route,
+    body: bytes,
+    *,
+    target_variant: str | None = None,
+    prefix_aware_id: str | None = None,
+) -> Any:
     """Start the streamed invocation of ``route``; returns boto3's ``EventStream``
-    (``response["Body"]``). ``target_variant`` pins a production variant (``TargetVariant``).
+    (``response["Body"]``). ``target_variant`` pins a production variant (``TargetVariant``);
+    ``prefix_aware_id`` is the prefix-aware routing id (``PrefixAwareId``,
+    ``prefix_aware_id.py``).
 
     Raises botocore's ``ClientError``/``BotoCoreError``; ``describe_failure`` maps them.
     """
-    kwargs = _call(route, body, target_variant)
+    kwargs = _call(route, body, target_variant, prefix_aware_id)
     return client.invoke_endpoint_with_response_stream(**kwargs)["Body"]
 
 
-def _call(route: Route, body: bytes, target_variant: str | None) -> dict[str, Any]:
+def _call(
+    route: Route, body: bytes, target_variant: str | None, prefix_aware_id: str | None = None
+) -> dict[str, Any]:
     """The arguments both invoke calls take: the route's endpoint (and component), the JSON
-    body, and the pinned variant."""
+    body, the pinned variant and the prefix-aware routing id (both operations take
+    ``PrefixAwareId`` in botocore 1.44.5's service model)."""
     kwargs: dict[str, Any] = {
         "EndpointName": route.endpoint_name,
         "ContentType": "application/json",
@@ -158,16 +170,23 @@ def _call(route: Route, body: bytes, target_variant: str | None) -> dict[str, An
         kwargs["InferenceComponentName"] = route.inference_component_name
     if target_variant:
         kwargs["TargetVariant"] = target_variant
+    if prefix_aware_id:
+        kwargs["PrefixAwareId"] = prefix_aware_id
     return kwargs
 
 
 def invoke_once(
-    client: Any, route: Route, body: bytes, *, target_variant: str | None = None
+    client: Any,
+    route: Route,
+    body: bytes,
+    *,
+    target_variant: str | None = None,
+    prefix_aware_id: str | None = None,
 ) -> bytes:
     """Call ``InvokeEndpoint`` (no stream: an embedding model answers one JSON body) on
     ``route`` and return the container's answer. Raises as :func:`invoke` does."""
     stream = client.invoke_endpoint(
-        **_call(route, body, target_variant), Accept="application/json"
+        **_call(route, body, target_variant, prefix_aware_id), Accept="application/json"
     )["Body"]
     try:
         answer: bytes = stream.read()
