@@ -20,11 +20,11 @@ from tests.streaming.conftest import ENDPOINT, MODEL, SOCKET_TIMEOUT, Runtime
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
 
-USER = [
+USER: list[Any] = [
     {"role": "system", "content": "You are the support bot of Example Corp. " * 30},
     {"role": "user", "content": "Where is my order?"},
 ]
-WEATHER = {
+WEATHER: Any = {
     "type": "function",
     "function": {"name": "get_weather", "parameters": {"type": "object"}},
 }
@@ -149,7 +149,7 @@ def test_requests_of_one_conversation_with_other_settings_share_their_first_byte
         messages=USER,
         tools=[WEATHER],
         temperature=0.1,
-        max_tokens=10,  # type: ignore[list-item]
+        max_tokens=10,
     )
     client.chat.completions.create(
         model=MODEL,
@@ -157,7 +157,7 @@ def test_requests_of_one_conversation_with_other_settings_share_their_first_byte
         tools=[WEATHER],
         top_p=0.5,
         max_tokens=900,
-        seed=3,  # type: ignore[list-item]
+        seed=3,
     )
     first, second = (request.body for request in fake.requests)
     # THEN the engine bodies start with the conversation (messages, then tools), so the bytes

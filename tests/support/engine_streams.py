@@ -86,7 +86,7 @@ def openai(
         events.append(chunk({"content": text}, None, logprobs))
     events.append(chunk({}, finish_reason))
     if prompt_tokens is not None:
-        usage = {
+        usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": len(tokens),
             "total_tokens": prompt_tokens + len(tokens),
