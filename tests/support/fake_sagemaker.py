@@ -83,6 +83,17 @@ class CallError:
     def validation_error(cls, message: str = "invalid") -> CallError:
         return cls(status=400, error_type="ValidationError", message=message)
 
+    @classmethod
+    def no_capacity(cls) -> CallError:
+        """SageMaker's refusal of an inference component with no copy (scaled to zero), in
+        the words the AWS Machine Learning Blog quotes ("Unlock cost savings with the new
+        scale down to zero feature in SageMaker Inference", 2024-12-03)."""
+        return cls.validation_error(
+            "Inference Component has no capacity to process this request. "
+            "ApplicationAutoScaling may be in-progress (if configured) or try to increase the "
+            "capacity by invoking UpdateInferenceComponentRuntimeConfig API."
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class Scenario:

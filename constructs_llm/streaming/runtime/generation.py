@@ -18,7 +18,9 @@ how to write their stream (``StreamWriter``) and how to build their whole answer
   reasoning pieces and tool-call pieces relayed), ``tool_calls``,
   ``finish_reason``, the engine's token counts, and ``upstream_error`` or ``stream_error``;
 - a client that hangs up closes the upstream stream; a stream that completed gives its HTTP
-  connection back to boto3's pool (``upstream.release``).
+  connection back to boto3's pool (``upstream.release``);
+- an inference component scaled to zero holds the request up to ``CAPACITY_WAIT_SECONDS``
+  while it wakes (``capacity_wait.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from ..formats import ModelKind
+from . import capacity_wait
 from .chat.target import ChatTarget
 from .http.event_stream import EventStream
 from .http.exchange import ClientGone, Exchange
@@ -160,14 +163,28 @@ def _invoke_and_answer(
 ) -> None:
     route = generation.route
     exchange.record["overhead_ms"] = exchange.elapsed_ms()
+    settings = exchange.settings
+
+    def held() -> None:  # the first refusal for want of capacity: keep a stream alive
+        if stream is not None:
+            stream.hold(settings.heartbeat_seconds or capacity_wait.HOLD_BEAT_S)
+
     try:
-        upstream = invoke(
-            exchange.server.client,
-            route,
-            generation.engine_body,
-            target_variant=generation.variant,
-            prefix_aware_id=generation.prefix_aware_id,
+        upstream = capacity_wait.call_when_capacity(
+            lambda: invoke(
+                exchange.server.client,
+                route,
+                generation.engine_body,
+                target_variant=generation.variant,
+                prefix_aware_id=generation.prefix_aware_id,
+            ),
+            wait_s=settings.capacity_wait_seconds,
+            record=exchange.record,
+            held=held,
+            gone=exchange.client_left,
         )
+    except ClientGone:
+        raise
     except Exception as exc:
         failure = describe_failure(exc)
         exchange.record["upstream_error"] = failure.upstream_code or type(exc).__name__

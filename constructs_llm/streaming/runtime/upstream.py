@@ -7,6 +7,7 @@ Failures before the stream starts become an HTTP status and an OpenAI-shaped err
 ============================================ ====== ===================== =========================
 upstream failure                             status type                  code
 ============================================ ====== ===================== =========================
+``ValidationError``: no capacity (scaled to 0)  503  upstream_error        no_capacity
 ``ValidationError`` (input, unknown endpoint)  400  invalid_request_error upstream_validation_error
 ``ModelError``, container answered 429         429  rate_limit_error      model_overloaded
 ``ModelError``, container answered 404         404  invalid_request_error model_not_found
@@ -30,9 +31,10 @@ upstream answer's own ``Retry-After`` when it gave one in seconds, else
 for a model that is not ready or a service that is unavailable (503, and SageMaker's
 ``ModelNotReadyException``, a 429 while a serverless variant or a multi-model endpoint
 loads). Neither is a promise: SageMaker states no wait, so they are the shortest that does
-not flood an endpoint scaling out. The OpenAI SDKs retry 429 and 5xx by themselves. 424 is DJL LMI's
-status for its own Python worker failing (a formatter or the input parser), not the
-client's request, so it is a 502.
+not flood an endpoint scaling out. An inference component scaled to zero
+(``capacity_wait.py``) says ``RETRY_AFTER_NO_CAPACITY``: its first copy takes minutes.
+The OpenAI SDKs retry 429 and 5xx by themselves. 424 is DJL LMI's status for its own Python
+worker failing (a formatter or the input parser), not the client's request, so it is a 502.
 
 A stream that fails (``ErrorEvent``) maps by the HTTP status the engine gave the error
 (``ErrorEvent.status``: vLLM's and SGLang's ``code``, DJL's ``code``/``error_code``) with the
@@ -65,6 +67,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
     ReadTimeoutError,
 )
 
+from .capacity_wait import RETRY_AFTER_NO_CAPACITY, is_no_capacity
 from .parsing.events import ErrorEvent
 from .routing import Route
 
@@ -268,6 +271,18 @@ def _client_error(exc: ClientError) -> UpstreamFailure:
     message = str(error.get("Message") or exc)
     http = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
     status, error_type, our_code, text = 502, "upstream_error", "upstream_error", message
+    if code == "ValidationError" and is_no_capacity(exc):  # a component scaled to zero
+        return UpstreamFailure(
+            status=503,
+            error_type="upstream_error",
+            code="no_capacity",
+            message=(
+                "the model has no copy running to serve the request (its inference component "
+                "scaled to zero) and is starting one, which takes minutes; retry later"
+            ),
+            upstream_code=code,
+            retry_after=RETRY_AFTER_NO_CAPACITY,
+        )
     if code == "ValidationError":
         status, error_type, our_code = 400, "invalid_request_error", "upstream_validation_error"
     elif code == "ModelError":
