@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk import Environment, Fn, Stack
+from aws_cdk import Duration, Environment, Fn, Stack
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_kms as kms
 
@@ -168,6 +168,27 @@ BAD_GATEWAY = [
         r"\('both'\), got 'thinking'; .*ReasoningField.REASONING_CONTENT for clients that read "
         r"only the older name",
         id="invoker-reasoning-field-unknown",
+    ),
+    # StreamingInvoker(capacity_wait=...)
+    pytest.param(
+        lambda s: StreamingInvoker(s, "Stream", target=endpoint(s), capacity_wait=300),
+        ConfigurationError,
+        r"capacity_wait must be a Duration, got 300; use Duration.minutes",
+        id="invoker-capacity-wait-not-a-duration",
+    ),
+    pytest.param(
+        lambda s: StreamingInvoker(
+            s,
+            "Stream",
+            target=endpoint(s),
+            timeout=Duration.minutes(5),
+            capacity_wait=Duration.minutes(5),
+        ),
+        ConfigurationError,
+        r"capacity_wait must be between 1 s and the timeout less 30 s \(270 s\), got 300 s; a "
+        r"request held while its inference component wakes must still have time to be "
+        r"answered within the function's timeout; lower capacity_wait= or raise timeout=",
+        id="invoker-capacity-wait-not-shorter-than-the-timeout",
     ),
     # StreamingInvoker(targets=[...])
     pytest.param(
