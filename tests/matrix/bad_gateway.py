@@ -171,7 +171,12 @@ BAD_GATEWAY = [
     ),
     # StreamingInvoker(capacity_wait=...)
     pytest.param(
-        lambda s: StreamingInvoker(s, "Stream", target=endpoint(s), capacity_wait=300),
+        lambda s: StreamingInvoker(
+            s,
+            "Stream",
+            target=endpoint(s),
+            capacity_wait=300,  # type: ignore[arg-type]
+        ),
         ConfigurationError,
         r"capacity_wait must be a Duration, got 300; use Duration.minutes",
         id="invoker-capacity-wait-not-a-duration",
