@@ -475,6 +475,7 @@ WRONG_TYPES = [
             "max_concurrency": "10",
             "max_request_bytes": "5MB",
             "reasoning_field": 5,
+            "capacity_wait": "8m",
         },
     ),
     *_cases("invoker", _invoker_targets, {"target": "my-endpoint", "targets": "my-endpoint"}),
