@@ -132,7 +132,14 @@ def test_the_documented_values() -> None:
         ),
     ):
         assert isinstance(engine.stream_format, StreamFormat)
-    chunks = [b'data:{"token":{"id":1,"text":"Hi","logprob":-0.5,"special":false}}\n\n']
+    chunks = [
+        b'data:{"token":{"id":1,"text":"Hi","logprob":-0.5,"special":false}}\n\n',
+        b'data:{"token":{"id":2,"text":"</s>","logprob":-0.1,"special":true},'
+        b'"generated_text":"Hi","details":{"finish_reason":"eos_token"}}\n\n',
+    ]
     events = list(parse_stream(chunks, StreamFormat.TGI))
-    assert events == [TokenEvent("Hi", 1, -0.5), DoneEvent(finish_reason=None)]
+    done = DoneEvent(finish_reason="eos_token", generated_text="Hi")
+    assert events == [TokenEvent("Hi", 1, -0.5), done]
+    # a stream cut before its final event is an error, never a clean stop
+    assert list(parse_stream(chunks[:1], StreamFormat.TGI))[-1].__class__ is ErrorEvent
     assert ErrorEvent("x").message == "x"

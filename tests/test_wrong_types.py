@@ -484,6 +484,7 @@ WRONG_TYPES = [
             "max_request_bytes": "5MB",
             "reasoning_field": 5,
             "cors": {"allowed_origins": ["https://app.example.com"]},
+            "capacity_wait": "8m",
         },
     ),
     *_cases("invoker", _invoker_targets, {"target": "my-endpoint", "targets": "my-endpoint"}),

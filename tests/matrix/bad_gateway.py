@@ -248,6 +248,32 @@ BAD_GATEWAY = [
         r"only the older name",
         id="invoker-reasoning-field-unknown",
     ),
+    # StreamingInvoker(capacity_wait=...)
+    pytest.param(
+        lambda s: StreamingInvoker(
+            s,
+            "Stream",
+            target=endpoint(s),
+            capacity_wait=300,  # type: ignore[arg-type]
+        ),
+        ConfigurationError,
+        r"capacity_wait must be a Duration, got 300; use Duration.minutes",
+        id="invoker-capacity-wait-not-a-duration",
+    ),
+    pytest.param(
+        lambda s: StreamingInvoker(
+            s,
+            "Stream",
+            target=endpoint(s),
+            timeout=Duration.minutes(5),
+            capacity_wait=Duration.minutes(5),
+        ),
+        ConfigurationError,
+        r"capacity_wait must be between 1 s and the timeout less 30 s \(270 s\), got 300 s; a "
+        r"request held while its inference component wakes must still have time to be "
+        r"answered within the function's timeout; lower capacity_wait= or raise timeout=",
+        id="invoker-capacity-wait-not-shorter-than-the-timeout",
+    ),
     # StreamingInvoker(targets=[...])
     pytest.param(
         lambda s: StreamingInvoker(s, "Stream", targets=[]),

@@ -21,13 +21,14 @@ from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.server import RuntimeServer
 from constructs_llm.streaming.runtime.settings import Settings, new_sagemaker_client
 from tests.support.fake_sagemaker import FakeSageMaker
+from tests.support.patience import patience
 
 if TYPE_CHECKING:
     from tests.support.secrets_manager import LocalSecretsManager
 
 ENDPOINT = "llm-endpoint"
 MODEL = "test-model"
-SOCKET_TIMEOUT = 10.0  # every client socket in these tests gives up after this
+SOCKET_TIMEOUT = patience(10.0)  # every client socket in these tests gives up after this
 
 FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",

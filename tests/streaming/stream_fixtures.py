@@ -61,8 +61,14 @@ def load_fixtures() -> list[StreamFixture]:
 
 
 #: Fields a fixture states only when they are set: a choice past the first (n > 1), the top
-#: log-probs, the reasoning tokens and every choice's finish reason.
-_WHEN_SET = {"choice": 0, "top_logprobs": None, "reasoning_tokens": None, "finish_reasons": ()}
+#: log-probs, the reasoning and cached tokens and every choice's finish reason.
+_WHEN_SET = {
+    "choice": 0,
+    "top_logprobs": None,
+    "reasoning_tokens": None,
+    "cached_tokens": None,
+    "finish_reasons": (),
+}
 
 
 def as_dicts(events: Iterator[StreamEvent] | list[StreamEvent]) -> list[dict[str, Any]]:

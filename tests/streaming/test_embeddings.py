@@ -341,6 +341,19 @@ def test_bad_requests_get_a_400_naming_the_field(
     assert fake.requests == []
 
 
+def test_a_lone_surrogate_in_an_input_gets_the_400_chat_gives_not_a_500(
+    served: Runtime, fake: FakeSageMaker
+) -> None:
+    # GIVEN an input holding "\udce9": valid JSON text, but no character (no UTF-8 form)
+    body = json.dumps({"model": EMBEDDER, "input": ["ok", "caf"]})[:-3] + '\\udce9"]}'
+    status, answer = _post(served, body)
+    # THEN a 400 naming the input, in chat's words, and nothing reaches the engine
+    assert status == 400, answer
+    assert answer["error"]["param"] == "input[1]"
+    assert "unpaired UTF-16 surrogate" in answer["error"]["message"]
+    assert fake.requests == []
+
+
 def test_a_model_that_is_not_a_string_is_a_400_where_one_route_serves_every_request() -> None:
     # GIVEN the one route, which serves a request whatever its model
     route = _routes()[0]
@@ -439,6 +452,11 @@ def test_an_overloaded_tei_is_a_429(served: Runtime, fake: FakeSageMaker) -> Non
     fake.enqueue(tei_error("Model is overloaded", "overloaded", 429))
     status, answer = _post(served, {"model": EMBEDDER, "input": "x"})
     assert (status, answer["error"]["code"]) == (429, "model_overloaded")
+    # AND it says when to retry
+    fake.enqueue(tei_error("Model is overloaded", "overloaded", 429))
+    with pytest.raises(openai.RateLimitError) as refused:
+        _openai(served).embeddings.create(model=EMBEDDER, input="x")
+    assert refused.value.response.headers["retry-after"] == "1"
 
 
 def test_a_failed_call_among_several_fails_the_request(

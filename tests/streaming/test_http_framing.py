@@ -1,6 +1,8 @@
 """HTTP/1.1 framing (RFC 9112) on raw sockets: a bare CR or a NUL in a header, a request
-without Host (or with two), and Content-Length with Transfer-Encoding are each a 400 after
-which the connection closes; more than 128 tools is a 400 naming ``tools``."""
+without Host (or with two, or an invalid one), Content-Length with Transfer-Encoding, a header
+line without a colon or with whitespace before it, a final transfer coding other than chunked
+and Transfer-Encoding on HTTP/1.0 are each one 400 after which the connection closes; more
+than 128 tools is a 400 naming ``tools``."""
 
 from __future__ import annotations
 
@@ -71,6 +73,100 @@ def test_a_request_framed_two_ways_gets_400_and_the_connection_closes(
     assert b"\r\nConnection: close\r\n" in answer.partition(b"\r\n\r\n")[0] + b"\r\n"
     assert closed
     assert fake.requests == []  # nothing reached SageMaker
+
+
+HIDDEN = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"  # a second request inside the body
+
+
+def answers(data: bytes) -> list[tuple[int, dict[str, str], bytes]]:
+    """Every HTTP answer in ``data``, in order: status, headers (lower-case names) and body
+    (each framed by its Content-Length), so a test can count them."""
+    found = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        assert status_line.startswith("HTTP/1.1 "), data
+        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines)}
+        length = int(headers.get("content-length", "0"))
+        found.append((int(status_line.split()[1]), headers, rest[:length]))
+        data = rest[length:]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "words"),
+    [
+        # Python's parser stops at the line without a colon and never sees Content-Length: the
+        # server answered 411, then served the GET hidden in the body (request smuggling)
+        (
+            post(b"Host: x\r\nX-No-Colon\r\nContent-Length: %d\r\n" % len(HIDDEN), HIDDEN),
+            400,
+            "has no colon",
+        ),
+        (
+            post(b"Host: x\r\n folded\r\nContent-Length: %d\r\n" % len(HIDDEN), HIDDEN),
+            400,
+            "obsolete line folding",
+        ),
+        (
+            post(b"Host: x\r\nContent-Length : %d\r\n" % len(HIDDEN), HIDDEN),
+            400,
+            "whitespace between the field name and the colon",
+        ),
+        (
+            post(b"Host: x\r\nTransfer-Encoding: chunked, identity\r\n", HIDDEN),
+            400,
+            "final transfer coding is not chunked",
+        ),
+        # over two lines: the first line alone says chunked, which the body reader took
+        (
+            post(b"Host: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n", HIDDEN),
+            400,
+            "Transfer-Encoding: chunked, gzip",
+        ),
+        (
+            post(b"Host: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"),
+            400,
+            "more than once",
+        ),
+        (
+            post(b"Host: x\r\nTransfer-Encoding: gzip, chunked\r\n", b"0\r\n\r\n" + HIDDEN),
+            501,
+            "decodes no transfer coding but chunked",
+        ),
+        (
+            b"POST /v1/chat/completions HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"2\r\n{}\r\n0\r\n\r\n" + HIDDEN,
+            400,
+            "HTTP/1.0 request may not use Transfer-Encoding",
+        ),
+        (post(b"Host: a b\r\nContent-Length: 2\r\n", b"{}"), 400, "Host header 'a b'"),
+        (post(b"Host: x/y\r\nContent-Length: 2\r\n", b"{}"), 400, "Host header 'x/y'"),
+    ],
+    ids=[
+        "no-colon",
+        "obs-fold",
+        "space-before-colon",
+        "final-coding-not-chunked",
+        "codings-over-two-lines",
+        "chunked-twice",
+        "unknown-coding",
+        "http-1.0-chunked",
+        "host-with-space",
+        "host-with-slash",
+    ],
+)
+def test_a_malformed_header_block_gets_one_answer_and_the_connection_closes(
+    runtime: Runtime, fake: FakeSageMaker, request_bytes: bytes, status: int, words: str
+) -> None:
+    data, closed = exchange(runtime, request_bytes)
+    ((got, headers, body),) = answers(data)  # one answer: nothing hidden in the body is served
+    error = json.loads(body)["error"]
+    assert got == status, error
+    assert words in error["message"] and error["code"] == "invalid_header"
+    assert headers["connection"] == "close"
+    assert closed
+    assert fake.requests == []
 
 
 def test_a_well_framed_request_on_the_same_terms_is_served(

@@ -50,6 +50,44 @@ def test_a_lone_surrogate_escape_in_a_prompt_gets_400_not_500(
     assert fake.requests == []
 
 
+@pytest.mark.parametrize("path", [CHAT, "/v1/responses", "/v1/embeddings"])
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (b"NaN", "NaN is not a JSON number"),
+        (b"Infinity", "Infinity is not a JSON number"),
+        (b"-Infinity", "-Infinity is not a JSON number"),
+        (b"1e999", "1e999 is out of range"),  # Python reads it as infinity
+    ],
+)
+def test_nan_and_infinity_are_not_json_and_get_openai_s_400(
+    runtime: Runtime, fake: FakeSageMaker, path: str, value: bytes, words: str
+) -> None:
+    # GIVEN a body Python's json module would read (and write on) but RFC 8259 refuses
+    body = b'{"model": "%s", "messages": [{"role": "user", "content": "Hi"}], "input": "Hi", '
+    body = body % MODEL.encode() + b'"temperature": ' + value + b"}"
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n".encode()
+    response = raw_exchange(runtime, head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    # THEN OpenAI's 400 shape, and nothing reaches the engine
+    assert response.startswith(b"HTTP/1.1 400 "), response
+    error = error_body(response)
+    assert set(error) == {"message", "type", "param", "code"}
+    assert error["type"] == "invalid_request_error" and error["code"] == "invalid_json"
+    assert words in error["message"]
+    assert fake.requests == []
+
+
+def test_the_engine_body_is_never_written_with_nan() -> None:
+    from constructs_llm.streaming.runtime.http.json_body import engine_json
+
+    assert (
+        engine_json({"temperature": 0.5, "text": "é"}) == '{"temperature":0.5,"text":"é"}'.encode()
+    )
+    for value in (float("nan"), float("inf"), float("-inf")):
+        with pytest.raises(ValueError, match="JSON compliant"):
+            engine_json({"temperature": value})
+
+
 @pytest.mark.parametrize(
     "length", [b"\xb2", b"1\xb9", b"-1", b"+5", b"1_0", b"0x5", b"5 5", b"", b"zz"]
 )

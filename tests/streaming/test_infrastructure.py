@@ -283,16 +283,28 @@ def test_a_region_without_a_published_layer_is_named_with_the_other_problems(
         StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), memory_size=64)
 
 
-def test_heartbeat_is_passed_to_the_runtime(new_stack: Callable[..., Stack]) -> None:
+def test_heartbeat_and_capacity_wait_are_passed_to_the_runtime(
+    new_stack: Callable[..., Stack],
+) -> None:
     stack = new_stack()
-    StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), heartbeat=Duration.seconds(15))
+    StreamingInvoker(
+        stack,
+        "Stream",
+        target=llama3_endpoint(stack),
+        heartbeat=Duration.seconds(15),
+        capacity_wait=Duration.minutes(4),
+    )
     env = _function(Template.from_stack(stack))["Properties"]["Environment"]["Variables"]
     assert env["HEARTBEAT_SECONDS"] == "15"
+    assert env["CAPACITY_WAIT_SECONDS"] == "240"
 
 
-def test_heartbeat_is_off_by_default(synthesized: tuple[Any, Template]) -> None:
+def test_heartbeat_and_capacity_wait_are_off_by_default(
+    synthesized: tuple[Any, Template],
+) -> None:
     _, template = synthesized
-    assert "HEARTBEAT_SECONDS" not in _function(template)["Properties"]["Environment"]["Variables"]
+    env = _function(template)["Properties"]["Environment"]["Variables"]
+    assert "HEARTBEAT_SECONDS" not in env and "CAPACITY_WAIT_SECONDS" not in env
 
 
 def test_heartbeat_out_of_range_fails_naming_the_value(new_stack: Callable[..., Stack]) -> None:

@@ -59,6 +59,8 @@ def endpoint_invoker(new_stack: Callable[..., Stack]) -> tuple[StreamingInvoker,
         ("metric_overhead_latency", "OverheadLatency", "p90"),
         ("metric_errors", "Errors", "Sum"),
         ("metric_client_disconnects", "ClientDisconnects", "Sum"),
+        ("metric_held_requests", "HeldRequests", "Sum"),
+        ("metric_held_time", "HeldTime", "p90"),
     ],
 )
 def test_each_helper_reads_a_metric_the_runtime_writes_by_target_and_model(

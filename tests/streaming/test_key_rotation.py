@@ -24,6 +24,7 @@ import pytest
 from tests.streaming.conftest import SOCKET_TIMEOUT
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
+from tests.support.patience import patience
 from tests.support.runtime_process import serving
 from tests.support.secrets_manager import LocalSecretsManager, local_secrets_manager
 
@@ -50,7 +51,7 @@ def _expanded(commands: str, tmp_path: Path, **variables: str) -> list[list[str]
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=patience(60),
     )
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in record.read_text().splitlines()]

@@ -61,7 +61,9 @@ def test_run_sh_serves_from_a_task_root_holding_only_the_runtime(
 ) -> None:
     # GIVEN run.sh started as the adapter starts it, from an asset with only runtime/
     process, port = lambda_process
-    wait_healthy(port, process)
+    listening = wait_healthy(port, process)  # its first line says it listens, and where
+    assert listening["url"] == f"http://127.0.0.1:{port}"
+    assert listening["routes"][0]["model"] == "served"
     # WHEN a streaming chat request arrives
     fake.enqueue(Scenario(parts=engine_streams.tgi(["Hi", "!"])))
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=SOCKET_TIMEOUT)
@@ -78,9 +80,7 @@ def test_run_sh_serves_from_a_task_root_holding_only_the_runtime(
     assert process.wait(timeout=SOCKET_TIMEOUT) == 0
     assert process.stdout is not None
     lines = [json.loads(line) for line in process.stdout.read().splitlines()]
-    assert lines[0]["msg"] == "listening"
-    assert lines[0]["url"] == f"http://127.0.0.1:{port}"
-    assert lines[1]["status"] == 200
+    assert lines[0]["status"] == 200  # the request's line, after the listening one
 
 
 def test_a_missing_endpoint_name_exits_2_with_a_clear_message(

@@ -23,6 +23,7 @@ from constructs_llm.streaming.runtime.parsing.events import (
 from constructs_llm.streaming.runtime.parsing.parser import (
     ERROR_CODE_INVALID_JSON,
     ERROR_CODE_LINE_TOO_LONG,
+    ERROR_CODE_TRUNCATED,
     UpstreamStreamError,
     parse_stream,
 )
@@ -38,6 +39,11 @@ from tests.streaming.stream_fixtures import (
 FIXTURES = load_fixtures()
 FIXTURE_IDS = [f.name for f in FIXTURES]
 TERMINAL = (DoneEvent, ErrorEvent)
+TRUNCATED = ErrorEvent(
+    message="the model stream ended before the engine said it was done (no finish_reason, "
+    "[DONE] or final event): the answer may be cut short",
+    code=ERROR_CODE_TRUNCATED,
+)
 
 
 def parse(parts: list[bytes], fmt: StreamFormat | str = StreamFormat.AUTO) -> list[StreamEvent]:
@@ -153,8 +159,11 @@ def test_crlf_line_endings_even_when_cr_and_lf_arrive_apart() -> None:
 
 
 def test_json_object_split_across_many_parts() -> None:
-    stream = b'{"token": {"id": 3, "text": "split", "log_prob": -0.5}}\n'
-    assert parse(at([1, 9, 10, 30, 31])(stream)) == [TokenEvent("split", 3, -0.5), DoneEvent()]
+    stream = b'{"token": {"id": 3, "text": "split", "log_prob": -0.5}}\n{"generated_text": "split"}'
+    assert parse(at([1, 9, 10, 30, 31, 60])(stream)) == [
+        TokenEvent("split", 3, -0.5),
+        DoneEvent(generated_text="split"),
+    ]
 
 
 # -- framing --------------------------------------------------------------------------------
@@ -201,7 +210,7 @@ def test_a_failed_read_after_done_is_a_normal_end() -> None:
 
 @pytest.mark.parametrize("fmt", ["tgi", "openai"])
 def test_sse_formats_skip_unknown_fields_as_the_sse_spec_says(fmt: str) -> None:
-    stream = b'foo: bar\nevent\ndata\ndata:\n{"token":{"text":"ok"}}\n'
+    stream = b'foo: bar\nevent\ndata\ndata:\n{"token":{"text":"ok"}}\ndata: [DONE]\n'
     assert parse([stream], fmt) == [TokenEvent("ok"), DoneEvent()]
 
 
@@ -221,8 +230,8 @@ def test_blank_whitespace_and_comment_lines_are_skipped() -> None:
 
 
 def test_padded_json_after_data_is_accepted() -> None:
-    stream = b'data:   {"token":{"text":"a"}}   \n'
-    assert parse([stream], "tgi") == [TokenEvent("a"), DoneEvent()]
+    stream = b'data:   {"token":{"text":"a"}}   \ndata:   {"generated_text":"a"}  \n'
+    assert parse([stream], "tgi") == [TokenEvent("a"), DoneEvent(generated_text="a")]
 
 
 def test_invalid_json_names_the_problem_and_quotes_the_line() -> None:
@@ -265,7 +274,8 @@ def test_objects_of_unknown_shape_are_skipped() -> None:
 
 
 def test_format_may_be_given_as_its_string_value() -> None:
-    assert parse([b'data:{"token":{"text":"a"}}\n'], "tgi") == [TokenEvent("a"), DoneEvent()]
+    stream = b'data:{"token":{"text":"a"}}\ndata:[DONE]\n'
+    assert parse([stream], "tgi") == [TokenEvent("a"), DoneEvent()]
 
 
 def test_unknown_format_is_rejected_when_called() -> None:
@@ -273,9 +283,9 @@ def test_unknown_format_is_rejected_when_called() -> None:
         parse_stream([], "sse")
 
 
-def test_empty_stream_is_done_without_a_reason() -> None:
-    assert parse([]) == [DoneEvent()]
-    assert parse([b"", b""]) == [DoneEvent()]
+def test_an_empty_stream_is_cut_short_not_done() -> None:
+    assert parse([]) == [TRUNCATED]
+    assert parse([b"", b""]) == [TRUNCATED]
 
 
 # -- payload shapes -------------------------------------------------------------------------
@@ -286,8 +296,9 @@ def test_tgi_special_tokens_and_lmi_special_token_flag_give_no_text() -> None:
         b'{"token":{"id":1,"text":"<s>","special":true}}\n'
         b'{"token":{"id":2,"text":"<|im_end|>","special_token":true}}\n'
         b'{"token":{"id":3,"text":"ok","special":false}}\n'
+        b'{"generated_text":"ok"}\n'
     )
-    assert parse([stream]) == [TokenEvent("ok", 3), DoneEvent()]
+    assert parse([stream]) == [TokenEvent("ok", 3), DoneEvent(generated_text="ok")]
 
 
 def test_log_probs_are_floats_and_odd_values_are_dropped() -> None:
@@ -295,8 +306,13 @@ def test_log_probs_are_floats_and_odd_values_are_dropped() -> None:
         b'{"token":{"id":1,"text":"a","logprob":-1}}\n'
         b'{"token":{"id":"x","text":"b","logprob":"-0.5"}}\n'
         b'{"token":{"id":2,"text":7}}\n'
+        b'{"generated_text":"ab"}\n'
     )
-    assert parse([stream]) == [TokenEvent("a", 1, -1.0), TokenEvent("b"), DoneEvent()]
+    assert parse([stream]) == [
+        TokenEvent("a", 1, -1.0),
+        TokenEvent("b"),
+        DoneEvent(generated_text="ab"),
+    ]
 
 
 def test_every_choice_is_streamed_with_its_index_and_its_finish_reason() -> None:
@@ -320,8 +336,12 @@ def test_role_deltas_give_no_event_and_tool_call_deltas_give_tool_call_events() 
     stream = (
         b'{"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n'
         b'{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}}]}}]}\n'
+        b'{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n'
     )
-    assert parse([stream]) == [ToolCallEvent(index=0, name="f"), DoneEvent()]
+    assert parse([stream]) == [
+        ToolCallEvent(index=0, name="f"),
+        DoneEvent(finish_reason="tool_calls"),
+    ]
 
 
 def test_each_calls_id_and_name_come_once_and_empty_pieces_are_dropped() -> None:
@@ -564,6 +584,7 @@ def test_an_openai_usage_chunk_is_put_on_the_terminal_event(end: bytes) -> None:
 @pytest.mark.parametrize("value", ["-1", "1.5", "true", '"7"', "null"])
 def test_token_counts_that_are_not_non_negative_integers_are_ignored(value: str) -> None:
     usage = f'{{"choices":[],"usage":{{"prompt_tokens":{value},"completion_tokens":3}}}}\n'
+    usage += "data: [DONE]\n"
     details = f'{{"generated_text":"x","details":{{"generated_tokens":{value}}}}}\n'
     assert parse([usage.encode()])[-1] == DoneEvent(completion_tokens=3)
     assert parse([details.encode()])[-1] == DoneEvent(generated_text="x")
@@ -589,7 +610,38 @@ def test_stream_without_end_marker_ends_with_the_last_finish_reason_seen() -> No
     assert parse([stream]) == [TokenEvent("a"), DoneEvent(finish_reason="length")]
 
 
-def test_a_stream_cut_mid_line_is_an_error_and_cut_between_events_is_done() -> None:
+@pytest.mark.parametrize(
+    ("cut", "fmt"),
+    [
+        # vLLM, SGLang, TGI Messages: tokens, then the connection ends with no finish_reason
+        (b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n', "openai"),
+        # a usage chunk is no end either: only the first choice's finish_reason or [DONE] is
+        (
+            b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
+            b'data: {"choices":[{"index":1,"delta":{},"finish_reason":"stop"}],'
+            b'"usage":{"prompt_tokens":1,"completion_tokens":1}}\n\n',
+            "openai",
+        ),
+        (b'{"choices":[{"index":0,"delta":{"content":"a"}}]}\n', "lmi_jsonlines"),  # LMI chat
+        (b'data:{"token":{"id":1,"text":"a"},"generated_text":null}\n\n', "tgi"),  # no final
+        (b'{"token":{"id":1,"text":"a","log_prob":-1.0}}\n', "lmi_jsonlines"),
+        (b'{"body":{"generation":"a","prompt_token_count":3}}\n', "auto"),  # DJL 3p
+    ],
+    ids=["openai", "usage-without-finish", "lmi-chat", "tgi", "lmi-tokens", "djl-3p"],
+)
+def test_a_stream_that_ends_before_the_engine_said_done_is_truncated(cut: bytes, fmt: str) -> None:
+    token, end = parse([cut], fmt)
+    assert isinstance(token, TokenEvent) and token.text == "a"
+    assert end == TRUNCATED
+    # the same stream with its end marker is done
+    assert isinstance(parse([cut + b"data: [DONE]\n\n"], fmt)[-1], DoneEvent)
+
+
+def test_the_old_lmi_outputs_form_has_no_final_event_so_its_end_is_done() -> None:
+    assert parse([b'{"outputs":["a"]}\n'], "lmi_jsonlines") == [TokenEvent("a"), DoneEvent()]
+
+
+def test_a_stream_cut_mid_line_or_between_events_is_an_error() -> None:
     assert parse([b'data:{"token":{"text":"a"}}\n\ndata:{"tok']) == [
         TokenEvent("a"),
         ErrorEvent(
@@ -598,7 +650,7 @@ def test_a_stream_cut_mid_line_is_an_error_and_cut_between_events_is_done() -> N
             code=ERROR_CODE_INVALID_JSON,
         ),
     ]
-    assert parse([b'data:{"token":{"text":"a"}}\n\n']) == [TokenEvent("a"), DoneEvent()]
+    assert parse([b'data:{"token":{"text":"a"}}\n\n']) == [TokenEvent("a"), TRUNCATED]
 
 
 @settings(max_examples=300, deadline=None)
@@ -639,14 +691,23 @@ def test_any_token_texts_survive_any_split(
             f"data: {dumps({'choices': [{'index': 0, 'delta': {'content': t}}]})}\n\n"
             for t in texts
         ]
-    else:
+    else:  # the old LMI form has no final event
         lines = [dumps({"outputs": [t]}) + "\n" for t in texts]
-    raw = "".join(lines).encode()
+    final = {
+        "tgi": 'data:{"generated_text":null,"details":{"finish_reason":"length"}}\n\n',
+        "lmi": '{"token":{"id":0,"text":""},"details":{"finish_reason":"length"}}\n',
+        "chat": 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}\n\n',
+        "outputs": "",
+    }
+    raw = ("".join(lines) + final[style]).encode()
     offsets = data.draw(st.lists(st.integers(0, len(raw)), max_size=30))
     # WHEN split anywhere THEN the texts come out unchanged, then one DoneEvent
     events = parse(at(offsets)(raw))
     assert "".join(e.text for e in events if isinstance(e, TokenEvent)) == "".join(texts)
-    assert events[-1] == DoneEvent()
+    if style != "outputs":
+        assert events[-1] == DoneEvent(finish_reason="length")
+    else:  # ended by its end of input, unless it had no line at all
+        assert events[-1] == (DoneEvent() if texts else TRUNCATED)
 
 
 # -- the byte source ------------------------------------------------------------------------

@@ -153,6 +153,25 @@ def test_create_answers_a_response_with_its_text_usage_and_echoed_settings(
     }
 
 
+def test_the_usage_details_are_the_engine_s_counts_and_0_only_where_the_schema_needs_one(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    # GIVEN an engine that counts cached and reasoning tokens, then one that counts neither
+    answer(
+        fake, engine_streams.openai(["Hi"], prompt_tokens=40, cached_tokens=32, reasoning_tokens=3)
+    )
+    answer(fake, engine_streams.openai(["Hi"], prompt_tokens=40))
+    counted, uncounted = (sdk(runtime).responses.create(model=MODEL, input="Hi") for _ in "ab")
+    # THEN the details are the engine's
+    assert counted.usage is not None and uncounted.usage is not None
+    assert counted.usage.input_tokens_details.cached_tokens == 32
+    assert counted.usage.output_tokens_details.reasoning_tokens == 3
+    # AND 0 where it counted none: ResponseUsage requires an integer
+    assert uncounted.usage.input_tokens_details.cached_tokens == 0
+    assert uncounted.usage.output_tokens_details.reasoning_tokens == 0
+    strict_response(uncounted.model_dump(mode="json", exclude_unset=True))
+
+
 def test_a_streamed_response_follows_the_documented_event_sequence(
     runtime: Runtime, fake: FakeSageMaker
 ) -> None:

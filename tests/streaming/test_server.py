@@ -472,6 +472,65 @@ def test_call_time_upstream_errors_map_to_a_status_and_an_openai_error(
     assert runtime.logs[-1]["upstream_error"] == error.error_type
 
 
+NOT_READY = CallError(status=429, error_type="ModelNotReadyException", message="loading")
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "retry_after"),
+    [
+        (CallError(status=400, error_type="ThrottlingException", message="x"), 429, "1"),
+        (CallError.model_error("busy", 429), 429, "1"),  # the engine is overloaded
+        (CallError(status=503, error_type="ServiceUnavailable", message="x"), 503, "5"),
+        (CallError.model_error("model not ready", 503), 503, "5"),
+        (NOT_READY, 429, "5"),  # a serverless variant or a multi-model endpoint loading
+        # SageMaker's own Retry-After, when it sends one in seconds, is passed on
+        (
+            CallError(
+                status=503, error_type="ServiceUnavailable", message="x", headers={"Retry-After": "12"}
+            ),
+            503,
+            "12",
+        ),
+        (CallError.model_error("kaput", 500), 502, None),
+    ],
+    ids=["throttled", "engine-busy", "unavailable", "engine-not-ready", "model-not-ready",
+         "upstream-says", "model-error"],
+)  # fmt: skip
+@pytest.mark.parametrize("stream", [True, False])
+def test_429_and_503_answers_tell_the_client_when_to_retry(
+    runtime: Runtime,
+    fake: FakeSageMaker,
+    error: CallError,
+    status: int,
+    retry_after: str | None,
+    stream: bool,
+) -> None:
+    fake.enqueue(*[Scenario(call_error=error)] * 2)  # a retryable one fails its retry too
+    got, headers, raw = request(runtime, "POST", CHAT, {"messages": USER, "stream": stream})
+    assert got == status, raw
+    assert headers.get("Retry-After") == retry_after
+
+
+def test_an_engine_busy_before_its_first_token_gets_a_429_with_retry_after(
+    runtime: Runtime, fake: FakeSageMaker
+) -> None:
+    fake.enqueue(Scenario(parts=engine_streams.openai_error("queue full", code=429)))
+    got, headers, _ = request(runtime, "POST", CHAT, stream_request())
+    assert (got, headers.get("Retry-After")) == (429, "1")
+    # AND the openai SDK, which honours it, retries after that second and gets the answer
+    fake.enqueue(
+        Scenario(parts=engine_streams.openai_error("queue full", code=429)),
+        Scenario(parts=engine_streams.openai(["ok"])),
+    )
+    client = openai.OpenAI(
+        base_url=runtime.url + "/v1", api_key="unused", timeout=SOCKET_TIMEOUT, max_retries=1
+    )
+    started = time.monotonic()
+    completion = client.chat.completions.create(model="m", messages=USER)
+    assert completion.choices[0].message.content == "ok"
+    assert time.monotonic() - started >= 1.0  # it waited as told
+
+
 def test_an_unreachable_endpoint_gets_502_after_one_retry(
     start_runtime: StartRuntime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -671,6 +730,33 @@ def test_an_abort_after_tokens_ends_the_stream_with_an_error_not_a_stop(
     )
 
 
+@pytest.mark.parametrize("framing", list(FRAMINGS))
+def test_a_stream_cut_before_the_engine_said_done_ends_with_an_error_not_a_stop(
+    start_runtime: StartRuntime, fake: FakeSageMaker, framing: str
+) -> None:
+    # GIVEN an engine stream cut after its tokens: no finish_reason, no [DONE], no final event
+    configured, payloads, _, _ = FRAMINGS[framing]
+    runtime = start_runtime(stream_format=configured)
+    cut = [p for p in payloads() if b"[DONE]" not in p and b'"finish_reason":"' not in p]
+    fake.enqueue(Scenario(parts=cut), Scenario(parts=cut), Scenario(parts=cut))
+    # WHEN a client streams it
+    status, _, raw = request(runtime, "POST", CHAT, stream_request())
+    # THEN it gets the tokens, then an error event: never a finish_reason "stop"
+    assert status == 200
+    events = sse_data(raw)
+    assert events[-2]["error"]["code"] == "truncated"
+    assert events[-1] == "[DONE]"
+    assert not any(
+        e != "[DONE]" and e.get("choices") and e["choices"][0]["finish_reason"] for e in events
+    )
+    # AND a whole reply is a 502, not a completion cut short
+    status, _, raw = request(runtime, "POST", CHAT, {"messages": USER})
+    assert status == 502 and error_of(raw)["code"] == "truncated"
+    with pytest.raises(openai.APIError) as raised:  # and the SDK's stream raises
+        list(sdk(runtime).chat.completions.create(model="m", messages=USER, stream=True))
+    assert "cut short" in str(raised.value)
+
+
 def test_djl_sse_chat_keeps_the_token_after_its_early_done(
     runtime: Runtime, fake: FakeSageMaker
 ) -> None:
@@ -711,6 +797,38 @@ def test_stream_false_replies_carry_the_usage_the_chat_engine_reports(
     assert completion.usage is not None
     assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (17, 6)
     assert fake.requests[0].json()["stream_options"] == {"include_usage": True}
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_cached_and_reasoning_tokens_are_the_engine_s_and_absent_when_it_counts_none(
+    start_runtime: StartRuntime, fake: FakeSageMaker, stream: bool
+) -> None:
+    # GIVEN an engine that counts cached and reasoning tokens, then one that counts neither
+    runtime = start_runtime(stream_format=StreamFormat.OPENAI)
+    counted = engine_streams.openai(TOKENS, prompt_tokens=40, cached_tokens=32, reasoning_tokens=2)
+    fake.enqueue(
+        Scenario(parts=counted), Scenario(parts=engine_streams.openai(TOKENS, prompt_tokens=9))
+    )
+    extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if stream else {}
+
+    def usage() -> dict[str, Any]:
+        status, _, raw = request(
+            runtime, "POST", CHAT, {"messages": USER, "stream": stream, **extra}
+        )
+        assert status == 200
+        if not stream:
+            found: dict[str, Any] = json.loads(raw)["usage"]
+            return found
+        (chunk,) = [e for e in sse_data(raw) if e != "[DONE]" and e.get("usage")]
+        return dict(chunk["usage"])
+
+    # THEN the counts are the engine's, never a constant
+    first = usage()
+    assert first["prompt_tokens_details"] == {"cached_tokens": 32}
+    assert first["completion_tokens_details"] == {"reasoning_tokens": 2}
+    # AND absent when the engine counted none (a 0 would say none were cached)
+    second = usage()
+    assert second == {"prompt_tokens": 9, "completion_tokens": 6, "total_tokens": 15}
 
 
 def test_mid_stream_error_without_streaming_gets_502(runtime: Runtime, fake: FakeSageMaker) -> None:

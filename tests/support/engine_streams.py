@@ -58,10 +58,14 @@ def openai(
     model: str = "engine-model",
     log_prob: float | None = None,
     prompt_tokens: int | None = None,
+    cached_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
 ) -> list[bytes]:
     """vLLM / TGI Messages API stream: ``data: {chat.completion.chunk}`` events, role first,
     an empty delta with the finish reason last, then ``data: [DONE]``. With ``prompt_tokens``,
-    a usage chunk (empty ``choices``) comes before ``[DONE]``, as for ``include_usage``."""
+    a usage chunk (empty ``choices``) comes before ``[DONE]``, as for ``include_usage``, with
+    ``prompt_tokens_details.cached_tokens`` (vLLM's ``--enable-prompt-tokens-details``) and
+    ``completion_tokens_details.reasoning_tokens`` when given."""
     base = {
         "id": "chatcmpl-engine",
         "object": "chat.completion.chunk",
@@ -82,11 +86,15 @@ def openai(
         events.append(chunk({"content": text}, None, logprobs))
     events.append(chunk({}, finish_reason))
     if prompt_tokens is not None:
-        usage = {
+        usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": len(tokens),
             "total_tokens": prompt_tokens + len(tokens),
         }
+        if cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+        if reasoning_tokens is not None:
+            usage["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
         events.append(b"data: " + _compact({**base, "choices": [], "usage": usage}) + b"\n\n")
     events.append(b"data: [DONE]\n\n")
     return events

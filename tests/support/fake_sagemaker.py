@@ -44,6 +44,7 @@ _PATH_PREFIX = "/endpoints/"
 _PATH_SUFFIX = "/invocations-response-stream"
 _INVOKE_SUFFIX = "/invocations"
 IC_HEADER = "x-amzn-sagemaker-inference-component"
+PREFIX_AWARE_ID_HEADER = "x-amzn-sagemaker-prefix-aware-id"  # PrefixAwareId, both operations
 
 Part = bytes | Callable[[], bytes]
 """A payload part's bytes, or a function called at send time (for timestamped tokens)."""
@@ -57,6 +58,7 @@ class CallError:
     error_type: str
     message: str
     fields: Mapping[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)  # more response headers
 
     @classmethod
     def model_error(cls, message: str = "boom", original_status: int = 500) -> CallError:
@@ -80,6 +82,17 @@ class CallError:
     @classmethod
     def validation_error(cls, message: str = "invalid") -> CallError:
         return cls(status=400, error_type="ValidationError", message=message)
+
+    @classmethod
+    def no_capacity(cls) -> CallError:
+        """SageMaker's refusal of an inference component with no copy (scaled to zero), in
+        the words the AWS Machine Learning Blog quotes ("Unlock cost savings with the new
+        scale down to zero feature in SageMaker Inference", 2024-12-03)."""
+        return cls.validation_error(
+            "Inference Component has no capacity to process this request. "
+            "ApplicationAutoScaling may be in-progress (if configured) or try to increase the "
+            "capacity by invoking UpdateInferenceComponentRuntimeConfig API."
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,6 +133,11 @@ class ReceivedRequest:
     @property
     def inference_component(self) -> str | None:
         return self.headers.get(IC_HEADER)
+
+    @property
+    def prefix_aware_id(self) -> str | None:
+        """The ``PrefixAwareId`` the call carried (SageMaker's prefix-aware routing id)."""
+        return self.headers.get(PREFIX_AWARE_ID_HEADER)
 
 
 class _ClientClosed(Exception):
@@ -246,6 +264,8 @@ class _Handler(BaseHTTPRequestHandler):
             f"{error.error_type}:http://internal.amazon.com/coral/com.amazonaws.sagemaker/",
         )
         self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
+        for name, value in error.headers.items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)

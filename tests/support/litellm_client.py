@@ -1,7 +1,8 @@
 """LiteLLM as a user runs it, in its own venv (``.venv-litellm``: LiteLLM pins ``openai<3``).
 
 Run as a script by that venv's Python, so it imports nothing from this repository. It reads
-``{"base_url", "model", "calls": [{"api_key", "messages", "params", "api"?}]}`` on stdin, makes
+``{"base_url", "model", "timeout", "calls": [{"api_key", "messages", "params", "api"?}]}`` on
+stdin (``timeout``: each call's, in seconds, which the test scales by its patience factor), makes
 each call through LiteLLM's ``openai/`` provider (the one LiteLLM documents for
 OpenAI-compatible servers): ``litellm.completion`` (chat completions), or
 ``litellm.responses`` with the messages as its input when ``api`` is ``"responses"``. It prints
@@ -28,7 +29,11 @@ litellm.suppress_debug_info = True  # no "Provider List" banners on stdout
 
 def main() -> None:
     plan = json.load(sys.stdin)
-    common = {"model": "openai/" + plan["model"], "api_base": plan["base_url"], "timeout": 10}
+    common = {
+        "model": "openai/" + plan["model"],
+        "api_base": plan["base_url"],
+        "timeout": plan["timeout"],
+    }
     print(json.dumps([_call(common, call) for call in plan["calls"]], default=str))
 
 

@@ -1,21 +1,32 @@
 """The runtime started as the Lambda starts it: ``run.sh`` from a code asset holding only
 ``streaming/runtime/`` and ``streaming/formats.py``, in a process of its own whose stdout the
-tests read."""
+tests read.
+
+Readiness is an event, not a poll against a clock: the runtime writes its ``listening`` line
+to stdout once its socket is bound (``__main__.py``), and ``wait_healthy`` waits for that
+line, then for one ``/health`` answer. However busy the machine, a runtime that starts is
+waited for; one that exits is reported at once with its stderr. The only clock is
+``patience``'s bound, which keeps a runtime that neither starts nor exits from hanging the
+suite."""
 
 from __future__ import annotations
 
 import http.client
+import json
 import os
+import queue
 import shutil
 import socket
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import constructs_llm.streaming.runtime as runtime_package
+from tests.support.patience import patience
 
 __all__ = [
     "RUNTIME_DIR",
@@ -31,7 +42,10 @@ __all__ = [
 RUNTIME_DIR = Path(runtime_package.__file__).parent
 #: run.sh inside a task root, as the function's handler names it.
 RUN_SH = ("streaming", "runtime", "run.sh")
-_WAIT_S = 10.0
+#: Bounds (before ``patience``'s factor) on a start-up that takes a second or two when idle,
+#: and on a killed process's exit.
+_START_S = 120.0
+_EXIT_S = 30.0
 
 
 def free_port() -> int:
@@ -72,24 +86,54 @@ def running(task_root: Path, env: Mapping[str, str]) -> Iterator[subprocess.Pope
     finally:
         if process.poll() is None:
             process.kill()
-        process.wait(timeout=_WAIT_S)
+        process.wait(timeout=patience(_EXIT_S))
         assert process.stdout is not None and process.stderr is not None
         process.stdout.close()
         process.stderr.close()
 
 
-def wait_healthy(port: int, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate(timeout=_WAIT_S)
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/health")
-            if connection.getresponse().status == 200:
+def wait_healthy(port: int, process: subprocess.Popen[str]) -> dict[str, Any]:
+    """Wait for the runtime's ``listening`` line on stdout (the lines before it are read; the
+    rest stays for the caller), then for ``/health`` to answer 200; returns the line's record.
+    Fails at once, with the process's stderr, if it exits first."""
+    assert process.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:  # until the listening line, or the end of stdout
+        assert process.stdout is not None
+        for line in iter(process.stdout.readline, ""):
+            lines.put(line)
+            if line.startswith('{"msg":"listening"'):
                 return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError("the runtime did not become healthy within 15 s")
+        lines.put("")
+
+    threading.Thread(target=read, name=f"runtime-{port}-stdout", daemon=True).start()
+    while True:
+        try:
+            line = lines.get(timeout=patience(_START_S))
+        except queue.Empty:
+            raise AssertionError(
+                f"the runtime neither listened nor exited within {patience(_START_S):.0f} s "
+                "(raise CONSTRUCTS_LLM_TEST_PATIENCE on a slower machine)"
+            ) from None
+        if not line:  # stdout ended: the process exited before it listened
+            process.wait(timeout=patience(_EXIT_S))
+            assert process.stderr is not None
+            raise AssertionError(
+                f"the runtime exited with {process.returncode} before listening: "
+                f"{process.stderr.read()}"
+            )
+        if line.startswith('{"msg":"listening"'):
+            break
+    record: dict[str, Any] = json.loads(line)
+    assert record["url"] == f"http://127.0.0.1:{port}", record
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=patience(_START_S))
+    try:
+        connection.request("GET", "/health")
+        assert connection.getresponse().status == 200
+    finally:
+        connection.close()
+    return record
 
 
 @contextmanager

@@ -34,7 +34,11 @@ from constructs_llm.streaming.invoker.adapter_layer import (
 )
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.cors import Cors
-from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
+from constructs_llm.streaming.invoker.environment import (
+    CAPACITY_WAIT_MARGIN_S,
+    MAX_TIMEOUT_S,
+    READ_TIMEOUT_MARGIN_S,
+)
 from constructs_llm.streaming.invoker.targets import check_targets, served_pools
 from constructs_llm.values import (
     describe,
@@ -72,6 +76,7 @@ def check_invoker(
     log_encryption_key: object = None,
     reasoning_field: object = None,
     cors: object = None,
+    capacity_wait: object = None,
 ) -> list[InvocationTarget]:
     """The invoker's targets; raises one error naming every problem of the props."""
     problems = Problems(f"StreamingInvoker '{invoker.node.path}'")
@@ -127,6 +132,7 @@ def check_invoker(
             f"cors must be Cors(allowed_origins=[...]), got {describe(cors)}; e.g. "
             "cors=Cors(allowed_origins=['https://app.example.com'])"
         )
+    problems.add(_capacity_wait_problem(capacity_wait, timeout))
     if isinstance(memory_size, bool) or not isinstance(memory_size, int):
         problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
     elif not 128 <= memory_size <= 10240:
@@ -139,6 +145,25 @@ def check_invoker(
         problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}{slip}")
     problems.raise_if_any()
     return called
+
+
+def _capacity_wait_problem(wait: object, timeout: object) -> str | None:
+    """``capacity_wait``: 1 s up to the function timeout less what the answer then needs."""
+    if wait is None:
+        return None
+    seconds = timeout.to_seconds() if isinstance(timeout, Duration) else MAX_TIMEOUT_S
+    if Token.is_unresolved(seconds):
+        seconds = MAX_TIMEOUT_S
+    longest = int(seconds) - CAPACITY_WAIT_MARGIN_S
+    return duration_problem(
+        "capacity_wait",
+        wait,
+        minimum_s=1,
+        maximum_s=max(longest, 0),
+        bounds=f"1 s and the timeout less {CAPACITY_WAIT_MARGIN_S} s ({max(longest, 0)} s)",
+        why="a request held while its inference component wakes must still have time to be "
+        "answered within the function's timeout; lower capacity_wait= or raise timeout=",
+    )
 
 
 def _request_bytes_problem(value: object) -> str | None:

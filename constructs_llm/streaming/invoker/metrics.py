@@ -155,3 +155,17 @@ class InvokerMetrics:
         return self.metric(
             "ClientDisconnects", target=target, **with_defaults(options, statistic="Sum")
         )
+
+    def metric_held_requests(
+        self, *, target: InvocationTarget | None = None, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """Requests held while their inference component had no copy (``capacity_wait``).
+        @default statistic "Sum" """
+        return self.metric("HeldRequests", target=target, **with_defaults(options, statistic="Sum"))
+
+    def metric_held_time(
+        self, *, target: InvocationTarget | None = None, **options: Unpack[MetricOverrides]
+    ) -> cloudwatch.Metric:
+        """Milliseconds a held request waited for a copy (``capacity_wait``).
+        @default statistic "p90" """
+        return self.metric("HeldTime", target=target, **with_defaults(options, statistic="p90"))

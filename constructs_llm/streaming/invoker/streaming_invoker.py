@@ -112,6 +112,10 @@ class StreamingInvoker(InvokerMetrics, Construct):
         older name, for clients that read only it), or ``BOTH`` (some clients then read the
         thinking twice: the OpenAI Agents SDK streams it as summary and as text). Responses'
         reasoning items are the same in every case. @default ``ReasoningField.REASONING``
+    :param capacity_wait: how long a chat or Responses request is held, and retried with
+        backoff, while its inference component has no copy (scaled to zero, waking up);
+        streams get SSE comments meanwhile. Past it, or without it, the client gets a 503
+        with ``Retry-After``. At most the timeout less 30 s. @default not held
     """
 
     def __init__(
@@ -133,6 +137,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         max_request_bytes: int | None = None,
         reasoning_field: ReasoningField | str | None = None,
         cors: Cors | None = None,
+        capacity_wait: Duration | None = None,
     ) -> None:
         super().__init__(scope, id)
         timeout = timeout or Duration.minutes(5)
@@ -153,6 +158,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             log_encryption_key=log_encryption_key,
             reasoning_field=reasoning_field,
             cors=cors,
+            capacity_wait=capacity_wait,
         )
         for warning in decode_time_warnings(called, timeout):
             warn(self, SynthWarning(WarningId.INVOKER_TIMEOUT_DECODE, warning))
@@ -168,6 +174,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             heartbeat=heartbeat,
             max_request_bytes=max_request_bytes,
             reasoning_field=reasoning_field,
+            capacity_wait=capacity_wait,
         )
         if cors is not None:
             environment.update(cors.environment())

@@ -18,7 +18,9 @@ how to write their stream (``StreamWriter``) and how to build their whole answer
   reasoning pieces and tool-call pieces relayed), ``tool_calls``,
   ``finish_reason``, the engine's token counts, and ``upstream_error`` or ``stream_error``;
 - a client that hangs up closes the upstream stream; a stream that completed gives its HTTP
-  connection back to boto3's pool (``upstream.release``).
+  connection back to boto3's pool (``upstream.release``);
+- an inference component scaled to zero holds the request up to ``CAPACITY_WAIT_SECONDS``
+  while it wakes (``capacity_wait.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from ..formats import ModelKind
+from . import capacity_wait
 from .chat.target import ChatTarget
 from .http.event_stream import EventStream
 from .http.exchange import ClientGone, Exchange
@@ -106,6 +109,7 @@ class Generation:
     :param route: where it goes.
     :param variant: the production variant it pins (``X-Target-Variant``), if any.
     :param engine_body: the body the engine takes.
+    :param prefix_aware_id: SageMaker's prefix-aware routing id (``prompt_cache_key``).
     :param stream: whether the client asked for a stream.
     :param writer: makes the stream's writer (``stream: true``).
     :param answer: makes the whole answer's builder (``stream: false``).
@@ -114,6 +118,7 @@ class Generation:
     route: Route
     variant: str | None
     engine_body: bytes
+    prefix_aware_id: str | None
     stream: bool
     writer: Callable[[], StreamWriter]
     answer: Callable[[], Answer]
@@ -158,13 +163,28 @@ def _invoke_and_answer(
 ) -> None:
     route = generation.route
     exchange.record["overhead_ms"] = exchange.elapsed_ms()
+    settings = exchange.settings
+
+    def held() -> None:  # the first refusal for want of capacity: keep a stream alive
+        if stream is not None:
+            stream.hold(settings.heartbeat_seconds or capacity_wait.HOLD_BEAT_S)
+
     try:
-        upstream = invoke(
-            exchange.server.client,
-            route,
-            generation.engine_body,
-            target_variant=generation.variant,
+        upstream = capacity_wait.call_when_capacity(
+            lambda: invoke(
+                exchange.server.client,
+                route,
+                generation.engine_body,
+                target_variant=generation.variant,
+                prefix_aware_id=generation.prefix_aware_id,
+            ),
+            wait_s=settings.capacity_wait_seconds,
+            record=exchange.record,
+            held=held,
+            gone=exchange.client_left,
         )
+    except ClientGone:
+        raise
     except Exception as exc:
         failure = describe_failure(exc)
         exchange.record["upstream_error"] = failure.upstream_code or type(exc).__name__
@@ -290,7 +310,11 @@ def _record_done(exchange: Exchange, done: DoneEvent) -> None:
 def _send_failure(exchange: Exchange, failure: UpstreamFailure) -> None:
     """Answer a failure before anything was sent with its mapped status."""
     exchange.send_error(
-        failure.status, failure.message, error_type=failure.error_type, code=failure.code
+        failure.status,
+        failure.message,
+        error_type=failure.error_type,
+        code=failure.code,
+        headers=failure.headers,
     )
 
 

@@ -28,6 +28,9 @@ OverheadLatency   Milliseconds the runtime's time before SageMaker is called: re
 Errors            Count        1 if the request failed, else 0
 ClientDisconnects Count        1 if the client went away before the end, else 0
 EmbeddedInputs    Count        an embeddings request's inputs (``inputs``)
+HeldRequests      Count        1 if the request was held while its inference component had
+                               no copy (``capacity_wait.py``), absent otherwise
+HeldTime          Milliseconds how long it was held (``held_ms``)
 ================= ============ ==========================================================
 
 An embeddings request has no tokens to relay: its record carries Requests, Duration,
@@ -60,6 +63,8 @@ METRIC_UNITS = {
     "Errors": "Count",
     "ClientDisconnects": "Count",
     "EmbeddedInputs": "Count",
+    "HeldRequests": "Count",
+    "HeldTime": "Milliseconds",
 }
 _DIMENSIONS = ["Target", "Model"]
 
@@ -140,6 +145,10 @@ def _values(record: dict[str, Any]) -> dict[str, float]:
         values["OutputTokens"] = tokens
     if isinstance(overhead, int | float):
         values["OverheadLatency"] = overhead
+    held = record.get("held_ms")
+    if isinstance(held, int | float):
+        values["HeldRequests"] = 1
+        values["HeldTime"] = held
     inputs = record.get("inputs")
     if isinstance(inputs, int) and not isinstance(inputs, bool):
         values["EmbeddedInputs"] = inputs

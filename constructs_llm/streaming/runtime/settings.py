@@ -27,6 +27,9 @@ REQUEST_DEADLINE         30            seconds from a request's first byte to th
                                        its body (request line, headers, body): 408 past it
 MAX_CONNECTIONS          128           connections served at once: 503 past it
 HEARTBEAT_SECONDS        0 (off)       SSE keep-alive interval before the first token
+CAPACITY_WAIT_SECONDS    0 (off)       how long a chat or Responses request is held while
+                                       its inference component has no copy (scaled to
+                                       zero): see capacity_wait.py (0 to 900)
 API_KEYS_SECRET_ID       (unset)       secret (name or ARN) of the Bearer keys: see http/auth.py
 API_KEYS_TTL_SECONDS     60            how long the keys are cached before a re-read
 API_KEYS_STALE_SECONDS   300           how long past it the last good keys are served
@@ -139,6 +142,7 @@ class Settings:
     upstream_connect_timeout: float = _UPSTREAM_CONNECT_TIMEOUT
     client_timeout: float = 60.0
     heartbeat_seconds: float = 0.0  # 0: off
+    capacity_wait_seconds: float = 0.0  # 0: a component with no copy is a 503 at once
     api_keys_secret_id: str | None = None  # None: no key check (IAM auth)
     api_keys_ttl: float = 60.0
     api_keys_stale_seconds: float = 300.0
@@ -224,6 +228,7 @@ class Settings:
             upstream_read_timeout=_number(env, Env.UPSTREAM_READ_TIMEOUT, 120.0, 1, 3600, problems),
             client_timeout=_number(env, Env.CLIENT_TIMEOUT, 60.0, 1, 3600, problems),
             heartbeat_seconds=_heartbeat(env, problems),
+            capacity_wait_seconds=_number(env, Env.CAPACITY_WAIT_SECONDS, 0.0, 0, 900, problems),
             api_keys_secret_id=env.get(Env.API_KEYS_SECRET_ID, "").strip() or None,
             api_keys_ttl=_number(env, Env.API_KEYS_TTL_SECONDS, 60.0, 0.1, 3600, problems),
             api_keys_stale_seconds=_number(

@@ -7,6 +7,7 @@ Failures before the stream starts become an HTTP status and an OpenAI-shaped err
 ============================================ ====== ===================== =========================
 upstream failure                             status type                  code
 ============================================ ====== ===================== =========================
+``ValidationError``: no capacity (scaled to 0)  503  upstream_error        no_capacity
 ``ValidationError`` (input, unknown endpoint)  400  invalid_request_error upstream_validation_error
 ``ModelError``, container answered 429         429  rate_limit_error      model_overloaded
 ``ModelError``, container answered 404         404  invalid_request_error model_not_found
@@ -23,9 +24,17 @@ endpoint unreachable, connection dropped       502  upstream_error        upstre
 ============================================ ====== ===================== =========================
 
 4xx means the client can fix the request (or retry later, for 429); 5xx means the model or
-the deployment failed. The OpenAI SDKs retry 429 and 5xx by themselves. 424 is DJL LMI's
-status for its own Python worker failing (a formatter or the input parser), not the
-client's request, so it is a 502.
+the deployment failed. A 429 or a 503 carries ``Retry-After`` (RFC 9110, section 10.2.3:
+seconds to wait), which the OpenAI SDKs honour up to a minute before their own backoff: the
+upstream answer's own ``Retry-After`` when it gave one in seconds, else
+``RETRY_AFTER_BUSY`` for a throttled call or a busy engine (429) and ``RETRY_AFTER_UNAVAILABLE``
+for a model that is not ready or a service that is unavailable (503, and SageMaker's
+``ModelNotReadyException``, a 429 while a serverless variant or a multi-model endpoint
+loads). Neither is a promise: SageMaker states no wait, so they are the shortest that does
+not flood an endpoint scaling out. An inference component scaled to zero
+(``capacity_wait.py``) says ``RETRY_AFTER_NO_CAPACITY``: its first copy takes minutes.
+The OpenAI SDKs retry 429 and 5xx by themselves. 424 is DJL LMI's status for its own Python
+worker failing (a formatter or the input parser), not the client's request, so it is a 502.
 
 A stream that fails (``ErrorEvent``) maps by the HTTP status the engine gave the error
 (``ErrorEvent.status``: vLLM's and SGLang's ``code``, DJL's ``code``/``error_code``) with the
@@ -33,7 +42,8 @@ same rule (429, 404, 503, 424 as above, other 4xx 400, other 5xx 502), else by i
 status name (SGLang's ``BAD_REQUEST``), an engine's client error (TGI ``validation``,
 ``template_error``, ``missing_template_variable``, ``tool_error``, vLLM ``BadRequestError``)
 is 400, ``overloaded`` 429, a read timeout 504, anything else (``ModelStreamError``,
-``InternalStreamFailure``, TGI ``generation``, ``abort``) 502. That status is used when
+``InternalStreamFailure``, TGI ``generation``, ``abort``, ``truncated``: a stream that
+ended before the engine said it was done) 502. That status is used when
 nothing was sent yet; once tokens went out, the same error ends the SSE stream as
 ``data: {"error": ...}``. Messages never carry the SageMaker URL (it names the endpoint and
 region); the log line keeps the upstream error's name.
@@ -57,6 +67,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
     ReadTimeoutError,
 )
 
+from .capacity_wait import RETRY_AFTER_NO_CAPACITY, is_no_capacity
 from .parsing.events import ErrorEvent
 from .routing import Route
 
@@ -89,30 +100,70 @@ _ACCESS_CODES = frozenset(
 )
 
 
+RETRY_AFTER_BUSY = 1
+"""Seconds a 429 tells the client to wait: SageMaker throttled the call, or the engine is busy."""
+RETRY_AFTER_UNAVAILABLE = 5
+"""Seconds a 503 (or a model that is not ready) tells the client to wait."""
+_NOT_READY_CODES = frozenset({"ModelNotReadyException"})
+
+
 @dataclass(frozen=True, kw_only=True)
 class UpstreamFailure:
-    """A failed SageMaker call, as the HTTP answer to give the client."""
+    """A failed SageMaker call, as the HTTP answer to give the client.
+
+    ``retry_after``: the seconds of its ``Retry-After`` header (a 429 or a 503), else None.
+    """
 
     status: int
     error_type: str
     code: str
     message: str
     upstream_code: str | None = None
+    retry_after: int | None = None
+
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """The headers the answer carries besides the error: ``Retry-After`` when set."""
+        return () if self.retry_after is None else (("Retry-After", str(self.retry_after)),)
 
 
-def invoke(client: Any, route: Route, body: bytes, *, target_variant: str | None = None) -> Any:
+def _retry_after(status: int, code: str | None, given: object = None) -> int | None:
+    """``Retry-After`` seconds for an answer of ``status``: the upstream's own (``given``,
+    when it is whole seconds), else the wait for a busy (429) or unavailable (503) target."""
+    if status not in (429, 503):
+        return None
+    if isinstance(given, str) and given.strip().isdigit() and given.strip().isascii():
+        return int(given.strip())
+    if status == 503 or code in _NOT_READY_CODES:
+        return RETRY_AFTER_UNAVAILABLE
+    return RETRY_AFTER_BUSY
+
+
+def invoke(
+    client: Any,
+    route: Route,
+    body: bytes,
+    *,
+    target_variant: str | None = None,
+    prefix_aware_id: str | None = None,
+) -> Any:
     """Start the streamed invocation of ``route``; returns boto3's ``EventStream``
-    (``response["Body"]``). ``target_variant`` pins a production variant (``TargetVariant``).
+    (``response["Body"]``). ``target_variant`` pins a production variant (``TargetVariant``);
+    ``prefix_aware_id`` is the prefix-aware routing id (``PrefixAwareId``,
+    ``prefix_aware_id.py``).
 
     Raises botocore's ``ClientError``/``BotoCoreError``; ``describe_failure`` maps them.
     """
-    kwargs = _call(route, body, target_variant)
+    kwargs = _call(route, body, target_variant, prefix_aware_id)
     return client.invoke_endpoint_with_response_stream(**kwargs)["Body"]
 
 
-def _call(route: Route, body: bytes, target_variant: str | None) -> dict[str, Any]:
+def _call(
+    route: Route, body: bytes, target_variant: str | None, prefix_aware_id: str | None = None
+) -> dict[str, Any]:
     """The arguments both invoke calls take: the route's endpoint (and component), the JSON
-    body, and the pinned variant."""
+    body, the pinned variant and the prefix-aware routing id (both operations take
+    ``PrefixAwareId`` in botocore 1.44.5's service model)."""
     kwargs: dict[str, Any] = {
         "EndpointName": route.endpoint_name,
         "ContentType": "application/json",
@@ -122,16 +173,23 @@ def _call(route: Route, body: bytes, target_variant: str | None) -> dict[str, An
         kwargs["InferenceComponentName"] = route.inference_component_name
     if target_variant:
         kwargs["TargetVariant"] = target_variant
+    if prefix_aware_id:
+        kwargs["PrefixAwareId"] = prefix_aware_id
     return kwargs
 
 
 def invoke_once(
-    client: Any, route: Route, body: bytes, *, target_variant: str | None = None
+    client: Any,
+    route: Route,
+    body: bytes,
+    *,
+    target_variant: str | None = None,
+    prefix_aware_id: str | None = None,
 ) -> bytes:
     """Call ``InvokeEndpoint`` (no stream: an embedding model answers one JSON body) on
     ``route`` and return the container's answer. Raises as :func:`invoke` does."""
     stream = client.invoke_endpoint(
-        **_call(route, body, target_variant), Accept="application/json"
+        **_call(route, body, target_variant, prefix_aware_id), Accept="application/json"
     )["Body"]
     try:
         answer: bytes = stream.read()
@@ -213,6 +271,18 @@ def _client_error(exc: ClientError) -> UpstreamFailure:
     message = str(error.get("Message") or exc)
     http = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
     status, error_type, our_code, text = 502, "upstream_error", "upstream_error", message
+    if code == "ValidationError" and is_no_capacity(exc):  # a component scaled to zero
+        return UpstreamFailure(
+            status=503,
+            error_type="upstream_error",
+            code="no_capacity",
+            message=(
+                "the model has no copy running to serve the request (its inference component "
+                "scaled to zero) and is starting one, which takes minutes; retry later"
+            ),
+            upstream_code=code,
+            retry_after=RETRY_AFTER_NO_CAPACITY,
+        )
     if code == "ValidationError":
         status, error_type, our_code = 400, "invalid_request_error", "upstream_validation_error"
     elif code == "ModelError":
@@ -230,12 +300,14 @@ def _client_error(exc: ClientError) -> UpstreamFailure:
     elif code in _ACCESS_CODES or http in (401, 403):
         our_code = "upstream_access_denied"
         text = f"the runtime may not invoke the endpoint: {message}"
+    headers = exc.response.get("ResponseMetadata", {}).get("HTTPHeaders") or {}
     return UpstreamFailure(
         status=status,
         error_type=error_type,
         code=our_code,
         message=f"SageMaker {code}: {_without_urls(text)}",
         upstream_code=code,
+        retry_after=_retry_after(status, code, headers.get("retry-after")),
     )
 
 
@@ -283,6 +355,7 @@ def describe_stream_error(event: ErrorEvent) -> UpstreamFailure:
         code=code,
         message=f"the model stream failed: {_without_urls(message)}",
         upstream_code=event.code,
+        retry_after=_retry_after(client_status, code),
     )
 
 

@@ -4,45 +4,20 @@ this file ships in the Lambda asset. Which fields the body holds is ``fields.py`
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..http.errors import RequestError
+from ..http.json_body import engine_json, lone_surrogate
 
 
 def encode(engine: dict[str, Any], data: dict[str, Any]) -> bytes:
-    """The engine body as UTF-8 JSON. A lone surrogate escape (``"\\udce9"``) parses as JSON
-    but has no UTF-8 form: that is the client's error, named like any other."""
-    text = json.dumps(engine, ensure_ascii=False, separators=(",", ":"))
+    """The engine body as UTF-8 JSON (``json_body.engine_json``). A lone surrogate escape
+    (``"\\udce9"``) parses as JSON but has no UTF-8 form: that is the client's error, named
+    like any other."""
     try:
-        return text.encode()
+        return engine_json(engine)
     except UnicodeEncodeError:
-        where = _surrogate_path(data, "") or "the request body"
-        raise RequestError(
-            f"'{where}' holds an unpaired UTF-16 surrogate escape (such as \\udce9), which is "
-            "not a character; send valid Unicode text",
-            param=where if where != "the request body" else None,
-        ) from None
-
-
-def _surrogate_path(value: Any, where: str) -> str | None:
-    """The path of the first string in ``value`` that has no UTF-8 form."""
-    if isinstance(value, str):
-        try:
-            value.encode()
-        except UnicodeEncodeError:
-            return where
-        return None
-    items: Any = ()
-    if isinstance(value, dict):
-        items = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
-    elif isinstance(value, list):
-        items = ((f"{where}[{i}]", v) for i, v in enumerate(value))
-    for path, item in items:
-        found = _surrogate_path(item, path)
-        if found is not None:
-            return found
-    return None
+        raise lone_surrogate(data) from None
 
 
 def single_prompt(messages: list[dict[str, Any]]) -> str:

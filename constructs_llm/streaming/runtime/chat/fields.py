@@ -381,7 +381,9 @@ FIELDS: tuple[ChatField, ...] = (
     ChatField(name="metadata", ignored="tags for stored completions"),
     ChatField(name="store", ignored="OpenAI's completion storage"),
     ChatField(name="service_tier", ignored="OpenAI's processing tier"),
-    ChatField(name="prompt_cache_key", ignored=_PROMPT_CACHE),
+    ChatField(  # SageMaker's prefix-aware routing id, not a body field (prefix_aware_id.py)
+        name="prompt_cache_key", check=lambda value, ctx: string(value, "prompt_cache_key")
+    ),
     ChatField(name="prompt_cache_retention", ignored=_PROMPT_CACHE),
     ChatField(name="prompt_cache_options", ignored=_PROMPT_CACHE),
     ChatField(name="audio", refused="the runtime relays text only (no audio output)"),

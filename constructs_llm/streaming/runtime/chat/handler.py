@@ -35,6 +35,7 @@ def serve_chat(exchange: Exchange) -> None:
             route=route,
             variant=variant,
             engine_body=request.engine_body,
+            prefix_aware_id=request.prefix_aware_id,
             stream=request.stream,
             writer=lambda: ChunkStream(shape, include_usage=request.include_usage),
             answer=lambda: CompletionBuilder(shape),

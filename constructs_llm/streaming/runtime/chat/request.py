@@ -30,6 +30,7 @@ from typing import Any
 from ...formats import EngineName, RequestFormat
 from ..http.errors import RequestError, unrecognized, unsupported
 from ..http.json_body import load_request
+from ..prefix_aware_id import prefix_aware_id
 from .engine_body import encode, single_prompt
 from .fields import FIELDS, ChatField, Context
 from .target import ChatTarget
@@ -47,6 +48,7 @@ class ChatRequest:
     engine_body: bytes
     include_usage: bool = False  # stream_options.include_usage: end the stream with usage
     chose_tools: bool = True  # tool_choice is not a named function: the model chooses
+    prefix_aware_id: str | None = None  # from prompt_cache_key: SageMaker's routing id
 
 
 def parse_chat_request(
@@ -102,6 +104,7 @@ def build_chat_request(data: dict[str, Any], target: ChatTarget) -> ChatRequest:
         engine_body=encode(body, data),
         include_usage=bool(values.get("stream_options")),
         chose_tools=not isinstance(values.get("tool_choice"), dict),
+        prefix_aware_id=prefix_aware_id(values.get("prompt_cache_key")),
     )
 
 
@@ -135,13 +138,27 @@ def _not_honoured(row: ChatField, engine: EngineName | None) -> RequestError:
     return unsupported(row.name, why)
 
 
+#: What a conversation keeps from one request to the next, written first (see _messages_body).
+_STABLE = ("messages", "tools")
+
+
 def _messages_body(values: dict[str, Any]) -> dict[str, Any]:
-    """A messages-API body: the messages as given, each field under its row's name."""
-    body: dict[str, Any] = {"messages": values["messages"], "stream": True}
+    """A messages-API body: the messages as given, each field under its row's name.
+
+    The conversation comes first: the messages, then the tools (which engines render into
+    the prompt beside the system message), then the per-request settings (``max_tokens``,
+    ``temperature``, ...) and the constant ``stream`` fields. SageMaker's prefix-aware routing
+    reads the first ``PrefixLength`` bytes of the body ("For the SageMaker Runtime
+    InvokeEndpoint and InvokeEndpointWithResponseStream APIs, this value specifies the number
+    of bytes from the beginning of the request body", ``PrefixAwareRoutingConfig``, SageMaker
+    API reference), so two requests that continue one conversation with other settings share
+    those bytes and reach the instance that holds their prefix in its cache."""
+    body: dict[str, Any] = {name: values[name] for name in _STABLE if name in values}
     for row in FIELDS:
         value = values.get(row.name)
-        if row.messages is not None and value is not None:
+        if row.messages is not None and row.messages not in _STABLE and value is not None:
             body[row.messages] = value
+    body["stream"] = True
     body["stream_options"] = {"include_usage": True}  # usage for stream:false too
     return body
 

@@ -29,8 +29,10 @@ names at once make the Agents SDK's streamed chat model read the thinking twice 
 its reasoning summary, the second as its text), so ``both`` is for a mix of clients that
 cannot agree. LangChain's ``ChatOpenAI`` reads neither (langchain-ai/langchain:
 ``libs/partners/openai/langchain_openai/chat_models/base.py``: non-standard fields are not
-extracted). Usage carries ``completion_tokens_details.reasoning_tokens`` when the engine
-counted them.
+extracted). Usage carries ``completion_tokens_details.reasoning_tokens`` and
+``prompt_tokens_details.cached_tokens`` when the engine counted them, and leaves each out
+when it did not (both are optional in OpenAI's ``CompletionUsage``): a 0 would claim that no
+token was reasoned or cached.
 """
 
 from __future__ import annotations
@@ -106,7 +108,8 @@ def sse(obj: Any) -> bytes:
 def usage_object(done: DoneEvent) -> dict[str, Any] | None:
     """OpenAI's ``usage`` object, or None unless the engine reported both counts: the SDK's
     ``CompletionUsage`` requires all three as integers, and a guess would mislead billing.
-    ``completion_tokens_details.reasoning_tokens`` only when the engine counted them."""
+    ``completion_tokens_details.reasoning_tokens`` and ``prompt_tokens_details.cached_tokens``
+    only when the engine counted them."""
     prompt, completion = done.prompt_tokens, done.completion_tokens
     if prompt is None or completion is None:
         return None
@@ -117,6 +120,8 @@ def usage_object(done: DoneEvent) -> dict[str, Any] | None:
     }
     if done.reasoning_tokens is not None:
         usage["completion_tokens_details"] = {"reasoning_tokens": done.reasoning_tokens}
+    if done.cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": done.cached_tokens}
     return usage
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from ...formats import EngineName
 from ..http.errors import RequestError
+from ..http.json_body import engine_json
 from .fields import FIELDS, EmbeddingsField
 
 _SGLANG = (
@@ -86,7 +87,7 @@ class EmbeddingApi:
 
 
 def _json(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    return engine_json(body)  # a lone surrogate raises UnicodeEncodeError: request.py names it
 
 
 def _decoded(body: bytes) -> Any:

@@ -60,7 +60,11 @@ def serve_embeddings(exchange: Exchange) -> None:
         failure = failed.failure
         record["upstream_error"] = failure.upstream_code
         exchange.send_error(
-            failure.status, failure.message, error_type=failure.error_type, code=failure.code
+            failure.status,
+            failure.message,
+            error_type=failure.error_type,
+            code=failure.code,
+            headers=failure.headers,
         )
         return
     answer = embeddings_object(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..http.errors import RequestError
+from ..http.json_body import lone_surrogate
 from ..routing import Route
 from .engines import EmbeddingApi, embedding_api
 from .fields import FIELDS
@@ -60,11 +61,15 @@ def build_embeddings_request(data: dict[str, Any], route: Route) -> EmbeddingsRe
     api = embedding_api(route.model, route.engine)
     step = route.max_inputs or len(inputs)
     chunks = [inputs[start : start + step] for start in range(0, len(inputs), step)]
+    try:
+        bodies = tuple(api.body({**values, "input": chunk}) for chunk in chunks)
+    except UnicodeEncodeError:  # a lone surrogate escape: the 400 chat gives, naming where
+        raise lone_surrogate(data) from None
     return EmbeddingsRequest(
         inputs=inputs,
         encoding_format=values["encoding_format"],
         dimensions=values["dimensions"],
-        bodies=tuple(api.body({**values, "input": chunk}) for chunk in chunks),
+        bodies=bodies,
         sizes=tuple(len(chunk) for chunk in chunks),
         api=api,
     )

@@ -7,9 +7,11 @@ must arrive within ``REQUEST_DEADLINE`` of its first byte (408 and close past it
 ``deadline.py``); an HTTP/0.9 request line (``GET /``, no version) gets a 400 at once, where
 the base class would wait for headers such a client never sends; the header lines are checked
 against HTTP/1.1's framing rules before the base class parses them, and the parsed headers
-after (``framing.py``: bare CR, control characters, Host, Content-Length with
-Transfer-Encoding: 400); and a method the server does not recognize gets a 501 naming it and
-the methods it serves (RFC 9110, section 9.1). Every error answered here, before a request
+after (``framing.py``: bare CR, control characters, a line without a colon, whitespace
+before the colon, an invalid or missing Host, Content-Length with Transfer-Encoding, a final
+transfer coding other than chunked, Transfer-Encoding on HTTP/1.0: 400; a transfer coding
+it does not decode: 501); and a method the server does not recognize gets a 501 naming it
+and the methods it serves (RFC 9110, section 9.1). Every error answered here, before a request
 reaches its handler, closes the connection.
 """
 
@@ -99,7 +101,7 @@ class Connection(BaseHTTPRequestHandler):
         try:
             block = read_header_block(self._buffered)
         except FramingError as bad:
-            self._protocol_error(400, str(bad), "invalid_header")
+            self._protocol_error(bad.status, str(bad), "invalid_header")
             return
         self.rfile = io.BytesIO(block)  # type: ignore[assignment]  # the parser reads it
         try:
@@ -110,7 +112,7 @@ class Connection(BaseHTTPRequestHandler):
             return
         problem = framing_problem(self.request_version, self.headers)
         if problem is not None:
-            self._protocol_error(400, problem, "invalid_header")
+            self._protocol_error(problem.status, str(problem), "invalid_header")
             return
         if self.command not in _KNOWN_METHODS:
             served = ", ".join(self.server.methods)

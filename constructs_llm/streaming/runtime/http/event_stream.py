@@ -49,6 +49,12 @@ class EventStream:
             interval=interval,
         )
 
+    def hold(self, interval: float) -> None:
+        """Keep-alive comments every ``interval`` while the request is held
+        (``capacity_wait.py``), unless a heartbeat already sends them."""
+        if self._heartbeat is None and not self._head_sent:
+            self.start_heartbeat(interval)
+
     def stop_heartbeat(self) -> bool:
         """Stop the heartbeat, if any; True when the head is out (no error status any more).
         ``ClientGone`` if a beat found the client gone."""

@@ -252,12 +252,25 @@ class Exchange:
         target = str(getattr(self._connection, "path", ""))
         return target.split("?", 1)[1] if "?" in target else ""
 
-    def send_json(self, status: int, obj: Any, *, allow: str | None = None) -> None:
+    def send_json(
+        self,
+        status: int,
+        obj: Any,
+        *,
+        allow: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         data = json.dumps(obj, separators=(",", ":")).encode()
-        self.send_bytes(status, data, "application/json", allow=allow)
+        self.send_bytes(status, data, "application/json", allow=allow, headers=headers)
 
     def send_bytes(
-        self, status: int, data: bytes, content_type: str, *, allow: str | None = None
+        self,
+        status: int,
+        data: bytes,
+        content_type: str,
+        *,
+        allow: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
     ) -> None:
         """A whole answer of ``data`` (a JSON body, a file's bytes)."""
         self.record["status"] = status
@@ -268,7 +281,7 @@ class Exchange:
         connection.send_header(_REQUEST_ID_HEADER, self.request_id)
         if allow is not None:
             connection.send_header("Allow", allow)
-        for name, value in self.extra_headers:
+        for name, value in (*self.extra_headers, *headers):
             connection.send_header(name, value)
         if self.must_close:
             connection.send_header("Connection", "close")
@@ -309,10 +322,11 @@ class Exchange:
         param: str | None = None,
         code: str | None = None,
         allow: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.record["error_code"] = code
         body = error_object(message, error_type=error_type, param=param, code=code)
-        self.send_json(status, body, allow=allow)
+        self.send_json(status, body, allow=allow, headers=headers)
 
     def refuse(self, err: RequestError) -> None:
         """Answer a request that cannot be served with its 4xx."""

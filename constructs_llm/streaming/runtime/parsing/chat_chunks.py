@@ -17,7 +17,11 @@ def remember_usage(state: StreamState, usage: Any) -> None:
     """Remember an OpenAI ``usage`` object's counts (the last one wins: it is cumulative),
     with the reasoning tokens where the engine counts them: OpenAI's
     ``completion_tokens_details.reasoning_tokens``, or SGLang's ``reasoning_tokens``
-    (sgl-project/sglang: ``python/sglang/srt/entrypoints/openai/protocol.py``, ``UsageInfo``)."""
+    (sgl-project/sglang: ``python/sglang/srt/entrypoints/openai/protocol.py``, ``UsageInfo``),
+    and the prompt tokens read from the prefix cache where the engine counts them:
+    ``prompt_tokens_details.cached_tokens``, which vLLM sends when it runs with
+    ``--enable-prompt-tokens-details`` (vllm-project/vllm:
+    ``vllm/entrypoints/openai/engine/protocol.py``, ``PromptTokenUsageInfo``)."""
     if type(usage) is dict:
         state.prompt_tokens = count(usage.get("prompt_tokens"))
         state.completion_tokens = count(usage.get("completion_tokens"))
@@ -26,6 +30,9 @@ def remember_usage(state: StreamState, usage: Any) -> None:
         if reasoning is None:
             reasoning = usage.get("reasoning_tokens")
         state.reasoning_tokens = count(reasoning)
+        prompt_details = usage.get("prompt_tokens_details")
+        cached = prompt_details.get("cached_tokens") if type(prompt_details) is dict else None
+        state.cached_tokens = count(cached)
 
 
 def chat_chunk(state: StreamState, choices: Any, out: list[StreamEvent]) -> bool:

@@ -54,7 +54,8 @@ class ToolCallEvent:
 @dataclass(frozen=True, slots=True)
 class DoneEvent:
     """The stream ended normally. Token counts are the engine's own, when it reports them
-    (``reasoning_tokens``: those of ``completion_tokens`` spent reasoning).
+    (``reasoning_tokens``: those of ``completion_tokens`` spent reasoning; ``cached_tokens``:
+    those of ``prompt_tokens`` read from the engine's prefix cache).
 
     ``finish_reason`` is the first choice's; ``finish_reasons`` holds every choice's, by
     choice, when the engine generated several (``n`` > 1), else nothing.
@@ -66,6 +67,7 @@ class DoneEvent:
     completion_tokens: int | None = None
     reasoning_tokens: int | None = None
     finish_reasons: tuple[str | None, ...] = ()
+    cached_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,9 +64,15 @@ Terminal rule: the stream ends at the first of a token-form object with
 the input. ``data: [DONE]`` marks the answer complete, but the input is still read to its
 end: DJL's ``sse_chat`` formatter can write ``[DONE]`` before the last token of the same
 step, and nothing read after the marker can turn the stream into an error (a failed or
-stalled read after it ends the stream normally). Reaching the end of the input gives
+stalled read after it ends the stream normally). Reaching the end of the input after the
+engine said it was done (a ``finish_reason`` on the first choice, or ``[DONE]``) gives
 ``DoneEvent(finish_reason=<last finish_reason seen, else None>)`` (and the remembered usage):
-the normal end for OpenAI streams and LMI chat jsonlines. ``DoneEvent.generated_text`` and
+the normal end for OpenAI streams and LMI chat jsonlines, whose last chunk carries the finish
+reason. Reaching it without either is a truncated stream (a container that died, a
+connection cut between parts): ``ErrorEvent(code="truncated")``, never a normal stop. So is
+a TGI or LMI token stream that ends before its final object, and a ``3p`` stream before its
+``stop_reason``. The old LMI ``outputs`` form alone has no final event at all, so its end of
+input is its normal end. ``DoneEvent.generated_text`` and
 the token counts are set only when the engine sends them; a count that is not a
 non-negative integer is ignored. Nothing is emitted after the terminal event, and the rest
 of the input is not read.
@@ -98,6 +104,8 @@ ERROR_CODE_INVALID_JSON = "invalid_json"
 """``ErrorEvent.code`` for a line that is not a JSON object (nor a known SSE line)."""
 ERROR_CODE_LINE_TOO_LONG = "line_too_long"
 """``ErrorEvent.code`` for a line longer than ``max_line_bytes``."""
+ERROR_CODE_TRUNCATED = "truncated"
+"""``ErrorEvent.code`` for a stream that ended before the engine said it was done."""
 
 _MAX_QUOTED_LINE = 120  # characters of a bad line quoted in an error message
 
@@ -174,7 +182,7 @@ def _events(
             if state.after_done:
                 terminal = state.done()
         else:
-            terminal = state.done()
+            terminal = state.done() if state.complete else _truncated()
         yield from out
         yield terminal
     finally:
@@ -289,6 +297,16 @@ class _LineParser(StreamState):
         message = f"stream line is neither JSON nor an SSE line: {_quote(line)}"
         out.append(ErrorEvent(message=message, code=ERROR_CODE_INVALID_JSON))
         return True
+
+
+def _truncated() -> ErrorEvent:
+    return ErrorEvent(
+        message=(
+            "the model stream ended before the engine said it was done (no finish_reason, "
+            "[DONE] or final event): the answer may be cut short"
+        ),
+        code=ERROR_CODE_TRUNCATED,
+    )
 
 
 def _quote(line: str) -> str:

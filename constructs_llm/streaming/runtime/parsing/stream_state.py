@@ -74,9 +74,11 @@ class StreamState:
 
     __slots__ = (
         "after_done",
+        "cached_tokens",
         "completion_tokens",
         "finish_reason",
         "more_choices",
+        "open_ended",
         "prompt_tokens",
         "reasoning_tokens",
         "streamed_text",
@@ -91,8 +93,17 @@ class StreamState:
         self.prompt_tokens: int | None = None  # from an OpenAI-style usage object
         self.completion_tokens: int | None = None
         self.reasoning_tokens: int | None = None
+        self.cached_tokens: int | None = None
         self.tool_calls = ToolCallDeltas()
         self.after_done = False  # a [DONE] marker was read: the answer is complete
+        self.open_ended = False  # a form with no final event (old LMI outputs) was read
+
+    @property
+    def complete(self) -> bool:
+        """Whether the engine said the answer is done: ``[DONE]``, the first choice's
+        ``finish_reason``, or a form that has no final event; a stream that ends otherwise
+        was cut short."""
+        return self.after_done or self.finish_reason is not None or self.open_ended
 
     def choice_seen(self, choice: int) -> None:
         """A choice past the first streamed something (the engine generates several)."""
@@ -128,6 +139,7 @@ class StreamState:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
             reasoning_tokens=self.reasoning_tokens,
+            cached_tokens=self.cached_tokens,
             finish_reasons=reasons,
         )
 

@@ -102,7 +102,9 @@ def generation(state: StreamState, body: dict[str, Any], out: list[StreamEvent])
 
 
 def outputs(state: StreamState, texts: list[Any], out: list[StreamEvent]) -> bool:
-    """The old LMI jsonlines form: ``{"outputs": ["text", ...]}``."""
+    """The old LMI jsonlines form: ``{"outputs": ["text", ...]}``, which has no final event:
+    its end of input is its end."""
+    state.open_ended = True
     for text in texts:
         if type(text) is str and text:
             out.append(token_event(text, None, None))

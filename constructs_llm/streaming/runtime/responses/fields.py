@@ -332,7 +332,9 @@ FIELDS: tuple[ResponsesField, ...] = (
     ResponsesField(name="user", ignored=_ABUSE_MONITORING, echo=_string_or_omit),
     ResponsesField(name="safety_identifier", ignored=_ABUSE_MONITORING, echo=_string_or_omit),
     ResponsesField(name="service_tier", ignored="OpenAI's processing tier"),
-    ResponsesField(name="prompt_cache_key", ignored=_PROMPT_CACHE, echo=_string_or_omit),
+    ResponsesField(  # the chat field: SageMaker's prefix-aware routing id
+        name="prompt_cache_key", chat="prompt_cache_key", echo=_string_or_omit
+    ),
     ResponsesField(name="prompt_cache_retention", ignored=_PROMPT_CACHE),
     ResponsesField(name="prompt_cache_options", ignored=_PROMPT_CACHE),
     ResponsesField(

@@ -33,6 +33,7 @@ def serve_responses(exchange: Exchange) -> None:
             route=route,
             variant=variant,
             engine_body=request.chat.engine_body,
+            prefix_aware_id=request.chat.prefix_aware_id,
             stream=request.stream,
             writer=lambda: ResponseEvents(shape, logprobs=request.logprobs),
             answer=lambda: ResponseAnswer(shape, logprobs=request.logprobs),

@@ -16,9 +16,12 @@ against them.
   ``max_output_tokens``) or on a content filter (``content_filter``), as OpenAI reports them;
   ``failed`` when the engine's stream failed after the response started (``error``).
 - ``usage``: the engine's own counts (``input_tokens``, ``output_tokens``, their total), only
-  when it reported both, as for chat; ``output_tokens_details.reasoning_tokens`` is the
-  engine's reasoning count where it reports one (SGLang), else 0, as the SDK requires a number;
-  the engines' streams carry no cached token counts, so that detail is 0.
+  when it reported both, as for chat; ``output_tokens_details.reasoning_tokens`` and
+  ``input_tokens_details.cached_tokens`` are the engine's counts where it reports them
+  (``completion_tokens_details.reasoning_tokens`` or SGLang's ``reasoning_tokens``; vLLM's
+  ``prompt_tokens_details.cached_tokens``), else 0: ``ResponseUsage`` requires both as
+  integers, so OpenAI's schema leaves no way to say "not counted". So does
+  ``cache_write_tokens``, which no engine reports: 0.
 - ``error.code`` is one of the codes the schema allows: ``rate_limit_exceeded`` for an
   overloaded engine (429), ``invalid_prompt`` for an engine that refused the request (4xx,
   such as a prompt longer than its context), else ``server_error``; ``error.type`` keeps the
@@ -95,7 +98,8 @@ def usage_object(done: DoneEvent) -> dict[str, Any] | None:
         return None
     return {
         "input_tokens": prompt,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        # ResponseUsage requires these integers: 0 where the engine counted nothing
+        "input_tokens_details": {"cached_tokens": done.cached_tokens or 0, "cache_write_tokens": 0},
         "output_tokens": completion,
         "output_tokens_details": {"reasoning_tokens": done.reasoning_tokens or 0},
         "total_tokens": prompt + completion,
