@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration, Size
+from aws_cdk import Duration, Size, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -41,7 +41,11 @@ from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
-from constructs_llm.hosting.production_variant import production_variant
+from constructs_llm.hosting.production_variant import (
+    ENDPOINT_FEATURES,
+    production_variant,
+    variant_features,
+)
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.storage import grant_volume_key, waive_nvme_volume_key
 from constructs_llm.hosting.target import (
@@ -71,7 +75,9 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.engine_signals import engine_alarm_problem
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
+from constructs_llm.operations.promql_regions import promql_region_problem
 from constructs_llm.problems import Problems, fail
+from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.synth_hook import render_at_synth
@@ -280,9 +286,14 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         engines = [m.engine for m in self._models]
         detailed = self.plan.metrics.detailed
         problems.add(engine_alarm_problem(alarm_props, engines, detailed=detailed))
+        region = Stack.of(self).region
+        problems.add(promql_region_problem(region, alarm_props))
+        features = [*ENDPOINT_FEATURES, *variant_features(self.plan.hosted)]
+        problems.extend(availability_problems(region, features))
         if deployment is not None and not problems:
             problems.extend(_rollout_problems(self, self.plan))
         problems.raise_if_any()
+        assert_available(self, features)
         self._create()
         render_at_synth(self, self._render)
 

@@ -63,6 +63,29 @@ def production_variant(
     )
 
 
+#: The resource types every endpoint renders (its Models are rendered by its hosts too).
+ENDPOINT_FEATURES = (
+    "AWS::SageMaker::Model",
+    "AWS::SageMaker::EndpointConfig",
+    "AWS::SageMaker::EndpointConfig.MetricsConfig",
+    "AWS::SageMaker::Endpoint",
+)
+
+
+def variant_features(plans: Iterable[VariantPlan]) -> list[str]:
+    """The CloudFormation features (``data/regions.json``) :func:`production_variant` renders
+    for ``plans``: routing always, instance pools and capacity reservations where used."""
+    found = ["AWS::SageMaker::EndpointConfig.ProductionVariants.RoutingConfig"]
+    for plan in plans:
+        if plan.listed:
+            found.append("AWS::SageMaker::EndpointConfig.ProductionVariants.InstancePools")
+        if plan.capacity_reservation is not None:
+            found.append(
+                "AWS::SageMaker::EndpointConfig.ProductionVariants.CapacityReservationConfig"
+            )
+    return list(dict.fromkeys(found))
+
+
 def _instance_pools(plan: VariantPlan) -> list[sagemaker.CfnEndpointConfig.InstancePoolProperty]:
     """The ``InstancePools`` of a variant: priority 1 first; a pool whose model is not the
     variant's names its own."""

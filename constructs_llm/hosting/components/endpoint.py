@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Protocol
 
-from aws_cdk import Duration, Size
+from aws_cdk import Duration, Size, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
@@ -29,7 +29,9 @@ from constructs_llm.hosting.metrics_config import MetricsPlan, metrics_problems
 from constructs_llm.hosting.names import fleet_variant_name, name_problem
 from constructs_llm.hosting.plan import VariantPlan, pools_of
 from constructs_llm.hosting.production_variant import (
+    ENDPOINT_FEATURES,
     production_variant,
+    variant_features,
 )
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.storage import (
@@ -48,6 +50,7 @@ from constructs_llm.notes import add_note, quota_note
 from constructs_llm.operations.capacity_notes import fleet_capacity_note
 from constructs_llm.operations.deployment import Surge
 from constructs_llm.problems import Problems
+from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.sizing.timeouts import timeout_problem
@@ -193,7 +196,11 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             endpoint_name=endpoint_name,
         )
         problems.extend(rule_problems(self.plan))
+        features = [f for f in ENDPOINT_FEATURES if f != "AWS::SageMaker::Model"]
+        features += variant_features([self.plan.variant])
+        problems.extend(availability_problems(Stack.of(self).region, features))
         problems.raise_if_any()
+        assert_available(self, features)
         self._hosted: list[HostedComponent] = []
 
         self.role: iam.IRole = role or ExecutionRole(
