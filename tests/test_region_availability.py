@@ -299,3 +299,23 @@ def test_an_endpoint_asking_for_promql_alarms_in_an_unlisted_region_fails_at_syn
 def test_promql_alarms_takes_a_bool_or_none() -> None:
     with pytest.raises(ConfigurationError, match=r"promql_alarms must be True, False or None"):
         Alarms(promql_alarms="yes")  # type: ignore[arg-type]
+
+
+def test_a_target_without_engine_alarms_gets_one_complaint_not_two(
+    new_stack: Callable[..., Stack],
+) -> None:
+    """TGI publishes no signals: the engine check names that, and the PromQL region check,
+    which speaks only for targets that could have engine alarms, adds nothing."""
+    stack = new_stack()
+    source = ModelSource.hugging_face("Qwen/Qwen2.5-7B-Instruct")
+    model = LlmModel(stack, "Model", source=source, engine=Engine.tgi(), max_total_tokens=8192)
+    with pytest.raises(ConfigurationError) as raised:
+        LlmEndpoint(
+            stack,
+            "Endpoint",
+            model=model,
+            instance_type="ml.g5.2xlarge",
+            alarms=Alarms(requests_waiting=4),
+        )
+    (problem,) = raised.value.problems
+    assert "asks for an alarm on the engine's own metrics" in problem

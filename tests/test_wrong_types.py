@@ -568,6 +568,7 @@ WRONG_TYPES = [
             "requests_waiting": "1",
             "topic": "arn:aws:sns:us-east-1:123456789012:alerts",
             "email": 5,
+            "promql_alarms": "true",
         },
     ),
     # Variant

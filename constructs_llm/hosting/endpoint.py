@@ -287,7 +287,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         detailed = self.plan.metrics.detailed
         problems.add(engine_alarm_problem(alarm_props, engines, detailed=detailed))
         region = Stack.of(self).region
-        problems.add(promql_region_problem(region, alarm_props))
+        if detailed and any(engine.signals is not None for engine in engines):
+            problems.add(promql_region_problem(region, alarm_props))
         features = [*ENDPOINT_FEATURES, *variant_features(self.plan.hosted)]
         problems.extend(availability_problems(region, features))
         if deployment is not None and not problems:

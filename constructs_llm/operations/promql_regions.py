@@ -71,7 +71,8 @@ def promql_alarms_on(region: str, choice: bool | None) -> bool:
 def promql_region_problem(region: str, settings: PromqlChoice | None) -> Problem | None:
     """PromQL alarms asked for where they cannot be had: ``promql_alarms=True`` in a concrete
     region the page does not list, or a threshold set by hand where the default leaves them
-    off."""
+    off. Asked of a target that could have engine alarms (``engine_alarm_problem`` speaks for
+    the others)."""
     if settings is None or settings.promql_alarms is False:
         return None
     known = not Token.is_unresolved(region)

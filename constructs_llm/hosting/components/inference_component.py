@@ -247,7 +247,8 @@ class InferenceComponent(
         detailed = endpoint.plan.metrics.detailed
         problems.add(engine_alarm_problem(alarm_props, [model.engine], detailed=detailed))
         region = Stack.of(self).region
-        problems.add(promql_region_problem(region, alarm_props))
+        if detailed and model.engine.signals is not None:
+            problems.add(promql_region_problem(region, alarm_props))
         problems.extend(availability_problems(region, _FEATURES))
         if not problems:
             amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
