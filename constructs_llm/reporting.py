@@ -29,6 +29,7 @@ Every id starts with ``constructs-llm:``:
 | ``constructs-llm:openai-route-unknown`` | SageMaker's OpenAI route, a container not known |
 | ``constructs-llm:openai-route-unlisted`` | SageMaker's OpenAI route, an engine AWS does not list |
 | ``constructs-llm:pools-autoscaling`` | autoscaling a variant with instance pools |
+| ``constructs-llm:routing-schema`` | a routing strategy CloudFormation's schema does not list |
 | ``constructs-llm:scale-to-zero`` | a component scaling its copies to zero |
 | ``constructs-llm:scale-to-zero-metric`` | scale to zero on a metric zero copies lack |
 | ``constructs-llm:sizing-estimate`` | a memory plan to verify |
@@ -68,6 +69,7 @@ class WarningId(str, Enum):
     OPENAI_ROUTE_UNKNOWN = "constructs-llm:openai-route-unknown"
     OPENAI_ROUTE_UNLISTED = "constructs-llm:openai-route-unlisted"
     POOLS_AUTOSCALING = "constructs-llm:pools-autoscaling"
+    ROUTING_SCHEMA = "constructs-llm:routing-schema"
     SCALE_TO_ZERO = "constructs-llm:scale-to-zero"
     SCALE_TO_ZERO_METRIC = "constructs-llm:scale-to-zero-metric"
     SIZING_ESTIMATE = "constructs-llm:sizing-estimate"
@@ -92,6 +94,7 @@ _RAISED_FOR = {
     WarningId.OPENAI_ROUTE_UNKNOWN: "SageMaker's OpenAI route, a container not known",
     WarningId.OPENAI_ROUTE_UNLISTED: "SageMaker's OpenAI route, an engine AWS does not list",
     WarningId.POOLS_AUTOSCALING: "autoscaling a variant with instance pools",
+    WarningId.ROUTING_SCHEMA: "a routing strategy CloudFormation's schema does not list",
     WarningId.SCALE_TO_ZERO: "a component scaling its copies to zero",
     WarningId.SCALE_TO_ZERO_METRIC: "scale to zero on a metric zero copies lack",
     WarningId.SIZING_ESTIMATE: "a memory plan to verify",

@@ -39,6 +39,7 @@ from constructs_llm import (
     ModelArchitecture,
     ModelSource,
     Placement,
+    Routing,
     ScheduledCapacity,
     StreamFormat,
     StreamingInvoker,
@@ -351,6 +352,7 @@ WRONG_TYPES = [
             "capacity_reservation": 5,
             "async_inference": "s3://answers/",
             "fleet_change": "new_endpoint",
+            "routing": "PREFIX_AWARE",
         },
     ),
     _case("endpoint", "instance_type", ["ml.g5.2xlarge", 5], _endpoint),
@@ -392,6 +394,7 @@ WRONG_TYPES = [
             "metric_publish_frequency": "60s",
             "detailed_observability": "yes",
             "capacity_reservation": ["my-reservation"],
+            "routing": {"RoutingStrategy": "RANDOM"},
         },
     ),
     _case("ic-endpoint", "instance_type", ["ml.g5.12xlarge", 5], _ic_endpoint),
@@ -570,6 +573,14 @@ WRONG_TYPES = [
             "email": 5,
             "promql_alarms": "true",
         },
+    ),
+    # Routing
+    *_cases(
+        "routing-prefix-aware",
+        lambda s, kw: Routing.prefix_aware(
+            **{"prefix_length": 4096, "concurrency_threshold": 8, **kw}
+        ),
+        {"prefix_length": "4096", "concurrency_threshold": 8.0},
     ),
     # Variant
     *_cases(
@@ -788,6 +799,7 @@ SIGNATURES: dict[str, Callable[..., object]] = {
     "deployment-rolling": Deployment.rolling,
     "deployment-all-at-once": Deployment.all_at_once,
     "alarms": Alarms,
+    "routing-prefix-aware": Routing.prefix_aware,
     "variant": Variant,
     "hugging-face": ModelSource.hugging_face,
     "s3": ModelSource.s3,

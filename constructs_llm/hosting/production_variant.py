@@ -58,7 +58,7 @@ def production_variant(
         model_data_download_timeout_in_seconds=_seconds(download),
         volume_size_in_gb=plan.volume_gb,
         inference_ami_version=ami if first is None else first.inference_ami_version,
-        routing_config=_least_outstanding_requests(),
+        routing_config=plan.routing.config(),
         capacity_reservation_config=capacity_reservation_config(plan.capacity_reservation),
     )
 
@@ -122,10 +122,3 @@ def startup_timeouts(
 
 def _slowest(timeouts: Iterable[Duration]) -> Duration:
     return max(timeouts, key=lambda d: d.to_seconds())
-
-
-def _least_outstanding_requests() -> sagemaker.CfnEndpointConfig.RoutingConfigProperty:
-    """Routing to the least busy instance or copy: long streaming requests vary in length."""
-    return sagemaker.CfnEndpointConfig.RoutingConfigProperty(
-        routing_strategy="LEAST_OUTSTANDING_REQUESTS"
-    )

@@ -33,6 +33,15 @@ from constructs_llm.hosting.production_variant import (
     production_variant,
     variant_features,
 )
+from constructs_llm.hosting.routing import DEFAULT as DEFAULT_ROUTING
+from constructs_llm.hosting.routing import (
+    Routing,
+    kv_aware_problem,
+    routing_problem,
+    routing_schema_warning,
+    runs_vllm_dlc,
+    single_instance_note,
+)
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.storage import (
     grant_volume_key,
@@ -132,6 +141,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         endpoint (``…:training-plan/<name>``) the fleet's instances launch into, only there
         (no on-demand fallback; when the plan's window ends the endpoint stops serving): keep
         ``max_instances`` within it. @default none (on-demand)
+    :param routing: how requests to each component are spread over its copies and the
+        instances they run on (``RoutingConfig`` on the variant and its pools):
+        ``Routing.least_outstanding_requests()``, ``Routing.random()``,
+        ``Routing.prefix_aware(prefix_length=, concurrency_threshold=)`` (needs
+        ``max_instances`` of two or more) or ``Routing.kv_aware()`` (every component on the vLLM
+        DLC). @default least outstanding requests
     """
 
     def __init__(
@@ -152,9 +167,11 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         metric_publish_frequency: Duration | None = None,
         detailed_observability: bool = True,
         capacity_reservation: str | None = None,
+        routing: Routing | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
+        problems.add(routing_problem(routing))
         problems.add(role_problem("role", role))
         problems.add(key_problem("kms_key", kms_key))
         parsed, found = InstancePools.parse(instance_type)
@@ -189,6 +206,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
                 provision_timeout=provision_timeout,
                 capacity_reservation=capacity_reservation,
                 managed_instances=(min_instances, max_instances),
+                routing=routing if isinstance(routing, Routing) else DEFAULT_ROUTING,
             ),
             metrics=MetricsPlan(enhanced_metrics, metric_publish_frequency, detailed_observability),
             health_check_timeout=health_check_timeout,
@@ -202,6 +220,13 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems.raise_if_any()
         assert_available(self, features)
         self._hosted: list[HostedComponent] = []
+        variant = self.plan.variant
+        note = single_instance_note(variant.routing, "its fleet", max_instances)
+        if note is not None:
+            add_note(self, note)
+        schema = routing_schema_warning(variant.routing)
+        if schema is not None:
+            warn(self, SynthWarning(WarningId.ROUTING_SCHEMA, schema))
 
         self.role: iam.IRole = role or ExecutionRole(
             self, "Role", description="Execution role of an inference-component endpoint"
@@ -266,6 +291,15 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if ami is None or current is None or ami == current:
             return None
         return _host_ami_conflict(component_path, ami, self.node.path, current)
+
+    def routing_problem(self, model: LlmModel, repository: str | None) -> str | None:
+        """``Routing.kv_aware()`` needs every component on the vLLM DLC: ``model`` (a
+        component's, on an image of ``repository``) must run it."""
+        engine = model.engine.factory_name
+        dlc = runs_vllm_dlc(engine, repository)
+        return kv_aware_problem(
+            self.plan.variant.routing, {model.node.path: None if dlc else f"Engine.{engine}()"}
+        )
 
     def network_problems(self, model: LlmModel, component_path: str) -> list[str]:
         """Network isolation and the VPC serve every component (SageMaker sets them on the

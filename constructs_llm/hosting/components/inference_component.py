@@ -255,6 +255,8 @@ class InferenceComponent(
             problems.add(host_ami_problem(fleet, amis))
             problems.add(endpoint.host_ami_problem(amis[0], self.node.path))
             problems.extend(endpoint.network_problems(model, self.node.path))
+            image = pools[0].binding.derivation.image if pools[0].binding else None
+            problems.add(endpoint.routing_problem(model, image.repository_name if image else None))
         problems.raise_if_any()
         assert_available(self, _FEATURES)
 
