@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "CopyPlacement": "constructs_llm.hosting.components.copy_placement",
     "Variant": "constructs_llm.hosting.variant",
     "FleetChange": "constructs_llm.hosting.fleet_change",
+    "Routing": "constructs_llm.hosting.routing",
     "AsyncInference": "constructs_llm.hosting.async_inference",
     "S3Prefix": "constructs_llm.hosting.async_inference",
     "EndpointVariant": "constructs_llm.hosting.endpoint_variant",
@@ -101,6 +102,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.hosting.endpoint_variant import EndpointVariant as EndpointVariant
     from constructs_llm.hosting.fleet_change import FleetChange as FleetChange
     from constructs_llm.hosting.imported_endpoint import ImportedEndpoint as ImportedEndpoint
+    from constructs_llm.hosting.routing import Routing as Routing
     from constructs_llm.hosting.target import EmbeddingTraits as EmbeddingTraits
     from constructs_llm.hosting.target import IEndpoint as IEndpoint
     from constructs_llm.hosting.target import InvocationTarget as InvocationTarget

@@ -1,7 +1,7 @@
 """The packaged catalogs, read through one schema-checked loader into typed records.
 
 Every ``data/*.json`` file of the package (instances, DLC images, models, tool-call and reasoning
-parsers) and of
+parsers, region availability) and of
 ``constructs_llm.streaming`` (Lambda Web Adapter layers) is read here. The record
 dataclasses below are the schema: each JSON object must have exactly the fields of its
 record (keys starting with ``_`` are comments), with values of the annotated types, so a
@@ -186,6 +186,45 @@ class ParserCatalog:
     families: dict[str, FamilyParsers]
 
 
+# -- regions.json ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeatureRegions:
+    """A CloudFormation resource type, or a property of it (``property``, a path through the
+    type's schema), and the regions whose registry schema declares it (``regions``) or not
+    (``lacking``), among those the source has schemas for; ``source`` cites the schema files."""
+
+    resource_type: str
+    property: str | None
+    what: str
+    regions: tuple[str, ...]
+    lacking: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromqlRegions:
+    """The regions CloudWatch's page lists for PromQL querying, which PromQL alarms need."""
+
+    regions: tuple[str, ...]
+    source: str
+    read: str
+    status: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RegionCatalog:
+    """Region availability: cfn-lint's per-region CloudFormation schemas (``regions``: every
+    region they cover) and CloudWatch's PromQL regions."""
+
+    cfn_lint: str
+    schema_date: str
+    regions: tuple[str, ...]
+    features: dict[str, FeatureRegions]
+    promql_alarms: PromqlRegions
+
+
 # -- streaming/data/lwa_layers.json ----------------------------------------------------------
 
 
@@ -235,6 +274,11 @@ def tool_parsers() -> ParserCatalog:
 @cache
 def reasoning_parsers() -> ParserCatalog:
     return load_catalog("constructs_llm", "reasoning_parsers.json", ParserCatalog)
+
+
+@cache
+def regions() -> RegionCatalog:
+    return load_catalog("constructs_llm", "regions.json", RegionCatalog)
 
 
 @cache

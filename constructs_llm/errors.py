@@ -43,6 +43,10 @@ class ImageError(ConfigurationError):
     """A container image cannot be resolved (for example an unmapped region)."""
 
 
+class RegionError(ConfigurationError):
+    """A feature the construct renders is not available in the stack's region."""
+
+
 class ScalingError(ConfigurationError):
     """Autoscaling settings are inconsistent."""
 

@@ -30,6 +30,7 @@ Every id starts with ``constructs-llm:``:
 | ``constructs-llm:openai-route-unlisted`` | SageMaker's OpenAI route, an engine AWS does not list |
 | ``constructs-llm:pools-autoscaling`` | autoscaling a variant with instance pools |
 | ``constructs-llm:reserved-concurrency`` | an invoker reserving Lambda concurrency |
+| ``constructs-llm:routing-schema`` | a routing strategy CloudFormation's schema does not list |
 | ``constructs-llm:scale-to-zero`` | a component scaling its copies to zero |
 | ``constructs-llm:scale-to-zero-metric`` | scale to zero on a metric zero copies lack |
 | ``constructs-llm:sizing-estimate`` | a memory plan to verify |
@@ -70,6 +71,7 @@ class WarningId(str, Enum):
     OPENAI_ROUTE_UNLISTED = "constructs-llm:openai-route-unlisted"
     POOLS_AUTOSCALING = "constructs-llm:pools-autoscaling"
     RESERVED_CONCURRENCY = "constructs-llm:reserved-concurrency"
+    ROUTING_SCHEMA = "constructs-llm:routing-schema"
     SCALE_TO_ZERO = "constructs-llm:scale-to-zero"
     SCALE_TO_ZERO_METRIC = "constructs-llm:scale-to-zero-metric"
     SIZING_ESTIMATE = "constructs-llm:sizing-estimate"
@@ -95,6 +97,7 @@ _RAISED_FOR = {
     WarningId.OPENAI_ROUTE_UNLISTED: "SageMaker's OpenAI route, an engine AWS does not list",
     WarningId.POOLS_AUTOSCALING: "autoscaling a variant with instance pools",
     WarningId.RESERVED_CONCURRENCY: "an invoker reserving Lambda concurrency",
+    WarningId.ROUTING_SCHEMA: "a routing strategy CloudFormation's schema does not list",
     WarningId.SCALE_TO_ZERO: "a component scaling its copies to zero",
     WarningId.SCALE_TO_ZERO_METRIC: "scale to zero on a metric zero copies lack",
     WarningId.SIZING_ESTIMATE: "a memory plan to verify",

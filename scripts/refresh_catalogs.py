@@ -14,8 +14,16 @@
   source: the script lists hosting types the catalog has no figures for, for a maintainer
   to add by hand with a source.
 
+- ``constructs_llm/data/regions.json``: the regions where CloudFormation has each resource
+  type the library renders, and each property of them it names (``FEATURES``), from the
+  CloudFormation registry schemas by region that the pinned cfn-lint ships
+  (``cfnlint/data/schemas/providers/<region>.json`` names each type's schema file,
+  ``resources/<hash>.json``), with cfn-lint's version and its schemas' date. Its
+  ``promql_alarms`` section (CloudWatch's own page, no machine-readable source) is kept as
+  it is.
+
 ``tests/test_catalog_freshness.py`` compares the packaged files with what this script
-would write, so bumping ``sagemaker-core`` or ``botocore`` shows its diff there.
+would write, so bumping ``sagemaker-core``, ``botocore`` or ``cfn-lint`` shows its diff there.
 """
 
 from __future__ import annotations
@@ -32,8 +40,10 @@ from typing import Any
 __all__ = [
     "DATA",
     "FAMILIES",
+    "FEATURES",
     "build_dlc_images",
     "build_instances",
+    "build_regions",
     "hosting_types",
     "missing_hardware",
     "render",
@@ -232,6 +242,139 @@ def missing_hardware(catalog: dict[str, Any]) -> list[str]:
     return missing
 
 
+@dataclass(frozen=True)
+class Feature:
+    """A CloudFormation resource type the library renders, or one property of it (a path
+    through the type's schema, ``ProductionVariants.RoutingConfig``), and what it is to a user."""
+
+    resource_type: str
+    what: str
+    path: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.resource_type if self.path is None else f"{self.resource_type}.{self.path}"
+
+
+FEATURES: tuple[Feature, ...] = (
+    Feature("AWS::SageMaker::Model", "SageMaker models"),
+    Feature("AWS::SageMaker::EndpointConfig", "SageMaker endpoint configs"),
+    Feature("AWS::SageMaker::EndpointConfig", "instance pools", "ProductionVariants.InstancePools"),
+    Feature(
+        "AWS::SageMaker::EndpointConfig", "routing strategies", "ProductionVariants.RoutingConfig"
+    ),
+    Feature(
+        "AWS::SageMaker::EndpointConfig",
+        "capacity reservations",
+        "ProductionVariants.CapacityReservationConfig",
+    ),
+    Feature("AWS::SageMaker::EndpointConfig", "metrics settings", "MetricsConfig"),
+    Feature("AWS::SageMaker::Endpoint", "SageMaker endpoints"),
+    Feature("AWS::SageMaker::InferenceComponent", "inference components"),
+    Feature("AWS::ApplicationAutoScaling::ScalableTarget", "autoscaling"),
+    Feature("AWS::CloudWatch::Alarm", "CloudWatch alarms"),
+    Feature("AWS::CloudWatch::Alarm", "PromQL alarms", "EvaluationCriteria"),
+    Feature("AWS::CloudWatch::Dashboard", "CloudWatch dashboards"),
+    Feature("AWS::Lambda::Function", "Lambda functions"),
+    Feature("AWS::Lambda::Url", "Lambda function URLs"),
+    Feature("AWS::CloudFront::Distribution", "CloudFront distributions"),
+    Feature("AWS::CloudFront::OriginAccessControl", "CloudFront origin access control"),
+    Feature("AWS::CloudFront::CachePolicy", "CloudFront cache policies"),
+    Feature("AWS::WAFv2::WebACL", "WAF web ACLs"),
+)
+
+
+def _cfn_lint_schemas() -> Path:
+    """The per-region schemas cfn-lint ships (``cfnlint/data/schemas``), read without
+    importing cfn-lint."""
+    path = importlib.metadata.distribution("cfn-lint").locate_file("cfnlint/data/schemas")
+    return Path(str(path))
+
+
+def _providers(schemas: Path) -> dict[str, dict[str, str]]:
+    """Region -> {resource type: its schema file's hash}; ``sam.json`` is SAM's, no region."""
+    return {
+        path.stem: json.loads(path.read_text("utf-8"))
+        for path in sorted((schemas / "providers").glob("*.json"))
+        if path.stem != "sam"
+    }
+
+
+def _has_property(schema: dict[str, Any], path: str) -> bool:
+    """Whether ``path`` (``A.B``: property ``B`` of property ``A``, through arrays and
+    ``$ref``) is declared in the resource schema."""
+    node: dict[str, Any] = schema
+    for part in path.split("."):
+        node = _resolved(schema, node)
+        if node.get("type") == "array" or "items" in node:
+            node = _resolved(schema, node.get("items", {}))
+        properties = node.get("properties", {})
+        if part not in properties:
+            return False
+        node = properties[part]
+    return True
+
+
+def _resolved(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        reference = node["$ref"]
+        if not reference.startswith("#/definitions/"):
+            raise ValueError(f"unsupported $ref {reference!r}")
+        node = schema["definitions"][reference.removeprefix("#/definitions/")]
+    return node
+
+
+def build_regions(current: dict[str, Any]) -> dict[str, Any]:
+    """regions.json from the pinned cfn-lint's per-region schemas; ``promql_alarms`` (kept by
+    hand, from CloudWatch's page) as it is in ``current``."""
+    schemas = _cfn_lint_schemas()
+    providers = _providers(schemas)
+    date = json.loads((schemas / "version.json").read_text("utf-8"))["schema_date"]
+    version = importlib.metadata.version("cfn-lint")
+    loaded: dict[str, dict[str, Any]] = {}
+
+    def schema(digest: str) -> dict[str, Any]:
+        if digest not in loaded:
+            loaded[digest] = json.loads((schemas / "resources" / f"{digest}.json").read_text())
+        return loaded[digest]
+
+    features: dict[str, Any] = {}
+    for feature in FEATURES:
+        having: dict[str, str] = {}
+        for region, types in providers.items():
+            digest = types.get(feature.resource_type)
+            if digest is None:
+                continue
+            if feature.path is None or _has_property(schema(digest), feature.path):
+                having[region] = digest
+        if not having:
+            raise ValueError(f"{feature.name}: no region's schema has it")
+        files = ", ".join(f"resources/{d}.json" for d in sorted(set(having.values())))
+        features[feature.name] = {
+            "resource_type": feature.resource_type,
+            "property": feature.path,
+            "what": feature.what,
+            "regions": sorted(having),
+            "lacking": sorted(set(providers) - set(having)),
+            "source": f"cfn-lint {version} cfnlint/data/schemas/{files}, named by "
+            f"providers/<region>.json in {len(having)} of {len(providers)} regions",
+        }
+    return {
+        "_source": (
+            f"Generated by make refresh-catalogs from cfn-lint {version} (PyPI): the "
+            "CloudFormation registry schemas by region it ships (cfnlint/data/schemas/"
+            f"providers/<region>.json and resources/<hash>.json, schema date {date}). A "
+            "feature is a resource type, or a property path of one, and the regions whose "
+            "schema declares it; promql_alarms is kept by hand from CloudWatch's page."
+        ),
+        "cfn_lint": version,
+        "schema_date": date,
+        "regions": sorted(providers),
+        "features": features,
+        "promql_alarms": current["promql_alarms"],
+    }
+
+
 def render(data: Any) -> str:
     """JSON as the catalogs are written: one line per leaf object, short lists inline."""
     return _render(data, 0) + "\n"
@@ -265,9 +408,15 @@ def _wrap(strings: list[str], depth: int) -> str:
 
 def main() -> int:
     instances_path, dlc_path = DATA / "instances.json", DATA / "dlc_images.json"
+    regions_path = DATA / "regions.json"
     instances = build_instances(json.loads(instances_path.read_text("utf-8")))
+    regions = build_regions(json.loads(regions_path.read_text("utf-8")))
     changed = []
-    for path, data in ((dlc_path, build_dlc_images()), (instances_path, instances)):
+    for path, data in (
+        (dlc_path, build_dlc_images()),
+        (instances_path, instances),
+        (regions_path, regions),
+    ):
         text = render(data)
         if path.read_text("utf-8") != text:
             path.write_text(text, encoding="utf-8")

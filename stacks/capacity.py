@@ -14,7 +14,9 @@ finds no capacity on the preferred GPU falls back to the next type instead of fa
   dimension set without ``InstanceType`` and one on the pools' set with it;
 - detailed observability, stated explicitly: SageMaker scrapes vLLM's own metrics, two PromQL
   alarms watch a full KV cache and a queue on any instance of any pool, and the dashboard lists
-  the PromQL for the KV cache, the queue, time to first token and inter-token latency;
+  the PromQL for the KV cache, the queue, time to first token and inter-token latency; PromQL
+  alarms are a CloudWatch preview in some regions only, so the stack asks for them
+  (``Alarms(promql_alarms=True)``) and a rule stops a deploy to a region without them;
 - the dashboard's console URL as an output.
 
 With ``cdk.json``'s ``constructs-llm:newEndpointOnFleetChange``, the Endpoint is named after its
@@ -30,6 +32,7 @@ from aws_cdk import Acknowledgment, CfnOutput, Duration, Stack, Validations
 from constructs import Construct
 
 from constructs_llm import (
+    Alarms,
     Autoscaling,
     Engine,
     LlmDashboard,
@@ -61,6 +64,7 @@ class CapacityStack(Stack):
             provision_timeout=Duration.minutes(30),
             enhanced_metrics=True,
             detailed_observability=True,
+            alarms=Alarms(promql_alarms=True),
             autoscaling=Autoscaling(min_capacity=1, max_capacity=4, target_concurrent_requests=8),
         )
         self.dashboard = LlmDashboard(self, "Dashboard", endpoints=[self.endpoint])

@@ -1,8 +1,10 @@
 """Run it in production: Llama-3-8B on vLLM, ml.g5.12xlarge, behind an API-key invoker, with
 
 - a canary rollout (10 % of the fleet for 10 minutes) rolled back by the endpoint's alarms;
-- the default alarms (errors, model errors, a 60 s p90 model latency, GPU memory, disk) and an
-  alarm on the invoker's time to first token, all notifying an encrypted SNS topic;
+- the default alarms (errors, model errors, a 60 s p90 model latency, GPU memory, disk), vLLM's
+  KV cache and queue as PromQL alarms (asked for: a CloudWatch preview in some regions only, so
+  a rule stops a deploy to a region without them) and an alarm on the invoker's time to first
+  token, all notifying an encrypted SNS topic;
 - one dashboard row with SageMaker's metrics and the invoker's;
 - a weekday schedule: three to six instances in office hours (Berlin time), two to three at
   night and at weekends (two is the smallest fleet a canary can be taken from).
@@ -67,7 +69,7 @@ class ProductionStack(Stack):
             model=model,
             instance_count=3,
             deployment=Deployment.canary(percent=10, bake=Duration.minutes(10)),
-            alarms=Alarms(model_latency=Duration.seconds(60), topic=oncall),
+            alarms=Alarms(model_latency=Duration.seconds(60), topic=oncall, promql_alarms=True),
             autoscaling=Autoscaling(
                 min_capacity=3,
                 max_capacity=6,

@@ -1,11 +1,15 @@
 """The packaged catalogs agree with their pinned sources: the SageMaker SDK image config
-(sagemaker-core, a dev dependency) and botocore's service model. Bumping either pin makes
+(sagemaker-core, a dev dependency), botocore's service model and cfn-lint's CloudFormation
+schemas by region. Bumping either pin makes
 this fail with the diff; `make refresh-catalogs` rewrites the files."""
 
 from __future__ import annotations
 
 import difflib
 import json
+from pathlib import Path
+
+import pytest
 
 from scripts import refresh_catalogs as refresh
 
@@ -29,6 +33,32 @@ def test_hosting_instance_types_match_the_pinned_botocore() -> None:
     current = json.loads((refresh.DATA / "instances.json").read_text("utf-8"))
     diff = _diff("instances.json", refresh.render(refresh.build_instances(current)))
     assert not diff, f"{FIX}\n{diff}"
+
+
+def test_region_availability_matches_the_pinned_cfn_lint() -> None:
+    current = json.loads((refresh.DATA / "regions.json").read_text("utf-8"))
+    diff = _diff("regions.json", refresh.render(refresh.build_regions(current)))
+    assert not diff, f"{FIX}\n{diff}"
+
+
+def test_a_type_dropped_from_a_region_s_schemas_shows_up_as_a_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table is computed from the installed schemas, not copied: a copy of them without
+    function URLs in eu-west-1 gives a table that lists it as lacking there."""
+    source = refresh._cfn_lint_schemas()
+    (tmp_path / "resources").symlink_to(source / "resources")
+    (tmp_path / "version.json").symlink_to(source / "version.json")
+    (tmp_path / "providers").mkdir()
+    for path in (source / "providers").glob("*.json"):
+        types = json.loads(path.read_text("utf-8"))
+        if path.stem == "eu-west-1":
+            del types["AWS::Lambda::Url"]
+        (tmp_path / "providers" / path.name).write_text(json.dumps(types), "utf-8")
+    monkeypatch.setattr(refresh, "_cfn_lint_schemas", lambda: tmp_path)
+    current = json.loads((refresh.DATA / "regions.json").read_text("utf-8"))
+    url = refresh.build_regions(current)["features"]["AWS::Lambda::Url"]
+    assert "eu-west-1" in url["lacking"] and "eu-west-1" not in url["regions"]
 
 
 def test_every_hosting_type_has_hardware_figures() -> None:

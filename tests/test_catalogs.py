@@ -20,6 +20,7 @@ from constructs_llm.catalogs import (
     LwaLayers,
     ModelCatalog,
     ParserCatalog,
+    RegionCatalog,
     load_catalog,
     parse_catalog,
 )
@@ -31,6 +32,7 @@ SCHEMAS: dict[tuple[str, str], type] = {
     ("constructs_llm", "models.json"): ModelCatalog,
     ("constructs_llm", "tool_parsers.json"): ParserCatalog,
     ("constructs_llm", "reasoning_parsers.json"): ParserCatalog,
+    ("constructs_llm", "regions.json"): RegionCatalog,
     ("constructs_llm.streaming", "lwa_layers.json"): LwaLayers,
 }
 

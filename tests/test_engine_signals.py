@@ -33,6 +33,9 @@ from constructs_llm.operations.engine_signals import spellings
 from tests.support.dlc_entrypoint import flag_args
 
 QWEN = "Qwen/Qwen2.5-7B-Instruct"
+#: A region CloudWatch's PromQL page lists: the engine alarms are on there by default (an
+#: environment-agnostic stack gets them only when asked for: tests/test_region_availability.py).
+PROMQL_REGION = "us-east-1"
 CHAT = '{"aws.sagemaker.endpoint.name"="chat","aws.sagemaker.variant.name"="g5-2xlarge"}'
 
 
@@ -65,7 +68,7 @@ def _query(props: dict[str, Any]) -> str:
 def _served(
     new_stack: Callable[..., Stack], engine: Engine, **endpoint: Any
 ) -> tuple[LlmEndpoint, Template]:
-    stack = new_stack()
+    stack = new_stack(PROMQL_REGION)
     served = LlmEndpoint(stack, "Endpoint", model=_model(stack, engine), **endpoint)
     return served, Template.from_stack(stack)
 
@@ -271,7 +274,7 @@ def test_pools_share_one_alarm_whose_contributors_name_their_instance_type(
 
 
 def test_a_component_alarms_on_its_copies(new_stack: Callable[..., Stack]) -> None:
-    stack = new_stack()
+    stack = new_stack(PROMQL_REGION)
     hosts = InferenceComponentEndpoint(stack, "Hosts", instance_type="ml.g5.12xlarge")
     chat = InferenceComponent(
         stack,
@@ -291,7 +294,7 @@ def test_a_component_alarms_on_its_copies(new_stack: Callable[..., Stack]) -> No
 
 
 def test_engine_alarms_notify_the_topic_through_its_key(new_stack: Callable[..., Stack]) -> None:
-    stack = new_stack()
+    stack = new_stack(PROMQL_REGION)
     key = kms.Key(stack, "Key", enable_key_rotation=True)
     topic = sns.Topic(stack, "Oncall", master_key=key, enforce_ssl=True)
     LlmEndpoint(stack, "Endpoint", model=_model(stack, Engine.vllm()), alarms=Alarms(topic=topic))
@@ -307,7 +310,7 @@ def test_engine_alarms_notify_the_topic_through_its_key(new_stack: Callable[...,
 def test_the_dashboard_lists_the_engine_queries_and_shows_the_engine_alarms(
     new_stack: Callable[..., Stack],
 ) -> None:
-    stack = new_stack()
+    stack = new_stack(PROMQL_REGION)
     endpoint = LlmEndpoint(
         stack, "Endpoint", model=_model(stack, Engine.vllm()), endpoint_name="chat"
     )

@@ -41,6 +41,7 @@ from constructs_llm import (
     ModelArchitecture,
     ModelSource,
     Placement,
+    Routing,
     ScheduledCapacity,
     StreamFormat,
     StreamingInvoker,
@@ -358,6 +359,7 @@ WRONG_TYPES = [
             "async_inference": "s3://answers/",
             "fleet_change": "new_endpoint",
             "logs": "yes",
+            "routing": "PREFIX_AWARE",
         },
     ),
     _case("endpoint", "instance_type", ["ml.g5.2xlarge", 5], _endpoint),
@@ -400,6 +402,7 @@ WRONG_TYPES = [
             "detailed_observability": "yes",
             "capacity_reservation": ["my-reservation"],
             "logs": 30,
+            "routing": {"RoutingStrategy": "RANDOM"},
         },
     ),
     _case("ic-endpoint", "instance_type", ["ml.g5.12xlarge", 5], _ic_endpoint),
@@ -597,7 +600,16 @@ WRONG_TYPES = [
             "requests_waiting": "1",
             "topic": "arn:aws:sns:us-east-1:123456789012:alerts",
             "email": 5,
+            "promql_alarms": "true",
         },
+    ),
+    # Routing
+    *_cases(
+        "routing-prefix-aware",
+        lambda s, kw: Routing.prefix_aware(
+            **{"prefix_length": 4096, "concurrency_threshold": 8, **kw}
+        ),
+        {"prefix_length": "4096", "concurrency_threshold": 8.0},
     ),
     # Variant
     *_cases(
@@ -827,6 +839,7 @@ SIGNATURES: dict[str, Callable[..., object]] = {
     "deployment-all-at-once": Deployment.all_at_once,
     "alarms": Alarms,
     "endpoint-logs": EndpointLogs,
+    "routing-prefix-aware": Routing.prefix_aware,
     "variant": Variant,
     "hugging-face": ModelSource.hugging_face,
     "s3": ModelSource.s3,

@@ -10,9 +10,10 @@ their models' scope), the config's variants, and the grants on the models' roles
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration, Size
+from aws_cdk import Duration, Size, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -47,7 +48,20 @@ from constructs_llm.hosting.name_clash import name_clash_problem
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
-from constructs_llm.hosting.production_variant import production_variant
+from constructs_llm.hosting.production_variant import (
+    ENDPOINT_FEATURES,
+    production_variant,
+    variant_features,
+)
+from constructs_llm.hosting.routing import DEFAULT as DEFAULT_ROUTING
+from constructs_llm.hosting.routing import (
+    Routing,
+    kv_aware_problem,
+    routing_problem,
+    routing_schema_warning,
+    runs_vllm_dlc,
+    single_instance_note,
+)
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.stack_size import watch_stack_size
 from constructs_llm.hosting.storage import grant_volume_key, waive_nvme_volume_key
@@ -78,7 +92,9 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.engine_signals import engine_alarm_problem
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
+from constructs_llm.operations.promql_regions import promql_region_problem
 from constructs_llm.problems import Problems, fail
+from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.synth_hook import render_at_synth
@@ -173,6 +189,11 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         endpoint (``…:training-plan/<name>``) the instances launch into, only there (no
         on-demand fallback; when the plan's window ends the endpoint stops serving); with
         ``variants``, give it to each ``Variant``. @default none (on-demand)
+    :param routing: how requests are spread over the instances of every variant and instance
+        pool (``RoutingConfig``): ``Routing.least_outstanding_requests()``,
+        ``Routing.random()``, ``Routing.prefix_aware(prefix_length=, concurrency_threshold=)``
+        (requests sharing a prompt prefix to the same instance; two instances or more) or
+        ``Routing.kv_aware()`` (the vLLM DLC only). @default least outstanding requests
     :param async_inference: queue requests instead of answering them while the caller waits
         (``AsyncInference(output=bucket, ...)``): answers go to S3, a request may run up to an
         hour, and ``Autoscaling(min_capacity=0, ...)`` scales on the backlog, down to zero
@@ -222,9 +243,11 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         async_inference: AsyncInference | None = None,
         fleet_change: FleetChange | None = None,
         logs: EndpointLogs | bool | None = None,
+        routing: Routing | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
+        problems.add(routing_problem(routing))
         single = variants is None and shadow is None
         one = {
             "model": model,
@@ -282,6 +305,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             endpoint_name = generated_name(self, "endpoint_name")
         self._logs, logs_problem = endpoint_logs_of(self, logs, endpoint_name)
         problems.add(logs_problem)
+        routed = routing if isinstance(routing, Routing) else DEFAULT_ROUTING
+        planned = tuple(replace(v, routing=routed) for v in planned)
         self.plan = EndpointPlan(
             variants=tuple(v for v in planned if not v.shadow),
             shadow=next((v for v in planned if v.shadow), None),
@@ -304,6 +329,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             fleet_change=mode,
         )
         problems.extend(rule_problems(self.plan))
+        problems.add(kv_aware_problem(routed, _engines_off_vllm_dlc(self.plan)))
         engines = [m.engine for m in self._models]
         metrics = self.plan.metrics
         problems.add(
@@ -311,14 +337,33 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
                 alarm_props, engines, detailed=metrics.detailed, described=metrics.described
             )
         )
+        region = Stack.of(self).region
+        if metrics.detailed and any(engine.signals is not None for engine in engines):
+            problems.add(promql_region_problem(region, alarm_props))
+        features = [*ENDPOINT_FEATURES, *variant_features(self.plan.hosted)]
+        problems.extend(availability_problems(region, features))
         if deployment is not None and not problems:
             problems.extend(_rollout_problems(self, self.plan))
         problems.raise_if_any()
+        assert_available(self, features)
+        self._note_routing(routed)
         self._create()
         render_at_synth(self, self._render)
         watch_stack_size(self, *self._models)
 
     # -- what is its own, created now --------------------------------------------------------
+
+    def _note_routing(self, routing: Routing) -> None:
+        """A note where prefix-aware routing cannot act, a warning where CloudFormation's
+        schema does not list the strategy yet."""
+        for v in self.plan.hosted:
+            most = v.autoscaling.max_capacity if v.autoscaling else v.instance_count
+            note = single_instance_note(routing, f"variant {v.name!r}", most)
+            if note is not None:
+                add_note(self, note)
+        schema = routing_schema_warning(routing)
+        if schema is not None:
+            warn(self, SynthWarning(WarningId.ROUTING_SCHEMA, schema))
 
     def _create(self) -> None:
         plan = self.plan
@@ -819,3 +864,14 @@ def _guardrails_pools_change(describe: str, pools: str, variant: str) -> str:
         "guard: that deploy shifts all traffic to the new fleet at once, with no canary, bake "
         "or auto-rollback"
     )
+
+
+def _engines_off_vllm_dlc(plan: EndpointPlan) -> dict[str, str | None]:
+    """Each model of ``plan`` (its path) and its engine's factory, None where it runs the
+    SageMaker AI vLLM DLC (what ``Routing.kv_aware()`` needs)."""
+    return {
+        b.model.node.path: None
+        if runs_vllm_dlc(b.model.engine.factory_name, b.derivation.image.repository_name)
+        else f"Engine.{b.model.engine.factory_name}()"
+        for b in plan.bindings
+    }

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 from constructs_llm.hardware.pools import InstancePools
 from constructs_llm.hosting.fleet_change import FleetChange
 from constructs_llm.hosting.names import fleet_key
+from constructs_llm.hosting.routing import DEFAULT as DEFAULT_ROUTING
+from constructs_llm.hosting.routing import Routing
 from constructs_llm.hosting.storage import default_volume_gb
 from constructs_llm.model.model_resource import prepare_model
 
@@ -85,6 +87,8 @@ class VariantPlan:
         (``hosting/capacity_reservation.py``). @default none (on demand)
     :param managed_instances: ``(min, max)`` of managed instance scaling (an endpoint hosting
         components). @default none
+    :param routing: how requests are spread over its instances (``RoutingConfig``).
+        @default least outstanding requests
     """
 
     name: str
@@ -100,6 +104,7 @@ class VariantPlan:
     provision_timeout: Duration | None = None
     capacity_reservation: str | None = None
     managed_instances: tuple[int, int] | None = None
+    routing: Routing = DEFAULT_ROUTING
 
     # -- its hardware ----------------------------------------------------------------------
 

@@ -58,9 +58,32 @@ def production_variant(
         model_data_download_timeout_in_seconds=_seconds(download),
         volume_size_in_gb=plan.volume_gb,
         inference_ami_version=ami if first is None else first.inference_ami_version,
-        routing_config=_least_outstanding_requests(),
+        routing_config=plan.routing.config(),
         capacity_reservation_config=capacity_reservation_config(plan.capacity_reservation),
     )
+
+
+#: The resource types every endpoint renders (its Models are rendered by its hosts too).
+ENDPOINT_FEATURES = (
+    "AWS::SageMaker::Model",
+    "AWS::SageMaker::EndpointConfig",
+    "AWS::SageMaker::EndpointConfig.MetricsConfig",
+    "AWS::SageMaker::Endpoint",
+)
+
+
+def variant_features(plans: Iterable[VariantPlan]) -> list[str]:
+    """The CloudFormation features (``data/regions.json``) :func:`production_variant` renders
+    for ``plans``: routing always, instance pools and capacity reservations where used."""
+    found = ["AWS::SageMaker::EndpointConfig.ProductionVariants.RoutingConfig"]
+    for plan in plans:
+        if plan.listed:
+            found.append("AWS::SageMaker::EndpointConfig.ProductionVariants.InstancePools")
+        if plan.capacity_reservation is not None:
+            found.append(
+                "AWS::SageMaker::EndpointConfig.ProductionVariants.CapacityReservationConfig"
+            )
+    return list(dict.fromkeys(found))
 
 
 def _instance_pools(plan: VariantPlan) -> list[sagemaker.CfnEndpointConfig.InstancePoolProperty]:
@@ -99,10 +122,3 @@ def startup_timeouts(
 
 def _slowest(timeouts: Iterable[Duration]) -> Duration:
     return max(timeouts, key=lambda d: d.to_seconds())
-
-
-def _least_outstanding_requests() -> sagemaker.CfnEndpointConfig.RoutingConfigProperty:
-    """Routing to the least busy instance or copy: long streaming requests vary in length."""
-    return sagemaker.CfnEndpointConfig.RoutingConfigProperty(
-        routing_strategy="LEAST_OUTSTANDING_REQUESTS"
-    )

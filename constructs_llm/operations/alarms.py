@@ -37,7 +37,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Protocol
 
-from aws_cdk import CfnResource, Duration, Names, Token
+from aws_cdk import CfnResource, Duration, Names, Stack, Token
 from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
@@ -52,8 +52,14 @@ from constructs_llm.operations.engine_signals import (
     DEFAULT_REQUESTS_WAITING,
     EVALUATION_INTERVAL,
 )
+from constructs_llm.operations.promql_regions import assert_promql_region, promql_alarms_on
 from constructs_llm.problems import Problems
-from constructs_llm.values import duration_type_problem, positive_int_problem, unit_hint
+from constructs_llm.values import (
+    bool_problem,
+    duration_type_problem,
+    positive_int_problem,
+    unit_hint,
+)
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -91,6 +97,11 @@ class Alarms:
         ``email``, a topic of the endpoint's (or component's) own, encrypted with a KMS key
     :param email: an address, or a list of addresses, subscribed to the alarms' topic (each
         must confirm the subscription AWS mails it). @default none
+    :param promql_alarms: the engine alarms (``kv_cache_percent``, ``requests_waiting``) are
+        PromQL alarms, a CloudWatch preview with a region list of its own
+        (``operations/promql_regions.py``): True renders them (a region off the list fails at
+        synth, or at once with a rule where the region is unknown), False never.
+        @default on only in a stack whose region is concrete and listed
     """
 
     error_rate: float = 0.05
@@ -101,6 +112,7 @@ class Alarms:
     requests_waiting: int | None = DEFAULT_REQUESTS_WAITING
     topic: sns.ITopic | None = None
     email: str | Sequence[str] | None = None
+    promql_alarms: bool | None = None
 
     def __post_init__(self) -> None:
         problems = Problems("Alarms")
@@ -117,6 +129,7 @@ class Alarms:
         else:
             problems.add(managed_key_problem(self.topic))
         problems.extend(email_problems(self.email))
+        problems.add(bool_problem("promql_alarms", self.promql_alarms))
         problems.raise_if_any()
 
     @property
@@ -475,7 +488,11 @@ def create_alarms(
         else:
             made[spec.field] = created
     engine: dict[str, cloudwatch.PromQLAlarm] = {}
-    for alarm in metrics.engine.alarms(settings) if metrics.engine else ():
+    on = promql_alarms_on(Stack.of(scope).region, settings.promql_alarms)
+    wanted = metrics.engine.alarms(settings) if metrics.engine and on else []
+    if wanted:
+        assert_promql_region(scope)
+    for alarm in wanted:
         engine[alarm.field] = cloudwatch.PromQLAlarm(
             group,
             alarm.name,

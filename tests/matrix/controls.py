@@ -246,7 +246,12 @@ CONTROLS = [
             s,
             engine=Engine.vllm(),
             autoscaling=scaling(max_capacity=2),
-            alarms=Alarms(kv_cache_percent=90, requests_waiting=4, email=["a@example.com"]),
+            alarms=Alarms(
+                kv_cache_percent=90,
+                requests_waiting=4,
+                email=["a@example.com"],
+                promql_alarms=True,  # an environment-agnostic stack: asked for, with a rule
+            ),
         ),
         NEW_ENDPOINT,
         id="endpoint-engine-alarms-mailed",

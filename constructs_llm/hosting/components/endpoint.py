@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Protocol
 
-from aws_cdk import Duration, Size
+from aws_cdk import Duration, Size, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
@@ -35,7 +35,18 @@ from constructs_llm.hosting.name_clash import name_clash_problem
 from constructs_llm.hosting.names import fleet_variant_name, name_problem
 from constructs_llm.hosting.plan import VariantPlan, pools_of
 from constructs_llm.hosting.production_variant import (
+    ENDPOINT_FEATURES,
     production_variant,
+    variant_features,
+)
+from constructs_llm.hosting.routing import DEFAULT as DEFAULT_ROUTING
+from constructs_llm.hosting.routing import (
+    Routing,
+    kv_aware_problem,
+    routing_problem,
+    routing_schema_warning,
+    runs_vllm_dlc,
+    single_instance_note,
 )
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.stack_size import watch_stack_size
@@ -55,6 +66,7 @@ from constructs_llm.notes import add_note, quota_note
 from constructs_llm.operations.capacity_notes import fleet_capacity_note
 from constructs_llm.operations.deployment import Surge
 from constructs_llm.problems import Problems
+from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.sizing.timeouts import timeout_problem
@@ -140,6 +152,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         ``LlmEndpoint``'s: ``EndpointLogs(...)``, ``True`` or ``False``; only with
         ``endpoint_name``. @default as ``LlmEndpoint``'s (the app's context
         ``"constructs-llm:endpointLogGroups"``)
+    :param routing: how requests to each component are spread over its copies and the
+        instances they run on (``RoutingConfig`` on the variant and its pools):
+        ``Routing.least_outstanding_requests()``, ``Routing.random()``,
+        ``Routing.prefix_aware(prefix_length=, concurrency_threshold=)`` (needs
+        ``max_instances`` of two or more) or ``Routing.kv_aware()`` (every component on the vLLM
+        DLC). @default least outstanding requests
     """
 
     def __init__(
@@ -161,9 +179,11 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         detailed_observability: bool = True,
         capacity_reservation: str | None = None,
         logs: EndpointLogs | bool | None = None,
+        routing: Routing | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
+        problems.add(routing_problem(routing))
         problems.add(role_problem("role", role))
         problems.add(key_problem("kms_key", kms_key))
         parsed, found = InstancePools.parse(instance_type)
@@ -202,6 +222,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
                 provision_timeout=provision_timeout,
                 capacity_reservation=capacity_reservation,
                 managed_instances=(min_instances, max_instances),
+                routing=routing if isinstance(routing, Routing) else DEFAULT_ROUTING,
             ),
             metrics=MetricsPlan(
                 enhanced_metrics,
@@ -214,8 +235,19 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             endpoint_name=endpoint_name,
         )
         problems.extend(rule_problems(self.plan))
+        features = [f for f in ENDPOINT_FEATURES if f != "AWS::SageMaker::Model"]
+        features += variant_features([self.plan.variant])
+        problems.extend(availability_problems(Stack.of(self).region, features))
         problems.raise_if_any()
+        assert_available(self, features)
         self._hosted: list[HostedComponent] = []
+        variant = self.plan.variant
+        note = single_instance_note(variant.routing, "its fleet", max_instances)
+        if note is not None:
+            add_note(self, note)
+        schema = routing_schema_warning(variant.routing)
+        if schema is not None:
+            warn(self, SynthWarning(WarningId.ROUTING_SCHEMA, schema))
 
         self.role: iam.IRole = role or ExecutionRole(
             self, "Role", description="Execution role of an inference-component endpoint"
@@ -287,6 +319,15 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if ami is None or current is None or ami == current:
             return None
         return _host_ami_conflict(component_path, ami, self.node.path, current)
+
+    def routing_problem(self, model: LlmModel, repository: str | None) -> str | None:
+        """``Routing.kv_aware()`` needs every component on the vLLM DLC: ``model`` (a
+        component's, on an image of ``repository``) must run it."""
+        engine = model.engine.factory_name
+        dlc = runs_vllm_dlc(engine, repository)
+        return kv_aware_problem(
+            self.plan.variant.routing, {model.node.path: None if dlc else f"Engine.{engine}()"}
+        )
 
     def network_problems(self, model: LlmModel, component_path: str) -> list[str]:
         """Network isolation and the VPC serve every component (SageMaker sets them on the

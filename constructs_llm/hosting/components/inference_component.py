@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
@@ -62,7 +62,9 @@ from constructs_llm.operations.deployment import (
 )
 from constructs_llm.operations.engine_signals import EngineQueries, engine_alarm_problem
 from constructs_llm.operations.metrics import CopyMetrics, DashboardView
+from constructs_llm.operations.promql_regions import promql_region_problem
 from constructs_llm.problems import Problem, Problems
+from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
 from constructs_llm.sizing.timeouts import timeout_problem
@@ -256,12 +258,19 @@ class InferenceComponent(
                 described=metrics.described,
             )
         )
+        region = Stack.of(self).region
+        if metrics.detailed and model.engine.signals is not None:
+            problems.add(promql_region_problem(region, alarm_props))
+        problems.extend(availability_problems(region, _FEATURES))
         if not problems:
             amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
             problems.add(host_ami_problem(fleet, amis))
             problems.add(endpoint.host_ami_problem(amis[0], self.node.path))
             problems.extend(endpoint.network_problems(model, self.node.path))
+            image = pools[0].binding.derivation.image if pools[0].binding else None
+            problems.add(endpoint.routing_problem(model, image.repository_name if image else None))
         problems.raise_if_any()
+        assert_available(self, _FEATURES)
 
         self.resource = sagemaker.CfnInferenceComponent(
             self,
@@ -481,6 +490,10 @@ def _fleet(plan: ComponentPlan) -> Fleet:
     bounds = [s.min_capacity for s in scaling.schedule if s.min_capacity]
     smallest = 1 if scaling.min_capacity == 0 else min([scaling.min_capacity, *bounds])
     return Fleet(smallest, scaling.highest_max, plan.startup, unit="copy")
+
+
+#: What a component renders (``data/regions.json``): its specification and its Models.
+_FEATURES = ("AWS::SageMaker::InferenceComponent", "AWS::SageMaker::Model")
 
 
 def _deployment_problems(path: str, plan: ComponentPlan) -> list[str]:

@@ -22,6 +22,7 @@ from constructs_llm.cdk_values import (
 from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import Problems
+from constructs_llm.region_availability import availability_problems
 from constructs_llm.sizing.decode import DecodeRate, decode_rate
 from constructs_llm.streaming.formats import (
     DEFAULT_MAX_REQUEST_BYTES,
@@ -133,6 +134,7 @@ def check_invoker(
             "cors=Cors(allowed_origins=['https://app.example.com'])"
         )
     problems.add(_capacity_wait_problem(capacity_wait, timeout))
+    problems.extend(availability_problems(Stack.of(invoker).region, INVOKER_FEATURES))
     if isinstance(memory_size, bool) or not isinstance(memory_size, int):
         problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
     elif not 128 <= memory_size <= 10240:
@@ -300,7 +302,20 @@ def check_distribution(
     problems.add(_heartbeat_problem(heartbeat, read_timeout))
     problems.add(_rate_limit_problem(rate_limit, window, web_acl_arn, Stack.of(invoker)))
     problems.extend(_certificate_problems(certificate, domain_names))
+    problems.extend(availability_problems(Stack.of(invoker).region, distribution_features(oac)))
     problems.raise_if_any()
+
+
+#: What the invoker renders that some regions lack (``data/regions.json``): its function URL.
+INVOKER_FEATURES = ("AWS::Lambda::Function", "AWS::Lambda::Url")
+
+
+def distribution_features(oac: object) -> list[str]:
+    """What ``add_distribution`` renders that some regions lack: the distribution, and its
+    origin access control when signed."""
+    return ["AWS::CloudFront::Distribution"] + (
+        ["AWS::CloudFront::OriginAccessControl"] if oac is True else []
+    )
 
 
 def _certificate_problems(certificate: object, domain_names: object) -> list[str | None]:

@@ -21,14 +21,17 @@ from constructs import Construct
 from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import fail
+from constructs_llm.region_availability import assert_available
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import Env, ReasoningField
 from constructs_llm.streaming.invoker.adapter_layer import adapter_for
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.checks import (
+    INVOKER_FEATURES,
     check_distribution,
     check_invoker,
     decode_time_warnings,
+    distribution_features,
 )
 from constructs_llm.streaming.invoker.cors import Cors
 from constructs_llm.streaming.invoker.environment import invoker_environment
@@ -160,6 +163,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             cors=cors,
             capacity_wait=capacity_wait,
         )
+        assert_available(self, INVOKER_FEATURES)
         for warning in decode_time_warnings(called, timeout):
             warn(self, SynthWarning(WarningId.INVOKER_TIMEOUT_DECODE, warning))
         self._heartbeat = heartbeat
@@ -331,6 +335,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
             domain_names=domain_names,
             public=public,
         )
+        assert_available(self, distribution_features(oac))
         from constructs_llm.streaming.invoker import distribution as door  # CloudFront, when used
 
         if rate_limit is not None:
