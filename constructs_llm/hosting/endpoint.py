@@ -31,6 +31,7 @@ from constructs_llm.hosting.endpoint_base import EndpointAttributes, grant_invok
 from constructs_llm.hosting.endpoint_variant import EndpointVariant
 from constructs_llm.hosting.fleet_change import (
     FleetChange,
+    async_toggle_warning,
     fleet_change_of,
     fleet_endpoint_name,
     fleet_endpoint_prefix,
@@ -252,12 +253,20 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         problems.add(served_name_problem("served_model_name", served_model_name))
         mode = mode or FleetChange.TWO_DEPLOYS
         fleet_prefix = None
-        if any(v.autoscaling is not None for v in planned):
+        scaled = any(v.autoscaling is not None for v in planned)
+        if scaled:
             problems.add(named_endpoint_problem(endpoint_name, fleet_change, mode))
-            if mode is FleetChange.NEW_ENDPOINT and not problems:
-                # A new fleet is a new name: CloudFormation replaces the Endpoint.
-                endpoint_name = fleet_endpoint_name(self, [v.fleet_key for v in planned])
+        follows = scaled or queued is not None
+        if follows and mode is FleetChange.NEW_ENDPOINT and endpoint_name is None:
+            if not problems:
+                # A new fleet, or async inference turned on or off, is a new name:
+                # CloudFormation replaces the Endpoint instead of calling UpdateEndpoint.
+                keys = [v.fleet_key for v in planned] if scaled else []
+                endpoint_name = fleet_endpoint_name(self, keys, asynchronous=queued is not None)
                 fleet_prefix = fleet_endpoint_prefix(self)
+        elif queued is not None:
+            # Async inference can only be turned off (or on) by a new endpoint: say how.
+            warn(self, async_toggle_warning(self.node.path, endpoint_name))
         if deployment is not None and endpoint_name is None and not problems:
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
