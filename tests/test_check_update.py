@@ -15,16 +15,18 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from aws_cdk import App, Duration, Stack, Stage
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
+from botocore.stub import Stubber
 
 from constructs_llm import (
     AsyncInference,
@@ -467,3 +469,64 @@ def test_the_module_runs_as_the_docs_give_it(synthesized: dict[str, Any], tmp_pa
     assert "Traceback" not in missing.stderr
     usage = run(str(_path(synthesized, "plain")))
     assert usage.returncode == 2 and "OLD.template.json NEW.template.json" in usage.stderr
+
+
+# -- --stack: the deployed template, read with boto3 ----------------------------------------------
+#
+# Through botocore's Stubber: moto's server mode (CloudFormation) cannot hold these stacks, as
+# it creates the SageMaker resources and refuses instance types its own enum lacks
+# ("Value 'ml.g5.2xlarge' at 'instanceType' failed to satisfy constraint").
+
+
+@pytest.fixture
+def cloudformation(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stubber]:
+    """boto3's CloudFormation client, stubbed, as ``--stack`` gets it from ``boto3.client``."""
+    client = boto3.session.Session().client(
+        "cloudformation",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    made = []
+
+    def make(service: str, **kwargs: Any) -> Any:
+        made.append(service)
+        return client
+
+    monkeypatch.setattr(boto3, "client", make)
+    with Stubber(client) as stubber:
+        yield stubber
+    stubber.assert_no_pending_responses()
+    assert made == ["cloudformation"]
+
+
+def test_stack_reads_the_deployed_template(
+    synthesized: dict[str, Any], cloudformation: Stubber, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the stack deployed with autoscaling on ml.g5.2xlarge (TWO_DEPLOYS)
+    deployed = _path(synthesized, "two-scaled").read_text()
+    cloudformation.add_response(
+        "get_template",
+        {"TemplateBody": deployed},
+        expected_params={"StackName": "Chat", "TemplateStage": "Original"},
+    )
+    # WHEN the new template moves it to ml.g6.2xlarge
+    code = main(["--stack", "Chat", str(_path(synthesized, "two-scaled-g6"))])
+    # THEN the update is refused, as between the two files
+    assert code == 1
+    assert re.search(r"endpoint Endpoint[0-9A-F]{8}: REFUSED", capsys.readouterr().out)
+
+
+def test_stack_that_cannot_be_read_exits_2_naming_it(
+    synthesized: dict[str, Any], cloudformation: Stubber, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cloudformation.add_client_error(
+        "get_template",
+        service_error_code="ValidationError",
+        service_message="Stack with id Missing does not exist",
+        expected_params={"StackName": "Missing", "TemplateStage": "Original"},
+    )
+    assert main(["--stack", "Missing", str(_path(synthesized, "plain"))]) == 2
+    err = capsys.readouterr().err
+    assert "stack Missing: cannot read its deployed template" in err
+    assert "Stack with id Missing does not exist" in err and "Traceback" not in err

@@ -76,6 +76,7 @@ from constructs_llm.problems import Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.synth_hook import render_at_synth
+from constructs_llm.updates.rules import rule
 from constructs_llm.values import describe, type_problem
 
 if TYPE_CHECKING:
@@ -85,10 +86,9 @@ if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
 
 
-#: SageMaker's guide on updating endpoints that use autoscaling.
-_SCALING_UPDATE_GUIDE = (
-    "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html"
-)
+#: SageMaker's guide on updating endpoints that use autoscaling: the source of the update rule
+#: the fleet guard words (``constructs_llm/updates/rules.py``), which check_update cites too.
+_SCALING_UPDATE_GUIDE = rule("autoscaled-variant").citation
 
 
 class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Construct):

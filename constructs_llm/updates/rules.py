@@ -190,7 +190,7 @@ RULES: tuple[UpdateRule, ...] = (
         cloudformation=CfnAction.UPDATE,
         sagemaker=SageMakerAction.IN_PLACE,
         why="tags only: no new config, no new fleet",
-        citation="botocore sagemaker AddTags / DeleteTags",
+        citation="botocore sagemaker AddTagsInput, DeleteTagsInput",
     ),
     UpdateRule(
         id="model",
@@ -221,7 +221,7 @@ RULES: tuple[UpdateRule, ...] = (
         cloudformation=CfnAction.UPDATE,
         sagemaker=SageMakerAction.IN_PLACE,
         why="tags only",
-        citation="botocore sagemaker AddTags / DeleteTags",
+        citation="botocore sagemaker AddTagsInput, DeleteTagsInput",
     ),
     UpdateRule(
         id="async-toggle",
@@ -263,7 +263,7 @@ RULES: tuple[UpdateRule, ...] = (
     UpdateRule(
         id="component-move",
         resource=COMPONENT,
-        properties=("EndpointName", "VariantName", "InferenceComponentName"),
+        properties=("EndpointName", "EndpointArn", "VariantName", "InferenceComponentName"),
         change=(
             "the endpoint, variant or name of a component that keeps its logical id (an "
             "instance-type change of its endpoint renames the variant)"
@@ -278,7 +278,8 @@ RULES: tuple[UpdateRule, ...] = (
         ),
         citation=(
             "botocore sagemaker UpdateInferenceComponentInput (members: "
-            "InferenceComponentName, Specification, RuntimeConfig, DeploymentConfig)"
+            "InferenceComponentName, Specification, Specifications, RuntimeConfig, "
+            "DeploymentConfig)"
         ),
         verified=False,
     ),
@@ -384,17 +385,13 @@ def rule(id: str) -> UpdateRule:
 
 
 def rule_for(resource: str, prop: str) -> UpdateRule | None:
-    """The general row for a change of ``prop`` on ``resource`` (not the refusals, which
-    depend on the change, not only on the property), or None for a type the rules do not
-    cover."""
-    for found in RULES:
-        if (
-            found.resource == resource
-            and prop in found.properties
-            and found.sagemaker is not SageMakerAction.REFUSED
-        ):
-            return found
-    return None
+    """The row for a change of ``prop`` on ``resource``: the general one where a refusal
+    depends on the change, not only on the property (``async-toggle`` refuses only a config
+    that gains or loses ``AsyncInferenceConfig``), else the refusal; None for a property the
+    rules do not cover."""
+    rows = [r for r in RULES if r.resource == resource and prop in r.properties]
+    general = [r for r in rows if r.sagemaker is not SageMakerAction.REFUSED]
+    return (general or rows or [None])[0]
 
 
 def replaced_by(resource: str, prop: str) -> bool:
