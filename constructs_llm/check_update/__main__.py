@@ -38,8 +38,10 @@ def deployed_template(stack: str) -> Template:
     return parse_template(body, source)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+def parser() -> argparse.ArgumentParser:
+    """The command line: ``OLD.template.json NEW.template.json``, or ``--stack NAME
+    NEW.template.json``."""
+    built = argparse.ArgumentParser(
         prog="python -m constructs_llm.check_update",
         description=(
             "What CloudFormation and SageMaker will do when a stack goes from OLD to NEW: "
@@ -47,15 +49,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             "deploys, 1 when one would be refused, 2 on bad input."
         ),
     )
-    parser.add_argument(
+    built.add_argument(
         "templates", nargs="+", metavar="TEMPLATE", help="OLD and NEW, or NEW with --stack"
     )
-    parser.add_argument("--stack", metavar="NAME", help="read OLD from this deployed stack")
-    args = parser.parse_args(argv)
+    built.add_argument("--stack", metavar="NAME", help="read OLD from this deployed stack")
+    return built
+
+
+def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """``argv`` parsed; a usage error (exit 2) when the files do not fit ``--stack``."""
+    command = parser()
+    args = command.parse_args(argv)
     wanted = 1 if args.stack else 2
     if len(args.templates) != wanted:
         shape = "NEW.template.json" if args.stack else "OLD.template.json NEW.template.json"
-        parser.error(f"expected {shape}, got {len(args.templates)} file(s)")
+        command.error(f"expected {shape}, got {len(args.templates)} file(s)")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = arguments(argv)
     try:
         old = deployed_template(args.stack) if args.stack else read_template(args.templates[0])
         new = read_template(args.templates[-1])

@@ -391,7 +391,8 @@ def rule_for(resource: str, prop: str) -> UpdateRule | None:
     rules do not cover."""
     rows = [r for r in RULES if r.resource == resource and prop in r.properties]
     general = [r for r in rows if r.sagemaker is not SageMakerAction.REFUSED]
-    return (general or rows or [None])[0]
+    found = general or rows
+    return found[0] if found else None
 
 
 def replaced_by(resource: str, prop: str) -> bool:

@@ -235,15 +235,13 @@ def _what_changed(
                 lines.append(f"variant {name}: {', '.join(fields)}")
     models = sorted({m for v in after.values() for m in references(v.props) if m in new.resources})
     for model in models:
-        change = changes.get(model)
-        if new.type_of(model) == MODEL and change is not None and change.properties:
-            lines.append(f"Model {model} ({change.change.value}): {', '.join(change.properties)}")
-        elif (
-            new.type_of(model) == MODEL
-            and change is not None
-            and change.change is CfnChange.CREATED
-        ):
+        made = changes.get(model)
+        if new.type_of(model) != MODEL or made is None:
+            continue
+        if made.change is CfnChange.CREATED:
             lines.append(f"Model {model}: new")
+        elif made.properties:
+            lines.append(f"Model {model} ({made.change.value}): {', '.join(made.properties)}")
     return tuple(lines)
 
 
