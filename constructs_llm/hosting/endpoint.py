@@ -175,7 +175,9 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
     :param fleet_change: how an instance-type (or pools) change reaches an autoscaled
         endpoint: ``FleetChange.NEW_ENDPOINT`` (a new endpoint, in one deploy; the Endpoint's
         name follows its path and fleet, so ``endpoint_name`` cannot be given) or
-        ``FleetChange.TWO_DEPLOYS``. No effect without autoscaling. @default
+        ``FleetChange.TWO_DEPLOYS``. No effect without autoscaling, except on an asynchronous
+        endpoint, which ``NEW_ENDPOINT`` names after its mode (``-async``) so that turning
+        async inference on or off replaces it (``hosting/fleet_change.py``). @default
         ``NEW_ENDPOINT`` where the app's context sets
         ``"constructs-llm:newEndpointOnFleetChange": true`` (new apps' ``cdk.json``), else
         ``TWO_DEPLOYS``, so upgrading the library never renames a deployed endpoint

@@ -26,7 +26,16 @@ The default comes from the app's context, ``"constructs-llm:newEndpointOnFleetCh
 (in ``cdk.json``) choosing ``NEW_ENDPOINT``, as CDK's own feature flags do: an endpoint
 deployed without a name would be replaced once by turning it on, so upgrading the library never
 does it; new apps set it. An endpoint without autoscaling takes no derived name in either mode
-(its instance type changes in place).
+(its instance type changes in place), unless it is asynchronous.
+
+Async inference, turned on or off, is refused by UpdateEndpoint too ("The AsyncInferenceConfig
+parameter cannot be removed from this endpoint", rule ``async-toggle`` in
+``constructs_llm/updates/rules.py``). With ``NEW_ENDPOINT`` the mode is part of the name: an
+asynchronous endpoint's ends in ``-async`` (``<path>-g5-2xlarge-async``; ``<path>-async`` when
+it does not autoscale, so its instance type still changes in place), a real-time endpoint's is
+what it was, and the toggle replaces the endpoint in one deploy. With ``TWO_DEPLOYS`` or a name
+of the user's, an asynchronous endpoint warns (``constructs-llm:async-toggle``) with the way
+through: a new construct id or name in the deploy that changes the mode.
 """
 
 from __future__ import annotations
