@@ -40,8 +40,9 @@ from constructs_llm import (
     LlmEndpoint,
     ModelSource,
 )
-from constructs_llm.check_update import Verdict, check_update, read_template
+from constructs_llm.check_update import Template, Verdict, check_update, read_template
 from constructs_llm.check_update.__main__ import main
+from constructs_llm.updates.template_diff import CfnChange, compare
 from tests.conftest import ROOT, cdk_context
 from tests.matrix import builders
 from tests.matrix.builders import EBS_ONLY, IMAGE, MISTRAL, model, vpc
@@ -395,6 +396,14 @@ def test_what_a_blue_green_update_runs_beside_the_fleet(synthesized: dict[str, A
     assert "up to 4 x ml.g6.2xlarge (variant g6-2xlarge)" in update.meanwhile
     assert "variant g5-2xlarge: removed (ml.g5.2xlarge)" in update.changes
     assert "variant g6-2xlarge: added (ml.g6.2xlarge)" in update.changes
+    # AND an endpoint hosting components may run up to its managed scaling's maximum
+    moved = check_update(
+        read_template(_path(synthesized, "copies-4")),
+        read_template(_path(synthesized, "copies-g6")),
+    )
+    (shared,) = [f for f in moved if f.kind == "endpoint"]
+    assert shared.verdict is Verdict.BLUE_GREEN and shared.meanwhile is not None
+    assert "up to 2 x ml.g6.12xlarge (variant g6-12xlarge)" in shared.meanwhile
     rolled = check_update(
         read_template(_path(synthesized, "rolling")),
         read_template(_path(synthesized, "rolling-mistral")),
@@ -530,3 +539,54 @@ def test_stack_that_cannot_be_read_exits_2_naming_it(
     err = capsys.readouterr().err
     assert "stack Missing: cannot read its deployed template" in err
     assert "Stack with id Missing does not exist" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        {"Fn::GetAtt": ["Model", "ModelName"]},
+        {"Fn::GetAtt": "Model.ModelName"},
+        {"Ref": "Model"},
+        {"Fn::Sub": "${Model.ModelName}"},
+        {"Fn::Sub": ["${Name}", {"Name": {"Ref": "Model"}}]},
+    ],
+    ids=["getatt", "getatt-dotted", "ref", "sub", "sub-variables"],
+)
+def test_a_reference_to_a_replaced_resource_replaces_what_holds_it(reference: object) -> None:
+    """CloudFormation's part: a new Model (a create-only property changed) gives a new name to
+    whatever references it, so the config holding it is replaced too, and the endpoint is
+    updated onto it, however the template spells the reference."""
+
+    def template(image: str) -> Template:
+        variant = {"VariantName": "a", "InstanceType": "ml.g5.2xlarge", "ModelName": reference}
+        return Template.of(
+            {
+                "Resources": {
+                    "Model": {
+                        "Type": "AWS::SageMaker::Model",
+                        "Properties": {"PrimaryContainer": {"Image": image}},
+                    },
+                    "Config": {
+                        "Type": "AWS::SageMaker::EndpointConfig",
+                        "Properties": {"ProductionVariants": [variant]},
+                    },
+                    "Endpoint": {
+                        "Type": "AWS::SageMaker::Endpoint",
+                        "Properties": {"EndpointConfigName": {"Fn::GetAtt": ["Config", "X"]}},
+                    },
+                }
+            },
+            image,
+        )
+
+    changes = compare(template("a:1"), template("a:2"))
+    assert [changes[k].change for k in ("Model", "Config", "Endpoint")] == [
+        CfnChange.REPLACED,
+        CfnChange.REPLACED,
+        CfnChange.UPDATED,
+    ]
+    (endpoint,) = check_update(template("a:1"), template("a:2"))
+    assert endpoint.verdict is Verdict.BLUE_GREEN
+    # AND the same templates are no change at all
+    (same,) = check_update(template("a:1"), template("a:1"))
+    assert same.verdict is Verdict.UNCHANGED

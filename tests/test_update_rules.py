@@ -11,7 +11,7 @@ from typing import Any
 
 import botocore.session
 import pytest
-from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
+from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
 
 from constructs_llm.updates.rules import (
     COMPONENT,

@@ -191,10 +191,20 @@ def _config_of(template: Template, endpoint: str) -> str | None:
     return referenced(template.props(endpoint).get("EndpointConfigName"))
 
 
+def _most(variant: _Variant, registered: Mapping[str, int]) -> int:
+    """The most instances a variant may run: its count, its scalable target's maximum, or its
+    managed instance scaling's (an endpoint hosting components)."""
+    managed = variant.props.get("ManagedInstanceScaling") or {}
+    bound = managed.get("MaxInstanceCount", 0) if isinstance(managed, dict) else 0
+    return max(
+        variant.count, registered.get(variant.name, 0), bound if isinstance(bound, int) else 0
+    )
+
+
 def _fleet_text(variants: Sequence[_Variant], registered: Mapping[str, int]) -> str:
     parts = []
     for v in variants:
-        most = max(v.count, registered.get(v.name, 0))
+        most = _most(v, registered)
         upto = "up to " if most > v.count else ""
         parts.append(f"{upto}{most} x {v.instance_types} (variant {v.name})")
     return ", ".join(parts) or "no instances"
@@ -358,7 +368,7 @@ def _update_endpoint(
             resource=endpoint,
             kind="endpoint",
             verdict=Verdict.ROLLING,
-            why=f"UpdateEndpoint with a rolling deployment: {update.why}",
+            why=f"{update.why}; here rolling (DeploymentConfig.RollingUpdatePolicy)",
             rule=update,
             changes=what,
             meanwhile=_batch(rolling, new_variants, registered_new),
@@ -368,7 +378,7 @@ def _update_endpoint(
         resource=endpoint,
         kind="endpoint",
         verdict=Verdict.BLUE_GREEN,
-        why=f"UpdateEndpoint, blue/green: {update.why}",
+        why=f"{update.why}; here blue/green",
         rule=update,
         changes=what,
         meanwhile=(
@@ -386,7 +396,7 @@ def _batch(
     value = size.get("Value", 1) if isinstance(size, dict) else 1
     parts = []
     for v in variants:
-        most = max(v.count, registered.get(v.name, 0))
+        most = _most(v, registered)
         if isinstance(size, dict) and size.get("Type") == "CAPACITY_PERCENT":
             batch = max(1, math.ceil(most * float(value) / 100))
         else:
