@@ -15,6 +15,7 @@ Every id starts with ``constructs-llm:``:
 | --- | --- |
 | ``constructs-llm:adapter-engine-unverified`` | a LoRA adapter on a custom engine |
 | ``constructs-llm:async-alarms`` | default alarms on an async endpoint |
+| ``constructs-llm:async-toggle`` | an async endpoint whose name does not follow its mode |
 | ``constructs-llm:autoscaled-fleet:<fleet>`` | a fleet that changes in two deploys (per fleet) |
 | ``constructs-llm:component-fleet:<fleet>`` | a fleet hosting components (per fleet) |
 | ``constructs-llm:component-env-size`` | a component env above SageMaker's size |
@@ -56,6 +57,7 @@ class WarningId(str, Enum):
 
     ADAPTER_ENGINE_UNVERIFIED = "constructs-llm:adapter-engine-unverified"
     ASYNC_ALARMS = "constructs-llm:async-alarms"
+    ASYNC_TOGGLE = "constructs-llm:async-toggle"
     AUTOSCALED_FLEET = "constructs-llm:autoscaled-fleet"
     COMPONENT_FLEET = "constructs-llm:component-fleet"
     COMPONENT_ENV_SIZE = "constructs-llm:component-env-size"
@@ -82,6 +84,7 @@ class WarningId(str, Enum):
 _RAISED_FOR = {
     WarningId.ADAPTER_ENGINE_UNVERIFIED: "a LoRA adapter on a custom engine",
     WarningId.ASYNC_ALARMS: "default alarms on an async endpoint",
+    WarningId.ASYNC_TOGGLE: "an async endpoint whose name does not follow its mode",
     WarningId.AUTOSCALED_FLEET: "a fleet that changes in two deploys (per fleet)",
     WarningId.COMPONENT_FLEET: "a fleet hosting components (per fleet)",
     WarningId.COMPONENT_ENV_SIZE: "a component env above SageMaker's size",

@@ -280,10 +280,10 @@ def test_scale_to_zero_tracks_the_backlog_and_wakes_on_a_request(
 ) -> None:
     _, template = queued
     endpoint = _logical_id(template, "AWS::SageMaker::Endpoint", "Endpoint")
-    # named after its path and fleet (FleetChange.NEW_ENDPOINT, from cdk.json): its metrics
-    # name it as it is
+    # named after its path, fleet and mode (FleetChange.NEW_ENDPOINT, from cdk.json): its
+    # metrics name it as it is
     name = template.to_json()["Resources"][endpoint]["Properties"]["EndpointName"]
-    assert name.endswith("-g5-2xlarge")
+    assert name.endswith("-g5-2xlarge-async")
     by_name = [{"Name": "EndpointName", "Value": name}]
     template.has_resource_properties(
         "AWS::ApplicationAutoScaling::ScalableTarget",

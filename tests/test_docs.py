@@ -9,7 +9,9 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import importlib.util
 import re
+import shlex
 import textwrap
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import pytest
 from tests.conftest import ROOT
 
 PACKAGE = "constructs_llm"
-PUBLIC_MODULES = {PACKAGE, f"{PACKAGE}.streaming"}
+PUBLIC_MODULES = {PACKAGE, f"{PACKAGE}.streaming", f"{PACKAGE}.check_update"}
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 VERIFICATION = DOCS / "verification.md"
@@ -104,6 +106,43 @@ def test_every_dotted_name_the_pages_give_resolves() -> None:
             break
         else:
             raise AssertionError(name)
+
+
+def _python_m_commands() -> list[tuple[str, str, list[str]]]:
+    """Every ``python -m constructs_llm...`` command of the pages' bash blocks: the page, the
+    module and its arguments (up to ``&&``, ``|`` or ``>``)."""
+    found = []
+    for page in PAGES:
+        for block in re.findall(r"```bash\n(.*?)```", page.read_text(), re.DOTALL):
+            text = block.replace("\\\n", " ")
+            for match in re.finditer(rf"python -m ({PACKAGE}[\w.]*)([^\n&|>]*)", text):
+                found.append((page.name, match.group(1), shlex.split(match.group(2))))
+    return found
+
+
+def test_every_python_m_command_runs_a_module_with_arguments_it_takes() -> None:
+    commands = _python_m_commands()
+    assert ("operate.md", f"{PACKAGE}.check_update") in {(p, m) for p, m, _ in commands}
+    for page, module, args in commands:
+        spec = importlib.util.find_spec(module)
+        assert spec is not None, f"{page}: {module}"
+        runnable = spec.submodule_search_locations is None or importlib.util.find_spec(
+            f"{module}.__main__"
+        )
+        assert runnable, f"{page}: {module} has no __main__"
+        if module == f"{PACKAGE}.check_update":
+            from constructs_llm.check_update.__main__ import arguments
+
+            arguments(args)  # exits 2 on arguments the command does not take
+
+
+def test_the_python_m_check_refuses_what_the_command_would() -> None:
+    from constructs_llm.check_update.__main__ import arguments
+
+    for wrong in (["only-one.json"], ["--stack", "S", "a.json", "b.json"], ["--stak", "S", "a"]):
+        with pytest.raises(SystemExit) as exited:
+            arguments(wrong)
+        assert exited.value.code == 2
 
 
 # -- links ---------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import re
 import pytest
 
 import constructs_llm
+import constructs_llm.check_update
 import constructs_llm.streaming
 from tests.conftest import ROOT
 
@@ -37,6 +38,7 @@ CONTRACT: dict[str, set[str]] = {
         "ModelBinding",
     },
     "constructs_llm.streaming": {"parse_stream", "TokenEvent", "DoneEvent", "ErrorEvent"},
+    "constructs_llm.check_update": {"check_update", "read_template", "Finding", "Verdict"},
 }
 _USER_PAGES = [
     ROOT / "README.md",
@@ -54,7 +56,9 @@ def test_the_contract_is_exported(module: str) -> None:
     assert CONTRACT[module] <= exported, f"{module} lacks {sorted(CONTRACT[module] - exported)}"
 
 
-@pytest.mark.parametrize("module", [constructs_llm, constructs_llm.streaming])
+@pytest.mark.parametrize(
+    "module", [constructs_llm, constructs_llm.streaming, constructs_llm.check_update]
+)
 def test_every_export_is_documented_for_users(module: object) -> None:
     text = "\n".join(page.read_text() for page in _USER_PAGES)
     names: list[str] = module.__all__  # type: ignore[attr-defined]
@@ -62,7 +66,9 @@ def test_every_export_is_documented_for_users(module: object) -> None:
     assert not undocumented, f"document these exports on a user page: {undocumented}"
 
 
-@pytest.mark.parametrize("module", [constructs_llm, constructs_llm.streaming])
+@pytest.mark.parametrize(
+    "module", [constructs_llm, constructs_llm.streaming, constructs_llm.check_update]
+)
 def test_every_export_resolves(module: object) -> None:
     for name in module.__all__:  # type: ignore[attr-defined]
         assert getattr(module, name) is not None

@@ -33,6 +33,7 @@ from constructs_llm.hosting.endpoint_logs import EndpointLogs, create_log_group,
 from constructs_llm.hosting.endpoint_variant import EndpointVariant
 from constructs_llm.hosting.fleet_change import (
     FleetChange,
+    async_toggle_warning,
     fleet_change_of,
     fleet_endpoint_name,
     fleet_endpoint_prefix,
@@ -98,6 +99,7 @@ from constructs_llm.region_availability import assert_available, availability_pr
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.synth_hook import render_at_synth
+from constructs_llm.updates.rules import rule
 from constructs_llm.values import describe, type_problem
 
 if TYPE_CHECKING:
@@ -107,10 +109,9 @@ if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
 
 
-#: SageMaker's guide on updating endpoints that use autoscaling.
-_SCALING_UPDATE_GUIDE = (
-    "https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html"
-)
+#: SageMaker's guide on updating endpoints that use autoscaling: the source of the update rule
+#: the fleet guard words (``constructs_llm/updates/rules.py``), which check_update cites too.
+_SCALING_UPDATE_GUIDE = rule("autoscaled-variant").citation
 
 
 class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Construct):
@@ -202,7 +203,9 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
     :param fleet_change: how an instance-type (or pools) change reaches an autoscaled
         endpoint: ``FleetChange.NEW_ENDPOINT`` (a new endpoint, in one deploy; the Endpoint's
         name follows its path and fleet, so ``endpoint_name`` cannot be given) or
-        ``FleetChange.TWO_DEPLOYS``. No effect without autoscaling. @default
+        ``FleetChange.TWO_DEPLOYS``. No effect without autoscaling, except on an asynchronous
+        endpoint, which ``NEW_ENDPOINT`` names after its mode (``-async``) so that turning
+        async inference on or off replaces it (``hosting/fleet_change.py``). @default
         ``NEW_ENDPOINT`` where the app's context sets
         ``"constructs-llm:newEndpointOnFleetChange": true`` (new apps' ``cdk.json``), else
         ``TWO_DEPLOYS``, so upgrading the library never renames a deployed endpoint
@@ -293,12 +296,20 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         problems.add(served_name_problem("served_model_name", served_model_name))
         mode = mode or FleetChange.TWO_DEPLOYS
         fleet_prefix = None
-        if any(v.autoscaling is not None for v in planned):
+        scaled = any(v.autoscaling is not None for v in planned)
+        if scaled:
             problems.add(named_endpoint_problem(endpoint_name, fleet_change, mode))
-            if mode is FleetChange.NEW_ENDPOINT and not problems:
-                # A new fleet is a new name: CloudFormation replaces the Endpoint.
-                endpoint_name = fleet_endpoint_name(self, [v.fleet_key for v in planned])
+        follows = scaled or queued is not None
+        if follows and mode is FleetChange.NEW_ENDPOINT and endpoint_name is None:
+            if not problems:
+                # A new fleet, or async inference turned on or off, is a new name:
+                # CloudFormation replaces the Endpoint instead of calling UpdateEndpoint.
+                keys = [v.fleet_key for v in planned] if scaled else []
+                endpoint_name = fleet_endpoint_name(self, keys, asynchronous=queued is not None)
                 fleet_prefix = fleet_endpoint_prefix(self)
+        elif queued is not None:
+            # Async inference can only be turned off (or on) by a new endpoint: say how.
+            warn(self, async_toggle_warning(self.node.path, endpoint_name))
         if deployment is not None and endpoint_name is None and not problems:
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.

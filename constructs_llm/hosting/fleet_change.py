@@ -26,7 +26,16 @@ The default comes from the app's context, ``"constructs-llm:newEndpointOnFleetCh
 (in ``cdk.json``) choosing ``NEW_ENDPOINT``, as CDK's own feature flags do: an endpoint
 deployed without a name would be replaced once by turning it on, so upgrading the library never
 does it; new apps set it. An endpoint without autoscaling takes no derived name in either mode
-(its instance type changes in place).
+(its instance type changes in place), unless it is asynchronous.
+
+Async inference, turned on or off, is refused by UpdateEndpoint too ("The AsyncInferenceConfig
+parameter cannot be removed from this endpoint", rule ``async-toggle`` in
+``constructs_llm/updates/rules.py``). With ``NEW_ENDPOINT`` the mode is part of the name: an
+asynchronous endpoint's ends in ``-async`` (``<path>-g5-2xlarge-async``; ``<path>-async`` when
+it does not autoscale, so its instance type still changes in place), a real-time endpoint's is
+what it was, and the toggle replaces the endpoint in one deploy. With ``TWO_DEPLOYS`` or a name
+of the user's, an asynchronous endpoint warns (``constructs-llm:async-toggle``) with the way
+through: a new construct id or name in the deploy that changes the mode.
 """
 
 from __future__ import annotations
@@ -38,11 +47,15 @@ from enum import Enum
 from constructs import Construct
 
 from constructs_llm.hosting.names import SAGEMAKER_NAME, generated_name, generated_prefix
+from constructs_llm.reporting import SynthWarning, WarningId
+from constructs_llm.updates.rules import rule
 from constructs_llm.values import describe
 
 #: The context key whose ``true`` makes ``NEW_ENDPOINT`` the default.
 CONTEXT_KEY = "constructs-llm:newEndpointOnFleetChange"
 
+#: What ends the fleet of an asynchronous endpoint's name (:func:`fleet_endpoint_name`).
+ASYNC_MARK = "async"
 #: The longest fleet key kept as it is in the name; longer ones are hashed.
 _READABLE_FLEET = 20
 #: The hex digits of a hashed fleet key.
@@ -104,11 +117,21 @@ def named_endpoint_problem(
     )
 
 
-def fleet_endpoint_name(scope: Construct, fleet_keys: Sequence[str]) -> str:
+def fleet_endpoint_name(
+    scope: Construct, fleet_keys: Sequence[str], *, asynchronous: bool = False
+) -> str:
     """``<name derived from scope's path>-<fleet>``, 63 characters at most: the fleet is the
     one variant's key when it is short and a valid name part (``g5-2xlarge``), else the first
-    8 hex digits of the SHA-256 of every variant's key (pools, several variants)."""
+    8 hex digits of the SHA-256 of every variant's key (pools, several variants).
+
+    An asynchronous endpoint's fleet ends in ``-async`` (``g5-2xlarge-async``; ``async`` alone
+    when no variant autoscales, ``fleet_keys`` empty), so turning async inference on or off is
+    a new name, and CloudFormation replaces the Endpoint: UpdateEndpoint, which SageMaker
+    refuses for that change (rule ``async-toggle``, ``constructs_llm/updates/rules.py``),
+    never runs. A real-time endpoint's name is the fleet's alone, as before."""
     fleet = ",".join(fleet_keys)
+    if asynchronous:
+        fleet = f"{fleet}-{ASYNC_MARK}" if fleet else ASYNC_MARK
     readable = len(fleet) <= _READABLE_FLEET and SAGEMAKER_NAME.match(fleet)
     suffix = fleet if readable else hashlib.sha256(fleet.encode()).hexdigest()[:_HASHED_FLEET]
     return generated_name(scope, "endpoint_name", suffix=suffix)
@@ -118,3 +141,32 @@ def fleet_endpoint_prefix(scope: Construct) -> str:
     """What every name :func:`fleet_endpoint_name` gives ``scope`` starts with, whatever the
     fleet (a suffix of at most 20 characters: a readable key, or 8 hex digits)."""
     return generated_prefix(scope, max(_READABLE_FLEET, _HASHED_FLEET))
+
+
+def async_toggle_warning(path: str, endpoint_name: str | None) -> SynthWarning:
+    """An asynchronous endpoint whose name does not follow its mode (``TWO_DEPLOYS``, or a name
+    of the user's): turning async inference off, or on for an endpoint deployed real-time,
+    would update it in place, which SageMaker refuses (rule ``async-toggle``); the warning says
+    how to make the change a new endpoint instead."""
+    toggle = rule("async-toggle")
+    keeps = (
+        f"endpoint_name={endpoint_name!r}"
+        if endpoint_name is not None
+        else "FleetChange.TWO_DEPLOYS: CloudFormation generates its name once"
+    )
+    fix = (
+        "give it a new endpoint_name (or a new construct id) in the deploy that changes the mode"
+        if endpoint_name is not None
+        else "give it a new construct id in the deploy that changes the mode, or set "
+        "fleet_change=FleetChange.NEW_ENDPOINT, which names an asynchronous endpoint after its "
+        "mode (replacing it once)"
+    )
+    return SynthWarning(
+        WarningId.ASYNC_TOGGLE,
+        f"{path} is asynchronous and keeps its name if made real-time ({keeps}). Turning async "
+        "inference off, or on for an endpoint deployed real-time, updates the endpoint in "
+        f"place, which SageMaker refuses ({toggle.citation}; the real-time to async direction "
+        f"is unverified), and CloudFormation rolls the deploy back. To change the mode, {fix}. "
+        "python -m constructs_llm.check_update OLD NEW says what a deploy will do. Acknowledge "
+        f"Annotation::{WarningId.ASYNC_TOGGLE.value} once the endpoint is deployed asynchronous",
+    )

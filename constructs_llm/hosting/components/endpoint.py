@@ -71,6 +71,7 @@ from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.synth_hook import render_at_synth
+from constructs_llm.updates.rules import rule
 from constructs_llm.values import all_ints, positive_int_problem
 
 if TYPE_CHECKING:
@@ -458,6 +459,10 @@ def _ami(component: ComponentPlan) -> str | None:
     return component.binding.inference_ami_version
 
 
+#: The update rule the component fleet guard words, which check_update cites too.
+_MOVE = rule("component-move")
+
+
 def _component_fleet_change(endpoint: InferenceComponentEndpoint, key: str) -> str:
     """Why the instance type of an endpoint with components cannot change, and the way that
     works: a new endpoint with new components."""
@@ -468,7 +473,8 @@ def _component_fleet_change(endpoint: InferenceComponentEndpoint, key: str) -> s
         "renames that variant, on which each component was created (CreateInferenceComponent "
         "VariantName: 'The name of an existing production variant where you host the "
         "inference component'), and UpdateInferenceComponent cannot move a component (it "
-        "takes no VariantName or EndpointName), so the change cannot deploy in place. Move to "
+        f"takes no VariantName or EndpointName: {_MOVE.citation}), so the change cannot "
+        "deploy in place (check_update's rule component-move). Move to "
         "new hardware with a new endpoint: an InferenceComponentEndpoint and its "
         "InferenceComponents under new construct ids (and new endpoint_name and "
         "inference_component_name if set), in one deploy: CloudFormation creates them, points "
