@@ -134,7 +134,9 @@ def test_every_aws_command_of_every_page_is_one_the_cli_accepts() -> None:
             r"--production-variants: VariantNme is not a member of ProductionVariant",
         ),
         ("aws sns subscribe --topic-arn t --protocol email --endpoint a@b.c", r"--endpoint is not"),
-        ("aws s3 rm s3://bucket --recursive", r"the CLI's own s3 commands are not checked"),
+        ("aws s3 cpp a s3://bucket/a", r"the CLI's s3 has no command 'cpp'"),
+        ("aws s3 cp a s3://bucket/a --recursiv", r"'--recursiv' is not an option of s3 cp"),
+        ("aws s3 cp a", r"s3 cp takes 2-2 paths, got 1"),
     ],
     ids=[
         "misspelled-flag",
@@ -148,7 +150,9 @@ def test_every_aws_command_of_every_page_is_one_the_cli_accepts() -> None:
         "json-that-does-not-parse",
         "json-key-the-shape-lacks",
         "name-the-cli-renamed",
-        "high-level-s3",
+        "s3-command-the-cli-lacks",
+        "s3-option-the-command-lacks",
+        "s3-paths-missing",
     ],
 )
 def test_the_checker_refuses_what_the_cli_would(text: str, refusal: str) -> None:
@@ -168,6 +172,11 @@ def test_the_checker_accepts_the_cli_s_own_spellings() -> None:
         "--metrics-config '{\"EnableDetailedObservability\": false}'",
         "aws logs start-query --log-group-name g --start-time $(date +%s) --end-time 1 "
         "--query-string 'fields @timestamp | limit 5'",
+        # the CLI's own s3 commands, read from its source: options, switches and paths
+        "aws s3 rm s3://bucket --recursive",
+        "aws s3 sync llama3 s3://bucket/llama3/ --exclude '*.bin' --delete --region us-east-1",
+        # a redirection is the shell's
+        "aws cloudformation get-template --stack-name s --query TemplateBody > t.json",
     ):
         assert problems(_command(text)) == [], text
 

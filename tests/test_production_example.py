@@ -105,11 +105,12 @@ def test_the_topic_enforces_tls_with_a_rotating_key_and_the_invoker_takes_api_ke
 def test_the_example_waives_nothing_of_its_own() -> None:
     from tests.conftest import ROOT
 
-    # it acknowledges two of the library's own warnings (its autoscaled fleet raises none: a
-    # new instance type is a new endpoint), but no cdk-nag finding or checkov check
+    # it acknowledges three of the library's own warnings (its reserved invoker concurrency among
+    # them; its autoscaled fleet raises none: a new instance type is a new endpoint), but no
+    # cdk-nag finding or checkov check
     source = (ROOT / "stacks" / "production.py").read_text()
     assert not any(word in source for word in ("waive", "AwsSolutions", "checkov", "CKV_"))
-    assert source.count("Annotation::constructs-llm:") == 2
+    assert source.count("Annotation::constructs-llm:") == 3
 
 
 def test_the_quota_note_counts_a_second_fleet_at_the_scheduled_maximum() -> None:

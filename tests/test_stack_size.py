@@ -32,8 +32,8 @@ def test_above_the_limit_the_synth_says_what_each_endpoint_brings_and_the_ways_o
     new_stack: Callable[..., Stack], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN CloudFormation's limit as 30 (aws-cdk-lib's own check set to the same), and three
-    # endpoints of 12 resources each: their role, two policies, Model, config, endpoint and
-    # six default alarms
+    # endpoints of 11 resources each: their role, three policies, Model, config, endpoint and
+    # four default alarms (an environment-agnostic stack gets no PromQL alarms)
     monkeypatch.setattr(stack_size, "MAX_RESOURCES", 30)
     stack = new_stack(**{"@aws-cdk/core:stackResourceLimit": 30})
     _endpoints(stack, 3)
@@ -43,8 +43,8 @@ def test_above_the_limit_the_synth_says_what_each_endpoint_brings_and_the_ways_o
     message = str(caught.value)
     assert "TooManyResourcesInStack" not in message
     assert (
-        "stack 'Test' holds 36 CloudFormation resources, above the 30 CloudFormation allows in "
-        "one stack; its 3 endpoints bring 12.0 each on average (6.0 of them default alarms), "
+        "stack 'Test' holds 33 CloudFormation resources, above the 30 CloudFormation allows in "
+        "one stack; its 3 endpoints bring 11.0 each on average (4.0 of them default alarms), "
         "so about 2 fit."
     ) in message
     for way_out in ("InferenceComponents on a shared", "alarms=False", "several stacks"):
@@ -54,7 +54,7 @@ def test_above_the_limit_the_synth_says_what_each_endpoint_brings_and_the_ways_o
 def test_at_the_limit_the_stack_synthesizes(
     new_stack: Callable[..., Stack], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(stack_size, "MAX_RESOURCES", 36)
+    monkeypatch.setattr(stack_size, "MAX_RESOURCES", 33)
     stack = new_stack()
     _endpoints(stack, 3)
-    assert len(Template.from_stack(stack).to_json()["Resources"]) == 36
+    assert len(Template.from_stack(stack).to_json()["Resources"]) == 33

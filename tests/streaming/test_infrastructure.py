@@ -272,13 +272,15 @@ def test_an_architecture_without_its_layer_is_refused(new_stack: Callable[..., S
 def test_a_region_without_a_published_layer_is_named_with_the_other_problems(
     new_stack: Callable[..., Stack],
 ) -> None:
-    # GIVEN a GovCloud stack (no published adapter layer) and a memory size out of range
+    # GIVEN a GovCloud stack (no published adapter layer, and no function URLs in CloudFormation's
+    # schemas there) and a memory size out of range
     stack = new_stack(region="us-gov-west-1")
-    # WHEN the invoker is built THEN one error names both
+    # WHEN the invoker is built THEN one error names all three
     with pytest.raises(
         ConfigurationError,
-        match=r"(?s)StreamingInvoker 'Test/Stream' has 2 problems:.*no published Lambda Web "
-        r"Adapter layer is known for region 'us-gov-west-1'.*memory_size must be 128-10240 MiB",
+        match=r"(?s)StreamingInvoker 'Test/Stream' has 3 problems:.*no published Lambda Web "
+        r"Adapter layer is known for region 'us-gov-west-1'.*AWS::Lambda::Url.*"
+        r"memory_size must be 128-10240 MiB",
     ):
         StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), memory_size=64)
 

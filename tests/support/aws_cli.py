@@ -95,7 +95,7 @@ def problems(command: CliCommand) -> list[str]:
     service_name = _SERVICE_RENAMES.get(words[0], words[0])
     session = _session()
     if words[0] == "s3":
-        return [f"{command.text!r}: the CLI's own s3 commands are not checked here; use s3api"]
+        return [f"{command.text!r}: {p}" for p in _s3_problems(words[1:])]
     if service_name not in session.get_available_services():
         return [f"{command.text!r}: no service {words[0]!r} in the CLI's service models"]
     model = session.get_service_model(service_name)
@@ -135,7 +135,8 @@ def _commands_in(text: str) -> list[CliCommand]:
         if token == "aws" and (start == 0 or tokens[start - 1] in (";", "&&", "||", "|")):
             words = []
             for word in tokens[start + 1 :]:
-                if word in (";", "&&", "||", "|", "&"):
+                # a separator, or a redirection: what follows is the shell's, not the CLI's
+                if word in (";", "&&", "||", "|", "&", "<") or re.match(r"[0-9&]?>", word):
                     break
                 words.append(word)
             found.append(CliCommand(text=" ".join(["aws", *words]), words=tuple(words)))
@@ -278,9 +279,8 @@ def _aliases(service: str, command: str, flags: dict[str, str]) -> dict[str, str
 
 
 @cache
-def _cli_renames() -> tuple[dict[str, str], dict[str, str]]:
-    """``ARGUMENT_RENAMES`` and ``HIDDEN_ALIASES`` of the AWS CLI v1 in the CDK's awscli
-    layer asset (its ``awscli/customizations/argrename.py``), read as data."""
+def _cli_layer() -> zipfile.ZipFile:
+    """The AWS CLI v1 of the CDK's awscli layer asset (the pinned ``aws-cdk.asset-awscli-v1``)."""
     (archive,) = (
         f.locate()
         for f in importlib.metadata.files("aws-cdk.asset-awscli-v1") or []
@@ -289,8 +289,120 @@ def _cli_renames() -> tuple[dict[str, str], dict[str, str]]:
     with tarfile.open(archive) as tgz:
         member = tgz.extractfile("package/lib/layer.zip")
         assert member is not None
-        layer = zipfile.ZipFile(io.BytesIO(member.read()))
-    source = layer.read("awscli/awscli/customizations/argrename.py").decode()
+        return zipfile.ZipFile(io.BytesIO(member.read()))
+
+
+class _Code:
+    """A value of the tables that is code, not a literal (an argparse action such as
+    ``AppendFilter``, a help text built by a call): whatever is done with it gives itself."""
+
+    def __getattr__(self, name: str) -> _Code:
+        return self
+
+    def __call__(self, *args: object, **kwargs: object) -> _Code:
+        return self
+
+    def __add__(self, other: object) -> _Code:
+        return self
+
+    __radd__ = __add__
+
+
+class _Names(dict[str, Any]):
+    """The names the tables use: the module's literals, else code (:class:`_Code`)."""
+
+    def __missing__(self, key: str) -> _Code:
+        return _Code()
+
+
+@cache
+def _s3_commands() -> dict[str, tuple[frozenset[str], frozenset[str], tuple[int, int]]]:
+    """The CLI's own ``aws s3`` commands (``awscli/customizations/s3/subcommands.py``, read as
+    data): each command's ``NAME`` -> its options and how many paths it takes (least, most).
+    The module's tables are literals built from literals of the module, evaluated in order."""
+    source = _cli_layer().read("awscli/awscli/customizations/s3/subcommands.py").decode()
+    namespace: dict[str, Any] = {}
+    found: dict[str, tuple[frozenset[str], frozenset[str], tuple[int, int]]] = {}
+
+    def value(node: ast.expr, local: dict[str, Any] | None = None) -> Any:
+        code = compile(ast.Expression(node), "subcommands.py", "eval")
+        return eval(code, {}, _Names({**namespace, **(local or {})}))
+
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            try:
+                namespace[node.targets[0].id] = value(node.value)
+            except Exception:  # a value built from code: not one of the tables
+                continue
+        elif isinstance(node, ast.ClassDef):
+            local: dict[str, Any] = {}  # the class's own literals (USAGE, NAME, ...)
+            for field in node.body:
+                if isinstance(field, ast.Assign) and isinstance(field.targets[0], ast.Name):
+                    try:
+                        local[field.targets[0].id] = value(field.value, local)
+                    except Exception:  # built from code
+                        continue
+            if "NAME" not in local or "ARG_TABLE" not in local:
+                continue
+            table = local["ARG_TABLE"]
+            unread = [a for a in table if not isinstance(a, dict)]
+            assert not unread, f"s3 {local['NAME']}: options not read as data: {unread}"
+            options = frozenset(f"--{a['name']}" for a in table if not a.get("positional_arg"))
+            switches = frozenset(
+                f"--{a['name']}" for a in table if a.get("action") in ("store_true", "store_false")
+            )
+            nargs = [a.get("nargs", 1) for a in table if a.get("positional_arg")]
+            least = sum(0 if n == "?" else n for n in nargs)
+            most = sum(1 if n == "?" else n for n in nargs)
+            found[local["NAME"]] = (options, switches, (least, most))
+    # sync's strategies add their own options (--delete, --size-only, --exact-timestamps)
+    strategies = [_strategy_option(n) for n in _cli_layer().namelist() if "/syncstrategy/" in n]
+    options, switches, counts = found["sync"]
+    for option in (o for o in strategies if o is not None):
+        options |= {f"--{option['name']}"}
+        if option.get("action") in ("store_true", "store_false"):
+            switches |= {f"--{option['name']}"}
+    found["sync"] = (options, switches, counts)
+    return found
+
+
+def _strategy_option(name: str) -> dict[str, Any] | None:
+    """The option a sync strategy module declares (its module-level ``{'name': ...}``)."""
+    if not name.endswith(".py"):
+        return None
+    for node in ast.parse(_cli_layer().read(name).decode()).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            value = eval(compile(ast.Expression(node.value), name, "eval"), {}, _Names())
+            if isinstance(value, dict) and "name" in value:
+                return value
+    return None
+
+
+def _s3_problems(words: list[str]) -> list[str]:
+    """An ``aws s3`` command the CLI lacks, an option it does not take, or a wrong path count."""
+    commands = _s3_commands()
+    if not words or words[0] not in commands:
+        return [f"the CLI's s3 has no command {' '.join(words[:1])!r}; it has {sorted(commands)}"]
+    options, switches, (least, most) = commands[words[0]]
+    known = options | GLOBAL_OPTIONS | _GLOBAL_SWITCHES
+    flags = [w.split("=")[0] for w in words[1:] if w.startswith("--")]
+    problems = [f"{f!r} is not an option of s3 {words[0]}" for f in flags if f not in known]
+    takes_value = (options | GLOBAL_OPTIONS) - switches - _GLOBAL_SWITCHES
+    paths = [
+        word
+        for word, before in zip(words[1:], words[:-1], strict=True)
+        if not word.startswith("--") and not (before in takes_value and "=" not in before)
+    ]
+    if not least <= len(paths) <= most:
+        problems.append(f"s3 {words[0]} takes {least}-{most} paths, got {len(paths)}")
+    return problems
+
+
+@cache
+def _cli_renames() -> tuple[dict[str, str], dict[str, str]]:
+    """``ARGUMENT_RENAMES`` and ``HIDDEN_ALIASES`` of the AWS CLI v1 in the CDK's awscli
+    layer asset (its ``awscli/customizations/argrename.py``), read as data."""
+    source = _cli_layer().read("awscli/awscli/customizations/argrename.py").decode()
     tables: dict[str, dict[str, str]] = {}
     for node in ast.parse(source).body:
         if not isinstance(node, ast.Assign) or not isinstance(node.targets[0], ast.Name):
