@@ -36,6 +36,7 @@ from constructs_llm.operations.promql_regions import (
     promql_region_problem,
 )
 from constructs_llm.region_availability import (
+    RULE_PREFIX,
     assert_available,
     availability_problems,
     nearest_regions,
@@ -162,20 +163,113 @@ def test_an_invoker_in_a_region_without_function_urls_fails_at_synth(
 # -- an environment-agnostic stack: one rule per feature, before anything is created ---------
 
 
+def _set(value: Any, path: str) -> bool:
+    """Whether the property ``path`` (``A.B``, through lists as the schemas go through arrays)
+    is set in ``value``, a resource's ``Properties``."""
+    if isinstance(value, list):
+        return any(_set(item, path) for item in value)
+    head, _, rest = path.partition(".")
+    if not isinstance(value, dict) or head not in value:
+        return False
+    return not rest or _set(value[head], rest)
+
+
+def _rendered(template: dict[str, Any]) -> list[str]:
+    """The catalog's features a template renders: each resource type among its resources, and
+    each property path set on a resource of its type."""
+    resources = template["Resources"].values()
+    return [
+        name
+        for name, row in catalogs.regions().features.items()
+        if any(
+            r["Type"] == row.resource_type
+            and (row.property is None or _set(r.get("Properties", {}), row.property))
+            for r in resources
+        )
+    ]
+
+
+def _region_rules(template: dict[str, Any]) -> dict[str, tuple[dict[str, Any], str]]:
+    """The template's availability rules (the PromQL rule, of CloudWatch's page, apart)."""
+    return {
+        name: _rule(template, name)
+        for name in template.get("Rules", {})
+        if name.startswith(RULE_PREFIX) and name != PROMQL_RULE
+    }
+
+
+COMES_WITH = {"AWS::CloudFront::CachePolicy": "AWS::CloudFront::Distribution"}
+"""A type rendered only alongside another (add_distribution's cache policy), whose rule says
+what the schemas say of it: the library asks no rule of its own for it."""
+
+
+def _said_by(feature: str, table: catalogs.RegionCatalog) -> tuple[str, ...]:
+    """The regions another rule refuses for ``feature``: its type's, for a property; that of
+    the type it comes with, for one in ``COMES_WITH``."""
+    row = table.features[feature]
+    if row.property is not None:
+        return table.features[row.resource_type].lacking
+    if feature in COMES_WITH:
+        said = table.features[COMES_WITH[feature]].lacking
+        assert set(row.lacking) <= set(said), f"{feature} now lacks more than what it comes with"
+        return said
+    return ()
+
+
+EXAMPLES = sorted(p.name.removesuffix(".template.json") for p in FIXTURES.glob("*.template.json"))
+
+
+@pytest.mark.parametrize("fixture", EXAMPLES)
+def test_the_example_s_rules_refuse_exactly_the_regions_lacking_what_it_renders(
+    fixture: str,
+) -> None:
+    """What each example renders decides its rules: a region lacking any feature of it is
+    refused, every other region the schemas cover is admitted, and each rule is a rendered
+    feature's, naming that feature and the regions it refuses."""
+    template, table = _fixture(fixture), catalogs.regions()
+    rendered, rules = _rendered(template), _region_rules(template)
+    lacking = {region for name in rendered for region in table.features[name].lacking}
+    for region in table.regions:
+        refusing = [name for name, (condition, _) in rules.items() if not _holds(condition, region)]
+        assert bool(refusing) == (region in lacking), (region, refusing)
+    for feature in rendered:
+        unsaid = set(table.features[feature].lacking) - set(_said_by(feature, table))
+        assert not unsaid or rule_id(feature) in rules, (feature, sorted(unsaid))
+    for name, (condition, description) in rules.items():
+        (feature,) = [f for f in rendered if rule_id(f) == name]
+        refused = [r for r in table.regions if not _holds(condition, r)]
+        assert refused and set(refused) <= set(table.features[feature].lacking), name
+        assert table.features[feature].resource_type in description
+        assert all(region in description for region in refused), name
+
+
+def test_the_examples_render_each_feature_a_region_lacks() -> None:
+    """The derivation above sees what the examples render: between them, every type the
+    library renders that some region lacks (a rule each)."""
+    rendered = {name for fixture in EXAMPLES for name in _rendered(_fixture(fixture))}
+    rules = {name for fixture in EXAMPLES for name in _region_rules(_fixture(fixture))}
+    assert {COMPONENT, URL, "AWS::SageMaker::Endpoint", "AWS::CloudFront::Distribution"} <= rendered
+    assert {rule_id(COMPONENT), rule_id(URL), rule_id("AWS::CloudFront::Distribution")} <= rules
+
+
 @pytest.mark.parametrize(
     ("fixture", "rule", "refused", "admitted"),
     [
         ("SharedEndpoint", COMPONENT, "eu-west-3", "eu-west-1"),
         ("Llama3Components", COMPONENT, "us-gov-west-1", "us-west-2"),
         ("Production", URL, "il-central-1", "eu-central-1"),
-        ("FrontDoors", "AWS::CloudFront::OriginAccessControl", "cn-north-1", "us-east-1"),
+        ("FrontDoors", "AWS::CloudFront::Distribution", "us-gov-west-1", "cn-north-1"),
         ("Falcon40bLmi", "AWS::SageMaker::Endpoint", "me-central-1", "me-south-1"),
     ],
 )
 def test_the_example_s_rule_refuses_a_region_without_the_feature(
     fixture: str, rule: str, refused: str, admitted: str
 ) -> None:
-    condition, description = _rule(_fixture(fixture), rule_id(rule))
+    """Spot checks of the schemas' facts, one per feature kind; the rows are features each
+    example renders (the test above derives them all)."""
+    template = _fixture(fixture)
+    assert rule in _rendered(template)
+    condition, description = _rule(template, rule_id(rule))
     assert not _holds(condition, refused)
     assert _holds(condition, admitted)
     assert rule in description and refused in description

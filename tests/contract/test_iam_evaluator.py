@@ -69,6 +69,28 @@ def test_references_resolve_to_the_resource_they_name() -> None:
         resolve({"Fn::If": ["C", "a", "b"]})
 
 
+def test_select_takes_a_piece_or_a_token_where_only_a_deploy_knows_the_pieces() -> None:
+    resolve = Resolver(
+        {
+            "Resources": {
+                "Machine": {"Type": "AWS::StepFunctions::StateMachine", "Properties": {}},
+                "Other": {"Type": "AWS::Some::Thing", "Properties": {}},
+            }
+        }
+    )
+
+    def sixth(node: Any) -> Any:
+        return resolve({"Fn::Select": [6, {"Fn::Split": [":", node]}]})
+
+    assert sixth({"Ref": "Machine"}) == (Token("Machine.StateMachineName"),)
+    assert sixth({"Ref": "Machine"}) == resolve({"Fn::GetAtt": ["Machine", "Name"]})
+    (unknown,) = sixth({"Ref": "Other"})  # a Ref this resolver has no return values for
+    assert isinstance(unknown, Token) and "Other" in unknown.name
+    assert resolve({"Fn::Select": [1, {"Fn::Split": [":", "a:b"]}]}) == ("b",)
+    with pytest.raises(Unresolved):
+        resolve({"Fn::Select": [2, {"Fn::Split": [":", "a:b"]}]})
+
+
 def test_an_explicit_deny_wins() -> None:
     request = Request("s3:GetObject", text("arn:aws:s3:::b/k"))
     allow = _allow("s3:*", "*")

@@ -25,6 +25,7 @@ def test_the_walk_finds_every_kind_of_invoker() -> None:
     walked = {n: walk_invokers(n, t).walked for n, t in example_templates().items()}
     assert all(walked[n] for n in ("Llama2Tgi", "Llama3Components", "ModelGateway", "Rag"))
     assert len(walked["FrontDoors"]) == 2
+    assert "ApiBatchWorker9B3B0864 (batch worker of ApiFunction6BF808ED)" in walked["OpenaiBatch"]
 
 
 # -- mutants --------------------------------------------------------------------------------
@@ -113,3 +114,21 @@ def test_an_invoker_the_secret_key_does_not_allow_fails() -> None:
     # the account's own statements remain, but they allow only through IAM policies, and the
     # role's policies grant no kms:Decrypt
     _fails(mutant, "kms:Decrypt", "ApiKeysKey7822CBAC")
+
+
+def test_a_batch_worker_that_cannot_call_the_invoker_s_target_fails() -> None:
+    template = example_templates()["OpenaiBatch"]
+    worker = {"ApiBatchWorkerRoleDefaultPolicy58CC4D6B"}
+    _fails(
+        drop_action(template, "sagemaker:InvokeEndpointWithResponseStream", policies=worker),
+        "ApiBatchWorker9B3B0864",
+        "sagemaker:InvokeEndpointWithResponseStream",
+        ":inference-component/openaibatch-qwen-27078adb",
+    )
+
+
+def test_a_batch_worker_calling_other_targets_than_its_invoker_fails() -> None:
+    mutant = __import__("copy").deepcopy(example_templates()["OpenaiBatch"])
+    env = mutant["Resources"]["ApiBatchWorker9B3B0864"]["Properties"]["Environment"]
+    env["Variables"]["INFERENCE_COMPONENT_NAME"] = "OpenaiBatch-Other"
+    _fails(mutant, "batch worker ApiBatchWorker9B3B0864", "OpenaiBatch-Other")

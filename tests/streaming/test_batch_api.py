@@ -302,6 +302,18 @@ def test_a_request_the_model_rejects_is_an_error_line(
     assert "too long" in line["response"]["body"]["error"]["message"]
 
 
+def test_a_validation_error_other_than_no_capacity_is_an_error_line(
+    aws: dict[str, Any], fake: FakeSageMaker
+) -> None:
+    """Only the no-capacity refusal of SageMaker's ValidationErrors is retried: any other is
+    the request's fault, and its line says so at once."""
+    fake.enqueue(Scenario(call_error=CallError.validation_error("Input is too long")))
+    line = worker.handle({"phase": "line", "line": json.loads(_line("x", "hi"))})
+    assert line["custom_id"] == "x" and line["response"]["status_code"] == 400
+    error = line["response"]["body"]["error"]
+    assert error["code"] == "upstream_validation_error" and "too long" in error["message"]
+
+
 def test_the_worker_imports_from_the_code_asset_as_lambda_names_it(tmp_path: Any) -> None:
     root = make_task_root(tmp_path)
     probe = "import importlib; m = importlib.import_module('streaming.runtime.batches.worker'); m.handle"

@@ -16,6 +16,7 @@ from aws_cdk.assertions import Template
 
 from constructs_llm import Cors, InvokerAuth, StreamingInvoker
 from constructs_llm.errors import ConfigurationError
+from constructs_llm.region_availability import rule_id
 from tests.matrix.builders import endpoint as llama3_endpoint
 
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"  # managed policy ids (CloudFront docs)
@@ -311,6 +312,23 @@ def test_an_agnostic_stack_with_a_web_acl_asserts_us_east_1(
     (assertion,) = template.to_json()["Rules"]["ConstructsLlmWafRegion"]["Assertions"]
     assert assertion["Assert"] == {"Fn::Equals": [{"Ref": "AWS::Region"}, "us-east-1"]}
     assert "web_acl_arn=" in assertion["AssertDescription"]
+
+
+def test_an_agnostic_stack_with_origin_access_control_refuses_regions_without_it(
+    doors: tuple[Stack, Template],
+) -> None:
+    """The IAM distribution's origin access control has a rule of its own: CloudFormation's
+    schemas have distributions in the China regions but not origin access control."""
+    _, template = doors
+    rules = template.to_json()["Rules"]
+    (assertion,) = rules[rule_id("AWS::CloudFront::OriginAccessControl")]["Assertions"]
+    (contains,) = assertion["Assert"]["Fn::Not"]
+    regions, region = contains["Fn::Contains"]
+    assert region == {"Ref": "AWS::Region"}
+    assert {"cn-north-1", "us-gov-west-1"} <= set(regions) and "us-east-1" not in regions
+    assert "AWS::CloudFront::OriginAccessControl" in assertion["AssertDescription"]
+    (distribution,) = rules[rule_id("AWS::CloudFront::Distribution")]["Assertions"]
+    assert "cn-north-1" not in distribution["Assert"]["Fn::Not"][0]["Fn::Contains"][0]
 
 
 def test_an_existing_web_acl_is_attached(new_stack: Callable[..., Stack]) -> None:

@@ -62,7 +62,8 @@ SECRET_SUFFIX = "-AbCdEf"
 
 
 class Unresolved(ValueError):
-    """A value this resolver does not evaluate (a condition, an import, a parameter's list)."""
+    """A value this resolver does not evaluate (a condition, an import, a parameter's list,
+    an index past a list of literals)."""
 
 
 def text(*parts: Part | Text) -> Text:
@@ -210,6 +211,14 @@ _KINDS: dict[str, _Kind] = {
         _name,
         {"Arn": lambda n, i: arn("lambda", text("function:", n))},
     ),
+    # "Ref returns the ARN of the created state machine", arn:${Partition}:states:${Region}:
+    # ${Account}:stateMachine:${StateMachineName} (its template reference page, and "Actions,
+    # resources, and condition keys for AWS Step Functions"): CDK selects its name as piece 6
+    "AWS::StepFunctions::StateMachine": _Kind(
+        "StateMachineName",
+        lambda n, i: arn("states", text("stateMachine:", n)),
+        {"Arn": lambda n, i: arn("states", text("stateMachine:", n)), "Name": _name},
+    ),
     "AWS::IAM::Role": _Kind(
         "RoleName",
         _name,
@@ -265,8 +274,17 @@ class Resolver:
             return (Token(f"Fn::FindInMap:{render(mapping)}[{render(first)}][{render(second)}]"),)
         if function == "Fn::Select":
             index, items = argument
+            position = int(literal(self.resolve(index)))
             values = self._list(items)
-            return values[int(literal(self.resolve(index)))]
+            if position < len(values):
+                return values[position]
+            if isinstance(items, dict) and any(isinstance(p, Token) for v in values for p in v):
+                # a split of a value holding a token (a resource this resolver has no return
+                # values for): the token may hold separators, so the pieces past those seen
+                # are known only at deploy time
+                (separator, source) = items["Fn::Split"]
+                return (Token(f"Fn::Select:{position}:Fn::Split:{separator}:{source}"),)
+            raise Unresolved(f"Fn::Select index {position} out of a list of {len(values)}")
         raise Unresolved(f"not an intrinsic function this resolver evaluates: {function}")
 
     def _list(self, node: Any) -> list[Text]:

@@ -13,6 +13,12 @@ configured to call, read from the function's own environment (``ENDPOINT_NAME`` 
   ``secretsmanager.<region>.amazonaws.com``, "How AWS Secrets Manager uses AWS KMS"), allowed
   by the key policy and the role's policies together.
 
+An invoker with the Batch API (``BATCH_STATE_MACHINE_ARN``) has each line served by the worker
+function its state machine invokes (``runtime/batches/worker.py``): the worker is walked as an
+invoker of its own (its role calls the targets its environment names, and writes its logs),
+and its environment must name the same targets as the invoker's, so a batch line reaches the
+model the same request would reach online.
+
 What only a deploy proves: that the endpoint and secret exist when the function first runs,
 and that nothing outside the template (SCPs, boundaries) denies the same calls.
 """
@@ -74,7 +80,42 @@ def walk_invokers(name: str, template: dict[str, Any]) -> Walk:
             _secret(walk, who, resolve, role, env[Env.API_KEYS_SECRET_ID])
         _logs(walk, who, resolve, policy, function_id, function["Properties"])
         walk.walked.append(function_id)
+        if Env.BATCH_STATE_MACHINE_ARN in env:
+            _batch_workers(walk, resolve, function_id, called, env[Env.BATCH_STATE_MACHINE_ARN])
     return walk
+
+
+def _batch_workers(
+    walk: Walk,
+    resolve: Resolver,
+    invoker_id: str,
+    called: list[tuple[Text, Text | None]],
+    machine_arn: Any,
+) -> None:
+    """The functions the invoker's batch state machine invokes (its definition's references
+    to a Lambda function) call the invoker's own targets."""
+    resources = resolve.resources
+    (machine_id,) = set(references(machine_arn))
+    definition = resources[machine_id]["Properties"]["DefinitionString"]
+    workers = sorted(
+        {r for r in references(definition) if resources[r]["Type"] == "AWS::Lambda::Function"}
+    )
+    if not workers:
+        walk.problems.append(f"{walk.template}: {machine_id} of {invoker_id} invokes no function")
+    wanted = _rendered(called)
+    for worker_id in workers:
+        env = resources[worker_id]["Properties"].get("Environment", {}).get("Variables", {})
+        found = _rendered(targets(resolve, env))
+        if found != wanted:
+            walk.problems.append(
+                f"{walk.template}: batch worker {worker_id} of invoker {invoker_id} calls "
+                f"{sorted(found)}, not the invoker's targets {sorted(wanted)}"
+            )
+        walk.walked.append(f"{worker_id} (batch worker of {invoker_id})")
+
+
+def _rendered(called: list[tuple[Text, Text | None]]) -> set[tuple[str, str | None]]:
+    return {(render(e), None if c is None else render(c)) for e, c in called}
 
 
 def _logs(

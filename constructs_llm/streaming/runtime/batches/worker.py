@@ -46,9 +46,12 @@ from ..upstream import UpstreamFailure, describe_failure, describe_stream_error,
 from .results import finalize
 from .store import new_id
 
-#: Failures that capacity cures: the map retries them (``TargetBusy``).
+#: Failures that capacity cures: the map retries them (``TargetBusy``). ``no_capacity`` is
+#: ``upstream.py``'s code for SageMaker's refusal of a component with no copy
+#: (``capacity_wait.is_no_capacity``): the refusal that starts its scale-out from zero.
 _BUSY_CODES = frozenset(
     {
+        "no_capacity",
         "model_overloaded",
         "upstream_throttled",
         "model_unavailable",
@@ -142,15 +145,10 @@ def serve_line(
 
 
 def _failed(custom_id: object, request_id: str, failure: UpstreamFailure) -> dict[str, Any]:
-    if failure.code in _BUSY_CODES or _no_capacity(failure):
+    if failure.code in _BUSY_CODES:
         raise TargetBusy(f"{failure.code}: {failure.message}")
     body = error_object(failure.message, error_type=failure.error_type, code=failure.code)
     return _line(custom_id, failure.status, request_id, body)
-
-
-def _no_capacity(failure: UpstreamFailure) -> bool:
-    """An inference component with no copy to serve the request (at zero, scaling out)."""
-    return failure.upstream_code == "ValidationError" and "capacity" in failure.message.lower()
 
 
 def _line(custom_id: object, status: int, request_id: str, body: dict[str, Any]) -> dict[str, Any]:
