@@ -54,9 +54,11 @@ def waive(scope: IConstruct | None, *waivers: CheckovSkip | NagAcknowledgment) -
         recorded = list(existing.get("skip", []))
         recorded += [{"id": s.id, "comment": s.comment} for s in skips]
         resource.add_metadata("checkov", {**existing, "skip": recorded})
-    for ack in (w for w in waivers if isinstance(w, NagAcknowledgment)):
-        if scope is not None:
-            Validations.of(scope).acknowledge(Acknowledgment(id=ack.id, reason=ack.reason))
+    acks = [w for w in waivers if isinstance(w, NagAcknowledgment)]
+    if acks and scope is not None:
+        validations = Validations.of(scope)
+        for ack in acks:
+            validations.acknowledge(Acknowledgment(id=ack.id, reason=ack.reason))
 
 
 def _default_resource(scope: IConstruct | None) -> CfnResource:

@@ -40,6 +40,10 @@ def grant_ecr_pull(grantee: iam.IGrantable, repository_arns: list[str]) -> None:
     grant_authorization_token(grantee)
 
 
+def _auth_statement() -> iam.PolicyStatement:
+    return iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"])
+
+
 def grant_authorization_token(grantee: iam.IGrantable) -> None:
     """Add ecr:GetAuthorizationToken on * where its cdk-nag acknowledgment covers nothing else.
 
@@ -48,14 +52,13 @@ def grant_authorization_token(grantee: iam.IGrantable) -> None:
     (imported roles) get it in their default policy, which is acknowledged instead.
     """
     principal = grantee.grant_principal
-    statement = iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"])
     if isinstance(principal, (iam.Role, iam.LazyRole, iam.User, iam.Group)):
         if principal.node.try_find_child(_AUTH_POLICY_ID) is None:
-            policy = iam.Policy(principal, _AUTH_POLICY_ID, statements=[statement])
+            policy = iam.Policy(principal, _AUTH_POLICY_ID, statements=[_auth_statement()])
             principal.attach_inline_policy(policy)
             waive(policy, ECR_AUTHORIZATION_TOKEN)
         return
-    result = principal.add_to_principal_policy(statement)
+    result = principal.add_to_principal_policy(_auth_statement())
     if result.statement_added and isinstance(result.policy_dependable, Construct):
         waive(result.policy_dependable, ECR_AUTHORIZATION_TOKEN)
 

@@ -114,7 +114,11 @@ def grant_container_writes(role: iam.IRole, writes: ContainerWrites) -> None:
 def depend_on_policies(resource: Construct, role: iam.IRole) -> None:
     """Makes ``resource`` wait for the role's policies (not the role: its GetAtt already does,
     and a second edge is a cfn-lint warning)."""
-    role_resource = role.node.default_child
-    for child in role.node.children:
-        if role_resource is None or child.node.path != role_resource.node.path:
-            resource.node.add_dependency(child)
+    role_node, node = role.node, resource.node
+    role_resource = role_node.default_child
+    # The same object in Node.js is the same jsii reference, whichever Python object stands for
+    # it: compared here, not by path (two jsii calls per child).
+    skip = role_resource.__jsii_ref__.ref if role_resource is not None else None
+    for child in role_node.children:
+        if child.__jsii_ref__.ref != skip:
+            node.add_dependency(child)
