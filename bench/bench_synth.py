@@ -228,8 +228,13 @@ def _quietly(make: Callable[[int], object], size: int) -> tuple[float, int]:
 
 
 def _against_l1() -> None:
-    per_endpoint, per_resource, l1_times, llm_times = [], [], [], []
+    per_endpoint: list[float] = []
+    per_resource: list[float] = []
+    l1_times: list[float] = []
+    llm_times: list[float] = []
     counts = (0, 0)
+    _quietly(_l1_app, 1)  # warm-ups: each app's modules load on first use
+    _quietly(_llm_app, 1)
     for _ in range(L1_PAIRS):  # in turns, so machine load hits both alike
         l1, l1_resources = _quietly(_l1_app, L1_ENDPOINTS)
         llm, llm_resources = _quietly(_llm_app, L1_ENDPOINTS)
@@ -259,7 +264,9 @@ def _against_l1() -> None:
 
 def _components() -> None:
     small, large = COMPONENT_SIZES
-    growth, times = [], {small: [], large: []}
+    growth: list[float] = []
+    times: dict[int, list[float]] = {small: [], large: []}
+    _quietly(_components_app, 1)  # warm-up
     for _ in range(COMPONENT_PAIRS):
         fewer, _ = _quietly(_components_app, small)
         more, _ = _quietly(_components_app, large)

@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from constructs import IConstruct
+from constructs import IConstruct, Node
 
 from constructs_llm.synth_hook import report_at_synth, reported
 
@@ -36,19 +36,21 @@ _NOTE_METADATA_TYPE = "constructs-llm:note"
 # What each construct's notes print, kept on this side as they are added (its path, then its
 # notes in order), so that a synthesis prints them without reading each construct's metadata
 # back through jsii (one round trip to the Node.js process per property of each entry).
-_added: weakref.WeakKeyDictionary[IConstruct, tuple[str, list[str]]] = weakref.WeakKeyDictionary()
+# (Its node too, which each note's metadata goes on.)
+_added: weakref.WeakKeyDictionary[IConstruct, tuple[Node, str, list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def add_note(scope: IConstruct, text: str) -> None:
     """Attach a note to ``scope`` (no stack trace is recorded); the synth prints it."""
     report_at_synth(scope, _NOTE_METADATA_TYPE, _print_note_lines)
-    node = scope.node
-    node.add_metadata(_NOTE_METADATA_TYPE, text)
     added = _added.get(scope)
     if added is None:
-        _added[scope] = (node.path, [text])
-    else:
-        added[1].append(text)
+        node = scope.node
+        added = _added[scope] = (node, node.path, [])
+    added[0].add_metadata(_NOTE_METADATA_TYPE, text)
+    added[2].append(text)
 
 
 def notes_of(scope: IConstruct) -> list[str]:
@@ -59,7 +61,7 @@ def notes_of(scope: IConstruct) -> list[str]:
 def _note_line(scope: IConstruct) -> str | None:
     """``path: note; note`` for ``scope``, or None when it has no notes."""
     added = _added.get(scope)
-    path, notes = added if added is not None else (scope.node.path, notes_of(scope))
+    path, notes = added[1:] if added is not None else (scope.node.path, notes_of(scope))
     return f"{path}: {'; '.join(notes)}" if notes else None
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from constructs_llm.compliance import (
     GENERATED_ENDPOINT_LOG_GROUPS,
@@ -118,7 +118,13 @@ def depend_on_policies(resource: Construct, role: iam.IRole) -> None:
     role_resource = role_node.default_child
     # The same object in Node.js is the same jsii reference, whichever Python object stands for
     # it: compared here, not by path (two jsii calls per child).
-    skip = role_resource.__jsii_ref__.ref if role_resource is not None else None
+    skip = _jsii_ref(role_resource) if role_resource is not None else None
     for child in role_node.children:
-        if child.__jsii_ref__.ref != skip:
+        if _jsii_ref(child) != skip:
             node.add_dependency(child)
+
+
+def _jsii_ref(construct: IConstruct) -> str:
+    """The id of the Node.js object ``construct`` stands for."""
+    ref: str = construct.__jsii_ref__.ref  # type: ignore[attr-defined]
+    return ref
