@@ -9,20 +9,41 @@
    all (checked, not timed).
 2. Synth time of one app holding 1, 10 and 50 endpoints (model + endpoint each), in this
    process after a warm-up. Goal: linear, at most 0.2 s per added endpoint.
+3. Against plain L1 (a ``CfnModel``, ``CfnEndpointConfig`` and ``CfnEndpoint`` per endpoint,
+   the same app shape): one app of 20 ``LlmEndpoint``s (with their default alarms) and one of
+   20 L1 endpoints, built and synthesized in turns; the median over the pairs of the time
+   ratio, per endpoint and per CloudFormation resource. Goals: at most 4x L1 per endpoint and
+   1.5x per resource.
+4. Inference components: an app of 3 stacks, each an ``InferenceComponentEndpoint``
+   (ml.g5.12xlarge, 0-5 instances) hosting N ``InferenceComponent``s (each its own
+   ``LlmModel`` from S3 on vLLM, one GPU, scale to zero), with 10 and 20 components per
+   endpoint in turns. Goal: linear, a component costing no more at 20 per endpoint than at 10
+   (within 15 %: no work per component that grows with the components already there).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 IMPORT_RUNS = 9
 IMPORT_GOAL = 1.1
 PER_ENDPOINT_GOAL_S = 0.2
 SIZES = (1, 10, 50)
+L1_ENDPOINTS = 20
+L1_PAIRS = 5
+PER_ENDPOINT_GOAL = 4.0
+PER_RESOURCE_GOAL = 1.5
+COMPONENT_STACKS = 3
+COMPONENT_SIZES = (10, 20)
+COMPONENT_PAIRS = 3
+COMPONENT_GROWTH_GOAL = 1.15
 
 _ENV = dict(os.environ)  # bench/__main__.py sets the jsii banner switches
 
@@ -85,6 +106,187 @@ def _synth_seconds(endpoints: int) -> float:
     return time.perf_counter() - started
 
 
+def _l1_app(endpoints: int) -> object:
+    """The same app shape in plain L1: a Model, an EndpointConfig and an Endpoint each."""
+    from aws_cdk import App, Stack
+    from aws_cdk import aws_sagemaker as sagemaker
+
+    app = App()
+    stack = Stack(app, "Bench")
+    for i in range(endpoints):
+        model = sagemaker.CfnModel(
+            stack,
+            f"Model{i}",
+            execution_role_arn="arn:aws:iam::123456789012:role/sagemaker",
+            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+                image="763104351884.dkr.ecr.us-east-1.amazonaws.com/tgi:latest"
+            ),
+        )
+        config = sagemaker.CfnEndpointConfig(
+            stack,
+            f"Config{i}",
+            production_variants=[
+                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                    variant_name="AllTraffic",
+                    model_name=model.attr_model_name,
+                    initial_instance_count=1,
+                    instance_type="ml.g5.2xlarge",
+                )
+            ],
+        )
+        sagemaker.CfnEndpoint(
+            stack, f"Endpoint{i}", endpoint_config_name=config.attr_endpoint_config_name
+        )
+    return app
+
+
+def _llm_app(endpoints: int) -> object:
+    from aws_cdk import App, Stack
+
+    from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+
+    app = App()
+    stack = Stack(app, "Bench")
+    for i in range(endpoints):
+        model = LlmModel(
+            stack,
+            f"Model{i}",
+            source=ModelSource.hugging_face(
+                "meta-llama/Meta-Llama-3-8B-Instruct", needs_token=False
+            ),
+            engine=Engine.tgi(),
+            instance_type="ml.g5.2xlarge",
+        )
+        LlmEndpoint(stack, f"Endpoint{i}", model=model)
+    return app
+
+
+def _components_app(components: int) -> object:
+    from aws_cdk import App, Stack
+    from aws_cdk import aws_s3 as s3
+
+    from constructs_llm import (
+        Autoscaling,
+        Engine,
+        InferenceComponent,
+        InferenceComponentEndpoint,
+        LlmModel,
+        ModelSource,
+    )
+
+    app = App()
+    for s in range(COMPONENT_STACKS):
+        stack = Stack(app, f"Components{s}")
+        bucket = s3.Bucket.from_bucket_name(stack, "Weights", "bench-weights")
+        endpoint = InferenceComponentEndpoint(
+            stack, "Shared", instance_type="ml.g5.12xlarge", min_instances=0, max_instances=5
+        )
+        for c in range(components):
+            model = LlmModel(
+                stack,
+                f"Model{c}",
+                source=ModelSource.s3(
+                    bucket, f"llama-{c}/", model_id="meta-llama/Llama-3.1-8B-Instruct"
+                ),
+                engine=Engine.vllm(),
+                max_total_tokens=8192,
+            )
+            InferenceComponent(
+                stack,
+                f"Component{c}",
+                endpoint=endpoint,
+                model=model,
+                accelerators=1,
+                min_memory_mib=16 * 1024,
+                autoscaling=Autoscaling(
+                    min_capacity=0, max_capacity=2, target_concurrent_requests=4
+                ),
+            )
+    return app
+
+
+def _built_and_synthesized(make: Callable[[int], object], size: int) -> tuple[float, int]:
+    """Seconds from an empty app to its cloud assembly, and its CloudFormation resources
+    (CDK's own metadata resource aside)."""
+    started = time.perf_counter()
+    app = make(size)
+    assembly = app.synth()  # type: ignore[attr-defined]
+    seconds = time.perf_counter() - started
+    resources = sum(
+        1
+        for stack in assembly.stacks
+        for r in stack.template.get("Resources", {}).values()
+        if r["Type"] != "AWS::CDK::Metadata"
+    )
+    return seconds, resources
+
+
+def _quietly(make: Callable[[int], object], size: int) -> tuple[float, int]:
+    """As ``_built_and_synthesized``, with the note lines each synthesis prints dropped."""
+    with contextlib.redirect_stderr(io.StringIO()):
+        return _built_and_synthesized(make, size)
+
+
+def _against_l1() -> None:
+    per_endpoint: list[float] = []
+    per_resource: list[float] = []
+    l1_times: list[float] = []
+    llm_times: list[float] = []
+    counts = (0, 0)
+    _quietly(_l1_app, 1)  # warm-ups: each app's modules load on first use
+    _quietly(_llm_app, 1)
+    for _ in range(L1_PAIRS):  # in turns, so machine load hits both alike
+        l1, l1_resources = _quietly(_l1_app, L1_ENDPOINTS)
+        llm, llm_resources = _quietly(_llm_app, L1_ENDPOINTS)
+        counts = (l1_resources, llm_resources)
+        l1_times.append(l1)
+        llm_times.append(llm)
+        per_endpoint.append(llm / l1)
+        per_resource.append((llm / llm_resources) / (l1 / l1_resources))
+    endpoint_ratio = statistics.median(per_endpoint)
+    resource_ratio = statistics.median(per_resource)
+    n = L1_ENDPOINTS
+    print(
+        f"{n} LlmEndpoints vs {n} L1 endpoints, build + synth: "
+        f"{statistics.median(llm_times) / n * 1000:.0f} ms vs "
+        f"{statistics.median(l1_times) / n * 1000:.0f} ms per endpoint; "
+        f"{counts[1] // n} vs {counts[0] // n} resources each (median of {L1_PAIRS} pairs)"
+    )
+    print(
+        f"  per endpoint: {endpoint_ratio:.2f}x L1 (goal <= {PER_ENDPOINT_GOAL}x) "
+        f"{_verdict(endpoint_ratio <= PER_ENDPOINT_GOAL)}"
+    )
+    print(
+        f"  per resource: {resource_ratio:.2f}x L1 (goal <= {PER_RESOURCE_GOAL}x) "
+        f"{_verdict(resource_ratio <= PER_RESOURCE_GOAL)}"
+    )
+
+
+def _components() -> None:
+    small, large = COMPONENT_SIZES
+    growth: list[float] = []
+    times: dict[int, list[float]] = {small: [], large: []}
+    _quietly(_components_app, 1)  # warm-up
+    for _ in range(COMPONENT_PAIRS):
+        fewer, _ = _quietly(_components_app, small)
+        more, _ = _quietly(_components_app, large)
+        times[small].append(fewer)
+        times[large].append(more)
+        growth.append((more / large) / (fewer / small))
+    ratio = statistics.median(growth)
+    each = {size: statistics.median(t) / (COMPONENT_STACKS * size) for size, t in times.items()}
+    print(
+        f"{COMPONENT_STACKS} stacks x {small} / {large} inference components, build + synth: "
+        f"{statistics.median(times[small]):.1f} s / {statistics.median(times[large]):.1f} s, "
+        f"{each[small] * 1000:.0f} / {each[large] * 1000:.0f} ms per component "
+        f"(median of {COMPONENT_PAIRS} pairs)"
+    )
+    print(
+        f"  a component at {large} per endpoint costs {ratio:.2f}x one at {small} "
+        f"(goal <= {COMPONENT_GROWTH_GOAL}x: linear) {_verdict(ratio <= COMPONENT_GROWTH_GOAL)}"
+    )
+
+
 def _verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
@@ -119,6 +321,8 @@ def main() -> None:
         f"{_verdict(per_endpoint <= PER_ENDPOINT_GOAL_S)}; 10-endpoint time is {linearity:.2f}x "
         "the straight line through 1 and 50"
     )
+    _against_l1()
+    _components()
 
 
 if __name__ == "__main__":

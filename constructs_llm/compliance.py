@@ -9,6 +9,7 @@ children, with the finding id ``AwsSolutions::<rule>[<finding>]``.
 from __future__ import annotations
 
 import json
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,9 +55,11 @@ def waive(scope: IConstruct | None, *waivers: CheckovSkip | NagAcknowledgment) -
         recorded = list(existing.get("skip", []))
         recorded += [{"id": s.id, "comment": s.comment} for s in skips]
         resource.add_metadata("checkov", {**existing, "skip": recorded})
-    for ack in (w for w in waivers if isinstance(w, NagAcknowledgment)):
-        if scope is not None:
-            Validations.of(scope).acknowledge(Acknowledgment(id=ack.id, reason=ack.reason))
+    acks = [w for w in waivers if isinstance(w, NagAcknowledgment)]
+    if acks and scope is not None:
+        validations = Validations.of(scope)
+        for ack in acks:
+            validations.acknowledge(Acknowledgment(id=ack.id, reason=ack.reason))
 
 
 def _default_resource(scope: IConstruct | None) -> CfnResource:
@@ -69,7 +72,19 @@ def _default_resource(scope: IConstruct | None) -> CfnResource:
 
 def _nag_resource(scope: IConstruct, arn: str) -> str:
     """A resource as cdk-nag prints it in a finding id (its ``flattenCfnReference``)."""
-    return _flatten(Stack.of(scope).resolve(arn))
+    return _flatten(_stack_of(scope).resolve(arn))
+
+
+# The stack of each scope waived by ARN, asked of aws-cdk-lib once (a role is waived for each
+# of its log groups and streams, by each host that renders its grants).
+_stacks: weakref.WeakKeyDictionary[IConstruct, Stack] = weakref.WeakKeyDictionary()
+
+
+def _stack_of(scope: IConstruct) -> Stack:
+    stack = _stacks.get(scope)
+    if stack is None:
+        stack = _stacks[scope] = Stack.of(scope)
+    return stack
 
 
 def resource_wildcard(scope: IConstruct, arn: str, reason: str) -> NagAcknowledgment:

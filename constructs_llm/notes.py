@@ -17,10 +17,11 @@ feature flag ``@aws-cdk/core:annotationsInValidationReport`` it does not print t
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from constructs import IConstruct
+from constructs import IConstruct, Node
 
 from constructs_llm.synth_hook import report_at_synth, reported
 
@@ -32,10 +33,24 @@ _NOTE_METADATA_TYPE = "constructs-llm:note"
 """Metadata type of a note in the construct tree and the cloud assembly manifest."""
 
 
+# What each construct's notes print, kept on this side as they are added (its path, then its
+# notes in order), so that a synthesis prints them without reading each construct's metadata
+# back through jsii (one round trip to the Node.js process per property of each entry).
+# (Its node too, which each note's metadata goes on.)
+_added: weakref.WeakKeyDictionary[IConstruct, tuple[Node, str, list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def add_note(scope: IConstruct, text: str) -> None:
     """Attach a note to ``scope`` (no stack trace is recorded); the synth prints it."""
     report_at_synth(scope, _NOTE_METADATA_TYPE, _print_note_lines)
-    scope.node.add_metadata(_NOTE_METADATA_TYPE, text)
+    added = _added.get(scope)
+    if added is None:
+        node = scope.node
+        added = _added[scope] = (node, node.path, [])
+    added[0].add_metadata(_NOTE_METADATA_TYPE, text)
+    added[2].append(text)
 
 
 def notes_of(scope: IConstruct) -> list[str]:
@@ -45,8 +60,9 @@ def notes_of(scope: IConstruct) -> list[str]:
 
 def _note_line(scope: IConstruct) -> str | None:
     """``path: note; note`` for ``scope``, or None when it has no notes."""
-    notes = notes_of(scope)
-    return f"{scope.node.path}: {'; '.join(notes)}" if notes else None
+    added = _added.get(scope)
+    path, notes = added[1:] if added is not None else (scope.node.path, notes_of(scope))
+    return f"{path}: {'; '.join(notes)}" if notes else None
 
 
 def note_lines(stage: IConstruct) -> list[str]:
@@ -56,8 +72,9 @@ def note_lines(stage: IConstruct) -> list[str]:
 
 def _lines(stage: IConstruct, noted: Sequence[IConstruct]) -> list[str]:
     """The note lines of ``noted``, the constructs notes were added to, in construct-tree order.
-    Only their metadata is read: reading every construct's through jsii (each CloudFormation
-    resource's holds the stack trace of its creation) took a tenth of a small app's synth."""
+    Only their notes are read, as added: reading every construct's metadata through jsii (each
+    CloudFormation resource's holds the stack trace of its creation) took a tenth of a small
+    app's synth."""
     ids = {id(construct) for construct in noted}
     found = (c for c in stage.node.find_all() if id(c) in ids)
     return [line for c in found if (line := _note_line(c)) is not None]

@@ -25,6 +25,7 @@ the constructs that have notes there, once the renders have added theirs).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 
 import jsii
@@ -35,10 +36,11 @@ Render = Callable[[], None]
 Report = Callable[[IConstruct, Sequence[IConstruct]], None]
 
 
-def render_at_synth(construct: IConstruct, render: Render) -> None:
+def render_at_synth(construct: IConstruct, render: Render, *, path: str | None = None) -> None:
     """Runs ``render`` once, when ``construct``'s stage first synthesizes, after every
-    construct is built, in construct-path order with the stage's other renders."""
-    _hook(construct).renders.append((construct.node.path, render))
+    construct is built, in construct-path order with the stage's other renders (``path``:
+    the construct's path, when the caller has it at hand)."""
+    _hook(construct).renders.append((path or construct.node.path, render))
 
 
 def report_at_synth(construct: IConstruct, key: str, report: Report) -> None:
@@ -47,26 +49,48 @@ def report_at_synth(construct: IConstruct, key: str, report: Report) -> None:
     registered); one report per ``key`` and stage (the first registered)."""
     hook = _hook(construct)
     hook.reports.setdefault(key, report)
-    subjects = hook.subjects.setdefault(key, [])
-    if not any(subject is construct for subject in subjects):
-        subjects.append(construct)
+    subjects = hook.subjects.setdefault(key, {})
+    subjects.setdefault(id(construct), construct)
 
 
 def reported(stage: IConstruct, key: str) -> list[IConstruct]:
     """The constructs registered under ``key`` for ``stage`` (none when nothing registered)."""
-    for aspect in Aspects.of(stage).all:
-        if isinstance(aspect, _SynthHook):
-            return list(aspect.subjects.get(key, []))
-    return []
+    hook = _found_hook(stage)
+    return list(hook.subjects.get(key, {}).values()) if hook is not None else []
+
+
+# Each jsii call is a round trip to the Node.js process, and a hosting construct registers
+# several renders and reports: the stage of each construct the library registers (one
+# ``Stage.of``), and the hook of each stage, are kept on this side, for as long as the Python
+# objects live (jsii keeps the objects created in Python for the life of the process).
+_stages: weakref.WeakKeyDictionary[IConstruct, IConstruct] = weakref.WeakKeyDictionary()
+_hooks: weakref.WeakKeyDictionary[IConstruct, _SynthHook] = weakref.WeakKeyDictionary()
+
+
+def _stage_of(construct: IConstruct) -> IConstruct:
+    stage = _stages.get(construct)
+    if stage is None:
+        stage = Stage.of(construct) or construct.node.root
+        _stages[construct] = stage
+    return stage
+
+
+def _found_hook(stage: IConstruct) -> _SynthHook | None:
+    hook = _hooks.get(stage)
+    if hook is None:  # a stage object jsii made here, not the one first seen: ask its aspects
+        hook = next((a for a in Aspects.of(stage).all if isinstance(a, _SynthHook)), None)
+        if hook is not None:
+            _hooks[stage] = hook
+    return hook
 
 
 def _hook(construct: IConstruct) -> _SynthHook:
-    stage = Stage.of(construct) or construct.node.root
-    for aspect in Aspects.of(stage).all:
-        if isinstance(aspect, _SynthHook):
-            return aspect
-    hook = _SynthHook(stage)
-    Aspects.of(stage).add(hook, priority=AspectPriority.MUTATING)
+    stage = _stage_of(construct)
+    hook = _found_hook(stage)
+    if hook is None:
+        hook = _SynthHook(stage)
+        Aspects.of(stage).add(hook, priority=AspectPriority.MUTATING)
+        _hooks[stage] = hook
     return hook
 
 
@@ -79,7 +103,8 @@ class _SynthHook:
         self._stage = stage
         self.renders: list[tuple[str, Render]] = []
         self.reports: dict[str, Report] = {}
-        self.subjects: dict[str, list[IConstruct]] = {}
+        #: Under each key, the constructs registered (by identity), in the order they came.
+        self.subjects: dict[str, dict[int, IConstruct]] = {}
 
     def visit(self, node: IConstruct) -> None:
         if node is not self._stage:
@@ -88,4 +113,4 @@ class _SynthHook:
         for _, render in sorted(pending, key=lambda each: each[0]):
             render()
         for key, report in self.reports.items():
-            report(self._stage, self.subjects[key])
+            report(self._stage, list(self.subjects[key].values()))

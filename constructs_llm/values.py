@@ -14,6 +14,26 @@ from typing import Literal
 from aws_cdk import Duration, Token
 from constructs import Construct
 
+#: What every encoded token of aws-cdk-lib contains when it is a string (its
+#: ``ANY_TOKEN_MARKER``, in ``core/lib/private/encoding.ts``: ``${Token[...]}``, the list form
+#: ``#{Token[...]}``); a string without it is resolved.
+_TOKEN_MARKER = "Token["
+#: A number token is a double near -1.9e289 (``createTokenDouble``): never a Python int this small.
+_PLAIN_INT = 2**53
+
+
+def is_unresolved(value: object) -> bool:
+    """``Token.is_unresolved(value)``, answered here for a plain int or a string without a token
+    marker (each jsii call is a round trip to the Node.js process; checks run on every prop of
+    every construct), and asked of aws-cdk-lib otherwise."""
+    if value is None or isinstance(value, bool):
+        return False
+    if type(value) is int and -_PLAIN_INT < value < _PLAIN_INT:
+        return False
+    if type(value) is str and _TOKEN_MARKER not in value:
+        return False
+    return bool(Token.is_unresolved(value))
+
 
 def duration_type_problem(prop: str, value: object) -> str | None:
     """A ``Duration`` (or None). A bare number is refused rather than read as seconds: users
@@ -32,7 +52,7 @@ def duration_problem(
     if problem or not isinstance(value, Duration):
         return problem
     seconds = value.to_seconds(integral=False)
-    if Token.is_unresolved(seconds):
+    if is_unresolved(seconds):
         return None
     if not minimum_s <= seconds <= maximum_s:
         return f"{prop} must be between {bounds}, got {seconds:g} s; {why}"
@@ -42,7 +62,7 @@ def duration_problem(
 
 
 def positive_int_problem(prop: str, value: object, *, minimum: int = 1) -> str | None:
-    if value is None or Token.is_unresolved(value):
+    if value is None or is_unresolved(value):
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         return f"{prop} must be an integer >= {minimum}, got {value!r}"

@@ -548,6 +548,35 @@ def test_components_that_only_fit_alone_fail_together() -> None:
         add("B", QWEN)
 
 
+def test_the_fleet_check_sums_every_component_already_hosted() -> None:
+    # GIVEN one instance of 4 GPUs, with two one-copy components that fit together
+    app = App()
+    stack = Stack(app, "Test")
+    endpoint = InferenceComponentEndpoint(stack, "Endpoint", instance_type=G5, max_instances=1)
+
+    def add(name: str, copies: int) -> InferenceComponent:
+        return InferenceComponent(
+            stack,
+            name,
+            endpoint=endpoint,
+            model=_model(stack, f"{name}Model", LLAMA3),
+            accelerators=1,
+            min_memory_mib=16 * 1024,
+            copies=copies,
+        )
+
+    add("A", 1)
+    add("B", 1)
+    # WHEN a third needs 3 copies THEN the sum of all three overflows (1 + 1 + 3 = 5 > 4),
+    # naming each in the order they came
+    with pytest.raises(
+        ConfigurationError,
+        match=r"InferenceComponent 'Test/C': .*\(A \(1 x .*\), B \(1 x .*\), C \(3 x .*\)\) "
+        r"need 5 accelerators \(the fleet has 4\)",
+    ):
+        add("C", 3)
+
+
 def test_a_model_env_above_the_component_limit_warns_with_the_names(
     new_stack: Callable[..., Stack],
 ) -> None:

@@ -909,3 +909,32 @@ def test_an_unknown_time_zone_fails_naming_it() -> None:
         ScheduledCapacity(schedule=NIGHT, min_capacity=1, time_zone="Mars/Base")
     with pytest.raises(ConstructsLlmError, match=r"got 'Europe/Pari'; did you mean 'Europe/Paris'"):
         ScheduledCapacity(schedule=NIGHT, min_capacity=1, time_zone="Europe/Pari")
+
+
+def test_is_unresolved_answers_as_aws_cdk_lib_does() -> None:
+    # Plain ints and token-free strings are answered without a jsii call; every value, token
+    # or not, gets aws-cdk-lib's own answer.
+    from aws_cdk import Aws, Fn, Token
+
+    from constructs_llm.values import is_unresolved
+
+    region = Aws.REGION
+    values: list[object] = [
+        region,
+        f"prefix-{region}",
+        Token.as_number(Aws.ACCOUNT_ID),
+        Fn.split(",", region),
+        None,
+        True,
+        0,
+        5,
+        -3,
+        2**60,
+        2.5,
+        "",
+        "ml.g5.2xlarge",
+        "Token[",
+        "${Token[TOKEN.1]}",
+    ]
+    assert [is_unresolved(v) for v in values] == [bool(Token.is_unresolved(v)) for v in values]
+    assert [is_unresolved(v) for v in values[:4]] == [True] * 4

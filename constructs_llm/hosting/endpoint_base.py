@@ -19,7 +19,12 @@ class EndpointAttributes:
 
     @property
     def endpoint_name(self) -> str:
-        return self.resource.attr_endpoint_name
+        # The GetAtt token is made once, with the resource; each metric and alarm reads it, and
+        # each read through jsii is a round trip to the Node.js process.
+        name: str | None = getattr(self, "_endpoint_name_token", None)
+        if name is None:
+            name = self._endpoint_name_token = self.resource.attr_endpoint_name
+        return name
 
     @property
     def endpoint_arn(self) -> str:

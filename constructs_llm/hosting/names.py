@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from aws_cdk import Names, Token
+from aws_cdk import Names
 from constructs import Construct
 
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.pools import VARIANT_NAME, InstancePools
 from constructs_llm.problems import fail
+from constructs_llm.values import is_unresolved
 
 # SageMaker's pattern for Endpoint, EndpointConfig, variant and inference component names
 # (max 63 characters).
@@ -21,7 +22,7 @@ SAGEMAKER_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
 def name_problem(prop: str, value: str | None) -> str | None:
     """SageMaker names: the pattern, at most 63 characters, no underscores."""
-    if value is None or Token.is_unresolved(value):
+    if value is None or is_unresolved(value):
         return None
     if isinstance(value, str) and SAGEMAKER_NAME.match(value):
         return None

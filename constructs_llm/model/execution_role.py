@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from constructs_llm.compliance import (
     GENERATED_ENDPOINT_LOG_GROUPS,
@@ -122,9 +122,19 @@ def depend_on_policies(
     and a second edge is a cfn-lint warning), and for the policies ``owner`` attached to the
     role in its own scope (``wildcard_policy.py``: a role of the caller's gets the library's
     wildcard statements in policies of the model or host, not under the role)."""
-    role_resource = role.node.default_child
-    for child in role.node.children:
-        if role_resource is None or child.node.path != role_resource.node.path:
-            resource.node.add_dependency(child)
+    role_node, node = role.node, resource.node
+    role_resource = role_node.default_child
+    # The same object in Node.js is the same jsii reference, whichever Python object stands for
+    # it: compared here, not by path (two jsii calls per child).
+    skip = _jsii_ref(role_resource) if role_resource is not None else None
+    for child in role_node.children:
+        if _jsii_ref(child) != skip:
+            node.add_dependency(child)
     for policy in own_policies(owner) if owner is not None else []:
-        resource.node.add_dependency(policy)
+        node.add_dependency(policy)
+
+
+def _jsii_ref(construct: IConstruct) -> str:
+    """The id of the Node.js object ``construct`` stands for."""
+    ref: str = construct.__jsii_ref__.ref  # type: ignore[attr-defined]
+    return ref

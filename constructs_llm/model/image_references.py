@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from aws_cdk import Token
+from constructs_llm.values import is_unresolved
 
 _REPOSITORY = re.compile(r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
@@ -26,7 +26,7 @@ _MAX_URI = 255  # ContainerDefinition.Image maximum length
 def repository_name_problem(repository: object) -> str | None:
     if not isinstance(repository, str) or not repository:
         return f"DLC repository must be a non-empty string, got {repository!r}."
-    if Token.is_unresolved(repository):
+    if is_unresolved(repository):
         return None
     if ".dkr.ecr." in repository or ":" in repository:
         return (
@@ -44,7 +44,7 @@ def repository_name_problem(repository: object) -> str | None:
 def tag_problem(tag: object) -> str | None:
     if not isinstance(tag, str) or not tag:
         return f"Image tag must be a non-empty string, got {tag!r}."
-    if Token.is_unresolved(tag) or _TAG.fullmatch(tag) or _DIGEST.fullmatch(tag):
+    if is_unresolved(tag) or _TAG.fullmatch(tag) or _DIGEST.fullmatch(tag):
         return None
     return (
         f"Invalid image tag: got {tag!r}. A tag is 1-128 letters, digits, '_', '.' or '-', "

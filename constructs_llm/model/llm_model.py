@@ -113,7 +113,8 @@ class LlmModel(Construct):
         architecture: ModelArchitecture | None = None,
     ) -> None:
         super().__init__(scope, id)
-        problems = Problems(f"LlmModel '{self.node.path}'")
+        self._path = self.node.path  # read often, by checks of each placement
+        problems = Problems(f"LlmModel '{self._path}'")
         problems.add(type_problem("source", source, ModelSource, _source_fix(source)))
         problems.add(type_problem("engine", engine, Engine, ENGINE_FIX))
         problems.extend(
@@ -226,13 +227,13 @@ class LlmModel(Construct):
         """
         if placement is not None and not isinstance(placement, Placement):
             fail(
-                f"LlmModel '{self.node.path}'",
+                f"LlmModel '{self._path}'",
                 f"bind() takes a Placement, got {placement!r}; {_PLACEMENT_FIX}",
             )
         placement = placement or self._require_default()
         bound = self._bindings.get(placement)
         if bound is None:
-            problems = Problems(f"LlmModel '{self.node.path}' on {placement.describe()}")
+            problems = Problems(f"LlmModel '{self._path}' on {placement.describe()}")
             derivation = self.derive(placement)
             problems.extend(derivation.problems)
             problems.raise_if_any()
@@ -242,8 +243,8 @@ class LlmModel(Construct):
     def problems_for(self, placement: Placement) -> list[Problem]:
         """What stops this model from running on ``placement``, each naming the model and the
         hardware, for the construct that binds it to report with its own problems."""
-        fits = f"LlmModel '{self.node.path}' does not fit on {placement.describe()}"
-        runs = f"LlmModel '{self.node.path}' on {placement.describe()}"
+        fits = f"LlmModel '{self._path}' does not fit on {placement.describe()}"
+        runs = f"LlmModel '{self._path}' on {placement.describe()}"
         return [
             Problem(f"{fits if p.kind is SizingError else runs}: {p.message}", p.kind)
             for p in self.derive(placement).problems
@@ -294,7 +295,7 @@ class LlmModel(Construct):
         if self.network is None:
             fail(
                 "",
-                f"LlmModel '{self.node.path}' has no security groups: it runs outside a VPC; "
+                f"LlmModel '{self._path}' has no security groups: it runs outside a VPC; "
                 "pass vpc=... to the LlmModel to manage its network connections",
             )
         return self.network.connections
@@ -319,7 +320,7 @@ class LlmModel(Construct):
 
         :param placement: whose image. @default the model's default placement
         """
-        problems = Problems(f"LlmModel '{self.node.path}'.grant_read")
+        problems = Problems(f"LlmModel '{self._path}'.grant_read")
         problems.add(grantee_problem("grantee", grantee))
         problems.add(type_problem("placement", placement, Placement, _PLACEMENT_FIX, optional=True))
         problems.raise_if_any()
@@ -356,7 +357,7 @@ class LlmModel(Construct):
 
     def _require_default(self) -> Placement:
         if self.default_placement is None:
-            fail("", _no_default_placement(self.node.path))
+            fail("", _no_default_placement(self._path))
         return self.default_placement
 
 

@@ -7,10 +7,9 @@ import difflib
 import re
 from functools import cache
 
-from aws_cdk import Token
-
 from constructs_llm import catalogs
 from constructs_llm.cdk_values import cdk_kind
+from constructs_llm.values import is_unresolved
 
 # Hub rules: letters, digits, '-', '_', '.'; no '--' or '..'; '-' and '.' neither start nor end
 # a part; the repository name is at most 96 characters.
@@ -23,7 +22,7 @@ _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}")
 def hub_id_problem(model_id: object) -> str | None:
     if not isinstance(model_id, str):
         return f"model_id must be a Hub id string such as 'org/name', got {model_id!r}"
-    if Token.is_unresolved(model_id):
+    if is_unresolved(model_id):
         return None
     hint = _hub_id_hint(model_id)
     if hint:
@@ -62,7 +61,7 @@ def revision_problem(revision: object) -> str | None:
         return None
     if not isinstance(revision, str):
         return f"revision must be a string (branch, tag or commit), got {revision!r}"
-    if Token.is_unresolved(revision):
+    if is_unresolved(revision):
         return None
     ok = (
         _REVISION.fullmatch(revision)
@@ -138,7 +137,7 @@ def hub_id_typo(model_id: str, *, hub: bool) -> str | None:
     """A warning when ``model_id`` is not in the packaged table but looks like a typo of an id
     that is (or None). Ids that extend a table id (``Qwen/Qwen3-8B-FP8``, a quantized copy)
     or carry other numbers (``Qwen/Qwen2-7B-Instruct``, another release) are not typos."""
-    if Token.is_unresolved(model_id):
+    if is_unresolved(model_id):
         return None
     given = model_id.strip().lower()
     ids = _table_ids()
@@ -195,12 +194,12 @@ def bucket_region_problem(bucket: object, region: str) -> str | None:
     ``region=`` (or created in a stack of a concrete region) and a model in a concrete region."""
     env = getattr(bucket, "env", None)
     where = getattr(env, "region", None)
-    if not isinstance(where, str) or Token.is_unresolved(where) or Token.is_unresolved(region):
+    if not isinstance(where, str) or is_unresolved(where) or is_unresolved(region):
         return None
     if where == region:
         return None
     name = getattr(bucket, "bucket_name", None)
-    shown = repr(name) if isinstance(name, str) and not Token.is_unresolved(name) else "the bucket"
+    shown = repr(name) if isinstance(name, str) and not is_unresolved(name) else "the bucket"
     return (
         f"the weights' bucket {shown} is in {where}, but the model deploys to {region}, and "
         "SageMaker reads model artifacts only from a bucket in the model's region; copy the "
@@ -212,7 +211,7 @@ def bucket_region_problem(bucket: object, region: str) -> str | None:
 def prefix_problem(prefix: object) -> str | None:
     if not isinstance(prefix, str):
         return f"prefix must be a string such as 'llama3-8b/', got {prefix!r}"
-    if Token.is_unresolved(prefix):
+    if is_unresolved(prefix):
         return None
     if prefix.startswith("s3://"):
         return f"prefix is the key prefix inside the bucket, got the URI {prefix!r}"
@@ -231,7 +230,7 @@ def prefix_problem(prefix: object) -> str | None:
 def archive_key_problem(key: object) -> str | None:
     if not isinstance(key, str):
         return f"key must be a string such as 'models/model.tar.gz', got {key!r}"
-    if Token.is_unresolved(key):
+    if is_unresolved(key):
         return None
     if key.startswith("s3://"):
         return f"key is the object key inside the bucket, got the URI {key!r}"

@@ -222,7 +222,7 @@ class InvocationMetrics:
             options,
             dimensions_map=self._metric_dimensions(),
             statistic="Average",
-            period=Duration.minutes(1),
+            period=_MINUTE,  # one Duration for every metric: one jsii call fewer each
         )
         return cloudwatch.Metric(namespace=namespace, metric_name=metric_name, **props)
 

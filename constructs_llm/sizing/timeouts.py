@@ -7,6 +7,8 @@ model's size where it is known, within SageMaker's 60-3600 s range.
 
 from __future__ import annotations
 
+import functools
+
 from aws_cdk import Duration
 
 from constructs_llm.hardware.instance_type import InstanceType
@@ -25,13 +27,20 @@ MAX_TIMEOUT_S = 3600
 def default_health_check_timeout(
     instance: InstanceType, architecture: ModelArchitecture | None
 ) -> Duration:
-    return Duration.seconds(_scaled(instance, architecture, base=600))
+    return _seconds(_scaled(instance, architecture, base=600))
 
 
 def default_download_timeout(
     instance: InstanceType, architecture: ModelArchitecture | None
 ) -> Duration:
-    return Duration.seconds(_scaled(instance, architecture, base=600))
+    return _seconds(_scaled(instance, architecture, base=600))
+
+
+@functools.cache
+def _seconds(seconds: int) -> Duration:
+    """One Duration per length, shared by every host that defaults to it (a Duration does not
+    change; each new one is a jsii call)."""
+    return Duration.seconds(seconds)
 
 
 def _scaled(instance: InstanceType, architecture: ModelArchitecture | None, *, base: int) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Duration, Size, Stack
@@ -183,7 +182,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         routing: Routing | None = None,
     ) -> None:
         super().__init__(scope, id)
-        problems = Problems(f"InferenceComponentEndpoint '{self.node.path}'")
+        self._path = self.node.path  # each component's checks name it
+        problems = Problems(f"InferenceComponentEndpoint '{self._path}'")
         problems.add(routing_problem(routing))
         problems.add(role_problem("role", role))
         problems.add(key_problem("kms_key", kms_key))
@@ -249,6 +249,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         schema = routing_schema_warning(variant.routing)
         if schema is not None:
             warn(self, SynthWarning(WarningId.ROUTING_SCHEMA, schema))
+        # The components (not adapters) hosted so far, and what their initial copies reserve
+        # on each pool, summed as they come: a new component is checked against the sum, not
+        # against every other component again.
+        self._components: list[HostedComponent] = []
+        self._reserved: list[CopyDemand] | None = None
+        self._first_network: tuple[str, LlmModel] | None = None
 
         self.role: iam.IRole = role or ExecutionRole(
             self, "Role", description="Execution role of an inference-component endpoint"
@@ -312,6 +318,10 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         it is created). It only records it: what the endpoint does for its components (host
         AMI, grants, capacity note) is rendered at synth, in construct-path order."""
         self._hosted.append(component)
+        plan = component.plan
+        if isinstance(plan, ComponentPlan):
+            self._components.append(component)
+            self._reserved = _reserved(self._reserved, plan)
 
     def host_ami_problem(self, ami: str | None, component_path: str) -> str | None:
         """The host AMI serves every component: CUDA 13 images need the newer driver, and two
@@ -319,7 +329,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         current = next((a for c in self.components if (a := _ami(c)) is not None), None)
         if ami is None or current is None or ami == current:
             return None
-        return _host_ami_conflict(component_path, ami, self.node.path, current)
+        return _host_ami_conflict(component_path, ami, self._path, current)
 
     def routing_problem(self, model: LlmModel, repository: str | None) -> str | None:
         """``Routing.kv_aware()`` needs every component on the vLLM DLC: ``model`` (a
@@ -333,15 +343,10 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     def network_problems(self, model: LlmModel, component_path: str) -> list[str]:
         """Network isolation and the VPC serve every component (SageMaker sets them on the
         endpoint config): ``model`` must agree with the components already hosted."""
-        first = next(
-            (
-                (c.node.path, c.plan.model)
-                for c in self._hosted
-                if isinstance(c.plan, ComponentPlan)
-            ),
-            None,
-        )
-        return network_disagreement(self.node.path, first, (component_path, model))
+        if self._first_network is None and self._components:
+            first = self._components[0]
+            self._first_network = (first.node.path, first.plan.model)
+        return network_disagreement(self._path, self._first_network, (component_path, model))
 
     def fleet_problems(self, component: HostedComponent) -> list[str]:
         """Whether the initial copies of every component, ``component`` included, fit on
@@ -349,27 +354,23 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         necessary condition (SageMaker also packs per instance). Each component checks that its
         own copies fit; this catches components that only fit alone. Checked as each component
         is added: the demand only grows, so the component that overflows the fleet is named."""
-        parts = [
-            (c.node.id, c.plan)
-            for c in (*self._hosted, component)
-            if isinstance(c.plan, ComponentPlan)
-        ]
+        plan = component.plan
+        if not isinstance(plan, ComponentPlan) or self._reserved is None:
+            return []  # alone, its own checks say whether its copies fit
+        need = _reserved(self._reserved, plan)
         return [
             problem
             for index, inst in enumerate(self.plan.variant.instance_types)
-            if (problem := self._fits(inst, parts, index))
+            if (problem := self._fits(inst, component, need[index], index))
         ]
 
     def _fits(
-        self, instance: InstanceType, parts: list[tuple[str, ComponentPlan]], pool: int
+        self, instance: InstanceType, component: HostedComponent, need: CopyDemand, pool: int
     ) -> str | None:
         capacity = CopyDemand.capacity_of(instance)
-        if capacity is None or len(parts) < 2:
+        if capacity is None:
             return None
         fleet = self.plan.max_instances
-        need = functools.reduce(
-            CopyDemand.plus, (c.demands[pool].times(c.copies) for _, c in parts)
-        )
         over = [
             f"{wanted:g} {what} (the fleet has {have * fleet:g})"
             for what, wanted, have in (
@@ -381,10 +382,13 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         ]
         if not over:
             return None
+        parts = [(c.node.id, c.plan) for c in (*self._components, component)]
         names = ", ".join(
-            f"{name} ({c.copies} x {c.demands[pool].describe()})" for name, c in parts
+            f"{name} ({c.copies} x {c.demands[pool].describe()})"
+            for name, c in parts
+            if isinstance(c, ComponentPlan)
         )
-        return _fleet_total_too_small(self.node.path, names, "; ".join(over), fleet, instance.name)
+        return _fleet_total_too_small(self._path, names, "; ".join(over), fleet, instance.name)
 
     # -- rendered at synth ----------------------------------------------------------------------
 
@@ -452,6 +456,14 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if self.plan.min_instances == 0:
             zero = _min_instances_zero_region()
             warn(self, SynthWarning(WarningId.MIN_INSTANCES_ZERO_REGION, zero))
+
+
+def _reserved(reserved: list[CopyDemand] | None, plan: ComponentPlan) -> list[CopyDemand]:
+    """``reserved`` (on each pool) plus what ``plan``'s initial copies reserve there."""
+    added = [demand.times(plan.copies) for demand in plan.demands]
+    if reserved is None:
+        return added
+    return [CopyDemand.plus(total, more) for total, more in zip(reserved, added, strict=True)]
 
 
 def _ami(component: ComponentPlan) -> str | None:

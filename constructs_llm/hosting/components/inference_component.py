@@ -165,7 +165,8 @@ class InferenceComponent(
         copy_placement: CopyPlacement | None = None,
     ) -> None:
         super().__init__(scope, id)
-        problems = Problems(f"InferenceComponent '{self.node.path}'")
+        path = self.node.path
+        problems = Problems(f"InferenceComponent '{path}'")
         problems.add(data_cache_problem(data_cache))
         problems.add(
             type_problem(
@@ -248,7 +249,7 @@ class InferenceComponent(
         problems.extend(endpoint.fleet_problems(self))
         problems.extend(_scaling_problems(self.plan, endpoint.plan, on_pools), ScalingError)
         problems.extend(model_problems)
-        problems.extend(_deployment_problems(self.node.path, self.plan))
+        problems.extend(_deployment_problems(path, self.plan))
         metrics = endpoint.plan.metrics
         problems.add(
             engine_alarm_problem(
@@ -265,8 +266,8 @@ class InferenceComponent(
         if not problems:
             amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
             problems.add(host_ami_problem(fleet, amis))
-            problems.add(endpoint.host_ami_problem(amis[0], self.node.path))
-            problems.extend(endpoint.network_problems(model, self.node.path))
+            problems.add(endpoint.host_ami_problem(amis[0], path))
+            problems.extend(endpoint.network_problems(model, path))
             image = pools[0].binding.derivation.image if pools[0].binding else None
             problems.add(endpoint.routing_problem(model, image.repository_name if image else None))
         problems.raise_if_any()
@@ -297,7 +298,7 @@ class InferenceComponent(
                 deployment, alarms=rollback, fleet=_fleet(self.plan)
             )
         self._annotate()
-        render_at_synth(self, self._render)
+        render_at_synth(self, self._render, path=path)
 
     # -- what it serves (read from the plan) ---------------------------------------------------
 
