@@ -38,12 +38,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from aws_cdk import ArnFormat, CfnResource, RemovalPolicy, Stack
-from aws_cdk import aws_iam as iam
+from aws_cdk import CfnResource, RemovalPolicy, Stack
 from constructs import Construct
 
 from constructs_llm.cdk_values import key_problem, log_retention_problem
 from constructs_llm.compliance import CheckovSkip, waive
+from constructs_llm.log_group_key import LOG_KEY_ACTIONS, allow_logs_to_use
 from constructs_llm.problems import Problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.values import describe, type_problem
@@ -61,15 +61,6 @@ _LOG_KEY_SKIP = CheckovSkip(
     "CKV_AWS_158",
     "CloudWatch Logs encrypts every log group at rest; pass "
     "EndpointLogs(encryption_key=...) for a customer-managed key.",
-)
-_LOG_KEY_ACTIONS = (
-    "kms:Encrypt",
-    "kms:Decrypt",
-    "kms:ReEncryptFrom",
-    "kms:ReEncryptTo",
-    "kms:GenerateDataKey",
-    "kms:GenerateDataKeyWithoutPlaintext",
-    "kms:DescribeKey",
 )
 
 
@@ -168,34 +159,16 @@ def create_log_group(
     key = settings.encryption_key
     if key is None:
         waive(group.node.default_child, _LOG_KEY_SKIP)
-    elif not _allow_logs_to_use(key, Stack.of(scope), name):
+    elif not allow_logs_to_use(key, Stack.of(scope), name):
         warn(scope, SynthWarning(WarningId.IMPORTED_LOG_KEY, _imported_key(name)))
     return group
-
-
-def _allow_logs_to_use(key: kms.IKey, stack: Stack, name: str) -> bool:
-    group_arn = stack.format_arn(
-        service="logs",
-        resource="log-group",
-        resource_name=name,
-        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-    )
-    added = key.add_to_resource_policy(
-        iam.PolicyStatement(
-            principals=[iam.ServicePrincipal(f"logs.{stack.region}.{stack.url_suffix}")],
-            actions=list(_LOG_KEY_ACTIONS),
-            resources=["*"],  # in a key policy, "*" means this key
-            conditions={"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": group_arn}},
-        )
-    )
-    return bool(added.statement_added)
 
 
 def _imported_key(name: str) -> str:
     return (
         f"the endpoint's log group {name} is encrypted with an imported KMS key, whose key "
         "policy this stack cannot change: it must allow the logs.<region>.amazonaws.com "
-        f"principal {', '.join(_LOG_KEY_ACTIONS)} with the condition ArnEquals "
+        f"principal {', '.join(LOG_KEY_ACTIONS)} with the condition ArnEquals "
         f"kms:EncryptionContext:aws:logs:arn = the group's ARN (…:log-group:{name}), or the "
         "group's creation fails; add that statement, then acknowledge this warning"
     )

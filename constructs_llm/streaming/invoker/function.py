@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import ArnFormat, Aws, CfnResource, Fn, Names, RemovalPolicy, Stack, Token
+from aws_cdk import Aws, CfnResource, Fn, Names, RemovalPolicy, Stack, Token
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -15,6 +15,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from constructs_llm.compliance import CheckovSkip, waive
+from constructs_llm.log_group_key import LOG_KEY_ACTIONS, allow_logs_to_use
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 
 _STREAMING_DIR = Path(__file__).resolve().parent.parent
@@ -91,7 +92,7 @@ def invoker_log_group(
         encryption_key=encryption_key,
         removal_policy=RemovalPolicy.DESTROY,
     )
-    if not _allow_logs_to_use(encryption_key, Stack.of(scope), log_group_name=name):
+    if not allow_logs_to_use(encryption_key, Stack.of(scope), name):
         warn(scope, SynthWarning(WarningId.IMPORTED_LOG_KEY, _imported_log_key(scope)))
     return log_group
 
@@ -140,41 +141,6 @@ def depend_on_policy_only(function: lambda_.Function, role: iam.Role) -> None:
         cfn.add_override("DependsOn", [policy.logical_id])
 
 
-def _allow_logs_to_use(key: kms.IKey, stack: Stack, *, log_group_name: str) -> bool:
-    """The statement "Encrypt log data in CloudWatch Logs using AWS Key Management Service"
-    (https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html)
-    gives the regional CloudWatch Logs principal, limited by the encryption context CloudWatch
-    Logs sends (``kms:EncryptionContext:aws:logs:arn``, the log group's ARN) to this one log
-    group. An imported key's policy cannot be changed here (CDK adds nothing to it): False
-    then, and its policy must already allow this."""
-    log_group_arn = stack.format_arn(
-        service="logs",
-        resource="log-group",
-        resource_name=log_group_name,
-        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-    )
-    added = key.add_to_resource_policy(
-        iam.PolicyStatement(
-            principals=[iam.ServicePrincipal(f"logs.{stack.region}.{stack.url_suffix}")],
-            actions=list(_LOG_KEY_ACTIONS),
-            resources=["*"],  # in a key policy, "*" means this key
-            conditions={"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": log_group_arn}},
-        )
-    )
-    return bool(added.statement_added)
-
-
-_LOG_KEY_ACTIONS = (
-    "kms:Encrypt",
-    "kms:Decrypt",
-    "kms:ReEncryptFrom",
-    "kms:ReEncryptTo",
-    "kms:GenerateDataKey",
-    "kms:GenerateDataKeyWithoutPlaintext",
-    "kms:DescribeKey",
-)
-
-
 def _imported_log_key(scope: Construct) -> str:
     """What the policy of an imported ``log_encryption_key`` must say, with this invoker's log
     group ARN as it deploys (its stack name and id; region, account and partition as known)."""
@@ -192,7 +158,7 @@ def _imported_log_key(scope: Construct) -> str:
     return (
         f"log_encryption_key of '{scope.node.path}' is imported, so its key policy cannot be "
         "changed here, and CloudWatch Logs creates the invoker's log group only if that policy "
-        f"already lets {principal} use the key ({', '.join(_LOG_KEY_ACTIONS)}) with the "
+        f"already lets {principal} use the key ({', '.join(LOG_KEY_ACTIONS)}) with the "
         f"condition ArnEquals kms:EncryptionContext:aws:logs:arn = {arn} (the deploy fails "
         "with AccessDeniedException from CreateLogGroup otherwise); add that statement to the "
         "key's policy, then acknowledge this warning"
