@@ -10,9 +10,13 @@ log group.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_kms as kms
 
 #: What CloudWatch Logs does with a log group's key.
 LOG_KEY_ACTIONS = (
