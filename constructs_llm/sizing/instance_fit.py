@@ -100,7 +100,7 @@ def fit_instances(
             problems.add(f"{name} must be a whole number >= 1, got {value!r}")
     priced = _check_prices(prices or {}, problems)
     problems.raise_if_any()
-    assert arch is not None
+    arch = problems.require(arch)
     if max_total_tokens is not None and max_total_tokens > arch.context_length:
         problems.fail(
             f"max_total_tokens {max_total_tokens:,} exceeds the context of {arch.name} "

@@ -46,7 +46,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
-from constructs import Construct, IConstruct
+from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, resource_wildcard, waive
@@ -57,6 +57,7 @@ from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIM
 from constructs_llm.streaming.invoker.function import runtime_code
 from constructs_llm.streaming.invoker.targets import routes_environment
 from constructs_llm.values import duration_problem, positive_int_problem
+from constructs_llm.wildcard_policy import grant_in_own_policy
 
 WORKER_HANDLER = "streaming.runtime.batches.worker.handle"
 #: Lines of one target in flight when its capacity is not known.
@@ -221,18 +222,23 @@ class BatchApi(Construct):
         _depend_on_policy_only(worker, role)
         for target in targets:
             target.grant_invoke(role)
-        self._grant_objects(role, ["s3:GetObject"], "results/*", "files/*", "batches/*")
-        self._grant_objects(role, ["s3:PutObject"], "files/*", "batches/*")
+        grant_in_own_policy(
+            self,
+            "WorkerObjects",
+            role,
+            [
+                self._objects(["s3:GetObject"], "results/*", "files/*", "batches/*"),
+                self._objects(["s3:PutObject"], "files/*", "batches/*"),
+            ],
+            *self._object_acks("The worker", "results/*", "files/*", "batches/*"),
+        )
         self._grant_key(role, "kms:Decrypt", "kms:GenerateDataKey")
-        waive(role, *self._object_acks(role, "The worker", "results/*", "files/*", "batches/*"))
         return worker
 
-    def _grant_objects(self, role: iam.IRole, actions: list[str], *prefixes: str) -> None:
+    def _objects(self, actions: list[str], *prefixes: str) -> iam.PolicyStatement:
         """``actions`` on the bucket's objects under ``prefixes`` only."""
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=actions, resources=[self.bucket.arn_for_objects(p) for p in prefixes]
-            )
+        return iam.PolicyStatement(
+            actions=actions, resources=[self.bucket.arn_for_objects(p) for p in prefixes]
         )
 
     def _grant_key(self, role: iam.IRole, *actions: str) -> None:
@@ -244,10 +250,10 @@ class BatchApi(Construct):
                 iam.PolicyStatement(actions=list(actions), resources=[key.key_arn])
             )
 
-    def _object_acks(self, scope: IConstruct, who: str, *prefixes: str) -> list[NagAcknowledgment]:
+    def _object_acks(self, who: str, *prefixes: str) -> list[NagAcknowledgment]:
         return [
             resource_wildcard(
-                scope,
+                self,
                 self.bucket.arn_for_objects(prefix),
                 f"{who} reads and writes the batch objects under {prefix} only; their keys "
                 "are made at run time.",
@@ -332,11 +338,19 @@ class BatchApi(Construct):
         role = machine.role
         if isinstance(role, iam.Role):
             _depend_on_policy_only(machine, role)
-        self._grant_objects(role, ["s3:PutObject"], "results/*")
+        grant_in_own_policy(
+            self,
+            "MapResults",
+            role,
+            [self._objects(["s3:PutObject"], "results/*")],
+            *self._object_acks("The distributed map", "results/*"),
+        )
         self._grant_key(role, "kms:Decrypt", "kms:GenerateDataKey")
+        # What CDK itself puts in the state machine's own role: acknowledged on that role's
+        # default policy, which holds only CDK's statements for this state machine.
+        cdk_policy = role.node.find_child("DefaultPolicy")
         waive(
-            machine,
-            *self._object_acks(role, "The distributed map", "results/*"),
+            cdk_policy,
             resource_wildcard(
                 role,
                 f"arn:{Aws.PARTITION}:s3:::{self.bucket.bucket_name}/*",
@@ -357,13 +371,20 @@ class BatchApi(Construct):
         )
         name = Fn.select(6, Fn.split(":", machine.state_machine_arn))
         children = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:execution:{name}/*:*"
+        executions = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:execution:{name}:*"
         waive(
-            machine,
+            machine.node.find_child("DistributedMapPolicy"),
             resource_wildcard(
                 machine,
                 children,
                 "CDK's distributed map policy: the map redrives its child executions, whose "
                 "names Step Functions makes at run time.",
+            ),
+            resource_wildcard(
+                machine,
+                executions,
+                "CDK's distributed map policy: the map reads and stops the state machine's own "
+                "executions, named after batches at run time.",
             ),
         )
         return machine
@@ -371,8 +392,6 @@ class BatchApi(Construct):
     # -- the invoker ----------------------------------------------------------------------
 
     def _grant_front_door(self, role: iam.IRole) -> None:
-        invoker = self.node.scope  # the acknowledgments cover the invoker's role and policy
-        assert invoker is not None
         machine = self.state_machine
         machine.grant_start_execution(role)
         stack = Stack.of(self)
@@ -391,16 +410,28 @@ class BatchApi(Construct):
             resource_name=f"{name}/*",
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["states:DescribeExecution", "states:StopExecution", "states:ListMapRuns"],
-                resources=[executions],
-            )
+        grant_in_own_policy(
+            self,
+            "FrontDoor",
+            role,
+            [
+                iam.PolicyStatement(
+                    actions=[
+                        "states:DescribeExecution",
+                        "states:StopExecution",
+                        "states:ListMapRuns",
+                    ],
+                    resources=[executions],
+                ),
+                iam.PolicyStatement(actions=["states:DescribeMapRun"], resources=[map_runs]),
+                self._objects(["s3:GetObject", "s3:PutObject"], "files/*", "batches/*"),
+            ],
+            resource_wildcard(
+                self, executions, "Executions are named after batches, made at run time."
+            ),
+            resource_wildcard(self, map_runs, "Each execution's map run is named at run time."),
+            *self._object_acks("The invoker", "files/*", "batches/*"),
         )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["states:DescribeMapRun"], resources=[map_runs])
-        )
-        self._grant_objects(role, ["s3:GetObject", "s3:PutObject"], "files/*", "batches/*")
         self._grant_key(role, "kms:Decrypt", "kms:GenerateDataKey")
         role.add_to_principal_policy(  # listing the batches: the batches/ prefix only
             iam.PolicyStatement(
@@ -408,14 +439,6 @@ class BatchApi(Construct):
                 resources=[self.bucket.bucket_arn],
                 conditions={"StringLike": {"s3:prefix": ["batches/*"]}},
             )
-        )
-        waive(
-            invoker,
-            resource_wildcard(
-                invoker, executions, "Executions are named after batches, made at run time."
-            ),
-            resource_wildcard(invoker, map_runs, "Each execution's map run is named at run time."),
-            *self._object_acks(invoker, "The invoker", "files/*", "batches/*"),
         )
 
 
