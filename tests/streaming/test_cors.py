@@ -6,10 +6,8 @@ Manager API on loopback (moto's server)."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import subprocess
-import urllib.parse
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -20,7 +18,7 @@ from constructs_llm.streaming.formats import DEFAULT_CORS_HEADERS
 from tests.streaming.conftest import SOCKET_TIMEOUT
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
-from tests.support.runtime_process import serving
+from tests.support.runtime_process import exchange, serving
 from tests.support.secrets_manager import LocalSecretsManager
 
 pytestmark = pytest.mark.slow
@@ -84,16 +82,7 @@ def without_cors(
 def _request(
     url: str, method: str, path: str, headers: dict[str, str], body: bytes | None = None
 ) -> tuple[int, dict[str, str], bytes]:
-    parsed = urllib.parse.urlsplit(url)
-    connection = http.client.HTTPConnection(
-        parsed.hostname or "127.0.0.1", parsed.port, timeout=SOCKET_TIMEOUT
-    )
-    try:
-        connection.request(method, path, body=body, headers=headers)
-        response = connection.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-    finally:
-        connection.close()
+    return exchange(url, method, path, headers, body, timeout=SOCKET_TIMEOUT)
 
 
 def _chat(url: str, headers: dict[str, str], *, stream: bool) -> tuple[int, dict[str, str], bytes]:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import http.client
 import json
 import subprocess
-import urllib.parse
 import uuid
 from collections.abc import Iterator
 from unittest import mock
@@ -28,7 +26,7 @@ from constructs_llm.streaming.runtime.http.origin_secret import (
 from tests.streaming.conftest import SOCKET_TIMEOUT, Clock
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
-from tests.support.runtime_process import serving
+from tests.support.runtime_process import exchange, serving
 from tests.support.secrets_manager import LocalSecretsManager
 
 pytestmark = pytest.mark.slow
@@ -65,16 +63,7 @@ def behind_cloudfront(
 def _request(
     url: str, method: str, path: str, headers: dict[str, str], body: bytes | None = None
 ) -> tuple[int, dict[str, str], bytes]:
-    parsed = urllib.parse.urlsplit(url)
-    connection = http.client.HTTPConnection(
-        parsed.hostname or "127.0.0.1", parsed.port, timeout=SOCKET_TIMEOUT
-    )
-    try:
-        connection.request(method, path, body=body, headers=headers)
-        response = connection.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-    finally:
-        connection.close()
+    return exchange(url, method, path, headers, body, timeout=SOCKET_TIMEOUT)
 
 
 def _chat(url: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:

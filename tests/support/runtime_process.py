@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import constructs_llm.streaming.runtime as runtime_package
 from tests.support.patience import patience
@@ -149,3 +150,26 @@ def serving(
     with running(task_root, env) as process:
         wait_healthy(port, process)
         yield process, f"http://127.0.0.1:{port}"
+
+
+def exchange(
+    url: str,
+    method: str,
+    path: str,
+    headers: Mapping[str, str],
+    body: bytes | None = None,
+    *,
+    timeout: float,
+) -> tuple[int, dict[str, str], bytes]:
+    """One request to the runtime at ``url``: the status, the headers (names in lower case) and
+    the body."""
+    parsed = urlsplit(url)
+    connection = http.client.HTTPConnection(
+        parsed.hostname or "127.0.0.1", parsed.port, timeout=timeout
+    )
+    try:
+        connection.request(method, path, body=body, headers=dict(headers))
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
