@@ -3,24 +3,31 @@
 Every class is declared here; none is built at run time. A construct or value gathers all
 its problems and raises one error (``constructs_llm.problems.Problems``): of the problems'
 own type when they share one, else of the nearest class they all derive from (in practice
-``ConfigurationError``). ``error.problems`` lists each problem's message on its own.
+``ConfigurationError``). ``error.problems`` holds each problem as a value
+(``constructs_llm.problems.Problem``: its property, value, what is wrong and the fix);
+``str(problem)`` is its message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # problems.py imports this module
+    from constructs_llm.problems import Problem
 
 
 class ConstructsLlmError(ValueError):
     """Base of every error this library raises for bad input.
 
     :param message: the whole message (the subject and every problem).
-    :param problems: each problem's message on its own. @default ``(message,)``
+    :param problems: each problem, as a value. @default none (an error raised without
+        ``Problems``)
     """
 
-    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+    def __init__(self, message: str, problems: Sequence[Problem] = ()) -> None:
         super().__init__(message)
-        self.problems: tuple[str, ...] = tuple(problems) or (message,)
+        self.problems: tuple[Problem, ...] = tuple(problems)
 
 
 class ConfigurationError(ConstructsLlmError):

@@ -1,8 +1,10 @@
 """One way to report bad input: gather every problem of a construct or value, raise once.
 
-Each check returns a message (or None) that names the bad value and the fix; the caller
-collects them in :class:`Problems` and raises one error listing all of them, as the CDK's own
-validators do. A value a construct builds from its props (an ``InstanceType``, a
+A problem is a value (:class:`Problem`): the property at fault, the value it got, what is
+wrong, the fix and the error type, rendered by its one ``__str__``. Each check returns a
+Problem (or None); the caller collects them in :class:`Problems` and raises one error listing
+all of them, as the CDK's own validators do, and the error keeps the values
+(``error.problems``). A value a construct builds from its props (an ``InstanceType``, a
 ``Placement``) states its problems without raising (``InstanceType.problems_of``,
 ``placement_problems``), so the construct gathers them with its own and the user gets one
 error naming the construct; nothing is raised to be caught. Importing this module is cheap (no
@@ -16,7 +18,7 @@ type is declared in ``constructs_llm.errors``, none is built at run time.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import NoReturn, TypeVar
 
 from constructs_llm.errors import ConfigurationError
@@ -24,17 +26,57 @@ from constructs_llm.errors import ConfigurationError
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Problem:
-    """One problem: its message and the error type it belongs to.
+    """One problem of bad input, as a value; ``str(problem)`` is its message.
 
-    :param message: names the bad value and the fix.
+    For example ``Problem(property="instance_count", value=0, wrong="instance_count must be
+    an integer >= 1, got 0", fix="")`` reads ``instance_count must be an integer >= 1, got 0``.
+
+    :param property: the property or value at fault, as the user writes it (``instance_type``,
+        ``engine.max_lora_rank``, ``env['HF_TOKEN']``).
+    :param value: the value it got (None when the problem is that it is missing).
+    :param wrong: what is wrong, naming the value (the message up to the fix, its punctuation
+        included).
+    :param fix: what to do instead, after ``wrong``. @default "" (the message names no fix
+        apart from what ``wrong`` says is expected)
+    :param where: what the problem was found on, before ``wrong`` (a pool, a placement,
+        a copy), added by the construct that gathers it (:meth:`at`). @default ""
     :param kind: ``ConfigurationError`` or a subclass (``SizingError``, ...).
         @default ConfigurationError
     """
 
-    message: str
+    property: str
+    value: object = field(default=None, hash=False)
+    wrong: str
+    fix: str = ""
+    where: str = ""
     kind: type[ConfigurationError] = ConfigurationError
+
+    def __str__(self) -> str:
+        return f"{self.where}{self.wrong} {self.fix}" if self.fix else f"{self.where}{self.wrong}"
+
+    @classmethod
+    def of(
+        cls,
+        prop: str,
+        value: object,
+        wrong: str,
+        fix: str = "",
+        kind: type[ConfigurationError] = ConfigurationError,
+    ) -> Problem:
+        """The short form each check returns: ``Problem.of("instance_count", 0, "instance_count
+        must be an integer >= 1, got 0")``."""
+        return cls(property=prop, value=value, wrong=wrong, fix=fix, kind=kind)
+
+    def at(self, where: str) -> Problem:
+        """This problem as found on ``where`` (``"pool 2 (ml.g5.2xlarge): "``), before any
+        place it already names."""
+        return replace(self, where=f"{where}{self.where}")
+
+    def of_kind(self, kind: type[ConfigurationError]) -> Problem:
+        """This problem as an error of ``kind``."""
+        return replace(self, kind=kind)
 
 
 class Problems:
@@ -53,13 +95,8 @@ class Problems:
         self, problem: str | Problem | None, kind: type[ConfigurationError] | None = None
     ) -> None:
         """Adds ``problem`` unless it is None or empty; ``kind`` overrides a Problem's own."""
-        if not problem:
-            return
-        if isinstance(problem, str):
-            problem = Problem(problem, kind or ConfigurationError)
-        elif kind is not None:
-            problem = Problem(problem.message, kind)
-        self._found.append(problem)
+        if problem:
+            self._found.append(as_problem(problem, kind))
 
     def extend(
         self,
@@ -98,24 +135,34 @@ class Problems:
 
     def _raise(self) -> NoReturn:
         error = common_kind(p.kind for p in self._found)
-        messages = [p.message for p in self._found]
+        messages = [str(p) for p in self._found]
         if len(messages) == 1:
             text = f"{self.subject}: {messages[0]}" if self.subject else messages[0]
         else:
             lines = "\n".join(f"  - {m}" for m in messages)
             text = f"{self.subject or 'Input'} has {len(messages)} problems:\n{lines}"
-        raise error(text, messages)
+        raise error(text, self._found)
+
+
+def as_problem(found: str | Problem, kind: type[ConfigurationError] | None = None) -> Problem:
+    """A check's result as a Problem (of ``kind`` when given): a Problem as it is, the bare
+    message of a check that does not state its fields yet as one naming no property."""
+    if isinstance(found, str):
+        return Problem(property="", wrong=found, kind=kind or ConfigurationError)
+    return found if kind is None else found.of_kind(kind)
 
 
 def fail(
-    subject: str, message: str, kind: type[ConfigurationError] = ConfigurationError
+    subject: str, message: str | Problem, kind: type[ConfigurationError] = ConfigurationError
 ) -> NoReturn:
     """Raises the one problem ``message`` of ``subject`` (a Problems of one)."""
     Problems(subject).fail(message, kind)
 
 
 def fail_all(
-    subject: str, messages: Sequence[str], kind: type[ConfigurationError] = ConfigurationError
+    subject: str,
+    messages: Sequence[str | Problem],
+    kind: type[ConfigurationError] = ConfigurationError,
 ) -> NoReturn:
     """Raises the problems ``messages`` (one or more) of ``subject`` as one error."""
     problems = Problems(subject)

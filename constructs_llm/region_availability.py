@@ -61,7 +61,7 @@ def availability_problems(region: str, names: Iterable[str]) -> list[Problem]:
     for name in dict.fromkeys(names):
         row, lacking = _checked(name)
         if region in lacking:
-            found.append(Problem(_unavailable(region, row), RegionError))
+            found.append(_unavailable(name, region, row))
     return found
 
 
@@ -95,13 +95,18 @@ def _label(row: catalogs.FeatureRegions) -> str:
     return f"{row.what} ({where})"
 
 
-def _unavailable(region: str, row: catalogs.FeatureRegions) -> str:
+def _unavailable(name: str, region: str, row: catalogs.FeatureRegions) -> Problem:
+    """The feature ``name`` (its problem's property) is not in ``region``."""
     catalog = catalogs.regions()
-    return (
+    return Problem.of(
+        name,
+        region,
         f"{_label(row)} cannot be created in region {region!r}: CloudFormation's registry "
         f"schema for {region} does not declare it (cfn-lint {catalog.cfn_lint}, schemas of "
         f"{catalog.schema_date[:10]}), so the deploy would fail once the resources before it "
-        f"exist. {_fix(region, row)}"
+        f"exist.",
+        _fix(region, row),
+        RegionError,
     )
 
 

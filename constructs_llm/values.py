@@ -1,7 +1,7 @@
 """Checks of plain values, shared by every construct: the kind of a prop (a class, several, or
 a jsii interface such as ``iam.IRole``), integers, numbers, booleans, strings, lists, envs,
-durations, and how a value is shown in a message. Each check returns a problem message (or
-None) so callers can gather all problems of one construct into a single error
+durations, and how a value is shown in a message. Each check returns a ``Problem`` naming the
+prop (or None) so callers can gather all problems of one construct into a single error
 (``Problems``)."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import Literal
 
 from aws_cdk import Duration, Token
 from constructs import Construct
+
+from constructs_llm.problems import Problem
 
 #: What every encoded token of aws-cdk-lib contains when it is a string (its
 #: ``ANY_TOKEN_MARKER``, in ``core/lib/private/encoding.ts``: ``${Token[...]}``, the list form
@@ -35,53 +37,59 @@ def is_unresolved(value: object) -> bool:
     return bool(Token.is_unresolved(value))
 
 
-def duration_type_problem(prop: str, value: object) -> str | None:
+def duration_type_problem(prop: str, value: object) -> Problem | None:
     """A ``Duration`` (or None). A bare number is refused rather than read as seconds: users
     write ``health_check_timeout=15`` meaning minutes as often as seconds, and a wrong guess
     deploys a timeout 60 times off; the message names ``Duration.minutes(...)``."""
     if value is None or isinstance(value, Duration):
         return None
-    return f"{prop} must be a Duration, got {value!r}; use Duration.minutes(...)"
+    return Problem.of(
+        prop, value, f"{prop} must be a Duration, got {value!r};", "use Duration.minutes(...)"
+    )
 
 
 def duration_problem(
     prop: str, value: object, *, minimum_s: int, maximum_s: int, bounds: str, why: str
-) -> str | None:
+) -> Problem | None:
     """A Duration of whole seconds within [minimum_s, maximum_s] (tokens pass)."""
-    problem = duration_type_problem(prop, value)
-    if problem or not isinstance(value, Duration):
-        return problem
+    wrong_type = duration_type_problem(prop, value)
+    if wrong_type or not isinstance(value, Duration):
+        return wrong_type
     seconds = value.to_seconds(integral=False)
     if is_unresolved(seconds):
         return None
     if not minimum_s <= seconds <= maximum_s:
-        return f"{prop} must be between {bounds}, got {seconds:g} s; {why}"
+        return Problem.of(prop, value, f"{prop} must be between {bounds}, got {seconds:g} s;", why)
     if seconds != int(seconds):
-        return f"{prop} must be a whole number of seconds, got {seconds:g} s"
+        return Problem.of(
+            prop, value, f"{prop} must be a whole number of seconds, got {seconds:g} s"
+        )
     return None
 
 
-def positive_int_problem(prop: str, value: object, *, minimum: int = 1) -> str | None:
+def positive_int_problem(prop: str, value: object, *, minimum: int = 1) -> Problem | None:
     if value is None or is_unresolved(value):
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        return f"{prop} must be an integer >= {minimum}, got {value!r}"
+        return Problem.of(prop, value, f"{prop} must be an integer >= {minimum}, got {value!r}")
     return None
 
 
-def memory_mib_problem(prop: str, value: object, *, minimum: int) -> str | None:
+def memory_mib_problem(prop: str, value: object, *, minimum: int) -> Problem | None:
     """A size in MiB: an integer >= ``minimum``. A small one is most likely GiB written where
     MiB goes, so the message names the MiB it would be (16 -> 16,384)."""
-    problem = positive_int_problem(prop, value, minimum=minimum)
-    if problem is None or not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        return problem
+    found = positive_int_problem(prop, value, minimum=minimum)
+    if found is None or not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        return found
     if value * 1024 < minimum:
-        return problem
+        return found
     mib = f"{prop}={value} * 1024 ({value * 1024:,})"
-    return f"{problem}; {prop} is in MiB: for {value} GiB pass {mib}"
+    return Problem.of(
+        prop, value, f"{found.wrong};", f"{prop} is in MiB: for {value} GiB pass {mib}"
+    )
 
 
-def int_type_problem(prop: str, value: object, *, minimum: int = 1) -> str | None:
+def int_type_problem(prop: str, value: object, *, minimum: int = 1) -> Problem | None:
     """Only a value that is not an integer at all (the range is checked where it is known),
     with the message the range check gives."""
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
@@ -108,32 +116,37 @@ def unit_hint(value: object, *, unit: Literal["share", "percent"]) -> str:
     return ""
 
 
-def bool_problem(prop: str, value: object, *, optional: bool = True) -> str | None:
+def bool_problem(prop: str, value: object, *, optional: bool = True) -> Problem | None:
     """True or False (or None, the default, when ``optional``)."""
     if isinstance(value, bool) or (optional and value is None):
         return None
     allowed = "True, False or None" if optional else "True or False"
-    problem = f"{prop} must be {allowed}, got {value!r}"
+    wrong = f"{prop} must be {allowed}, got {value!r}"
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return f"{problem}; pass the bool {value.strip().capitalize()}, not a string"
-    return problem
+        fix = f"pass the bool {value.strip().capitalize()}, not a string"
+        return Problem.of(prop, value, f"{wrong};", fix)
+    return Problem.of(prop, value, wrong)
 
 
-def str_problem(prop: str, value: object, *, example: str, optional: bool = True) -> str | None:
+def str_problem(prop: str, value: object, *, example: str, optional: bool = True) -> Problem | None:
     """A string (tokens pass), such as ``example``."""
     if isinstance(value, str) or (optional and value is None):
         return None
-    return f"{prop} must be a string such as {example!r}, got {describe(value)}"
+    return Problem.of(
+        prop, value, f"{prop} must be a string such as {example!r}, got {describe(value)}"
+    )
 
 
-def env_problem(prop: str, value: object) -> str | None:
+def env_problem(prop: str, value: object) -> Problem | None:
     """Container environment: a mapping of names to values (each value's type is checked with
     the names it goes with)."""
     if value is None or isinstance(value, Mapping):
         return None
-    return (
-        f"{prop} must be a dict of names to string values, got {describe(value)}; e.g. "
-        f"{prop}={{'MAX_BATCH_SIZE': '8'}}"
+    return Problem.of(
+        prop,
+        value,
+        f"{prop} must be a dict of names to string values, got {describe(value)};",
+        f"e.g. {prop}={{'MAX_BATCH_SIZE': '8'}}",
     )
 
 
@@ -144,7 +157,7 @@ def type_problem(
     fix: str,
     *,
     optional: bool = False,
-) -> str | None:
+) -> Problem | None:
     """A prop of the wrong kind (a model id string where a ModelSource goes, a role ARN where
     an ``iam.IRole`` goes, ...). ``expected`` may be a class, several, or a jsii interface
     (``iam.IRole``), which a value satisfies by having its members."""
@@ -154,19 +167,23 @@ def type_problem(
     if any(is_a(value, kind) for kind in kinds):
         return None
     wanted = " or ".join(_with_article(_kind_name(kind)) for kind in kinds)
-    return f"{prop} must be {wanted}, got {describe(value)}; {fix}"
+    return Problem.of(prop, value, f"{prop} must be {wanted}, got {describe(value)};", fix)
 
 
 def list_problems(
     prop: str, value: object, expected: type | tuple[type, ...], fix: str
-) -> list[str | None]:
+) -> list[Problem | None]:
     """A list (or tuple) of ``expected``: the container, then each item (``prop[i]``)."""
     if value is None:
         return []
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
         kinds = expected if isinstance(expected, tuple) else (expected,)
         names = " or ".join(_kind_name(k) for k in kinds)
-        return [f"{prop} must be a list of {names}, got {describe(value)}; {fix}"]
+        return [
+            Problem.of(
+                prop, value, f"{prop} must be a list of {names}, got {describe(value)};", fix
+            )
+        ]
     return [type_problem(f"{prop}[{i}]", item, expected, fix) for i, item in enumerate(value)]
 
 

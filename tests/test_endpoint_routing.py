@@ -148,7 +148,7 @@ def test_prefix_aware_ranges_name_the_value_and_the_range(
 ) -> None:
     with pytest.raises(ConfigurationError) as raised:
         Routing.prefix_aware(**keywords)
-    assert raised.value.problems == (message,)
+    assert [str(p) for p in raised.value.problems] == [message]
 
 
 @pytest.mark.parametrize(("length", "threshold"), [(1024, 1), (65536, 1024)])

@@ -393,7 +393,9 @@ def test_pools_whose_images_need_other_host_amis_cannot_share_a_variant() -> Non
     # InferenceAmiVersion is a variant property (botocore ProductionVariant)
     pools = InstancePools(Placement("ml.g5.4xlarge"), Placement("ml.p3.2xlarge"), listed=True)
     problem = host_ami_problem(pools, ["al2023-ami-sagemaker-inference-gpu-4-1", None])
-    assert problem == (
+    assert problem is not None and problem.property == "instance_type"
+    assert problem.fix == "keep pools whose images need the same host AMI"
+    assert str(problem) == (
         "the pools' images need different host AMIs (ml.g5.4xlarge: "
         "al2023-ami-sagemaker-inference-gpu-4-1, ml.p3.2xlarge: the default), but "
         "InferenceAmiVersion is set once per variant: keep pools whose images need the same "

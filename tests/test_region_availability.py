@@ -109,8 +109,10 @@ def test_a_property_is_found_through_arrays_and_references() -> None:
 def test_a_region_without_the_type_is_refused_naming_region_feature_and_nearest() -> None:
     (problem,) = availability_problems("us-west-1", [COMPONENT, "AWS::SageMaker::Endpoint"])
     assert problem.kind is RegionError
-    assert "'us-west-1'" in problem.message and COMPONENT in problem.message
-    assert problem.message.endswith("nearest first: us-west-2, us-east-1, us-east-2")
+    assert (problem.property, problem.value) == (COMPONENT, "us-west-1")
+    assert problem.fix.endswith("nearest first: us-west-2, us-east-1, us-east-2")
+    assert "'us-west-1'" in str(problem) and COMPONENT in str(problem)
+    assert str(problem).endswith("nearest first: us-west-2, us-east-1, us-east-2")
 
 
 @pytest.mark.parametrize("region", ["us-east-1", "me-south-1"])
@@ -120,7 +122,7 @@ def test_a_region_with_the_type_or_unknown_to_the_schemas_is_not_refused(region:
 
 def test_a_partition_without_the_type_says_so_instead_of_naming_another() -> None:
     (problem,) = availability_problems("cn-north-1", [COMPONENT])
-    assert "No region of the aws-cn partition has it" in problem.message
+    assert "No region of the aws-cn partition has it" in str(problem)
     assert nearest_regions("cn-north-1", catalogs.regions().features[COMPONENT].regions) == []
     assert nearest_regions("eu-west-3", ["us-east-1", "eu-central-1", "eu-west-1"]) == [
         "eu-west-1",
@@ -321,7 +323,7 @@ def test_a_property_rule_only_where_it_lacks_more_than_its_type(
     assert not _holds(condition, "eu-west-3") and _holds(condition, "eu-west-1")
     assert _holds(condition, config.lacking[0])  # the type's own rule says that one
     (problem,) = availability_problems("eu-west-3", [POOLS])
-    assert "ProductionVariants.InstancePools of AWS::SageMaker::EndpointConfig" in problem.message
+    assert "ProductionVariants.InstancePools of AWS::SageMaker::EndpointConfig" in str(problem)
 
 
 # -- PromQL alarms: on where CloudWatch's page lists the region ------------------------------
@@ -361,16 +363,16 @@ def test_promql_alarms_asked_for_get_a_rule_on_the_page_s_regions(fixture: str) 
 def test_promql_alarms_asked_for_in_an_unlisted_region_fail_naming_the_nearest() -> None:
     problem = promql_region_problem("il-central-1", Alarms(promql_alarms=True))
     assert problem is not None and problem.kind is RegionError
-    assert "region 'il-central-1'" in problem.message
-    assert "nearest first: eu-central-1" in problem.message
+    assert "region 'il-central-1'" in str(problem)
+    assert "nearest first: eu-central-1" in str(problem)
     assert promql_region_problem("eu-west-3", Alarms(promql_alarms=True)) is None
 
 
 def test_a_threshold_set_where_the_default_leaves_promql_off_is_refused_not_dropped() -> None:
     agnostic = Stack().region
     problem = promql_region_problem(agnostic, Alarms(kv_cache_percent=80))
-    assert problem is not None and "kv_cache_percent=80" in problem.message
-    assert "promql_alarms=True" in problem.message
+    assert problem is not None and "kv_cache_percent=80" in str(problem)
+    assert "promql_alarms=True" in str(problem)
     assert promql_region_problem(agnostic, Alarms()) is None  # the default: off, documented
     assert promql_region_problem(agnostic, Alarms(kv_cache_percent=80, promql_alarms=False)) is None
     assert promql_region_problem("us-east-1", Alarms(kv_cache_percent=80)) is None
@@ -412,4 +414,4 @@ def test_a_target_without_engine_alarms_gets_one_complaint_not_two(
             alarms=Alarms(requests_waiting=4),
         )
     (problem,) = raised.value.problems
-    assert "asks for an alarm on the engine's own metrics" in problem
+    assert "asks for an alarm on the engine's own metrics" in str(problem)

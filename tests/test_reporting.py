@@ -46,12 +46,14 @@ def test_one_error_of_the_nearest_declared_type(
 ) -> None:
     problems = Problems("LlmModel 'Test/Model'")
     for index, kind in enumerate(kinds):
-        problems.add(Problem(f"problem {index}", kind))
+        problems.add(Problem.of(f"prop_{index}", index, f"problem {index}", kind=kind))
     with pytest.raises(ConfigurationError) as caught:
         problems.raise_if_any()
     assert type(caught.value) is raised and type(caught.value) in DECLARED
     assert common_kind(kinds) is raised
-    assert caught.value.problems == tuple(f"problem {i}" for i in range(len(kinds)))
+    assert [(p.property, p.value, str(p)) for p in caught.value.problems] == [
+        (f"prop_{i}", i, f"problem {i}") for i in range(len(kinds))
+    ]
     if len(kinds) > 1:
         assert str(caught.value).startswith(f"LlmModel 'Test/Model' has {len(kinds)} problems:")
 
@@ -68,9 +70,12 @@ def test_a_nested_value_s_problems_join_the_construct_s() -> None:
     with pytest.raises(ConfigurationError) as caught:
         outer.raise_if_any()
     first, accelerators, instance_type = caught.value.problems
-    assert first == "endpoint_name must be a string, got 5"
-    assert accelerators.startswith("accelerators must be an integer")
-    assert instance_type.startswith("instance_type: Unknown instance family ml.gg5")
+    assert str(first) == "endpoint_name must be a string, got 5"
+    assert (accelerators.property, accelerators.value) == ("accelerators", "1")
+    assert str(accelerators).startswith("accelerators must be an integer")
+    assert (instance_type.property, instance_type.value) == ("instance_type", "ml.gg5.2xlarge")
+    assert instance_type.where == "instance_type: "
+    assert str(instance_type).startswith("instance_type: Unknown instance family ml.gg5")
 
 
 def test_fail_raises_one_problem_of_its_kind() -> None:

@@ -65,7 +65,7 @@ class CustomEngine(SettingsChecked, Engine):
         object.__setattr__(self, "request_format", request or RequestFormat.MESSAGES)
         env_wrong = env_problem("env", self.env)
         if env_wrong:
-            problems.append(env_wrong)
+            problems.append(str(env_wrong))
         else:
             object.__setattr__(self, "env", dict(self.env or {}))
             problems += [

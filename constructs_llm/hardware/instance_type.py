@@ -18,7 +18,7 @@ from constructs_llm import catalogs
 from constructs_llm.catalogs import InstanceFamily, InstanceSize
 from constructs_llm.errors import InstanceTypeError
 from constructs_llm.hardware.device_memory import engine_visible_mib
-from constructs_llm.problems import fail_all
+from constructs_llm.problems import Problem, fail_all
 
 Accelerator = Literal["nvidia", "neuron", "habana"]
 
@@ -26,6 +26,8 @@ Accelerator = Literal["nvidia", "neuron", "habana"]
 _NAME = re.compile(r"ml\.(?P<family>[a-z0-9]+(?:-[a-z0-9]+)*)\.(?P<size>[a-z0-9]+(?:-[a-z0-9]+)*)")
 _LOOSE = re.compile(r"(?:ml\.)?[a-z0-9-]+\.[a-z0-9-]+")
 _EXAMPLE = "ml.g5.2xlarge"
+#: The property every construct names an instance type by (its problems' ``property``).
+_PROP = "instance_type"
 
 
 def _families() -> dict[str, InstanceFamily]:
@@ -86,7 +88,7 @@ class InstanceType:
         )
 
     @staticmethod
-    def problems_of(value: object) -> list[str]:
+    def problems_of(value: object) -> list[Problem]:
         """What stops ``value`` from being an instance type (none for an ``InstanceType``),
         each message naming it: what ``InstanceType.of(value)`` would raise."""
         if isinstance(value, InstanceType):
@@ -279,18 +281,24 @@ def _num(value: float) -> str:
     return f"{value:.1f}".removesuffix(".0")
 
 
-def _name_problem(name: object) -> str | None:
+def _name_problem(name: object) -> Problem | None:
     if not isinstance(name, str):
-        return (
+        return Problem.of(
+            _PROP,
+            name,
             f"Instance type must be a string such as {_EXAMPLE!r} or an InstanceType, "
-            f"got {type(name).__name__} {name!r}."
+            f"got {type(name).__name__} {name!r}.",
+            kind=InstanceTypeError,
         )
     if is_token(name):
-        return (
+        return Problem.of(
+            _PROP,
+            name,
             f"Instance type must be a concrete string, got a CDK token ({name}). "
             "constructs_llm derives defaults (tensor parallelism, timeouts, volume size) and "
-            "validates the hardware from the instance type at synth time; pass a literal such "
-            f"as {_EXAMPLE!r}."
+            "validates the hardware from the instance type at synth time;",
+            f"pass a literal such as {_EXAMPLE!r}.",
+            InstanceTypeError,
         )
     if _NAME.fullmatch(name) is None:
         return _malformed_message(name)
@@ -302,11 +310,13 @@ _Parsed = tuple[str, str, InstanceFamily | None, InstanceSize | None]
 
 def _parse(
     name: object, allow_unknown_size: object, allow_unknown_family: object
-) -> _Parsed | list[str]:
+) -> _Parsed | list[Problem]:
     """Family, size and their catalog entries of the instance type ``name``, or every
     problem found (the name's form and the flags first; then the family, then the size)."""
     found = [
-        f"{flag} must be True or False, got {value!r}"
+        Problem.of(
+            flag, value, f"{flag} must be True or False, got {value!r}", "", InstanceTypeError
+        )
         for flag, value in (
             ("allow_unknown_size", allow_unknown_size),
             ("allow_unknown_family", allow_unknown_family),
@@ -333,13 +343,12 @@ def _parse(
     return family, size, family_spec, size_spec
 
 
-def _malformed_message(name: str) -> str:
+def _malformed_message(name: str) -> Problem:
     message = (
         f"Invalid instance type: got {name!r}. Expected 'ml.<family>.<size>', "
         f"for example {_EXAMPLE!r}."
     )
-    hint = _malformed_hint(name)
-    return f"{message} {hint}" if hint else message
+    return Problem.of(_PROP, name, message, _malformed_hint(name), InstanceTypeError)
 
 
 def _malformed_hint(name: str) -> str:
@@ -361,21 +370,25 @@ def _malformed_hint(name: str) -> str:
     return ""
 
 
-def _unknown_size_message(name: str, family: str, spec: InstanceFamily) -> str:
+def _unknown_size_message(name: str, family: str, spec: InstanceFamily) -> Problem:
     sizes = list(spec.sizes)
     size = name.rsplit(".", 1)[-1]
     close = difflib.get_close_matches(size, sizes, n=2, cutoff=0.75)
     guess = " or ".join(f"'ml.{family}.{s}'" for s in close)
     suggestion = f" Did you mean {guess}?" if guess else ""
-    return (
+    return Problem.of(
+        _PROP,
+        name,
         f"Unknown instance size for family ml.{family}: got {name!r}.{suggestion} "
-        f"Sizes of ml.{family}: {', '.join(sizes)}. If AWS has launched this size after "
+        f"Sizes of ml.{family}: {', '.join(sizes)}.",
+        f"If AWS has launched this size after "
         f"this library's catalog, opt out of the check with "
-        f"InstanceType({name!r}, allow_unknown_size=True) (hardware checks are then skipped)."
+        f"InstanceType({name!r}, allow_unknown_size=True) (hardware checks are then skipped).",
+        InstanceTypeError,
     )
 
 
-def _unknown_family_message(name: str, family: str) -> str:
+def _unknown_family_message(name: str, family: str) -> Problem:
     hosting = catalogs.instances().hosting
     # A typo in the family keeps the size: look among the types of that size first.
     # A typo in the family keeps the size and the kind of hardware: look among the types of
@@ -391,13 +404,16 @@ def _unknown_family_message(name: str, family: str) -> str:
     guess = " or ".join(repr(c) for c in close)
     suggestion = f" Did you mean {guess}?" if guess else ""
     families = ", ".join(sorted(_families()))
-    return (
+    return Problem.of(
+        _PROP,
+        name,
         f"Unknown instance family ml.{family}: got {name!r}.{suggestion} The catalog lists "
         f"every type SageMaker hosting accepts (botocore {hosting.botocore}), in the families "
-        f"{families}. "
+        f"{families}.",
         f"If AWS has launched ml.{family} after this catalog, opt out of the check with "
         f"InstanceType({name!r}, allow_unknown_family=True) (hardware checks are then skipped, "
-        "with a warning saying what to verify by hand)."
+        "with a warning saying what to verify by hand).",
+        InstanceTypeError,
     )
 
 

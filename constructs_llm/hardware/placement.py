@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from constructs_llm.errors import InstanceTypeError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import int_type_problem, positive_int_problem
@@ -11,12 +10,9 @@ from constructs_llm.values import int_type_problem, positive_int_problem
 def placement_problems(instance_type: object, accelerators: object = None) -> list[Problem]:
     """What stops ``Placement(instance_type, accelerators)`` from being built (the device
     count's range is checked by :meth:`Placement.problems`, against the hardware)."""
-    found = [
-        Problem(f"instance_type: {message}", InstanceTypeError)
-        for message in InstanceType.problems_of(instance_type)
-    ]
+    found = [p.at("instance_type: ") for p in InstanceType.problems_of(instance_type)]
     wrong = int_type_problem("accelerators", accelerators)
-    return [Problem(wrong), *found] if wrong else found
+    return [wrong, *found] if wrong else found
 
 
 class Placement:
@@ -83,7 +79,7 @@ class Placement:
             f"the {self._accelerators} accelerator(s) each copy gets on {self._instance_type.name}"
         )
 
-    def problems(self) -> list[str]:
+    def problems(self) -> list[Problem]:
         """Accelerators the instance cannot give one copy; each names the value and the fix."""
         value, inst = self._accelerators, self._instance_type
         if value is None:
@@ -113,15 +109,19 @@ class Placement:
         return f"Placement({self._instance_type.name!r}{devices})"
 
 
-def _accelerators_on_cpu(value: object, instance: InstanceType) -> str:
-    return (
-        f"accelerators={value} but {instance.name} has no accelerators (CPU only); drop "
-        "accelerators, or use a GPU (ml.g5, ml.g6, ...) or Neuron (ml.inf2) endpoint"
+def _accelerators_on_cpu(value: object, instance: InstanceType) -> Problem:
+    return Problem.of(
+        "accelerators",
+        value,
+        f"accelerators={value} but {instance.name} has no accelerators (CPU only);",
+        "drop accelerators, or use a GPU (ml.g5, ml.g6, ...) or Neuron (ml.inf2) endpoint",
     )
 
 
-def _accelerators_above_instance(value: int, instance: InstanceType) -> str:
-    return (
-        f"accelerators={value} per copy but {instance.name} has {instance.accelerator_count}; "
-        "a copy must fit on one instance: lower accelerators or choose a larger instance type"
+def _accelerators_above_instance(value: int, instance: InstanceType) -> Problem:
+    return Problem.of(
+        "accelerators",
+        value,
+        f"accelerators={value} per copy but {instance.name} has {instance.accelerator_count};",
+        "a copy must fit on one instance: lower accelerators or choose a larger instance type",
     )

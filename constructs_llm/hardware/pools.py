@@ -32,11 +32,12 @@ SageMaker rejects it on NVMe types).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 from constructs_llm.errors import InstanceTypeError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.problems import Problem
+from constructs_llm.problems import Problem, as_problem
 from constructs_llm.values import duration_problem, duration_type_problem
 
 #: What ``instance_type=`` takes: one type, or a list of them in order of preference.
@@ -83,9 +84,9 @@ class InstancePools:
             placement, problems = _placement(value, "")
             return (None if placement is None else cls.single(placement)), problems
         if not isinstance(value, list | tuple):
-            return None, [Problem(_not_a_list(value), InstanceTypeError)]
+            return None, [_not_a_list(value)]
         if not value:
-            return None, [Problem(_empty())]
+            return None, [_empty()]
         placements: list[Placement] = []
         problems = []
         for index, item in enumerate(value):
@@ -94,12 +95,12 @@ class InstancePools:
             if placement is not None:
                 placements.append(placement)
         if len(value) > _MAX_POOLS:
-            problems.append(Problem(_too_many(value)))
-        problems += [Problem(p) for p in _duplicates(placements)]
+            problems.append(_too_many(value))
+        problems += _duplicates(placements)
         if problems or not placements:
             return None, problems
         pools = cls(*placements, listed=True)
-        return pools, [Problem(p) for p in pools.problems()]
+        return pools, pools.problems()
 
     # -- what it holds ----------------------------------------------------------------------
 
@@ -142,37 +143,43 @@ class InstancePools:
 
     # -- checks -----------------------------------------------------------------------------
 
-    def problems(self) -> list[str]:
+    def problems(self) -> list[Problem]:
         """What one variant cannot hold: two accelerator kinds, or NVMe and EBS-only types."""
         return [p for p in (self._accelerator_problem(), self._storage_problem()) if p]
 
-    def _accelerator_problem(self) -> str | None:
+    def _accelerator_problem(self) -> Problem | None:
         kinds: dict[str, list[str]] = {}
         for inst in self.instance_types:
             kinds.setdefault(inst.accelerator or "CPU", []).append(inst.name)
         if len(kinds) < 2:
             return None
         mix = " and ".join(f"{', '.join(names)} ({kind})" for kind, names in kinds.items())
-        return (
+        return Problem.of(
+            _PROP,
+            self.instance_types,
             f"{_PROP} mixes accelerators: {mix}. The instance-pools guide ({GUIDE}) documents no "
             "such mix, the variant has one host AMI (InferenceAmiVersion), and one engine image "
             "cannot serve both (a CUDA build does not run on Inferentia, nor a Neuron build on "
-            "a GPU): keep the pools to one accelerator kind and serve the other on a variant or "
-            "endpoint of its own"
+            "a GPU):",
+            "keep the pools to one accelerator kind and serve the other on a variant or "
+            "endpoint of its own",
         )
 
-    def _storage_problem(self) -> str | None:
+    def _storage_problem(self) -> Problem | None:
         known = [t for t in self.instance_types if t.known]
         nvme = [t.name for t in known if t.local_nvme]
         ebs = [t.name for t in known if not t.local_nvme]
         if not nvme or not ebs:
             return None
-        return (
+        return Problem.of(
+            _PROP,
+            self.instance_types,
             f"{_PROP} mixes instance types with local NVMe storage ({', '.join(nvme)}) and "
             f"EBS-only ones ({', '.join(ebs)}): VolumeSizeInGB is set once per variant, "
             "SageMaker rejects it on NVMe types, and the EBS-only types need it sized for the "
             f"weights; the instance-pools guide ({GUIDE}) does not say how one variant serves "
-            "both: keep the pools to types with local NVMe, or to EBS-only types"
+            "both:",
+            "keep the pools to types with local NVMe, or to EBS-only types",
         )
 
 
@@ -182,19 +189,21 @@ def instance_types_type_problems(value: object) -> list[Problem]:
     if value is None or isinstance(value, str | InstanceType):
         return []
     if not isinstance(value, list | tuple):
-        return [Problem(_not_a_list(value), InstanceTypeError)]
+        return [_not_a_list(value)]
     return [
-        Problem(
+        Problem.of(
+            f"{_PROP}[{index}]",
+            item,
             f"{_PROP}[{index}] must be an instance type such as 'ml.g5.2xlarge' or an "
             f"InstanceType, got {type(item).__name__} {item!r}",
-            InstanceTypeError,
+            kind=InstanceTypeError,
         )
         for index, item in enumerate(value)
         if not isinstance(item, str | InstanceType)
     ]
 
 
-def provision_timeout_problem(value: object, pools: InstancePools | None) -> str | None:
+def provision_timeout_problem(value: object, pools: InstancePools | None) -> Problem | None:
     """``VariantInstanceProvisionTimeoutInSeconds``: 300-3600 s, and only with pools.
 
     The guide sets it "to control the total time SageMaker AI spends attempting to provision
@@ -206,11 +215,13 @@ def provision_timeout_problem(value: object, pools: InstancePools | None) -> str
     if value is None or wrong:
         return wrong
     if pools is not None and not pools.listed:
-        return (
+        return Problem.of(
+            "provision_timeout",
+            value,
             f"provision_timeout bounds the fallback across instance pools "
             f"(VariantInstanceProvisionTimeoutInSeconds), got it with the single instance type "
-            f"{pools.first.instance_type.name}; pass instance_type=[...] as a list (one type is "
-            "one pool), or drop provision_timeout"
+            f"{pools.first.instance_type.name};",
+            "pass instance_type=[...] as a list (one type is one pool), or drop provision_timeout",
         )
     return duration_problem(
         "provision_timeout",
@@ -225,36 +236,43 @@ def provision_timeout_problem(value: object, pools: InstancePools | None) -> str
 def pool_problem(
     pools: InstancePools,
     index: int,
-    message: str,
+    found: str | Problem,
     *,
     too_small: bool = True,
     where: str = "instance_type=[...]",
-) -> str:
+) -> Problem:
     """A problem of the model on one pool, with the pool named and the fix: each pool may be
     the one SageMaker provisions, so the model must run on every one.
 
     :param too_small: the pool lacks room (memory, devices), rather than support. @default True
     :param where: the list to drop the pool from. @default ``instance_type=[...]``
     """
+    found = as_problem(found)
     if not pools.listed:
-        return message
+        return found
     name = pools.placements[index].instance_type.name
     other = "a larger type" if too_small else "a type the model runs on"
-    return (
-        f"{pools.label(index)}: {message}; every pool may be the one SageMaker provisions: "
-        f"drop {name} from {where} or replace it with {other}"
+    return replace(
+        found,
+        wrong=f"{pools.label(index)}: {found};",
+        fix=f"every pool may be the one SageMaker provisions: drop {name} from {where} or "
+        f"replace it with {other}",
+        where="",
     )
 
 
-def host_ami_problem(pools: InstancePools, amis: Sequence[str | None]) -> str | None:
+def host_ami_problem(pools: InstancePools, amis: Sequence[str | None]) -> Problem | None:
     """``InferenceAmiVersion`` is a variant property: every pool's image must want the same."""
     if len(set(amis)) < 2:
         return None
     pairs = zip(pools.instance_types, amis, strict=True)
     wanted = ", ".join(f"{t.name}: {ami or 'the default'}" for t, ami in pairs)
-    return (
+    return Problem.of(
+        _PROP,
+        pools.instance_types,
         f"the pools' images need different host AMIs ({wanted}), but InferenceAmiVersion is set "
-        "once per variant: keep pools whose images need the same host AMI"
+        "once per variant:",
+        "keep pools whose images need the same host AMI",
     )
 
 
@@ -262,39 +280,52 @@ def _placement(value: object, prefix: str) -> tuple[Placement | None, list[Probl
     """The whole instance ``value`` names, or its problems (each after ``prefix``)."""
     found = InstanceType.problems_of(value)
     if found or not isinstance(value, str | InstanceType):
-        return None, [Problem(f"{prefix}{message}", InstanceTypeError) for message in found]
+        return None, [p.at(prefix) for p in found]
     return Placement(InstanceType.of(value)), []
 
 
-def _not_a_list(value: object) -> str:
-    return (
+def _not_a_list(value: object) -> Problem:
+    return Problem.of(
+        _PROP,
+        value,
         f"{_PROP} must be an instance type such as 'ml.g5.2xlarge' or a list of them in order of "
-        f"preference, got {type(value).__name__} {value!r}"
+        f"preference, got {type(value).__name__} {value!r}",
+        kind=InstanceTypeError,
     )
 
 
-def _empty() -> str:
-    return (
-        f"{_PROP}=[] names no instance type; give one or more (at most {_MAX_POOLS}) in order of "
-        "preference, or one type as a string"
+def _empty() -> Problem:
+    return Problem.of(
+        _PROP,
+        [],
+        f"{_PROP}=[] names no instance type;",
+        f"give one or more (at most {_MAX_POOLS}) in order of preference, or one type as a string",
     )
 
 
-def _too_many(value: Sequence[object]) -> str:
+def _too_many(value: Sequence[object]) -> Problem:
     names = ", ".join(str(v) for v in value)
-    return (
+    return Problem.of(
+        _PROP,
+        value,
         f"{_PROP} lists {len(value)} instance types ({names}); SageMaker allows at most "
-        f"{_MAX_POOLS} instance pools per variant: drop the least preferred"
+        f"{_MAX_POOLS} instance pools per variant:",
+        "drop the least preferred",
     )
 
 
-def _duplicates(placements: Sequence[Placement]) -> list[str]:
+def _duplicates(placements: Sequence[Placement]) -> list[Problem]:
     where: dict[str, list[int]] = {}
     for index, placement in enumerate(placements):
         where.setdefault(placement.instance_type.name, []).append(index)
     return [
-        f"{_PROP} lists {name} {len(at)} times (at {', '.join(map(str, at))}); a type is one pool: "
-        "keep it once, where it belongs in the order of preference"
+        Problem.of(
+            _PROP,
+            name,
+            f"{_PROP} lists {name} {len(at)} times (at {', '.join(map(str, at))}); a type is one "
+            "pool:",
+            "keep it once, where it belongs in the order of preference",
+        )
         for name, at in where.items()
         if len(at) > 1
     ]

@@ -28,6 +28,7 @@ import re
 from aws_cdk import Token
 from aws_cdk import aws_sagemaker as sagemaker
 
+from constructs_llm.problems import Problem
 from constructs_llm.values import describe
 
 #: The one preference SageMaker accepts (botocore ``CapacityReservationPreference``).
@@ -41,7 +42,7 @@ _MAX_ARN = 258  # MlReservationArn
 _MIN_PLAN_ARN = 50  # TrainingPlanArn
 
 
-def capacity_reservation_problem(capacity_reservation: object) -> str | None:
+def capacity_reservation_problem(capacity_reservation: object) -> Problem | None:
     """What is wrong with ``capacity_reservation`` (a training plan's ARN), if anything."""
     value = capacity_reservation
     if value is None or (isinstance(value, str) and Token.is_unresolved(value)):
@@ -50,21 +51,30 @@ def capacity_reservation_problem(capacity_reservation: object) -> str | None:
         f"pass the ARN of a training plan created for an endpoint, such as {_EXAMPLE!r} "
         "(aws sagemaker describe-training-plan --training-plan-name ... --query TrainingPlanArn)"
     )
+    prop = "capacity_reservation"
     if not isinstance(value, str):
-        return f"capacity_reservation must be an ARN string, got {describe(value)}; {fix}"
+        wrong = f"capacity_reservation must be an ARN string, got {describe(value)};"
+        return Problem.of(prop, value, wrong, fix)
     match = _ARN.fullmatch(value)
     if match is None or len(value) > _MAX_ARN:
-        return f"capacity_reservation must be a training plan's ARN, got {value!r}; {fix}"
+        wrong = f"capacity_reservation must be a training plan's ARN, got {value!r};"
+        return Problem.of(prop, value, wrong, fix)
     if match["type"] != _PLAN:
-        return (
+        return Problem.of(
+            prop,
+            value,
             f"capacity_reservation must be a training plan's ARN (…:{_PLAN}/<name>), got a "
             f"{match['type']!r} ARN {value!r}; SageMaker endpoints reserve capacity through "
-            f"training plans: {fix}"
+            f"training plans:",
+            fix,
         )
     if len(value) < _MIN_PLAN_ARN:
-        return (
+        return Problem.of(
+            prop,
+            value,
             f"capacity_reservation {value!r} is {len(value)} characters, shorter than the "
-            f"{_MIN_PLAN_ARN} of any training plan ARN (botocore TrainingPlanArn); {fix}"
+            f"{_MIN_PLAN_ARN} of any training plan ARN (botocore TrainingPlanArn);",
+            fix,
         )
     return None
 

@@ -12,7 +12,7 @@ from constructs import Construct
 
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.pools import VARIANT_NAME, InstancePools
-from constructs_llm.problems import fail
+from constructs_llm.problems import Problem, fail
 from constructs_llm.values import is_unresolved
 
 # SageMaker's pattern for Endpoint, EndpointConfig, variant and inference component names
@@ -20,18 +20,20 @@ from constructs_llm.values import is_unresolved
 SAGEMAKER_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
 
-def name_problem(prop: str, value: str | None) -> str | None:
+def name_problem(prop: str, value: str | None) -> Problem | None:
     """SageMaker names: the pattern, at most 63 characters, no underscores."""
     if value is None or is_unresolved(value):
         return None
     if isinstance(value, str) and SAGEMAKER_NAME.match(value):
         return None
     if not isinstance(value, str):
-        return f"{prop} must be a string, got {value!r}"
+        return Problem.of(prop, value, f"{prop} must be a string, got {value!r}")
     hint = "at most 63 characters" if len(value) > 63 else "letters, digits and hyphens"
-    return (
+    return Problem.of(
+        prop,
+        value,
         f"{prop} must match {SAGEMAKER_NAME.pattern} ({hint}, starting and ending with a letter "
-        f"or digit), got {value!r} ({len(value)} characters)"
+        f"or digit), got {value!r} ({len(value)} characters)",
     )
 
 

@@ -210,7 +210,7 @@ def _plan_variant(
         )
     model = spec.model
     on_pools = [
-        Problem(where + _on_pool(pools, index, problem), problem.kind)
+        _on_pool(pools, index, problem).at(where)
         for index, placement in enumerate(pools)
         for problem in model.problems_for(placement)
     ]
@@ -219,7 +219,7 @@ def _plan_variant(
     if not on_pools:
         amis = [p.binding.inference_ami_version if p.binding else None for p in planned]
         ami = host_ami_problem(pools, amis)
-        problems.add(f"{where}{ami}" if ami else None)
+        problems.add(ami.at(where) if ami else None)
     health, download = startup_timeouts(
         pools, model.architecture, spec.health_check_timeout, spec.download_timeout
     )
@@ -239,11 +239,15 @@ def _plan_variant(
     )
 
 
-def _prop_problems(spec: Variant) -> list[str | None]:
+def _prop_problems(spec: Variant) -> list[Problem | None]:
     weight = spec.weight
     bad_weight = isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0
     return [
-        f"weight must be a number >= 0 (its share of the traffic), got {weight!r}"
+        Problem.of(
+            "weight",
+            weight,
+            f"weight must be a number >= 0 (its share of the traffic), got {weight!r}",
+        )
         if bad_weight
         else None,
         positive_int_problem("instance_count", spec.instance_count),
@@ -263,7 +267,7 @@ def _pools(spec: Variant, problems: Problems, where: str, who: str) -> InstanceP
             return None
         return InstancePools.single(default)
     pools, found = InstancePools.parse(spec.instance_type)
-    problems.extend(Problem(f"{where}{p.message}", p.kind) for p in found)
+    problems.extend(p.at(where) for p in found)
     return None if found else pools
 
 
@@ -393,8 +397,6 @@ def _format_problems(planned: list[tuple[VariantPlan, Variant]]) -> list[str]:
     ]
 
 
-def _on_pool(pools: InstancePools, index: int, problem: Problem) -> str:
+def _on_pool(pools: InstancePools, index: int, problem: Problem) -> Problem:
     """The model's problem on one pool, naming it; a sizing problem's fix is a larger type."""
-    return pool_problem(
-        pools, index, problem.message, too_small=issubclass(problem.kind, SizingError)
-    )
+    return pool_problem(pools, index, problem, too_small=issubclass(problem.kind, SizingError))

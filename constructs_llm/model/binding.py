@@ -19,7 +19,7 @@ from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.model.checkpoint_checks import check_checkpoint
-from constructs_llm.problems import Problem
+from constructs_llm.problems import Problem, as_problem
 from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
 
@@ -106,24 +106,24 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
         model_family=definition.model_family,
     )
     image = engine.image_for(inst)
-    problems = [Problem(p) for p in placement.problems()]
+    problems = placement.problems()
     if problems:
         return _failed(placement, image, problems)
-    problems += [Problem(p) for p in _kind_problems(definition)]
+    problems += _kind_problems(definition)
     checkpoint = check_checkpoint(
         definition.source.model_id, definition.architecture, engine, engine.factory_name, user_env
     )
-    problems += [Problem(p) for p in checkpoint.problems]
-    problems += [Problem(p) for p in engine.validate(ctx, user_env)]
+    problems += [as_problem(p) for p in checkpoint.problems]
+    problems += [as_problem(p) for p in engine.validate(ctx, user_env)]
     warnings = [SynthWarning(WarningId.UNKNOWN_INSTANCE_TYPE, unknown_instance_type(inst))]
     warnings = warnings if not inst.known else []
     warnings += [SynthWarning(WarningId.ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
     warnings += [SynthWarning(WarningId.MODEL_ID_GUESS, w) for w in checkpoint.warnings]
     plan = None if problems else _plan(definition, placement, warnings)
-    problems += [Problem(p, SizingError) for p in plan.problems] if plan else []
+    problems += [as_problem(p, SizingError) for p in plan.problems] if plan else []
     planned = replace(ctx, plan=plan)
     if plan is not None and not problems:
-        problems += [Problem(p) for p in engine.validate(planned, user_env)]
+        problems += [as_problem(p) for p in engine.validate(planned, user_env)]
     env = {} if problems else {**engine.derive_env(planned), **user_env}
     return Derivation(
         placement=placement,
@@ -179,7 +179,7 @@ def _plan(
     return plan
 
 
-def _kind_problems(definition: Definition) -> list[str]:
+def _kind_problems(definition: Definition) -> list[Problem]:
     """The engine must serve the kind of model the architecture describes: an embedding model
     on an embedding engine, a chat model on a chat engine."""
     arch, engine = definition.architecture, definition.engine
@@ -188,13 +188,22 @@ def _kind_problems(definition: Definition) -> list[str]:
     name = definition.source.model_id or arch.name
     if arch.is_embedding:
         return [
-            f"{name} is an embedding model, but Engine.{engine.factory_name}() serves chat models; "
-            "serve it with Engine.tei() or Engine.vllm() (without embedding=False); the invoker "
-            "then answers POST /v1/embeddings"
+            Problem.of(
+                "engine",
+                engine,
+                f"{name} is an embedding model, but Engine.{engine.factory_name}() serves chat "
+                "models;",
+                "serve it with Engine.tei() or Engine.vllm() (without embedding=False); the "
+                "invoker then answers POST /v1/embeddings",
+            )
         ]
     return [
-        f"{name} is a chat model, but Engine.{engine.factory_name}() serves embedding models; "
-        "serve it with a chat engine such as Engine.vllm() (without embedding=True)"
+        Problem.of(
+            "engine",
+            engine,
+            f"{name} is a chat model, but Engine.{engine.factory_name}() serves embedding models;",
+            "serve it with a chat engine such as Engine.vllm() (without embedding=True)",
+        )
     ]
 
 

@@ -246,7 +246,7 @@ class LlmModel(Construct):
         fits = f"LlmModel '{self._path}' does not fit on {placement.describe()}"
         runs = f"LlmModel '{self._path}' on {placement.describe()}"
         return [
-            Problem(f"{fits if p.kind is SizingError else runs}: {p.message}", p.kind)
+            p.at(f"{fits if p.kind is SizingError else runs}: ")
             for p in self.derive(placement).problems
         ]
 

@@ -12,7 +12,7 @@ from constructs import Construct
 
 from constructs_llm.errors import ScalingError
 from constructs_llm.operations.schedule import ScheduledCapacity, schedule_problems
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import all_ints, duration_type_problem, positive_int_problem
 
 AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
@@ -72,7 +72,7 @@ class Autoscaling:
         problems.extend(self._problems(), ScalingError)
         problems.raise_if_any()
 
-    def _problems(self) -> list[str | None]:
+    def _problems(self) -> list[Problem | None]:
         targets = [
             self.target_concurrent_requests,
             self.target_invocations_per_instance,
@@ -85,11 +85,19 @@ class Autoscaling:
             None
             if not all_ints(self.min_capacity, self.max_capacity)
             or self.min_capacity <= self.max_capacity
-            else f"min_capacity ({self.min_capacity}) is above max_capacity "
-            f"({self.max_capacity}); lower min_capacity or raise max_capacity",
-            f"set one target, got {len(chosen)} ({', '.join(chosen)}): "
-            "target_concurrent_requests or target_invocations_per_instance on a real-time "
-            "endpoint or a component, target_backlog_per_instance on an asynchronous endpoint"
+            else Problem.of(
+                "min_capacity",
+                self.min_capacity,
+                f"min_capacity ({self.min_capacity}) is above max_capacity ({self.max_capacity});",
+                "lower min_capacity or raise max_capacity",
+            ),
+            Problem.of(
+                chosen[1],
+                targets,
+                f"set one target, got {len(chosen)} ({', '.join(chosen)}):",
+                "target_concurrent_requests or target_invocations_per_instance on a real-time "
+                "endpoint or a component, target_backlog_per_instance on an asynchronous endpoint",
+            )
             if len(chosen) > 1
             else None,
             *(_positive(name, v) for name, v in zip(_TARGET_NAMES, targets, strict=True)),
@@ -192,10 +200,10 @@ def _no_realtime_target() -> str:
     )
 
 
-def _positive(name: str, value: float | None) -> str | None:
+def _positive(name: str, value: float | None) -> Problem | None:
     if value is None or (isinstance(value, int | float) and value > 0):
         return None
-    return f"{name} must be a number > 0, got {value!r}"
+    return Problem.of(name, value, f"{name} must be a number > 0, got {value!r}")
 
 
 def _scaling_role(scope: Construct) -> iam.IRole:

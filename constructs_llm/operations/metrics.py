@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_cdk import Duration
 
-from constructs_llm.problems import Problems, fail
+from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.values import (
     bool_problem,
     duration_type_problem,
@@ -102,10 +102,10 @@ def check_metric_name(metric_name: object, namespace: object = "AWS/SageMaker") 
     problems.raise_if_any()
 
 
-def _option_problem(name: str, value: object) -> str | None:
+def _option_problem(name: str, value: object) -> Problem | None:
     if name not in MetricOverrides.__annotations__:
         known = ", ".join(sorted(MetricOverrides.__annotations__))
-        return f"the metric options are {known}; got {name}={value!r}"
+        return Problem.of(name, value, f"the metric options are {known}; got {name}={value!r}")
     if name == "period":
         return duration_type_problem(name, value)
     if name == "visible":
@@ -114,7 +114,8 @@ def _option_problem(name: str, value: object) -> str | None:
         strings = isinstance(value, Mapping) and all(
             isinstance(k, str) and isinstance(v, str) for k, v in value.items()
         )
-        return None if strings else f"dimensions_map must map names to strings, got {value!r}"
+        wrong = f"dimensions_map must map names to strings, got {value!r}"
+        return None if strings else Problem.of(name, value, wrong)
     if name == "unit":
         from aws_cdk import aws_cloudwatch as cloudwatch
 

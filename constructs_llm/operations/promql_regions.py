@@ -80,11 +80,13 @@ def promql_region_problem(region: str, settings: PromqlChoice | None) -> Problem
         if not known or region in promql_regions():
             return None
         nearest = ", ".join(nearest_regions(region, promql_regions())) or "none in its partition"
-        return Problem(
+        return Problem.of(
+            "alarms.promql_alarms",
+            True,
             f"promql_alarms=True: CloudWatch's PromQL alarms are not available in region "
             f"{region!r} (its PromQL page lists {len(promql_regions())} regions, read "
             f"{catalogs.regions().promql_alarms.read}; "
-            "docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch-PromQL.html); "
+            "docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch-PromQL.html);",
             f"deploy to a listed region, nearest first: {nearest}; or pass "
             "Alarms(promql_alarms=False)",
             RegionError,
@@ -102,11 +104,14 @@ def promql_region_problem(region: str, settings: PromqlChoice | None) -> Problem
     if not asked:
         return None
     where = f"region {region!r}, which" if known else "an environment-agnostic stack, whose region"
-    return Problem(
+    return Problem.of(
+        "alarms.promql_alarms",
+        settings.promql_alarms,
         f"{' and '.join(asked)} asks for a PromQL alarm, and PromQL alarms are off by default "
-        f"in {where} CloudWatch's PromQL page does not list: pass Alarms(promql_alarms=True) "
-        "to have them (an environment-agnostic stack then refuses a deploy to an unlisted "
-        "region before creating anything), or promql_alarms=False",
+        f"in {where} CloudWatch's PromQL page does not list:",
+        "pass Alarms(promql_alarms=True) to have them (an environment-agnostic stack then "
+        "refuses a deploy to an unlisted region before creating anything), or "
+        "promql_alarms=False",
         RegionError,
     )
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from constructs_llm.cdk_values import cdk_kind
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import all_ints, describe, int_type_problem, positive_int_problem
 
 if TYPE_CHECKING:
@@ -184,26 +184,36 @@ def _zone_names() -> frozenset[str]:
     )
 
 
-def schedule_problems(schedule: object) -> list[str | None]:
+def schedule_problems(schedule: object) -> list[Problem | None]:
     """The value checks of ``Autoscaling(schedule=...)``; bounds per target are the caller's."""
     if isinstance(schedule, str | bytes) or not isinstance(schedule, Sequence):
-        return [f"schedule must be a list of ScheduledCapacity, got {schedule!r}"]
-    problems: list[str | None] = []
+        wrong = f"schedule must be a list of ScheduledCapacity, got {schedule!r}"
+        return [Problem.of("schedule", schedule, wrong)]
+    problems: list[Problem | None] = []
     for index, item in enumerate(schedule):
         label = f"schedule[{index}]"
         if not isinstance(item, ScheduledCapacity):
             problems.append(
-                f"{label} must be a ScheduledCapacity(schedule=appscaling.Schedule.cron(...), "
-                f"min_capacity=..., max_capacity=...), got {item!r}"
+                Problem.of(
+                    label,
+                    item,
+                    f"{label} must be a ScheduledCapacity(schedule=appscaling.Schedule.cron(...), "
+                    f"min_capacity=..., max_capacity=...), got {item!r}",
+                )
             )
             continue
         low, high = item.min_capacity, item.max_capacity
         if low is None and high is None:
-            problems.append(f"{label} sets neither min_capacity nor max_capacity; set one")
+            problems.append(
+                Problem.of(
+                    label, item, f"{label} sets neither min_capacity nor max_capacity;", "set one"
+                )
+            )
         problems.append(positive_int_problem(f"{label} min_capacity", low, minimum=0))
         problems.append(positive_int_problem(f"{label} max_capacity", high, minimum=0))
         if all_ints(low, high) and low > high:  # type: ignore[operator]
-            problems.append(f"{label} min_capacity ({low}) is above max_capacity ({high})")
+            wrong = f"{label} min_capacity ({low}) is above max_capacity ({high})"
+            problems.append(Problem.of(f"{label} min_capacity", low, wrong))
     return problems
 
 

@@ -13,6 +13,7 @@ from aws_cdk import Duration
 
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.sizing.memory import ModelArchitecture
+from constructs_llm.problems import Problem
 from constructs_llm.values import duration_problem
 
 _GPU_FLOOR_S = 900  # 15 minutes: a 7-8B model on one GPU, with headroom
@@ -52,7 +53,7 @@ def _scaled(instance: InstanceType, architecture: ModelArchitecture | None, *, b
     return int(min(_MAX_S, max(_GPU_FLOOR_S, round(seconds / 60) * 60)))
 
 
-def timeout_problem(prop: str, value: Duration | None) -> str | None:
+def timeout_problem(prop: str, value: Duration | None) -> Problem | None:
     """SageMaker accepts 60-3600 s for both startup timeouts."""
     return duration_problem(
         prop,

@@ -217,7 +217,7 @@ class InferenceComponent(
         )
         problems.raise_if_any()  # what follows needs well-formed numbers
         model_problems = [
-            Problem(on_pools.name(index, p.message, too_small=p.kind is SizingError), p.kind)
+            on_pools.name(index, p, too_small=p.kind is SizingError)
             for index, placement in enumerate(placements)
             for p in model.problems_for(placement)
         ]
@@ -515,7 +515,7 @@ def _deployment_problems(path: str, plan: ComponentPlan) -> list[str]:
 
 def _scaling_problems(
     plan: ComponentPlan, endpoint: ComponentEndpointPlan, pools: _PoolChecks
-) -> list[str | None]:
+) -> list[str | Problem | None]:
     s = plan.autoscaling
     if s is None:
         return []
@@ -536,8 +536,8 @@ def _scaling_problems(
 
 def _schedule_problems(
     scaling: Autoscaling, min_instances: int, pools: _PoolChecks
-) -> list[str | None]:
-    found: list[str | None] = []
+) -> list[str | Problem | None]:
+    found: list[str | Problem | None] = []
     for index, item in enumerate(scaling.schedule):
         if item.min_capacity == 0 and scaling.min_capacity > 0 and min_instances > 0:
             found.append(_schedule_releases_nothing(index, pools.endpoint_path, min_instances))
@@ -562,7 +562,7 @@ class _PoolChecks:
         self.volume_size = endpoint.plan.variant.volume_size
         self.endpoint_path = endpoint.node.path
 
-    def each(self, check: Callable[[int], Sequence[str | None]]) -> list[str]:
+    def each(self, check: Callable[[int], Sequence[str | Problem | None]]) -> list[Problem]:
         """``check`` on each pool, its problems naming the pool."""
         return [
             self.name(index, problem)
@@ -571,10 +571,10 @@ class _PoolChecks:
             if problem
         ]
 
-    def name(self, index: int, problem: str, *, too_small: bool = True) -> str:
+    def name(self, index: int, problem: str | Problem, *, too_small: bool = True) -> Problem:
         return pool_problem(self.fleet, index, problem, too_small=too_small, where=_POOLS_FIX)
 
-    def accelerator_problems(self, pool: int) -> list[str]:
+    def accelerator_problems(self, pool: int) -> list[Problem]:
         placement = self.placements[pool]
         inst = placement.instance_type
         if self.devices[pool] is None and inst.accelerator is not None:
@@ -615,7 +615,7 @@ class _PoolChecks:
             prop, count, what, needed, inst.name, per_instance, demand.describe(), most
         )
 
-    def fleet_problems(self, prop: str, count: int) -> list[str]:
+    def fleet_problems(self, prop: str, count: int) -> list[Problem]:
         """``count`` copies at most must fit the fleet on every pool (each may be the one)."""
         return self.each(lambda pool: [self.fleet_problem(prop, count, pool)])
 
@@ -641,10 +641,13 @@ _IC_ENDPOINT_FIX = (
 )
 
 
-def _accelerators_required(instance: InstanceType) -> str:
-    return (
+def _accelerators_required(instance: InstanceType) -> Problem:
+    return Problem.of(
+        "accelerators",
+        None,
         f"accelerators is required on {instance.name}: it is not in the hardware catalog, so "
-        "the number of devices per copy cannot be defaulted; pass accelerators=N"
+        "the number of devices per copy cannot be defaulted;",
+        "pass accelerators=N",
     )
 
 

@@ -51,7 +51,7 @@ from constructs import Construct
 from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, resource_wildcard, waive
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.streaming.formats import Env
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.function import runtime_code
@@ -490,9 +490,11 @@ def _check(
     )
     problem = positive_int_problem("max_concurrency", max_concurrency)
     if problem is None and isinstance(max_concurrency, int) and max_concurrency > MAX_CONCURRENCY:
-        problem = (
+        problem = Problem.of(
+            "max_concurrency",
+            max_concurrency,
             f"max_concurrency must be at most {MAX_CONCURRENCY:,} (a distributed map's most "
-            f"child executions at once), got {max_concurrency!r}"
+            f"child executions at once), got {max_concurrency!r}",
         )
     problems.add(problem)
     problems.raise_if_any()

@@ -5,6 +5,7 @@ and those of ``add_distribution``.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 import re
 from collections.abc import Sequence
 
@@ -21,7 +22,7 @@ from constructs_llm.cdk_values import (
 )
 from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.region_availability import availability_problems
 from constructs_llm.sizing.decode import DecodeRate, decode_rate
 from constructs_llm.streaming.formats import (
@@ -149,7 +150,7 @@ def check_invoker(
     return called
 
 
-def _capacity_wait_problem(wait: object, timeout: object) -> str | None:
+def _capacity_wait_problem(wait: object, timeout: object) -> Problem | None:
     """``capacity_wait``: 1 s up to the function timeout less what the answer then needs."""
     if wait is None:
         return None
@@ -318,7 +319,7 @@ def distribution_features(oac: object) -> list[str]:
     )
 
 
-def _certificate_problems(certificate: object, domain_names: object) -> list[str | None]:
+def _certificate_problems(certificate: object, domain_names: object) -> list[str | Problem | None]:
     """A certificate of one's own comes with the domain names it covers, and from us-east-1."""
     kind = certificate_problem("certificate", certificate)
     names = _domain_names_problems(domain_names)
@@ -446,23 +447,31 @@ def _oac_problem(mode: AuthMode, oac: object) -> str | None:
 
 def _rate_limit_problem(
     rate_limit: int | None, window: Duration, web_acl_arn: str | None, stack: Stack
-) -> str | None:
+) -> Problem | None:
     if rate_limit is None:
         return None
     if web_acl_arn is not None:
-        return "pass rate_limit=... or web_acl_arn=..., not both"
+        return Problem.of(
+            "rate_limit", rate_limit, "pass rate_limit=... or web_acl_arn=..., not both"
+        )
     problem = positive_int_problem("rate_limit", rate_limit, minimum=_MIN_RATE_LIMIT)
     if problem is None and rate_limit > _MAX_RATE_LIMIT:
-        problem = f"rate_limit must be at most {_MAX_RATE_LIMIT:,}, got {rate_limit!r}"
+        wrong = f"rate_limit must be at most {_MAX_RATE_LIMIT:,}, got {rate_limit!r}"
+        problem = Problem.of("rate_limit", rate_limit, wrong)
     if problem is not None:
-        return f"{problem} (requests per IP address per window; WAF's minimum is 10)"
+        why = f"{problem.wrong} (requests per IP address per window; WAF's minimum is 10)"
+        return replace(problem, wrong=why)
     seconds = window.to_seconds() if isinstance(window, Duration) else None
     if seconds not in (60, 120, 300, 600):
-        return f"rate_limit_window must be 1, 2, 5 or 10 minutes, got {window!r}"
+        wrong = f"rate_limit_window must be 1, 2, 5 or 10 minutes, got {window!r}"
+        return Problem.of("rate_limit_window", window, wrong)
     if not Token.is_unresolved(stack.region) and stack.region != WAF_REGION:
-        return (
+        return Problem.of(
+            "rate_limit",
+            rate_limit,
             f"rate_limit=... creates a CloudFront WAF web ACL, which AWS accepts only in "
-            f"{WAF_REGION}, but this stack is in {stack.region!r}; create the web ACL in a "
-            f"{WAF_REGION} stack and pass web_acl_arn=..., or deploy this stack to {WAF_REGION}"
+            f"{WAF_REGION}, but this stack is in {stack.region!r};",
+            f"create the web ACL in a {WAF_REGION} stack and pass web_acl_arn=..., or deploy this "
+            f"stack to {WAF_REGION}",
         )
     return None
