@@ -387,14 +387,17 @@ def test_error_alarms_above_the_first_step_s_share_are_an_error_naming_both_valu
     assert canary.problems_for(fleet, error_rate=0.1) == []
     assert canary.problems_for(fleet, error_rate=0.05) == []
     # above it: it never can
-    (problem,) = canary.problems_for(fleet, error_rate=0.11)
+    (found,) = canary.problems_for(fleet, error_rate=0.11)
+    assert (found.property, found.value) == ("alarms.error_rate", 0.11)
+    problem = str(found)
     assert problem.startswith("canary 10 %, bake 10 min with Alarms(error_rate=0.11): the first")
     assert "about 10% of requests" in problem and "below 11%" in problem
     assert "Alarms(error_rate=0.05)" in problem and "(percent=...)" in problem
     # a tiny canary gets a suggestion at its share
-    (tiny,) = Deployment.canary(percent=2, bake=BAKE).problems_for(
+    (tiny_problem,) = Deployment.canary(percent=2, bake=BAKE).problems_for(
         Fleet(50, 50, BAKE), error_rate=0.05
     )
+    tiny = str(tiny_problem)
     assert "about 2% of requests" in tiny and "Alarms(error_rate=0.02)" in tiny
     # all at once moves every request: any rate can trip
     assert Deployment.all_at_once(bake=BAKE).problems_for(fleet, error_rate=1) == []

@@ -51,7 +51,7 @@ def context(
 
 
 def problems(engine: Engine, ctx: EngineContext, env: Mapping[str, Any] | None = None) -> str:
-    return "\n".join(engine.validate(ctx, env or {}))
+    return "\n".join(map(str, engine.validate(ctx, env or {})))
 
 
 # -- the seed scenarios ---------------------------------------------------------------------

@@ -160,7 +160,8 @@ def test_full_context_that_does_not_fit_only_warns_without_a_token_limit() -> No
 def test_strict_false_returns_the_misfit_with_its_reasons() -> None:
     plan = plan_memory(arch("tiiuae/falcon-40b"), instance="ml.g5.2xlarge", strict=False)
     assert not plan.fits
-    assert plan.problems and "falcon-40b" in plan.problems[0]
+    assert plan.problems and "falcon-40b" in str(plan.problems[0])
+    assert plan.problems[0].property == "instance_type" and plan.problems[0].kind is SizingError
     assert "[DOES NOT FIT]" in plan.summary()
 
 

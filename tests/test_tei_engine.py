@@ -226,7 +226,7 @@ def test_a_tei_image_of_your_own_may_run_on_newer_gpus(new_stack: Callable[..., 
 def test_env_that_changes_the_answer_or_the_model_is_refused(
     env: dict[str, str], needle: str
 ) -> None:
-    found = "\n".join(Engine.tei().validate(_ctx("ml.g5.xlarge"), env))
+    found = "\n".join(map(str, Engine.tei().validate(_ctx("ml.g5.xlarge"), env)))
     assert re.search(needle, found), found
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -11,6 +11,7 @@ from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.settings import DTYPE_ALIASES, SettingsChecked
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.problems import Problem
 from constructs_llm.sizing.memory import DTYPE_BYTES
 from constructs_llm.sizing.planner import large_step_gpu
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
@@ -77,7 +78,7 @@ class GpuEngine(DlcEngine):
     def devices_used(self, instance: InstanceType, accelerators: int | None = None) -> int:
         return self._tensor_parallel or super().devices_used(instance, accelerators)
 
-    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+    def _settings_problems(self, ctx: EngineContext) -> list[Problem]:
         setting = f"Engine.{self.factory_name}({self._parallel_setting})"
         return present([self._parallel_problem(setting, self._tensor_parallel, ctx)])
 
@@ -101,12 +102,18 @@ def planner_dtype(name: str) -> str | None:
     return key if key in DTYPE_BYTES else None
 
 
-def enum_value(kind: type[Enum], value: object, name: str, problems: list[str]) -> Any:
+def enum_value(kind: type[Enum], value: object, name: str, problems: list[Problem]) -> Any:
     try:
         return kind(value)
     except ValueError:
         allowed = ", ".join(str(m.value) for m in kind)
-        problems.append(f"{name} must be one of {allowed}, got {value!r}")
+        problems.append(
+            Problem.of(
+                name,
+                value,
+                f"{name} must be one of {allowed}, got {value!r}",
+            )
+        )
         return None
 
 
@@ -116,7 +123,7 @@ def put(env: dict[str, str], key: str, value: object) -> None:
         env[key] = str(value)
 
 
-def present(items: list[str | None]) -> list[str]:
+def present(items: Sequence[Problem | None]) -> list[Problem]:
     return [i for i in items if i]
 
 
@@ -127,7 +134,7 @@ def int_value(env: Mapping[str, str], key: str) -> int | None:
 
 def at_least(
     env: Mapping[str, str], key: str, floor_key: str, setting: str, *, what: str | None = None
-) -> str | None:
+) -> Problem | None:
     """A problem when the effective ``env[key]`` is below ``env[floor_key]``."""
     value, floor = int_value(env, key), int_value(env, floor_key)
     if value is None or floor is None or value >= floor:
@@ -136,14 +143,18 @@ def at_least(
     return _below_floor(key, value, floor_key, floor, setting, why)
 
 
-def _below_floor(key: str, value: int, floor_key: str, floor: int, setting: str, why: str) -> str:
-    return (
-        f"{key}={value} is below {floor_key}={floor} ({why}); raise {setting} to at least "
-        f"{floor} or lower {floor_key}"
+def _below_floor(
+    key: str, value: int, floor_key: str, floor: int, setting: str, why: str
+) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
+        f"{key}={value} is below {floor_key}={floor} ({why});",
+        f"raise {setting} to at least {floor} or lower {floor_key}",
     )
 
 
-def vllm_full_context_problem(ctx: EngineContext) -> str | None:
+def vllm_full_context_problem(ctx: EngineContext) -> Problem | None:
     """vLLM refuses to start when its KV cache cannot hold one full-context sequence."""
     plan = ctx.plan
     if plan is None or ctx.max_total_tokens is not None or plan.max_concurrent_sequences >= 1:
@@ -153,11 +164,13 @@ def vllm_full_context_problem(ctx: EngineContext) -> str | None:
     )
 
 
-def _vllm_full_context(model: str, context: int, instance: str, fits: int) -> str:
-    return (
+def _vllm_full_context(model: str, context: int, instance: str, fits: int) -> Problem:
+    return Problem.of(
+        "max_total_tokens",
+        None,
         f"vLLM sizes for the full {context:,}-token context of {model} by default, but the KV "
-        f"cache on {instance} holds about {fits:,} tokens, so it would fail at start-up; set "
-        f"max_total_tokens <= {fits:,} on the model"
+        f"cache on {instance} holds about {fits:,} tokens, so it would fail at start-up;",
+        f"set max_total_tokens <= {fits:,} on the model",
     )
 
 

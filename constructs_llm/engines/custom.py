@@ -14,6 +14,7 @@ from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.problems import Problem
 from constructs_llm.sizing.memory import DTYPE_BYTES
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.values import env_problem
@@ -54,10 +55,17 @@ class CustomEngine(SettingsChecked, Engine):
     weight_dtype: str | None = None
     tool_calls: bool | None = setting(boolean=True)
 
-    def _more_problems(self) -> list[str]:
-        problems: list[str] = []
+    def _more_problems(self) -> list[Problem]:
+        problems: list[Problem] = []
         if self.image is None:
-            problems.append("image is required; pass ContainerImage.from_uri(...) or .dlc(...)")
+            problems.append(
+                Problem.of(
+                    "image",
+                    None,
+                    "image is required;",
+                    "pass ContainerImage.from_uri(...) or .dlc(...)",
+                )
+            )
         # Formats may be given by value ("openai"); store the enum members.
         stream = enum_value(StreamFormat, self.stream_format, "stream_format", problems)
         request = enum_value(RequestFormat, self.request_format, "request_format", problems)
@@ -65,7 +73,7 @@ class CustomEngine(SettingsChecked, Engine):
         object.__setattr__(self, "request_format", request or RequestFormat.MESSAGES)
         env_wrong = env_problem("env", self.env)
         if env_wrong:
-            problems.append(str(env_wrong))
+            problems.append(env_wrong)
         else:
             object.__setattr__(self, "env", dict(self.env or {}))
             problems += [
@@ -75,29 +83,50 @@ class CustomEngine(SettingsChecked, Engine):
             ]
         if self.model_env_name is not None and not isinstance(self.model_env_name, str):
             problems.append(
-                f"model_env_name must be an env name such as 'HF_MODEL_ID' or None, got "
-                f"{self.model_env_name!r}"
+                Problem.of(
+                    "model_env_name",
+                    self.model_env_name,
+                    f"model_env_name must be an env name such as 'HF_MODEL_ID' or None, got "
+                    f"{self.model_env_name!r}",
+                )
             )
         weight = self.weight_dtype
         if weight is not None and (not isinstance(weight, str) or planner_dtype(weight) is None):
             problems.append(
-                f"weight_dtype must be one of {sorted(DTYPE_BYTES)}, got {self.weight_dtype!r}"
+                Problem.of(
+                    "weight_dtype",
+                    self.weight_dtype,
+                    f"weight_dtype must be one of {sorted(DTYPE_BYTES)}, got {self.weight_dtype!r}",
+                )
             )
         if isinstance(self.token_env_names, str):
             problems.append(
-                f"token_env_names must be a tuple of names, got the string {self.token_env_names!r}"
+                Problem.of(
+                    "token_env_names",
+                    self.token_env_names,
+                    "token_env_names must be a tuple of names, got the string "
+                    f"{self.token_env_names!r}",
+                )
             )
         else:
             object.__setattr__(self, "token_env_names", tuple(self.token_env_names))
         if self.tool_calls is True and request is RequestFormat.GENERATE:
             problems.append(
-                "tool_calls=True needs request_format=RequestFormat.MESSAGES: the generate "
-                "request format has no tool calling"
+                Problem.of(
+                    "tool_calls",
+                    True,
+                    "tool_calls=True needs request_format=RequestFormat.MESSAGES: the generate "
+                    "request format has no tool calling",
+                )
             )
         if self.tool_calls is True and request is RequestFormat.EMBED:
             problems.append(
-                "tool_calls=True needs request_format=RequestFormat.MESSAGES: an embedding "
-                "model (RequestFormat.EMBED) has no tool calling"
+                Problem.of(
+                    "tool_calls",
+                    True,
+                    "tool_calls=True needs request_format=RequestFormat.MESSAGES: an embedding "
+                    "model (RequestFormat.EMBED) has no tool calling",
+                )
             )
         return problems
 
@@ -123,7 +152,7 @@ class CustomEngine(SettingsChecked, Engine):
     def _key_rules(self) -> Mapping[str, EnvRule]:
         return {self.model_env_name: EnvRule.MODEL} if self.model_env_name else {}
 
-    def _hardware_problems(self, ctx: EngineContext) -> list[str]:
+    def _hardware_problems(self, ctx: EngineContext) -> list[Problem]:
         return super()._hardware_problems(ctx) if self.accelerator else []
 
     def _warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:

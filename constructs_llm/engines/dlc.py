@@ -56,6 +56,7 @@ from constructs_llm.engines.tools import (
     tools_off,
 )
 from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.problems import Problem
 from constructs_llm.streaming.formats import ModelKind, RequestFormat
 
 
@@ -102,7 +103,7 @@ class _FlagEngine(GpuEngine):
             return dataclasses.replace(self, embedding=True)  # type: ignore[type-var]
         return self
 
-    def _more_problems(self) -> list[str]:
+    def _more_problems(self) -> list[Problem]:
         problems = parser_setting_problems(self._parsers, self.tool_calls, self.tool_call_parser)
         problems += REASONING_PARSERS.setting_problems(
             self._parsers, self.reasoning, self.reasoning_parser
@@ -154,7 +155,7 @@ class _FlagEngine(GpuEngine):
         flags["REASONING_PARSER"] = self.reasoning_parsing(family=ctx.model_family).parser
         return {self._prefix + flag: str(v) for flag, v in flags.items() if v is not None}
 
-    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+    def _settings_problems(self, ctx: EngineContext) -> list[Problem]:
         choice = self.reasoning_parsing(family=ctx.model_family)
         asked = REASONING_PARSERS.unserved_problem(self.factory_name, self.reasoning, choice)
         family = parser_family_problems(
@@ -272,14 +273,14 @@ class VllmEngine(_FlagEngine):
     def _key_rules(self) -> Mapping[str, EnvRule]:
         return {**super()._key_rules(), "HF_MODEL_ID": EnvRule.MODEL}
 
-    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+    def _settings_problems(self, ctx: EngineContext) -> list[Problem]:
         full_context = None if self.embedding else vllm_full_context_problem(ctx)
         return super()._settings_problems(ctx) + present([full_context])
 
     def _fp8_from(self) -> tuple[int, int]:
         return VLLM_FP8_FROM
 
-    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[Problem]:
         return present(
             [
                 at_least(
@@ -380,7 +381,7 @@ class SglangEngine(_FlagEngine):
     def _aliases(self) -> Mapping[str, str]:
         return {"SM_SGLANG_TENSOR_PARALLEL_SIZE": "SM_SGLANG_TP_SIZE"}  # --tp-size alias
 
-    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[Problem]:
         return present(
             [parallel_product_problem(env, "SM_SGLANG_TP_SIZE", "SM_SGLANG_PP_SIZE", ctx)]
         )
@@ -390,7 +391,7 @@ def _embedding_serves(factory: str, what: str) -> str:
     return f"Engine.{factory}(embedding=True) serves an embedding model, which has no {what}"
 
 
-def _chat_settings_on_embedding(engine: _FlagEngine) -> list[str]:
+def _chat_settings_on_embedding(engine: _FlagEngine) -> list[Problem]:
     """Chat-only settings given to an engine that serves an embedding model."""
     given = [
         f"{name}={value!r}"
@@ -405,7 +406,11 @@ def _chat_settings_on_embedding(engine: _FlagEngine) -> list[str]:
     if not given:
         return []
     return [
-        f"embedding=True serves an embedding model, which calls no tools and writes no "
-        f"reasoning, but {', '.join(given)} was given; drop them, or drop embedding=True for a "
-        "chat model"
+        Problem.of(
+            "embedding",
+            True,
+            "embedding=True serves an embedding model, which calls no tools and writes no "
+            f"reasoning, but {', '.join(given)} was given;",
+            "drop them, or drop embedding=True for a chat model",
+        )
     ]

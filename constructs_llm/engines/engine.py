@@ -32,7 +32,7 @@ from __future__ import annotations
 import abc
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
@@ -54,6 +54,7 @@ from constructs_llm.hardware.precision import (
     precision_warning,
 )
 from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.problems import Problem
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ if TYPE_CHECKING:
     from constructs_llm.engines.lmi import LmiEngine
     from constructs_llm.engines.tei import TeiEngine
     from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
+
+_Found = TypeVar("_Found")
+
 
 ENGINE_FIX = (
     "use Engine.tgi(), Engine.tgi_neuronx(), Engine.lmi(), Engine.vllm(), Engine.sglang(), "
@@ -193,7 +197,7 @@ class Engine(abc.ABC):
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
         """The container environment for ``ctx`` (before user ``env`` and the token)."""
 
-    def validate(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+    def validate(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[Problem]:
         """Problems with this engine on ``ctx`` with ``user_env``; each names value and fix."""
         problems = self._hardware_problems(ctx)
         problems += token_limit_problems(ctx)
@@ -219,8 +223,8 @@ class Engine(abc.ABC):
         return self._precision_messages(ctx, effective, precision_warning)
 
     def _precision_messages(
-        self, ctx: EngineContext, env: Mapping[str, str], check: PrecisionCheck
-    ) -> list[str]:
+        self, ctx: EngineContext, env: Mapping[str, str], check: PrecisionCheck[_Found]
+    ) -> list[_Found]:
         asked = precision_of(env, (*self._dtype_keys, *self._quantization_keys))
         found = (
             check(a, ctx.instance, factory=self.factory_name, fp8_from=self._fp8_from())
@@ -268,10 +272,10 @@ class Engine(abc.ABC):
 
     def _rule_problem(
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
-    ) -> str | None:
+    ) -> Problem | None:
         return rule_problem(kind, key, value, derived, ctx)
 
-    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+    def _settings_problems(self, ctx: EngineContext) -> list[Problem]:
         return []
 
     def quantization_asked(
@@ -294,17 +298,17 @@ class Engine(abc.ABC):
         8.9): 8.0 unless the engine says otherwise (TGI's Marlin FP8 kernels)."""
         return (8, 0)
 
-    def _tool_problems(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
+    def _tool_problems(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[Problem]:
         """``tool_calls=True`` where this model cannot be served."""
         if self.tool_calls is not True:
             return []
         calling = self.tool_calling(family=ctx.model_family, user_env=user_env)
         return [] if calling.served else [_tools_not_served(self.factory_name, calling.reason)]
 
-    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[Problem]:
         return []
 
-    def _hardware_problems(self, ctx: EngineContext) -> list[str]:
+    def _hardware_problems(self, ctx: EngineContext) -> list[Problem]:
         inst, wanted = ctx.instance, self.accelerator
         if wanted is None or inst.accelerator == wanted:
             return []
@@ -312,7 +316,9 @@ class Engine(abc.ABC):
             return []  # an unknown family (warned about elsewhere)
         return [_wrong_hardware(self.factory_name, wanted, inst)]
 
-    def _parallel_problem(self, setting: str, value: int | None, ctx: EngineContext) -> str | None:
+    def _parallel_problem(
+        self, setting: str, value: int | None, ctx: EngineContext
+    ) -> Problem | None:
         if value is None or not ctx.instance.known or not ctx.devices:
             return None
         return _parallel_above(setting, value, ctx) if value > ctx.devices else None
@@ -337,16 +343,20 @@ _INSTEAD = {
 }
 
 
-def _wrong_hardware(factory: str, wanted: str, inst: InstanceType) -> str:
+def _wrong_hardware(factory: str, wanted: str, inst: InstanceType) -> Problem:
     have = inst.accelerator
     if have is None:
-        return (
-            f"Engine.{factory}() serves {_KINDS[wanted]} but {inst.name} has no accelerator; "
-            f"choose {_INSTEAD[wanted]}"
+        return Problem.of(
+            "engine",
+            factory,
+            f"Engine.{factory}() serves {_KINDS[wanted]} but {inst.name} has no accelerator;",
+            f"choose {_INSTEAD[wanted]}",
         )
-    return (
-        f"Engine.{factory}() serves {_KINDS[wanted]} but {inst.name} has {_KINDS[have]}; use "
-        f"{_engines_for(have)} on {inst.name}, or choose {_INSTEAD[wanted]}"
+    return Problem.of(
+        "engine",
+        factory,
+        f"Engine.{factory}() serves {_KINDS[wanted]} but {inst.name} has {_KINDS[have]};",
+        f"use {_engines_for(have)} on {inst.name}, or choose {_INSTEAD[wanted]}",
     )
 
 
@@ -358,15 +368,22 @@ def _engines_for(accelerator: str) -> str:
     return "Engine.custom(image=...) with an image built for it"
 
 
-def _parallel_above(setting: str, value: int, ctx: EngineContext) -> str:
-    return (
-        f"{setting}={value} exceeds the {ctx.devices} GPU(s) {ctx.where}; use {setting} <= "
-        f"{ctx.devices} or an instance with more GPUs"
+def _parallel_above(setting: str, value: int, ctx: EngineContext) -> Problem:
+    return Problem.of(
+        setting,
+        value,
+        f"{setting}={value} exceeds the {ctx.devices} GPU(s) {ctx.where};",
+        f"use {setting} <= {ctx.devices} or an instance with more GPUs",
     )
 
 
-def _tools_not_served(factory: str, why: str) -> str:
-    return f"Engine.{factory}(tool_calls=True) cannot be served: {why}"
+def _tools_not_served(factory: str, why: str) -> Problem:
+    return Problem.of(
+        "tool_calls",
+        True,
+        f"Engine.{factory}(tool_calls=True) cannot be served:",
+        why,
+    )
 
 
 def _strings(env: Mapping[Any, Any]) -> dict[str, str]:

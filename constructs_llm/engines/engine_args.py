@@ -17,11 +17,12 @@ from collections.abc import Mapping
 
 from constructs_llm.engines._support import int_value
 from constructs_llm.engines.context import EngineContext
+from constructs_llm.problems import Problem
 
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 
-def lora_rank_problem(env: Mapping[str, str], key: str) -> str | None:
+def lora_rank_problem(env: Mapping[str, str], key: str) -> Problem | None:
     """vLLM refuses a ``max_lora_rank`` outside :data:`VLLM_LORA_RANKS`."""
     if key not in env:
         return None
@@ -31,15 +32,18 @@ def lora_rank_problem(env: Mapping[str, str], key: str) -> str | None:
     allowed = ", ".join(map(str, VLLM_LORA_RANKS))
     above = [r for r in VLLM_LORA_RANKS if rank is not None and r >= rank]
     fix = f"use {above[0]}, the next rank vLLM accepts" if above else "use one of them"
-    return (
+    return Problem.of(
+        f"env[{key!r}]",
+        env[key],
         f"env {key}={env[key]!r} is a LoRA rank vLLM does not accept (max_lora_rank is one of "
-        f"{allowed}; vLLM stops at start otherwise); {fix}, at least your adapters' rank"
+        f"{allowed}; vLLM stops at start otherwise);",
+        f"{fix}, at least your adapters' rank",
     )
 
 
 def parallel_product_problem(
     env: Mapping[str, str], tensor_key: str, pipeline_key: str, ctx: EngineContext
-) -> str | None:
+) -> Problem | None:
     """Tensor x pipeline parallel workers above the GPUs of the copy."""
     pipeline = int_value(env, pipeline_key)
     if pipeline is None or pipeline < 1 or not ctx.instance.known or not ctx.devices:
@@ -50,9 +54,12 @@ def parallel_product_problem(
     if tensor * pipeline <= ctx.devices:
         return None
     fit = max(ctx.devices // pipeline, 1)
-    return (
+    return Problem.of(
+        f"env[{tensor_key!r}]",
+        tensor,
         f"{tensor_key}={tensor} x {pipeline_key}={pipeline} needs {tensor * pipeline} GPUs, "
         f"but there are {ctx.devices} {ctx.where}; the engine runs one worker per GPU and "
-        f"would not start: set the tensor parallel degree to {fit} with "
-        f"{pipeline_key}={pipeline}, or drop {pipeline_key}"
+        "would not start:",
+        f"set the tensor parallel degree to {fit} with "
+        f"{pipeline_key}={pipeline}, or drop {pipeline_key}",
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, decimal_int
 from constructs_llm.hardware.instance_type import is_token
+from constructs_llm.problems import Problem
 
 _TOKEN_KEYS = frozenset(
     {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_API_TOKEN", "HUGGINGFACE_HUB_TOKEN"}
@@ -20,7 +21,7 @@ _TOKEN_KEYS = frozenset(
 _HF_TOKEN_VALUE = re.compile(r"hf_[A-Za-z0-9]{20,}")
 
 #: ``(rule, key, value, derived value, ctx) -> problem``
-RuleCheck = Callable[[EnvRule | None, str, str, str | None, EngineContext], str | None]
+RuleCheck = Callable[[EnvRule | None, str, str, str | None, EngineContext], Problem | None]
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def user_env_problems(
     ctx: EngineContext,
     derived: Mapping[str, str],
     user_env: Mapping[str, str],
-) -> list[str]:
+) -> list[Problem]:
     token_names = _TOKEN_KEYS | set(contract.token_env_names)
     problems = []
     for key, value in user_env.items():
@@ -56,33 +57,39 @@ def user_env_problems(
     return problems
 
 
-def env_not_a_string(key: object, value: object) -> str:
-    return (
-        f"env[{key!r}] must map a string to a string, got {type(value).__name__} {value!r}; "
-        f"write it as {str(value)!r}"
+def env_not_a_string(key: object, value: object) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
+        f"env[{key!r}] must map a string to a string, got {type(value).__name__} {value!r};",
+        f"write it as {str(value)!r}",
     )
 
 
-def _token_in_env(key: str, value: str) -> str:
+def _token_in_env(key: str, value: str) -> Problem:
     shown = f"'{value[:5]}…'" if value.startswith("hf_") else "a value"
-    return (
+    return Problem.of(
+        f"env[{key!r}]",
+        None,
         f"env {key} holds {shown} that looks like a Hugging Face token in plain text (it would "
-        "be readable in the template and in DescribeModel); store it in Secrets Manager and "
-        "pass ModelSource.hugging_face(model_id, token=secret)"
+        "be readable in the template and in DescribeModel);",
+        "store it in Secrets Manager and pass ModelSource.hugging_face(model_id, token=secret)",
     )
 
 
-def _timeout_in_env(key: str) -> str:
-    return (
-        f"env {key} looks like a SageMaker startup timeout, but the container never reads it; "
+def _timeout_in_env(key: str) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        None,
+        f"env {key} looks like a SageMaker startup timeout, but the container never reads it;",
         "set LlmEndpoint(health_check_timeout=Duration.minutes(...), "
-        "download_timeout=Duration.minutes(...)) (or the same on InferenceComponent)"
+        "download_timeout=Duration.minutes(...)) (or the same on InferenceComponent)",
     )
 
 
 def _derived_key_problems(
     contract: EnvContract, ctx: EngineContext, derived: Mapping[str, str], key: str, value: str
-) -> list[str]:
+) -> list[Problem]:
     target = contract.aliases.get(key, key)
     if target != key and target in derived and derived[target] != value:
         return [_alias_loses(key, value, target, derived[target])]
@@ -90,16 +97,19 @@ def _derived_key_problems(
     return [problem] if problem else []
 
 
-def _alias_loses(key: str, value: str, target: str, derived: str) -> str:
-    return (
+def _alias_loses(key: str, value: str, target: str, derived: str) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
         f"env {key}={value!r} is read by the container as {target}, which the engine sets to "
-        f"{derived!r} and which wins; set the engine's own setting instead of {key}"
+        f"{derived!r} and which wins;",
+        f"set the engine's own setting instead of {key}",
     )
 
 
 def rule_problem(
     kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
-) -> str | None:
+) -> Problem | None:
     """The problem with user ``env[key] = value`` for a derived key of ``kind``, if any."""
     if kind in _FOLLOWED:
         same = _same_switch_value(key, value, derived)
@@ -122,33 +132,42 @@ def rule_problem(
     return _parallel_env_problem(key, value, ctx)
 
 
-def _rule_model(key: str, value: str, ctx: EngineContext) -> str:
-    return (
-        f"env {key}={value!r} contradicts the model source {ctx.model_location!r}; choose the "
-        f"model with source=ModelSource.hugging_face({value!r}) (or s3(...)) instead of env"
+def _rule_model(key: str, value: str, ctx: EngineContext) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
+        f"env {key}={value!r} contradicts the model source {ctx.model_location!r};",
+        "choose the "
+        f"model with source=ModelSource.hugging_face({value!r}) (or s3(...)) instead of env",
     )
 
 
-def _rule_revision(key: str, value: str, ctx: EngineContext) -> str:
-    return (
-        f"env {key}={value!r} contradicts the source revision {ctx.revision!r}; pass "
-        f"ModelSource.hugging_face(..., revision={value!r}) instead"
+def _rule_revision(key: str, value: str, ctx: EngineContext) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
+        f"env {key}={value!r} contradicts the source revision {ctx.revision!r};",
+        f"pass ModelSource.hugging_face(..., revision={value!r}) instead",
     )
 
 
-def _rule_limit(key: str, value: str, setting: str, current: int | None) -> str:
+def _rule_limit(key: str, value: str, setting: str, current: int | None) -> Problem:
     clash = f"contradicts {setting}={current}" if current else f"bypasses {setting}"
-    return (
-        f"env {key}={value!r} {clash} of the model; set {setting}={value} on the model instead, "
-        "so memory sizing and validation use it"
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
+        f"env {key}={value!r} {clash} of the model;",
+        f"set {setting}={value} on the model instead, so memory sizing and validation use it",
     )
 
 
-def _rule_protocol(key: str, value: str, derived: str | None) -> str:
-    return (
+def _rule_protocol(key: str, value: str, derived: str | None) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
         f"env {key}={value!r} changes the request/stream contract the engine sets "
-        f"({key}={derived!r}) and the streaming invoker relies on; remove it, or describe your "
-        "container with Engine.custom(image=..., stream_format=...)"
+        f"({key}={derived!r}) and the streaming invoker relies on;",
+        "remove it, or describe your container with Engine.custom(image=..., stream_format=...)",
     )
 
 
@@ -162,12 +181,15 @@ _FOLLOWED = {
 _SWITCHES = ("ENABLE_AUTO_TOOL_CHOICE", "ENABLE_REASONING", "IS_EMBEDDING")
 
 
-def _rule_followed(kind: EnvRule, key: str, value: str, derived: str | None) -> str:
+def _rule_followed(kind: EnvRule, key: str, value: str, derived: str | None) -> Problem:
     what, settings = _FOLLOWED[kind]
     sets = f"sets {key}={derived!r}" if derived is not None else f"leaves {key} unset"
-    return (
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
         f"env {key}={value!r} contradicts the engine's {what} (it {sets}), which the "
-        f"streaming invoker follows; set {settings} on the engine instead"
+        "streaming invoker follows;",
+        f"set {settings} on the engine instead",
     )
 
 
@@ -182,12 +204,16 @@ def _same_switch_value(key: str, value: str, derived: str | None) -> bool:
     return value == derived
 
 
-def _parallel_env_problem(key: str, value: str, ctx: EngineContext) -> str | None:
+def _parallel_env_problem(key: str, value: str, ctx: EngineContext) -> Problem | None:
     if key == "OPTION_TENSOR_PARALLEL_DEGREE" and value.strip().lower() == "max":
         return None
     count = decimal_int(value)
     if count is None or count < 1:
-        return f"env {key}={value!r} must be a positive integer"
+        return Problem.of(
+            f"env[{key!r}]",
+            value,
+            f"env {key}={value!r} must be a positive integer",
+        )
     neuron = key == "HF_NUM_CORES"
     available = available_cores(ctx) if neuron else (ctx.devices or None)
     if available is not None and ctx.instance.known and count > available:
@@ -196,21 +222,31 @@ def _parallel_env_problem(key: str, value: str, ctx: EngineContext) -> str | Non
     return None
 
 
-def _parallel_env_above(key: str, value: str, available: int, unit: str, ctx: EngineContext) -> str:
-    return f"env {key}={value} exceeds the {available} {unit} {ctx.where}; use at most {available}"
+def _parallel_env_above(
+    key: str, value: str, available: int, unit: str, ctx: EngineContext
+) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
+        f"env {key}={value} exceeds the {available} {unit} {ctx.where};",
+        f"use at most {available}",
+    )
 
 
-def token_limit_problems(ctx: EngineContext) -> list[str]:
+def token_limit_problems(ctx: EngineContext) -> list[Problem]:
     low, high = ctx.max_input_tokens, ctx.max_total_tokens
     if low is not None and high is not None and low >= high:
         return [_token_limits_order(low, high)]
     return []
 
 
-def _token_limits_order(low: int, high: int) -> str:
-    return (
+def _token_limits_order(low: int, high: int) -> Problem:
+    return Problem.of(
+        "max_input_tokens",
+        low,
         f"max_input_tokens ({low}) must be less than max_total_tokens ({high}), which counts "
-        f"the prompt plus the generated tokens; raise max_total_tokens above {low}"
+        "the prompt plus the generated tokens;",
+        f"raise max_total_tokens above {low}",
     )
 
 

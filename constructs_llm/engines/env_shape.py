@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from constructs_llm.problems import Problem
+
 _KEY = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _FLAG = re.compile(r"-{0,2}[a-zA-Z][a-zA-Z0-9]*(?:[-_][a-zA-Z0-9]+)*")
 MAX_ENTRIES = 100
@@ -29,7 +31,7 @@ FlagSpelling = Callable[[str], str | None]
 
 def env_shape_problems(
     user_env: Mapping[str, str], effective: Mapping[str, str], spelling: FlagSpelling
-) -> list[str]:
+) -> list[Problem]:
     """Problems with the env SageMaker would be given: the user's keys and values, then the
     whole map (the engine's derived env plus the user's)."""
     problems = [p for key in user_env if (p := _key_problem(key, spelling))]
@@ -40,21 +42,30 @@ def env_shape_problems(
     ]
     if len(effective) > MAX_ENTRIES:
         problems.append(
-            f"the container env holds {len(effective)} entries with the engine's own, above "
-            f"the {MAX_ENTRIES} that {_SOURCE} accepts; drop {len(effective) - MAX_ENTRIES} "
-            "of your env entries"
+            Problem.of(
+                "env",
+                None,
+                f"the container env holds {len(effective)} entries with the engine's own, above "
+                f"the {MAX_ENTRIES} that {_SOURCE} accepts;",
+                f"drop {len(effective) - MAX_ENTRIES} of your env entries",
+            )
         )
     total = sum(len(key) + len(value) for key, value in effective.items())
     if total > MAX_TOTAL:
         problems.append(
-            f"the container env's keys and values add up to {total:,} characters with the "
-            f"engine's own, above the {MAX_TOTAL:,} (32 KB) that {_SOURCE} accepts; shorten "
-            "or drop long values (a chat template or config can go in the model's files)"
+            Problem.of(
+                "env",
+                None,
+                f"the container env's keys and values add up to {total:,} characters with the "
+                f"engine's own, above the {MAX_TOTAL:,} (32 KB) that {_SOURCE} accepts;",
+                "shorten "
+                "or drop long values (a chat template or config can go in the model's files)",
+            )
         )
     return problems
 
 
-def _key_problem(key: str, spelling: FlagSpelling) -> str | None:
+def _key_problem(key: str, spelling: FlagSpelling) -> Problem | None:
     if len(key) > MAX_LENGTH:
         return _too_long("env key", key[:40] + "…", len(key))
     if _KEY.fullmatch(key):
@@ -67,23 +78,32 @@ def _key_problem(key: str, spelling: FlagSpelling) -> str | None:
             if engine_name
             else "pass it as the env name the engine reads (see its documentation)"
         )
-        return (
+        return Problem.of(
+            f"env[{key!r}]",
+            key,
             f"env key {key!r} is a command-line flag, which no container reads from its "
-            f"environment, and {_SOURCE} refuses it (keys match [a-zA-Z_][a-zA-Z0-9_]*); {fix}"
+            f"environment, and {_SOURCE} refuses it (keys match [a-zA-Z_][a-zA-Z0-9_]*);",
+            fix,
         )
     suggestion = re.sub(r"[^a-zA-Z0-9_]", "_", key)
     if suggestion[:1].isdigit() or not suggestion:
         suggestion = "_" + suggestion
-    return (
+    return Problem.of(
+        f"env[{key!r}]",
+        key,
         f"env key {key!r} is refused by {_SOURCE}: keys match [a-zA-Z_][a-zA-Z0-9_]* "
-        f"(letters, digits and underscores, not starting with a digit); e.g. {suggestion!r}"
+        "(letters, digits and underscores, not starting with a digit); e.g.",
+        f"{suggestion!r}",
     )
 
 
-def _too_long(what: str, key: str, length: int) -> str:
-    return (
+def _too_long(what: str, key: str, length: int) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        None,
         f"{what} {key!r} is {length:,} characters, above the {MAX_LENGTH:,} that {_SOURCE} "
-        "accepts; shorten it, or put long content in the model's files"
+        "accepts;",
+        "shorten it, or put long content in the model's files",
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import Literal
 
 from constructs_llm.engines._support import (
@@ -31,6 +31,7 @@ from constructs_llm.engines.tools import (
     tools_off,
 )
 from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.problems import Problem
 from constructs_llm.streaming.formats import StreamFormat
 
 LmiBackend = Literal["vllm", "trtllm"]
@@ -152,14 +153,14 @@ class LmiEngine(GpuEngine):
         """LMI hands ``OPTION_<ARG>`` to its backend as the engine argument ``<arg>``."""
         return "OPTION_" + flag.replace("-", "_").upper()
 
-    def _more_problems(self) -> list[str]:
+    def _more_problems(self) -> list[Problem]:
         backend = self.backend
         ok = isinstance(backend, str) and backend in ("vllm", "trtllm")
         problems = [] if ok else [_lmi_backend(str(backend))]
         if backend == "trtllm" and (self.tool_calls or self.tool_call_parser):
-            problems.append(_trtllm_tools())
+            problems.append(Problem.of("tool_calls", self.tool_calls, _trtllm_tools()))
         if backend == "trtllm" and (self.reasoning or self.reasoning_parser):
-            problems.append(_trtllm_reasoning())
+            problems.append(Problem.of("reasoning", self.reasoning, _trtllm_reasoning()))
         problems += REASONING_PARSERS.setting_problems(
             "vllm", self.reasoning, self.reasoning_parser
         )
@@ -276,7 +277,7 @@ class LmiEngine(GpuEngine):
             "OPTION_REVISION": "HF_REVISION",
         }
 
-    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+    def _settings_problems(self, ctx: EngineContext) -> list[Problem]:
         full_context = vllm_full_context_problem(ctx) if self.backend == "vllm" else None
         choice = self.reasoning_parsing(family=ctx.model_family)
         asked = REASONING_PARSERS.unserved_problem(self.factory_name, self.reasoning, choice)
@@ -290,12 +291,13 @@ class LmiEngine(GpuEngine):
 
     def _rule_problem(
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
-    ) -> str | None:
+    ) -> Problem | None:
         if key == "OPTION_ROLLING_BATCH" and value.strip().lower() in _REMOVED_LMI_BACKENDS:
-            return f"env OPTION_ROLLING_BATCH={value!r}: " + _lmi_backend(value)
+            backend = replace(_lmi_backend(value), property="env['OPTION_ROLLING_BATCH']")
+            return backend.at(f"env OPTION_ROLLING_BATCH={value!r}: ")
         return rule_problem(kind, key, value, derived, ctx)
 
-    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[Problem]:
         if self.backend != "vllm":
             return []
         return present(
@@ -323,15 +325,20 @@ class LmiEngine(GpuEngine):
 _REMOVED_LMI_BACKENDS = ("lmi-dist", "scheduler")  # removed in LMI v15 (0.33.0)
 
 
-def _lmi_backend(backend: str) -> str:
+def _lmi_backend(backend: str) -> Problem:
     if backend.strip().lower() in _REMOVED_LMI_BACKENDS:
-        return (
+        return Problem.of(
+            "backend",
+            backend,
             f"LMI backend {backend!r} was removed in LMI v15 (0.33.0); current LMI images ship "
-            "vLLM (the default) and, in the separate -tensorrtllm images, TensorRT-LLM: use "
-            "Engine.lmi(backend='vllm')"
+            "vLLM (the default) and, in the separate -tensorrtllm images, TensorRT-LLM:",
+            "use Engine.lmi(backend='vllm')",
         )
-    return (
-        f"LMI backend must be 'vllm' or 'trtllm', got {backend!r}; use Engine.lmi(backend='vllm')"
+    return Problem.of(
+        "backend",
+        backend,
+        f"LMI backend must be 'vllm' or 'trtllm', got {backend!r};",
+        "use Engine.lmi(backend='vllm')",
     )
 
 

@@ -22,6 +22,7 @@ from typing import Literal
 
 from constructs_llm import catalogs
 from constructs_llm.catalogs import ParserCatalog
+from constructs_llm.problems import Problem
 
 #: The engines whose parser names the tables list (LMI's vLLM backend uses vLLM's).
 ParserEngine = Literal["vllm", "sglang"]
@@ -68,27 +69,33 @@ class _ParserTable:
         found: str | None = getattr(parsers, engine)
         return found
 
-    def name_problem(self, engine: ParserEngine, parser: str | None) -> str | None:
+    def name_problem(self, engine: ParserEngine, parser: str | None) -> Problem | None:
         """A problem when ``parser`` is not a name ``engine`` registers."""
         if parser is None:
             return None
         names = self.known(engine)
         if parser in names:
             return None
-        return (
+        return Problem.of(
+            self.setting,
+            parser,
             f"{self.setting} must be a parser the engine registers, got {parser!r}; known: "
-            f"{', '.join(sorted(names))}"
+            f"{', '.join(sorted(names))}",
         )
 
     def setting_problems(
         self, engine: ParserEngine, switch: bool | None, parser: str | None
-    ) -> list[str]:
+    ) -> list[Problem]:
         """The parser must be a registered name, and not given with the switch off."""
         problems = [self.name_problem(engine, parser)]
         if parser is not None and switch is False:
             problems.append(
-                f"{self.setting}={parser!r} was given with {self.switch}=False; drop one of "
-                f"them ({self.switch}=None or True turns the parser on)"
+                Problem.of(
+                    self.setting,
+                    parser,
+                    f"{self.setting}={parser!r} was given with {self.switch}=False;",
+                    f"drop one of them ({self.switch}=None or True turns the parser on)",
+                )
             )
         return [p for p in problems if p]
 
@@ -111,15 +118,19 @@ class _ParserTable:
 
     def unserved_problem(
         self, factory: str, switch: bool | None, choice: ParserChoice
-    ) -> str | None:
+    ) -> Problem | None:
         """A problem when the switch asks for a parser (True) and none runs."""
         if switch is not True or choice.parser is not None:
             return None
-        return f"Engine.{factory}({self.switch}=True) cannot be served: {choice.reason}"
+        return Problem.of(
+            self.switch,
+            True,
+            f"Engine.{factory}({self.switch}=True) cannot be served: {choice.reason}",
+        )
 
     def family_problem(
         self, engine: ParserEngine, parser: str | None, family: str | None
-    ) -> str | None:
+    ) -> Problem | None:
         """A problem when ``parser`` was given for a family the table knows and is not the
         family's: the engine would start, but parse nothing the model writes (its output format
         is another parser's), so the field would stay empty without an error."""
@@ -130,15 +141,19 @@ class _ParserTable:
         if fit == parser:
             return None
         if fit is None:
-            return (
+            return Problem.of(
+                self.setting,
+                parser,
                 f"{self.setting}={parser!r} does not fit the model family {family!r}, which has "
-                f"no {self.what} format (the packaged table, from the engine's source); drop "
-                f"{self.setting}"
+                f"no {self.what} format (the packaged table, from the engine's source);",
+                f"drop {self.setting}",
             )
-        return (
+        return Problem.of(
+            self.setting,
+            parser,
             f"{self.setting}={parser!r} does not fit the model family {family!r}, whose output "
-            f"the {fit!r} parser reads (the packaged table, from the engine's source); use "
-            f"{self.setting}={fit!r}, or drop it and the family's parser is chosen"
+            f"the {fit!r} parser reads (the packaged table, from the engine's source);",
+            f"use {self.setting}={fit!r}, or drop it and the family's parser is chosen",
         )
 
     def turned_off(self, factory: str) -> str:
@@ -168,7 +183,7 @@ REASONING_PARSERS = _ParserTable(
 
 def parser_family_problems(
     engine: ParserEngine, tool_parser: str | None, reasoning_parser: str | None, family: str | None
-) -> list[str]:
+) -> list[Problem]:
     """Parsers given for a model family whose output another parser reads, or none does."""
     found = (
         TOOL_PARSERS.family_problem(engine, tool_parser, family),

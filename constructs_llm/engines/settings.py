@@ -13,7 +13,8 @@ from dataclasses import Field, dataclass, field, fields
 from typing import Any, ClassVar
 
 from constructs_llm.model.container_image import ContainerImage
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
+from constructs_llm.values import bool_problem
 
 _CHECK = "constructs_llm.check"
 
@@ -47,19 +48,31 @@ class SettingCheck:
     boolean: bool = False
     image: bool = False
 
-    def problem(self, name: str, value: Any) -> str | None:
+    def problem(self, name: str, value: Any) -> Problem | None:
         if value is None:
             return None
         if self.positive and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            return f"{name} must be an integer >= 1, got {value!r}"
+            return Problem.of(
+                name,
+                value,
+                f"{name} must be an integer >= 1, got {value!r}",
+            )
         if self.choices is not None and value not in self.choices:
-            return f"{name} must be one of {', '.join(self.choices)}, got {value!r}"
+            return Problem.of(
+                name,
+                value,
+                f"{name} must be one of {', '.join(self.choices)}, got {value!r}",
+            )
         if self.fraction and (
             isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1
         ):
-            return f"{name} must be in (0, 1], got {value!r}"
+            return Problem.of(
+                name,
+                value,
+                f"{name} must be in (0, 1], got {value!r}",
+            )
         if self.boolean and not isinstance(value, bool):
-            return _boolean_problem(name, value)
+            return bool_problem(name, value)
         if self.dtype is not None:
             return _dtype_problem(name, value, self.dtype)
         if self.image and not isinstance(value, ContainerImage):
@@ -67,29 +80,29 @@ class SettingCheck:
         return None
 
 
-def _boolean_problem(name: str, value: Any) -> str:
-    problem = f"{name} must be True, False or None, got {value!r}"
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return f"{problem}; pass the bool {value.strip().capitalize()}, not a string"
-    return problem
-
-
-def _dtype_problem(name: str, value: Any, allowed: tuple[str, ...]) -> str | None:
+def _dtype_problem(name: str, value: Any, allowed: tuple[str, ...]) -> Problem | None:
     canonical = DTYPE_ALIASES.get(value.lower()) if isinstance(value, str) else None
     if canonical in allowed:
         return None
     names = ", ".join(allowed[:-1]) + f" or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
     spellings = ", ".join(a for a, c in DTYPE_ALIASES.items() if c in allowed and a != c)
-    return f"{name} must be {names}, got {value!r} (also spelt {spellings})"
+    return Problem.of(
+        name,
+        value,
+        f"{name} must be {names}, got {value!r} (also spelt {spellings})",
+    )
 
 
-def _image_problem(name: str, value: Any) -> str:
-    problem = f"{name} must be a ContainerImage, got {type(value).__name__} {value!r}"
+def _image_problem(name: str, value: Any) -> Problem:
+    wrong = f"{name} must be a ContainerImage, got {type(value).__name__} {value!r};"
     if isinstance(value, str):
-        return f"{problem}; use ContainerImage.from_uri({value!r})"
-    return (
-        f"{problem}; use ContainerImage.from_uri(...), ContainerImage.dlc(...) or "
-        "ContainerImage.from_ecr_repository(...)"
+        return Problem.of(name, value, wrong, f"use ContainerImage.from_uri({value!r})")
+    return Problem.of(
+        name,
+        value,
+        wrong,
+        "use ContainerImage.from_uri(...), ContainerImage.dlc(...) or "
+        "ContainerImage.from_ecr_repository(...)",
     )
 
 
@@ -129,7 +142,7 @@ class SettingsChecked:
         problems.extend(self._more_problems())
         problems.raise_if_any()
 
-    def _more_problems(self) -> list[str]:
+    def _more_problems(self) -> list[Problem]:
         """Checks that span settings or normalise them; override where needed."""
         return []
 

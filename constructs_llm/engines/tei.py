@@ -36,6 +36,7 @@ from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.problems import Problem
 from constructs_llm.sizing.memory import DEFAULT_BATCH_TOKENS
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
@@ -154,12 +155,12 @@ class TeiEngine(SettingsChecked, Engine):
 
     def _rule_problem(
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
-    ) -> str | None:
+    ) -> Problem | None:
         if key == "MAX_CLIENT_BATCH_SIZE" and value != derived:
             return _client_batch_in_env(value)
         return super()._rule_problem(kind, key, value, derived, ctx)
 
-    def _hardware_problems(self, ctx: EngineContext) -> list[str]:
+    def _hardware_problems(self, ctx: EngineContext) -> list[Problem]:
         inst = ctx.instance
         if inst.accelerator in ("neuron", "habana"):
             return [_no_tei_image(inst)]
@@ -170,12 +171,12 @@ class TeiEngine(SettingsChecked, Engine):
             return []
         return [_compute_capability(inst, capability)]
 
-    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+    def _settings_problems(self, ctx: EngineContext) -> list[Problem]:
         if ctx.max_input_tokens is None and ctx.max_total_tokens is None:
             return []
         return [_no_token_limits(ctx.max_input_tokens, ctx.max_total_tokens)]
 
-    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[Problem]:
         pooling = env.get("POOLING", "").strip().lower()
         task = env.get("TASK", "").strip().lower()
         batch = int_value(env, "MAX_BATCH_TOKENS")
@@ -202,59 +203,79 @@ class TeiEngine(SettingsChecked, Engine):
         return found
 
 
-def _client_batch_in_env(value: str) -> str:
-    return (
+def _client_batch_in_env(value: str) -> Problem:
+    return Problem.of(
+        "env['MAX_CLIENT_BATCH_SIZE']",
+        value,
         f"env MAX_CLIENT_BATCH_SIZE={value!r}: the invoker splits a request's inputs into calls "
-        "of the client batch size it knows; set Engine.tei(max_client_batch_size=...) instead"
+        "of the client batch size it knows;",
+        "set Engine.tei(max_client_batch_size=...) instead",
     )
 
 
-def _no_tei_image(inst: InstanceType) -> str:
-    return (
+def _no_tei_image(inst: InstanceType) -> Problem:
+    return Problem.of(
+        "instance_type",
+        inst.name,
         f"Engine.tei() serves NVIDIA GPUs and CPUs, and {inst.name} has neither (no TEI image is "
-        "published for its accelerator); choose a GPU instance such as ml.g5.xlarge or a CPU "
-        "instance such as ml.c6i.2xlarge"
+        "published for its accelerator);",
+        "choose a GPU instance such as ml.g5.xlarge or a CPU instance such as ml.c6i.2xlarge",
     )
 
 
-def _compute_capability(inst: InstanceType, capability: tuple[int, int]) -> str:
-    return (
+def _compute_capability(inst: InstanceType, capability: tuple[int, int]) -> Problem:
+    return Problem.of(
+        "instance_type",
+        inst.name,
         f"{inst.name} has {inst.accelerator_model} GPUs (CUDA compute capability "
         f"{capability[0]}.{capability[1]}), on which the TEI GPU image does not start: its "
-        "SageMaker entrypoint runs only on compute capability 7.5, 8.x and 9.0; choose "
-        f"{_SERVED_FAMILIES}, or pass Engine.tei(image=...) with a TEI image built for it"
+        "SageMaker entrypoint runs only on compute capability 7.5, 8.x and 9.0;",
+        f"choose {_SERVED_FAMILIES}, or pass Engine.tei(image=...) with a TEI image built for it",
     )
 
 
-def _no_token_limits(low: int | None, high: int | None) -> str:
+def _no_token_limits(low: int | None, high: int | None) -> Problem:
     given = ", ".join(
         f"{name}={value}"
         for name, value in (("max_input_tokens", low), ("max_total_tokens", high))
         if value is not None
     )
-    return (
+    return Problem.of(
+        "max_total_tokens",
+        high,
         f"{given}: TEI takes its input limit from the model's config (max_position_embeddings) "
-        "and has no setting for it; drop the token limits from the model, and pass "
-        "Engine.tei(auto_truncate=True) to cut longer inputs instead of refusing them"
+        "and has no setting for it;",
+        "drop the token limits from the model, and pass "
+        "Engine.tei(auto_truncate=True) to cut longer inputs instead of refusing them",
     )
 
 
-def _sparse_pooling(value: str) -> str:
-    return (
+def _sparse_pooling(value: str) -> Problem:
+    return Problem.of(
+        "env['POOLING']",
+        value,
         f"env POOLING={value!r} makes TEI answer sparse embeddings on /invocations (its "
-        "embed_sparse route), which OpenAI's embeddings API has no shape for; remove it"
+        "embed_sparse route), which OpenAI's embeddings API has no shape for;",
+        "remove it",
     )
 
 
-def _similarity_task(value: str) -> str:
-    return (
+def _similarity_task(value: str) -> Problem:
+    return Problem.of(
+        "env['TASK']",
+        value,
         f"env TASK={value!r} makes TEI answer sentence similarities on /invocations instead of "
-        "embeddings; remove it"
+        "embeddings;",
+        "remove it",
     )
 
 
-def _batch_tokens_not_a_count(value: str) -> str:
-    return f"env MAX_BATCH_TOKENS={value!r} must be a positive integer"
+def _batch_tokens_not_a_count(value: str) -> Problem:
+    return Problem.of(
+        "env['MAX_BATCH_TOKENS']",
+        value,
+        f"env MAX_BATCH_TOKENS={value!r} must be a positive integer",
+    )
 
 
 def _unknown_hardware(inst: InstanceType) -> str:

@@ -22,6 +22,7 @@ from constructs_llm.engines.settings import setting
 from constructs_llm.engines.tools import ToolCalling, tools_off, tools_turned_off
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.problems import Problem
 
 _TGI_QUANTIZE = (
     "awq",
@@ -120,7 +121,7 @@ class TgiEngine(GpuEngine):
         # router/src/validation.rs: with grammar disabled, any grammar (tools use one) is refused.
         grammar_off = (user_env or {}).get("DISABLE_GRAMMAR_SUPPORT")
         if grammar_off is not None and grammar_off.strip().lower() not in _FALSE_VALUES:
-            return tools_off(_tools_without_grammar("DISABLE_GRAMMAR_SUPPORT", grammar_off))
+            return tools_off(str(_tools_without_grammar("DISABLE_GRAMMAR_SUPPORT", grammar_off)))
         return ToolCalling(served=True)
 
     def derive_env(self, ctx: EngineContext) -> dict[str, str]:
@@ -157,7 +158,7 @@ class TgiEngine(GpuEngine):
             "NUM_SHARD": "SM_NUM_GPUS",
         }
 
-    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[Problem]:
         problems = present(
             [
                 at_least(
@@ -173,17 +174,22 @@ class TgiEngine(GpuEngine):
         return problems
 
 
-def _legacy_input_length(value: str) -> str:
-    return (
+def _legacy_input_length(value: str) -> Problem:
+    return Problem.of(
+        "env['MAX_INPUT_LENGTH']",
+        value,
         f"env MAX_INPUT_LENGTH={value!r} is TGI's legacy name for MAX_INPUT_TOKENS (setting "
-        "both fails at launch); remove it and set max_input_tokens= on the model"
+        "both fails at launch);",
+        "remove it and set max_input_tokens= on the model",
     )
 
 
-def _tools_without_grammar(key: str, value: str) -> str:
-    return (
-        f"env {key}={value!r} turns off TGI's grammar, which its tool calls are built on; remove "
-        "it, or drop tool_calls=True"
+def _tools_without_grammar(key: str, value: str) -> Problem:
+    return Problem.of(
+        f"env[{key!r}]",
+        value,
+        f"env {key}={value!r} turns off TGI's grammar, which its tool calls are built on;",
+        "remove it, or drop tool_calls=True",
     )
 
 
@@ -229,8 +235,12 @@ class TgiNeuronxEngine(DlcEngine):
         """The launcher reads each of its flags from the env name in capitals."""
         return flag.replace("-", "_").upper()
 
-    def _more_problems(self) -> list[str]:
-        return [_tgi_neuronx_tools()] if self.tool_calls is True else []
+    def _more_problems(self) -> list[Problem]:
+        return (
+            [Problem.of("tool_calls", True, _tgi_neuronx_tools())]
+            if self.tool_calls is True
+            else []
+        )
 
     @property
     def weight_dtype(self) -> str | None:
@@ -287,7 +297,7 @@ class TgiNeuronxEngine(DlcEngine):
     def _aliases(self) -> Mapping[str, str]:
         return {"MODEL_ID": "HF_MODEL_ID", "REVISION": "HF_MODEL_REVISION"}
 
-    def _settings_problems(self, ctx: EngineContext) -> list[str]:
+    def _settings_problems(self, ctx: EngineContext) -> list[Problem]:
         inst = ctx.instance
         if inst.accelerator != "neuron" or not inst.known:
             return []
@@ -298,7 +308,7 @@ class TgiNeuronxEngine(DlcEngine):
             problems.append(_neuron_cores_above(cores, available, ctx))
         return problems
 
-    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[str]:
+    def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[Problem]:
         return present(
             [
                 at_least(
@@ -308,7 +318,7 @@ class TgiNeuronxEngine(DlcEngine):
             ]
         )
 
-    def _topology_problem(self, ctx: EngineContext, env: Mapping[str, str]) -> str | None:
+    def _topology_problem(self, ctx: EngineContext, env: Mapping[str, str]) -> Problem | None:
         """The effective HF_NUM_CORES (from num_cores or user env) must be one trn1 can run."""
         inst, cores, available = ctx.instance, int_value(env, "HF_NUM_CORES"), available_cores(ctx)
         if cores is None or available is None or cores > available:
@@ -336,24 +346,31 @@ class TgiNeuronxEngine(DlcEngine):
         return found
 
 
-def _inferentia1(inst: InstanceType) -> str:
-    return (
-        f"{inst.name} is Inferentia1, which TGI NeuronX does not support; use an ml.inf2 or "
-        "ml.trn1 instance"
+def _inferentia1(inst: InstanceType) -> Problem:
+    return Problem.of(
+        "instance_type",
+        inst.name,
+        f"{inst.name} is Inferentia1, which TGI NeuronX does not support;",
+        "use an ml.inf2 or ml.trn1 instance",
     )
 
 
-def _neuron_cores_above(cores: int, available: int, ctx: EngineContext) -> str:
-    return (
-        f"Engine.tgi_neuronx(num_cores={cores}) exceeds the {available} NeuronCores "
-        f"{ctx.where}; use num_cores <= {available}"
+def _neuron_cores_above(cores: int, available: int, ctx: EngineContext) -> Problem:
+    return Problem.of(
+        "num_cores",
+        cores,
+        f"Engine.tgi_neuronx(num_cores={cores}) exceeds the {available} NeuronCores {ctx.where};",
+        f"use num_cores <= {available}",
     )
 
 
-def _unsupported_trn1_topology(setting: str, inst: InstanceType, available: int) -> str:
-    return (
+def _unsupported_trn1_topology(setting: str, inst: InstanceType, available: int) -> Problem:
+    return Problem.of(
+        setting,
+        available,
         f"{setting} is not a topology the Neuron runtime supports on {inst.name} (1, 2, 8, 16 "
-        f"or a multiple of 32 cores); use one of {[c for c in (1, 2, 8, 16, 32) if c <= available]}"
+        "or a multiple of 32 cores);",
+        f"use one of {[c for c in (1, 2, 8, 16, 32) if c <= available]}",
     )
 
 

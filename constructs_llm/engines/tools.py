@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from constructs_llm.engines.parsers import TOOL_PARSERS, ParserEngine
+from constructs_llm.problems import Problem
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ def tools_off(reason: str) -> ToolCalling:
 
 def parser_setting_problems(
     engine: ParserEngine, tool_calls: bool | None, parser: str | None
-) -> list[str]:
+) -> list[Problem]:
     """``tool_call_parser`` must be a registered name, and not given with tool calling off."""
     return TOOL_PARSERS.setting_problems(engine, tool_calls, parser)
 

@@ -18,9 +18,10 @@ list), and the message when a model is asked for one it cannot run.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.problems import Problem
 
 _BF16_FROM = (8, 0)
 _FP8_NATIVE_FROM = (8, 9)
@@ -35,12 +36,15 @@ Precision = tuple[str, str, str]
 """A precision asked for: (the env name, its value, the precision it names: bf16 or fp8)."""
 
 
-class PrecisionCheck(Protocol):
-    """``precision_problem`` or ``precision_warning``."""
+_Found = TypeVar("_Found", covariant=True)
+
+
+class PrecisionCheck(Protocol[_Found]):
+    """``precision_problem`` (a Problem) or ``precision_warning`` (a warning's text)."""
 
     def __call__(
         self, asked: Precision, instance: InstanceType, *, factory: str, fp8_from: tuple[int, int]
-    ) -> str | None: ...
+    ) -> _Found | None: ...
 
 
 def precision_of(env: Mapping[str, str], keys: Iterable[str]) -> list[Precision]:
@@ -64,7 +68,7 @@ def _version(capability: tuple[int, int]) -> str:
 
 def precision_problem(
     asked: Precision, instance: InstanceType, *, factory: str, fp8_from: tuple[int, int]
-) -> str | None:
+) -> Problem | None:
     """What stops ``instance``'s GPUs running ``asked`` under ``Engine.<factory>()``, if
     anything (unknown GPUs pass)."""
     key, value, name = asked
@@ -76,17 +80,22 @@ def precision_problem(
         f"{_version(capability)})"
     )
     if name == "bf16" and capability < _BF16_FROM:
-        return (
+        return Problem.of(
+            f"env[{key!r}]",
+            value,
             f"{key}={value} asks for bf16, which needs a GPU of CUDA compute capability "
-            f"{_version(_BF16_FROM)} or above, but {gpu}; use fp16 (Engine.{factory}(dtype='fp16'))"
-            " or a GPU of the Ampere generation or later (ml.g5, ml.g6, ml.p4d, ml.p5)"
+            f"{_version(_BF16_FROM)} or above, but {gpu};",
+            f"use fp16 (Engine.{factory}(dtype='fp16'))"
+            " or a GPU of the Ampere generation or later (ml.g5, ml.g6, ml.p4d, ml.p5)",
         )
     if name == "fp8" and capability < fp8_from:
-        return (
+        return Problem.of(
+            f"env[{key!r}]",
+            value,
             f"{key}={value} asks for FP8, which Engine.{factory}() runs from compute capability "
-            f"{_version(fp8_from)} (weight-only below {_version(_FP8_NATIVE_FROM)}), but {gpu}; "
+            f"{_version(fp8_from)} (weight-only below {_version(_FP8_NATIVE_FROM)}), but {gpu};",
             "serve fp16, or an AWQ or GPTQ checkpoint, or choose a GPU of compute capability "
-            f"{_version(_FP8_NATIVE_FROM)} or above (ml.g6, ml.g6e, ml.p5)"
+            f"{_version(_FP8_NATIVE_FROM)} or above (ml.g6, ml.g6e, ml.p5)",
         )
     return None
 

@@ -57,7 +57,7 @@ from constructs import Construct
 from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.compliance import resource_wildcard
 from constructs_llm.model.execution_role import ExecutionRole
-from constructs_llm.problems import Problems, fail
+from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.values import describe
 from constructs_llm.wildcard_policy import grant_in_own_policy
@@ -287,8 +287,8 @@ class AsyncInference:
 
     # -- checks -------------------------------------------------------------------------------
 
-    def _problems(self) -> list[str | None]:
-        found: list[str | None] = []
+    def _problems(self) -> list[Problem | None]:
+        found: list[Problem | None] = []
         if self.output is None:
             found.append(_no_output())
         for name in ("output", "failure", "input"):
@@ -297,26 +297,46 @@ class AsyncInference:
                 found.append(_location_problem(name, value))
         if self.notify is not None and not cdk_kind(self.notify, "aws_sns", "ITopic"):
             found.append(
-                f"notify must be an SNS topic (sns.ITopic), got {describe(self.notify)}; pass "
-                "sns.Topic(...) or sns.Topic.from_topic_arn(...)"
+                Problem.of(
+                    "notify",
+                    self.notify,
+                    f"notify must be an SNS topic (sns.ITopic), got {describe(self.notify)};",
+                    "pass sns.Topic(...) or sns.Topic.from_topic_arn(...)",
+                )
             )
         if not isinstance(self.notify_with_response, bool):
             found.append(
-                f"notify_with_response must be True or False, got {self.notify_with_response!r}"
+                Problem.of(
+                    "notify_with_response",
+                    self.notify_with_response,
+                    "notify_with_response must be True or False, got "
+                    f"{self.notify_with_response!r}",
+                )
             )
         elif self.notify_with_response and self.notify is None:
             found.append(
-                "notify_with_response=True puts answers in notifications, but notify= names no "
-                "topic; pass notify=topic or drop notify_with_response"
+                Problem.of(
+                    "notify_with_response",
+                    True,
+                    "notify_with_response=True puts answers in notifications, but notify= names no "
+                    "topic;",
+                    "pass notify=topic or drop notify_with_response",
+                )
             )
         found.append(_concurrency_problem(self.max_concurrent_per_instance))
         if self.kms_key is not None and not cdk_kind(self.kms_key, "aws_kms", "IKey"):
-            found.append(f"kms_key must be a KMS key (kms.IKey), got {describe(self.kms_key)}")
+            found.append(
+                Problem.of(
+                    "kms_key",
+                    self.kms_key,
+                    f"kms_key must be a KMS key (kms.IKey), got {describe(self.kms_key)}",
+                )
+            )
         if not any(found):
             found.extend(self._overlap_problems())
         return found
 
-    def _overlap_problems(self) -> list[str]:
+    def _overlap_problems(self) -> list[Problem]:
         """Answers, failures and requests must not share a folder: a caller polling for an
         answer would read a failure, or a request, as one."""
         named = {
@@ -330,10 +350,14 @@ class AsyncInference:
             for b, pb in items[i + 1 :]:
                 if pa.bucket is pb.bucket and _nested(pa.prefix, pb.prefix):
                     found.append(
-                        f"{a} ({pa.prefix or 'the bucket root'}) and {b} "
-                        f"({pb.prefix or 'the bucket root'}) overlap in one bucket: answers, "
-                        "failures and requests each need a folder of their own; pass "
-                        f"{b}=AsyncInference.s3_prefix(bucket, '...') with another folder"
+                        Problem.of(
+                            b,
+                            pb,
+                            f"{a} ({pa.prefix or 'the bucket root'}) and {b} "
+                            f"({pb.prefix or 'the bucket root'}) overlap in one bucket: answers, "
+                            "failures and requests each need a folder of their own;",
+                            f"pass {b}=AsyncInference.s3_prefix(bucket, '...') with another folder",
+                        )
                     )
         return found
 
@@ -341,14 +365,18 @@ class AsyncInference:
 _BOTH_TOPICS = ("SUCCESS_NOTIFICATION_TOPIC", "ERROR_NOTIFICATION_TOPIC")
 
 
-def async_inference_problem(async_inference: object) -> str | None:
+def async_inference_problem(async_inference: object) -> Problem | None:
     """``async_inference=``: an ``AsyncInference`` (or None). What an asynchronous endpoint
     cannot have with it (several production variants, a shadow, the OpenAI route) is in the
     cross-feature rules (``hosting/rules.py``)."""
     if async_inference is None or isinstance(async_inference, AsyncInference):
         return None
     got = describe(async_inference)
-    return f"async_inference must be an AsyncInference, got {got}; {_ASYNC_FIX}"
+    return Problem.of(
+        "async_inference",
+        async_inference,
+        f"async_inference must be an AsyncInference, got {got}; {_ASYNC_FIX}",
+    )
 
 
 def alarms_on_async() -> SynthWarning:
@@ -425,47 +453,75 @@ def _nested(a: str, b: str) -> bool:
     return a.startswith(b) or b.startswith(a)
 
 
-def _bucket_problem(name: str, value: object) -> str | None:
+def _bucket_problem(name: str, value: object) -> Problem | None:
     if cdk_kind(value, "aws_s3", "IBucket"):
         return None
-    return f"{name} must be an S3 bucket (s3.IBucket), got {describe(value)}"
-
-
-def _location_problem(name: str, value: object) -> str | None:
-    if _bucket_problem(name, value) is None:
-        return None
-    return (
-        f"{name} must be an S3 bucket or AsyncInference.s3_prefix(bucket, 'folder/'), got "
-        f"{describe(value)}"
-        + ("; give the bucket and the folder apart" if isinstance(value, str) else "")
+    return Problem.of(
+        name,
+        value,
+        f"{name} must be an S3 bucket (s3.IBucket), got {describe(value)}",
     )
 
 
-def _prefix_problem(prefix: object) -> str | None:
+def _location_problem(name: str, value: object) -> Problem | None:
+    if _bucket_problem(name, value) is None:
+        return None
+    wrong = (
+        f"{name} must be an S3 bucket or AsyncInference.s3_prefix(bucket, 'folder/'), got "
+        f"{describe(value)}"
+    )
+    if isinstance(value, str):
+        return Problem.of(name, value, f"{wrong};", "give the bucket and the folder apart")
+    return Problem.of(name, value, wrong)
+
+
+def _prefix_problem(prefix: object) -> Problem | None:
     if not isinstance(prefix, str) or Token.is_unresolved(prefix):
-        return f"prefix must be a string known at synth such as 'answers/', got {prefix!r}"
+        return Problem.of(
+            "prefix",
+            prefix,
+            f"prefix must be a string known at synth such as 'answers/', got {prefix!r}",
+        )
     if prefix.startswith("s3://"):
-        return f"prefix is the key prefix inside the bucket, got the URI {prefix!r}"
+        return Problem.of(
+            "prefix",
+            prefix,
+            f"prefix is the key prefix inside the bucket, got the URI {prefix!r}",
+        )
     if prefix.startswith("/"):
-        return f"prefix must not start with '/', got {prefix!r}; use {prefix.lstrip('/')!r}"
+        return Problem.of(
+            "prefix",
+            prefix,
+            f"prefix must not start with '/', got {prefix!r};",
+            f"use {prefix.lstrip('/')!r}",
+        )
     if prefix and not prefix.endswith("/"):
-        return (
-            f"prefix must end with '/', got {prefix!r}; use {prefix + '/'!r} (grants cover "
-            "every key under it, and without the slash 'answers' would also cover 'answers-old/')"
+        return Problem.of(
+            "prefix",
+            prefix,
+            f"prefix must end with '/', got {prefix!r};",
+            f"use {prefix + '/'!r} (grants cover "
+            "every key under it, and without the slash 'answers' would also cover 'answers-old/')",
         )
     if any(c in prefix for c in "*?"):
-        return f"prefix must not hold '*' or '?' (IAM wildcards), got {prefix!r}"
+        return Problem.of(
+            "prefix",
+            prefix,
+            f"prefix must not hold '*' or '?' (IAM wildcards), got {prefix!r}",
+        )
     longest = _MAX_S3_URI - _LONGEST_BUCKET_URI
     if len(prefix) > longest:
-        return (
+        return Problem.of(
+            "prefix",
+            prefix,
             f"prefix is {len(prefix)} characters; S3OutputPath and S3FailurePath take at most "
             f"{_MAX_S3_URI} (botocore DestinationS3Uri), so with a bucket name of up to 63 the "
-            f"prefix may have {longest}"
+            f"prefix may have {longest}",
         )
     return None
 
 
-def _concurrency_problem(value: object) -> str | None:
+def _concurrency_problem(value: object) -> Problem | None:
     if value is None:
         return None
     if (
@@ -475,19 +531,23 @@ def _concurrency_problem(value: object) -> str | None:
     ):
         return None
     most = _MAX_CONCURRENT_INVOCATIONS
-    return (
+    return Problem.of(
+        "max_concurrent_per_instance",
+        value,
         f"max_concurrent_per_instance must be an integer from 1 to {most} "
         f"(MaxConcurrentInvocationsPerInstance, botocore min 1, max {most}), "
-        f"got {value!r}; or leave it out for SageMaker's choice"
+        f"got {value!r}; or leave it out for SageMaker's choice",
     )
 
 
-def _no_output() -> str:
-    return (
+def _no_output() -> Problem:
+    return Problem.of(
+        "output",
+        None,
         "output is required: SageMaker writes each answer to the output location "
         "(AsyncInferenceConfig OutputConfig.S3OutputPath, 'Specify the AsyncInferenceConfig "
         "object and provide an output Amazon S3 location for OutputConfig', "
         "https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-create-endpoint.html), "
-        "and InvokeEndpointAsync answers with where it will be; pass output=bucket or "
-        "output=AsyncInference.s3_prefix(bucket, 'answers/')"
+        "and InvokeEndpointAsync answers with where it will be;",
+        "pass output=bucket or output=AsyncInference.s3_prefix(bucket, 'answers/')",
     )

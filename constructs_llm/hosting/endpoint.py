@@ -94,7 +94,7 @@ from constructs_llm.operations.deployment import (
 from constructs_llm.operations.engine_signals import engine_alarm_problem
 from constructs_llm.operations.metrics import DashboardView, VariantMetrics
 from constructs_llm.operations.promql_regions import promql_region_problem
-from constructs_llm.problems import Problems, fail
+from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
@@ -654,9 +654,14 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         if queued is None:
             fail(
                 f"LlmEndpoint '{self.node.path}'",
-                "grant_invoke_async needs an asynchronous endpoint; create it with "
-                "async_inference=AsyncInference(output=bucket), or use grant_invoke(...) for "
-                "this real-time endpoint",
+                Problem.of(
+                    "async_inference",
+                    None,
+                    "grant_invoke_async needs an asynchronous endpoint;",
+                    "create it with "
+                    "async_inference=AsyncInference(output=bucket), or use grant_invoke(...) for "
+                    "this real-time endpoint",
+                ),
             )
         return queued.grant_callers(self, grantee, self.endpoint_arn)
 
@@ -732,23 +737,46 @@ def _guarded_and_autoscaled(replaced: bool) -> str:
     )
 
 
-def _per_variant_problems(given: Mapping[str, object], variants: object) -> list[str]:
+def _per_variant_problems(given: Mapping[str, object], variants: object) -> list[Problem]:
     """With ``variants=``, the one-model arguments belong on each ``Variant``."""
     problems = [
-        f"{prop}= applies to one variant; with variants=[...] give it to each Variant(...)"
+        Problem.of(
+            prop,
+            value,
+            f"{prop}= applies to one variant;",
+            "with variants=[...] give it to each Variant(...)",
+        )
         for prop, value in given.items()
         if value is not None
     ]
     if variants is None:
-        problems.append("shadow= needs variants=[Variant(...)] with the one production variant")
+        problems.append(
+            Problem.of(
+                "shadow",
+                None,
+                "shadow= needs variants=[Variant(...)] with the one production variant",
+            )
+        )
     elif not isinstance(variants, list | tuple):
-        problems.append(f"variants must be a list of Variant(...), got {describe(variants)}")
+        problems.append(
+            Problem.of(
+                "variants",
+                variants,
+                f"variants must be a list of Variant(...), got {describe(variants)}",
+            )
+        )
     elif not variants:
-        problems.append("variants must hold at least one Variant(...), got []")
+        problems.append(
+            Problem.of(
+                "variants",
+                variants,
+                "variants must hold at least one Variant(...), got []",
+            )
+        )
     return problems
 
 
-def _rollout_problems(endpoint: Construct, plan: EndpointPlan) -> list[str]:
+def _rollout_problems(endpoint: Construct, plan: EndpointPlan) -> list[Problem]:
     """What the plan's deployment cannot do on its production variants."""
     deployment, alarms = plan.deployment, plan.alarms
     if deployment is None:
@@ -774,11 +802,14 @@ def _rollout_problems(endpoint: Construct, plan: EndpointPlan) -> list[str]:
     return found
 
 
-def _too_many_rollback_alarms(variants: int, each: int) -> str:
-    return (
+def _too_many_rollback_alarms(variants: int, each: int) -> Problem:
+    return Problem.of(
+        "deployment",
+        None,
         f"the {variants} production variants have {each} rollback alarms each, "
         f"{variants * each} in all, but a deployment may watch at most 10 (CloudFormation's "
-        "limit); pass Deployment....(rollback_alarms=[...]) with the ones to watch"
+        "limit);",
+        "pass Deployment....(rollback_alarms=[...]) with the ones to watch",
     )
 
 

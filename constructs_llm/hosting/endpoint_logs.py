@@ -44,7 +44,7 @@ from constructs import Construct
 from constructs_llm.cdk_values import key_problem, log_retention_problem
 from constructs_llm.compliance import CheckovSkip, waive
 from constructs_llm.log_group_key import LOG_KEY_ACTIONS, allow_logs_to_use
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.values import describe, type_problem
 
@@ -102,7 +102,7 @@ class EndpointLogs:
 
 def endpoint_logs_of(
     scope: Construct, given: object, endpoint_name: str | None
-) -> tuple[EndpointLogs | None, str | None]:
+) -> tuple[EndpointLogs | None, Problem | None]:
     """The log group settings ``logs=`` asks for (``True``, ``False`` or ``EndpointLogs``),
     else the app context's, and what is wrong (naming the value and the fix). Asked for
     explicitly on an endpoint whose name CloudFormation generates, it is an error; from the
@@ -114,29 +114,36 @@ def endpoint_logs_of(
             return None, _generated_name(given)
         return (given if isinstance(given, EndpointLogs) else EndpointLogs()), None
     if given is not None:
-        return None, (
-            f"logs must be True, False or EndpointLogs(...), got {describe(given)}; pass "
-            "EndpointLogs(retention=logs.RetentionDays.ONE_MONTH) to choose the retention"
+        return None, Problem.of(
+            "logs",
+            given,
+            f"logs must be True, False or EndpointLogs(...), got {describe(given)};",
+            "pass EndpointLogs(retention=logs.RetentionDays.ONE_MONTH) to choose the retention",
         )
     flag = scope.node.try_get_context(CONTEXT_KEY)
     if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):
         flag = flag.strip().lower() == "true"  # from the command line: -c key=true
     if flag is not None and not isinstance(flag, bool):
-        return None, (
-            f"the context value {CONTEXT_KEY} must be true or false, got {flag!r}; fix it in "
-            "cdk.json (or -c), or pass logs=EndpointLogs(...) or logs=False"
+        return None, Problem.of(
+            "logs",
+            flag,
+            f"the context value {CONTEXT_KEY} must be true or false, got {flag!r};",
+            "fix it in cdk.json (or -c), or pass logs=EndpointLogs(...) or logs=False",
         )
     return (EndpointLogs() if flag and endpoint_name is not None else None), None
 
 
-def _generated_name(given: object) -> str:
+def _generated_name(given: object) -> Problem:
     shown = "logs=True" if given is True else "logs=EndpointLogs(...)"
-    return (
+    return Problem.of(
+        "logs",
+        given,
         f"{shown} asks the stack to create the endpoint's log group, but the endpoint has "
         "no name until CloudFormation creates it, and SageMaker creates the group "
         f"({ENDPOINT_LOG_GROUPS}/<name>) as the containers start, during that creation, so "
-        "the stack cannot create it first; give endpoint_name=... (or drop logs=, and set a "
-        "retention on SageMaker's group after the deploy)"
+        "the stack cannot create it first;",
+        "give endpoint_name=... (or drop logs=, and set a retention on SageMaker's group after "
+        "the deploy)",
     )
 
 

@@ -47,6 +47,7 @@ from enum import Enum
 from constructs import Construct
 
 from constructs_llm.hosting.names import SAGEMAKER_NAME, generated_name, generated_prefix
+from constructs_llm.problems import Problem
 from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.updates.rules import rule
 from constructs_llm.values import describe
@@ -77,15 +78,17 @@ class FleetChange(str, Enum):
     TWO_DEPLOYS = "two_deploys"
 
 
-def fleet_change_of(scope: Construct, given: object) -> tuple[FleetChange | None, str | None]:
+def fleet_change_of(scope: Construct, given: object) -> tuple[FleetChange | None, Problem | None]:
     """The mode ``fleet_change=`` asks for, else the one the app's context chooses, and what
     is wrong with either (naming the value and the fix)."""
     if given is not None:
         if isinstance(given, FleetChange):
             return given, None
-        return None, (
+        return None, Problem.of(
+            "fleet_change",
+            given,
             "fleet_change must be FleetChange.NEW_ENDPOINT or FleetChange.TWO_DEPLOYS, got "
-            f"{describe(given)}"
+            f"{describe(given)}",
         )
     flag = scope.node.try_get_context(CONTEXT_KEY)
     if flag is None:
@@ -93,27 +96,32 @@ def fleet_change_of(scope: Construct, given: object) -> tuple[FleetChange | None
     if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):
         flag = flag.strip().lower() == "true"  # from the command line: -c key=true
     if not isinstance(flag, bool):
-        return None, (
-            f"the context value {CONTEXT_KEY} must be true or false, got {flag!r}; fix it in "
-            "cdk.json (or -c), or pass fleet_change=FleetChange..."
+        return None, Problem.of(
+            "fleet_change",
+            flag,
+            f"the context value {CONTEXT_KEY} must be true or false, got {flag!r};",
+            "fix it in cdk.json (or -c), or pass fleet_change=FleetChange...",
         )
     return (FleetChange.NEW_ENDPOINT if flag else FleetChange.TWO_DEPLOYS), None
 
 
 def named_endpoint_problem(
     endpoint_name: str | None, given: FleetChange | None, chosen: FleetChange
-) -> str | None:
+) -> Problem | None:
     """A name of the user's cannot follow a fleet: with ``NEW_ENDPOINT`` (given, or the
     context's) on an autoscaled endpoint, ``endpoint_name`` is refused, naming both fixes."""
     if endpoint_name is None or chosen is not FleetChange.NEW_ENDPOINT:
         return None
     source = "fleet_change=FleetChange.NEW_ENDPOINT" if given else f"the context's {CONTEXT_KEY}"
-    return (
+    return Problem.of(
+        "endpoint_name",
+        endpoint_name,
         f"endpoint_name={endpoint_name!r} cannot change with the fleet, but {source} names an "
         "autoscaled endpoint after its fleet, so that an instance-type change replaces it in "
-        "one deploy; drop endpoint_name (read the name from endpoint.endpoint_name or a stack "
+        "one deploy;",
+        "drop endpoint_name (read the name from endpoint.endpoint_name or a stack "
         "output), or pass fleet_change=FleetChange.TWO_DEPLOYS to keep it (an instance-type "
-        "change then takes two deploys)"
+        "change then takes two deploys)",
     )
 
 

@@ -14,7 +14,7 @@ from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.target import EmbeddingTraits, served_name_problem
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
-from constructs_llm.problems import Problems, fail
+from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.values import type_problem
 
@@ -169,17 +169,24 @@ class ImportedEndpoint(InvocationMetrics, OffersOpenAiRoute, Construct):
         if self.variant_name is None:
             fail(
                 "",
-                f"endpoint '{self.node.path}' was imported without its variant name, which "
-                "SageMaker's endpoint metrics are keyed by; pass "
-                "LlmEndpoint.from_endpoint_attributes(..., variant_name=...)",
+                Problem.of(
+                    "variant_name",
+                    None,
+                    f"endpoint '{self.node.path}' was imported without its variant name, which "
+                    "SageMaker's endpoint metrics are keyed by;",
+                    "pass LlmEndpoint.from_endpoint_attributes(..., variant_name=...)",
+                ),
             )
         return {"EndpointName": self.endpoint_name, "VariantName": self.variant_name}
 
 
-def _imported_name_unknown() -> str:
-    return (
+def _imported_name_unknown() -> Problem:
+    return Problem.of(
+        "served_model_name",
+        None,
         "endpoint_name is not known at synth (an import or a parameter), so it cannot be the "
-        "name clients send as 'model'; pass served_model_name='...'"
+        "name clients send as 'model';",
+        "pass served_model_name='...'",
     )
 
 
@@ -187,21 +194,35 @@ def _engine_format(engine: Engine | None) -> RequestFormat | None:
     return engine.request_format if engine else None
 
 
-def _tools_problem(tool_calls: object, request_format: RequestFormat | None) -> str | None:
+def _tools_problem(tool_calls: object, request_format: RequestFormat | None) -> Problem | None:
     if tool_calls is not None and not isinstance(tool_calls, bool):
-        return f"tool_calls must be True, False or None, got {tool_calls!r}"
+        return Problem.of(
+            "tool_calls",
+            tool_calls,
+            f"tool_calls must be True, False or None, got {tool_calls!r}",
+        )
     if tool_calls and request_format is RequestFormat.GENERATE:
-        return (
+        return Problem.of(
+            "tool_calls",
+            tool_calls,
             "tool_calls=True needs the messages request format: the generate request format "
-            "has no tool calling"
+            "has no tool calling",
         )
     if tool_calls and request_format is RequestFormat.EMBED:
-        return "tool_calls=True: an embedding model (the embed request format) has no tool calling"
+        return Problem.of(
+            "tool_calls",
+            tool_calls,
+            "tool_calls=True: an embedding model (the embed request format) has no tool calling",
+        )
     return None
 
 
-def _format_problem(prop: str, value: object, kind: type) -> str | None:
+def _format_problem(prop: str, value: object, kind: type) -> Problem | None:
     if value is None or isinstance(value, kind):
         return None
     members = ", ".join(f"{kind.__name__}.{m.name}" for m in kind)  # type: ignore[attr-defined]
-    return f"{prop} must be one of {members}, got {value!r}"
+    return Problem.of(
+        prop,
+        value,
+        f"{prop} must be one of {members}, got {value!r}",
+    )

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING
 from aws_cdk import Duration, Token
 from aws_cdk import aws_sagemaker as sagemaker
 
+from constructs_llm.problems import Problem
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:
@@ -65,11 +66,13 @@ _PUBLISH_FREQUENCIES_S = (10, 30, 60, 120, 180, 240, 300)
 
 def metrics_problems(
     enhanced_metrics: object, metric_publish_frequency: object, detailed_observability: object
-) -> list[str]:
+) -> list[Problem]:
     """What is wrong with ``enhanced_metrics``, ``metric_publish_frequency`` and
     ``detailed_observability``, each naming the value and the fix."""
     problems = [
-        f"{name} must be True or False, got {describe(value)}{_string_hint(value)}"
+        Problem.of(
+            name, value, f"{name} must be True or False, got {describe(value)}{_string_hint(value)}"
+        )
         for name, value in (
             ("enhanced_metrics", enhanced_metrics),
             ("detailed_observability", detailed_observability),
@@ -84,16 +87,24 @@ def metrics_problems(
     if not isinstance(frequency, Duration):
         hint = f"; use Duration.seconds({frequency})" if isinstance(frequency, int | float) else ""
         problems.append(
-            f"metric_publish_frequency must be a Duration of {allowed}, got "
-            f"{describe(frequency)}{hint}"
+            Problem.of(
+                "metric_publish_frequency",
+                frequency,
+                f"metric_publish_frequency must be a Duration of {allowed}, got "
+                f"{describe(frequency)}{hint}",
+            )
         )
     elif not Token.is_unresolved(frequency.to_seconds()):
         seconds = frequency.to_seconds()
         if seconds not in _PUBLISH_FREQUENCIES_S:
             nearest = min(_PUBLISH_FREQUENCIES_S, key=lambda s: abs(s - seconds))
             problems.append(
-                f"metric_publish_frequency must be {allowed}, got {seconds:g} s; use "
-                f"Duration.seconds({nearest})"
+                Problem.of(
+                    "metric_publish_frequency",
+                    frequency,
+                    f"metric_publish_frequency must be {allowed}, got {seconds:g} s;",
+                    f"use Duration.seconds({nearest})",
+                )
             )
     return problems
 

@@ -16,12 +16,14 @@ import weakref
 from aws_cdk import Stack, Stage, Token
 from constructs import Construct, IConstruct
 
+from constructs_llm.problems import Problem
+
 _NAMED: weakref.WeakKeyDictionary[IConstruct, dict[tuple[str, str, str], str]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def name_clash_problem(host: Construct, endpoint_name: str | None) -> str | None:
+def name_clash_problem(host: Construct, endpoint_name: str | None) -> Problem | None:
     """A problem when another endpoint of the app already took ``endpoint_name`` for the same
     account and region; records the name otherwise."""
     if endpoint_name is None or Token.is_unresolved(endpoint_name):
@@ -37,11 +39,13 @@ def name_clash_problem(host: Construct, endpoint_name: str | None) -> str | None
             if place[1:] == ("*", "*")
             else f"account {place[1]}, region {place[2]}"
         )
-        return (
+        return Problem.of(
+            "endpoint_name",
+            endpoint_name,
             f"endpoint_name {endpoint_name!r} is also the name of '{other}', and both deploy to "
             f"{where}, where SageMaker endpoint names are unique: the second deploy would fail "
-            "with 'Cannot create already existing endpoint'; give each endpoint its own name, "
-            "or leave endpoint_name unset for a generated one"
+            "with 'Cannot create already existing endpoint';",
+            "give each endpoint its own name, or leave endpoint_name unset for a generated one",
         )
     taken[place] = host.node.path
     return None

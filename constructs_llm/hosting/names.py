@@ -48,7 +48,12 @@ def generated_name(scope: Construct, prop: str, *, suffix: str | None = None) ->
     if not SAGEMAKER_NAME.match(name):
         fail(
             f"{type(scope).__name__} '{scope.node.path}'",
-            f"cannot derive a valid name (got {name!r}); pass {prop}='...'",
+            Problem.of(
+                prop,
+                name,
+                f"cannot derive a valid name (got {name!r});",
+                f"pass {prop}='...'",
+            ),
         )
     return name
 

@@ -53,7 +53,7 @@ from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.compliance import BEARER_TOKEN_CALLS
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.hosting.rules import When, rule_problems
-from constructs_llm.problems import Problems, fail
+from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import RequestFormat
 from constructs_llm.wildcard_policy import grant_in_own_policy
@@ -265,7 +265,13 @@ class OpenAiRoute:
         problems = Problems(f"{type(self.host).__name__} '{self.host.node.path}'")
         support = openai_route_support(self.host.request_format, self.host.chat_completions_path)
         if support.served is False:
-            problems.add(f"SageMaker's OpenAI route cannot serve it: {support.message}")
+            problems.add(
+                Problem.of(
+                    "model",
+                    None,
+                    f"SageMaker's OpenAI route cannot serve it: {support.message}",
+                )
+            )
         if self.plan is not None:
             problems.extend(rule_problems(self.plan, When.OPENAI_ROUTE))
         problems.raise_if_any()

@@ -32,7 +32,7 @@ from enum import Enum
 
 from aws_cdk import aws_sagemaker as sagemaker
 
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import describe
 
 #: ``PrefixAwareRoutingConfig``'s ranges (botocore ``PrefixAwareRoutingPrefixLength``,
@@ -153,21 +153,29 @@ ROUTING_FIX = (
 )
 
 
-def _range_problem(name: str, value: object, bounds: tuple[int, int]) -> str | None:
+def _range_problem(name: str, value: object, bounds: tuple[int, int]) -> Problem | None:
     low, high = bounds
     if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
         return None
-    return f"{name} must be an integer from {low:,} to {high:,}, got {describe(value)}"
+    return Problem.of(
+        name,
+        value,
+        f"{name} must be an integer from {low:,} to {high:,}, got {describe(value)}",
+    )
 
 
-def routing_problem(routing: object) -> str | None:
+def routing_problem(routing: object) -> Problem | None:
     """``routing=`` of a host: a ``Routing``, or None for the default."""
     if routing is None or isinstance(routing, Routing):
         return None
-    return f"routing must be a Routing, got {describe(routing)}; {ROUTING_FIX}"
+    return Problem.of(
+        "routing",
+        routing,
+        f"routing must be a Routing, got {describe(routing)}; {ROUTING_FIX}",
+    )
 
 
-def kv_aware_problem(routing: Routing, engines: dict[str, str | None]) -> str | None:
+def kv_aware_problem(routing: Routing, engines: dict[str, str | None]) -> Problem | None:
     """``KV_AWARE`` where a model does not run on the vLLM DLC; ``engines`` maps each model
     (its path) to its engine's factory, or None when it runs on the vLLM DLC."""
     if routing.strategy is not RoutingStrategy.KV_AWARE:
@@ -176,11 +184,14 @@ def kv_aware_problem(routing: Routing, engines: dict[str, str | None]) -> str | 
     if not others:
         return None
     named = ", ".join(f"model '{path}' runs {engine}" for path, engine in sorted(others.items()))
-    return (
-        f"routing=Routing.kv_aware() works only with containers that support it, such as the "
-        f"SageMaker AI vLLM Deep Learning Container, but {named}; serve it with Engine.vllm() "
+    return Problem.of(
+        "routing",
+        routing,
+        "routing=Routing.kv_aware() works only with containers that support it, such as the "
+        f"SageMaker AI vLLM Deep Learning Container, but {named};",
+        "serve it with Engine.vllm() "
         "on its default image, or choose Routing.prefix_aware(...) or "
-        "Routing.least_outstanding_requests()"
+        "Routing.least_outstanding_requests()",
     )
 
 

@@ -25,11 +25,13 @@ checks cannot see: each value alone is checked beside its concept.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Token
+
+from constructs_llm.problems import Problem
 
 if TYPE_CHECKING:
     from constructs_llm.hosting.async_inference import AsyncInference
@@ -85,12 +87,12 @@ class Rule:
     """
 
     features: tuple[str, str]
-    check: Callable[[HostingPlan], str | None]
+    check: Callable[[HostingPlan], Problem | None]
     guide: str
     when: When = When.BUILT
 
 
-def rule_problems(plan: HostingPlan, when: When = When.BUILT) -> list[str]:
+def rule_problems(plan: HostingPlan, when: When = When.BUILT) -> list[Problem]:
     """The message of every rule that applies ``when`` and that ``plan`` breaks, each with the
     AWS page it cites."""
     found = []
@@ -98,7 +100,7 @@ def rule_problems(plan: HostingPlan, when: When = When.BUILT) -> list[str]:
         if rule.when is when:
             problem = rule.check(plan)
             if problem is not None:
-                found.append(f"{problem} ({rule.guide})")
+                found.append(replace(problem, fix=f"{problem.fix} ({rule.guide})".lstrip()))
     return found
 
 
@@ -110,22 +112,25 @@ def _labelled(plan: HostingPlan) -> list[tuple[str, VariantPlan]]:
     return [(f"variant '{v.name}' ", v) for v in hosted]
 
 
-def _pools_with_reservation(plan: HostingPlan) -> str | None:
+def _pools_with_reservation(plan: HostingPlan) -> Problem | None:
     for label, variant in _labelled(plan):
         if variant.listed and variant.capacity_reservation is not None:
             types = ", ".join(repr(t.name) for t in variant.instance_types)
-            return (
+            return Problem.of(
+                "capacity_reservation",
+                variant.capacity_reservation,
                 f"{label}instance_type=[{types}] (instance pools) with "
                 f"capacity_reservation={variant.capacity_reservation!r}: a variant launching into "
                 "a training plan must name the plan's InstanceType, and instance pools name "
                 "none (under capacity-reservations-only the fallback pools could never "
-                "launch); give the reservation's one instance type as a string, or drop "
-                "capacity_reservation to fall back across the pools on demand"
+                "launch);",
+                "give the reservation's one instance type as a string, or drop "
+                "capacity_reservation to fall back across the pools on demand",
             )
     return None
 
 
-def _two_reservations(plan: HostingPlan) -> str | None:
+def _two_reservations(plan: HostingPlan) -> Problem | None:
     reserved = [
         (label.strip() or "the variant", v.capacity_reservation)
         for label, v in _labelled(plan)
@@ -135,43 +140,53 @@ def _two_reservations(plan: HostingPlan) -> str | None:
     if len(known) < 2:
         return None
     listed = " and ".join(f"{label} capacity_reservation={arn!r}" for label, arn in reserved)
-    return (
-        f"{listed}: SageMaker allows exactly one training plan per inference endpoint; give "
+    return Problem.of(
+        "capacity_reservation",
+        None,
+        f"{listed}: SageMaker allows exactly one training plan per inference endpoint;",
+        "give "
         "every variant the same reservation (or none), or serve the variants on separate "
-        "endpoints"
+        "endpoints",
     )
 
 
-def _async_openai_route(plan: HostingPlan) -> str | None:
+def _async_openai_route(plan: HostingPlan) -> Problem | None:
     if plan.async_inference is None:
         return None
-    return (
+    return Problem.of(
+        "async_inference",
+        None,
         "openai_base_url and grant_openai() with async_inference=AsyncInference(...): "
         "SageMaker's OpenAI route serves real-time endpoints, and an endpoint with an "
-        "asynchronous inference configuration only receives asynchronous invocations; call it "
+        "asynchronous inference configuration only receives asynchronous invocations;",
+        "call it "
         "with grant_invoke_async() (constructs_llm.streaming.submit_chat), or serve the model "
-        f"on a real-time LlmEndpoint for the route ({_ASYNC_GUIDE})"
+        f"on a real-time LlmEndpoint for the route ({_ASYNC_GUIDE})",
     )
 
 
-def _async_variants(plan: HostingPlan) -> str | None:
+def _async_variants(plan: HostingPlan) -> Problem | None:
     count = len(plan.variants)
     if plan.async_inference is None or count < 2:
         return None
-    return (
+    return Problem.of(
+        "async_inference",
+        None,
         f"async_inference= takes one production variant, got {count} variants: SageMaker's "
-        "features table lists multiple production variants for real-time inference only; give "
-        "each model an asynchronous LlmEndpoint of its own"
+        "features table lists multiple production variants for real-time inference only;",
+        "give each model an asynchronous LlmEndpoint of its own",
     )
 
 
-def _async_shadow(plan: HostingPlan) -> str | None:
+def _async_shadow(plan: HostingPlan) -> Problem | None:
     if plan.async_inference is None or plan.shadow is None:
         return None
-    return (
+    return Problem.of(
+        "shadow",
+        None,
         "async_inference= cannot take a shadow variant: SageMaker's features table lists "
-        "shadow testing for real-time inference only; drop shadow=, or test the candidate on "
-        "an asynchronous LlmEndpoint of its own"
+        "shadow testing for real-time inference only;",
+        "drop shadow=, or test the candidate on an asynchronous LlmEndpoint of its own",
     )
 
 

@@ -25,6 +25,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.compliance import NVME_VOLUME_KEY, waive
 from constructs_llm.hardware.instance_type import InstanceType, sizes_of
+from constructs_llm.problems import Problem
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
@@ -60,46 +61,60 @@ def grant_volume_key(kms_key: kms.IKey | None, grantees: Iterable[iam.IGrantable
             kms_key.grant(grantee, *_VOLUME_KEY_ACTIONS)
 
 
-def kms_problem(instance_type: InstanceType, kms_key: kms.IKey | None) -> str | None:
+def kms_problem(instance_type: InstanceType, kms_key: kms.IKey | None) -> Problem | None:
     """KmsKeyId is rejected on instance types with local NVMe storage."""
     if kms_key is None or not instance_type.known or instance_type.supports_kms:
         return None
     return _kms_on_nvme(instance_type)
 
 
-def _kms_on_nvme(instance: InstanceType) -> str:
-    return (
+def _kms_on_nvme(instance: InstanceType) -> Problem:
+    return Problem.of(
+        "kms_key",
+        None,
         f"kms_key cannot be used with {instance.name}: it has local NVMe storage, which "
         "SageMaker encrypts with a hardware key and for which CreateEndpointConfig rejects "
-        "KmsKeyId; drop kms_key or pick an EBS-backed type"
+        "KmsKeyId;",
+        "drop kms_key or pick an EBS-backed type",
     )
 
 
-def volume_problem(instance_type: InstanceType, volume_size: Size | None) -> str | None:
+def volume_problem(instance_type: InstanceType, volume_size: Size | None) -> Problem | None:
     """VolumeSizeInGB: a Size, 1-512 GiB, and only on instance types without local NVMe."""
     if volume_size is None:
         return None
     if not isinstance(volume_size, Size):
-        return f"volume_size must be a Size, got {volume_size!r}; use Size.gibibytes(...)"
+        return Problem.of(
+            "volume_size",
+            volume_size,
+            f"volume_size must be a Size, got {volume_size!r};",
+            "use Size.gibibytes(...)",
+        )
     if instance_type.known and not instance_type.supports_volume_size:
         return _volume_on_nvme(instance_type)
     gib = volume_size.to_gibibytes()
     if not Token.is_unresolved(gib) and not 1 <= gib <= MAX_VOLUME_GB:
-        return f"volume_size must be 1-{MAX_VOLUME_GB} GiB, got {gib:g} GiB"
+        return Problem.of(
+            "volume_size",
+            volume_size,
+            f"volume_size must be 1-{MAX_VOLUME_GB} GiB, got {gib:g} GiB",
+        )
     return None
 
 
-def _volume_on_nvme(instance: InstanceType) -> str:
-    return (
+def _volume_on_nvme(instance: InstanceType) -> Problem:
+    return Problem.of(
+        "volume_size",
+        None,
         f"volume_size cannot be set on {instance.name}: it has local NVMe storage "
-        f"({instance.local_nvme_gb} GB) and SageMaker rejects VolumeSizeInGB there; drop "
-        "volume_size"
+        f"({instance.local_nvme_gb} GB) and SageMaker rejects VolumeSizeInGB there;",
+        "drop volume_size",
     )
 
 
 def storage_problem(
     instance_type: InstanceType, volume_size: Size | None, architecture: ModelArchitecture | None
-) -> str | None:
+) -> Problem | None:
     """Storage too small for the model's checkpoint with :data:`_HEADROOM`: the given
     ``volume_size`` on an EBS-only type, or the local NVMe of a type that has it. Without a
     ``volume_size`` on an EBS-only type the library sizes the volume itself."""
@@ -136,7 +151,7 @@ def _checkpoint(model: str, download: float) -> str:
     return f"the checkpoint of {model} ({download / 1e9:,.1f} GB as downloaded)"
 
 
-def _volume_too_small(gib: float, model: str, download: float, needed: float) -> str:
+def _volume_too_small(gib: float, model: str, download: float, needed: float) -> Problem:
     at_least = math.ceil(needed / 2**30)
     fix = (
         f"set volume_size=Size.gibibytes({at_least}) or more, or leave volume_size out (the "
@@ -145,22 +160,28 @@ def _volume_too_small(gib: float, model: str, download: float, needed: float) ->
         else f"no volume SageMaker allows ({MAX_VOLUME_GB} GiB) holds it: choose an instance "
         "type with local NVMe (ml.p4d, ml.p5, ml.g6e)"
     )
-    return (
+    return Problem.of(
+        "volume_size",
+        gib,
         f"volume_size {gib:g} GiB cannot hold {_checkpoint(model, download)} with "
-        f"{_HEADROOM:.0%} headroom ({needed / 2**30:,.1f} GiB); {fix}"
+        f"{_HEADROOM:.0%} headroom ({needed / 2**30:,.1f} GiB);",
+        fix,
     )
 
 
-def _nvme_too_small(instance: InstanceType, model: str, download: float, needed: float) -> str:
+def _nvme_too_small(instance: InstanceType, model: str, download: float, needed: float) -> Problem:
     larger = [
         f"ml.{instance.family}.{size}"
         for size in sizes_of(instance.family)
         if (InstanceType(f"ml.{instance.family}.{size}").local_nvme_gb or 0) * 1e9 >= needed
     ]
     where = f" such as {' or '.join(larger[:2])}" if larger else " (another family)"
-    return (
+    return Problem.of(
+        "instance_type",
+        instance,
         f"{instance.name} stores the model on its {instance.local_nvme_gb:,} GB of local NVMe, "
         f"less than {_checkpoint(model, download)} with {_HEADROOM:.0%} headroom "
-        f"({needed / 1e9:,.1f} GB); choose an instance type with more local storage{where}, "
-        "or serve a smaller or quantized checkpoint"
+        f"({needed / 1e9:,.1f} GB);",
+        f"choose an instance type with more local storage{where}, "
+        "or serve a smaller or quantized checkpoint",
     )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from aws_cdk import Token
 from aws_cdk import aws_iam as iam
 
+from constructs_llm.problems import Problem
 from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
@@ -150,17 +151,23 @@ def default_served_name(model: LlmModel) -> str:
     return model.source.model_id or model.node.id
 
 
-def served_name_problem(prop: str, value: object) -> str | None:
+def served_name_problem(prop: str, value: object) -> Problem | None:
     """A model name clients send as ``model``: known at synth (the invoker routes by it and
     checks it is unique), 1-256 printable characters, no whitespace."""
     if value is None:
         return None
     if not isinstance(value, str) or Token.is_unresolved(value):
-        return f"{prop} must be a string known at synth, got {value!r}"
+        return Problem.of(
+            prop,
+            value,
+            f"{prop} must be a string known at synth, got {value!r}",
+        )
     if not 1 <= len(value) <= 256 or not value.isprintable() or any(c.isspace() for c in value):
-        return (
+        return Problem.of(
+            prop,
+            value,
             f"{prop} must be 1-256 printable characters without spaces (clients send it as "
-            f"'model'), got {value!r}"
+            f"'model'), got {value!r}",
         )
     return None
 

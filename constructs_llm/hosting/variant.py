@@ -45,7 +45,7 @@ from constructs_llm.hosting.storage import kms_problem, storage_problem, volume_
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
-from constructs_llm.problems import Problem, Problems
+from constructs_llm.problems import Problem, Problems, as_problem
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.values import (
     describe,
@@ -138,7 +138,7 @@ def variant_type_problems(props: Mapping[str, object]) -> list[str | Problem | N
     ]
 
 
-def _reservation_type_problem(value: object) -> str | None:
+def _reservation_type_problem(value: object) -> Problem | None:
     """Only a reservation that is not a string (its ARN is checked with the variant)."""
     return None if isinstance(value, str) else capacity_reservation_problem(value)
 
@@ -166,7 +166,13 @@ def plan_variants(
     planned: list[tuple[VariantPlan, Variant]] = []
     for label, spec, is_shadow in labelled:
         if not isinstance(spec, Variant):
-            problems.add(f"{label} must be a Variant(model=..., ...), got {describe(spec)}")
+            problems.add(
+                Problem.of(
+                    label,
+                    spec,
+                    f"{label} must be a Variant(model=..., ...), got {describe(spec)}",
+                )
+            )
             continue
         where = f"{label}: " if label else ""
         who = "LlmEndpoint" if single else "Variant"
@@ -191,16 +197,16 @@ def _plan_variant(
     """One variant's plan (its types were checked when it was built), or None when its
     instance types cannot be read."""
     pools = _pools(spec, problems, where, who)
-    problems.extend(f"{where}{p}" for p in _prop_problems(spec) if p)
+    problems.extend(p.at(where) for p in _prop_problems(spec) if p)
     timeout = provision_timeout_problem(spec.provision_timeout, pools)
-    problems.add(f"{where}{timeout}" if timeout else None)
+    problems.add(timeout.at(where) if timeout else None)
     for scaling in _scaling_problems(spec.autoscaling, spec.instance_count, asynchronous):
-        problems.add(f"{where}{scaling}" if scaling else None, ScalingError)
+        problems.add(as_problem(scaling).at(where) if scaling else None, ScalingError)
     if pools is None:
         return None
     for inst in dict.fromkeys(pools.instance_types):
         problems.extend(
-            f"{where}{p}"
+            p.at(where)
             for p in (
                 volume_problem(inst, spec.volume_size),
                 kms_problem(inst, kms_key),
@@ -263,7 +269,7 @@ def _pools(spec: Variant, problems: Problems, where: str, who: str) -> InstanceP
     if spec.instance_type is None:
         default = spec.model.default_placement
         if default is None:
-            problems.add(where + _instance_type_required(spec.model.node.path, who))
+            problems.add(_instance_type_required(spec.model.node.path, who).at(where))
             return None
         return InstancePools.single(default)
     pools, found = InstancePools.parse(spec.instance_type)
@@ -271,16 +277,18 @@ def _pools(spec: Variant, problems: Problems, where: str, who: str) -> InstanceP
     return None if found else pools
 
 
-def _instance_type_required(model_path: str, who: str = "LlmEndpoint") -> str:
-    return (
-        f"instance_type is required: model '{model_path}' has no default instance type; pass "
-        f"{who}(instance_type=...) or LlmModel(instance_type=...)"
+def _instance_type_required(model_path: str, who: str = "LlmEndpoint") -> Problem:
+    return Problem.of(
+        "instance_type",
+        None,
+        f"instance_type is required: model '{model_path}' has no default instance type;",
+        f"pass {who}(instance_type=...) or LlmModel(instance_type=...)",
     )
 
 
 def _scaling_problems(
     autoscaling: Autoscaling | None, instance_count: int, asynchronous: bool = False
-) -> list[str | None]:
+) -> list[Problem | None]:
     if autoscaling is None or not isinstance(instance_count, int):
         return []
     target = _scaling.target_problem(autoscaling, asynchronous=asynchronous)
@@ -308,27 +316,35 @@ def _scaling_problems(
     ]
 
 
-def _schedule_to_zero_on_variant(index: int, bound: str) -> str:
-    return (
-        f"schedule[{index}] {bound}=0: a real-time endpoint variant cannot scale to zero; use "
+def _schedule_to_zero_on_variant(index: int, bound: str) -> Problem:
+    return Problem.of(
+        f"autoscaling.schedule[{index}]",
+        0,
+        f"schedule[{index}] {bound}=0: a real-time endpoint variant cannot scale to zero;",
+        "use "
         "1 or more, an InferenceComponent on an InferenceComponentEndpoint(min_instances=0) to "
-        "release instances at night, or an asynchronous endpoint (async_inference=...)"
+        "release instances at night, or an asynchronous endpoint (async_inference=...)",
     )
 
 
-def _variant_scale_to_zero(min_capacity: int) -> str:
-    return (
+def _variant_scale_to_zero(min_capacity: int) -> Problem:
+    return Problem.of(
+        "autoscaling",
+        min_capacity,
         f"autoscaling min_capacity={min_capacity}: a real-time endpoint variant cannot scale "
-        "to zero; use InferenceComponentEndpoint with an InferenceComponent, or an "
+        "to zero;",
+        "use InferenceComponentEndpoint with an InferenceComponent, or an "
         "asynchronous endpoint (LlmEndpoint(async_inference=AsyncInference(...)), whose "
-        "requests queue while it has no instance), for scale to zero, or set min_capacity >= 1"
+        "requests queue while it has no instance), for scale to zero, or set min_capacity >= 1",
     )
 
 
-def _instance_count_outside_scaling(count: int, low: int, high: int) -> str:
-    return (
-        f"instance_count {count} is outside autoscaling's [{low}, {high}]; set instance_count "
-        "within that range"
+def _instance_count_outside_scaling(count: int, low: int, high: int) -> Problem:
+    return Problem.of(
+        "instance_count",
+        count,
+        f"instance_count {count} is outside autoscaling's [{low}, {high}];",
+        "set instance_count within that range",
     )
 
 
@@ -349,40 +365,60 @@ def _set_problems(
     variants: Sequence[Variant],
     shadow: Variant | None,
     planned: list[tuple[VariantPlan, Variant]],
-) -> list[str]:
+) -> list[Problem]:
     problems = []
     count = len(variants)
     if count > _MAX_VARIANTS:
         problems.append(
-            f"variants holds {count} production variants; SageMaker allows at most "
-            f"{_MAX_VARIANTS} per endpoint config: split them over endpoints"
+            Problem.of(
+                "variants",
+                count,
+                f"variants holds {count} production variants; SageMaker allows at most "
+                f"{_MAX_VARIANTS} per endpoint config:",
+                "split them over endpoints",
+            )
         )
     if shadow is not None and count != 1:
         problems.append(
-            f"shadow= needs exactly one production variant (SageMaker allows one production "
-            f"and one shadow variant when a shadow is used), got {count}"
+            Problem.of(
+                "shadow",
+                None,
+                f"shadow= needs exactly one production variant (SageMaker allows one production "
+                f"and one shadow variant when a shadow is used), got {count}",
+            )
         )
     weights = [p.weight for p, _ in planned if not p.shadow]
     if len(weights) == count and all(isinstance(w, int | float) and w == 0 for w in weights):
-        problems.append("every production variant has weight 0: give at least one weight > 0")
+        problems.append(
+            Problem.of(
+                "weight",
+                0,
+                "every production variant has weight 0:",
+                "give at least one weight > 0",
+            )
+        )
     problems += _duplicate_names(planned)
     problems += _format_problems(planned)
     return problems
 
 
-def _duplicate_names(planned: list[tuple[VariantPlan, Variant]]) -> list[str]:
+def _duplicate_names(planned: list[tuple[VariantPlan, Variant]]) -> list[Problem]:
     owners: dict[str, list[str]] = {}
     for p, spec in planned:
         owners.setdefault(p.name, []).append(f"LlmModel '{spec.model.node.path}'")
     return [
-        f"the variant name {name!r} is used {len(who)} times ({', '.join(who)}); pass "
-        "Variant(name=...) to tell them apart"
+        Problem.of(
+            "name",
+            name,
+            f"the variant name {name!r} is used {len(who)} times ({', '.join(who)});",
+            "pass Variant(name=...) to tell them apart",
+        )
         for name, who in owners.items()
         if len(who) > 1
     ]
 
 
-def _format_problems(planned: list[tuple[VariantPlan, Variant]]) -> list[str]:
+def _format_problems(planned: list[tuple[VariantPlan, Variant]]) -> list[Problem]:
     """The invoker sends one request body to the endpoint, whichever variant serves it."""
     models = [(p.name, spec.model) for p, spec in planned]
     formats = {model.request_format for _, model in models}
@@ -392,8 +428,13 @@ def _format_problems(planned: list[tuple[VariantPlan, Variant]]) -> list[str]:
         f"{name} ({model.engine.name}) takes {model.request_format.value}" for name, model in models
     )
     return [
-        f"the variants take different request bodies ({takes}); every variant of one endpoint "
-        "gets the same request: serve them with engines of one request format"
+        Problem.of(
+            "variants",
+            takes,
+            f"the variants take different request bodies ({takes}); every variant of one "
+            "endpoint gets the same request:",
+            "serve them with engines of one request format",
+        )
     ]
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from constructs_llm import catalogs
+from constructs_llm.problems import Problem
 from constructs_llm.streaming.formats import ModelKind
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class CheckpointFindings:
     have); ``warnings`` are hints from the Hub id alone (a name that suggests the other kind of
     model, or another quantization than the one asked for)."""
 
-    problems: tuple[str, ...]
+    problems: tuple[Problem, ...]
     warnings: tuple[str, ...]
 
 
@@ -83,7 +84,7 @@ def check_checkpoint(
         return CheckpointFindings(problems=(), warnings=())
     known, method = catalogs.checkpoint_quantization(model_id)
     asked = engine.quantization_asked(user_env)
-    problems: list[str | None] = []
+    problems: list[Problem | None] = []
     hints: list[str | None] = []
     if architecture is None and _sentence_model(model_id):
         if engine.model_kind is ModelKind.CHAT:
@@ -113,24 +114,28 @@ def _matches(method: str, setting: str) -> bool:
 
 def _quantization_problem(
     model_id: str, method: str | None, asked: tuple[str, str], arch: ModelArchitecture | None
-) -> str | None:
+) -> Problem | None:
     written, value = asked
     setting = value.strip().lower()
     if method is None:
         if setting not in _NEEDS_QUANTIZED:
             return None  # quantized at load time
         stored = arch.default_dtype if arch else "16-bit"
-        return (
+        return Problem.of(
+            written,
+            asked,
             f"{written} loads a checkpoint quantized with {setting}, but {model_id} is not one: "
-            f"the model table lists its weights unquantized, in {stored}; drop it, or serve a "
-            f"checkpoint quantized with {setting}{_examples(setting)}"
+            f"the model table lists its weights unquantized, in {stored};",
+            f"drop it, or serve a checkpoint quantized with {setting}{_examples(setting)}",
         )
     if _matches(method, setting):
         return None
-    return (
+    return Problem.of(
+        written,
+        asked,
         f"{written} contradicts the checkpoint of {model_id}, which is quantized with {method} "
-        "(its config.json's quant_method; vLLM refuses a method that does not match it); drop "
-        f"it, as the engine reads the method from the checkpoint, or ask for {method!r}"
+        "(its config.json's quant_method; vLLM refuses a method that does not match it);",
+        f"drop it, as the engine reads the method from the checkpoint, or ask for {method!r}",
     )
 
 
@@ -139,11 +144,13 @@ def _examples(method: str) -> str:
     return f", such as {rows[0]!r}" if rows else ""
 
 
-def _sentence_transformers(model_id: str, factory: str) -> str:
-    return (
+def _sentence_transformers(model_id: str, factory: str) -> Problem:
+    return Problem.of(
+        "engine",
+        None,
         f"{model_id} is a Sentence Transformers model (every model of the sentence-transformers "
-        f"organization is an embedding model), but Engine.{factory}() serves chat models; serve "
-        "it with Engine.tei() (the invoker then answers POST /v1/embeddings)"
+        f"organization is an embedding model), but Engine.{factory}() serves chat models;",
+        "serve it with Engine.tei() (the invoker then answers POST /v1/embeddings)",
     )
 
 

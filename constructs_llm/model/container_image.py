@@ -41,7 +41,7 @@ from constructs_llm.model.image_references import (
     repository_name_problem,
     tag_problem,
 )
-from constructs_llm.problems import Problems, fail
+from constructs_llm.problems import Problem, Problems, fail
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ecr as ecr
@@ -174,7 +174,7 @@ class _UriImage(ContainerImage):
         if isinstance(uri, str) and Token.is_unresolved(uri):
             return  # resolved at deploy time; nothing to validate or grant
         match = parse_uri(uri)
-        if isinstance(match, str):
+        if isinstance(match, Problem):
             fail("ContainerImage.from_uri", match, ImageError)
         ecr_registry = ECR_REGISTRY.fullmatch(match["registry"])
         if ecr_registry is None:
@@ -203,7 +203,7 @@ class _UriImage(ContainerImage):
             grant_ecr_pull(scope, grantee, [arn])
 
 
-def _registry_problem(uri: str, registry: str) -> str:
+def _registry_problem(uri: str, registry: str) -> Problem:
     """An image on a registry other than Amazon ECR: SageMaker pulls a model's image from ECR
     (``ImageConfig.RepositoryAccessMode`` ``Platform``, the default) and from another registry
     only in ``Vpc`` mode, through the model's VPC ("Use a Private Docker Registry for Real-Time
@@ -212,13 +212,16 @@ def _registry_problem(uri: str, registry: str) -> str:
     ``ImageConfig``, so Docker Hub, ghcr.io, quay.io, nvcr.io and ECR Public
     (public.ecr.aws) images fail at deploy."""
     name = uri.split("/", 1)[1]
-    return (
+    return Problem.of(
+        "uri",
+        uri,
         f"{uri!r} is on {registry}, which SageMaker does not pull from: a model's image must be "
         "in a private Amazon ECR repository (another registry needs ImageConfig "
         "RepositoryAccessMode=Vpc, which this library does not render, and CreateModel refuses "
-        "the image at deploy); copy it into ECR in the stack's region (docker pull "
+        "the image at deploy);",
+        "copy it into ECR in the stack's region (docker pull "
         f"{uri}; docker tag {uri} <account>.dkr.ecr.<region>.amazonaws.com/{name}; docker push "
-        "...) and pass that URI, or use ContainerImage.from_ecr_repository(repository, tag)"
+        "...) and pass that URI, or use ContainerImage.from_ecr_repository(repository, tag)",
     )
 
 

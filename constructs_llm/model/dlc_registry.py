@@ -18,7 +18,7 @@ from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.errors import ImageError
-from constructs_llm.problems import fail
+from constructs_llm.problems import Problem, fail
 from constructs_llm.stack_rules import assert_before_deploy
 
 MAPPING_ID = "ConstructsLlmDlcRegistry"
@@ -70,13 +70,17 @@ def dlc_family(name: str) -> DlcFamily:
     return _dlc_families()[name]
 
 
-def dlc_family_problem(name: object) -> str | None:
+def dlc_family_problem(name: object) -> Problem | None:
     """What is wrong with the family ``name`` (one :func:`dlc_family` knows), or None."""
     families = _dlc_families()
     if isinstance(name, str) and name in families:
         return None
     known = ", ".join(families)
-    return f"Unknown Deep Learning Container family: got {name!r}. Known families: {known}."
+    return Problem.of(
+        "family",
+        name,
+        f"Unknown Deep Learning Container family: got {name!r}. Known families: {known}.",
+    )
 
 
 def dlc_regions(registry: str | None = None) -> dict[str, dict[str, str]]:
@@ -147,10 +151,14 @@ def check_dlc_region(
     if region not in registries:
         fail(
             "",
-            f"No Deep Learning Container registry is known for region {region!r} "
-            f"(image {repository}:{tag}; {len(registries)} regions are mapped). "
-            "Pass the image URI for that region explicitly: ContainerImage.from_uri("
-            f'"<account>.dkr.ecr.{region}.amazonaws.com/{repository}:{tag}").',
+            Problem.of(
+                "region",
+                region,
+                f"No Deep Learning Container registry is known for region {region!r} "
+                f"(image {repository}:{tag}; {len(registries)} regions are mapped).",
+                "Pass the image URI for that region explicitly: ContainerImage.from_uri("
+                f'"<account>.dkr.ecr.{region}.amazonaws.com/{repository}:{tag}").',
+            ),
             ImageError,
         )
     if family is None or family.regions is None or region in family.regions:
@@ -159,12 +167,17 @@ def check_dlc_region(
     listed = sorted(family.regions & registries.keys())
     fail(
         "",
-        f"The SageMaker Python SDK does not list {family.name} images ({repository}) in "
-        f"{region}, so tag {tag!r} is not known to exist there and the endpoint would fail to "
-        f"start. Deploy to a region that lists them ({_some(listed)}), choose another engine, "
-        "or pass the image in this region with ContainerImage.from_uri(...) after checking it "
-        f"exists: aws ecr describe-images --region {region} --registry-id {account} "
-        f"--repository-name {repository} --image-ids imageTag={tag}",
+        Problem.of(
+            "region",
+            region,
+            f"The SageMaker Python SDK does not list {family.name} images ({repository}) in "
+            f"{region}, so tag {tag!r} is not known to exist there and the endpoint would fail to "
+            "start.",
+            f"Deploy to a region that lists them ({_some(listed)}), choose another engine, "
+            "or pass the image in this region with ContainerImage.from_uri(...) after checking it "
+            f"exists: aws ecr describe-images --region {region} --registry-id {account} "
+            f"--repository-name {repository} --image-ids imageTag={tag}",
+        ),
         ImageError,
     )
 

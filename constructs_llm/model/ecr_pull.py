@@ -13,7 +13,7 @@ from constructs import Construct
 from constructs_llm.compliance import ECR_AUTHORIZATION_TOKEN
 from constructs_llm.errors import ImageError
 from constructs_llm.model.execution_role import ExecutionRole
-from constructs_llm.problems import fail
+from constructs_llm.problems import Problem, fail
 from constructs_llm.wildcard_policy import grant_in_own_policy
 
 PULL_ACTIONS = (
@@ -82,8 +82,12 @@ def check_same_region(stack: Stack, image_region: str, what: str) -> None:
         return
     fail(
         "",
-        f"SageMaker pulls model images only from ECR in the model's own region: {what} is in "
-        f"{image_region!r} but stack {stack.stack_name!r} deploys to {region!r}. Replicate the "
-        "image to that region (ECR replication) and use that URI.",
+        Problem.of(
+            "image",
+            image_region,
+            f"SageMaker pulls model images only from ECR in the model's own region: {what} is in "
+            f"{image_region!r} but stack {stack.stack_name!r} deploys to {region!r}. Replicate the "
+            "image to that region (ECR replication) and use that URI.",
+        ),
         ImageError,
     )

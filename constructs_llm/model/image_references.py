@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from constructs_llm.problems import Problem
 from constructs_llm.values import is_unresolved
 
 _REPOSITORY = re.compile(r"(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*")
@@ -23,46 +24,63 @@ ECR_REGISTRY = re.compile(
 _MAX_URI = 255  # ContainerDefinition.Image maximum length
 
 
-def repository_name_problem(repository: object) -> str | None:
+def repository_name_problem(repository: object) -> Problem | None:
     if not isinstance(repository, str) or not repository:
-        return f"DLC repository must be a non-empty string, got {repository!r}."
+        return Problem.of(
+            "repository",
+            repository,
+            f"DLC repository must be a non-empty string, got {repository!r}.",
+        )
     if is_unresolved(repository):
         return None
     if ".dkr.ecr." in repository or ":" in repository:
-        return (
-            f"ContainerImage.dlc takes a repository name, got the image URI {repository!r}; "
-            "use ContainerImage.from_uri(uri) for a full URI."
+        return Problem.of(
+            "repository",
+            repository,
+            f"ContainerImage.dlc takes a repository name, got the image URI {repository!r};",
+            "use ContainerImage.from_uri(uri) for a full URI.",
         )
     if not (2 <= len(repository) <= 256 and _REPOSITORY.fullmatch(repository)):
-        return (
-            f"Invalid ECR repository name: got {repository!r}. Use lower-case letters, "
-            "digits and . _ - / separators, e.g. 'huggingface-pytorch-tgi-inference'."
+        return Problem.of(
+            "repository",
+            repository,
+            f"Invalid ECR repository name: got {repository!r}.",
+            "Use lower-case letters, "
+            "digits and . _ - / separators, e.g. 'huggingface-pytorch-tgi-inference'.",
         )
     return None
 
 
-def tag_problem(tag: object) -> str | None:
+def tag_problem(tag: object) -> Problem | None:
     if not isinstance(tag, str) or not tag:
-        return f"Image tag must be a non-empty string, got {tag!r}."
+        return Problem.of(
+            "tag",
+            tag,
+            f"Image tag must be a non-empty string, got {tag!r}.",
+        )
     if is_unresolved(tag) or _TAG.fullmatch(tag) or _DIGEST.fullmatch(tag):
         return None
-    return (
+    return Problem.of(
+        "tag",
+        tag,
         f"Invalid image tag: got {tag!r}. A tag is 1-128 letters, digits, '_', '.' or '-', "
-        "with no whitespace and not starting with '.' or '-' (or a 'sha256:<64 hex>' digest)."
+        "with no whitespace and not starting with '.' or '-' (or a 'sha256:<64 hex>' digest).",
     )
 
 
-def parse_uri(uri: object) -> re.Match[str] | str:
+def parse_uri(uri: object) -> re.Match[str] | Problem:
     """The parts of the image URI ``uri``, or what is wrong with it."""
     if not isinstance(uri, str) or not uri:
-        return f"Image URI must be a non-empty string, got {uri!r}."
+        return Problem.of("uri", uri, f"Image URI must be a non-empty string, got {uri!r}.")
     match = _URI.fullmatch(uri)
     problem = _uri_problem(uri, match)
     if problem or match is None:
-        return (
-            f"Invalid image URI: got {uri!r}. {problem} Expected 'registry/repository:tag' or "
-            "'registry/repository@sha256:<digest>', e.g. "
-            "'123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm:1.0'."
+        return Problem.of(
+            "uri",
+            uri,
+            f"Invalid image URI: got {uri!r}. {problem}",
+            "Expected 'registry/repository:tag' or 'registry/repository@sha256:<digest>', e.g. "
+            "'123456789012.dkr.ecr.us-east-1.amazonaws.com/my-llm:1.0'.",
         )
     return match
 

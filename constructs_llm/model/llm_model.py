@@ -228,7 +228,11 @@ class LlmModel(Construct):
         if placement is not None and not isinstance(placement, Placement):
             fail(
                 f"LlmModel '{self._path}'",
-                f"bind() takes a Placement, got {placement!r}; {_PLACEMENT_FIX}",
+                Problem.of(
+                    "placement",
+                    placement,
+                    f"bind() takes a Placement, got {placement!r}; {_PLACEMENT_FIX}",
+                ),
             )
         placement = placement or self._require_default()
         bound = self._bindings.get(placement)
@@ -343,11 +347,13 @@ class LlmModel(Construct):
         vpc: ec2.IVpc | None,
         subnets: ec2.SubnetSelection | None,
         security_groups: Sequence[ec2.ISecurityGroup] | None,
-    ) -> list[str | None]:
+    ) -> list[Problem | None]:
         source = self.source
         return [
             _hub_isolated(source.model_id) if self.network_isolation and source.is_hub else None,
-            "vpc_subnets was given without vpc; pass vpc=... as well"
+            Problem.of(
+                "vpc_subnets", subnets, "vpc_subnets was given without vpc;", "pass vpc=... as well"
+            )
             if subnets is not None and vpc is None
             else None,
             subnet_problem(vpc, subnets, source) if vpc is not None else None,
@@ -369,18 +375,22 @@ def _source_fix(given: object) -> str:
     )
 
 
-def _hub_isolated(model_id: str | None) -> str:
-    return (
+def _hub_isolated(model_id: str | None) -> Problem:
+    return Problem.of(
+        "network_isolation",
+        True,
         f"network_isolation=True blocks the download of Hub model '{model_id}'; stage the "
-        "weights in S3 and use ModelSource.s3(bucket, prefix), or drop network_isolation"
+        "weights in S3 and use ModelSource.s3(bucket, prefix), or drop network_isolation",
     )
 
 
-def _no_default_placement(path: str) -> str:
-    return (
-        f"LlmModel '{path}' has no default placement (it was created without instance_type); "
+def _no_default_placement(path: str) -> Problem:
+    return Problem.of(
+        "instance_type",
+        None,
+        f"LlmModel '{path}' has no default placement (it was created without instance_type);",
         "pass instance_type=... to the LlmModel, or bind it to a placement with "
-        "model.bind(Placement(...))"
+        "model.bind(Placement(...))",
     )
 
 

@@ -14,6 +14,7 @@ from constructs import Construct
 
 from constructs_llm.compliance import NETWORK_INTERFACES
 from constructs_llm.model.execution_role import ExecutionRole
+from constructs_llm.problems import Problem
 from constructs_llm.wildcard_policy import grant_in_own_policy
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def _select(vpc: ec2.IVpc, selection: ec2.SubnetSelection) -> ec2.SelectedSubnet
 
 def subnet_problem(
     vpc: ec2.IVpc, subnets: ec2.SubnetSelection | None, source: ModelSource
-) -> str | None:
+) -> Problem | None:
     """The selected subnets must exist, and a Hub download needs a route out of them.
 
     SageMaker's network interfaces in a VPC get no public IP, so only private subnets with a
@@ -124,37 +125,44 @@ def subnet_problem(
 _STAGE_IN_S3 = "stage the weights in S3 with ModelSource.s3(bucket, prefix)"
 
 
-def _no_egress_subnets(vpc_path: str, source: ModelSource) -> str:
+def _no_egress_subnets(vpc_path: str, source: ModelSource) -> Problem:
     if source.is_hub:
-        return (
+        return Problem.of(
+            "vpc_subnets",
+            None,
             f"Hub model '{source.model_id}' needs private subnets with egress (a NAT route) to "
             f"download, but vpc '{vpc_path}' has no subnets with egress "
-            f"(SubnetType.PRIVATE_WITH_EGRESS, the default selection); add a NAT gateway or "
-            f"{_STAGE_IN_S3}"
+            "(SubnetType.PRIVATE_WITH_EGRESS, the default selection);",
+            f"add a NAT gateway or {_STAGE_IN_S3}",
         )
-    return (
+    return Problem.of(
+        "vpc_subnets",
+        None,
         f"vpc '{vpc_path}' has no private subnets with egress (SubnetType.PRIVATE_WITH_EGRESS, "
-        "the default selection); pass vpc_subnets=ec2.SubnetSelection(subnet_type="
+        "the default selection);",
+        "pass vpc_subnets=ec2.SubnetSelection(subnet_type="
         "ec2.SubnetType.PRIVATE_ISOLATED) for isolated subnets (with an S3 gateway endpoint "
-        "for the weights)"
+        "for the weights)",
     )
 
 
-def _hub_download_blocked(model_id: str | None, isolated: bool) -> str:
+def _hub_download_blocked(model_id: str | None, isolated: bool) -> Problem:
     why = (
         "isolated subnets (no route to the Hub)"
         if isolated
         else "public subnets (SageMaker's network interfaces get no public IP)"
     )
-    return (
-        f"Hub model '{model_id}' cannot download from {why}; use private subnets with egress "
-        f"or {_STAGE_IN_S3}"
+    return Problem.of(
+        "vpc_subnets",
+        None,
+        f"Hub model '{model_id}' cannot download from {why};",
+        f"use private subnets with egress or {_STAGE_IN_S3}",
     )
 
 
 def egress_problem(
     security_groups: Sequence[ec2.ISecurityGroup] | None, source: ModelSource
-) -> str | None:
+) -> Problem | None:
     """A Hub download through security groups that allow no egress at all: the container
     reaches huggingface.co only through an outbound rule (security groups are stateful, so
     nothing else lets the download out), and no VPC endpoint serves the Hub. The endpoint then
@@ -169,11 +177,14 @@ def egress_problem(
     if any(_allows_egress(group) for group in owned):
         return None
     names = ", ".join(f"'{g.node.path}'" for g in owned)
-    return (
+    return Problem.of(
+        "security_groups",
+        security_groups,
         f"Hub model '{source.model_id}' downloads through security groups {names}, which allow "
         "no outbound traffic, so the download never starts and the endpoint fails its health "
-        "check; create the group with allow_all_outbound=True or add an egress rule for HTTPS "
-        f"(port 443) before passing it, or {_STAGE_IN_S3}"
+        "check;",
+        "create the group with allow_all_outbound=True or add an egress rule for HTTPS "
+        f"(port 443) before passing it, or {_STAGE_IN_S3}",
     )
 
 

@@ -20,7 +20,7 @@ from constructs import Construct
 
 from constructs_llm.compliance import WEIGHTS_PREFIX_OBJECTS, resource_wildcard
 from constructs_llm.model import source_checks as _checks
-from constructs_llm.problems import Problems, fail
+from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.wildcard_policy import grant_in_own_policy
 
@@ -127,7 +127,7 @@ class ModelSource(abc.ABC):
         """The Hub id (for a Hub source, or as declared for S3 weights); None if unknown."""
         return None
 
-    def region_problem(self, region: str) -> str | None:
+    def region_problem(self, region: str) -> Problem | None:
         """A problem when the weights are known to live in another region than ``region``
         (the model's stack's). @default None: nothing to compare"""
         return None
@@ -214,8 +214,13 @@ class _HubSource(ModelSource):
             if not token_env_names:
                 fail(
                     "",
-                    f"ModelSource.hugging_face({self._model_id!r}) has a token but the engine "
-                    "reads none; give Engine.custom(token_env_names=...) the env names",
+                    Problem.of(
+                        "token",
+                        None,
+                        f"ModelSource.hugging_face({self._model_id!r}) has a token but the engine "
+                        "reads none;",
+                        "give Engine.custom(token_env_names=...) the env names",
+                    ),
                 )
             secret = self._token
             value = (
@@ -244,7 +249,11 @@ class _S3Source(ModelSource):
     """Weights SageMaker copies from S3 to ``/opt/ml/model``: no Hub access, no token."""
 
     def __init__(
-        self, factory: str, bucket: aws_s3.IBucket, path_problem: str | None, model_id: str | None
+        self,
+        factory: str,
+        bucket: aws_s3.IBucket,
+        path_problem: Problem | None,
+        model_id: str | None,
     ) -> None:
         _raise(
             factory,
@@ -257,7 +266,7 @@ class _S3Source(ModelSource):
     def model_id(self) -> str | None:
         return self._model_id
 
-    def region_problem(self, region: str) -> str | None:
+    def region_problem(self, region: str) -> Problem | None:
         return _checks.bucket_region_problem(self._bucket, region)
 
     def bind(
@@ -361,7 +370,7 @@ def _grant_key(bucket: aws_s3.IBucket, grantee: iam.IGrantable) -> None:
         bucket.encryption_key.grant_decrypt(grantee)
 
 
-def _raise(factory: str, found: list[str | None]) -> None:
+def _raise(factory: str, found: list[Problem | None]) -> None:
     problems = Problems(factory)
     problems.extend(found)
     problems.raise_if_any()

@@ -9,6 +9,7 @@ from functools import cache
 
 from constructs_llm import catalogs
 from constructs_llm.cdk_values import cdk_kind
+from constructs_llm.problems import Problem
 from constructs_llm.values import is_unresolved
 
 # Hub rules: letters, digits, '-', '_', '.'; no '--' or '..'; '-' and '.' neither start nor end
@@ -19,14 +20,23 @@ _MAX_HUB_NAME = 96
 _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}")
 
 
-def hub_id_problem(model_id: object) -> str | None:
+def hub_id_problem(model_id: object) -> Problem | None:
     if not isinstance(model_id, str):
-        return f"model_id must be a Hub id string such as 'org/name', got {model_id!r}"
+        return Problem.of(
+            "model_id",
+            model_id,
+            f"model_id must be a Hub id string such as 'org/name', got {model_id!r}",
+        )
     if is_unresolved(model_id):
         return None
     hint = _hub_id_hint(model_id)
     if hint:
-        return f"model_id must be a Hub id 'org/name', got {model_id!r}; {hint}"
+        return Problem.of(
+            "model_id",
+            model_id,
+            f"model_id must be a Hub id 'org/name', got {model_id!r};",
+            hint,
+        )
     return None
 
 
@@ -56,11 +66,15 @@ def _hub_id_hint(model_id: str) -> str | None:
     return None
 
 
-def revision_problem(revision: object) -> str | None:
+def revision_problem(revision: object) -> Problem | None:
     if revision is None:
         return None
     if not isinstance(revision, str):
-        return f"revision must be a string (branch, tag or commit), got {revision!r}"
+        return Problem.of(
+            "revision",
+            revision,
+            f"revision must be a string (branch, tag or commit), got {revision!r}",
+        )
     if is_unresolved(revision):
         return None
     ok = (
@@ -70,44 +84,57 @@ def revision_problem(revision: object) -> str | None:
         and not revision.endswith(("/", ".", ".lock"))
     )
     if not ok:
-        return (
-            f"revision must be a branch, tag or commit hash, got {revision!r}; use e.g. 'main' "
-            "or a 40-character commit hash from the model's Files and versions tab"
+        return Problem.of(
+            "revision",
+            revision,
+            f"revision must be a branch, tag or commit hash, got {revision!r};",
+            "use e.g. 'main' or a 40-character commit hash from the model's Files and versions tab",
         )
     return None
 
 
-def token_problem(token: object) -> str | None:
+def token_problem(token: object) -> Problem | None:
     if token is None:
         return None
     if isinstance(token, str):
         shown = f"'{token[:5]}…'" if token.startswith("hf_") else "a string"
-        return (
+        return Problem.of(
+            "token",
+            token,
             f"token must be a Secrets Manager secret, got {shown}; a plain string would be "
-            "readable in the template. Store the token in Secrets Manager (e.g. `aws "
+            "readable in the template.",
+            "Store the token in Secrets Manager (e.g. `aws "
             "secretsmanager create-secret --name hf/token --secret-string <token>`) and pass "
-            "secretsmanager.Secret.from_secret_name_v2(self, 'HfToken', 'hf/token')"
+            "secretsmanager.Secret.from_secret_name_v2(self, 'HfToken', 'hf/token')",
         )
     if not cdk_kind(token, "aws_secretsmanager", "ISecret"):
-        return f"token must be a secretsmanager.ISecret, got {type(token).__name__}"
+        return Problem.of(
+            "token",
+            token,
+            f"token must be a secretsmanager.ISecret, got {type(token).__name__}",
+        )
     return None
 
 
-def token_field_problem(field: object) -> str | None:
+def token_field_problem(field: object) -> Problem | None:
     if field is None or isinstance(field, str):
         return None
-    return (
+    return Problem.of(
+        "token_json_field",
+        field,
         f"token_json_field must be the name of a field of the JSON secret, such as 'token', "
-        f"got {field!r}"
+        f"got {field!r}",
     )
 
 
-def gated_problem(model_id: object, token: object, needs_token: object) -> str | None:
+def gated_problem(model_id: object, token: object, needs_token: object) -> Problem | None:
     """A repository the table marks gated (or ``needs_token=True``) with no token: the
     container's download is refused and the endpoint fails at deploy."""
     if needs_token is not None and not isinstance(needs_token, bool):
-        return (
-            f"needs_token must be True, False or None (from the model table), got {needs_token!r}"
+        return Problem.of(
+            "needs_token",
+            needs_token,
+            f"needs_token must be True, False or None (from the model table), got {needs_token!r}",
         )
     if token is not None or needs_token is False or not isinstance(model_id, str):
         return None
@@ -115,14 +142,17 @@ def gated_problem(model_id: object, token: object, needs_token: object) -> str |
     if not (gated or needs_token):
         return None
     why = "is a gated Hugging Face repository" if gated else "needs a token (needs_token=True)"
-    return (
+    return Problem.of(
+        "token",
+        token,
         f"{model_id} {why} and no token is given, so the container cannot download it and the "
-        "endpoint fails at deploy; accept the model's terms on the Hub, store that account's "
+        "endpoint fails at deploy;",
+        "accept the model's terms on the Hub, store that account's "
         "token in Secrets Manager (`aws secretsmanager create-secret --name hugging-face/token "
         "--secret-string <token>`) and pass token=secretsmanager.Secret.from_secret_name_v2("
         "self, 'HfToken', 'hugging-face/token'). If the container downloads through a Hub "
         "mirror or proxy that needs no token (HF_ENDPOINT in env), pass needs_token=False; "
-        "weights staged in S3 need none either: ModelSource.s3(bucket, prefix, model_id=...)"
+        "weights staged in S3 need none either: ModelSource.s3(bucket, prefix, model_id=...)",
     )
 
 
@@ -173,20 +203,22 @@ def _digits(model_id: str) -> str:
     return "".join(re.findall(r"\d", model_id))
 
 
-def declared_id_problem(model_id: str | None) -> str | None:
+def declared_id_problem(model_id: str | None) -> Problem | None:
     return None if model_id is None else hub_id_problem(model_id)
 
 
-def bucket_problem(bucket: object) -> str | None:
+def bucket_problem(bucket: object) -> Problem | None:
     if not cdk_kind(bucket, "aws_s3", "IBucket"):
-        return (
-            f"bucket must be an s3.IBucket, got {type(bucket).__name__} {bucket!r}; use "
-            "s3.Bucket.from_bucket_name(self, 'Weights', 'my-bucket')"
+        return Problem.of(
+            "bucket",
+            bucket,
+            f"bucket must be an s3.IBucket, got {type(bucket).__name__} {bucket!r};",
+            "use s3.Bucket.from_bucket_name(self, 'Weights', 'my-bucket')",
         )
     return None
 
 
-def bucket_region_problem(bucket: object, region: str) -> str | None:
+def bucket_region_problem(bucket: object, region: str) -> Problem | None:
     """Weights in a bucket known to be in another region than the model's: "The model
     artifacts must be in an S3 bucket that is in the same region as the model or endpoint you
     are creating" (botocore 1.44.5, ``sagemaker`` ``ContainerDefinition.ModelDataUrl``), so
@@ -200,47 +232,88 @@ def bucket_region_problem(bucket: object, region: str) -> str | None:
         return None
     name = getattr(bucket, "bucket_name", None)
     shown = repr(name) if isinstance(name, str) and not is_unresolved(name) else "the bucket"
-    return (
+    return Problem.of(
+        "bucket",
+        bucket,
         f"the weights' bucket {shown} is in {where}, but the model deploys to {region}, and "
-        "SageMaker reads model artifacts only from a bucket in the model's region; copy the "
+        "SageMaker reads model artifacts only from a bucket in the model's region;",
+        "copy the "
         f"weights to a bucket in {region} (S3 replication or aws s3 sync), or deploy the model "
-        f"in {where}"
+        f"in {where}",
     )
 
 
-def prefix_problem(prefix: object) -> str | None:
+def prefix_problem(prefix: object) -> Problem | None:
     if not isinstance(prefix, str):
-        return f"prefix must be a string such as 'llama3-8b/', got {prefix!r}"
+        return Problem.of(
+            "prefix",
+            prefix,
+            f"prefix must be a string such as 'llama3-8b/', got {prefix!r}",
+        )
     if is_unresolved(prefix):
         return None
     if prefix.startswith("s3://"):
-        return f"prefix is the key prefix inside the bucket, got the URI {prefix!r}"
+        return Problem.of(
+            "prefix",
+            prefix,
+            f"prefix is the key prefix inside the bucket, got the URI {prefix!r}",
+        )
     if not prefix or prefix == "/":
-        return "prefix must name the folder holding the weights, e.g. 'llama3-8b/', got ''"
+        return Problem.of(
+            "prefix",
+            prefix,
+            "prefix must name the folder holding the weights, e.g. 'llama3-8b/', got ''",
+        )
     if prefix.startswith("/"):
-        return f"prefix must not start with '/', got {prefix!r}; use {prefix.lstrip('/')!r}"
+        return Problem.of(
+            "prefix",
+            prefix,
+            f"prefix must not start with '/', got {prefix!r};",
+            f"use {prefix.lstrip('/')!r}",
+        )
     if not prefix.endswith("/"):
-        return (
-            f"prefix must end with '/', got {prefix!r}; use {prefix + '/'!r} (SageMaker copies "
-            "every object under it, and without the slash 'llama' would also match 'llama-old/')"
+        return Problem.of(
+            "prefix",
+            prefix,
+            f"prefix must end with '/', got {prefix!r};",
+            f"use {prefix + '/'!r} (SageMaker copies "
+            "every object under it, and without the slash 'llama' would also match 'llama-old/')",
         )
     return None
 
 
-def archive_key_problem(key: object) -> str | None:
+def archive_key_problem(key: object) -> Problem | None:
     if not isinstance(key, str):
-        return f"key must be a string such as 'models/model.tar.gz', got {key!r}"
+        return Problem.of(
+            "key",
+            key,
+            f"key must be a string such as 'models/model.tar.gz', got {key!r}",
+        )
     if is_unresolved(key):
         return None
     if key.startswith("s3://"):
-        return f"key is the object key inside the bucket, got the URI {key!r}"
+        return Problem.of(
+            "key",
+            key,
+            f"key is the object key inside the bucket, got the URI {key!r}",
+        )
     if key.startswith("/"):
-        return f"key must not start with '/', got {key!r}; use {key.lstrip('/')!r}"
+        return Problem.of(
+            "key",
+            key,
+            f"key must not start with '/', got {key!r};",
+            f"use {key.lstrip('/')!r}",
+        )
     if not key.endswith(".tar.gz"):
         hint = (
             "use ModelSource.s3(bucket, prefix) for uncompressed weights"
             if key.endswith("/")
             else "compress the weights as model.tar.gz"
         )
-        return f"key must name a .tar.gz archive, got {key!r}; {hint}"
+        return Problem.of(
+            "key",
+            key,
+            f"key must name a .tar.gz archive, got {key!r};",
+            hint,
+        )
     return None

@@ -45,6 +45,7 @@ from aws_cdk import Aws, RemovalPolicy, Stack, Token
 from constructs import Construct
 
 from constructs_llm.notes import add_note
+from constructs_llm.problems import Problem
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def emails_of(email: str | Sequence[str] | None) -> tuple[str, ...]:
     return (email,) if isinstance(email, str) else tuple(email)
 
 
-def email_problems(email: object) -> list[str]:
+def email_problems(email: object) -> list[Problem]:
     """What is wrong with ``Alarms(email=...)``: a string or a list of strings, each an
     address, none twice."""
     if email is None:
@@ -73,25 +74,52 @@ def email_problems(email: object) -> list[str]:
     elif isinstance(email, list | tuple):
         addresses = list(email)
         if not addresses:
-            return [f"email must name at least one address, got {email!r}; pass None for none"]
+            return [
+                Problem.of(
+                    "email",
+                    email,
+                    f"email must name at least one address, got {email!r};",
+                    "pass None for none",
+                )
+            ]
     else:
         return [
-            f"email must be an address such as {_EXAMPLE} or a list of them, got {describe(email)}"
+            Problem.of(
+                "email",
+                email,
+                f"email must be an address such as {_EXAMPLE} or a list of them, got "
+                f"{describe(email)}",
+            )
         ]
     problems = []
     for index, address in enumerate(addresses):
         where = "email" if isinstance(email, str) else f"email[{index}]"
         if not isinstance(address, str):
             problems.append(
-                f"{where} must be an address such as {_EXAMPLE}, got {describe(address)}"
+                Problem.of(
+                    where,
+                    address,
+                    f"{where} must be an address such as {_EXAMPLE}, got {describe(address)}",
+                )
             )
         elif not Token.is_unresolved(address) and not _ADDRESS.match(address):
             problems.append(
-                f"{where} must be an e-mail address such as {_EXAMPLE}, got {address!r}"
+                Problem.of(
+                    where,
+                    address,
+                    f"{where} must be an e-mail address such as {_EXAMPLE}, got {address!r}",
+                )
             )
     twice = sorted({a for a in addresses if isinstance(a, str) and addresses.count(a) > 1})
     if twice:
-        problems.append(f"email names {', '.join(map(repr, twice))} more than once; name each once")
+        problems.append(
+            Problem.of(
+                "email",
+                twice,
+                f"email names {', '.join(map(repr, twice))} more than once;",
+                "name each once",
+            )
+        )
     return problems
 
 
@@ -125,7 +153,7 @@ def alarm_topic(
 _MANAGED_KEY = "alias/aws/sns"
 
 
-def managed_key_problem(topic: object) -> str | None:
+def managed_key_problem(topic: object) -> Problem | None:
     """A topic encrypted with the AWS managed key ``alias/aws/sns``: CloudWatch cannot use that
     key and its policy cannot be changed, so no alarm could ever notify the topic."""
     from aws_cdk import aws_sns as sns
@@ -142,12 +170,14 @@ def managed_key_problem(topic: object) -> str | None:
     ]
     for value in seen:
         if isinstance(value, str) and (value.endswith(_MANAGED_KEY) or value == "aws/sns"):
-            return (
+            return Problem.of(
+                "topic",
+                topic,
                 f"topic {topic.node.path} is encrypted with the AWS managed key "
                 f"{_MANAGED_KEY} (got {value!r}): CloudWatch cannot publish to it, as that key's "
                 "policy cannot let cloudwatch.amazonaws.com use it; encrypt the topic with a "
                 "key of your own (kms.Key(...), whose policy the alarms extend), or pass email= "
-                "without topic= for a topic and key of the alarms' own"
+                "without topic= for a topic and key of the alarms' own",
             )
     return None
 

@@ -53,7 +53,7 @@ from constructs_llm.operations.engine_signals import (
     EVALUATION_INTERVAL,
 )
 from constructs_llm.operations.promql_regions import assert_promql_region, promql_alarms_on
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import (
     bool_problem,
     duration_type_problem,
@@ -125,7 +125,13 @@ class Alarms:
         problems.add(duration_type_problem("model_latency", self.model_latency))
         problems.add(_latency_problem(self.model_latency))
         if self.topic is not None and not cdk_kind(self.topic, "aws_sns", "ITopic"):
-            problems.add(f"topic must be an SNS topic (sns.ITopic), got {self.topic!r}")
+            problems.add(
+                Problem.of(
+                    "topic",
+                    self.topic,
+                    f"topic must be an SNS topic (sns.ITopic), got {self.topic!r}",
+                )
+            )
         else:
             problems.add(managed_key_problem(self.topic))
         problems.extend(email_problems(self.email))
@@ -146,24 +152,32 @@ def alarm_settings(alarms: object, problems: Problems) -> Alarms | None:
     if alarms is True:
         return Alarms()
     if alarms is not False:
-        problems.add(f"alarms must be True, False or Alarms(...), got {alarms!r}; {_ALARMS_FIX}")
+        problems.add(
+            Problem.of(
+                "alarms",
+                alarms,
+                f"alarms must be True, False or Alarms(...), got {alarms!r}; {_ALARMS_FIX}",
+            )
+        )
     return None
 
 
 _ALARMS_FIX = "pass Alarms(...) for other thresholds, True for the defaults or False for none"
 
 
-def _number_problem(name: str, value: object, high: float, example: str) -> str | None:
+def _number_problem(name: str, value: object, high: float, example: str) -> Problem | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= high:
         return None
     hint = unit_hint(value, unit="share" if high == 1 else "percent")
-    return (
+    return Problem.of(
+        name,
+        value,
         f"{name} must be a number above 0 and at most {high:g} (e.g. {example}), got "
-        f"{value!r}{hint}"
+        f"{value!r}{hint}",
     )
 
 
-def _gpu_percent_problem(value: object) -> str | None:
+def _gpu_percent_problem(value: object) -> Problem | None:
     """GPU memory in percent: the chat engines reserve about 90 % of each GPU as they start
     (vLLM's ``gpu_memory_utilization``, TGI's wiggle room), so an alarm at or below 1 % trips
     as soon as one loads: the threshold was a share (0.9 for 90 %)."""
@@ -175,7 +189,7 @@ def _gpu_percent_problem(value: object) -> str | None:
     )
 
 
-def _kv_cache_percent_problem(value: object) -> str | None:
+def _kv_cache_percent_problem(value: object) -> Problem | None:
     """The KV cache in percent: the engines publish a fraction (0-1), and a busy engine keeps
     most of its cache in use, so a threshold at or below 1 % trips on any traffic: it was a
     share (0.9 for 90 %)."""
@@ -184,15 +198,17 @@ def _kv_cache_percent_problem(value: object) -> str | None:
     )
 
 
-def _percent_problem(name: str, value: object, example: str, at_or_below_1: str) -> str | None:
+def _percent_problem(name: str, value: object, example: str, at_or_below_1: str) -> Problem | None:
     """A percent in (0, 100], and above 1: at or below 1 it was meant as a share, which
     ``at_or_below_1`` says what it would do."""
     problem = _number_problem(name, value, 100, example)
     if problem or not isinstance(value, int | float) or value > 1:
         return problem
-    return (
+    return Problem.of(
+        name,
+        value,
         f"{name} is a percent (0-100), got {value!r}, {at_or_below_1}"
-        f"{unit_hint(value, unit='percent')}"
+        f"{unit_hint(value, unit='percent')}",
     )
 
 
@@ -201,7 +217,7 @@ def _percent_problem(name: str, value: object, example: str, at_or_below_1: str)
 _LONGEST_INVOCATION_MS = 3_600_000
 
 
-def _latency_problem(latency: object) -> str | None:
+def _latency_problem(latency: object) -> Problem | None:
     """A latency threshold above 0 that an invocation can reach. SageMaker publishes
     ``ModelLatency`` in microseconds: a count of microseconds given to ``Duration.millis``
     lands 1,000 times too high, beyond any invocation."""
@@ -209,14 +225,21 @@ def _latency_problem(latency: object) -> str | None:
         return None
     millis = latency.to_milliseconds(integral=False)
     if millis <= 0:
-        return "model_latency must be longer than 0 ms"
+        return Problem.of(
+            "model_latency",
+            latency,
+            "model_latency must be longer than 0 ms",
+        )
     if millis <= _LONGEST_INVOCATION_MS:
         return None
     micros = f"{millis:,.0f} µs is Duration.millis({millis / 1000:g})"
-    return (
+    return Problem.of(
+        "model_latency",
+        latency,
         f"model_latency {millis / 60_000:,.0f} min can never be reached: no SageMaker invocation "
         "runs longer than an hour, so the alarm would never trip. ModelLatency is published in "
-        f"microseconds; if that figure was in microseconds, {micros}"
+        "microseconds;",
+        f"if that figure was in microseconds, {micros}",
     )
 
 

@@ -149,7 +149,7 @@ _TARGET_NAMES = (
 )
 
 
-def target_problem(scaling: Autoscaling, *, asynchronous: bool) -> str | None:
+def target_problem(scaling: Autoscaling, *, asynchronous: bool) -> Problem | None:
     """Whether the settings' target suits the endpoint: a real-time endpoint or a component
     tracks concurrency or invocations and needs one of them; an asynchronous endpoint tracks
     its backlog, because SageMaker publishes neither concurrency nor invocation metrics for it
@@ -174,29 +174,38 @@ def target_problem(scaling: Autoscaling, *, asynchronous: bool) -> str | None:
     return None
 
 
-def _realtime_target_on_async(name: str) -> str:
-    return (
+def _realtime_target_on_async(name: str) -> Problem:
+    return Problem.of(
+        name,
+        None,
         f"autoscaling {name}= cannot steer an asynchronous endpoint: SageMaker publishes no "
         "concurrency or invocation metrics for it (only its backlog: "
-        "ApproximateBacklogSizePerInstance); use target_backlog_per_instance=..., or leave "
-        f"the target out for {DEFAULT_BACKLOG_PER_INSTANCE:g} requests per instance"
+        "ApproximateBacklogSizePerInstance);",
+        "use target_backlog_per_instance=..., or leave "
+        f"the target out for {DEFAULT_BACKLOG_PER_INSTANCE:g} requests per instance",
     )
 
 
-def _backlog_target_on_realtime() -> str:
-    return (
+def _backlog_target_on_realtime() -> Problem:
+    return Problem.of(
+        "target_backlog_per_instance",
+        None,
         "autoscaling target_backlog_per_instance= applies to an asynchronous endpoint only "
-        "(ApproximateBacklogSizePerInstance is published for async endpoints); pass "
+        "(ApproximateBacklogSizePerInstance is published for async endpoints);",
+        "pass "
         "LlmEndpoint(async_inference=AsyncInference(...)), or use target_concurrent_requests= "
-        "on a real-time endpoint or a component"
+        "on a real-time endpoint or a component",
     )
 
 
-def _no_realtime_target() -> str:
-    return (
-        "autoscaling needs a target here: set target_concurrent_requests=... (requests in flight "
+def _no_realtime_target() -> Problem:
+    return Problem.of(
+        "autoscaling",
+        None,
+        "autoscaling needs a target here:",
+        "set target_concurrent_requests=... (requests in flight "
         "per instance or copy, the choice for LLMs) or target_invocations_per_instance=...; "
-        "only an asynchronous endpoint (async_inference=...) has a default target (its backlog)"
+        "only an asynchronous endpoint (async_inference=...) has a default target (its backlog)",
     )
 
 

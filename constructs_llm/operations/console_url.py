@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from aws_cdk import CfnMapping, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 
-from constructs_llm.problems import fail
+from constructs_llm.problems import Problem, fail
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:
@@ -42,8 +42,13 @@ def dashboard_url(dashboard: LlmDashboard | cloudwatch.Dashboard) -> str:
     if not isinstance(resource, cloudwatch.Dashboard):
         fail(
             "dashboard_url",
-            f"dashboard must be an LlmDashboard or a cloudwatch.Dashboard, got "
-            f"{describe(dashboard)}; pass the dashboard construct",
+            Problem.of(
+                "dashboard",
+                dashboard,
+                "dashboard must be an LlmDashboard or a cloudwatch.Dashboard, got "
+                f"{describe(dashboard)};",
+                "pass the dashboard construct",
+            ),
         )
     stack = Stack.of(resource)
     return (

@@ -28,7 +28,7 @@ from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.operations.alarms import LlmAlarms
 from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.operations.metrics import DashboardView, MetricOverrides
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
 from constructs_llm.values import describe, str_problem
 
@@ -137,15 +137,33 @@ def _check(
         ("invokers", invokers, StreamingInvoker, "a StreamingInvoker"),
     ):
         if isinstance(items, str | bytes) or not isinstance(items, Sequence):
-            problems.add(f"{prop} must be a list of {label.split()[1]}, got {items!r}")
+            problems.add(
+                Problem.of(
+                    prop,
+                    items,
+                    f"{prop} must be a list of {label.split()[1]}, got {items!r}",
+                )
+            )
             continue
         for index, item in enumerate(items):
             if not isinstance(item, kind):
                 problems.add(
-                    f"{prop}[{index}] must be {label}, got {describe(item)}; pass the construct"
+                    Problem.of(
+                        f"{prop}[{index}]",
+                        item,
+                        f"{prop}[{index}] must be {label}, got {describe(item)};",
+                        "pass the construct",
+                    )
                 )
     if not problems and not (endpoints or components or invokers):
-        problems.add("nothing to show: pass endpoints=[...], components=[...] or invokers=[...]")
+        problems.add(
+            Problem.of(
+                "endpoints",
+                None,
+                "nothing to show:",
+                "pass endpoints=[...], components=[...] or invokers=[...]",
+            )
+        )
     problems.raise_if_any()
 
 
@@ -403,12 +421,14 @@ def _alarms(target: DashboardTarget) -> cloudwatch.AlarmStatusWidget | None:
 _DASHBOARD_NAME = re.compile(r"[A-Za-z0-9_-]{1,255}")
 
 
-def dashboard_name_problem(name: object) -> str | None:
+def dashboard_name_problem(name: object) -> Problem | None:
     """A dashboard name CloudWatch refuses, with the name it would take instead."""
     if not isinstance(name, str) or Token.is_unresolved(name) or _DASHBOARD_NAME.fullmatch(name):
         return None
     fixed = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:255] or "llm-operations"
-    return (
+    return Problem.of(
+        "dashboard_name",
+        name,
         f"dashboard_name must be 1-255 characters of A-Z, a-z, 0-9, '-' and '_' (CloudWatch's "
-        f"PutDashboard), got {name!r}; e.g. {fixed!r}"
+        f"PutDashboard), got {name!r}; e.g. {fixed!r}",
     )

@@ -37,7 +37,7 @@ from aws_cdk import Duration, Token
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.cdk_values import cdk_kind
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import duration_problem, unit_hint
 
 if TYPE_CHECKING:
@@ -118,8 +118,13 @@ class Deployment:
         if kind is None:
             kinds = ", ".join(f"DeploymentKind.{k.name}" for k in DeploymentKind)
             problems.add(
-                f"kind must be one of {kinds}, got {self.kind!r}; build one with "
-                "Deployment.canary(...), linear(...), all_at_once(...) or rolling(...)"
+                Problem.of(
+                    "kind",
+                    self.kind,
+                    f"kind must be one of {kinds}, got {self.kind!r};",
+                    "build one with "
+                    "Deployment.canary(...), linear(...), all_at_once(...) or rolling(...)",
+                )
             )
         else:
             object.__setattr__(self, "kind", kind)
@@ -271,7 +276,7 @@ class Deployment:
         variants: int = 1,
         serverless: bool = False,
         error_rate: float | None = None,
-    ) -> list[str]:
+    ) -> list[Problem]:
         """What this rollout cannot do on ``fleet`` (of ``instance_type``, with ``variants``
         variants, or serverless), rolled back by error alarms at ``error_rate`` (the target's
         own ``Alarms``) when given."""
@@ -286,7 +291,7 @@ class Deployment:
         rate = None if error_rate is None else self._error_rate_problem(fleet, error_rate)
         return [*found, rate] if rate else found
 
-    def _error_rate_problem(self, fleet: Fleet, error_rate: float) -> str | None:
+    def _error_rate_problem(self, fleet: Fleet, error_rate: float) -> Problem | None:
         """The error alarms average Invocation5XXErrors (1 per failed request) over the
         variant or component, old and new fleet together: if every request of the first step
         fails, the rate reaches the step's share of requests and no more."""
@@ -297,7 +302,7 @@ class Deployment:
             self.describe, error_rate, self.first_step(fleet), fleet, share, _PERCENT[self.kind][0]
         )
 
-    def _timeout_problems(self, fleet: Fleet) -> list[str]:
+    def _timeout_problems(self, fleet: Fleet) -> list[Problem]:
         needed, waits = self.needed_s(fleet), self.waits_s(fleet)
         rolling = self.kind is DeploymentKind.ROLLING
         if self.timeout is None:
@@ -309,7 +314,7 @@ class Deployment:
             return [_timeout_within_waits(self.describe, timeout, waits)]
         return []
 
-    def _percent_problem(self) -> str | None:
+    def _percent_problem(self) -> Problem | None:
         if self.kind not in _PERCENT:
             return None
         name, low, high = _PERCENT[self.kind]
@@ -319,32 +324,39 @@ class Deployment:
         return _percent_out_of_range(name, value, low, high, self.kind.value)
 
 
-def _percent_out_of_range(name: str, value: object, low: int, high: int, kind: str) -> str:
-    return (
+def _percent_out_of_range(name: str, value: object, low: int, high: int, kind: str) -> Problem:
+    wrong = (
         f"{name} must be an integer from {low} to {high} (percent of the fleet SageMaker "
         f"accepts for a {kind.replace('_', '-')} update), got {value!r}"
-        + unit_hint(value, unit="percent")
     )
+    hint = unit_hint(value, unit="percent")
+    if hint:
+        return Problem.of(name, value, f"{wrong};", hint.removeprefix("; "))
+    return Problem.of(name, value, wrong)
 
 
-def _guardrails_on_inf1(instance: str) -> str:
-    return (
+def _guardrails_on_inf1(instance: str) -> Problem:
+    return Problem.of(
+        "deployment",
+        None,
         f"deployment guardrails are not available on {instance}: SageMaker falls back to an "
-        "all-at-once blue/green update without a bake on Inf1 endpoints; drop deployment=, or "
-        "serve on Inferentia2 (ml.inf2)"
+        "all-at-once blue/green update without a bake on Inf1 endpoints;",
+        "drop deployment=, or serve on Inferentia2 (ml.inf2)",
     )
 
 
-def _rolling_excluded(variants: int, serverless: bool) -> str:
+def _rolling_excluded(variants: int, serverless: bool) -> Problem:
     what = "serverless" if serverless else f"{variants}-variant"
-    return (
+    return Problem.of(
+        "deployment",
+        None,
         f"Deployment.rolling(...) is not available on a {what} endpoint (SageMaker excludes "
-        "rolling updates on multi-variant and serverless endpoints); use Deployment.canary, "
-        "linear or all_at_once"
+        "rolling updates on multi-variant and serverless endpoints);",
+        "use Deployment.canary, linear or all_at_once",
     )
 
 
-def _share_larger_than_fleet(describe: str, fleet: int, unit: str) -> str:
+def _share_larger_than_fleet(describe: str, fleet: int, unit: str) -> Problem:
     if unit == "copy":
         units, props = ("copy" if fleet == 1 else "copies"), "copies or autoscaling min_capacity"
         other = "drop deployment= (SageMaker then replaces the copies all at once)"
@@ -354,46 +366,55 @@ def _share_larger_than_fleet(describe: str, fleet: int, unit: str) -> str:
             "instance_count or autoscaling min_capacity",
         )
         other = "use Deployment.all_at_once(bake=...)"
-    return (
+    return Problem.of(
+        "deployment",
+        None,
         f"{describe}: the fleet may be as small as {fleet} {units}, and a step is at least one "
-        f"{unit}, more than the 50 % of the fleet SageMaker allows per step; keep 2 or more "
-        f"({props}), or {other}"
+        f"{unit}, more than the 50 % of the fleet SageMaker allows per step;",
+        f"keep 2 or more ({props}), or {other}",
     )
 
 
 def _error_rate_above_first_step(
     describe: str, error_rate: float, step: int, fleet: Fleet, share: float, prop: str
-) -> str:
+) -> Problem:
     units = (
         fleet.unit if fleet.largest == 1 else ("copies" if fleet.unit == "copy" else "instances")
     )
     suggested = min(0.05, math.floor(share * 100) / 100) or round(share, 3)
-    return (
+    return Problem.of(
+        "alarms.error_rate",
+        error_rate,
         f"{describe} with Alarms(error_rate={error_rate:g}): the first step moves {step} of up "
         f"to {fleet.largest} {units}, about {share:.0%} of requests, so even if every one of "
         f"them fails the error alarms (the share of failed requests) reach {share:.0%}, below "
         f"{error_rate:.0%}: a broken first step cannot trip them, and the update rolls back only "
-        f"after more traffic has moved to the new fleet; keep error_rate at or below the first "
+        "after more traffic has moved to the new fleet;",
+        "keep error_rate at or below the first "
         f"step's share (e.g. Alarms(error_rate={suggested:g})), or take a larger first step "
-        f"({prop}=...)"
+        f"({prop}=...)",
     )
 
 
-def _rollout_too_long(describe: str, needed: int, bakes: int, per_batch: bool) -> str:
+def _rollout_too_long(describe: str, needed: int, bakes: int, per_batch: bool) -> Problem:
     start = "each batch's" if per_batch else "the new fleet's"
-    return (
+    return Problem.of(
+        "deployment.timeout",
+        None,
         f"{describe}: the update may take up to {needed:,} s ({start} download and "
         f"health-check timeouts, {bakes} bake(s), 10 minutes of margin) but SageMaker stops an "
-        "update after 28,800 s (8 h); shorten bake, use larger steps, or lower the start-up "
-        "timeouts"
+        "update after 28,800 s (8 h);",
+        "shorten bake, use larger steps, or lower the start-up timeouts",
     )
 
 
-def _timeout_within_waits(describe: str, timeout_s: int, waits_s: int) -> str:
-    return (
+def _timeout_within_waits(describe: str, timeout_s: int, waits_s: int) -> Problem:
+    return Problem.of(
+        "deployment.timeout",
+        timeout_s,
         f"{describe}: timeout {timeout_s:,} s is not longer than the update's bakes "
-        f"({waits_s:,} s in all), so it would time out before it can finish; raise timeout or "
-        "leave it out (it is then derived)"
+        f"({waits_s:,} s in all), so it would time out before it can finish;",
+        "raise timeout or leave it out (it is then derived)",
     )
 
 
@@ -418,18 +439,32 @@ def _deployment(
     )
 
 
-def _alarms_problem(alarms: Sequence[object] | None) -> str | None:
+def _alarms_problem(alarms: Sequence[object] | None) -> Problem | None:
     if alarms is None:
         return None
     if isinstance(alarms, str | bytes) or not isinstance(alarms, Sequence):
-        return f"rollback_alarms must be a list of CloudWatch alarms, got {alarms!r}"
+        return Problem.of(
+            "rollback_alarms",
+            alarms,
+            f"rollback_alarms must be a list of CloudWatch alarms, got {alarms!r}",
+        )
     if not 1 <= len(alarms) <= MAX_ROLLBACK_ALARMS:
-        return (
+        return Problem.of(
+            "rollback_alarms",
+            alarms,
             f"rollback_alarms must hold 1-{MAX_ROLLBACK_ALARMS} alarms (CloudFormation's "
-            f"limit), got {len(alarms)}"
+            f"limit), got {len(alarms)}",
         )
     odd = [a for a in alarms if not cdk_kind(a, "aws_cloudwatch", "IAlarm")]
-    return f"rollback_alarms must be CloudWatch alarms, got {odd!r}" if odd else None
+    return (
+        Problem.of(
+            "rollback_alarms",
+            alarms,
+            f"rollback_alarms must be CloudWatch alarms, got {odd!r}",
+        )
+        if odd
+        else None
+    )
 
 
 def _minutes(duration: Duration) -> str:
@@ -541,9 +576,11 @@ def update_surge(deployment: Deployment | None, instances: int) -> Surge:
     )
 
 
-def rollback_needs_alarms(path: str) -> str:
-    return (
+def rollback_needs_alarms(path: str) -> Problem:
+    return Problem.of(
+        "deployment",
+        None,
         f"'{path}' has deployment= but no alarms to roll back on (alarms=False and no "
-        "rollback_alarms): a guarded rollout watches alarms during each bake; keep the default "
-        "alarms or pass Deployment....(rollback_alarms=[...])"
+        "rollback_alarms): a guarded rollout watches alarms during each bake;",
+        "keep the default alarms or pass Deployment....(rollback_alarms=[...])",
     )

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from aws_cdk import Duration
 
+from constructs_llm.problems import Problem
+
 if TYPE_CHECKING:
     from constructs_llm.engines.engine import Engine
     from constructs_llm.engines.signals import EngineSignals
@@ -190,7 +192,7 @@ def engine_alarm_problem(
     *,
     detailed: bool,
     described: bool = True,
-) -> str | None:
+) -> Problem | None:
     """Engine alarms asked for (a threshold other than the default) where none can be
     rendered: detailed observability is off, or no engine of the target (``engines``: its
     production variants' or its copies') publishes known signals."""
@@ -226,7 +228,9 @@ def engine_alarm_problem(
     ]
     if not asked:
         return None
-    return (
+    return Problem.of(
+        "alarms",
+        settings,
         f"Alarms({', '.join(asked)}) asks for an alarm on the engine's own metrics, but "
-        f"{why_none}, or drop the threshold (None)"
+        f"{why_none}, or drop the threshold (None)",
     )

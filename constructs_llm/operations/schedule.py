@@ -61,8 +61,12 @@ class ScheduledCapacity:
         problems = Problems(named or "ScheduledCapacity")
         if not has_expression:
             problems.add(
-                f"schedule must be an appscaling.Schedule, got {describe(self.schedule)}; use "
-                "appscaling.Schedule.cron(hour=..., minute=...)"
+                Problem.of(
+                    "schedule",
+                    self.schedule,
+                    f"schedule must be an appscaling.Schedule, got {describe(self.schedule)};",
+                    "use appscaling.Schedule.cron(hour=..., minute=...)",
+                )
             )
         else:
             problems.add(_expression_problem(self.expression))
@@ -95,7 +99,7 @@ class ScheduledCapacity:
 _ZONE_EXAMPLE = "Europe/Paris"
 
 
-def _time_zone(value: object) -> tuple[TimeZone | None, str | None]:
+def _time_zone(value: object) -> tuple[TimeZone | None, Problem | None]:
     """The ``TimeZone`` that ``time_zone=`` names, or the problem with it."""
     from aws_cdk import TimeZone, Token
 
@@ -104,9 +108,11 @@ def _time_zone(value: object) -> tuple[TimeZone | None, str | None]:
     if value is None:
         return value, None
     if not isinstance(value, str):
-        return None, (
+        return None, Problem.of(
+            "time_zone",
+            value,
             f"time_zone must be an IANA time zone name such as {_ZONE_EXAMPLE!r} or an "
-            f"aws_cdk.TimeZone, got {describe(value)}"
+            f"aws_cdk.TimeZone, got {describe(value)}",
         )
     if Token.is_unresolved(value):
         return TimeZone.of(value), None
@@ -116,11 +122,14 @@ def _time_zone(value: object) -> tuple[TimeZone | None, str | None]:
     if value in _zone_names():
         return TimeZone.of(value), None
     close = difflib.get_close_matches(value, sorted(_zone_names()), n=2)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return None, (
+    wrong = (
         f"time_zone must be an IANA time zone name such as {_ZONE_EXAMPLE!r} (Python's "
-        f"zoneinfo database), got {value!r}{hint}"
+        f"zoneinfo database), got {value!r}"
     )
+    if close:
+        fix = f"did you mean {' or '.join(repr(c) for c in close)}?"
+        return None, Problem.of("time_zone", value, f"{wrong};", fix)
+    return None, Problem.of("time_zone", value, wrong)
 
 
 #: Time-zone abbreviations people write for a zone, and the IANA names they usually mean.
@@ -155,7 +164,7 @@ _TIME_ZONE_ABBREVIATIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _abbreviation_problem(name: str) -> str | None:
+def _abbreviation_problem(name: str) -> Problem | None:
     """A time-zone abbreviation (``EST``, ``PST``, ``CET``, ``IST``...) where an IANA name
     goes, with the IANA names it usually means."""
     meant = _TIME_ZONE_ABBREVIATIONS.get(name.strip().upper()) if isinstance(name, str) else None
@@ -163,10 +172,13 @@ def _abbreviation_problem(name: str) -> str | None:
         return None
     quoted = [repr(zone) for zone in meant]
     choices = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
-    return (
+    return Problem.of(
+        "time_zone",
+        name,
         f"time_zone {name!r} is an abbreviation, not the IANA name Application Auto Scaling "
-        f"takes; it usually means {choices}: pass the IANA name of the place you mean (its "
-        "daylight saving rules come with it), or 'UTC'"
+        f"takes; it usually means {choices}:",
+        "pass the IANA name of the place you mean (its "
+        "daylight saving rules come with it), or 'UTC'",
     )
 
 
@@ -253,7 +265,7 @@ _EXPRESSION_FIX = (
 )
 
 
-def _expression_problem(expression: str) -> str | None:
+def _expression_problem(expression: str) -> Problem | None:
     """What Application Auto Scaling would reject in a schedule expression: the forms its
     ``PutScheduledAction`` takes are ``at(yyyy-mm-ddThh:mm:ss)``, ``rate(value unit)`` with a
     positive whole value and a unit of minute(s), hour(s) or day(s), and ``cron(fields)`` with
@@ -272,60 +284,79 @@ def _expression_problem(expression: str) -> str | None:
         return None if _RATE.match(text) and int(text[5:].split()[0]) > 0 else _rate_problem(text)
     cron = _CRON_ANY.match(text)
     if cron is None:
-        return (
+        return Problem.of(
+            "schedule",
+            expression,
             f"schedule {expression!r} is not an expression Application Auto Scaling takes: "
-            "at(yyyy-mm-ddThh:mm:ss), rate(<n> minutes|hours|days) or cron(<six fields>); "
-            + _EXPRESSION_FIX
+            "at(yyyy-mm-ddThh:mm:ss), rate(<n> minutes|hours|days) or cron(<six fields>);",
+            _EXPRESSION_FIX,
         )
     return _cron_problem(cron.group(1).split())
 
 
-def _at_problem(text: str) -> str | None:
+def _at_problem(text: str) -> Problem | None:
     import datetime
 
     try:
         datetime.datetime.strptime(text[3:-1], "%Y-%m-%dT%H:%M:%S")
     except ValueError:
-        return f"schedule {text!r} names no real date and time (at(yyyy-mm-ddThh:mm:ss))"
+        return Problem.of(
+            "schedule",
+            text,
+            f"schedule {text!r} names no real date and time (at(yyyy-mm-ddThh:mm:ss))",
+        )
     return None
 
 
-def _rate_problem(text: str) -> str:
-    return (
+def _rate_problem(text: str) -> Problem:
+    return Problem.of(
+        "schedule",
+        text,
         f"schedule {text!r}: a rate takes a positive whole number and one of minute, minutes, "
-        "hour, hours, day or days, such as rate(30 minutes); " + _EXPRESSION_FIX
+        "hour, hours, day or days, such as rate(30 minutes);",
+        _EXPRESSION_FIX,
     )
 
 
-def _cron_problem(fields: list[str]) -> str | None:
+def _cron_problem(fields: list[str]) -> Problem | None:
     shown = f"cron({' '.join(fields)})"
     if len(fields) == 5:
-        return (
+        return Problem.of(
+            "schedule",
+            fields,
             f"schedule {shown} has the 5 fields of a crontab line, but Application Auto Scaling's "
             "cron has six: minutes, hours, day-of-month, month, day-of-week, year, with '?' in "
-            f"one of the day fields and 1 = Sunday{_crontab_suggestion(fields)}; {_EXPRESSION_FIX}"
+            f"one of the day fields and 1 = Sunday{_crontab_suggestion(fields)};",
+            _EXPRESSION_FIX,
         )
     if len(fields) != 6:
-        return (
+        return Problem.of(
+            "schedule",
+            fields,
             f"schedule {shown} has {len(fields)} fields; Application Auto Scaling's cron has "
             "six: minutes, hours, day-of-month, month, day-of-week, year (cron(0 20 ? * MON-FRI "
-            f"*)); {_EXPRESSION_FIX}"
+            "*));",
+            _EXPRESSION_FIX,
         )
     for field, value in zip(_FIELDS, fields, strict=True):
         if not _field_ok(field, value):
             allowed = field.hint or f"{field.low}-{field.high}"
-            return (
-                f"schedule {shown}: {field.name} {value!r} is not valid ({allowed}); "
-                + _EXPRESSION_FIX
+            return Problem.of(
+                "schedule",
+                fields,
+                f"schedule {shown}: {field.name} {value!r} is not valid ({allowed});",
+                _EXPRESSION_FIX,
             )
     day, week_day = fields[2], fields[4]
     if (day == "?") == (week_day == "?"):
         both = "both set" if day != "?" else "both '?'"
         fixed = list(fields)
         fixed[2 if day != "?" else 4] = "?" if day != "?" else "*"
-        return (
+        return Problem.of(
+            "schedule",
+            fields,
             f"schedule {shown}: day-of-month ({day!r}) and day-of-week ({week_day!r}) are {both}; "
-            f"exactly one of them must be '?': cron({' '.join(fixed)})"
+            f"exactly one of them must be '?': cron({' '.join(fixed)})",
         )
     return None
 

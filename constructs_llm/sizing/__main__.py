@@ -123,7 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.all and unfit:
         print("\ndoes not fit:")
         for fit in unfit:
-            reason = fit.plan.problems[0] if fit.plan.problems else "no instance holds one sequence"
+            reason = (
+                str(fit.plan.problems[0]) if fit.plan.problems else "no instance holds one sequence"
+            )
             print(f"  {fit.instance_type}: {reason}")
     elif unfit:
         print(f"({len(unfit)} accelerated types do not fit; --all lists them with the reason)")

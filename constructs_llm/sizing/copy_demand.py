@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from constructs_llm.hardware.instance_type import InstanceType
+from constructs_llm.problems import Problem
 
 #: SageMaker's floors for one copy's requirements (CreateInferenceComponent).
 MIN_MEMORY_MIB = 128
@@ -63,14 +64,20 @@ class CopyDemand:
         return " + ".join(parts)
 
 
-def cpu_cores_problem(cpu_cores: float | None) -> str | None:
+def cpu_cores_problem(cpu_cores: float | None) -> Problem | None:
     """``NumberOfCpuCoresRequired``: a number, at least SageMaker's minimum."""
     if cpu_cores is None:
         return None
     if isinstance(cpu_cores, bool) or not isinstance(cpu_cores, int | float):
-        return f"cpu_cores must be a number, got {cpu_cores!r}"
+        return Problem.of(
+            "cpu_cores",
+            cpu_cores,
+            f"cpu_cores must be a number, got {cpu_cores!r}",
+        )
     if cpu_cores < _MIN_CPU_CORES:
-        return (
-            f"cpu_cores must be at least {_MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}"
+        return Problem.of(
+            "cpu_cores",
+            cpu_cores,
+            f"cpu_cores must be at least {_MIN_CPU_CORES} (SageMaker's minimum), got {cpu_cores!r}",
         )
     return None

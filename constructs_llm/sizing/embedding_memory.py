@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from constructs_llm.errors import SizingError
+from constructs_llm.problems import Problem
+
 GIB = 1024**3
 #: Tensors of ``batch tokens x hidden size`` alive at once during one forward pass.
 _ACTIVATION_FACTOR = 12
@@ -27,7 +30,7 @@ class EmbeddingFit:
 
     activations_gib: float
     spare_gib: float
-    problems: tuple[str, ...]
+    problems: tuple[Problem, ...]
 
 
 def embedding_fit(
@@ -45,7 +48,7 @@ def embedding_fit(
     """Whether ``model``'s weights and one batch of ``batch_tokens`` fit in ``usable_gib``."""
     activations = batch_tokens * hidden_size * dtype_bytes * _ACTIVATION_FACTOR / GIB
     spare = usable_gib - weights_gib - activations
-    problems: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
     if weights_gib > usable_gib:
         problems = (_weights_do_not_fit(model, weights_gib, dtype, where, usable_gib, reserve),)
     elif spare < 0:
@@ -55,19 +58,25 @@ def embedding_fit(
 
 def _weights_do_not_fit(
     model: str, weights: float, dtype: str, where: str, usable: float, reserve: str
-) -> str:
-    return (
+) -> Problem:
+    return Problem.of(
+        "instance_type",
+        None,
         f"{model} weights need {weights:.1f} GiB in {dtype} but {where} leave {usable:.1f} GiB "
         f"after the engine's reserve ({reserve}); TEI runs a copy on one GPU, so choose an "
-        "instance whose GPU has more memory"
+        "instance whose GPU has more memory",
+        kind=SizingError,
     )
 
 
 def _batch_does_not_fit(
     model: str, tokens: int, activations: float, where: str, usable: float
-) -> str:
-    return (
+) -> Problem:
+    return Problem.of(
+        "batch_tokens",
+        tokens,
         f"{model}: a batch of {tokens:,} tokens needs about {activations:.1f} GiB of activations "
-        f"beside the weights, more than the {usable:.1f} GiB {where} leave; lower "
-        "Engine.tei(max_batch_tokens=...) or choose a GPU with more memory"
+        f"beside the weights, more than the {usable:.1f} GiB {where} leave;",
+        "lower Engine.tei(max_batch_tokens=...) or choose a GPU with more memory",
+        kind=SizingError,
     )

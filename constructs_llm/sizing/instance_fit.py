@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from constructs_llm import catalogs
 from constructs_llm.errors import ConfigurationError, ConstructsLlmError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
 
 __all__ = ["HOURS_PER_MONTH", "InstanceFit", "fit_instances"]
@@ -154,7 +154,7 @@ def _fit(
     try:
         plan = plan_memory(arch, instance=instance, max_total_tokens=max_total_tokens, strict=False)
     except ConfigurationError as error:  # a type the planner cannot size (no device memory)
-        plan = _unplanned(arch, instance, str(error))
+        plan = _unplanned(arch, instance, error.problems)
     count = 0
     if plan.fits:
         if concurrency is None or arch.is_embedding:
@@ -164,7 +164,9 @@ def _fit(
     return InstanceFit(instance_type=instance.name, plan=plan, count=count, usd_per_hour=price)
 
 
-def _unplanned(arch: ModelArchitecture, instance: InstanceType, reason: str) -> MemoryPlan:
+def _unplanned(
+    arch: ModelArchitecture, instance: InstanceType, reasons: tuple[Problem, ...]
+) -> MemoryPlan:
     return MemoryPlan(
         model=arch.name,
         instance=instance.name,
@@ -182,7 +184,7 @@ def _unplanned(arch: ModelArchitecture, instance: InstanceType, reason: str) -> 
         typical_request_tokens=0,
         typical_concurrent_sequences=0,
         fits=False,
-        problems=(reason,),
+        problems=reasons,
     )
 
 

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING
 from constructs_llm import catalogs
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.problems import Problems, fail
+from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.sizing.embedding_memory import embedding_fit
 from constructs_llm.sizing.planner import (
     EngineSizing,
@@ -171,7 +171,7 @@ class ModelArchitecture:
     def __post_init__(self) -> None:
         problems = Problems("ModelArchitecture")
         problems.extend(
-            f"{name} must be a positive integer, got {value!r}"
+            Problem.of(name, value, f"{name} must be a positive integer, got {value!r}")
             for name, value in (
                 ("layers", self.layers),
                 ("kv_heads", self.kv_heads),
@@ -187,7 +187,13 @@ class ModelArchitecture:
         )
         billions = self.params_billion
         if isinstance(billions, bool) or not isinstance(billions, int | float) or billions <= 0:
-            problems.add(f"params_billion must be > 0, got {billions!r}")
+            problems.add(
+                Problem.of(
+                    "params_billion",
+                    billions,
+                    f"params_billion must be > 0, got {billions!r}",
+                )
+            )
         active = self.active_params_billion
         if active is not None and (
             isinstance(active, bool)
@@ -196,29 +202,60 @@ class ModelArchitecture:
             or not 0 < active <= billions
         ):
             problems.add(
-                f"active_params_billion must be above 0 and at most params_billion "
-                f"({billions!r}), got {active!r}; leave it out for a dense model"
+                Problem.of(
+                    "active_params_billion",
+                    self.active_params_billion,
+                    "active_params_billion must be above 0 and at most params_billion "
+                    f"({billions!r}), got {active!r};",
+                    "leave it out for a dense model",
+                )
             )
         if not isinstance(self.kind, ModelKind):
             problems.add(
-                f"kind must be ModelKind.CHAT or ModelKind.EMBEDDING, got {self.kind!r}; import "
-                "ModelKind from constructs_llm"
+                Problem.of(
+                    "kind",
+                    self.kind,
+                    f"kind must be ModelKind.CHAT or ModelKind.EMBEDDING, got {self.kind!r};",
+                    "import ModelKind from constructs_llm",
+                )
             )
         kv, heads = self.kv_heads, self.attention_heads
         if isinstance(kv, int) and isinstance(heads, int) and heads and kv > heads:
             problems.add(
-                f"kv_heads ({kv}) cannot exceed attention_heads ({heads}); check "
-                "num_key_value_heads in config.json"
+                Problem.of(
+                    "kv_heads",
+                    kv,
+                    f"kv_heads ({kv}) cannot exceed attention_heads ({heads});",
+                    "check num_key_value_heads in config.json",
+                )
             )
         dtype = self.default_dtype
         if not isinstance(dtype, str) or dtype.lower() not in DTYPE_BYTES:
-            problems.add(f"default_dtype must be one of {_dtype_names()}, got {dtype!r}")
+            problems.add(
+                Problem.of(
+                    "default_dtype",
+                    dtype,
+                    f"default_dtype must be one of {_dtype_names()}, got {dtype!r}",
+                )
+            )
         for name, text in (("model_id", self.model_id), ("source", self.source)):
             if text is not None and not isinstance(text, str):
-                problems.add(f"{name} must be a string or None, got {text!r}")
+                problems.add(
+                    Problem.of(
+                        name,
+                        text,
+                        f"{name} must be a string or None, got {text!r}",
+                    )
+                )
         notes = self.notes
         if not isinstance(notes, tuple | list) or not all(isinstance(n, str) for n in notes):
-            problems.add(f"notes must be a tuple of strings, got {self.notes!r}")
+            problems.add(
+                Problem.of(
+                    "notes",
+                    self.notes,
+                    f"notes must be a tuple of strings, got {self.notes!r}",
+                )
+            )
         problems.extend(_embedding_problems(self))
         problems.raise_if_any()
 
@@ -279,7 +316,7 @@ class MemoryPlan:
     typical_request_tokens: int  # TYPICAL_REQUEST_TOKENS, or max_total_tokens when shorter
     typical_concurrent_sequences: int  # typical requests whose KV fits at once
     fits: bool
-    problems: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
     warnings: tuple[str, ...] = field(default=())
     #: An embedding model's activation budget for its largest batch (0 for chat models).
     activations_gib: float = 0.0
@@ -356,8 +393,9 @@ def plan_memory(
         overhead_per_device(inst) if overhead_gib_per_device is None else overhead_gib_per_device
     )
     if max_total_tokens is not None and max_total_tokens < 1:
-        fail("", f"max_total_tokens must be >= 1, got {max_total_tokens!r}", SizingError)
-    problems: list[str] = []
+        wrong = f"max_total_tokens must be >= 1, got {max_total_tokens!r}"
+        fail("", Problem.of("max_total_tokens", max_total_tokens, wrong), SizingError)
+    problems: list[Problem] = []
     devices = devices_for(inst, accelerators, engine, problems)
     if arch.is_embedding:
         devices = 1  # TEI loads the model on one GPU (candle's Device::new_cuda(0))
@@ -411,7 +449,7 @@ def _embedding_plan(
     where: str,
     reserve: str,
     batch_tokens: int | None,
-    problems: list[str],
+    problems: list[Problem],
     strict: bool,
 ) -> MemoryPlan:
     """The plan of an embedding model: weights and one batch's activations, no KV cache."""
@@ -456,19 +494,28 @@ def _embedding_plan(
     )
 
 
-def _embedding_problems(arch: ModelArchitecture) -> list[str]:
+def _embedding_problems(arch: ModelArchitecture) -> list[Problem]:
     """Embedding figures belong to embedding models, and a truncation to a shorter vector."""
     found = []
     dims, shortest = arch.embedding_dimensions, arch.matryoshka_min_dimensions
     if not arch.is_embedding and (dims is not None or shortest is not None):
         found.append(
-            "embedding_dimensions and matryoshka_min_dimensions describe embedding models; "
-            "pass kind=ModelKind.EMBEDDING as well"
+            Problem.of(
+                "kind",
+                arch.kind,
+                "embedding_dimensions and matryoshka_min_dimensions describe embedding models;",
+                "pass kind=ModelKind.EMBEDDING as well",
+            )
         )
     if isinstance(dims, int) and isinstance(shortest, int) and shortest > dims:
         found.append(
-            f"matryoshka_min_dimensions ({shortest}) cannot exceed embedding_dimensions "
-            f"({dims}); check the model card"
+            Problem.of(
+                "matryoshka_min_dimensions",
+                shortest,
+                f"matryoshka_min_dimensions ({shortest}) cannot exceed embedding_dimensions "
+                f"({dims});",
+                "check the model card",
+            )
         )
     return found
 
@@ -498,8 +545,14 @@ def _dtype_bytes(name: str) -> float:
     return float(DTYPE_BYTES[name])
 
 
-def _unknown_dtype(name: str, known: str) -> str:
-    return f"unknown dtype or quantization {name!r}; use one of {known}"
+def _unknown_dtype(name: str, known: str) -> Problem:
+    return Problem.of(
+        "dtype",
+        name,
+        f"unknown dtype or quantization {name!r};",
+        f"use one of {known}",
+        kind=SizingError,
+    )
 
 
 def _dtype_names() -> str:

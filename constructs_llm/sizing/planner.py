@@ -8,7 +8,7 @@ from typing import Protocol
 
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.problems import fail
+from constructs_llm.problems import Problem, fail
 
 GIB = 1024**3
 
@@ -118,7 +118,7 @@ def fit_problems(
     where: str,
     reserve: str,
     max_total_tokens: int | None,
-) -> list[str]:
+) -> list[Problem]:
     problems = []
     if max_total_tokens is not None and max_total_tokens > arch.context_length:
         problems.append(_context_exceeded(max_total_tokens, arch.context_length, arch.name))
@@ -137,27 +137,37 @@ def fit_problems(
     return problems
 
 
-def _context_exceeded(max_total_tokens: int, context: int, model: str) -> str:
-    return (
-        f"max_total_tokens {max_total_tokens:,} exceeds the {context:,}-token context of "
-        f"{model}; set max_total_tokens <= {context:,}"
+def _context_exceeded(max_total_tokens: int, context: int, model: str) -> Problem:
+    return Problem.of(
+        "max_total_tokens",
+        max_total_tokens,
+        f"max_total_tokens {max_total_tokens:,} exceeds the {context:,}-token context of {model};",
+        f"set max_total_tokens <= {context:,}",
+        kind=SizingError,
     )
 
 
 def _weights_do_not_fit(
     model: str, weights: float, dtype: str, where: str, usable: float, reserve: str, hint: str
-) -> str:
-    return (
+) -> Problem:
+    return Problem.of(
+        "instance_type",
+        None,
         f"{model} weights need {weights:.1f} GiB in {dtype} but {where} leave {usable:.1f} GiB "
-        f"after the engine's reserve ({reserve}); {hint}"
+        f"after the engine's reserve ({reserve});",
+        hint,
+        kind=SizingError,
     )
 
 
-def _kv_below_sequence(where: str, tokens: int, per_token: str, max_total_tokens: int) -> str:
-    return (
+def _kv_below_sequence(where: str, tokens: int, per_token: str, max_total_tokens: int) -> Problem:
+    return Problem.of(
+        "max_total_tokens",
+        max_total_tokens,
         f"the KV cache left on {where} holds {tokens:,} tokens ({per_token} per token), less "
-        f"than one {max_total_tokens:,}-token sequence; lower max_total_tokens to <= {tokens:,} "
-        "or use more or larger accelerators"
+        f"than one {max_total_tokens:,}-token sequence;",
+        f"lower max_total_tokens to <= {tokens:,} or use more or larger accelerators",
+        kind=SizingError,
     )
 
 
@@ -242,22 +252,32 @@ def overhead_per_device(inst: InstanceType) -> float:
     return _OVERHEAD_GIB_LARGE_STEP if large_step_gpu(inst) else _OVERHEAD_GIB_PER_DEVICE
 
 
-def _no_accelerators(instance: str, model: str) -> str:
-    return (
+def _no_accelerators(instance: str, model: str) -> Problem:
+    return Problem.of(
+        "instance_type",
+        instance,
         f"{instance} has no accelerators in the hardware catalog, so {model} cannot be planned "
-        "on it; choose a GPU (ml.g5, ml.g6e, ml.p4d, ...) or Neuron instance"
+        "on it;",
+        "choose a GPU (ml.g5, ml.g6e, ml.p4d, ...) or Neuron instance",
+        kind=SizingError,
     )
 
 
-def _unknown_device_memory(instance: str, model: str) -> str:
-    return (
+def _unknown_device_memory(instance: str, model: str) -> Problem:
+    return Problem.of(
+        "instance_type",
+        instance,
         f"the accelerator memory of {instance} is unknown, so {model} cannot be planned on it; "
-        "verify the fit by hand"
+        "verify the fit by hand",
+        kind=SizingError,
     )
 
 
 def devices_for(
-    inst: InstanceType, accelerators: int | None, engine: EngineSizing | None, problems: list[str]
+    inst: InstanceType,
+    accelerators: int | None,
+    engine: EngineSizing | None,
+    problems: list[Problem],
 ) -> int:
     """The tensor-parallel group; more than the instance has is a problem (planned as all)."""
     available = inst.accelerator_count
@@ -270,18 +290,26 @@ def devices_for(
     return devices
 
 
-def _accelerators_out_of_range(available: int, instance: str, accelerators: object) -> str:
-    return f"accelerators must be between 1 and the {available} of {instance}, got {accelerators!r}"
-
-
-def _shards_beyond_instance(devices: int, instance: str, available: int) -> str:
-    return (
-        f"the engine shards over {devices} devices but {instance} has {available}; lower the "
-        "tensor parallel degree or choose a larger instance"
+def _accelerators_out_of_range(available: int, instance: str, accelerators: object) -> Problem:
+    return Problem.of(
+        "accelerators",
+        accelerators,
+        f"accelerators must be between 1 and the {available} of {instance}, got {accelerators!r}",
+        kind=SizingError,
     )
 
 
-def _head_split_problems(arch: ModelShape, devices: int, inst: InstanceType) -> list[str]:
+def _shards_beyond_instance(devices: int, instance: str, available: int) -> Problem:
+    return Problem.of(
+        "engine",
+        devices,
+        f"the engine shards over {devices} devices but {instance} has {available};",
+        "lower the tensor parallel degree or choose a larger instance",
+        kind=SizingError,
+    )
+
+
+def _head_split_problems(arch: ModelShape, devices: int, inst: InstanceType) -> list[Problem]:
     """GPU engines shard attention heads evenly and KV heads evenly (or replicate them)."""
     if _splits(arch, devices):
         return []
@@ -290,10 +318,16 @@ def _head_split_problems(arch: ModelShape, devices: int, inst: InstanceType) -> 
     return [_heads_not_split(devices, heads, arch.kv_heads, arch.name, good)]
 
 
-def _heads_not_split(degree: int, heads: str, kv_heads: int, model: str, good: list[int]) -> str:
-    return (
+def _heads_not_split(
+    degree: int, heads: str, kv_heads: int, model: str, good: list[int]
+) -> Problem:
+    return Problem.of(
+        "engine",
+        degree,
         f"tensor parallel degree {degree} does not split the {heads}{kv_heads} KV heads of "
-        f"{model} evenly; use a degree among {good}"
+        f"{model} evenly;",
+        f"use a degree among {good}",
+        kind=SizingError,
     )
 
 

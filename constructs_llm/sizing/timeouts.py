@@ -12,8 +12,8 @@ import functools
 from aws_cdk import Duration
 
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.problems import Problem
+from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.values import duration_problem
 
 _GPU_FLOOR_S = 900  # 15 minutes: a 7-8B model on one GPU, with headroom

@@ -25,7 +25,7 @@ from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.target import ServesModel
 from constructs_llm.model.source import ModelSource
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.values import describe
 
@@ -144,16 +144,31 @@ def _check(
     plan = base.plan if isinstance(base, ComponentAttributes) else None
     if not isinstance(plan, ComponentPlan):
         problems.fail(
-            f"base must be an InferenceComponent, got {describe(base)}; use "
-            "component.add_adapter(name, source=...)"
+            Problem.of(
+                "base",
+                base,
+                f"base must be an InferenceComponent, got {describe(base)};",
+                "use component.add_adapter(name, source=...)",
+            )
         )
     if not isinstance(name, str) or not _ADAPTER_NAME.match(name):
         problems.add(
-            f"the adapter name must be 1-63 letters, digits, '.', '_', ':' or '-' starting with "
-            f"a letter or digit (clients send it as 'model'), got {name!r}"
+            Problem.of(
+                "name",
+                name,
+                "the adapter name must be 1-63 letters, digits, '.', '_', ':' or '-' starting "
+                f"with a letter or digit (clients send it as 'model'), got {name!r}",
+            )
         )
     elif scope.node.try_find_child(name) is not None:
-        problems.add(f"the component already has an adapter named {name!r}; give each its name")
+        problems.add(
+            Problem.of(
+                "name",
+                name,
+                f"the component already has an adapter named {name!r};",
+                "give each its name",
+            )
+        )
     problems.add(name_problem("inference_component_name", inference_component_name))
     problems.add(_source_problem(source))
     problems.add(_engine_problem(plan))
@@ -161,36 +176,42 @@ def _check(
     return plan
 
 
-def _source_problem(source: object) -> str | None:
+def _source_problem(source: object) -> Problem | None:
     if isinstance(source, ModelSource) and source.archive_url is not None:
         return None
     if isinstance(source, ModelSource):
         got = "a Hugging Face Hub model" if source.is_hub else "an S3 prefix"
     else:
         got = describe(source)
-    return (
+    return Problem.of(
+        "source",
+        source,
         f"source must be the adapter's .tar.gz in S3, got {got}: SageMaker's ArtifactUrl must "
         "point to a single gzip compressed tar archive; package the adapter (adapter_config.json "
-        "and its weights) and pass ModelSource.s3_archive(bucket, 'adapters/name.tar.gz')"
+        "and its weights) and pass ModelSource.s3_archive(bucket, 'adapters/name.tar.gz')",
     )
 
 
-def _engine_problem(base: ComponentPlan) -> str | None:
+def _engine_problem(base: ComponentPlan) -> Problem | None:
     engine = base.model.engine
     if engine.name == _CUSTOM:
         return None  # warned about: the library cannot tell
     wanted = _ADAPTER_ENV.get(engine.name)
     if wanted is None:
-        return (
+        return Problem.of(
+            "base",
+            base,
             f"engine {engine.name!r} of LlmModel '{base.model.node.path}' serves no SageMaker "
-            "adapter components; serve the base model with Engine.lmi(backend='vllm') or "
-            "Engine.vllm()"
+            "adapter components;",
+            "serve the base model with Engine.lmi(backend='vllm') or Engine.vllm()",
         )
     env = base.binding.environment
     missing = {k: v for k, v in wanted.items() if env.get(k, "").strip().lower() != v}
     if not missing:
         return None
-    return (
-        f"LlmModel '{base.model.node.path}' ({engine.name}) does not turn adapters on; add "
-        f"env={missing!r} to it (the engine registers adapters only then)"
+    return Problem.of(
+        "base",
+        base,
+        f"LlmModel '{base.model.node.path}' ({engine.name}) does not turn adapters on;",
+        f"add env={missing!r} to it (the engine registers adapters only then)",
     )

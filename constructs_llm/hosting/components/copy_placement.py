@@ -23,7 +23,7 @@ from typing import Literal
 
 from aws_cdk import aws_sagemaker as sagemaker
 
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import all_ints
 
 Strategy = Literal["SPREAD", "BINPACK"]
@@ -50,14 +50,23 @@ class CopyPlacement:
         problems = Problems("CopyPlacement")
         if self.strategy not in _STRATEGIES:
             problems.add(
-                f"strategy must be 'SPREAD' or 'BINPACK', got {self.strategy!r}; use "
-                "CopyPlacement.spread() or CopyPlacement.binpack()"
+                Problem.of(
+                    "strategy",
+                    self.strategy,
+                    f"strategy must be 'SPREAD' or 'BINPACK', got {self.strategy!r};",
+                    "use CopyPlacement.spread() or CopyPlacement.binpack()",
+                )
             )
         imbalance = self.max_az_imbalance
         if imbalance is not None and not (all_ints(imbalance) and 0 <= imbalance <= _MAX_IMBALANCE):
             problems.add(
-                f"max_az_imbalance must be a whole number of copies from 0 to {_MAX_IMBALANCE}, "
-                f"got {imbalance!r}"
+                Problem.of(
+                    "max_az_imbalance",
+                    self.max_az_imbalance,
+                    "max_az_imbalance must be a whole number of copies from 0 to "
+                    f"{_MAX_IMBALANCE}, "
+                    f"got {imbalance!r}",
+                )
             )
         problems.raise_if_any()
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from aws_cdk import aws_sagemaker as sagemaker
 
+from constructs_llm.problems import Problem
 from constructs_llm.values import describe
 
 
-def data_cache_problem(data_cache: object) -> str | None:
+def data_cache_problem(data_cache: object) -> Problem | None:
     """``data_cache`` must be True, False or None."""
     if data_cache is None or isinstance(data_cache, bool):
         return None
@@ -31,7 +32,11 @@ def data_cache_problem(data_cache: object) -> str | None:
         if isinstance(data_cache, str) and data_cache.strip().lower() in ("true", "false")
         else ""
     )
-    return f"data_cache must be True, False or None, got {describe(data_cache)}{hint}"
+    return Problem.of(
+        "data_cache",
+        data_cache,
+        f"data_cache must be True, False or None, got {describe(data_cache)}{hint}",
+    )
 
 
 def data_cache_config(

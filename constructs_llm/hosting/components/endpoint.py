@@ -64,7 +64,7 @@ from constructs_llm.model.network import grant_network_interfaces
 from constructs_llm.notes import add_note, quota_note
 from constructs_llm.operations.capacity_notes import fleet_capacity_note
 from constructs_llm.operations.deployment import Surge
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import CopyDemand
@@ -323,7 +323,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             self._components.append(component)
             self._reserved = _reserved(self._reserved, plan)
 
-    def host_ami_problem(self, ami: str | None, component_path: str) -> str | None:
+    def host_ami_problem(self, ami: str | None, component_path: str) -> Problem | None:
         """The host AMI serves every component: CUDA 13 images need the newer driver, and two
         components cannot ask for different AMIs."""
         current = next((a for c in self.components if (a := _ami(c)) is not None), None)
@@ -331,7 +331,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             return None
         return _host_ami_conflict(component_path, ami, self._path, current)
 
-    def routing_problem(self, model: LlmModel, repository: str | None) -> str | None:
+    def routing_problem(self, model: LlmModel, repository: str | None) -> Problem | None:
         """``Routing.kv_aware()`` needs every component on the vLLM DLC: ``model`` (a
         component's, on an image of ``repository``) must run it."""
         engine = model.engine.factory_name
@@ -340,7 +340,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             self.plan.variant.routing, {model.node.path: None if dlc else f"Engine.{engine}()"}
         )
 
-    def network_problems(self, model: LlmModel, component_path: str) -> list[str]:
+    def network_problems(self, model: LlmModel, component_path: str) -> list[Problem]:
         """Network isolation and the VPC serve every component (SageMaker sets them on the
         endpoint config): ``model`` must agree with the components already hosted."""
         if self._first_network is None and self._components:
@@ -348,7 +348,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             self._first_network = (first.node.path, first.plan.model)
         return network_disagreement(self._path, self._first_network, (component_path, model))
 
-    def fleet_problems(self, component: HostedComponent) -> list[str]:
+    def fleet_problems(self, component: HostedComponent) -> list[Problem]:
         """Whether the initial copies of every component, ``component`` included, fit on
         ``max_instances`` instances of each pool (each may be the one SageMaker provisions): a
         necessary condition (SageMaker also packs per instance). Each component checks that its
@@ -366,7 +366,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
 
     def _fits(
         self, instance: InstanceType, component: HostedComponent, need: CopyDemand, pool: int
-    ) -> str | None:
+    ) -> Problem | None:
         capacity = CopyDemand.capacity_of(instance)
         if capacity is None:
             return None
@@ -509,10 +509,12 @@ def _config_update_surge(max_instances: int) -> Surge:
     )
 
 
-def _min_instances_above_max(low: int, high: int) -> str:
-    return (
-        f"min_instances ({low}) is above max_instances ({high}); lower min_instances or raise "
-        "max_instances"
+def _min_instances_above_max(low: int, high: int) -> Problem:
+    return Problem.of(
+        "min_instances",
+        low,
+        f"min_instances ({low}) is above max_instances ({high});",
+        "lower min_instances or raise max_instances",
     )
 
 
@@ -525,19 +527,23 @@ def _min_instances_zero_region() -> str:
     )
 
 
-def _host_ami_conflict(component_path: str, ami: str, endpoint_path: str, current: str) -> str:
-    return (
+def _host_ami_conflict(component_path: str, ami: str, endpoint_path: str, current: str) -> Problem:
+    return Problem.of(
+        "model",
+        ami,
         f"InferenceComponent '{component_path}' needs host AMI {ami}, but endpoint "
-        f"'{endpoint_path}' already uses {current} for another component; put images that "
-        "need different host AMIs on separate endpoints"
+        f"'{endpoint_path}' already uses {current} for another component;",
+        "put images that need different host AMIs on separate endpoints",
     )
 
 
 def _fleet_total_too_small(
     endpoint_path: str, components: str, over: str, fleet: int, instance: str
-) -> str:
-    return (
+) -> Problem:
+    return Problem.of(
+        "max_instances",
+        fleet,
         f"InferenceComponentEndpoint '{endpoint_path}': the initial copies of its components "
-        f"({components}) need {over} with max_instances={fleet} x {instance}; raise "
-        "max_instances or lower copies"
+        f"({components}) need {over} with max_instances={fleet} x {instance};",
+        "raise max_instances or lower copies",
     )

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 from aws_cdk import Stack
 from aws_cdk import aws_sagemaker as sagemaker
 
+from constructs_llm.problems import Problem
+
 if TYPE_CHECKING:
     from constructs_llm.model.llm_model import LlmModel
 
@@ -74,14 +76,14 @@ def network_disagreement(
     endpoint_path: str,
     first: tuple[str, LlmModel] | None,
     added: tuple[str, LlmModel],
-) -> list[str]:
+) -> list[Problem]:
     """What ``added`` (a component's path and model) disagrees on with ``first`` (the first
     component the endpoint hosts, with which every other agrees)."""
     if first is None:
         return []
     (first_path, first_model), (path, model) = first, added
     theirs, ours = EndpointNetwork.of(first_model), EndpointNetwork.of(model)
-    problems: list[str] = []
+    problems: list[Problem] = []
     if theirs.isolated != ours.isolated:
         problems.append(
             _disagree(
@@ -106,11 +108,13 @@ def network_disagreement(
     return problems
 
 
-def _disagree(endpoint_path: str, first: str, added: str, what: str) -> str:
-    return (
+def _disagree(endpoint_path: str, first: str, added: str, what: str) -> Problem:
+    return Problem.of(
+        "model",
+        None,
         f"InferenceComponentEndpoint '{endpoint_path}': components {first} and {added} must "
         f"agree on {what}: SageMaker applies network isolation and the VPC to the whole "
         "endpoint (CreateEndpointConfig EnableNetworkIsolation: 'all model containers deployed "
-        "to the endpoint'; the inference component takes neither); put them on separate "
-        "endpoints, or give their models the same setting"
+        "to the endpoint'; the inference component takes neither);",
+        "put them on separate endpoints, or give their models the same setting",
     )

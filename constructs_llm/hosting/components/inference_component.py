@@ -497,7 +497,7 @@ def _fleet(plan: ComponentPlan) -> Fleet:
 _FEATURES = ("AWS::SageMaker::InferenceComponent", "AWS::SageMaker::Model")
 
 
-def _deployment_problems(path: str, plan: ComponentPlan) -> list[str]:
+def _deployment_problems(path: str, plan: ComponentPlan) -> list[Problem]:
     deployment, alarms = plan.deployment, plan.alarms
     if deployment is None:
         return []
@@ -582,7 +582,7 @@ class _PoolChecks:
             return [_accelerators_required(inst)]
         return placement.problems()
 
-    def hardware_problems(self, pool: int) -> list[str]:
+    def hardware_problems(self, pool: int) -> list[Problem]:
         """Per-copy host memory and vCPUs against one instance of the pool."""
         inst, want = self.placements[pool].instance_type, self.demands[pool]
         capacity = CopyDemand.capacity_of(inst)
@@ -595,12 +595,12 @@ class _PoolChecks:
             problems.append(_cpu_above_instance(want.cpu_cores, capacity.cpu_cores, inst))
         return problems
 
-    def storage_problem(self, pool: int, model: LlmModel) -> str | None:
+    def storage_problem(self, pool: int, model: LlmModel) -> Problem | None:
         """The endpoint's volume (or the pool's local NVMe) must hold ``model``'s checkpoint."""
         inst = self.placements[pool].instance_type
         return storage_problem(inst, self.volume_size, model.architecture)
 
-    def fleet_problem(self, prop: str, count: int, pool: int) -> str | None:
+    def fleet_problem(self, prop: str, count: int, pool: int) -> Problem | None:
         """``count`` copies must fit on ``max_instances`` instances of the pool."""
         inst, demand = self.placements[pool].instance_type, self.demands[pool]
         capacity, most = CopyDemand.capacity_of(inst), self.max_instances
@@ -620,18 +620,22 @@ class _PoolChecks:
         return self.each(lambda pool: [self.fleet_problem(prop, count, pool)])
 
 
-def _component_rollout_kind(describe: str) -> str:
-    return (
-        f"an inference component updates its copies in rolling batches, got {describe}; use "
-        "Deployment.rolling(batch_percent=..., bake=...)"
+def _component_rollout_kind(describe: str) -> Problem:
+    return Problem.of(
+        "deployment",
+        None,
+        f"an inference component updates its copies in rolling batches, got {describe};",
+        "use Deployment.rolling(batch_percent=..., bake=...)",
     )
 
 
-def _schedule_releases_nothing(index: int, endpoint_path: str, min_instances: int) -> str:
-    return (
+def _schedule_releases_nothing(index: int, endpoint_path: str, min_instances: int) -> Problem:
+    return Problem.of(
+        f"autoscaling.schedule[{index}]",
+        None,
         f"schedule[{index}] scales the copies to zero, but endpoint '{endpoint_path}' keeps "
-        f"min_instances={min_instances} instance(s), which bill with no copy on them; create "
-        "the InferenceComponentEndpoint with min_instances=0"
+        f"min_instances={min_instances} instance(s), which bill with no copy on them;",
+        "create the InferenceComponentEndpoint with min_instances=0",
     )
 
 
@@ -651,17 +655,22 @@ def _accelerators_required(instance: InstanceType) -> Problem:
     )
 
 
-def _memory_above_instance(value: int, have_mib: int, instance: InstanceType) -> str:
-    return (
+def _memory_above_instance(value: int, have_mib: int, instance: InstanceType) -> Problem:
+    return Problem.of(
+        "min_memory_mib",
+        value,
         f"min_memory_mib={value} per copy but {instance.name} has {have_mib} MiB of host memory "
-        f"({instance.memory_gib:g} GiB); lower min_memory_mib or choose a larger instance type"
+        f"({instance.memory_gib:g} GiB);",
+        "lower min_memory_mib or choose a larger instance type",
     )
 
 
-def _cpu_above_instance(value: float, have: float, instance: InstanceType) -> str:
-    return (
-        f"cpu_cores={value:g} per copy but {instance.name} has {have:g} vCPUs; lower cpu_cores "
-        "or choose a larger instance type"
+def _cpu_above_instance(value: float, have: float, instance: InstanceType) -> Problem:
+    return Problem.of(
+        "cpu_cores",
+        value,
+        f"cpu_cores={value:g} per copy but {instance.name} has {have:g} vCPUs;",
+        "lower cpu_cores or choose a larger instance type",
     )
 
 
@@ -674,26 +683,33 @@ def _fleet_too_small(
     per: int,
     demand: str,
     most: int,
-) -> str:
-    return (
+) -> Problem:
+    return Problem.of(
+        prop,
+        count,
         f"{prop}={count} {what} need {needed} instances of {instance} ({per} "
         f"cop{'y' if per == 1 else 'ies'} of {demand} fit on one) but the endpoint's "
-        f"max_instances is {most}; raise max_instances or lower {prop}"
+        f"max_instances is {most};",
+        f"raise max_instances or lower {prop}",
     )
 
 
-def _copies_outside_scaling(copies: int, low: int, high: int) -> str:
-    return (
-        f"copies {copies} is outside autoscaling's [{low}, {high}]; set copies within that range "
-        "(copies start at 1 or more even when scaling to zero)"
+def _copies_outside_scaling(copies: int, low: int, high: int) -> Problem:
+    return Problem.of(
+        "copies",
+        copies,
+        f"copies {copies} is outside autoscaling's [{low}, {high}];",
+        "set copies within that range (copies start at 1 or more even when scaling to zero)",
     )
 
 
-def _scale_to_zero_needs_release(endpoint_path: str, min_instances: int) -> str:
-    return (
+def _scale_to_zero_needs_release(endpoint_path: str, min_instances: int) -> Problem:
+    return Problem.of(
+        "autoscaling",
+        None,
         "autoscaling min_capacity=0 (scale to zero) needs an endpoint that can release its "
-        f"instances, but endpoint '{endpoint_path}' has min_instances={min_instances}; create "
-        "the InferenceComponentEndpoint with min_instances=0"
+        f"instances, but endpoint '{endpoint_path}' has min_instances={min_instances};",
+        "create the InferenceComponentEndpoint with min_instances=0",
     )
 
 

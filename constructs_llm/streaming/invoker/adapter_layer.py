@@ -12,7 +12,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from constructs_llm import catalogs
-from constructs_llm.problems import fail
+from constructs_llm.problems import Problem, fail
 from constructs_llm.stack_rules import assert_before_deploy
 
 
@@ -83,16 +83,18 @@ def _published_layer(region: str) -> PublishedLayer:
     )
 
 
-def adapter_layer_problem(region: str) -> str | None:
+def adapter_layer_problem(region: str) -> Problem | None:
     """Why no published layer serves ``region`` (a partition the adapter is not published
     in), or None."""
     prefixes = catalogs.lwa_layers().unsupported_partition_prefixes
     if Token.is_unresolved(region) or not any(region.startswith(p) for p in prefixes):
         return None
-    return (
+    return Problem.of(
+        "adapter_layer",
+        None,
         f"no published Lambda Web Adapter layer is known for region {region!r}; publish the "
         "adapter in that partition and pass adapter_layer=LayerVersion."
-        "from_layer_version_arn(...) (an arm64 build)"
+        "from_layer_version_arn(...) (an arm64 build)",
     )
 
 
@@ -109,7 +111,7 @@ def _commercial_partition_rule(stack: Stack) -> None:
     )
 
 
-def layer_architecture_problem(layer: object, architecture: object) -> str | None:
+def layer_architecture_problem(layer: object, architecture: object) -> Problem | None:
     """A published adapter layer given for another architecture than the function's: Lambda
     runs the layer's ``bootstrap`` binary, which a function of the other architecture cannot
     execute, so every invocation fails at start ("exec format error"). The function is arm64
@@ -124,8 +126,10 @@ def layer_architecture_problem(layer: object, architecture: object) -> str | Non
     if built_for is None or built_for == runs:
         return None
     wanted = "ARM_64" if built_for == "arm64" else "X86_64"
-    return (
+    return Problem.of(
+        "adapter_layer",
+        layer,
         f"adapter_layer {arn!r} is the Lambda Web Adapter built for {built_for}, but the function "
-        f"is {runs}{'' if function else ' (the default)'}; pass "
-        f"architecture=lambda_.Architecture.{wanted}, or the layer built for {runs}"
+        f"is {runs}{'' if function else ' (the default)'};",
+        f"pass architecture=lambda_.Architecture.{wanted}, or the layer built for {runs}",
     )

@@ -10,7 +10,7 @@ from aws_cdk import Duration, Token
 from aws_cdk import aws_lambda as lambda_
 
 from constructs_llm.cdk_values import cdk_kind
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.streaming.formats import Env
 from constructs_llm.values import describe, duration_problem
 
@@ -128,25 +128,34 @@ def _secret_id(secret: secretsmanager.ISecret) -> str:
     return full_arn if full_arn is not None else secret.secret_name
 
 
-def _secret_problem(secret: object) -> str | None:
+def _secret_problem(secret: object) -> Problem | None:
     if isinstance(secret, str):
         if secret.startswith("arn:") and not Token.is_unresolved(secret):
-            return (
-                f"secret must be a Secrets Manager secret, got the string {secret!r}; pass "
-                "secretsmanager.Secret.from_secret_complete_arn(self, 'ApiKeys', arn)"
+            return Problem.of(
+                "secret",
+                secret,
+                f"secret must be a Secrets Manager secret, got the string {secret!r};",
+                "pass secretsmanager.Secret.from_secret_complete_arn(self, 'ApiKeys', arn)",
             )
         shown = (
             "a string" if Token.is_unresolved(secret) else f"a string of {len(secret)} characters"
         )
         if secret.startswith("sk-"):
             shown = f"'sk-…' ({len(secret)} characters)"
-        return (
+        return Problem.of(
+            "secret",
+            secret,
             f"secret must be a Secrets Manager secret, got {shown} (not shown: it may be a "
-            "key); a key in the app would be readable in the template. Store the keys in "
+            "key); a key in the app would be readable in the template.",
+            "Store the keys in "
             "Secrets Manager (`aws secretsmanager create-secret --name llm/api-keys "
             "--secret-string <key>`) and pass secretsmanager.Secret.from_secret_name_v2(self, "
-            "'ApiKeys', 'llm/api-keys'), or create a secretsmanager.Secret in the stack"
+            "'ApiKeys', 'llm/api-keys'), or create a secretsmanager.Secret in the stack",
         )
     if not cdk_kind(secret, "aws_secretsmanager", "ISecret"):
-        return f"secret must be a secretsmanager.ISecret, got {describe(secret)}"
+        return Problem.of(
+            "secret",
+            secret,
+            f"secret must be a secretsmanager.ISecret, got {describe(secret)}",
+        )
     return None

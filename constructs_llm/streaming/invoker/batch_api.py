@@ -463,11 +463,31 @@ def _check(
 ) -> None:
     problems = Problems(f"StreamingInvoker '{scope.node.path}'.add_batch_api")
     if bucket is not None and not cdk_kind(bucket, "aws_s3", "IBucket"):
-        problems.add(f"bucket must be an s3.IBucket, got {bucket!r}; pass s3.Bucket(...)")
+        problems.add(
+            Problem.of(
+                "bucket",
+                bucket,
+                f"bucket must be an s3.IBucket, got {bucket!r};",
+                "pass s3.Bucket(...)",
+            )
+        )
     if access_logs is not None and not cdk_kind(access_logs, "aws_s3", "IBucket"):
-        problems.add(f"access_logs must be an s3.IBucket, got {access_logs!r}")
+        problems.add(
+            Problem.of(
+                "access_logs",
+                access_logs,
+                f"access_logs must be an s3.IBucket, got {access_logs!r}",
+            )
+        )
     if bucket is not None and access_logs is not None:
-        problems.add("access_logs applies to the bucket add_batch_api makes; give it to yours")
+        problems.add(
+            Problem.of(
+                "access_logs",
+                access_logs,
+                "access_logs applies to the bucket add_batch_api makes;",
+                "give it to yours",
+            )
+        )
     problems.add(
         duration_problem(
             "retention",

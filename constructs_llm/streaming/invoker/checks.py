@@ -5,9 +5,9 @@ and those of ``add_distribution``.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from aws_cdk import Duration, Stack, Token
 from aws_cdk import aws_lambda as lambda_
@@ -96,14 +96,23 @@ def check_invoker(
         problems.add(log_retention_problem("log_retention", log_retention))
     if not isinstance(auth, InvokerAuth):
         problems.add(
-            f"auth must be InvokerAuth.iam() or InvokerAuth.api_keys(secret), got "
-            f"{describe(auth)}; wrap a secret of keys as InvokerAuth.api_keys(secret)"
+            Problem.of(
+                "auth",
+                auth,
+                "auth must be InvokerAuth.iam() or InvokerAuth.api_keys(secret), got "
+                f"{describe(auth)};",
+                "wrap a secret of keys as InvokerAuth.api_keys(secret)",
+            )
         )
     problem = positive_int_problem("max_concurrency", max_concurrency)
     if problem is not None:
         problems.add(
-            f"{problem}; it is the function's reserved concurrency (requests at once), or "
-            "leave it unset to use the account's pool"
+            replace(
+                problem,
+                wrong=f"{problem.wrong};",
+                fix="it is the function's reserved concurrency (requests at once), or leave it "
+                "unset to use the account's pool",
+            )
         )
     problems.add(
         duration_problem(
@@ -131,13 +140,23 @@ def check_invoker(
     problems.add(_reasoning_field_problem(reasoning_field))
     if cors is not None and not isinstance(cors, Cors):
         problems.add(
-            f"cors must be Cors(allowed_origins=[...]), got {describe(cors)}; e.g. "
-            "cors=Cors(allowed_origins=['https://app.example.com'])"
+            Problem.of(
+                "cors",
+                cors,
+                f"cors must be Cors(allowed_origins=[...]), got {describe(cors)}; e.g. "
+                "cors=Cors(allowed_origins=['https://app.example.com'])",
+            )
         )
     problems.add(_capacity_wait_problem(capacity_wait, timeout))
     problems.extend(availability_problems(Stack.of(invoker).region, INVOKER_FEATURES))
     if isinstance(memory_size, bool) or not isinstance(memory_size, int):
-        problems.add(f"memory_size must be an integer number of MiB, got {memory_size!r}")
+        problems.add(
+            Problem.of(
+                "memory_size",
+                memory_size,
+                f"memory_size must be an integer number of MiB, got {memory_size!r}",
+            )
+        )
     elif not 128 <= memory_size <= 10240:
         slip = (
             f"; memory_size is in MiB: for {memory_size} GiB pass memory_size={memory_size} * "
@@ -145,7 +164,13 @@ def check_invoker(
             if 1 <= memory_size <= 10
             else ""
         )
-        problems.add(f"memory_size must be 128-10240 MiB, got {memory_size!r}{slip}")
+        problems.add(
+            Problem.of(
+                "memory_size",
+                memory_size,
+                f"memory_size must be 128-10240 MiB, got {memory_size!r}{slip}",
+            )
+        )
     problems.raise_if_any()
     return called
 
@@ -169,7 +194,7 @@ def _capacity_wait_problem(wait: object, timeout: object) -> Problem | None:
     )
 
 
-def _request_bytes_problem(value: object) -> str | None:
+def _request_bytes_problem(value: object) -> Problem | None:
     """``max_request_bytes``: 1 KiB up to the function URL's 6 MB request payload limit."""
     if value is None:
         return None
@@ -178,17 +203,25 @@ def _request_bytes_problem(value: object) -> str | None:
         f"keep the default ({DEFAULT_MAX_REQUEST_BYTES:,}) or pass 1,024-{MAX_REQUEST_BYTES:,}"
     )
     if isinstance(value, bool) or not isinstance(value, int):
-        return f"max_request_bytes must be an integer number of bytes, got {describe(value)}; {fix}"
+        return Problem.of(
+            "max_request_bytes",
+            value,
+            f"max_request_bytes must be an integer number of bytes, got {describe(value)};",
+            fix,
+        )
     if not 1024 <= value <= MAX_REQUEST_BYTES:
-        return (
+        return Problem.of(
+            "max_request_bytes",
+            value,
             f"max_request_bytes must be between 1,024 and {MAX_REQUEST_BYTES:,} (the function "
             "URL's 6 MB request payload limit: Lambda refuses a larger body before the "
-            f"runtime sees it), got {value:,}; {fix}"
+            f"runtime sees it), got {value:,};",
+            fix,
         )
     return None
 
 
-def _reasoning_field_problem(value: object) -> str | None:
+def _reasoning_field_problem(value: object) -> Problem | None:
     """``reasoning_field``: a ``ReasoningField``, or its value."""
     if value is None or isinstance(value, ReasoningField):
         return None
@@ -196,10 +229,13 @@ def _reasoning_field_problem(value: object) -> str | None:
         return None
     allowed = ", ".join(f"ReasoningField.{each.name} ({each.value!r})" for each in ReasoningField)
     shown = repr(value) if isinstance(value, str) else describe(value)
-    return (
-        f"reasoning_field must be one of {allowed}, got {shown}; keep the default "
+    return Problem.of(
+        "reasoning_field",
+        value,
+        f"reasoning_field must be one of {allowed}, got {shown};",
+        "keep the default "
         "(reasoning) for current clients, or pass ReasoningField.REASONING_CONTENT for clients "
-        "that read only the older name"
+        "that read only the older name",
     )
 
 
@@ -213,8 +249,13 @@ def _adapter_problems(
         return
     if isinstance(architecture, lambda_.Architecture):
         problems.add(
-            f"architecture={architecture.name} needs adapter_layer=... built for it; without one "
-            "the published layer for the region decides the architecture"
+            Problem.of(
+                "adapter_layer",
+                None,
+                f"architecture={architecture.name} needs adapter_layer=... built for it; without "
+                "one "
+                "the published layer for the region decides the architecture",
+            )
         )
     problems.add(adapter_layer_problem(Stack.of(invoker).region))
 
@@ -288,7 +329,14 @@ def check_distribution(
     problems.add(duration_type_problem("rate_limit_window", window))
     problems.add(str_problem("web_acl_arn", web_acl_arn, example=_WEB_ACL_ARN))
     if has_distribution:
-        problems.add("the invoker already has a distribution; use invoker.distribution")
+        problems.add(
+            Problem.of(
+                "add_distribution",
+                None,
+                "the invoker already has a distribution;",
+                "use invoker.distribution",
+            )
+        )
     problems.add(_oac_problem(mode, oac))
     problems.add(
         duration_problem(
@@ -327,49 +375,77 @@ def _certificate_problems(certificate: object, domain_names: object) -> list[str
         return [kind, *names]
     if certificate is None and domain_names is not None:
         return [
-            "domain_names=... need certificate=... (an ACM certificate in us-east-1 that "
-            "covers them): CloudFront serves alternate domain names only with a certificate"
+            Problem.of(
+                "certificate",
+                certificate,
+                "domain_names=... need certificate=... (an ACM certificate in us-east-1 that "
+                "covers them): CloudFront serves alternate domain names only with a certificate",
+            )
         ]
     if certificate is None:
         return []
     if not domain_names:
         return [
-            "certificate=... needs domain_names=[...], the names it covers that clients call "
-            "(e.g. ['llm.example.com']): CloudFront uses a certificate of one's own only for "
-            "alternate domain names, and serves its *.cloudfront.net name with the default one"
+            Problem.of(
+                "certificate",
+                certificate,
+                "certificate=... needs domain_names=[...], the names it covers that clients call "
+                "(e.g. ['llm.example.com']): CloudFront uses a certificate of one's own only for "
+                "alternate domain names, and serves its *.cloudfront.net name with the default one",
+            )
         ]
     return [_certificate_region_problem(certificate)]
 
 
-def _domain_names_problems(domain_names: object) -> list[str | None]:
+def _domain_names_problems(domain_names: object) -> list[Problem | None]:
     if domain_names is None:
         return []
     if isinstance(domain_names, str) or not isinstance(domain_names, Sequence):
         return [
-            f"domain_names must be a list of DNS names such as ['llm.example.com'], got "
-            f"{describe(domain_names)}"
+            Problem.of(
+                "domain_names",
+                domain_names,
+                f"domain_names must be a list of DNS names such as ['llm.example.com'], got "
+                f"{describe(domain_names)}",
+            )
         ]
-    found: list[str | None] = []
+    found: list[Problem | None] = []
     for i, name in enumerate(domain_names):
         if not isinstance(name, str):
-            found.append(f"domain_names[{i}] must be a string, got {describe(name)}")
+            found.append(
+                Problem.of(
+                    f"domain_names[{i}]",
+                    name,
+                    f"domain_names[{i}] must be a string, got {describe(name)}",
+                )
+            )
         elif Token.is_unresolved(name):
             continue
         elif len(name) > 253 or not _DOMAIN.fullmatch(name):
             host = re.sub(r"^[a-z]+://", "", name).split("/")[0]
             hint = f"; did you mean {host!r}?" if host != name and _DOMAIN.fullmatch(host) else ""
             found.append(
-                f"domain_names[{i}] must be a DNS name such as 'llm.example.com' or "
-                f"'*.example.com' (no scheme, port or path), got {name!r}{hint}"
+                Problem.of(
+                    f"domain_names[{i}]",
+                    name,
+                    f"domain_names[{i}] must be a DNS name such as 'llm.example.com' or "
+                    f"'*.example.com' (no scheme, port or path), got {name!r}{hint}",
+                )
             )
     strings = [n for n in domain_names if isinstance(n, str)]
     duplicates = sorted({n for n in strings if strings.count(n) > 1})
     if duplicates:
-        found.append(f"domain_names lists {', '.join(map(repr, duplicates))} more than once")
+        found.append(
+            Problem.of(
+                "domain_names",
+                duplicates,
+                f"domain_names lists {', '.join(map(repr, duplicates))} more than once",
+            )
+        )
     return found
 
 
-def _certificate_region_problem(certificate: object) -> str | None:
+def _certificate_region_problem(certificate: object) -> Problem | None:
     """CloudFront takes ACM certificates from us-east-1 only: an imported ARN names its region,
     a certificate requested in a stack with a region is in that region."""
     arn = str(getattr(certificate, "certificate_arn", ""))
@@ -382,65 +458,88 @@ def _certificate_region_problem(certificate: object) -> str | None:
         where = f"it is requested in a stack in {region!r}"
     if region is None or Token.is_unresolved(region) or region == WAF_REGION:
         return None
-    return (
-        f"certificate: CloudFront takes ACM certificates from {WAF_REGION} only, but {where}; "
+    return Problem.of(
+        "certificate",
+        certificate,
+        f"certificate: CloudFront takes ACM certificates from {WAF_REGION} only, but {where};",
         f"request the certificate in {WAF_REGION} (a stack of its own with "
-        f"env=Environment(region='{WAF_REGION}') and cross_region_references=True) and pass it"
+        f"env=Environment(region='{WAF_REGION}') and cross_region_references=True) and pass it",
     )
 
 
-def _heartbeat_problem(heartbeat: Duration | None, read_timeout: Duration) -> str | None:
+def _heartbeat_problem(heartbeat: Duration | None, read_timeout: Duration) -> Problem | None:
     if heartbeat is None or not isinstance(read_timeout, Duration):
         return None
     beat, limit = heartbeat.to_seconds(), read_timeout.to_seconds()
     if beat < limit:
         return None
-    return (
+    return Problem.of(
+        "read_timeout",
+        read_timeout,
         f"the invoker's heartbeat ({beat:g} s) must be shorter than read_timeout "
-        f"({limit:g} s), or CloudFront drops a stream still waiting for its first token; "
-        "lower heartbeat= or raise read_timeout="
+        f"({limit:g} s), or CloudFront drops a stream still waiting for its first token;",
+        "lower heartbeat= or raise read_timeout=",
     )
 
 
-def _viewer_auth_problem(mode: AuthMode, public: object) -> str | None:
+def _viewer_auth_problem(mode: AuthMode, public: object) -> Problem | None:
     """Who may call through the distribution must be a choice: with IAM auth, origin access
     control signs every viewer's request (CloudFront Developer Guide,
     private-content-restricting-access-to-lambda), so anyone who reaches the distribution
     calls the model; with API keys the keys authenticate viewers."""
     if public is not None and not isinstance(public, bool):
-        return f"public must be True or False, got {describe(public)}"
+        return Problem.of(
+            "public",
+            public,
+            f"public must be True or False, got {describe(public)}",
+        )
     if mode is AuthMode.IAM and public is not True:
-        return (
+        return Problem.of(
+            "public",
+            public,
             "auth=InvokerAuth.iam() behind add_distribution() is an anonymous public API: "
             "CloudFront's origin access control signs every viewer's request with its own "
             "identity, so anyone who reaches the distribution can call the model, without "
-            "AWS credentials; use auth=InvokerAuth.api_keys(secret) so keys authenticate "
+            "AWS credentials;",
+            "use auth=InvokerAuth.api_keys(secret) so keys authenticate "
             "viewers, or pass add_distribution(public=True) to say that anyone may call "
-            "(and limit it with rate_limit=... or web_acl_arn=...)"
+            "(and limit it with rate_limit=... or web_acl_arn=...)",
         )
     if mode is AuthMode.API_KEYS and public is True:
-        return (
+        return Problem.of(
+            "public",
+            public,
             "public=True with auth=InvokerAuth.api_keys(...): the keys authenticate every "
-            "viewer, so the distribution is not public; drop public=True"
+            "viewer, so the distribution is not public;",
+            "drop public=True",
         )
     return None
 
 
-def _oac_problem(mode: AuthMode, oac: object) -> str | None:
+def _oac_problem(mode: AuthMode, oac: object) -> Problem | None:
     if not isinstance(oac, bool):
-        return f"origin_access_control must be True or False, got {oac!r}"
+        return Problem.of(
+            "origin_access_control",
+            oac,
+            f"origin_access_control must be True or False, got {oac!r}",
+        )
     if mode is AuthMode.IAM and not oac:
-        return (
+        return Problem.of(
+            "origin_access_control",
+            oac,
             "origin_access_control=False with auth=InvokerAuth.iam(): the function URL "
             "requires SigV4 (AWS_IAM), so CloudFront must sign with origin access control or "
-            "every request gets 403; keep the default, or use "
-            "auth=InvokerAuth.api_keys(secret) for an unsigned front door"
+            "every request gets 403;",
+            "keep the default, or use auth=InvokerAuth.api_keys(secret) for an unsigned front door",
         )
     if mode is AuthMode.API_KEYS and oac:
-        return (
+        return Problem.of(
+            "origin_access_control",
+            oac,
             "origin_access_control=True with auth=InvokerAuth.api_keys(...): OAC needs an "
             "AWS_IAM function URL and overwrites the client's Authorization header, so no key "
-            "would reach the runtime; keep the default (False)"
+            "would reach the runtime;",
+            "keep the default (False)",
         )
     return None
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration, Token
 
-from constructs_llm.problems import Problems
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.streaming.formats import DEFAULT_CORS_HEADERS, DEFAULT_CORS_MAX_AGE_S, Env
 from constructs_llm.values import describe, duration_problem
 
@@ -82,52 +82,107 @@ class Cors:
         }
 
 
-def _origins_problems(origins: object) -> list[str | None]:
+def _origins_problems(origins: object) -> list[Problem | None]:
     fix = "e.g. allowed_origins=['https://app.example.com'], or ['*'] for every origin"
     if isinstance(origins, str) or not isinstance(origins, Sequence):
-        return [f"allowed_origins must be a list of origins, got {describe(origins)}; {fix}"]
+        return [
+            Problem.of(
+                "allowed_origins",
+                origins,
+                f"allowed_origins must be a list of origins, got {describe(origins)};",
+                fix,
+            )
+        ]
     if not origins:
-        return [f"allowed_origins must name at least one origin, got []; {fix}"]
+        return [
+            Problem.of(
+                "allowed_origins",
+                origins,
+                "allowed_origins must name at least one origin, got [];",
+                fix,
+            )
+        ]
     if len(origins) > _MAX_ITEMS:
-        return [f"allowed_origins takes at most {_MAX_ITEMS} origins, got {len(origins)}"]
-    found: list[str | None] = []
+        return [
+            Problem.of(
+                "allowed_origins",
+                origins,
+                f"allowed_origins takes at most {_MAX_ITEMS} origins, got {len(origins)}",
+            )
+        ]
+    found: list[Problem | None] = []
     for i, origin in enumerate(origins):
         if not isinstance(origin, str):
-            found.append(f"allowed_origins[{i}] must be a string, got {describe(origin)}")
+            found.append(
+                Problem.of(
+                    f"allowed_origins[{i}]",
+                    origin,
+                    f"allowed_origins[{i}] must be a string, got {describe(origin)}",
+                )
+            )
         elif origin == "*" and len(origins) > 1:
-            found.append("allowed_origins: '*' allows every origin; give it alone")
+            found.append(
+                Problem.of(
+                    "allowed_origins",
+                    "*",
+                    "allowed_origins: '*' allows every origin;",
+                    "give it alone",
+                )
+            )
         elif (
             origin != "*"
             and not Token.is_unresolved(origin)
             and not _ORIGIN.fullmatch(origin.rstrip("/"))
         ):
             found.append(
-                f"allowed_origins[{i}] must be an origin such as 'https://app.example.com' "
-                f"(a scheme, a host and an optional port; no path), got {origin!r}"
+                Problem.of(
+                    f"allowed_origins[{i}]",
+                    origin,
+                    f"allowed_origins[{i}] must be an origin such as 'https://app.example.com' "
+                    f"(a scheme, a host and an optional port; no path), got {origin!r}",
+                )
             )
     return found
 
 
-def _headers_problems(headers: object) -> list[str | None]:
+def _headers_problems(headers: object) -> list[Problem | None]:
     if headers is None:
         return []
     if isinstance(headers, str) or not isinstance(headers, Sequence):
         return [
-            f"allowed_headers must be a list of header names such as ['authorization', "
-            f"'content-type'], got {describe(headers)}"
+            Problem.of(
+                "allowed_headers",
+                headers,
+                f"allowed_headers must be a list of header names such as ['authorization', "
+                f"'content-type'], got {describe(headers)}",
+            )
         ]
     if not headers or len(headers) > _MAX_ITEMS:
-        return [f"allowed_headers must list 1-{_MAX_ITEMS} header names, got {len(headers)}"]
-    found: list[str | None] = []
+        return [
+            Problem.of(
+                "allowed_headers",
+                headers,
+                f"allowed_headers must list 1-{_MAX_ITEMS} header names, got {len(headers)}",
+            )
+        ]
+    found: list[Problem | None] = []
     for i, name in enumerate(headers):
         if not isinstance(name, str) or not _HEADER.fullmatch(name):
             found.append(
-                f"allowed_headers[{i}] must be a header name such as 'authorization', got "
-                f"{describe(name) if not isinstance(name, str) else repr(name)}"
+                Problem.of(
+                    f"allowed_headers[{i}]",
+                    name,
+                    f"allowed_headers[{i}] must be a header name such as 'authorization', got "
+                    f"{describe(name) if not isinstance(name, str) else repr(name)}",
+                )
             )
         elif name == "*":
             found.append(
-                "allowed_headers: '*' does not cover Authorization in browsers; list the "
-                "headers by name"
+                Problem.of(
+                    "allowed_headers",
+                    "*",
+                    "allowed_headers: '*' does not cover Authorization in browsers;",
+                    "list the headers by name",
+                )
             )
     return found

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from aws_cdk import Duration
 
 from constructs_llm.operations.metrics import MetricOverrides, check_metric_name, with_defaults
-from constructs_llm.problems import fail
+from constructs_llm.problems import Problem, fail
 from constructs_llm.streaming.formats import ERROR_KINDS, NAMESPACE
 from constructs_llm.values import describe
 
@@ -72,13 +72,22 @@ class InvokerMetrics:
             if not isinstance(name, str):
                 fail(
                     "",
-                    f"target must be one of this invoker's targets ({served}), got "
-                    f"{describe(target)}; pass one of them, or leave target out for the first",
+                    Problem.of(
+                        "target",
+                        target,
+                        f"target must be one of this invoker's targets ({served}), got "
+                        f"{describe(target)};",
+                        "pass one of them, or leave target out for the first",
+                    ),
                 )
             fail(
                 "",
-                f"target {name!r} is not one of this invoker's targets ({served}); pass one of "
-                "them, or leave target out for the first",
+                Problem.of(
+                    "target",
+                    name,
+                    f"target {name!r} is not one of this invoker's targets ({served});",
+                    "pass one of them, or leave target out for the first",
+                ),
             )
         return target
 
@@ -141,7 +150,12 @@ class InvokerMetrics:
         if kind not in ERROR_KINDS:
             fail(
                 "metric_errors",
-                f"kind must be one of {', '.join(ERROR_KINDS)} or None (every kind), got {kind!r}",
+                Problem.of(
+                    "kind",
+                    kind,
+                    f"kind must be one of {', '.join(ERROR_KINDS)} or None (every kind), got "
+                    f"{kind!r}",
+                ),
             )
         dimensions = {**_metric_dimensions(self._metered(target)), "ErrorKind": kind}
         return self.metric(

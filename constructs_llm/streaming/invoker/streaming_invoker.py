@@ -20,7 +20,7 @@ from constructs import Construct
 
 from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.problems import fail
+from constructs_llm.problems import Problem, fail
 from constructs_llm.region_availability import assert_available
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.streaming.formats import Env, ReasoningField
@@ -397,7 +397,12 @@ class StreamingInvoker(InvokerMetrics, Construct):
         if self.batch_api is not None:
             fail(
                 f"StreamingInvoker '{self.node.path}'.add_batch_api",
-                "the invoker already has a Batch API; call add_batch_api() once",
+                Problem.of(
+                    "add_batch_api",
+                    None,
+                    "the invoker already has a Batch API;",
+                    "call add_batch_api() once",
+                ),
             )
         self.batch_api = BatchApi(
             self,

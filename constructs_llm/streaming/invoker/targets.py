@@ -40,6 +40,7 @@ from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.problems import Problem
 from constructs_llm.streaming.formats import EngineName, Env, ModelKind, RouteSpec
 from constructs_llm.values import describe
 
@@ -56,28 +57,37 @@ _FIX = "create an LlmEndpoint, an InferenceComponent or component.add_adapter(..
 
 def check_targets(
     invoker: Construct, target: object, targets: object
-) -> tuple[list[InvocationTarget], list[str]]:
+) -> tuple[list[InvocationTarget], list[Problem]]:
     """The invoker's targets (``target=`` or ``targets=``), and every problem with them."""
     if target is not None and targets is not None:
-        return [], ["pass target=... for one model or targets=[...] for several, not both"]
+        wrong = "pass target=... for one model or targets=[...] for several, not both"
+        return [], [Problem.of("targets", targets, wrong)]
     if target is None and targets is None:
-        return [], ["pass target=<endpoint or component> (or targets=[...] for several models)"]
+        wrong = "pass target=<endpoint or component> (or targets=[...] for several models)"
+        return [], [Problem.of("target", None, wrong)]
     if targets is None:
         given, label = [target], "target"
     elif not isinstance(targets, list | tuple):
-        return [], [f"targets must be a list of endpoints or components, got {describe(targets)}"]
+        wrong = f"targets must be a list of endpoints or components, got {describe(targets)}"
+        return [], [Problem.of("targets", targets, wrong)]
     elif not targets:
-        return [], [f"targets must hold at least one endpoint or component, got []; {_FIX}"]
+        wrong = "targets must hold at least one endpoint or component, got [];"
+        return [], [Problem.of("targets", targets, wrong, _FIX)]
     else:
         given, label = list(targets), "targets"
-    problems: list[str] = []
+    problems: list[Problem] = []
     found: list[InvocationTarget] = []
     for index, item in enumerate(given):
         where = label if label == "target" else f"targets[{index}]"
         if not isinstance(item, InvocationTarget):
             problems.append(
-                f"{where} must be an LlmEndpoint, an InferenceComponent or an adapter, got "
-                f"{describe(item)}; {_FIX}"
+                Problem.of(
+                    where,
+                    item,
+                    f"{where} must be an LlmEndpoint, an InferenceComponent or an adapter, got "
+                    f"{describe(item)};",
+                    _FIX,
+                )
             )
             continue
         problems += _stack_problems(invoker, item, where)
@@ -88,19 +98,21 @@ def check_targets(
     return found, problems
 
 
-def _async_target(where: str, target: str) -> str:
-    return (
+def _async_target(where: str, target: str) -> Problem:
+    return Problem.of(
+        "targets",
+        target,
         f"{where} {target} is an asynchronous endpoint (async_inference=...), which answers "
         'InvokeEndpointAsync only ("the presence of an asynchronous inference configuration '
         "(AsyncInferenceConfig) object in the endpoint configuration implies that the endpoint "
         "can only receive asynchronous invocations\", SageMaker's asynchronous inference "
         "guide), and the invoker streams with InvokeEndpointWithResponseStream; submit requests "
         "with constructs_llm.streaming.submit_chat (or chat_async), or front a real-time "
-        "LlmEndpoint of the model with the invoker"
+        "LlmEndpoint of the model with the invoker",
     )
 
 
-def _stack_problems(invoker: Construct, target: InvocationTarget, where: str) -> list[str]:
+def _stack_problems(invoker: Construct, target: InvocationTarget, where: str) -> list[Problem]:
     """A target from another stack would tie the two stacks together with exports; an
     endpoint deployed elsewhere is imported by name instead."""
     if isinstance(target, ImportedEndpoint) or not isinstance(target, Construct):
@@ -110,22 +122,39 @@ def _stack_problems(invoker: Construct, target: InvocationTarget, where: str) ->
         return []
     located = f"{where} {describe(target)} is in stack '{there.node.path}', the invoker in "
     if target.inference_component_name is not None:  # an import holds no component name
-        return [f"{located}'{here.node.path}'; move the invoker to the component's stack"]
+        return [
+            Problem.of(
+                "targets",
+                target,
+                f"{located}'{here.node.path}';",
+                "move the invoker to the component's stack",
+            )
+        ]
     return [
-        f"{located}'{here.node.path}'; import it into this stack with "
-        "LlmEndpoint.from_endpoint_attributes(self, id, endpoint_name=..., engine=...) (or move "
-        "the invoker to its stack)"
+        Problem.of(
+            "targets",
+            target,
+            f"{located}'{here.node.path}';",
+            "import it into this stack with "
+            "LlmEndpoint.from_endpoint_attributes(self, id, endpoint_name=..., engine=...) "
+            "(or move "
+            "the invoker to its stack)",
+        )
     ]
 
 
-def _duplicate_names(targets: Sequence[InvocationTarget]) -> list[str]:
+def _duplicate_names(targets: Sequence[InvocationTarget]) -> list[Problem]:
     """Clients pick a target by its served model name, so each name must be unique."""
     owners: dict[str, list[str]] = {}
     for target in targets:
         owners.setdefault(target.served_model_name, []).append(describe(target))
     return [
-        f"targets serve the model name {name!r} {len(who)} times ({', '.join(who)}); pass "
-        "served_model_name=... to one of them (an adapter is served under its name)"
+        Problem.of(
+            "served_model_name",
+            name,
+            f"targets serve the model name {name!r} {len(who)} times ({', '.join(who)});",
+            "pass served_model_name=... to one of them (an adapter is served under its name)",
+        )
         for name, who in owners.items()
         if len(who) > 1
     ]
@@ -211,7 +240,7 @@ def _embedding_route(target: InvocationTarget) -> RouteSpec:
 
 def environment_size_problem(
     env: Mapping[str, str], targets: Sequence[InvocationTarget]
-) -> str | None:
+) -> Problem | None:
     """The environment must fit Lambda's 4 KB; endpoint names are counted at their longest."""
     if len(targets) > 1 or any(t.model_kind is ModelKind.EMBEDDING for t in targets):
         routes = json.dumps([_route(t) for t in targets], separators=(",", ":"))
@@ -219,10 +248,12 @@ def environment_size_problem(
     size = _LATER_KEYS_ESTIMATE + sum(len(k) + _size(v) for k, v in env.items())
     if size <= _LAMBDA_ENV_LIMIT:
         return None
-    return (
+    return Problem.of(
+        "targets",
+        None,
         f"the invoker's environment would take up to {size:,} bytes with {len(targets)} "
-        f"targets, above Lambda's {_LAMBDA_ENV_LIMIT:,}-byte limit on all environment variables; "
-        "split the targets over two invokers"
+        f"targets, above Lambda's {_LAMBDA_ENV_LIMIT:,}-byte limit on all environment variables;",
+        "split the targets over two invokers",
     )
 
 
