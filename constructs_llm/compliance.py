@@ -16,7 +16,7 @@ from typing import Any
 from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from constructs import IConstruct
 
-from constructs_llm.problems import fail
+from constructs_llm.problems import Problem, fail
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,8 @@ def _default_resource(scope: IConstruct | None) -> CfnResource:
     """Where a checkov skip on ``scope`` goes: the resource itself, or its default child."""
     child = scope.node.default_child if scope is not None else None
     if not isinstance(child, CfnResource):
-        fail("waive", f"checkov skips go on a CloudFormation resource, got {scope!r}")
+        wrong = f"checkov skips go on a CloudFormation resource, got {scope!r}"
+        fail("waive", Problem.of("scope", scope, wrong))
     return child
 
 

@@ -91,16 +91,21 @@ class Problems:
         self.subject = subject
         self._found: list[Problem] = []
 
-    def add(
-        self, problem: str | Problem | None, kind: type[ConfigurationError] | None = None
-    ) -> None:
-        """Adds ``problem`` unless it is None or empty; ``kind`` overrides a Problem's own."""
-        if problem:
-            self._found.append(as_problem(problem, kind))
+    def add(self, problem: Problem | None, kind: type[ConfigurationError] | None = None) -> None:
+        """Adds ``problem`` unless it is None; ``kind`` overrides its own. A bare message is
+        refused: every problem names its property (``Problem.of``)."""
+        if problem is None:
+            return
+        if not isinstance(problem, Problem):
+            raise TypeError(
+                "Problems.add takes a Problem (Problem.of(property, value, wrong, fix)), got "
+                f"{type(problem).__name__} {problem!r}"
+            )
+        self._found.append(problem if kind is None else problem.of_kind(kind))
 
     def extend(
         self,
-        problems: Iterable[str | Problem | None],
+        problems: Iterable[Problem | None],
         kind: type[ConfigurationError] | None = None,
     ) -> None:
         for problem in problems:
@@ -118,9 +123,7 @@ class Problems:
         if self._found:
             self._raise()
 
-    def fail(
-        self, problem: str | Problem, kind: type[ConfigurationError] | None = None
-    ) -> NoReturn:
+    def fail(self, problem: Problem, kind: type[ConfigurationError] | None = None) -> NoReturn:
         """Adds ``problem`` and raises one error naming it and every problem gathered before
         (for a check past which nothing else can be checked)."""
         self.add(problem, kind)
@@ -144,30 +147,20 @@ class Problems:
         raise error(text, self._found)
 
 
-def as_problem(found: str | Problem, kind: type[ConfigurationError] | None = None) -> Problem:
-    """A check's result as a Problem (of ``kind`` when given): a Problem as it is, the bare
-    message of a check that does not state its fields yet as one naming no property."""
-    if isinstance(found, str):
-        return Problem(property="", wrong=found, kind=kind or ConfigurationError)
-    return found if kind is None else found.of_kind(kind)
-
-
-def fail(
-    subject: str, message: str | Problem, kind: type[ConfigurationError] = ConfigurationError
-) -> NoReturn:
-    """Raises the one problem ``message`` of ``subject`` (a Problems of one)."""
-    Problems(subject).fail(message, kind)
+def fail(subject: str, problem: Problem, kind: type[ConfigurationError] | None = None) -> NoReturn:
+    """Raises the one ``problem`` of ``subject`` (a Problems of one), of ``kind`` when given."""
+    Problems(subject).fail(problem, kind)
 
 
 def fail_all(
     subject: str,
-    messages: Sequence[str | Problem],
-    kind: type[ConfigurationError] = ConfigurationError,
+    problems: Sequence[Problem],
+    kind: type[ConfigurationError] | None = None,
 ) -> NoReturn:
-    """Raises the problems ``messages`` (one or more) of ``subject`` as one error."""
-    problems = Problems(subject)
-    problems.extend(messages[:-1], kind)
-    problems.fail(messages[-1], kind)
+    """Raises ``problems`` (one or more) of ``subject`` as one error."""
+    found = Problems(subject)
+    found.extend(problems[:-1], kind)
+    found.fail(problems[-1], kind)
 
 
 def common_kind(kinds: Iterable[type[ConfigurationError]]) -> type[ConfigurationError]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
+from dataclasses import FrozenInstanceError
 
 import pytest
 from aws_cdk import Stack
@@ -62,7 +63,7 @@ def test_a_nested_value_s_problems_join_the_construct_s() -> None:
     # GIVEN a construct's own problem, and the problems of a placement it builds, which the
     # placement states without raising (each of its own kind)
     outer = Problems("LlmEndpoint 'Test/Endpoint'")
-    outer.add("endpoint_name must be a string, got 5")
+    outer.add(Problem.of("endpoint_name", 5, "endpoint_name must be a string, got 5"))
     nested = placement_problems("ml.gg5.2xlarge", accelerators="1")
     assert {p.kind for p in nested} == {ConfigurationError, InstanceTypeError}
     # WHEN they are gathered THEN one error names them all, the construct's first
@@ -79,8 +80,31 @@ def test_a_nested_value_s_problems_join_the_construct_s() -> None:
 
 
 def test_fail_raises_one_problem_of_its_kind() -> None:
-    with pytest.raises(ImageError, match=r"^ContainerImage\.dlc: bad tag$"):
-        fail("ContainerImage.dlc", "bad tag", ImageError)
+    with pytest.raises(ImageError, match=r"^ContainerImage\.dlc: bad tag; use 1\.0$") as caught:
+        fail("ContainerImage.dlc", Problem.of("tag", "x y", "bad tag;", "use 1.0"), ImageError)
+    (problem,) = caught.value.problems
+    assert (problem.property, problem.value, problem.kind) == ("tag", "x y", ImageError)
+
+
+def test_a_problem_is_a_frozen_value_rendered_from_its_fields() -> None:
+    # GIVEN a problem with its fields, found on a pool
+    problem = Problem.of(
+        "instance_count", 0, "instance_count must be an integer >= 1, got 0;", "use 1 or more"
+    ).at("pool 2: ")
+    # THEN its text is built from them, in one place, and the fields stay readable
+    assert str(problem) == "pool 2: instance_count must be an integer >= 1, got 0; use 1 or more"
+    assert (problem.property, problem.value, problem.fix) == ("instance_count", 0, "use 1 or more")
+    assert str(Problem.of("name", 5, "name must be a string, got 5")) == (
+        "name must be a string, got 5"
+    )
+    with pytest.raises(FrozenInstanceError):
+        problem.property = "copies"  # type: ignore[misc]
+
+
+def test_a_bare_message_is_refused() -> None:
+    # every problem names its property: a string is a check that forgot to
+    with pytest.raises(TypeError, match="Problems.add takes a Problem"):
+        Problems("LlmModel 'Test/Model'").add("instance_count must be >= 1")  # type: ignore[arg-type]
 
 
 def test_no_error_type_is_built_at_run_time() -> None:

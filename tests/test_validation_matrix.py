@@ -1,6 +1,8 @@
 """Catch it at synth: the one table of bad inputs across every construct and value, each
 failing while the app is built with an error users can catch (a ``constructs_llm.errors`` type)
-and a message that names the bad value and, where practical, the fix. A second table of valid
+and a message that names the bad value and, where practical, the fix. Each row names the
+property it expects the error to blame (``Problem.property``), or None for Python's own
+``TypeError``. A second table of valid
 edge cases must synthesize cleanly, and each warning has an id users can acknowledge.
 
 The rows live in ``tests/matrix/`` by what they build (values, models, hosting, operations:
@@ -49,12 +51,13 @@ def _default_model_ungated(request: pytest.FixtureRequest, monkeypatch: pytest.M
 # -- bad inputs --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("build", "error", "message"), BAD)
+@pytest.mark.parametrize(("build", "error", "message", "prop"), BAD)
 def test_bad_input_fails_at_synth_naming_the_value(
     new_stack: Callable[..., Stack],
     build: Build,
     error: type[Exception] | tuple[type[Exception], ...],
     message: str,
+    prop: str | None,
 ) -> None:
     # GIVEN an error users can catch: the library's own types (the nearest common one, for
     # problems of several kinds), or TypeError for Python typing
@@ -67,11 +70,20 @@ def test_bad_input_fails_at_synth_naming_the_value(
         _synth(stack)
     assert all(isinstance(caught.value, k) for k in kinds), type(caught.value).__mro__
     assert re.search(message, str(caught.value)), str(caught.value)
+    # AND a problem of the error blames the property the row names (Python's own TypeError
+    # holds no problems)
+    found = [(p.property, str(p)) for p in getattr(caught.value, "problems", ())]
+    assert (prop is None) == (kinds == (TypeError,)) and (prop is None) == (not found)
+    assert prop is None or prop in [p for p, _ in found], found
 
 
 def test_the_tables_span_every_construct_and_match_the_docs() -> None:
     ids = [str(p.id) for p in BAD]
     assert len(set(ids)) == len(ids)
+    # every row names the property it blames: a string, or None for Python's TypeError
+    for row in BAD:
+        _build, error, _message, prop = row.values
+        assert prop is None if error is TypeError else isinstance(prop, str) and prop, row.id
     controls = [str(p.id) for p in CONTROLS]
     assert len(set(controls)) == len(controls)
     # docs/verification.md states the tables' sizes and cites their rows: each citation (a

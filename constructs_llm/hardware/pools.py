@@ -37,7 +37,7 @@ from dataclasses import replace
 from constructs_llm.errors import InstanceTypeError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.problems import Problem, as_problem
+from constructs_llm.problems import Problem
 from constructs_llm.values import duration_problem, duration_type_problem
 
 #: What ``instance_type=`` takes: one type, or a list of them in order of preference.
@@ -236,7 +236,7 @@ def provision_timeout_problem(value: object, pools: InstancePools | None) -> Pro
 def pool_problem(
     pools: InstancePools,
     index: int,
-    found: str | Problem,
+    found: Problem,
     *,
     too_small: bool = True,
     where: str = "instance_type=[...]",
@@ -247,7 +247,6 @@ def pool_problem(
     :param too_small: the pool lacks room (memory, devices), rather than support. @default True
     :param where: the list to drop the pool from. @default ``instance_type=[...]``
     """
-    found = as_problem(found)
     if not pools.listed:
         return found
     name = pools.placements[index].instance_type.name

@@ -45,7 +45,7 @@ from constructs_llm.hosting.storage import kms_problem, storage_problem, volume_
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel
 from constructs_llm.operations import autoscaling as _scaling
 from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling
-from constructs_llm.problems import Problem, Problems, as_problem
+from constructs_llm.problems import Problem, Problems
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.values import (
     describe,
@@ -113,7 +113,7 @@ class Variant:
         problems.raise_if_any()
 
 
-def variant_type_problems(props: Mapping[str, object]) -> list[str | Problem | None]:
+def variant_type_problems(props: Mapping[str, object]) -> list[Problem | None]:
     """The props of a variant (``Variant(...)``, or ``LlmEndpoint(model=...)``'s one variant)
     whose type is wrong, with the messages the endpoint's own checks give."""
     weight = props.get("weight", 1)
@@ -121,7 +121,7 @@ def variant_type_problems(props: Mapping[str, object]) -> list[str | Problem | N
         type_problem("model", props.get("model"), LlmModel, MODEL_FIX),
         None
         if isinstance(weight, int | float) and not isinstance(weight, bool)
-        else f"weight must be a number >= 0 (its share of the traffic), got {weight!r}",
+        else _weight(weight),
         *instance_types_type_problems(props.get("instance_type")),
         int_type_problem("instance_count", props.get("instance_count")),
         type_problem(
@@ -201,7 +201,7 @@ def _plan_variant(
     timeout = provision_timeout_problem(spec.provision_timeout, pools)
     problems.add(timeout.at(where) if timeout else None)
     for scaling in _scaling_problems(spec.autoscaling, spec.instance_count, asynchronous):
-        problems.add(as_problem(scaling).at(where) if scaling else None, ScalingError)
+        problems.add(scaling.at(where) if scaling else None, ScalingError)
     if pools is None:
         return None
     for inst in dict.fromkeys(pools.instance_types):
@@ -245,17 +245,16 @@ def _plan_variant(
     )
 
 
+def _weight(weight: object) -> Problem:
+    wrong = f"weight must be a number >= 0 (its share of the traffic), got {weight!r}"
+    return Problem.of("weight", weight, wrong)
+
+
 def _prop_problems(spec: Variant) -> list[Problem | None]:
     weight = spec.weight
     bad_weight = isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0
     return [
-        Problem.of(
-            "weight",
-            weight,
-            f"weight must be a number >= 0 (its share of the traffic), got {weight!r}",
-        )
-        if bad_weight
-        else None,
+        _weight(weight) if bad_weight else None,
         positive_int_problem("instance_count", spec.instance_count),
         timeout_problem("health_check_timeout", spec.health_check_timeout),
         timeout_problem("download_timeout", spec.download_timeout),

@@ -19,7 +19,7 @@ from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.placement import Placement
 from constructs_llm.model.checkpoint_checks import check_checkpoint
-from constructs_llm.problems import Problem, as_problem
+from constructs_llm.problems import Problem
 from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
 
@@ -113,17 +113,17 @@ def derive(definition: Definition, placement: Placement) -> Derivation:
     checkpoint = check_checkpoint(
         definition.source.model_id, definition.architecture, engine, engine.factory_name, user_env
     )
-    problems += [as_problem(p) for p in checkpoint.problems]
-    problems += [as_problem(p) for p in engine.validate(ctx, user_env)]
+    problems += checkpoint.problems
+    problems += engine.validate(ctx, user_env)
     warnings = [SynthWarning(WarningId.UNKNOWN_INSTANCE_TYPE, unknown_instance_type(inst))]
     warnings = warnings if not inst.known else []
     warnings += [SynthWarning(WarningId.ENGINE_SETTING, w) for w in engine.warnings(ctx, user_env)]
     warnings += [SynthWarning(WarningId.MODEL_ID_GUESS, w) for w in checkpoint.warnings]
     plan = None if problems else _plan(definition, placement, warnings)
-    problems += [as_problem(p, SizingError) for p in plan.problems] if plan else []
+    problems += [p.of_kind(SizingError) for p in plan.problems] if plan else []
     planned = replace(ctx, plan=plan)
     if plan is not None and not problems:
-        problems += [as_problem(p) for p in engine.validate(planned, user_env)]
+        problems += engine.validate(planned, user_env)
     env = {} if problems else {**engine.derive_env(planned), **user_env}
     return Derivation(
         placement=placement,

@@ -111,8 +111,13 @@ def registry_mapping(stack: Stack, registry: str | None = None) -> CfnMapping:
     if existing is not None:
         fail(
             "",
-            f"Construct id {mapping_id!r} in stack {stack.node.path!r} is reserved for the "
-            "Deep Learning Container registry mapping; rename your construct.",
+            Problem.of(
+                "id",
+                mapping_id,
+                f"Construct id {mapping_id!r} in stack {stack.node.path!r} is reserved for the "
+                "Deep Learning Container registry mapping;",
+                "rename your construct.",
+            ),
             ImageError,
         )
     # lazy: a stack with a concrete region gets literal values and no mapping at all.

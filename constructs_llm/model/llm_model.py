@@ -299,8 +299,12 @@ class LlmModel(Construct):
         if self.network is None:
             fail(
                 "",
-                f"LlmModel '{self._path}' has no security groups: it runs outside a VPC; "
-                "pass vpc=... to the LlmModel to manage its network connections",
+                Problem.of(
+                    "vpc",
+                    None,
+                    f"LlmModel '{self._path}' has no security groups: it runs outside a VPC;",
+                    "pass vpc=... to the LlmModel to manage its network connections",
+                ),
             )
         return self.network.connections
 
@@ -447,9 +451,13 @@ class ModelBinding:
         if not isinstance(found, sagemaker.CfnModel):
             fail(
                 f"LlmModel '{self.model.node.path}'",
-                f"its SageMaker Model for {self.placement.describe()} is rendered by the "
-                "endpoint or component that hosts it when the app synthesizes; read it after "
-                "app.synth() (or Template.from_stack(...))",
+                Problem.of(
+                    "resource",
+                    None,
+                    f"its SageMaker Model for {self.placement.describe()} is rendered by the "
+                    "endpoint or component that hosts it when the app synthesizes;",
+                    "read it after app.synth() (or Template.from_stack(...))",
+                ),
             )
         return found
 

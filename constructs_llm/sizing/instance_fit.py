@@ -89,22 +89,34 @@ def fit_instances(
     if arch is None:
         known = len(ModelArchitecture.known_models())
         problems.add(
-            f"model {model_id!r} is not in the packaged model table ({known} models, "
-            "ModelArchitecture.known_models()); pass a Hugging Face id it lists, or plan a model "
-            "it lacks with plan_memory(ModelArchitecture(...), instance=...)"
+            Problem.of(
+                "model_id",
+                model_id,
+                f"model {model_id!r} is not in the packaged model table ({known} models, "
+                "ModelArchitecture.known_models());",
+                "pass a Hugging Face id it lists, or plan a model it lacks with "
+                "plan_memory(ModelArchitecture(...), instance=...)",
+            )
         )
     for name, value in (("max_total_tokens", max_total_tokens), ("concurrency", concurrency)):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):
-            problems.add(f"{name} must be a whole number >= 1, got {value!r}")
+            problems.add(
+                Problem.of(name, value, f"{name} must be a whole number >= 1, got {value!r}")
+            )
     priced = _check_prices(prices or {}, problems)
     problems.raise_if_any()
     arch = problems.require(arch)
     if max_total_tokens is not None and max_total_tokens > arch.context_length:
         problems.fail(
-            f"max_total_tokens {max_total_tokens:,} exceeds the context of {arch.name} "
-            f"({arch.context_length:,} tokens); plan for at most {arch.context_length:,}"
+            Problem.of(
+                "max_total_tokens",
+                max_total_tokens,
+                f"max_total_tokens {max_total_tokens:,} exceeds the context of {arch.name} "
+                f"({arch.context_length:,} tokens);",
+                f"plan for at most {arch.context_length:,}",
+            )
         )
     fits = [
         _fit(arch, instance, max_total_tokens, concurrency, priced.get(instance.name))
@@ -124,12 +136,17 @@ def _check_prices(prices: Mapping[str, float], problems: Problems) -> dict[str, 
         try:
             instance = InstanceType(name)
         except ConstructsLlmError as error:
-            problems.add(f"price for {name!r}: {error}")
+            problems.add(Problem.of("prices", name, f"price for {name!r}: {error}"))
             continue
         if instance.accelerator not in ("nvidia", "neuron"):
             problems.add(
-                f"price for {name!r}: the type has no GPUs or Neuron devices, so no plan uses "
-                "it; price an accelerated type"
+                Problem.of(
+                    "prices",
+                    name,
+                    f"price for {name!r}: the type has no GPUs or Neuron devices, so no plan uses "
+                    "it;",
+                    "price an accelerated type",
+                )
             )
         elif (
             isinstance(price, bool)
@@ -137,7 +154,11 @@ def _check_prices(prices: Mapping[str, float], problems: Problems) -> dict[str, 
             or not (math.isfinite(price) and price > 0)
         ):
             problems.add(
-                f"price for {name!r} must be a positive number of USD per hour, got {price!r}"
+                Problem.of(
+                    "prices",
+                    price,
+                    f"price for {name!r} must be a positive number of USD per hour, got {price!r}",
+                )
             )
         else:
             checked[instance.name] = float(price)

@@ -135,6 +135,7 @@ BAD_GATEWAY = [
         r"adapter_layer '.*LambdaAdapterLayerX86:28' is the Lambda Web Adapter built for x86_64, "
         r"but the function is arm64 \(the default\); pass "
         r"architecture=lambda_\.Architecture\.X86_64",
+        "adapter_layer",
         id="invoker-adapter-layer-of-another-architecture",
     ),
     # StreamingInvoker.add_batch_api(...)
@@ -142,36 +143,42 @@ BAD_GATEWAY = [
         lambda s: batch_api(s, max_concurrency=0),
         ConfigurationError,
         r"max_concurrency must be an integer >= 1, got 0",
+        "max_concurrency",
         id="batch-concurrency-zero",
     ),
     pytest.param(
         lambda s: batch_api(s, max_concurrency=20_000),
         ConfigurationError,
         r"max_concurrency must be at most 10,000 \(a distributed map's most child executions",
+        "max_concurrency",
         id="batch-concurrency-above-the-map",
     ),
     pytest.param(
         lambda s: batch_api(s, retention=Duration.hours(2)),
         ConfigurationError,
         r"retention must be between 1 day and 10 years, got 7200 s; S3 expires objects",
+        "retention",
         id="batch-retention-under-a-day",
     ),
     pytest.param(
         lambda s: batch_api(s, completion_window=Duration.minutes(10)),
         ConfigurationError,
         r"completion_window must be between 1 hour and 1 year, got 600 s",
+        "completion_window",
         id="batch-window-under-an-hour",
     ),
     pytest.param(
         lambda s: batch_api(s, completion_window=24),
         ConfigurationError,
         r"completion_window must be a Duration, got 24",
+        "completion_window",
         id="batch-window-not-a-duration",
     ),
     pytest.param(
         lambda s: batch_api(s, bucket="my-bucket"),
         ConfigurationError,
         r"bucket must be an s3.IBucket, got 'my-bucket'",
+        "bucket",
         id="batch-bucket-as-a-name",
     ),
     pytest.param(
@@ -180,12 +187,14 @@ BAD_GATEWAY = [
         ),
         ConfigurationError,
         r"access_logs applies to the bucket add_batch_api makes",
+        "access_logs",
         id="batch-access-logs-with-own-bucket",
     ),
     pytest.param(
         _batch_api_twice,
         ConfigurationError,
         r"already has a Batch API; call add_batch_api\(\) once",
+        "add_batch_api",
         id="batch-api-twice",
     ),
     # StreamingInvoker.add_distribution(certificate=..., domain_names=...)
@@ -193,12 +202,14 @@ BAD_GATEWAY = [
         lambda s: distribution(s),
         ConfigurationError,
         r"certificate=\.\.\. needs domain_names=\[\.\.\.\], the names it covers",
+        "certificate",
         id="distribution-certificate-without-domain-names",
     ),
     pytest.param(
         lambda s: distribution(s, None, domain_names=["llm.example.com"]),
         ConfigurationError,
         r"domain_names=\.\.\. need certificate=\.\.\. \(an ACM certificate in us-east-1",
+        "certificate",
         id="distribution-domain-names-without-certificate",
     ),
     pytest.param(
@@ -208,6 +219,7 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"CloudFront takes ACM certificates from us-east-1 only, but its ARN "
         r"'arn:aws:acm:eu-west-1:.*' is in 'eu-west-1'; request the certificate in us-east-1",
+        "certificate",
         id="distribution-certificate-outside-us-east-1",
     ),
     pytest.param(
@@ -215,6 +227,7 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"CloudFront takes ACM certificates from us-east-1 only, but it is requested in a "
         r"stack in 'eu-central-1'",
+        "certificate",
         id="distribution-certificate-requested-in-another-region",
     ),
     pytest.param(
@@ -222,12 +235,14 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"domain_names\[0\] must be a DNS name .* got 'https://llm.example.com/v1'; did you "
         r"mean 'llm.example.com'\?",
+        "domain_names[0]",
         id="distribution-domain-name-with-a-scheme",
     ),
     pytest.param(
         lambda s: distribution(s, domain_names=["llm.example.com", "llm.example.com"]),
         ConfigurationError,
         r"domain_names lists 'llm.example.com' more than once",
+        "domain_names",
         id="distribution-domain-name-twice",
     ),
     # StreamingInvoker(max_request_bytes=...)
@@ -236,6 +251,7 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"max_request_bytes must be between 1,024 and 6,291,456 \(the function URL's 6 MB "
         r"request payload limit.*got 8,000,000",
+        "max_request_bytes",
         id="invoker-max-request-bytes-above-the-function-url-limit",
     ),
     # StreamingInvoker(reasoning_field=...)
@@ -246,6 +262,7 @@ BAD_GATEWAY = [
         r"ReasoningField.REASONING_CONTENT \('reasoning_content'\), ReasoningField.BOTH "
         r"\('both'\), got 'thinking'; .*ReasoningField.REASONING_CONTENT for clients that read "
         r"only the older name",
+        "reasoning_field",
         id="invoker-reasoning-field-unknown",
     ),
     # StreamingInvoker(capacity_wait=...)
@@ -258,6 +275,7 @@ BAD_GATEWAY = [
         ),
         ConfigurationError,
         r"capacity_wait must be a Duration, got 300; use Duration.minutes",
+        "capacity_wait",
         id="invoker-capacity-wait-not-a-duration",
     ),
     pytest.param(
@@ -272,6 +290,7 @@ BAD_GATEWAY = [
         r"capacity_wait must be between 1 s and the timeout less 30 s \(270 s\), got 300 s; a "
         r"request held while its inference component wakes must still have time to be "
         r"answered within the function's timeout; lower capacity_wait= or raise timeout=",
+        "capacity_wait",
         id="invoker-capacity-wait-not-shorter-than-the-timeout",
     ),
     # StreamingInvoker(targets=[...])
@@ -279,6 +298,7 @@ BAD_GATEWAY = [
         lambda s: StreamingInvoker(s, "Stream", targets=[]),
         ConfigurationError,
         r"targets must hold at least one endpoint or component, got \[\]",
+        "targets",
         id="invoker-targets-empty",
     ),
     pytest.param(
@@ -287,6 +307,7 @@ BAD_GATEWAY = [
         r"targets serve the model name 'meta-llama/Meta-Llama-3-8B-Instruct' 2 times "
         r"\(InferenceComponent 'Test/Chat', InferenceComponent 'Test/Chat2'\); pass "
         r"served_model_name=\.\.\.",
+        "served_model_name",
         id="invoker-targets-repeat-a-model-name",
     ),
     pytest.param(
@@ -294,6 +315,7 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"targets\[0\] LlmEndpoint 'Models/Endpoint' is in stack 'Models', the invoker in "
         r"'Test'; import it into this stack with LlmEndpoint\.from_endpoint_attributes",
+        "targets",
         id="invoker-targets-in-another-stack",
     ),
     pytest.param(
@@ -301,6 +323,7 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"InferenceComponent 'Models/Chat' is in stack 'Models', the invoker in 'Test'; move "
         r"the invoker to the component's stack$",
+        "targets",
         id="invoker-targets-component-in-another-stack",
     ),
     pytest.param(
@@ -313,6 +336,7 @@ BAD_GATEWAY = [
         ),
         ConfigurationError,
         r"tool_calls=True needs the messages request format: the generate request format has no tool calling",
+        "tool_calls",
         id="invoker-imported-tools-with-the-generate-format",
     ),
     pytest.param(
@@ -324,6 +348,7 @@ BAD_GATEWAY = [
         ),
         ConfigurationError,
         r"engine must be an Engine, got str 'vllm'; use Engine\.tgi\(\)",
+        "engine",
         id="invoker-imported-engine-a-string",
     ),
     pytest.param(
@@ -332,24 +357,28 @@ BAD_GATEWAY = [
         ),
         ConfigurationError,
         r"served_model_name must be 1-256 printable characters without spaces.*'my model'",
+        "served_model_name",
         id="invoker-imported-served-name-with-a-space",
     ),
     pytest.param(
         lambda s: LlmEndpoint.from_endpoint_name(s, "Legacy", Fn.import_value("LlmEndpointName")),
         ConfigurationError,
         r"endpoint_name is not known at synth .* pass served_model_name=",
+        "served_model_name",
         id="invoker-imported-token-name-without-a-served-name",
     ),
     pytest.param(
         lambda s: StreamingInvoker(s, "Stream", target=(e := endpoint(s)), targets=[e]),
         ConfigurationError,
         r"pass target=\.\.\. for one model or targets=\[\.\.\.\] for several, not both",
+        "targets",
         id="invoker-target-and-targets",
     ),
     pytest.param(
         lambda s: StreamingInvoker(s, "Stream", targets=endpoint(s)),  # type: ignore[arg-type]
         ConfigurationError,
         r"targets must be a list of endpoints or components, got LlmEndpoint 'Test/Endpoint'",
+        "targets",
         id="invoker-targets-not-a-list",
     ),
     pytest.param(
@@ -357,6 +386,7 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"targets\[1\] must be an LlmEndpoint, an InferenceComponent or an adapter, got str "
         r"'my-endpoint'",
+        "targets[1]",
         id="invoker-targets-hold-a-name",
     ),
     pytest.param(
@@ -364,12 +394,14 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"environment would take up to [\d,]+ bytes with 20 targets, above Lambda's "
         r"4,096-byte limit.*split the targets over two invokers",
+        "targets",
         id="invoker-targets-over-lambda-environment-limit",
     ),
     pytest.param(
         lambda s: component(s, accelerators=1, served_model_name="my model"),
         ConfigurationError,
         r"served_model_name must be 1-256 printable characters without spaces.*got 'my model'",
+        "served_model_name",
         id="ic-served-model-name-with-a-space",
     ),
     # LoRA adapters
@@ -379,6 +411,7 @@ BAD_GATEWAY = [
         r"add_adapter\('support-bot'\): engine 'tgi' of LlmModel 'Test/Model' serves no "
         r"SageMaker adapter components; serve the base model with Engine\.lmi\(backend='vllm'\) "
         r"or Engine\.vllm\(\)",
+        "base",
         id="adapter-on-an-engine-without-adapters",
     ),
     pytest.param(
@@ -386,12 +419,14 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"LlmModel 'Test/Model' \(vllm\) does not turn adapters on; add env=\{'SM_VLLM_ENABLE_LORA':"
         r" 'true', 'VLLM_ALLOW_RUNTIME_LORA_UPDATING': 'true'\}",
+        "base",
         id="adapter-lora-off-on-vllm",
     ),
     pytest.param(
         lambda s: adapter(s, engine=Engine.lmi(), env={}),
         ConfigurationError,
         r"\(lmi-vllm\) does not turn adapters on; add env=\{'OPTION_ENABLE_LORA': 'true'\}",
+        "base",
         id="adapter-lora-off-on-lmi",
     ),
     pytest.param(
@@ -401,6 +436,7 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"source must be the adapter's \.tar\.gz in S3, got an S3 prefix: SageMaker's ArtifactUrl "
         r"must point to a single gzip compressed tar archive.*ModelSource\.s3_archive",
+        "source",
         id="adapter-from-an-s3-prefix",
     ),
     pytest.param(
@@ -409,12 +445,14 @@ BAD_GATEWAY = [
         ),
         ConfigurationError,
         r"source must be the adapter's \.tar\.gz in S3, got a Hugging Face Hub model",
+        "source",
         id="adapter-from-the-hub",
     ),
     pytest.param(
         lambda s: adapter(s, name="support bot"),
         ConfigurationError,
         r"the adapter name must be 1-63 letters, digits.*got 'support bot'",
+        "name",
         id="adapter-name-with-a-space",
     ),
     pytest.param(
@@ -427,6 +465,7 @@ BAD_GATEWAY = [
         ],
         ConfigurationError,
         r"the component already has an adapter named 'support-bot'",
+        "name",
         id="adapter-name-twice",
     ),
     # LlmEndpoint(variants=[...], shadow=...)
@@ -441,12 +480,14 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"(?s)has 2 problems:.*model= applies to one variant; with variants=\[\.\.\.\] give it "
         r"to each Variant.*autoscaling= applies to one variant",
+        "model",
         id="variants-with-model-and-autoscaling",
     ),
     pytest.param(
         lambda s: variants(s),
         ConfigurationError,
         r"variants must hold at least one Variant\(\.\.\.\), got \[\]",
+        "variants",
         id="variants-empty",
     ),
     pytest.param(
@@ -455,6 +496,7 @@ BAD_GATEWAY = [
         ),
         ConfigurationError,
         r"variants holds 11 production variants; SageMaker allows at most 10",
+        "variants",
         id="variants-over-ten",
     ),
     pytest.param(
@@ -466,30 +508,35 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"shadow= needs exactly one production variant \(SageMaker allows one production and "
         r"one shadow variant when a shadow is used\), got 2",
+        "shadow",
         id="variants-shadow-with-two-production-variants",
     ),
     pytest.param(
         lambda s: LlmEndpoint(s, "AB", shadow=Variant(model=model(s, bound=False))),
         ConfigurationError,
         r"shadow= needs variants=\[Variant\(\.\.\.\)\] with the one production variant",
+        "shadow",
         id="variants-shadow-without-variants",
     ),
     pytest.param(
         lambda s: variants(s, Variant(model=(m := model(s, bound=False))), Variant(model=m)),
         ConfigurationError,
         r"the variant name 'Model-g5-2xlarge' is used 2 times.*pass Variant\(name=\.\.\.\)",
+        "name",
         id="variants-with-one-name",
     ),
     pytest.param(
         lambda s: variants(s, *(Variant(model=m, weight=-1) for m in two_models(s))),
         ConfigurationError,
         r"variants\[0\]: weight must be a number >= 0 \(its share of the traffic\), got -1",
+        "weight",
         id="variants-negative-weight",
     ),
     pytest.param(
         lambda s: variants(s, *(Variant(model=m, weight=0) for m in two_models(s))),
         ConfigurationError,
         r"every production variant has weight 0: give at least one weight > 0",
+        "weight",
         id="variants-all-weights-zero",
     ),
     pytest.param(
@@ -505,12 +552,14 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"the variants take different request bodies \(Chat-g5-2xlarge \(tgi\) takes messages, "
         r"Raw-g5-2xlarge \(custom\) takes generate\)",
+        "variants",
         id="variants-different-request-bodies",
     ),
     pytest.param(
         lambda s: variants(s, model(s, bound=False)),  # type: ignore[arg-type]
         ConfigurationError,
         r"variants\[0\] must be a Variant\(model=\.\.\., \.\.\.\), got LlmModel 'Test/Model'",
+        "variants[0]",
         id="variants-hold-a-model",
     ),
     pytest.param(
@@ -522,6 +571,7 @@ BAD_GATEWAY = [
         ),
         ScalingError,
         r"variants\[0\]: autoscaling min_capacity=0: a real-time endpoint variant cannot scale",
+        "autoscaling",
         id="variants-scale-to-zero",
     ),
     pytest.param(
@@ -533,12 +583,14 @@ BAD_GATEWAY = [
         ),
         ConfigurationError,
         r"variants\[1\]: kms_key cannot be used with ml\.g5\.2xlarge: it has local NVMe",
+        "kms_key",
         id="variants-kms-key-with-an-nvme-variant",
     ),
     pytest.param(
         lambda s: variants(s, Variant(model=model(s, bound=False), name="a_b")),
         ConfigurationError,
         r"variants\[0\]: name must match .* got 'a_b'",
+        "name",
         id="variants-name-with-an-underscore",
     ),
     pytest.param(
@@ -548,6 +600,7 @@ BAD_GATEWAY = [
         ConfigurationError,
         r"(?s)variants\[0\]: instance_type is required: model 'Test/Model' has no default "
         r"instance type; pass Variant\(instance_type=\.\.\.\).*served_model_name must be 1-256",
+        "instance_type",
         id="variants-instance-type-required-and-empty-served-name",
     ),
 ]

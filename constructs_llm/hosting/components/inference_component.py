@@ -515,7 +515,7 @@ def _deployment_problems(path: str, plan: ComponentPlan) -> list[Problem]:
 
 def _scaling_problems(
     plan: ComponentPlan, endpoint: ComponentEndpointPlan, pools: _PoolChecks
-) -> list[str | Problem | None]:
+) -> list[Problem | None]:
     s = plan.autoscaling
     if s is None:
         return []
@@ -536,8 +536,8 @@ def _scaling_problems(
 
 def _schedule_problems(
     scaling: Autoscaling, min_instances: int, pools: _PoolChecks
-) -> list[str | Problem | None]:
-    found: list[str | Problem | None] = []
+) -> list[Problem | None]:
+    found: list[Problem | None] = []
     for index, item in enumerate(scaling.schedule):
         if item.min_capacity == 0 and scaling.min_capacity > 0 and min_instances > 0:
             found.append(_schedule_releases_nothing(index, pools.endpoint_path, min_instances))
@@ -562,7 +562,7 @@ class _PoolChecks:
         self.volume_size = endpoint.plan.variant.volume_size
         self.endpoint_path = endpoint.node.path
 
-    def each(self, check: Callable[[int], Sequence[str | Problem | None]]) -> list[Problem]:
+    def each(self, check: Callable[[int], Sequence[Problem | None]]) -> list[Problem]:
         """``check`` on each pool, its problems naming the pool."""
         return [
             self.name(index, problem)
@@ -571,7 +571,7 @@ class _PoolChecks:
             if problem
         ]
 
-    def name(self, index: int, problem: str | Problem, *, too_small: bool = True) -> Problem:
+    def name(self, index: int, problem: Problem, *, too_small: bool = True) -> Problem:
         return pool_problem(self.fleet, index, problem, too_small=too_small, where=_POOLS_FIX)
 
     def accelerator_problems(self, pool: int) -> list[Problem]:

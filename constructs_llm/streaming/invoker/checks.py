@@ -367,7 +367,7 @@ def distribution_features(oac: object) -> list[str]:
     )
 
 
-def _certificate_problems(certificate: object, domain_names: object) -> list[str | Problem | None]:
+def _certificate_problems(certificate: object, domain_names: object) -> list[Problem | None]:
     """A certificate of one's own comes with the domain names it covers, and from us-east-1."""
     kind = certificate_problem("certificate", certificate)
     names = _domain_names_problems(domain_names)
