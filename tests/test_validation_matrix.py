@@ -130,6 +130,9 @@ def test_a_secret_is_never_echoed_in_full(new_stack: Callable[..., Stack]) -> No
     with pytest.raises(ConfigurationError) as caught:
         model(new_stack(), env={"HF_TOKEN": TOKEN})
     assert TOKEN not in str(caught.value) and "hf_Ab…" in str(caught.value)
+    # nor kept in the problem values, whose repr may reach a log
+    assert TOKEN not in repr(caught.value.problems)
+    assert [p.property for p in caught.value.problems] == ["env['HF_TOKEN']"]
 
 
 # -- controls: valid edge cases synthesize cleanly ---------------------------------------------
@@ -313,8 +316,11 @@ def test_every_catalog_instance_type_gives_a_valid_variant_name() -> None:
 
 def test_a_variant_name_too_long_for_sagemaker_fails_naming_the_instance_type() -> None:
     too_long = InstanceType("ml.g" + "9" * 40 + ".x" + "l" * 30, allow_unknown_family=True)
-    with pytest.raises(ConfigurationError, match=r"instance type 'ml\.g9{40}\.xl{30}'.*at most 63"):
+    with pytest.raises(
+        ConfigurationError, match=r"instance type 'ml\.g9{40}\.xl{30}'.*at most 63"
+    ) as caught:
         variant_name_for(too_long)
+    assert [p.property for p in caught.value.problems] == ["instance_type"]
 
 
 # -- helpers -----------------------------------------------------------------------------------

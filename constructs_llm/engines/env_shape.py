@@ -92,8 +92,8 @@ def _key_problem(key: str, spelling: FlagSpelling) -> Problem | None:
         f"env[{key!r}]",
         key,
         f"env key {key!r} is refused by {_SOURCE}: keys match [a-zA-Z_][a-zA-Z0-9_]* "
-        "(letters, digits and underscores, not starting with a digit); e.g.",
-        f"{suggestion!r}",
+        "(letters, digits and underscores, not starting with a digit);",
+        f"e.g. {suggestion!r}",
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from aws_cdk import Names
 from constructs import Construct
@@ -84,7 +85,8 @@ def variant_name_for(instance_type: InstanceType) -> str:
     name = instance_type.name.removeprefix("ml.").replace(".", "-")
     problem = name_problem("the variant name derived from the instance type", name)
     if problem:
-        fail(f"instance type {instance_type.name!r}", problem)
+        # the name comes from the instance type: that is the property to change
+        fail(f"instance type {instance_type.name!r}", replace(problem, property="instance_type"))
     return name
 
 

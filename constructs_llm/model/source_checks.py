@@ -100,7 +100,7 @@ def token_problem(token: object) -> Problem | None:
         shown = f"'{token[:5]}…'" if token.startswith("hf_") else "a string"
         return Problem.of(
             "token",
-            token,
+            shown,  # never the token itself
             f"token must be a Secrets Manager secret, got {shown}; a plain string would be "
             "readable in the template.",
             "Store the token in Secrets Manager (e.g. `aws "

@@ -144,7 +144,7 @@ def _secret_problem(secret: object) -> Problem | None:
             shown = f"'sk-…' ({len(secret)} characters)"
         return Problem.of(
             "secret",
-            secret,
+            shown,  # never the string itself: it may be a key
             f"secret must be a Secrets Manager secret, got {shown} (not shown: it may be a "
             "key); a key in the app would be readable in the template.",
             "Store the keys in "
