@@ -11,7 +11,6 @@ from typing import Any
 
 import botocore.session
 import pytest
-from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
 
 from constructs_llm.updates.rules import (
     COMPONENT,
@@ -34,6 +33,9 @@ TYPES = (ENDPOINT, CONFIG, MODEL, COMPONENT, TARGET, POLICY)
 
 @cache
 def _schema(kind: str) -> dict[str, Any]:
+    # cfn-lint's schemas load when a test reads them, not when the suite collects this module
+    from cfnlint.schema import PROVIDER_SCHEMA_MANAGER  # type: ignore[import-untyped]
+
     found: dict[str, Any] = PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", kind).schema
     return found
 
