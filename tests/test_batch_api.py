@@ -112,7 +112,7 @@ def test_the_invoker_starts_reads_and_stops_the_batches_and_nothing_else(
         r
         for r in template["Resources"].values()
         if r["Type"] == "AWS::Lambda::Function"
-        and "BATCH_BUCKET" in r["Properties"].get("Environment", {}).get("Variables", {})
+        and "BATCH_STATE_MACHINE_ARN" in r["Properties"].get("Environment", {}).get("Variables", {})
     )
     env = invoker["Properties"]["Environment"]["Variables"]
     assert env["BATCH_STATE_MACHINE_ARN"] == {"Ref": machine}

@@ -203,6 +203,7 @@ class BatchApi(Construct):
         env = {
             **routes_environment(self, targets),
             Env.UPSTREAM_READ_TIMEOUT: str(MAX_TIMEOUT_S - READ_TIMEOUT_MARGIN_S),
+            Env.BATCH_BUCKET: self.bucket.bucket_name,  # where it keeps each line's answer
         }
         worker = lambda_.Function(
             self,

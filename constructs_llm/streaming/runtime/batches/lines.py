@@ -7,7 +7,8 @@ reference, "The request input object"): ``{"custom_id", "method": "POST", "url",
 anything is invoked, with OpenAI's ``errors`` object naming each bad line (1-based, as
 ``BatchError.line``): a line that is not a JSON object, a ``method`` other than POST, a ``url``
 other than the batch's ``endpoint``, a ``body`` that is not an object, a ``model`` this invoker
-does not serve (or of another kind than the endpoint takes), a second model in one batch (one
+does not serve (or of another kind than the endpoint takes: an embedding model for
+``/v1/embeddings``, a chat model for the others, ``endpoints.py``), a second model in one batch (one
 batch goes to one target, whose capacity bounds its concurrency), and a repeated
 ``custom_id``. A request that passes here but that its model refuses (a bad field) gets its
 400 in the error file, as OpenAI does.
@@ -21,6 +22,7 @@ from typing import Any
 
 from ...formats import ModelKind
 from ..routing import RoutingTable
+from .endpoints import KINDS
 
 #: The errors named at most; the rest are counted in the last one's message.
 MAX_ERRORS = 20
@@ -123,10 +125,12 @@ def _check_line(
     if not isinstance(body, dict):
         checked.error("invalid_body", f"line {number} has no body object", number, "body")
         return
-    _check_model(body.get("model"), number, routes, checked)
+    _check_model(body.get("model"), number, endpoint, routes, checked)
 
 
-def _check_model(model: object, number: int, routes: RoutingTable, checked: CheckedFile) -> None:
+def _check_model(
+    model: object, number: int, endpoint: str, routes: RoutingTable, checked: CheckedFile
+) -> None:
     if not isinstance(model, str) or not model:
         checked.error("missing_model", f"line {number} has no model", number, "body.model")
         return
@@ -141,11 +145,12 @@ def _check_model(model: object, number: int, routes: RoutingTable, checked: Chec
             "body.model",
         )
         return
-    if route.kind is not ModelKind.CHAT:
+    wanted = KINDS[endpoint]
+    if route.kind is not wanted:
         checked.error(
             "invalid_model",
-            f"line {number} asks for model {model[:200]!r}, an embedding model; a "
-            "/v1/chat/completions batch needs a chat model",
+            f"line {number} asks for model {model[:200]!r}, {_a(route.kind)} model; a "
+            f"{endpoint} batch needs {_a(wanted)} model",
             number,
             "body.model",
         )
@@ -160,6 +165,10 @@ def _check_model(model: object, number: int, routes: RoutingTable, checked: Chec
             number,
             "body.model",
         )
+
+
+def _a(kind: ModelKind) -> str:
+    return f"an {kind.value}" if kind is ModelKind.EMBEDDING else f"a {kind.value}"
 
 
 def _refuse_constant(name: str) -> Any:

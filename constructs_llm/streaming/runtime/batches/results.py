@@ -46,8 +46,8 @@ def finalize(event: dict[str, Any], *, s3: Any = None) -> dict[str, Any]:
                 (outputs if ok else errors).append(json.dumps(line, ensure_ascii=False))
     batch_id = str(event["batch_id"])
     final = {
-        "output_file_id": _write(store, batch_id, "output", outputs),
-        "error_file_id": _write(store, batch_id, "error", errors),
+        "output_file_id": write_file(store, batch_id, "output", outputs),
+        "error_file_id": write_file(store, batch_id, "error", errors),
         "request_counts": {
             "total": len(outputs) + len(errors),
             "completed": len(outputs),
@@ -79,14 +79,21 @@ def _line_of(child: dict[str, Any], status: str) -> dict[str, Any]:
     item = _json(child.get("Input")) or {}
     line = item.get("line") if isinstance(item, dict) else None
     custom_id = line.get("custom_id") if isinstance(line, dict) else None
+    return error_line(
+        custom_id,
+        str(child.get("Error") or status.lower()),
+        str(child.get("Cause") or f"the request's execution ended {status}"),
+    )
+
+
+def error_line(custom_id: object, code: str, message: str) -> dict[str, Any]:
+    """The output line of a request that got no answer: ``"response": null`` and OpenAI's
+    ``error`` (``{"code", "message"}``)."""
     return {
         "id": new_id("batch_req_"),
         "custom_id": custom_id,
         "response": None,
-        "error": {
-            "code": str(child.get("Error") or status.lower()),
-            "message": str(child.get("Cause") or f"the request's execution ended {status}")[:4000],
-        },
+        "error": {"code": code, "message": message[:4000]},
     }
 
 
@@ -99,7 +106,9 @@ def _json(value: object) -> Any:
     return value
 
 
-def _write(store: Store, batch_id: str, kind: str, lines: list[str]) -> str | None:
+def write_file(store: Store, batch_id: str, kind: str, lines: list[str]) -> str | None:
+    """One of the batch's files (``kind``: output or error) as a file of its own; None, and
+    nothing written, without lines."""
     if not lines:
         return None
     file_id = new_id("file-")
