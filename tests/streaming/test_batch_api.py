@@ -25,7 +25,7 @@ import openai
 import pytest
 
 from constructs_llm.streaming.formats import EngineName, RequestFormat
-from constructs_llm.streaming.runtime.batches import worker
+from constructs_llm.streaming.runtime.batches import queued, worker
 from constructs_llm.streaming.runtime.batches.lines import check_file
 from constructs_llm.streaming.runtime.batches.objects import batch_object
 from constructs_llm.streaming.runtime.batches.stopped import settle
@@ -41,6 +41,7 @@ from tests.streaming.conftest import (
 )
 from tests.support import engine_streams
 from tests.support.distributed_map import resolved_definition, run_batch
+from tests.support.fake_async_sagemaker import AsyncEndpoint, Engines, FakeAsyncSageMaker, LocalAws
 from tests.support.fake_sagemaker import CallError, FakeSageMaker, Scenario
 from tests.support.moto_server import moto_server
 from tests.support.runtime_process import make_task_root
@@ -66,7 +67,11 @@ def definition() -> dict[str, Any]:
     (machine,) = (
         r for r in template["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"
     )
-    bucket = next(k for k, r in template["Resources"].items() if r["Type"] == "AWS::S3::Bucket")
+    bucket = next(
+        k
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::S3::Bucket" and k.startswith("ApiBatchBucket")
+    )
     return resolved_definition(machine["Properties"]["DefinitionString"], {bucket: BUCKET})
 
 
@@ -461,23 +466,24 @@ _ROUTES = RoutingTable(
 
 
 def test_an_embeddings_line_is_embedded_by_its_engine_s_calls(fake: FakeSageMaker) -> None:
-    # GIVEN an embedding model whose engine takes two inputs a call, and a line of three
-    fake.enqueue(
-        Scenario(answer=b"[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]"),
-        Scenario(answer=b"[[0.0, 0.0, 1.0]]"),
-    )
-    body = {"model": _EMBEDDER, "input": ["a", "b", "c"]}
+    # GIVEN an embedding model whose engine takes two inputs a call, and a line of four (the
+    # two calls run at once, so both answer alike)
+    pair = b"[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]"
+    fake.enqueue(Scenario(answer=pair), Scenario(answer=pair))
+    body = {"model": _EMBEDDER, "input": ["a", "b", "c", "d"]}
     line = json.loads(_request("e1", "/v1/embeddings", body))
     # WHEN the worker serves it
     answer = worker.serve_line(
         line, request_id="r", routes=_ROUTES, settings=BASE_SETTINGS, client=client_for(5.0)
     )
-    # THEN its body is OpenAI's embeddings list, in input order, from two calls
+    # THEN its body is OpenAI's embeddings list of every input, from two calls
     assert answer["custom_id"] == "e1" and answer["response"]["status_code"] == 200
-    data = answer["response"]["body"]["data"]
-    assert [d["embedding"] for d in data] == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    assert [r.endpoint_name for r in fake.requests] == ["embedder", "embedder"]
-    assert not any(r.streamed for r in fake.requests)
+    listed = answer["response"]["body"]
+    assert listed["object"] == "list" and listed["model"] == _EMBEDDER
+    assert [d["index"] for d in listed["data"]] == [0, 1, 2, 3]
+    assert [d["embedding"] for d in listed["data"]] == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] * 2
+    assert sorted(json.loads(r.body)["inputs"] for r in fake.requests) == [["a", "b"], ["c", "d"]]
+    assert all(r.endpoint_name == "embedder" and not r.streamed for r in fake.requests)
 
 
 @pytest.mark.parametrize(
@@ -581,3 +587,130 @@ def test_an_expired_batch_has_the_lines_answered_and_the_others_as_expired(
     )
     assert batch["status"] == "expired" and batch["error_file_id"] == final["error_file_id"]
     assert s3.list_objects_v2(Bucket=BUCKET, Prefix="batches/batch_x/lines/")["KeyCount"] == 1
+
+
+# -- asynchronous endpoints ---------------------------------------------------------------
+
+_OVERNIGHT = "qwen-overnight"
+_INPUTS = f"s3://{BUCKET}/inputs/"
+_ASYNC_ROUTES = RoutingTable(
+    [Route(model=MODEL, endpoint_name=ENDPOINT), Route(model=_OVERNIGHT, endpoint_name="overnight")]
+)
+
+
+@pytest.fixture
+def queue(moto_url: str, aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """An asynchronous endpoint ``overnight`` (the fake's InvokeEndpointAsync, answering from
+    moto's S3), and the worker's routes and BATCH_ASYNC naming it."""
+    local = LocalAws(url=moto_url, s3=aws["s3"], sns=None, sqs=None)
+    engines = Engines()
+    with FakeAsyncSageMaker(local) as fake_async:
+        fake_async.endpoints = {
+            "overnight": AsyncEndpoint(
+                model=engines.chat,
+                output_path=f"s3://{BUCKET}/outputs/",
+                failure_path=f"s3://{BUCKET}/failures/",
+            )
+        }
+        client = boto3.client("sagemaker-runtime", endpoint_url=fake_async.url)
+        monkeypatch.setattr(worker, "_client", lambda: client)
+        monkeypatch.setattr(worker, "_routes", lambda: _ASYNC_ROUTES)
+        monkeypatch.setattr(worker, "_async_inputs", lambda: {_OVERNIGHT: _INPUTS})
+        monkeypatch.setenv("BATCH_ASYNC", json.dumps({_OVERNIGHT: _INPUTS}))
+        yield fake_async
+
+
+def test_a_batch_on_an_asynchronous_endpoint_queues_each_line_and_reads_its_answer(
+    client: openai.OpenAI, queue: Any, aws: dict[str, Any], definition: dict[str, Any]
+) -> None:
+    # GIVEN a batch for the asynchronous model: the front door takes its model
+    line = _line("n1", "Summarize").replace(f'"{MODEL}"', f'"{_OVERNIGHT}"')
+    uploaded = client.files.create(file=("n.jsonl", line.encode()), purpose="batch")
+    batch = client.batches.create(
+        input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+    )
+    assert batch.status == "in_progress" and batch.model == _OVERNIGHT
+    # WHEN the map runs it: Line queues it, Waiting waits (here: until the endpoint wrote
+    # its answer), Poll reads it
+    waits: list[int] = []
+    queue.processed.clear()
+
+    def wait(seconds: int) -> None:
+        waits.append(seconds)
+        assert queue.processed.wait(30)
+
+    arn = aws["machine"].replace(":stateMachine:", ":execution:") + ":" + batch.id
+    execution_input = json.loads(aws["sfn"].describe_execution(executionArn=arn)["input"])
+    run_batch(definition, execution_input, s3=aws["s3"], worker=worker.handle, wait=wait)
+    # THEN the request went through InvokeEndpointAsync with its body in the input folder,
+    # asking for one answer, and the answer SageMaker wrote is the output line
+    (received,) = queue.received
+    location = received.headers["x-amzn-sagemaker-inputlocation"]
+    assert location.startswith(f"{_INPUTS}{batch.id}/") and not received.body
+    bucket, key = location[len("s3://") :].split("/", 1)
+    sent = json.loads(aws["s3"].get_object(Bucket=bucket, Key=key)["Body"].read())
+    assert sent["stream"] is False and sent["messages"][0]["content"] == "Summarize"
+    assert waits and waits[0] == queued.FIRST_WAIT_S
+    done = client.batches.retrieve(batch.id)
+    assert done.status == "completed" and done.output_file_id
+    (answer,) = [json.loads(x) for x in client.files.content(done.output_file_id).text.splitlines()]
+    assert answer["custom_id"] == "n1" and answer["response"]["status_code"] == 200
+    content = answer["response"]["body"]["choices"][0]["message"]["content"]
+    assert content == Engines().text
+
+
+def _pending(aws: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {
+        "batch_id": "batch_q",
+        "custom_id": "q1",
+        "request_id": "r",
+        "inference_id": "i",
+        "output": f"s3://{BUCKET}/outputs/q1.out",
+        "failure": f"s3://{BUCKET}/failures/q1-error.out",
+        "model": _OVERNIGHT,
+        "stream_format": "auto",
+        "logprobs": False,
+        "submitted": 1_000,
+        "wait": queued.FIRST_WAIT_S,
+        **fields,
+    }
+
+
+def test_a_queued_line_waits_longer_each_time_then_gives_up(aws: dict[str, Any]) -> None:
+    s3 = aws["s3"]
+    pending = _pending(aws)
+    # no answer yet: wait twice as long, up to the longest wait
+    again = queued.poll(pending, s3, now=1_000 + 60)
+    assert again["pending"]["wait"] == 2 * queued.FIRST_WAIT_S
+    longest = queued.poll({**pending, "wait": queued.MAX_WAIT_S}, s3, now=1_060)
+    assert longest["pending"]["wait"] == queued.MAX_WAIT_S
+    # past the request TTL and the invocation timeout: OpenAI's request_timeout
+    late = queued.poll(pending, s3, now=1_000 + queued.GIVE_UP_S + 1)
+    assert late["response"] is None and late["error"]["code"] == "request_timeout"
+    # a failure SageMaker wrote is the line's error
+    s3.put_object(Bucket=BUCKET, Key="failures/q1-error.out", Body=b'{"error": "CUDA OOM"}')
+    failed = queued.poll(pending, s3, now=1_060)
+    assert failed["response"]["status_code"] == 502
+    assert "CUDA OOM" in failed["response"]["body"]["error"]["message"]
+
+
+def test_a_queued_line_s_lines_are_checked_as_the_invoker_s(
+    queue: Any, fake: FakeSageMaker
+) -> None:
+    # a field the chat check refuses: a 400, nothing queued
+    bad = json.loads(_line("x", "hi", max_tokens=-1).replace(f'"{MODEL}"', f'"{_OVERNIGHT}"'))
+    refused = worker.serve_line(bad, request_id="r", settings=BASE_SETTINGS)
+    assert refused["response"]["status_code"] == 400 and not queue.received
+    # a Responses line to the asynchronous model: a 400 naming the path it takes
+    body = {"model": _OVERNIGHT, "input": "hi"}
+    line = json.loads(_request("y", "/v1/responses", body))
+    answer = worker.serve_line(line, request_id="r", settings=BASE_SETTINGS)
+    assert answer["response"]["status_code"] == 400 and not queue.received
+    assert "/v1/chat/completions" in answer["response"]["body"]["error"]["message"]
+    checked = check_file(
+        (json.dumps(line) + "\n").encode(),
+        endpoint="/v1/responses",
+        routes=_ROUTES,
+        queued=(_OVERNIGHT,),
+    )
+    assert [(e["line"], e["code"]) for e in checked.errors] == [(1, "invalid_model")]

@@ -108,7 +108,10 @@ def _create(exchange: Exchange, config: BatchConfig, store: Store) -> dict[str, 
             param="input_file_id",
         )
     checked = check_file(
-        store.file_content(file_id), endpoint=endpoint, routes=exchange.server.routes
+        store.file_content(file_id),
+        endpoint=endpoint,
+        routes=exchange.server.routes,
+        queued=tuple(config.queued),
     )
     created_ns = time.time_ns()
     now = created_ns // 1_000_000_000

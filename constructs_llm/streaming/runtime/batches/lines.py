@@ -17,12 +17,13 @@ batch goes to one target, whose capacity bounds its concurrency), and a repeated
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...formats import ModelKind
 from ..routing import RoutingTable
-from .endpoints import KINDS
+from .endpoints import CHAT, KINDS
 
 #: The errors named at most; the rest are counted in the last one's message.
 MAX_ERRORS = 20
@@ -55,8 +56,15 @@ class CheckedFile:
         return {"object": "list", "data": data}
 
 
-def check_file(data: bytes, *, endpoint: str, routes: RoutingTable) -> CheckedFile:
-    """Check every line of ``data`` for a batch on ``endpoint``."""
+def check_file(
+    data: bytes,
+    *,
+    endpoint: str,
+    routes: RoutingTable,
+    queued: Collection[str] = (),
+) -> CheckedFile:
+    """Check every line of ``data`` for a batch on ``endpoint``; ``queued`` names the chat
+    models on asynchronous endpoints, served in ``/v1/chat/completions`` batches only."""
     checked = CheckedFile()
     try:
         text = data.decode("utf-8")
@@ -69,7 +77,7 @@ def check_file(data: bytes, *, endpoint: str, routes: RoutingTable) -> CheckedFi
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         checked.total += 1
-        _check_line(line.rstrip("\r"), number, endpoint, routes, checked, seen)
+        _check_line(line.rstrip("\r"), number, endpoint, (routes, queued), checked, seen)
     if checked.total == 0:
         checked.error("empty_file", "the input file has no requests", None, None)
     return checked
@@ -79,7 +87,7 @@ def _check_line(
     line: str,
     number: int,
     endpoint: str,
-    routes: RoutingTable,
+    served: tuple[RoutingTable, Collection[str]],
     checked: CheckedFile,
     seen: dict[str, int],
 ) -> None:
@@ -125,22 +133,39 @@ def _check_line(
     if not isinstance(body, dict):
         checked.error("invalid_body", f"line {number} has no body object", number, "body")
         return
-    _check_model(body.get("model"), number, endpoint, routes, checked)
+    _check_model(body.get("model"), number, endpoint, served, checked)
 
 
 def _check_model(
-    model: object, number: int, endpoint: str, routes: RoutingTable, checked: CheckedFile
+    model: object,
+    number: int,
+    endpoint: str,
+    served: tuple[RoutingTable, Collection[str]],
+    checked: CheckedFile,
 ) -> None:
+    routes, queued = served
     if not isinstance(model, str) or not model:
         checked.error("missing_model", f"line {number} has no model", number, "body.model")
         return
+    if model in queued:
+        if endpoint != CHAT:
+            checked.error(
+                "invalid_model",
+                f"line {number} asks for model {model[:200]!r}, served asynchronously, in "
+                f"{CHAT} batches only",
+                number,
+                "body.model",
+            )
+            return
+        _one_model(model, number, checked)
+        return
     route = routes.find(model)
     if route is None:
-        served = ", ".join(repr(m) for m in routes.models)
+        names = ", ".join(repr(m) for m in [*routes.models, *queued])
         checked.error(
             "model_not_found",
             f"line {number} asks for model {model[:200]!r}, which this endpoint does not "
-            f"serve; it serves {served}",
+            f"serve; it serves {names}",
             number,
             "body.model",
         )
@@ -155,6 +180,10 @@ def _check_model(
             "body.model",
         )
         return
+    _one_model(model, number, checked)
+
+
+def _one_model(model: str, number: int, checked: CheckedFile) -> None:
     if checked.model is None:
         checked.model = model
     elif model != checked.model:

@@ -86,6 +86,19 @@ def _line_of(child: dict[str, Any], status: str) -> dict[str, Any]:
     )
 
 
+def output_line(
+    custom_id: object, status: int, request_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """OpenAI's output line of a request its model answered, or refused: its ``status`` and
+    ``body`` (an answer, or OpenAI's error)."""
+    return {
+        "id": new_id("batch_req_"),
+        "custom_id": custom_id,
+        "response": {"status_code": status, "request_id": request_id, "body": body},
+        "error": None,
+    }
+
+
 def error_line(custom_id: object, code: str, message: str) -> dict[str, Any]:
     """The output line of a request that got no answer: ``"response": null`` and OpenAI's
     ``error`` (``{"code", "message"}``)."""

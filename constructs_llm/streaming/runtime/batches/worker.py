@@ -40,7 +40,7 @@ from typing import Any
 
 from ...formats import Env
 from ..chat.completion import CompletionBuilder
-from ..chat.request import build_chat_request
+from ..chat.request import ChatRequest, build_chat_request
 from ..chat.target import ChatTarget
 from ..chat.wire import CompletionShape, new_completion_id
 from ..embeddings.answer import embeddings_object
@@ -59,11 +59,12 @@ from ..responses.request import build_responses_request
 from ..routing import Route, RoutingTable, accept_route
 from ..settings import Settings, new_sagemaker_client
 from ..upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke
-from .config import aws_client
+from .config import async_models, aws_client
 from .endpoints import CHAT, EMBEDDINGS, KINDS, RESPONSES
-from .results import finalize
+from .queued import poll, submit
+from .results import finalize, output_line
 from .stopped import line_key
-from .store import Store, new_id
+from .store import Store
 
 #: Failures that capacity cures: the map retries them (``TargetBusy``). ``no_capacity`` is
 #: ``upstream.py``'s code for SageMaker's refusal of a component with no copy
@@ -101,22 +102,34 @@ def _client() -> Any:
     return new_sagemaker_client(_settings())
 
 
+@functools.cache
+def _async_inputs() -> dict[str, str]:
+    """``BATCH_ASYNC``: the asynchronous models and the input folder of each."""
+    return async_models(os.environ)
+
+
 def handle(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """Lambda's entry point."""
     if event.get("phase") == "finalize":
         return finalize(event)
-    request_id = str(getattr(context, "aws_request_id", "") or new_request_id())
-    answer = serve_line(event.get("line"), request_id=request_id)
-    keep(event, answer)
+    if event.get("phase") == "poll":  # a queued line, after its Wait state
+        pending = event["pending"]
+        answer = poll(pending, aws_client("s3"))
+    else:
+        request_id = str(getattr(context, "aws_request_id", "") or new_request_id())
+        batch_id = str(event.get("batch_id") or "")
+        answer = serve_line(event.get("line"), request_id=request_id, batch_id=batch_id)
+    if "pending" not in answer:
+        keep(str(event.get("batch_id") or ""), answer)
     return answer
 
 
-def keep(event: dict[str, Any], answer: dict[str, Any]) -> None:
+def keep(batch_id: str, answer: dict[str, Any]) -> None:
     """Keep the line's answer in the bucket (``BATCH_BUCKET``), for the files of a batch that
     stops before it finishes (``stopped.py``)."""
     bucket = os.environ.get(Env.BATCH_BUCKET, "")
     if bucket:
-        key = line_key(str(event.get("batch_id")), answer.get("custom_id"))
+        key = line_key(batch_id, answer.get("custom_id"))
         Store(aws_client("s3"), bucket).put_json(key, answer)
 
 
@@ -127,19 +140,42 @@ def serve_line(
     routes: RoutingTable | None = None,
     settings: Settings | None = None,
     client: Any = None,
+    batch_id: str = "",
+    queued: dict[str, str] | None = None,
+    s3: Any = None,
 ) -> dict[str, Any]:
-    """One output line for one input line (raises ``TargetBusy`` to be retried)."""
+    """One output line for one input line, or, on an asynchronous model (``queued``: each
+    one's input folder, ``BATCH_ASYNC``), the pending line ``poll`` reads (raises
+    ``TargetBusy`` to be retried)."""
     settings = settings or _settings()
     routes = routes or _routes()
+    queued = _async_inputs() if queued is None else queued
     request = line if isinstance(line, dict) else {}
     custom_id = request.get("custom_id")
     try:
         route, checked = _checked(request, routes, settings)
+        input_location = queued.get(route.model)
+        if input_location is not None:
+            chat = _queued_request(request, route, settings)
     except RequestError as err:
         refused = error_object(
             err.message, error_type=err.error_type, param=err.param, code=err.code
         )
         return _line(custom_id, err.status, request_id, refused)
+    if input_location is not None:
+        try:
+            return submit(
+                client or _client(),
+                s3 or aws_client("s3"),
+                route=route,
+                chat=chat,
+                input_location=input_location,
+                batch_id=batch_id,
+                custom_id=custom_id,
+                request_id=request_id,
+            )
+        except Exception as exc:
+            return _failed(custom_id, request_id, describe_failure(exc))
     if isinstance(checked, EmbeddingsRequest):
         return _embedded(custom_id, request_id, client or _client(), route, checked)
     engine_body, answer = checked
@@ -200,6 +236,20 @@ def _checked(
     return route, (chat.engine_body, CompletionBuilder(completion))
 
 
+def _queued_request(request: dict[str, Any], route: Route, settings: Settings) -> ChatRequest:
+    """The chat request of a line to an asynchronous model: chat completions only (its answer
+    is read back as a ``chat.completion``, ``chat/async_answer.py``)."""
+    url = request.get("url", CHAT)
+    if url != CHAT:
+        raise RequestError(
+            f"the model {route.model!r} is served asynchronously, in {CHAT} batches only; "
+            f"send this {url} line to a real-time model",
+            param="url",
+        )
+    target = ChatTarget.of_route(route, tools=settings.tools_for(route))
+    return build_chat_request(request["body"], target)
+
+
 def _embedded(
     custom_id: object, request_id: str, client: Any, route: Route, request: EmbeddingsRequest
 ) -> dict[str, Any]:
@@ -228,13 +278,7 @@ def _failed(custom_id: object, request_id: str, failure: UpstreamFailure) -> dic
     return _line(custom_id, failure.status, request_id, body)
 
 
-def _line(custom_id: object, status: int, request_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": new_id("batch_req_"),
-        "custom_id": custom_id,
-        "response": {"status_code": status, "request_id": request_id, "body": body},
-        "error": None,
-    }
+_line = output_line
 
 
 def dumps(line: dict[str, Any]) -> str:
