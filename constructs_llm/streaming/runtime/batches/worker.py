@@ -13,6 +13,9 @@ A line is served as the invoker serves its ``url`` (``endpoints.py``), routed by
 - ``/v1/embeddings`` (``embeddings/request.py``, on an embedding model): ``InvokeEndpoint`` once
   per body of its engine, answered as OpenAI's embeddings ``list`` (``embeddings/answer.py``).
 
+A line of a model on an asynchronous endpoint (``BATCH_ASYNC``) is queued instead, and its
+answer looked for after the map's ``Wait`` state (``{"phase": "poll"}``, ``queued.py``).
+
 The answer is OpenAI's output line (OpenAI's reference, "The request output object")::
 
     {"id": "batch_req_…", "custom_id": "…",
