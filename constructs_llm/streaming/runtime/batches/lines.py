@@ -9,8 +9,8 @@ anything is invoked, with OpenAI's ``errors`` object naming each bad line (1-bas
 other than the batch's ``endpoint``, a ``body`` that is not an object, a ``model`` this invoker
 does not serve (or of another kind than the endpoint takes: an embedding model for
 ``/v1/embeddings``, a chat model for the others, ``endpoints.py``; a model on an asynchronous
-endpoint, ``BATCH_ASYNC``, in ``/v1/chat/completions`` batches only), a second model in one batch (one
-batch goes to one target, whose capacity bounds its concurrency), and a repeated
+endpoint, ``BATCH_ASYNC``, in ``/v1/chat/completions`` batches only), a second model in one
+batch (one batch goes to one target, whose capacity bounds its concurrency), and a repeated
 ``custom_id``. A request that passes here but that its model refuses (a bad field) gets its
 400 in the error file, as OpenAI does.
 """
