@@ -55,7 +55,9 @@ from urllib.parse import urlsplit
 
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.chat.async_answer import (
-    INLINE_LIMIT,
+    INLINE_LIMIT as INLINE_LIMIT,
+)
+from constructs_llm.streaming.runtime.chat.async_answer import (
     AnswerError,
     generate_prompt,
     one_answer_body,

@@ -519,9 +519,11 @@ def _async_targets(
     if not isinstance(given, list | tuple):
         problems.add(f"async_targets must be a list of asynchronous LlmEndpoints, got {given!r}")
         problems.raise_if_any()
+        return []
     found: list[LlmEndpoint] = []
     names = {t.served_model_name: describe(t) for t in targets}
-    for index, item in enumerate(given):  # type: ignore[union-attr]
+    items: list[object] = list(given)
+    for index, item in enumerate(items):
         where = f"async_targets[{index}]"
         if not isinstance(item, LlmEndpoint) or not item.is_async:
             problems.add(

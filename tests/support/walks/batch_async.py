@@ -135,7 +135,7 @@ def _config_of(resolve: Resolver, endpoint: Text) -> str | None:
 
 def _model_roles(resolve: Resolver, config: dict[str, Any]) -> list[str]:
     """The execution roles of the models the config's variants run."""
-    roles = []
+    roles: list[str] = []
     for variant in config.get("ProductionVariants", []):
         for model_id in references(variant.get("ModelName")):
             role_arn = resolve.resources[model_id]["Properties"]["ExecutionRoleArn"]

@@ -25,6 +25,7 @@ import hashlib
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any
 
 from .results import error_line, write_file
@@ -71,7 +72,7 @@ def settle(record: dict[str, Any], store: Store, execution: dict[str, Any]) -> d
         ok = (line.get("response") or {}).get("status_code") == 200
         (outputs if ok else errors).append(json.dumps(line, ensure_ascii=False))
     stopped = execution.get("stopDate")
-    stopped_at = int(stopped.timestamp()) if hasattr(stopped, "timestamp") else started
+    stopped_at = int(stopped.timestamp()) if isinstance(stopped, datetime) else started
     final = {
         "status": status,
         "output_file_id": write_file(store, batch_id, "output", outputs),
