@@ -41,11 +41,30 @@ def finalize(event: dict[str, Any], *, s3: Any = None) -> dict[str, Any]:
     for status, listed in files.items():
         for item in listed or ():
             for child in _children(store, str(item["Key"])):
-                line = _line_of(child, status)
-                ok = (line.get("response") or {}).get("status_code") == 200
-                (outputs if ok else errors).append(json.dumps(line, ensure_ascii=False))
-    batch_id = str(event["batch_id"])
+                sort_line(_line_of(child, status), outputs, errors)
+    return write_final(
+        store,
+        str(event["batch_id"]),
+        outputs,
+        errors,
+        finalizing_at=started,
+        completed_at=int(time.time()),
+    )
+
+
+def sort_line(line: dict[str, Any], outputs: list[str], errors: list[str]) -> None:
+    """A line goes to the output file when its model answered 200, else to the error file."""
+    ok = (line.get("response") or {}).get("status_code") == 200
+    (outputs if ok else errors).append(json.dumps(line, ensure_ascii=False))
+
+
+def write_final(
+    store: Store, batch_id: str, outputs: list[str], errors: list[str], **fields: Any
+) -> dict[str, Any]:
+    """Write the batch's output and error files and its final record (the files, the counts
+    and ``fields``: its status and times); returns that record."""
     final = {
+        **fields,
         "output_file_id": write_file(store, batch_id, "output", outputs),
         "error_file_id": write_file(store, batch_id, "error", errors),
         "request_counts": {
@@ -53,8 +72,6 @@ def finalize(event: dict[str, Any], *, s3: Any = None) -> dict[str, Any]:
             "completed": len(outputs),
             "failed": len(errors),
         },
-        "finalizing_at": started,
-        "completed_at": int(time.time()),
     }
     store.put_final(batch_id, final)
     return final

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from .results import error_line, write_file
+from .results import error_line, sort_line, write_final
 from .store import BATCHES, FILES, Store
 
 #: How each stop is told in OpenAI's terms: the status, and the code and message of a line
@@ -67,26 +67,11 @@ def settle(record: dict[str, Any], store: Store, execution: dict[str, Any]) -> d
     errors: list[str] = []
     for custom_id in _custom_ids(store, str(record["input_file_id"])):
         line = answered.get(custom_id)
-        if line is None:
-            line = error_line(custom_id, code, message)
-        ok = (line.get("response") or {}).get("status_code") == 200
-        (outputs if ok else errors).append(json.dumps(line, ensure_ascii=False))
+        sort_line(line or error_line(custom_id, code, message), outputs, errors)
     stopped = execution.get("stopDate")
     stopped_at = int(stopped.timestamp()) if isinstance(stopped, datetime) else started
-    final = {
-        "status": status,
-        "output_file_id": write_file(store, batch_id, "output", outputs),
-        "error_file_id": write_file(store, batch_id, "error", errors),
-        "request_counts": {
-            "total": len(outputs) + len(errors),
-            "completed": len(outputs),
-            "failed": len(errors),
-        },
-        "finalizing_at": started,
-        f"{status}_at": stopped_at,
-    }
-    store.put_final(batch_id, final)
-    return final
+    times = {"finalizing_at": started, f"{status}_at": stopped_at}
+    return write_final(store, batch_id, outputs, errors, status=status, **times)
 
 
 def _answered(store: Store, batch_id: str) -> dict[object, dict[str, Any]]:

@@ -46,7 +46,7 @@ from ..chat.completion import CompletionBuilder
 from ..chat.request import ChatRequest, build_chat_request
 from ..chat.target import ChatTarget
 from ..chat.wire import CompletionShape, new_completion_id
-from ..embeddings.answer import embeddings_object
+from ..embeddings.answer import request_answer
 from ..embeddings.engines import EngineAnswerError
 from ..embeddings.handler import EmbedFailed, embed
 from ..embeddings.request import EmbeddingsRequest, build_embeddings_request
@@ -264,14 +264,7 @@ def _embedded(
     except EngineAnswerError as err:
         invalid = error_object(str(err), error_type="upstream_error", code="model_answer_invalid")
         return _line(custom_id, 502, request_id, invalid)
-    answer = embeddings_object(
-        embedded.vectors,
-        model=route.model,
-        encoding_format=request.encoding_format,
-        dimensions=request.dimensions,
-        prompt_tokens=embedded.prompt_tokens,
-    )
-    return _line(custom_id, 200, request_id, answer)
+    return _line(custom_id, 200, request_id, request_answer(embedded, route.model, request))
 
 
 def _failed(custom_id: object, request_id: str, failure: UpstreamFailure) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from ...formats import ModelKind
 from ..http.exchange import Exchange
 from ..routing import Route
 from ..upstream import UpstreamFailure, describe_failure, invoke_once
-from .answer import embeddings_object
+from .answer import request_answer
 from .engines import Embedded, EngineAnswerError
 from .request import EmbeddingsRequest, build_embeddings_request
 
@@ -67,14 +67,7 @@ def serve_embeddings(exchange: Exchange) -> None:
             headers=failure.headers,
         )
         return
-    answer = embeddings_object(
-        embedded.vectors,
-        model=route.model,
-        encoding_format=request.encoding_format,
-        dimensions=request.dimensions,
-        prompt_tokens=embedded.prompt_tokens,
-    )
-    exchange.send_json(200, answer)
+    exchange.send_json(200, request_answer(embedded, route.model, request))
 
 
 def embed(client: Any, route: Route, request: EmbeddingsRequest, variant: str | None) -> Embedded:
