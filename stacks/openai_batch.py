@@ -1,5 +1,6 @@
 """OpenAI batches on a model that scales to zero: Qwen2.5-7B-Instruct as an inference component
-that keeps no copy while idle, behind a StreamingInvoker with the Batch API.
+that keeps no copy while idle, behind a StreamingInvoker with the Batch API, and the same model
+on an asynchronous endpoint at zero instances (``qwen-overnight``), served in batches only.
 
 - the component's copies go from 0 to 2 (AWS's scale-to-zero recipe: one invocation per copy,
   5-minute cooldowns), on an endpoint that may release its last instance (``min_instances=0``);
@@ -7,6 +8,11 @@ that keeps no copy while idle, behind a StreamingInvoker with the Batch API.
   a Step Functions state machine whose distributed map calls the component once per line, at
   most 16 at once here, retrying while the first copy starts (the refusal of a component at
   zero copies is what scales it out);
+- ``Overnight`` is an asynchronous endpoint (``async_inference=``) of the same model, from 0 to
+  1 instance on its backlog; ``add_batch_api(async_targets=[...])`` serves it in
+  ``/v1/chat/completions`` batches whose lines name ``model="qwen-overnight"``: each line is
+  queued with ``InvokeEndpointAsync`` and its answer read from ``Answers`` while the state
+  machine waits, so nothing runs while the endpoint starts;
 - ``Client`` is the role batch jobs assume: it may call the function URL (SigV4). With its
   credentials, an unchanged ``openai`` client runs a batch (``docs/batch.md``)::
 
@@ -23,19 +29,24 @@ from typing import Any
 
 from aws_cdk import Acknowledgment, CfnOutput, Duration, Stack, Validations
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from constructs_llm import (
+    AsyncInference,
     Autoscaling,
     Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
     LlmDashboard,
+    LlmEndpoint,
     LlmModel,
     ModelSource,
     StreamingInvoker,
     dashboard_url,
 )
+from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, waive
 
 INSTANCE_TYPE = "ml.g5.2xlarge"
 #: Lines in flight at once: two copies, eight requests each.
@@ -72,8 +83,34 @@ class OpenAiBatchStack(Stack):
                 scale_out_cooldown=Duration.minutes(5),
             ),
         )
+        answers = s3.Bucket(
+            self,
+            "Answers",
+            encryption_key=kms.Key(self, "AnswersKey", enable_key_rotation=True),
+            enforce_ssl=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            versioned=True,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    expiration=Duration.days(30), noncurrent_version_expiration=Duration.days(1)
+                )
+            ],
+        )
+        _waive_access_logs(answers)
+        self.overnight = LlmEndpoint(
+            self,
+            "Overnight",
+            model=model,
+            served_model_name="qwen-overnight",
+            async_inference=AsyncInference(output=answers),
+            autoscaling=Autoscaling(
+                min_capacity=0, max_capacity=1, target_backlog_per_instance=CONCURRENCY
+            ),
+        )
         self.invoker = StreamingInvoker(self, "Api", target=self.component)
-        self.batch = self.invoker.add_batch_api(max_concurrency=CONCURRENCY)
+        self.batch = self.invoker.add_batch_api(
+            max_concurrency=CONCURRENCY, async_targets=[self.overnight]
+        )
         self.client = iam.Role(
             self,
             "Client",
@@ -94,6 +131,11 @@ class OpenAiBatchStack(Stack):
             ("scale-to-zero", "The model serves batches, whose lines retry while it starts."),
             ("component-fleet:g5-2xlarge", "New hardware gets a new endpoint and component."),
             (
+                "async-alarms",
+                "A line the overnight endpoint fails is written to the batch's error file, which "
+                "the batch owner reads; the 5xx alarm covers the container.",
+            ),
+            (
                 "invoker-timeout-decode",
                 "Long answers go through batches, whose worker runs up to 15 minutes a line.",
             ),
@@ -101,3 +143,12 @@ class OpenAiBatchStack(Stack):
             Validations.of(self).acknowledge(
                 Acknowledgment(id=f"Annotation::constructs-llm:{ack_id}", reason=reason)
             )
+
+
+def _waive_access_logs(bucket: s3.Bucket) -> None:
+    reason = (
+        "Holds the asynchronous endpoint's requests and answers, written and read by SageMaker "
+        "and the batch worker only, whose calls CloudTrail records."
+    )
+    waive(bucket.node.default_child, CheckovSkip("CKV_AWS_18", reason))
+    waive(bucket, NagAcknowledgment("AwsSolutions-S1", reason=reason))

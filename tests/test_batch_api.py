@@ -80,7 +80,11 @@ def test_the_definition_passes_the_asl_validator(
 def test_a_distributed_map_reads_the_jsonl_and_writes_its_results_to_s3(
     template: dict[str, Any], definition: dict[str, Any]
 ) -> None:
-    bucket, _ = _only(template, "AWS::S3::Bucket")
+    (bucket,) = [
+        k
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::S3::Bucket" and k.startswith("ApiBatchBucket")
+    ]
     lines = definition["States"]["Lines"]
     assert lines["ItemProcessor"]["ProcessorConfig"] == {
         "Mode": "DISTRIBUTED",
@@ -112,11 +116,14 @@ def test_the_invoker_starts_reads_and_stops_the_batches_and_nothing_else(
         r
         for r in template["Resources"].values()
         if r["Type"] == "AWS::Lambda::Function"
-        and "BATCH_BUCKET" in r["Properties"].get("Environment", {}).get("Variables", {})
+        and "BATCH_STATE_MACHINE_ARN" in r["Properties"].get("Environment", {}).get("Variables", {})
     )
     env = invoker["Properties"]["Environment"]["Variables"]
     assert env["BATCH_STATE_MACHINE_ARN"] == {"Ref": machine}
-    assert json.loads(env["BATCH_CONCURRENCY"]) == {"Qwen/Qwen2.5-7B-Instruct": 16}
+    assert json.loads(env["BATCH_CONCURRENCY"]) == {
+        "Qwen/Qwen2.5-7B-Instruct": 16,
+        "qwen-overnight": 16,
+    }
     role = invoker["Properties"]["Role"]["Fn::GetAtt"][0]
     # its default policy, and the library's own policy holding the wildcards (acknowledged there)
     policies = [
@@ -147,7 +154,8 @@ def test_the_worker_runs_the_batch_handler_on_the_invoker_s_code(template: dict[
     codes = {json.dumps(f["Properties"]["Code"], sort_keys=True) for f in functions}
     assert len(codes) == 1  # one code asset for the invoker and the worker
     assert worker["Properties"]["Timeout"] == 900
-    assert worker["Properties"]["Environment"]["Variables"]["INFERENCE_COMPONENT_NAME"]
+    routes = json.dumps(worker["Properties"]["Environment"]["Variables"]["ROUTES"])
+    assert '\\"component\\":' in routes and "Overnight78902071" in routes
 
 
 def test_the_example_s_client_role_may_call_the_url(template: dict[str, Any]) -> None:

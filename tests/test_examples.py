@@ -268,7 +268,7 @@ def test_synth_prints_one_note_line_per_endpoint_and_nothing_else(cloud_assembly
         for path, entries in json.loads(metadata.read_text()).items()
         if any(entry["type"] == "constructs-llm:note" for entry in entries)
     }
-    assert len(notes) == len(annotated) == 28, output  # 23 endpoints or components, 5 TGI models
+    assert len(notes) == len(annotated) == 29, output  # 24 endpoints or components, 5 TGI models
     assert {line.split(": ", 1)[0] for line in notes} == annotated  # each printed once
     assert not [line for line in stdout.splitlines() if any(kind in line for kind in kinds)]
     tgi = sorted(line.split(": ", 1)[0] for line in notes if kinds[2] in line)

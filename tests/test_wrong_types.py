@@ -521,6 +521,7 @@ WRONG_TYPES = [
             "max_concurrency": "16",
             "completion_window": 24,
             "access_logs": "my-logs",
+            "async_targets": "Overnight",
         },
     ),
     # LlmDashboard

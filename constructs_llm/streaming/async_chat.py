@@ -54,22 +54,21 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from constructs_llm.streaming.formats import RequestFormat, StreamFormat
-from constructs_llm.streaming.runtime.chat.completion import CompletionBuilder
+from constructs_llm.streaming.runtime.chat.async_answer import (
+    INLINE_LIMIT as INLINE_LIMIT,
+)
+from constructs_llm.streaming.runtime.chat.async_answer import (
+    AnswerError,
+    generate_prompt,
+    one_answer_body,
+)
+from constructs_llm.streaming.runtime.chat.async_answer import (
+    chat_completion as _chat_completion,
+)
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
 from constructs_llm.streaming.runtime.chat.target import ChatTarget
-from constructs_llm.streaming.runtime.chat.wire import CompletionShape, new_completion_id
 from constructs_llm.streaming.runtime.http.errors import RequestError
-from constructs_llm.streaming.runtime.parsing.events import (
-    DoneEvent,
-    ErrorEvent,
-    ReasoningEvent,
-    TokenEvent,
-    ToolCallEvent,
-)
-from constructs_llm.streaming.runtime.parsing.parser import parse_stream
 
-#: The largest body ``InvokeEndpointAsync`` takes inline (botocore ``AsyncBodyBlob`` max).
-INLINE_LIMIT = 128_000
 #: botocore ``InvocationTimeoutSecondsHeader``: 1-3600 (SageMaker's default is 900).
 _MAX_INVOCATION_TIMEOUT_S = 3600
 #: botocore ``RequestTTLSecondsHeader``: 60-21600 (SageMaker's default is 21600, 6 hours).
@@ -293,7 +292,7 @@ def submit_chat(
         request = build_chat_request(data, target)
     except RequestError as error:
         raise AsyncChatError(error.message, code=error.code) from None
-    body = _async_body(request.engine_body)
+    body = one_answer_body(request.engine_body)
     job_id = inference_id or str(uuid.uuid4())
     call: dict[str, Any] = {
         "EndpointName": endpoint_name,
@@ -320,7 +319,7 @@ def submit_chat(
         stream_format=StreamFormat(stream_format),
         model=model or endpoint_name,
         logprobs=request.logprobs,
-        prompt=_prompt(data) if fmt is RequestFormat.GENERATE else None,
+        prompt=generate_prompt(data) if fmt is RequestFormat.GENERATE else None,
         s3=s3,
     )
 
@@ -341,15 +340,6 @@ def chat_async(
     return job.result(timeout=timeout, poll_interval=poll_interval, queue_url=queue_url, sqs=sqs)
 
 
-def _async_body(engine_body: bytes) -> bytes:
-    """The invoker's engine body, asking for one answer instead of a stream (a stream's
-    options go with it: vLLM refuses ``stream_options`` without ``stream``)."""
-    engine = json.loads(engine_body)
-    engine["stream"] = False
-    engine.pop("stream_options", None)
-    return json.dumps(engine, ensure_ascii=False, separators=(",", ":")).encode()
-
-
 def chat_completion(
     body: bytes,
     *,
@@ -358,80 +348,17 @@ def chat_completion(
     logprobs: bool = False,
     prompt: str | None = None,
 ) -> dict[str, Any]:
-    """An answer SageMaker wrote to S3, as an OpenAI ``chat.completion``: a chat engine's as
-    it is, a generate engine's converted (``prompt``: the prompt to drop where the engine
-    repeats it), a stream's aggregated as the invoker aggregates one."""
+    """An answer SageMaker wrote to S3, as an OpenAI ``chat.completion``
+    (``runtime/chat/async_answer.py``); ``AsyncChatError`` when it holds an error."""
     try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, ValueError):
-        return _from_stream(body, StreamFormat(stream_format), model, logprobs)
-    if isinstance(data, dict) and data.get("object") == "chat.completion":
-        return data
-    if isinstance(data, dict) and "choices" in data:
-        return data
-    generation = data[0] if isinstance(data, list) and len(data) == 1 else data
-    if isinstance(generation, dict) and isinstance(generation.get("generated_text"), str):
-        return _from_generation(generation, model, prompt)
-    if isinstance(data, dict) and "error" in data:
-        error = data["error"]
-        message = error.get("message") if isinstance(error, dict) else error
-        raise AsyncChatError(f"the engine answered with an error: {message}", failure=str(message))
-    return _from_stream(body, StreamFormat(stream_format), model, logprobs)
+        return _chat_completion(
+            body, stream_format=stream_format, model=model, logprobs=logprobs, prompt=prompt
+        )
+    except AnswerError as error:
+        raise AsyncChatError(error.message, failure=error.failure) from None
 
 
 # -- helpers ----------------------------------------------------------------------------------
-
-
-def _from_generation(generation: dict[str, Any], model: str, prompt: str | None) -> dict[str, Any]:
-    text: str = generation["generated_text"]
-    if prompt and text.startswith(prompt):
-        text = text[len(prompt) :]
-    found = generation.get("details")
-    details: dict[str, Any] = found if isinstance(found, dict) else {}
-    done = DoneEvent(
-        finish_reason=details.get("finish_reason"),
-        generated_text=text,
-        completion_tokens=details.get("generated_tokens"),
-    )
-    builder = _builder(model, logprobs=False)
-    return builder.build(done)
-
-
-def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> dict[str, Any]:
-    builder = _builder(model, logprobs=logprobs)
-    for event in parse_stream([body], fmt):
-        if isinstance(event, TokenEvent):
-            builder.add_text(event)
-        elif isinstance(event, ToolCallEvent):
-            builder.add_call(event)
-        elif isinstance(event, ReasoningEvent):
-            builder.add_reasoning(event)
-        elif isinstance(event, DoneEvent):
-            return builder.build(event)
-        elif isinstance(event, ErrorEvent):
-            raise AsyncChatError(
-                f"the answer holds an error: {event.message}", failure=event.message
-            )
-    shown = body[:200].decode(errors="replace")
-    raise AsyncChatError(
-        f"the answer is not a chat completion, a generation or a complete stream: {shown!r}",
-        failure=body.decode(errors="replace"),
-    )
-
-
-def _builder(model: str, *, logprobs: bool) -> CompletionBuilder:
-    shape = CompletionShape(
-        completion_id=new_completion_id(), created=int(time.time()), model=model, logprobs=logprobs
-    )
-    return CompletionBuilder(shape)
-
-
-def _prompt(data: Mapping[str, Any]) -> str | None:
-    """A generate request's prompt: its one user message's text (checked by the builder)."""
-    content = data["messages"][0].get("content")
-    if isinstance(content, str):
-        return content
-    return str(content[0].get("text")) if isinstance(content, list) and content else None
 
 
 def _upload_folder(inline: bool | None, size: int, input_location: str | None) -> str | None:

@@ -110,6 +110,7 @@ class Env:
     BATCH_STATE_MACHINE_ARN: Final = "BATCH_STATE_MACHINE_ARN"
     BATCH_WINDOW_SECONDS: Final = "BATCH_WINDOW_SECONDS"
     BATCH_CONCURRENCY: Final = "BATCH_CONCURRENCY"
+    BATCH_ASYNC: Final = "BATCH_ASYNC"
 
     #: The variables one target is described by; ``ROUTES`` replaces them all.
     SINGLE_TARGET: Final = (

@@ -4,13 +4,15 @@ the walk, naming the resource and the action."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from tests.support.contract_templates import example_templates
 from tests.support.contract_walk import drop_action, narrow_action, of_type
-from tests.support.walks.invoker_access import INVOKE, walk_invokers
+from tests.support.symbolic import Resolver
+from tests.support.walks.invoker_access import INVOKE, queued_inputs, walk_invokers
 
 
 @pytest.mark.parametrize("name", list(example_templates()))
@@ -127,8 +129,71 @@ def test_a_batch_worker_that_cannot_call_the_invoker_s_target_fails() -> None:
     )
 
 
+def _worker_env(mutant: dict[str, Any]) -> dict[str, Any]:
+    variables: dict[str, Any] = mutant["Resources"]["ApiBatchWorker9B3B0864"]["Properties"][
+        "Environment"
+    ]["Variables"]
+    return variables
+
+
 def test_a_batch_worker_calling_other_targets_than_its_invoker_fails() -> None:
-    mutant = __import__("copy").deepcopy(example_templates()["OpenaiBatch"])
-    env = mutant["Resources"]["ApiBatchWorker9B3B0864"]["Properties"]["Environment"]
-    env["Variables"]["INFERENCE_COMPONENT_NAME"] = "OpenaiBatch-Other"
+    mutant = copy.deepcopy(example_templates()["OpenaiBatch"])
+    routes = _worker_env(mutant)["ROUTES"]["Fn::Join"][1]
+    routes[2] = routes[2].replace("OpenaiBatch-Qwen-27078ADB", "OpenaiBatch-Other")
     _fails(mutant, "batch worker ApiBatchWorker9B3B0864", "OpenaiBatch-Other")
+
+
+# -- the batch worker's asynchronous endpoint (tests/support/walks/batch_async.py) ----------
+
+_WORKER_POLICIES = {
+    "ApiBatchWorkerRoleDefaultPolicy58CC4D6B",
+    "OvernightAsyncFoldersOpenaiBatchApiBatchWorkerRoleEA6E33A24C295A06",
+}
+_OVERNIGHT = ":endpoint/openaibatch-overnight-8066173c-g5-2xlarge-async"
+
+
+def test_the_walk_queues_the_worker_s_asynchronous_lines() -> None:
+    walk = walk_invokers("OpenaiBatch", example_templates()["OpenaiBatch"])
+    assert not walk.problems
+    template = example_templates()["OpenaiBatch"]
+    assert queued_inputs(Resolver(template), _worker_env(copy.deepcopy(template)))
+
+
+@pytest.mark.parametrize(
+    ("action", "where"),
+    [
+        ("sagemaker:InvokeEndpointAsync", _OVERNIGHT),
+        ("s3:PutObject", "/inputs/batch_0123/line.json"),
+        ("s3:GetObject", "/outputs/request-id.out"),
+        ("s3:ListBucket", "Answers9615456C"),
+    ],
+)
+def test_a_batch_worker_that_cannot_queue_or_read_an_answer_fails(action: str, where: str) -> None:
+    template = example_templates()["OpenaiBatch"]
+    mutant = drop_action(template, action, policies=_WORKER_POLICIES)
+    _fails(mutant, "batch worker ApiBatchWorker9B3B0864", action, where)
+
+
+def test_a_batch_worker_that_calls_the_asynchronous_endpoint_in_real_time_fails() -> None:
+    mutant = copy.deepcopy(example_templates()["OpenaiBatch"])
+    policy = mutant["Resources"]["ApiBatchWorkerRoleDefaultPolicy58CC4D6B"]["Properties"]
+    policy["PolicyDocument"]["Statement"].append(
+        {
+            "Action": "sagemaker:InvokeEndpoint",
+            "Effect": "Allow",
+            "Resource": {"Ref": "Overnight78902071"},
+        }
+    )
+    _fails(mutant, "may sagemaker:InvokeEndpoint on the asynchronous", "Overnight")
+
+
+def test_a_model_that_cannot_read_the_worker_s_bodies_fails() -> None:
+    template = example_templates()["OpenaiBatch"]
+    mutant = drop_action(template, "s3:GetObject", policies={"ModelRoleAsyncFolders9F53A730"})
+    _fails(mutant, "execution role ModelRole3E65CE92", "s3:GetObject", "/inputs/batch_0123/")
+
+
+def test_a_batch_worker_without_the_invoker_s_asynchronous_models_fails() -> None:
+    mutant = copy.deepcopy(example_templates()["OpenaiBatch"])
+    del _worker_env(mutant)["BATCH_ASYNC"]
+    _fails(mutant, "batch worker ApiBatchWorker9B3B0864", "queues on []", "qwen-overnight")

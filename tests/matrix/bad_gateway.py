@@ -13,6 +13,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 
 from constructs_llm import (
+    AsyncInference,
     Engine,
     InferenceComponent,
     LlmEndpoint,
@@ -117,6 +118,16 @@ def batch_api(s: Stack, **props: Any) -> object:
     return invoker(s).add_batch_api(**props)
 
 
+def async_endpoint(
+    s: Stack, id: str = "Overnight", *, stack: Stack | None = None, **model_props: Any
+) -> LlmEndpoint:
+    """An asynchronous endpoint of a model of its own (the invoker's by default)."""
+    where = stack or s
+    served = model(where, id=f"{id}Model", bound=False, **model_props)
+    answers = s3.Bucket.from_bucket_name(where, f"{id}Answers", "answers")
+    return LlmEndpoint(where, id, model=served, async_inference=AsyncInference(output=answers))
+
+
 def _batch_api_twice(s: Stack) -> object:
     front = invoker(s)
     front.add_batch_api()
@@ -189,6 +200,57 @@ BAD_GATEWAY = [
         r"access_logs applies to the bucket add_batch_api makes",
         "access_logs",
         id="batch-access-logs-with-own-bucket",
+    ),
+    pytest.param(
+        lambda s: batch_api(
+            s, async_targets=[LlmEndpoint(s, "Live", model=model(s, id="LiveModel", bound=False))]
+        ),
+        ConfigurationError,
+        r"async_targets\[0\] must be an LlmEndpoint with async_inference=AsyncInference\(\.\.\.\), "
+        r"got LlmEndpoint .*; give real-time targets to the StreamingInvoker itself",
+        "async_targets",
+        id="batch-async-target-real-time",
+    ),
+    pytest.param(
+        lambda s: batch_api(s, async_targets=async_endpoint(s)),
+        ConfigurationError,
+        r"async_targets must be a list of asynchronous LlmEndpoints, got <constructs_llm",
+        "async_targets",
+        id="batch-async-targets-not-a-list",
+    ),
+    pytest.param(
+        lambda s: batch_api(s, async_targets=[async_endpoint(s)]),
+        ConfigurationError,
+        r"async_targets\[0\] .*Overnight.* serves the model name .*, as .*Endpoint.* does; "
+        r"pass served_model_name=\.\.\. to one of them",
+        "async_targets",
+        id="batch-async-target-name-taken",
+    ),
+    pytest.param(
+        lambda s: batch_api(
+            s,
+            async_targets=[
+                async_endpoint(
+                    s,
+                    engine=Engine.tei(),
+                    source=ModelSource.hugging_face("BAAI/bge-large-en-v1.5"),
+                )
+            ],
+        ),
+        ConfigurationError,
+        r"async_targets\[0\] .* serves an embedding model; asynchronous targets serve "
+        r"/v1/chat/completions batches only",
+        "async_targets",
+        id="batch-async-target-embedding",
+    ),
+    pytest.param(
+        lambda s: batch_api(
+            s, async_targets=[async_endpoint(s, stack=Stack(s.node.scope, "Other"))]
+        ),
+        ConfigurationError,
+        r"async_targets\[0\] .* is in stack 'Other', the invoker in '.*'; put them in one stack",
+        "async_targets",
+        id="batch-async-target-other-stack",
     ),
     pytest.param(
         _batch_api_twice,

@@ -24,11 +24,24 @@ import boto3
 import openai
 import pytest
 
-from constructs_llm.streaming.runtime.batches import worker
+from constructs_llm.streaming.formats import EngineName, RequestFormat
+from constructs_llm.streaming.runtime.batches import queued, worker
+from constructs_llm.streaming.runtime.batches.lines import check_file
 from constructs_llm.streaming.runtime.batches.objects import batch_object
-from tests.streaming.conftest import ENDPOINT, MODEL, Runtime, StartRuntime
+from constructs_llm.streaming.runtime.batches.stopped import settle
+from constructs_llm.streaming.runtime.batches.store import Store
+from constructs_llm.streaming.runtime.routing import Route, RoutingTable
+from tests.streaming.conftest import (
+    BASE_SETTINGS,
+    ENDPOINT,
+    MODEL,
+    Runtime,
+    StartRuntime,
+    client_for,
+)
 from tests.support import engine_streams
 from tests.support.distributed_map import resolved_definition, run_batch
+from tests.support.fake_async_sagemaker import AsyncEndpoint, Engines, FakeAsyncSageMaker, LocalAws
 from tests.support.fake_sagemaker import CallError, FakeSageMaker, Scenario
 from tests.support.moto_server import moto_server
 from tests.support.runtime_process import make_task_root
@@ -54,7 +67,11 @@ def definition() -> dict[str, Any]:
     (machine,) = (
         r for r in template["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"
     )
-    bucket = next(k for k, r in template["Resources"].items() if r["Type"] == "AWS::S3::Bucket")
+    bucket = next(
+        k
+        for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::S3::Bucket" and k.startswith("ApiBatchBucket")
+    )
     return resolved_definition(machine["Properties"]["DefinitionString"], {bucket: BUCKET})
 
 
@@ -392,3 +409,308 @@ def test_the_status_follows_the_execution_and_its_map_run(
             "param": None,
             "line": None,
         }
+
+
+# -- Responses and embeddings lines -------------------------------------------------------
+
+
+def _request(custom_id: str, url: str, body: dict[str, Any]) -> str:
+    return json.dumps({"custom_id": custom_id, "method": "POST", "url": url, "body": body})
+
+
+def test_a_responses_batch_answers_each_line_as_a_response(
+    client: openai.OpenAI, fake: FakeSageMaker, aws: dict[str, Any], definition: dict[str, Any]
+) -> None:
+    # GIVEN a /v1/responses batch: one line the model answers, one with a field the
+    # Responses check refuses (as POST /v1/responses would, with a 400 naming it)
+    lines = [
+        _request("r1", "/v1/responses", {"model": MODEL, "input": "Say hi"}),
+        _request("r2", "/v1/responses", {"model": MODEL, "input": "hi", "background": True}),
+    ]
+    fake.enqueue(Scenario(parts=engine_streams.openai(["Hel", "lo"])))
+    uploaded = client.files.create(file=("r.jsonl", "\n".join(lines).encode()), purpose="batch")
+    batch = client.batches.create(
+        input_file_id=uploaded.id, endpoint="/v1/responses", completion_window="24h"
+    )
+    assert batch.status == "in_progress" and batch.endpoint == "/v1/responses"
+    _run_map(aws, definition, batch.id)
+    # THEN the answered line's body is a response object, the refused one a 400
+    done = client.batches.retrieve(batch.id)
+    assert done.status == "completed" and done.output_file_id and done.error_file_id
+    (answered,) = [
+        json.loads(x) for x in client.files.content(done.output_file_id).text.splitlines()
+    ]
+    body = answered["response"]["body"]
+    assert answered["custom_id"] == "r1" and body["object"] == "response"
+    assert body["status"] == "completed" and body["output"][0]["content"][0]["text"] == "Hello"
+    (refused,) = [json.loads(x) for x in client.files.content(done.error_file_id).text.splitlines()]
+    assert refused["custom_id"] == "r2" and refused["response"]["status_code"] == 400
+    assert refused["response"]["body"]["error"]["param"] == "background"
+    assert len(fake.requests) == 1  # the refused line never reached the model
+
+
+_EMBEDDER = "BAAI/bge-small-en-v1.5"
+_ROUTES = RoutingTable(
+    [
+        Route(model=MODEL, endpoint_name=ENDPOINT),
+        Route(
+            model=_EMBEDDER,
+            endpoint_name="embedder",
+            request_format=RequestFormat.EMBED,
+            engine=EngineName.TEI,
+            dimensions=3,
+            max_inputs=2,
+        ),
+    ]
+)
+
+
+def test_an_embeddings_line_is_embedded_by_its_engine_s_calls(fake: FakeSageMaker) -> None:
+    # GIVEN an embedding model whose engine takes two inputs a call, and a line of four (the
+    # two calls run at once, so both answer alike)
+    pair = b"[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]"
+    fake.enqueue(Scenario(answer=pair), Scenario(answer=pair))
+    body = {"model": _EMBEDDER, "input": ["a", "b", "c", "d"]}
+    line = json.loads(_request("e1", "/v1/embeddings", body))
+    # WHEN the worker serves it
+    answer = worker.serve_line(
+        line, request_id="r", routes=_ROUTES, settings=BASE_SETTINGS, client=client_for(5.0)
+    )
+    # THEN its body is OpenAI's embeddings list of every input, from two calls
+    assert answer["custom_id"] == "e1" and answer["response"]["status_code"] == 200
+    listed = answer["response"]["body"]
+    assert listed["object"] == "list" and listed["model"] == _EMBEDDER
+    assert [d["index"] for d in listed["data"]] == [0, 1, 2, 3]
+    assert [d["embedding"] for d in listed["data"]] == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] * 2
+    assert sorted(json.loads(r.body)["inputs"] for r in fake.requests) == [["a", "b"], ["c", "d"]]
+    assert all(r.endpoint_name == "embedder" and not r.streamed for r in fake.requests)
+
+
+@pytest.mark.parametrize(
+    ("url", "model", "param"),
+    [
+        ("/v1/embeddings", MODEL, "model"),  # a chat model on the embeddings path
+        ("/v1/responses", _EMBEDDER, "model"),  # an embedding model on the Responses path
+        ("/v1/embeddings", _EMBEDDER, "dimensions"),  # the embeddings check's own 400
+    ],
+)
+def test_a_line_gets_the_400_its_path_gives(
+    fake: FakeSageMaker, url: str, model: str, param: str
+) -> None:
+    body: dict[str, Any] = {"model": model, "input": "a"}
+    if param == "dimensions":
+        body["dimensions"] = 99
+    line = json.loads(_request("x", url, body))
+    answer = worker.serve_line(
+        line, request_id="r", routes=_ROUTES, settings=BASE_SETTINGS, client=client_for(5.0)
+    )
+    assert answer["response"]["status_code"] == 400 and not fake.requests
+    assert answer["response"]["body"]["error"]["param"] == param
+
+
+def test_an_embeddings_batch_refuses_a_chat_model_s_line_before_it_starts() -> None:
+    lines = [
+        _request("ok", "/v1/embeddings", {"model": _EMBEDDER, "input": "a"}),
+        _request("chat", "/v1/embeddings", {"model": MODEL, "input": "a"}),
+    ]
+    checked = check_file("\n".join(lines).encode(), endpoint="/v1/embeddings", routes=_ROUTES)
+    (error,) = checked.errors
+    assert (error["line"], error["code"], error["param"]) == (2, "invalid_model", "body.model")
+    assert "a chat model" in error["message"] and "an embedding model" in error["message"]
+
+
+# -- batches that stop before they finish --------------------------------------------------
+
+
+def test_a_cancelled_batch_has_the_lines_answered_and_the_others_as_cancelled(
+    client: openai.OpenAI, fake: FakeSageMaker, aws: dict[str, Any]
+) -> None:
+    # GIVEN a batch of three lines, one of which the worker answered before the cancel
+    requests = "\n".join([_line("a", "hi"), _line("b", "hi"), _line("c", "hi")])
+    uploaded = client.files.create(file=("three.jsonl", requests.encode()), purpose="batch")
+    batch = client.batches.create(
+        input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+    )
+    fake.enqueue(Scenario(parts=engine_streams.openai(["Hi"])))
+    worker.handle({"phase": "line", "batch_id": batch.id, "line": json.loads(_line("a", "hi"))})
+    # WHEN it is cancelled (Step Functions aborts the execution: no finishing state runs)
+    cancelled = client.batches.cancel(batch.id)
+    # THEN it has an output file with the answered line and an error file with the others,
+    # each batch_cancelled with no response (OpenAI's BatchRequestOutput error codes)
+    assert cancelled.status == "cancelled" and cancelled.cancelled_at
+    assert cancelled.output_file_id and cancelled.error_file_id
+    assert cancelled.request_counts is not None
+    counts = cancelled.request_counts
+    assert (counts.total, counts.completed, counts.failed) == (3, 1, 2)
+    (answered,) = [
+        json.loads(x) for x in client.files.content(cancelled.output_file_id).text.splitlines()
+    ]
+    assert answered["custom_id"] == "a"
+    assert answered["response"]["body"]["choices"][0]["message"]["content"] == "Hi"
+    others = [
+        json.loads(x) for x in client.files.content(cancelled.error_file_id).text.splitlines()
+    ]
+    assert [(x["custom_id"], x["response"], x["error"]["code"]) for x in others] == [
+        ("b", None, "batch_cancelled"),
+        ("c", None, "batch_cancelled"),
+    ]
+    # AND reading it again gives the same files (they are written once)
+    again = client.batches.retrieve(batch.id)
+    assert (again.output_file_id, again.error_file_id) == (
+        cancelled.output_file_id,
+        cancelled.error_file_id,
+    )
+
+
+def test_an_expired_batch_has_the_lines_answered_and_the_others_as_expired(
+    aws: dict[str, Any], fake: FakeSageMaker
+) -> None:
+    # GIVEN a batch's input file in the bucket, one line answered by the worker
+    s3, store = aws["s3"], Store(aws["s3"], BUCKET)
+    requests = "\n".join([_line("a", "hi"), _line("b", "hi")]) + "\n"
+    store.put_file("file-expiring", requests.encode(), filename="x.jsonl", purpose="batch")
+    fake.enqueue(Scenario(call_error=CallError.model_error("too long", original_status=400)))
+    worker.handle({"phase": "line", "batch_id": "batch_x", "line": json.loads(_line("a", "hi"))})
+    record = {"id": "batch_x", "input_file_id": "file-expiring"}
+    # WHEN its execution timed out (the completion window, the state machine's timeout)
+    final = settle(record, store, {"status": "TIMED_OUT", "stopDate": _STOPPED})
+    # THEN the batch is expired, the line the model refused keeps its 400 and the line that
+    # never ran is batch_expired
+    assert final["status"] == "expired" and final["expired_at"] == int(_STOPPED.timestamp())
+    assert final["output_file_id"] is None
+    errors = store.file_content(final["error_file_id"]).decode().splitlines()
+    lines = {x["custom_id"]: x for x in map(json.loads, errors)}
+    assert lines["a"]["response"]["status_code"] == 400
+    assert lines["b"]["response"] is None and lines["b"]["error"]["code"] == "batch_expired"
+    batch = batch_object(
+        {**_RECORD, "total": 2}, final=store.final("batch_x"), execution=None, map_run=None
+    )
+    assert batch["status"] == "expired" and batch["error_file_id"] == final["error_file_id"]
+    assert s3.list_objects_v2(Bucket=BUCKET, Prefix="batches/batch_x/lines/")["KeyCount"] == 1
+
+
+# -- asynchronous endpoints ---------------------------------------------------------------
+
+_OVERNIGHT = "qwen-overnight"
+_INPUTS = f"s3://{BUCKET}/inputs/"
+_ASYNC_ROUTES = RoutingTable(
+    [Route(model=MODEL, endpoint_name=ENDPOINT), Route(model=_OVERNIGHT, endpoint_name="overnight")]
+)
+
+
+@pytest.fixture
+def queue(moto_url: str, aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """An asynchronous endpoint ``overnight`` (the fake's InvokeEndpointAsync, answering from
+    moto's S3), and the worker's routes and BATCH_ASYNC naming it."""
+    local = LocalAws(url=moto_url, s3=aws["s3"], sns=None, sqs=None)
+    engines = Engines()
+    with FakeAsyncSageMaker(local) as fake_async:
+        fake_async.endpoints = {
+            "overnight": AsyncEndpoint(
+                model=engines.chat,
+                output_path=f"s3://{BUCKET}/outputs/",
+                failure_path=f"s3://{BUCKET}/failures/",
+            )
+        }
+        client = boto3.client("sagemaker-runtime", endpoint_url=fake_async.url)
+        monkeypatch.setattr(worker, "_client", lambda: client)
+        monkeypatch.setattr(worker, "_routes", lambda: _ASYNC_ROUTES)
+        monkeypatch.setattr(worker, "_async_inputs", lambda: {_OVERNIGHT: _INPUTS})
+        monkeypatch.setenv("BATCH_ASYNC", json.dumps({_OVERNIGHT: _INPUTS}))
+        yield fake_async
+
+
+def test_a_batch_on_an_asynchronous_endpoint_queues_each_line_and_reads_its_answer(
+    client: openai.OpenAI, queue: Any, aws: dict[str, Any], definition: dict[str, Any]
+) -> None:
+    # GIVEN a batch for the asynchronous model: the front door takes its model
+    line = _line("n1", "Summarize").replace(f'"{MODEL}"', f'"{_OVERNIGHT}"')
+    uploaded = client.files.create(file=("n.jsonl", line.encode()), purpose="batch")
+    batch = client.batches.create(
+        input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h"
+    )
+    assert batch.status == "in_progress" and batch.model == _OVERNIGHT
+    # WHEN the map runs it: Line queues it, Waiting waits (here: until the endpoint wrote
+    # its answer), Poll reads it
+    waits: list[int] = []
+    queue.processed.clear()
+
+    def wait(seconds: int) -> None:
+        waits.append(seconds)
+        assert queue.processed.wait(30)
+
+    arn = aws["machine"].replace(":stateMachine:", ":execution:") + ":" + batch.id
+    execution_input = json.loads(aws["sfn"].describe_execution(executionArn=arn)["input"])
+    run_batch(definition, execution_input, s3=aws["s3"], worker=worker.handle, wait=wait)
+    # THEN the request went through InvokeEndpointAsync with its body in the input folder,
+    # asking for one answer, and the answer SageMaker wrote is the output line
+    (received,) = queue.received
+    location = received.headers["x-amzn-sagemaker-inputlocation"]
+    assert location.startswith(f"{_INPUTS}{batch.id}/") and not received.body
+    bucket, key = location[len("s3://") :].split("/", 1)
+    sent = json.loads(aws["s3"].get_object(Bucket=bucket, Key=key)["Body"].read())
+    assert sent["stream"] is False and sent["messages"][0]["content"] == "Summarize"
+    assert waits and waits[0] == queued.FIRST_WAIT_S
+    done = client.batches.retrieve(batch.id)
+    assert done.status == "completed" and done.output_file_id
+    (answer,) = [json.loads(x) for x in client.files.content(done.output_file_id).text.splitlines()]
+    assert answer["custom_id"] == "n1" and answer["response"]["status_code"] == 200
+    content = answer["response"]["body"]["choices"][0]["message"]["content"]
+    assert content == Engines().text
+
+
+def _pending(aws: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {
+        "batch_id": "batch_q",
+        "custom_id": "q1",
+        "request_id": "r",
+        "inference_id": "i",
+        "output": f"s3://{BUCKET}/outputs/q1.out",
+        "failure": f"s3://{BUCKET}/failures/q1-error.out",
+        "model": _OVERNIGHT,
+        "stream_format": "auto",
+        "logprobs": False,
+        "submitted": 1_000,
+        "wait": queued.FIRST_WAIT_S,
+        **fields,
+    }
+
+
+def test_a_queued_line_waits_longer_each_time_then_gives_up(aws: dict[str, Any]) -> None:
+    s3 = aws["s3"]
+    pending = _pending(aws)
+    # no answer yet: wait twice as long, up to the longest wait
+    again = queued.poll(pending, s3, now=1_000 + 60)
+    assert again["pending"]["wait"] == 2 * queued.FIRST_WAIT_S
+    longest = queued.poll({**pending, "wait": queued.MAX_WAIT_S}, s3, now=1_060)
+    assert longest["pending"]["wait"] == queued.MAX_WAIT_S
+    # past the request TTL and the invocation timeout: OpenAI's request_timeout
+    late = queued.poll(pending, s3, now=1_000 + queued.GIVE_UP_S + 1)
+    assert late["response"] is None and late["error"]["code"] == "request_timeout"
+    # a failure SageMaker wrote is the line's error
+    s3.put_object(Bucket=BUCKET, Key="failures/q1-error.out", Body=b'{"error": "CUDA OOM"}')
+    failed = queued.poll(pending, s3, now=1_060)
+    assert failed["response"]["status_code"] == 502
+    assert "CUDA OOM" in failed["response"]["body"]["error"]["message"]
+
+
+def test_a_queued_line_s_lines_are_checked_as_the_invoker_s(
+    queue: Any, fake: FakeSageMaker
+) -> None:
+    # a field the chat check refuses: a 400, nothing queued
+    bad = json.loads(_line("x", "hi", max_tokens=-1).replace(f'"{MODEL}"', f'"{_OVERNIGHT}"'))
+    refused = worker.serve_line(bad, request_id="r", settings=BASE_SETTINGS)
+    assert refused["response"]["status_code"] == 400 and not queue.received
+    # a Responses line to the asynchronous model: a 400 naming the path it takes
+    body = {"model": _OVERNIGHT, "input": "hi"}
+    line = json.loads(_request("y", "/v1/responses", body))
+    answer = worker.serve_line(line, request_id="r", settings=BASE_SETTINGS)
+    assert answer["response"]["status_code"] == 400 and not queue.received
+    assert "/v1/chat/completions" in answer["response"]["body"]["error"]["message"]
+    checked = check_file(
+        (json.dumps(line) + "\n").encode(),
+        endpoint="/v1/responses",
+        routes=_ROUTES,
+        queued=(_OVERNIGHT,),
+    )
+    assert [(e["line"], e["code"]) for e in checked.errors] == [(1, "invalid_model")]

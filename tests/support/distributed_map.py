@@ -13,9 +13,12 @@ definition the construct synthesized, as the Step Functions guide describes it:
 - ``ItemSelector``: each item's input, with ``$.x`` paths on the execution input and
   ``$$.Map.Item.Value`` the item;
 - ``MaxConcurrencyPath``: that many items run at once (threads);
-- the item processor's one ``Task`` state and its ``Retry`` rules (each retried error up to its
-  ``MaxAttempts``, without waiting its interval), a failure once they are spent being a failed
-  child execution;
+- the item processor's states: ``Task`` states (the worker called with the state's input, or
+  its ``Parameters``) and their ``Retry`` rules (each retried error up to its ``MaxAttempts``,
+  without waiting its interval), a failure once they are spent being a failed child execution;
+  ``Choice`` states on ``IsPresent`` conditions; ``Wait`` states, whose ``SecondsPath`` the
+  caller's ``wait`` is given (it waits on the event the test expects, not the seconds);
+  ``Succeed``;
 - ``ResultWriter`` (``arn:aws:states:::s3:putObject``): ``<Prefix>/<map run id>/manifest.json``
   naming ``SUCCEEDED_0.json`` and ``FAILED_0.json``, each an array of child executions with
   ``Input`` and ``Output`` as JSON strings and ``Error``/``Cause`` when failed (the guide's
@@ -38,6 +41,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 Worker = Callable[[dict[str, Any]], dict[str, Any]]
+Wait = Callable[[int], object]
 
 
 def resolved_definition(definition: Any, values: dict[str, str] | None = None) -> dict[str, Any]:
@@ -80,7 +84,12 @@ def _parameters(template: dict[str, Any], data: Any, item: Any = None) -> dict[s
 
 
 def run_batch(
-    definition: dict[str, Any], execution_input: dict[str, Any], *, s3: Any, worker: Worker
+    definition: dict[str, Any],
+    execution_input: dict[str, Any],
+    *,
+    s3: Any,
+    worker: Worker,
+    wait: Wait = lambda seconds: None,
 ) -> dict[str, Any]:
     """Run ``definition`` on ``execution_input``; the finishing task's output."""
     states = definition["States"]
@@ -89,7 +98,7 @@ def run_batch(
     while True:
         state = states[name]
         if state["Type"] == "Map":
-            result = _map(state, data, s3=s3, worker=worker)
+            result = _map(state, data, s3=s3, worker=worker, wait=wait)
             data = {**data, state["ResultPath"][2:]: result}
         else:
             assert state["Type"] == "Task", state
@@ -99,7 +108,9 @@ def run_batch(
         name = state["Next"]
 
 
-def _map(state: dict[str, Any], data: dict[str, Any], *, s3: Any, worker: Worker) -> Any:
+def _map(
+    state: dict[str, Any], data: dict[str, Any], *, s3: Any, worker: Worker, wait: Wait
+) -> Any:
     reader = state["ItemReader"]
     assert reader["Resource"].endswith(":states:::s3:getObject"), reader
     assert reader["ReaderConfig"]["InputType"] == "JSONL", reader
@@ -108,17 +119,16 @@ def _map(state: dict[str, Any], data: dict[str, Any], *, s3: Any, worker: Worker
     items = [json.loads(line) for line in text.splitlines() if line.strip()]
     processor = state["ItemProcessor"]
     assert processor["ProcessorConfig"]["Mode"] == "DISTRIBUTED", processor
-    task = processor["States"][processor["StartAt"]]
-    assert task["Type"] == "Task" and task.get("End"), task
     inputs = [_parameters(state["ItemSelector"], data, item) for item in items]
     concurrency = int(_path(state["MaxConcurrencyPath"], data))
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, 4))) as pool:
-        children = list(pool.map(lambda i: _child(task, i, worker), inputs))
+        children = list(pool.map(lambda i: _child(processor, i, worker, wait), inputs))
     return _write_results(state["ResultWriter"], data, children, s3=s3)
 
 
-def _child(task: dict[str, Any], item_input: dict[str, Any], worker: Worker) -> dict[str, Any]:
-    attempts: dict[int, int] = {}
+def _child(
+    processor: dict[str, Any], item_input: dict[str, Any], worker: Worker, wait: Wait
+) -> dict[str, Any]:
     started = datetime.now(UTC).isoformat()
     record: dict[str, Any] = {
         "ExecutionArn": f"arn:aws:states:us-east-1:123456789012:execution:m/{uuid.uuid4()}",
@@ -128,26 +138,72 @@ def _child(task: dict[str, Any], item_input: dict[str, Any], worker: Worker) -> 
         "RedriveCount": 0,
         "StartDate": started,
     }
+    states, name, data = processor["States"], processor["StartAt"], item_input
+    while True:
+        state = states[name]
+        kind = state["Type"]
+        if kind == "Task":
+            payload = _parameters(state["Parameters"], data) if "Parameters" in state else data
+            try:
+                data = _task(state, payload, worker)
+            except Exception as exc:  # a Lambda function's error: its type is the error name
+                return {
+                    **record,
+                    "Status": "FAILED",
+                    "Error": type(exc).__name__,
+                    "Cause": str(exc),
+                }
+        elif kind == "Choice":
+            name = _choose(state, data)
+            continue
+        elif kind == "Wait":
+            wait(int(_path(state["SecondsPath"], data)))
+        else:
+            assert kind == "Succeed", state
+        if kind == "Succeed" or state.get("End"):
+            return {
+                **record,
+                "Status": "SUCCEEDED",
+                "Output": json.dumps(data),
+                "OutputDetails": {"Included": True},
+            }
+        name = state["Next"]
+
+
+def _task(task: dict[str, Any], payload: dict[str, Any], worker: Worker) -> dict[str, Any]:
+    """The worker's answer to ``payload``, retried as the task's ``Retry`` rules say."""
+    attempts: dict[int, int] = {}
     while True:
         try:
-            output = worker(item_input)
-        except Exception as exc:  # a Lambda function's error: its type is the error name
+            return worker(payload)
+        except Exception as exc:
             error = type(exc).__name__
             rule = next(
                 (i for i, r in enumerate(task.get("Retry", ())) if error in r["ErrorEquals"]),
                 None,
             )
-            if rule is not None:
-                attempts[rule] = attempts.get(rule, 0) + 1
-                if attempts[rule] <= int(task["Retry"][rule].get("MaxAttempts", 3)):
-                    continue
-            return {**record, "Status": "FAILED", "Error": error, "Cause": str(exc)}
-        return {
-            **record,
-            "Status": "SUCCEEDED",
-            "Output": json.dumps(output),
-            "OutputDetails": {"Included": True},
-        }
+            if rule is None:
+                raise
+            attempts[rule] = attempts.get(rule, 0) + 1
+            if attempts[rule] > int(task["Retry"][rule].get("MaxAttempts", 3)):
+                raise
+
+
+def _choose(state: dict[str, Any], data: dict[str, Any]) -> str:
+    """The next state of a ``Choice`` whose rules are ``IsPresent`` conditions."""
+    for rule in state["Choices"]:
+        present = _present(rule["Variable"], data)
+        if present is rule["IsPresent"]:
+            return str(rule["Next"])
+    return str(state["Default"])
+
+
+def _present(path: str, data: Any) -> bool:
+    try:
+        _path(path, data)
+    except (KeyError, TypeError):
+        return False
+    return True
 
 
 def _write_results(

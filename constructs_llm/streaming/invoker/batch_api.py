@@ -12,7 +12,11 @@ What it owns, in its own scope:
 - ``StateMachine``: a standard state machine whose distributed map ``Lines`` reads the input
   file's lines from S3 (``ItemReader`` with ``ReaderConfig.InputType: JSONL``: the Step
   Functions guide's ItemReader page lists CSV, JSON, JSONL and MANIFEST), runs the worker on
-  each line, at most the model's ``max_concurrency`` at once (``MaxConcurrencyPath``),
+  each line (with ``async_targets``, a line the worker queued on an asynchronous endpoint goes
+  on to ``Queued``, a ``Choice``, ``Waiting``, a ``Wait`` state of ``pending.wait`` seconds,
+  and ``Poll``, the worker looking for the answer, until it is there: the Step Functions job
+  poller pattern, ``runtime/batches/queued.py``), at most the model's ``max_concurrency`` at
+  once (``MaxConcurrencyPath``),
   retrying a busy target (``TargetBusy``: throttled, unavailable, a component scaling from
   zero), tolerating every line's failure (each is written to the error file), writes the
   children's results to ``results/`` (``ResultWriter``), then runs the worker once more to
@@ -21,6 +25,15 @@ What it owns, in its own scope:
 - the invoker's environment (``BATCH_*``) and grants: its function starts, reads and stops
   executions of this state machine, reads their map runs, and reads and writes the bucket's
   ``files/`` and ``batches/``.
+
+An asynchronous endpoint (``async_targets``) is served in batches only: the invoker cannot
+stream from it ("the presence of an asynchronous inference configuration ... implies that the
+endpoint can only receive asynchronous invocations", SageMaker's asynchronous inference guide).
+Its model is in the worker's routes and in ``BATCH_ASYNC`` (the model and its input folder) of
+the worker and the invoker, whose line checks take it for ``/v1/chat/completions`` batches; the
+worker's role gets ``endpoint.grant_invoke_async`` (``InvokeEndpointAsync`` on the endpoint,
+``s3:PutObject`` on its input folder, ``s3:GetObject`` and the listing on its output and
+failure folders) and nothing real-time on it.
 """
 
 from __future__ import annotations
@@ -50,13 +63,14 @@ from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, resource_wildcard, waive
+from constructs_llm.hosting.endpoint import LlmEndpoint
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.streaming.formats import Env
+from constructs_llm.streaming.formats import Env, ModelKind
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.function import runtime_code
 from constructs_llm.streaming.invoker.targets import routes_environment
-from constructs_llm.values import duration_problem, positive_int_problem
+from constructs_llm.values import describe, duration_problem, positive_int_problem
 from constructs_llm.wildcard_policy import grant_in_own_policy
 
 WORKER_HANDLER = "streaming.runtime.batches.worker.handle"
@@ -101,9 +115,13 @@ _NO_ACCESS_LOGS = (
 
 def default_concurrency(target: InvocationTarget) -> int:
     """A target's lines in flight: its autoscaling's most copies or instances times the
-    requests each is held to (``target_concurrent_requests``), else ``DEFAULT_CONCURRENCY``."""
+    requests each is held to (``target_concurrent_requests``; on an asynchronous endpoint the
+    backlog each instance is scaled for, ``target_backlog_per_instance``, so the queue can
+    grow to what scales the endpoint out to its most), else ``DEFAULT_CONCURRENCY``."""
     scaling = getattr(target, "autoscaling", None)
     per = getattr(scaling, "target_concurrent_requests", None)
+    if target.is_async:
+        per = getattr(scaling, "target_backlog_per_instance", None)
     most = getattr(scaling, "max_capacity", None)
     if isinstance(per, (int, float)) and isinstance(most, int) and per > 0 and most > 0:
         return max(1, min(MAX_CONCURRENCY, math.floor(most * per)))
@@ -132,6 +150,7 @@ class BatchApi(Construct):
         max_concurrency: int | None = None,
         completion_window: Duration | None = None,
         access_logs: s3.IBucket | None = None,
+        async_targets: Sequence[LlmEndpoint] | None = None,
     ) -> None:
         super().__init__(scope, id)
         retention = retention or DEFAULT_RETENTION
@@ -144,11 +163,13 @@ class BatchApi(Construct):
             window=window,
             access_logs=access_logs,
         )
+        queued = _async_targets(scope, targets, async_targets)
         self.bucket = bucket or self._own_bucket(retention, access_logs)
-        self.worker = self._worker(targets)
-        self.state_machine = self._state_machine(window)
+        self.worker = self._worker(targets, queued)
+        self.state_machine = self._state_machine(window, queued=bool(queued))
         concurrency = {
-            t.served_model_name: max_concurrency or default_concurrency(t) for t in targets
+            t.served_model_name: max_concurrency or default_concurrency(t)
+            for t in [*targets, *queued]
         }
         env = {
             Env.BATCH_BUCKET: self.bucket.bucket_name,
@@ -156,6 +177,8 @@ class BatchApi(Construct):
             Env.BATCH_WINDOW_SECONDS: str(int(window.to_seconds())),
             Env.BATCH_CONCURRENCY: json.dumps(concurrency, separators=(",", ":")),
         }
+        if queued:
+            env[Env.BATCH_ASYNC] = _inputs(self, queued)
         for name, value in env.items():
             function.add_environment(name, value)
         self._grant_front_door(role)
@@ -188,7 +211,9 @@ class BatchApi(Construct):
 
     # -- the worker -----------------------------------------------------------------------
 
-    def _worker(self, targets: Sequence[InvocationTarget]) -> lambda_.Function:
+    def _worker(
+        self, targets: Sequence[InvocationTarget], queued: Sequence[LlmEndpoint]
+    ) -> lambda_.Function:
         role = iam.Role(
             self,
             "WorkerRole",
@@ -201,9 +226,12 @@ class BatchApi(Construct):
         waive(log_group.node.default_child, _LOG_SKIP)
         log_group.grant_write(role)
         env = {
-            **routes_environment(self, targets),
+            **routes_environment(self, [*targets, *queued]),
             Env.UPSTREAM_READ_TIMEOUT: str(MAX_TIMEOUT_S - READ_TIMEOUT_MARGIN_S),
+            Env.BATCH_BUCKET: self.bucket.bucket_name,  # where it keeps each line's answer
         }
+        if queued:
+            env[Env.BATCH_ASYNC] = _inputs(self, queued)
         worker = lambda_.Function(
             self,
             "Worker",
@@ -222,6 +250,8 @@ class BatchApi(Construct):
         _depend_on_policy_only(worker, role)
         for target in targets:
             target.grant_invoke(role)
+        for endpoint in queued:  # InvokeEndpointAsync and its folders, nothing real-time
+            endpoint.grant_invoke_async(role)
         grant_in_own_policy(
             self,
             "WorkerObjects",
@@ -263,7 +293,7 @@ class BatchApi(Construct):
 
     # -- the state machine ----------------------------------------------------------------
 
-    def _state_machine(self, window: Duration) -> sfn.StateMachine:
+    def _state_machine(self, window: Duration, *, queued: bool) -> sfn.StateMachine:
         line = tasks.LambdaInvoke(
             self,
             "Line",
@@ -304,7 +334,7 @@ class BatchApi(Construct):
             result_path="$.map",
             map_execution_type=sfn.StateMachineType.STANDARD,
         )
-        lines.item_processor(line)
+        lines.item_processor(self._queued_lines(line) if queued else line)
         finalize = tasks.LambdaInvoke(
             self,
             "Finalize",
@@ -389,6 +419,32 @@ class BatchApi(Construct):
         )
         return machine
 
+    def _queued_lines(self, line: tasks.LambdaInvoke) -> sfn.IChainable:
+        """A line, then, while the worker answers ``{"pending": ...}`` (a line queued on an
+        asynchronous endpoint), a wait of ``pending.wait`` seconds and a look for its answer:
+        the Step Functions job poller (a task, a ``Wait`` state with ``SecondsPath``, a task
+        that checks, a ``Choice`` that loops)."""
+        poll = tasks.LambdaInvoke(
+            self,
+            "Poll",
+            lambda_function=self.worker,
+            payload=sfn.TaskInput.from_object(
+                {
+                    "phase": "poll",
+                    "batch_id": sfn.JsonPath.string_at("$.pending.batch_id"),
+                    "pending": sfn.JsonPath.object_at("$.pending"),
+                }
+            ),
+            payload_response_only=True,
+            retry_on_service_exceptions=True,
+        )
+        waiting = sfn.Wait(self, "Waiting", time=sfn.WaitTime.seconds_path("$.pending.wait"))
+        answered = sfn.Succeed(self, "Answered")
+        queued = sfn.Choice(self, "Queued")
+        queued.when(sfn.Condition.is_present("$.pending"), waiting.next(poll).next(queued))
+        queued.otherwise(answered)
+        return line.next(queued)
+
     # -- the invoker ----------------------------------------------------------------------
 
     def _grant_front_door(self, role: iam.IRole) -> None:
@@ -440,6 +496,90 @@ class BatchApi(Construct):
                 conditions={"StringLike": {"s3:prefix": ["batches/*"]}},
             )
         )
+
+
+def _inputs(scope: Construct, queued: Sequence[LlmEndpoint]) -> str:
+    """``BATCH_ASYNC``: each asynchronous model's name and the input folder of its endpoint."""
+    inputs = {}
+    for endpoint in queued:
+        config = endpoint.async_inference
+        if config is not None:
+            inputs[endpoint.served_model_name] = config.input_location.uri
+    return Stack.of(scope).to_json_string(inputs)
+
+
+def _async_targets(
+    scope: Construct, targets: Sequence[InvocationTarget], given: object
+) -> list[LlmEndpoint]:
+    """``async_targets``: asynchronous ``LlmEndpoint``s of chat models in the invoker's stack,
+    each under a model name no other target serves."""
+    if given is None:
+        return []
+    problems = Problems(f"StreamingInvoker '{scope.node.path}'.add_batch_api")
+    if not isinstance(given, list | tuple):
+        problems.add(
+            Problem.of(
+                "async_targets",
+                given,
+                f"async_targets must be a list of asynchronous LlmEndpoints, got {given!r}",
+            )
+        )
+        problems.raise_if_any()
+        return []
+    found: list[LlmEndpoint] = []
+    names = {t.served_model_name: describe(t) for t in targets}
+    items: list[object] = list(given)
+    for index, item in enumerate(items):
+        where = f"async_targets[{index}]"
+        if not isinstance(item, LlmEndpoint) or not item.is_async:
+            problems.add(
+                Problem.of(
+                    "async_targets",
+                    item,
+                    f"{where} must be an LlmEndpoint with async_inference=AsyncInference(...), "
+                    f"got {describe(item)};",
+                    "give real-time targets to the StreamingInvoker itself",
+                )
+            )
+            continue
+        if item.model_kind is not ModelKind.CHAT:
+            problems.add(
+                Problem.of(
+                    "async_targets",
+                    item,
+                    f"{where} {describe(item)} serves an embedding model; asynchronous targets "
+                    "serve /v1/chat/completions batches only,",
+                    "so give its model a real-time endpoint and pass that to the StreamingInvoker",
+                )
+            )
+            continue
+        if Stack.of(item) is not Stack.of(scope):
+            problems.add(
+                Problem.of(
+                    "async_targets",
+                    item,
+                    f"{where} {describe(item)} is in stack '{Stack.of(item).node.path}', the "
+                    f"invoker in '{Stack.of(scope).node.path}';",
+                    "put them in one stack",
+                )
+            )
+            continue
+        name = item.served_model_name
+        if name in names:
+            problems.add(
+                Problem.of(
+                    "async_targets",
+                    item,
+                    f"{where} {describe(item)} serves the model name {name!r}, as {names[name]} "
+                    "does;",
+                    "pass served_model_name=... to one of them",
+                )
+            )
+            continue
+        names[name] = describe(item)
+        found.append(item)
+    problems.raise_if_any()
+    return found
 
 
 def _depend_on_policy_only(owner: Construct, role: iam.Role) -> None:

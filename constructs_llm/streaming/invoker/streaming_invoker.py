@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from aws_cdk import aws_s3 as s3
     from aws_cdk import aws_secretsmanager as secretsmanager
 
+    from constructs_llm.hosting.endpoint import LlmEndpoint
     from constructs_llm.streaming.invoker.batch_api import BatchApi
 
 # A heartbeat well inside CloudFront's origin read timeout, when the invoker has none.
@@ -372,6 +373,7 @@ class StreamingInvoker(InvokerMetrics, Construct):
         max_concurrency: int | None = None,
         completion_window: Duration | None = None,
         access_logs: s3.IBucket | None = None,
+        async_targets: Sequence[LlmEndpoint] | None = None,
     ) -> BatchApi:
         """OpenAI's Batch API on this invoker's URL: ``POST /v1/files`` (purpose ``batch``),
         ``GET /v1/files/{id}`` and ``/content``, ``POST /v1/batches``, ``GET /v1/batches`` and
@@ -391,6 +393,10 @@ class StreamingInvoker(InvokerMetrics, Construct):
             machine's timeout). @default 24 hours (OpenAI's window; 1 hour-1 year)
         :param access_logs: a bucket for the S3 server access logs of the bucket it makes.
             @default none (CloudTrail records the calls)
+        :param async_targets: asynchronous ``LlmEndpoint``s (``async_inference=``) of chat
+            models, served in ``/v1/chat/completions`` batches only (the invoker cannot
+            stream from them): each line is queued with ``InvokeEndpointAsync`` and its
+            answer read from S3, so the endpoint may scale from zero. @default none
         """
         from constructs_llm.streaming.invoker.batch_api import BatchApi  # Step Functions, when used
 
@@ -415,5 +421,6 @@ class StreamingInvoker(InvokerMetrics, Construct):
             max_concurrency=max_concurrency,
             completion_window=completion_window,
             access_logs=access_logs,
+            async_targets=async_targets,
         )
         return self.batch_api

@@ -17,7 +17,9 @@ An invoker with the Batch API (``BATCH_STATE_MACHINE_ARN``) has each line served
 function its state machine invokes (``runtime/batches/worker.py``): the worker is walked as an
 invoker of its own (its role calls the targets its environment names, and writes its logs),
 and its environment must name the same targets as the invoker's, so a batch line reaches the
-model the same request would reach online.
+model the same request would reach online; the asynchronous models of both ``BATCH_ASYNC``s
+are the same, each a route of the worker's, and the worker queues on them as
+``tests/support/walks/batch_async.py`` walks it (and calls none of them in real time).
 
 What only a deploy proves: that the endpoint and secret exist when the function first runs,
 and that nothing outside the template (SCPs, boundaries) denies the same calls.
@@ -40,22 +42,50 @@ from tests.support.symbolic import (
     sagemaker_arn,
     text,
 )
+from tests.support.walks.batch_async import walk_async_lines
 
-__all__ = ["INVOKE", "targets", "walk_invokers"]
+__all__ = ["INVOKE", "queued_inputs", "targets", "walk_invokers"]
 
 INVOKE = ("sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream")
 
 
-def targets(resolve: Resolver, env: dict[str, Any]) -> list[tuple[Text, Text | None]]:
-    """(endpoint name, component name or None) of every target the environment names."""
+def targets(
+    resolve: Resolver, env: dict[str, Any], *, queued: bool = False
+) -> list[tuple[Text, Text | None]]:
+    """(endpoint name, component name or None) of every target the environment names that it
+    calls in real time (or, ``queued``, of those it queues on: ``BATCH_ASYNC``'s models)."""
     if Env.ROUTES in env:
+        asynchronous = set(queued_inputs(resolve, env))
         return [
-            (route["endpoint"], route.get("component")) for route in resolve.json(env[Env.ROUTES])
+            (route["endpoint"], route.get("component"))
+            for route in resolve.json(env[Env.ROUTES])
+            if (render(route["model"]) in asynchronous) is queued
         ]
+    if queued:
+        return []
     if Env.ENDPOINT_NAME in env:
         component = env.get(Env.INFERENCE_COMPONENT_NAME)
         return [(resolve(env[Env.ENDPOINT_NAME]), resolve(component) if component else None)]
     return []
+
+
+def queued_inputs(resolve: Resolver, env: dict[str, Any]) -> dict[str, Text]:
+    """``BATCH_ASYNC``: each asynchronous model's input folder."""
+    if Env.BATCH_ASYNC not in env:
+        return {}
+    return dict(resolve.json(env[Env.BATCH_ASYNC]))
+
+
+def _queued_routes(resolve: Resolver, env: dict[str, Any]) -> list[tuple[Text, Text]]:
+    """(endpoint name, input folder) of each route the function queues on."""
+    if Env.ROUTES not in env:
+        return []
+    inputs = queued_inputs(resolve, env)
+    return [
+        (route["endpoint"], inputs[render(route["model"])])
+        for route in resolve.json(env[Env.ROUTES])
+        if render(route["model"]) in inputs
+    ]
 
 
 def walk_invokers(name: str, template: dict[str, Any]) -> Walk:
@@ -64,7 +94,8 @@ def walk_invokers(name: str, template: dict[str, Any]) -> Walk:
     for function_id, function in of_type(template, "AWS::Lambda::Function").items():
         env = function["Properties"].get("Environment", {}).get("Variables", {})
         called = targets(resolve, env)
-        if not called:
+        queued = _queued_routes(resolve, env)
+        if not called and not queued:
             continue  # not an invoker
         (role,) = set(references(function["Properties"]["Role"]))
         policy = identity_policy(resolve, role)
@@ -76,40 +107,47 @@ def walk_invokers(name: str, template: dict[str, Any]) -> Walk:
             for resource in resources:
                 for action in INVOKE:
                     walk.need(who, policy, Request(action, resource), "a target it calls")
+        for endpoint, inputs in queued:
+            walk_async_lines(walk, resolve, function_id, role, endpoint, inputs)
         if Env.API_KEYS_SECRET_ID in env:
             _secret(walk, who, resolve, role, env[Env.API_KEYS_SECRET_ID])
         _logs(walk, who, resolve, policy, function_id, function["Properties"])
         walk.walked.append(function_id)
         if Env.BATCH_STATE_MACHINE_ARN in env:
-            _batch_workers(walk, resolve, function_id, called, env[Env.BATCH_STATE_MACHINE_ARN])
+            _batch_workers(walk, resolve, function_id, env)
     return walk
 
 
-def _batch_workers(
-    walk: Walk,
-    resolve: Resolver,
-    invoker_id: str,
-    called: list[tuple[Text, Text | None]],
-    machine_arn: Any,
-) -> None:
+def _batch_workers(walk: Walk, resolve: Resolver, invoker_id: str, env: dict[str, Any]) -> None:
     """The functions the invoker's batch state machine invokes (its definition's references
-    to a Lambda function) call the invoker's own targets."""
+    to a Lambda function) call the invoker's own targets, and queue on the asynchronous
+    models the invoker's ``BATCH_ASYNC`` names."""
     resources = resolve.resources
-    (machine_id,) = set(references(machine_arn))
+    (machine_id,) = set(references(env[Env.BATCH_STATE_MACHINE_ARN]))
     definition = resources[machine_id]["Properties"]["DefinitionString"]
     workers = sorted(
         {r for r in references(definition) if resources[r]["Type"] == "AWS::Lambda::Function"}
     )
     if not workers:
         walk.problems.append(f"{walk.template}: {machine_id} of {invoker_id} invokes no function")
-    wanted = _rendered(called)
+    wanted = _rendered(targets(resolve, env))
+    wanted_queued = {m: render(i) for m, i in queued_inputs(resolve, env).items()}
     for worker_id in workers:
-        env = resources[worker_id]["Properties"].get("Environment", {}).get("Variables", {})
-        found = _rendered(targets(resolve, env))
+        worker_env = resources[worker_id]["Properties"].get("Environment", {}).get("Variables", {})
+        found = _rendered(targets(resolve, worker_env))
         if found != wanted:
             walk.problems.append(
                 f"{walk.template}: batch worker {worker_id} of invoker {invoker_id} calls "
                 f"{sorted(found)}, not the invoker's targets {sorted(wanted)}"
+            )
+        found_queued = {m: render(i) for m, i in queued_inputs(resolve, worker_env).items()}
+        if found_queued != wanted_queued or len(_queued_routes(resolve, worker_env)) != len(
+            wanted_queued
+        ):
+            walk.problems.append(
+                f"{walk.template}: batch worker {worker_id} of invoker {invoker_id} queues on "
+                f"{sorted(found_queued)}, not the invoker's asynchronous models "
+                f"{sorted(wanted_queued)} (each a route of its ROUTES)"
             )
         walk.walked.append(f"{worker_id} (batch worker of {invoker_id})")
 

@@ -44,7 +44,17 @@ from tests.support.contract_walk import (
 from tests.support.iam_policy import Request, identity_policy, key_allows
 from tests.support.symbolic import PARTITION, Resolver, Text, arn, references, render, text
 
-__all__ = ["AN_OBJECT", "A_STREAM", "NAMESPACE", "VOLUME_KEY_ACTIONS", "walk_models"]
+__all__ = [
+    "AN_OBJECT",
+    "A_STREAM",
+    "NAMESPACE",
+    "VOLUME_KEY_ACTIONS",
+    "bucket_key",
+    "guards_for",
+    "template_bucket",
+    "use_key",
+    "walk_models",
+]
 
 NAMESPACE = "/aws/sagemaker/Endpoints"
 VOLUME_KEY_ACTIONS = (
@@ -165,8 +175,8 @@ def _read_weights(walk: Walk, who: str, resolve: Resolver, role: str, uri: Text,
     policy = identity_policy(resolve, role)
     bucket, key = s3_location(uri)
     bucket_arn = text("arn:", PARTITION, ":s3:::", bucket)
-    bucket_id = _bucket_id(resolve, bucket)
-    guards = _guards(resolve, bucket_id, role)
+    bucket_id = template_bucket(resolve, bucket)
+    guards = guards_for(resolve, bucket_id, role)
     what = f"weights {render(uri)}"
     if kind == "S3Prefix":
         request = Request("s3:ListBucket", bucket_arn, {"s3:prefix": key})
@@ -174,8 +184,8 @@ def _read_weights(walk: Walk, who: str, resolve: Resolver, role: str, uri: Text,
         key = text(key, AN_OBJECT)
     object_arn = text(bucket_arn, "/", key)
     walk.need(who, policy, Request("s3:GetObject", object_arn), what, guards=guards)
-    key_id = _bucket_key(resolve, bucket_id)
-    _use_key(walk, who, resolve, role, key_id, ("kms:Decrypt",), f"the key of {what}")
+    key_id = bucket_key(resolve, bucket_id)
+    use_key(walk, who, resolve, role, key_id, ("kms:Decrypt",), f"the key of {what}")
 
 
 def _async_output(walk: Walk, who: str, resolve: Resolver, role: str, config_id: str) -> None:
@@ -195,7 +205,7 @@ def _async_output(walk: Walk, who: str, resolve: Resolver, role: str, config_id:
             continue
         uri = resolve(output[path_key])
         bucket, prefix = s3_location(uri)
-        bucket_id = _bucket_id(resolve, bucket)
+        bucket_id = template_bucket(resolve, bucket)
         what = f"{config_id}'s {path_key} {render(uri)}"
         result = text("arn:", PARTITION, ":s3:::", bucket, "/", prefix, "request-id.out")
         walk.need(
@@ -203,13 +213,13 @@ def _async_output(walk: Walk, who: str, resolve: Resolver, role: str, config_id:
             policy,
             Request("s3:PutObject", result),
             what,
-            guards=_guards(resolve, bucket_id, role),
+            guards=guards_for(resolve, bucket_id, role),
         )
         keys = ("kms:GenerateDataKey",)
         key_of = f"the key of {what}"
-        _use_key(walk, who, resolve, role, _bucket_key(resolve, bucket_id), keys, key_of)
+        use_key(walk, who, resolve, role, bucket_key(resolve, bucket_id), keys, key_of)
         if "KmsKeyId" in output:
-            _use_key(walk, who, resolve, role, _key_id(resolve, output["KmsKeyId"]), keys, key_of)
+            use_key(walk, who, resolve, role, _key_id(resolve, output["KmsKeyId"]), keys, key_of)
     for topic_key, topic in output.get("NotificationConfig", {}).items():
         if not topic_key.endswith("Topic"):
             continue
@@ -222,21 +232,21 @@ def _async_output(walk: Walk, who: str, resolve: Resolver, role: str, config_id:
             policy,
             Request("sns:Publish", resolve(topic)),
             what,
-            guards=_guards(resolve, topic_ids[0] if topic_ids else None, role),
+            guards=guards_for(resolve, topic_ids[0] if topic_ids else None, role),
         )
         for topic_id in topic_ids:
             key = resolve.resources[topic_id]["Properties"].get("KmsMasterKeyId")
             actions = ("kms:GenerateDataKey", "kms:Decrypt")
-            _use_key(walk, who, resolve, role, _key_id(resolve, key), actions, f"the key of {what}")
+            use_key(walk, who, resolve, role, _key_id(resolve, key), actions, f"the key of {what}")
 
 
-def _guards(resolve: Resolver, logical_id: str | None, role: str) -> list[Any]:
+def guards_for(resolve: Resolver, logical_id: str | None, role: str) -> list[Any]:
     if logical_id is None:
         return []
     return guards_of(resolve, logical_id, ("AWS", resolve.attribute(role, "Arn")))
 
 
-def _use_key(
+def use_key(
     walk: Walk,
     who: str,
     resolve: Resolver,
@@ -264,7 +274,7 @@ def _key_id(resolve: Resolver, key: Any) -> str | None:
     return ids[0] if ids else None
 
 
-def _bucket_id(resolve: Resolver, bucket: Text) -> str | None:
+def template_bucket(resolve: Resolver, bucket: Text) -> str | None:
     """The template's bucket named ``bucket``, or None for a bucket outside the template."""
     for bucket_id, resource in resolve.resources.items():
         if resource["Type"] == "AWS::S3::Bucket" and resolve.name(bucket_id) == bucket:
@@ -272,7 +282,7 @@ def _bucket_id(resolve: Resolver, bucket: Text) -> str | None:
     return None
 
 
-def _bucket_key(resolve: Resolver, bucket_id: str | None) -> str | None:
+def bucket_key(resolve: Resolver, bucket_id: str | None) -> str | None:
     """The template's KMS key that encrypts the template's bucket ``bucket_id``."""
     if bucket_id is None:
         return None
@@ -292,7 +302,7 @@ def _volume_key(walk: Walk, who: str, resolve: Resolver, role: str, config_id: s
     if key_id is None:
         walk.problems.append(f"{walk.template}: {config_id}'s volume key is not in the template")
     what = f"the volume key of {config_id}"
-    _use_key(walk, who, resolve, role, key_id, VOLUME_KEY_ACTIONS, what)
+    use_key(walk, who, resolve, role, key_id, VOLUME_KEY_ACTIONS, what)
 
 
 def _endpoints_hosting(template: dict[str, Any], model_id: str) -> list[tuple[str, str]]:

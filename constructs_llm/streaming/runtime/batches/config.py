@@ -11,6 +11,9 @@ BATCH_STATE_MACHINE_ARN  (unset)      the state machine whose distributed map ru
 BATCH_WINDOW_SECONDS     86400        the completion window (the state machine's timeout)
 BATCH_CONCURRENCY        {}           ``{model: n}``: lines of one model in flight at once
                                       (the map's ``MaxConcurrency``); 8 for a model absent
+BATCH_ASYNC              {}           ``{model: "s3://bucket/inputs/"}``: the models on
+                                      asynchronous endpoints, served in batches only, and
+                                      the input folder of each (``queued.py``)
 ======================== ============ ==================================================
 
 boto3 reads ``AWS_ENDPOINT_URL_S3`` and ``AWS_ENDPOINT_URL_SFN`` (the service ids ``s3`` and
@@ -47,12 +50,14 @@ class BatchConfig:
     :param state_machine_arn: the state machine that runs a batch.
     :param window_seconds: the completion window. @default 24 hours
     :param concurrency: lines of each model in flight at once. @default 8 each
+    :param queued: the asynchronous models and their input folders. @default none
     """
 
     bucket: str
     state_machine_arn: str
     window_seconds: int = _DAY_S
     concurrency: Mapping[str, int] = field(default_factory=dict)
+    queued: Mapping[str, str] = field(default_factory=dict)
 
     def concurrency_for(self, model: str) -> int:
         return int(self.concurrency.get(model, DEFAULT_CONCURRENCY))
@@ -69,7 +74,14 @@ class BatchConfig:
             state_machine_arn=env.get(Env.BATCH_STATE_MACHINE_ARN, "").strip(),
             window_seconds=int(env.get(Env.BATCH_WINDOW_SECONDS) or _DAY_S),
             concurrency={str(k): int(v) for k, v in concurrency.items()},
+            queued=async_models(env),
         )
+
+
+def async_models(env: Mapping[str, str]) -> dict[str, str]:
+    """``BATCH_ASYNC``: each asynchronous model's input folder."""
+    found = json.loads(env.get(Env.BATCH_ASYNC) or "{}")
+    return {str(k): str(v) for k, v in found.items()}
 
 
 def batch_config() -> BatchConfig | None:

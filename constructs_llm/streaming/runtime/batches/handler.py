@@ -8,7 +8,8 @@ invokes the per-line worker (``worker.py``) for each, at most ``BATCH_CONCURRENC
 model's at once. A file that fails the checks makes a batch whose status is ``failed``, with
 OpenAI's ``errors`` naming each line; nothing is started. Reading a batch reads its record,
 what finishing it wrote, its execution and its map run (``objects.py``). Cancelling stops the
-execution (``StopExecution``), which stops its map run's child executions.
+execution (``StopExecution``), which stops its map run's child executions; the first read of a
+batch cancelled or expired writes its files from the lines answered (``stopped.py``).
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from botocore.exceptions import BotoCoreError, ClientError  # type: ignore[impor
 from ..http.errors import RequestError
 from ..http.exchange import Exchange
 from .config import BatchConfig, aws_client, batch_config
+from .endpoints import SERVED
 from .lines import check_file
 from .objects import TERMINAL, batch_object
+from .stopped import STOPS, settle
 from .store import FILES, Store, new_id
 
 BATCHES_PATH = "/v1/batches"
 BATCH_PREFIX = BATCHES_PATH + "/"
-#: The endpoints a batch may name; OpenAI's others are refused with a 400 naming these.
-SERVED_ENDPOINTS = ("/v1/chat/completions",)
 _WINDOWS = ("24h",)  # what OpenAI takes (the SDK's Literal["24h"])
 _MAX_METADATA_KEYS = 16  # OpenAI's metadata: up to 16 pairs
 _LIST_LIMIT = (1, 100, 20)  # OpenAI's list: 1-100, 20 by default
@@ -107,7 +108,10 @@ def _create(exchange: Exchange, config: BatchConfig, store: Store) -> dict[str, 
             param="input_file_id",
         )
     checked = check_file(
-        store.file_content(file_id), endpoint=endpoint, routes=exchange.server.routes
+        store.file_content(file_id),
+        endpoint=endpoint,
+        routes=exchange.server.routes,
+        queued=tuple(config.queued),
     )
     created_ns = time.time_ns()
     now = created_ns // 1_000_000_000
@@ -180,9 +184,9 @@ def execution_arn(state_machine_arn: str, name: str) -> str:
 
 
 def _endpoint(value: object) -> str:
-    if value in SERVED_ENDPOINTS:
+    if value in SERVED:
         return str(value)
-    served = ", ".join(SERVED_ENDPOINTS)
+    served = ", ".join(SERVED)
     raise RequestError(
         f"endpoint {value!r} is not served by this batch API; it serves {served}",
         param="endpoint",
@@ -217,6 +221,10 @@ def current(record: dict[str, Any], store: Store, *, map_run: bool = True) -> di
         return batch_object(record, final=final, execution=None, map_run=None)
     sfn = aws_client("stepfunctions")
     execution = sfn.describe_execution(executionArn=record["execution_arn"])
+    if execution.get("status") in STOPS:  # cancelled or expired: its files, once
+        return batch_object(
+            record, final=settle(record, store, execution), execution=None, map_run=None
+        )
     run = _map_run(sfn, record["execution_arn"]) if map_run else None
     return batch_object(record, final=None, execution=execution, map_run=run)
 

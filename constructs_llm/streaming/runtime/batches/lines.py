@@ -7,8 +7,10 @@ reference, "The request input object"): ``{"custom_id", "method": "POST", "url",
 anything is invoked, with OpenAI's ``errors`` object naming each bad line (1-based, as
 ``BatchError.line``): a line that is not a JSON object, a ``method`` other than POST, a ``url``
 other than the batch's ``endpoint``, a ``body`` that is not an object, a ``model`` this invoker
-does not serve (or of another kind than the endpoint takes), a second model in one batch (one
-batch goes to one target, whose capacity bounds its concurrency), and a repeated
+does not serve (or of another kind than the endpoint takes: an embedding model for
+``/v1/embeddings``, a chat model for the others, ``endpoints.py``; a model on an asynchronous
+endpoint, ``BATCH_ASYNC``, in ``/v1/chat/completions`` batches only), a second model in one
+batch (one batch goes to one target, whose capacity bounds its concurrency), and a repeated
 ``custom_id``. A request that passes here but that its model refuses (a bad field) gets its
 400 in the error file, as OpenAI does.
 """
@@ -16,11 +18,13 @@ batch goes to one target, whose capacity bounds its concurrency), and a repeated
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...formats import ModelKind
 from ..routing import RoutingTable
+from .endpoints import CHAT, KINDS
 
 #: The errors named at most; the rest are counted in the last one's message.
 MAX_ERRORS = 20
@@ -53,8 +57,15 @@ class CheckedFile:
         return {"object": "list", "data": data}
 
 
-def check_file(data: bytes, *, endpoint: str, routes: RoutingTable) -> CheckedFile:
-    """Check every line of ``data`` for a batch on ``endpoint``."""
+def check_file(
+    data: bytes,
+    *,
+    endpoint: str,
+    routes: RoutingTable,
+    queued: Collection[str] = (),
+) -> CheckedFile:
+    """Check every line of ``data`` for a batch on ``endpoint``; ``queued`` names the chat
+    models on asynchronous endpoints, served in ``/v1/chat/completions`` batches only."""
     checked = CheckedFile()
     try:
         text = data.decode("utf-8")
@@ -67,7 +78,7 @@ def check_file(data: bytes, *, endpoint: str, routes: RoutingTable) -> CheckedFi
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         checked.total += 1
-        _check_line(line.rstrip("\r"), number, endpoint, routes, checked, seen)
+        _check_line(line.rstrip("\r"), number, endpoint, (routes, queued), checked, seen)
     if checked.total == 0:
         checked.error("empty_file", "the input file has no requests", None, None)
     return checked
@@ -77,7 +88,7 @@ def _check_line(
     line: str,
     number: int,
     endpoint: str,
-    routes: RoutingTable,
+    served: tuple[RoutingTable, Collection[str]],
     checked: CheckedFile,
     seen: dict[str, int],
 ) -> None:
@@ -123,33 +134,57 @@ def _check_line(
     if not isinstance(body, dict):
         checked.error("invalid_body", f"line {number} has no body object", number, "body")
         return
-    _check_model(body.get("model"), number, routes, checked)
+    _check_model(body.get("model"), number, endpoint, served, checked)
 
 
-def _check_model(model: object, number: int, routes: RoutingTable, checked: CheckedFile) -> None:
+def _check_model(
+    model: object,
+    number: int,
+    endpoint: str,
+    served: tuple[RoutingTable, Collection[str]],
+    checked: CheckedFile,
+) -> None:
+    routes, queued = served
     if not isinstance(model, str) or not model:
         checked.error("missing_model", f"line {number} has no model", number, "body.model")
         return
+    if model in queued:
+        if endpoint != CHAT:
+            checked.error(
+                "invalid_model",
+                f"line {number} asks for model {model[:200]!r}, served asynchronously, in "
+                f"{CHAT} batches only",
+                number,
+                "body.model",
+            )
+            return
+        _one_model(model, number, checked)
+        return
     route = routes.find(model)
     if route is None:
-        served = ", ".join(repr(m) for m in routes.models)
+        names = ", ".join(repr(m) for m in [*routes.models, *queued])
         checked.error(
             "model_not_found",
             f"line {number} asks for model {model[:200]!r}, which this endpoint does not "
-            f"serve; it serves {served}",
+            f"serve; it serves {names}",
             number,
             "body.model",
         )
         return
-    if route.kind is not ModelKind.CHAT:
+    wanted = KINDS[endpoint]
+    if route.kind is not wanted:
         checked.error(
             "invalid_model",
-            f"line {number} asks for model {model[:200]!r}, an embedding model; a "
-            "/v1/chat/completions batch needs a chat model",
+            f"line {number} asks for model {model[:200]!r}, {_a(route.kind)} model; a "
+            f"{endpoint} batch needs {_a(wanted)} model",
             number,
             "body.model",
         )
         return
+    _one_model(model, number, checked)
+
+
+def _one_model(model: str, number: int, checked: CheckedFile) -> None:
     if checked.model is None:
         checked.model = model
     elif model != checked.model:
@@ -160,6 +195,10 @@ def _check_model(model: object, number: int, routes: RoutingTable, checked: Chec
             number,
             "body.model",
         )
+
+
+def _a(kind: ModelKind) -> str:
+    return f"an {kind.value}" if kind is ModelKind.EMBEDDING else f"a {kind.value}"
 
 
 def _refuse_constant(name: str) -> Any:

@@ -10,12 +10,14 @@ state                                           status       timestamps and file
 =============================================== ============ ==============================
 a line failed the checks (``lines.py``)         failed       failed_at, errors
 finishing wrote its final record                completed    completed_at, output/error file
+a stopped batch's files were written             cancelled or cancelled_at or expired_at,
+(``stopped.py``)                                expired      output/error file
 execution RUNNING, cancel asked                 cancelling   cancelling_at
 execution RUNNING, map run done                 finalizing   finalizing_at
 execution RUNNING                               in_progress  in_progress_at
 execution SUCCEEDED, nothing written yet        finalizing
-execution ABORTED (``StopExecution``)           cancelled    cancelled_at (no output file)
-execution TIMED_OUT (the completion window)     expired      expired_at (no output file)
+execution ABORTED (``StopExecution``)           cancelled    cancelled_at
+execution TIMED_OUT (the completion window)     expired      expired_at
 execution FAILED                                failed       failed_at, errors
 =============================================== ============ ==============================
 
@@ -69,14 +71,15 @@ def batch_object(
         batch["status"] = "failed"
         return batch
     if final is not None:
+        status = str(final.get("status") or "completed")
         batch.update(
-            status="completed",
+            status=status,
             output_file_id=final.get("output_file_id"),
             error_file_id=final.get("error_file_id"),
             finalizing_at=final.get("finalizing_at"),
-            completed_at=final.get("completed_at"),
             request_counts=final["request_counts"],
         )
+        batch[f"{status}_at"] = final.get(f"{status}_at")
         return batch
     if map_run is not None:
         batch["request_counts"] = _running_counts(total, map_run.get("itemCounts") or {})

@@ -41,20 +41,37 @@ def finalize(event: dict[str, Any], *, s3: Any = None) -> dict[str, Any]:
     for status, listed in files.items():
         for item in listed or ():
             for child in _children(store, str(item["Key"])):
-                line = _line_of(child, status)
-                ok = (line.get("response") or {}).get("status_code") == 200
-                (outputs if ok else errors).append(json.dumps(line, ensure_ascii=False))
-    batch_id = str(event["batch_id"])
+                sort_line(_line_of(child, status), outputs, errors)
+    return write_final(
+        store,
+        str(event["batch_id"]),
+        outputs,
+        errors,
+        finalizing_at=started,
+        completed_at=int(time.time()),
+    )
+
+
+def sort_line(line: dict[str, Any], outputs: list[str], errors: list[str]) -> None:
+    """A line goes to the output file when its model answered 200, else to the error file."""
+    ok = (line.get("response") or {}).get("status_code") == 200
+    (outputs if ok else errors).append(json.dumps(line, ensure_ascii=False))
+
+
+def write_final(
+    store: Store, batch_id: str, outputs: list[str], errors: list[str], **fields: Any
+) -> dict[str, Any]:
+    """Write the batch's output and error files and its final record (the files, the counts
+    and ``fields``: its status and times); returns that record."""
     final = {
-        "output_file_id": _write(store, batch_id, "output", outputs),
-        "error_file_id": _write(store, batch_id, "error", errors),
+        **fields,
+        "output_file_id": write_file(store, batch_id, "output", outputs),
+        "error_file_id": write_file(store, batch_id, "error", errors),
         "request_counts": {
             "total": len(outputs) + len(errors),
             "completed": len(outputs),
             "failed": len(errors),
         },
-        "finalizing_at": started,
-        "completed_at": int(time.time()),
     }
     store.put_final(batch_id, final)
     return final
@@ -79,14 +96,34 @@ def _line_of(child: dict[str, Any], status: str) -> dict[str, Any]:
     item = _json(child.get("Input")) or {}
     line = item.get("line") if isinstance(item, dict) else None
     custom_id = line.get("custom_id") if isinstance(line, dict) else None
+    return error_line(
+        custom_id,
+        str(child.get("Error") or status.lower()),
+        str(child.get("Cause") or f"the request's execution ended {status}"),
+    )
+
+
+def output_line(
+    custom_id: object, status: int, request_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """OpenAI's output line of a request its model answered, or refused: its ``status`` and
+    ``body`` (an answer, or OpenAI's error)."""
+    return {
+        "id": new_id("batch_req_"),
+        "custom_id": custom_id,
+        "response": {"status_code": status, "request_id": request_id, "body": body},
+        "error": None,
+    }
+
+
+def error_line(custom_id: object, code: str, message: str) -> dict[str, Any]:
+    """The output line of a request that got no answer: ``"response": null`` and OpenAI's
+    ``error`` (``{"code", "message"}``)."""
     return {
         "id": new_id("batch_req_"),
         "custom_id": custom_id,
         "response": None,
-        "error": {
-            "code": str(child.get("Error") or status.lower()),
-            "message": str(child.get("Cause") or f"the request's execution ended {status}")[:4000],
-        },
+        "error": {"code": code, "message": message[:4000]},
     }
 
 
@@ -99,7 +136,9 @@ def _json(value: object) -> Any:
     return value
 
 
-def _write(store: Store, batch_id: str, kind: str, lines: list[str]) -> str | None:
+def write_file(store: Store, batch_id: str, kind: str, lines: list[str]) -> str | None:
+    """One of the batch's files (``kind``: output or error) as a file of its own; None, and
+    nothing written, without lines."""
     if not lines:
         return None
     file_id = new_id("file-")

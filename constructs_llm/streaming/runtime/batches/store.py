@@ -7,6 +7,8 @@ Layout (one bucket, ``BATCH_BUCKET``)::
                                     metadata (``x-amz-meta-filename``, ``x-amz-meta-purpose``)
     batches/<batch id>/batch.json   the batch as created (and its cancel request)
     batches/<batch id>/final.json   what finishing it wrote: output and error file ids, counts
+    batches/<batch id>/lines/…      each answered line's output line, kept by the worker for
+                                    a batch that stops before it finishes (``stopped.py``)
     results/<map run id>/...        the distributed map's ResultWriter files: the manifest
                                     and the SUCCEEDED and FAILED result files
 
@@ -149,15 +151,24 @@ class Store:
         self._put_json(f"{BATCHES}{batch_id}/final.json", final)
 
     def batch_ids(self) -> Iterator[str]:
-        """Every batch's id, in key order."""
+        """Every batch's id, in key order: the folders under ``batches/`` (``Delimiter``), so
+        a batch's lines are not listed."""
         pages = self.s3.get_paginator("list_objects_v2").paginate(
-            Bucket=self.bucket, Prefix=BATCHES
+            Bucket=self.bucket, Prefix=BATCHES, Delimiter="/"
         )
         for page in pages:
+            for item in page.get("CommonPrefixes", ()):
+                yield str(item["Prefix"])[len(BATCHES) :].rstrip("/")
+
+    def keys(self, prefix: str) -> Iterator[str]:
+        """Every key under ``prefix``, in key order."""
+        pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix)
+        for page in pages:
             for item in page.get("Contents", ()):
-                key = str(item["Key"])
-                if key.endswith("/batch.json"):
-                    yield key[len(BATCHES) : -len("/batch.json")]
+                yield str(item["Key"])
+
+    def put_json(self, key: str, value: Any) -> None:
+        self._put_json(key, value)
 
     # -- JSON objects ---------------------------------------------------------------------
 

@@ -3,12 +3,20 @@ the distributed map), and finishing the batch (``{"phase": "finalize"}``, after 
 Stdlib + boto3 only: this file ships in the Lambda asset, whose handler is
 ``streaming/runtime/batches/worker.handle``.
 
-A line is served as the invoker serves ``POST /v1/chat/completions`` with ``stream: false``:
-routed by its ``model`` (``routing.py``), checked for its engine (``chat/request.py``: the same
-field table and 400s), sent with ``InvokeEndpointWithResponseStream`` (a stream is not held to
-the 60 s cap of a non-streamed invocation) and its events aggregated into one
-``chat.completion`` (``chat/completion.py``). The answer is OpenAI's output line (OpenAI's
-reference, "The request output object")::
+A line is served as the invoker serves its ``url`` (``endpoints.py``), routed by its ``model``
+(``routing.py``) and checked by that path's own request check, so a field gets the same 400:
+
+- ``/v1/chat/completions`` (``chat/request.py``) and ``/v1/responses`` (``responses/request.py``,
+  on a chat model): sent with ``InvokeEndpointWithResponseStream`` (a stream is not held to the
+  60 s cap of a non-streamed invocation), its events aggregated into one ``chat.completion``
+  (``chat/completion.py``) or one ``response`` (``responses/answer.py``), as ``stream: false``;
+- ``/v1/embeddings`` (``embeddings/request.py``, on an embedding model): ``InvokeEndpoint`` once
+  per body of its engine, answered as OpenAI's embeddings ``list`` (``embeddings/answer.py``).
+
+A line of a model on an asynchronous endpoint (``BATCH_ASYNC``) is queued instead, and its
+answer looked for after the map's ``Wait`` state (``{"phase": "poll"}``, ``queued.py``).
+
+The answer is OpenAI's output line (OpenAI's reference, "The request output object")::
 
     {"id": "batch_req_…", "custom_id": "…",
      "response": {"status_code": 200, "request_id": "…", "body": {chat.completion}},
@@ -20,6 +28,9 @@ tries again: throttling and 429s, 503s, timeouts, unreachable endpoints, and an 
 component with no copy to serve it (scaled to zero: the refusal is what starts its scale-out,
 ``NoCapacityInvocationFailures``). Once the retries are spent the item fails, and finishing
 writes it to the error file with ``error: {"code", "message"}``.
+
+Each answered line is also kept under ``batches/<batch id>/lines/`` (``BATCH_BUCKET``), so a
+batch cancelled or expired before it finished still gets its files (``stopped.py``).
 """
 
 from __future__ import annotations
@@ -30,21 +41,33 @@ import os
 import time
 from typing import Any
 
+from ...formats import Env
 from ..chat.completion import CompletionBuilder
-from ..chat.request import build_chat_request
+from ..chat.request import ChatRequest, build_chat_request
 from ..chat.target import ChatTarget
 from ..chat.wire import CompletionShape, new_completion_id
-from ..generation import terminated
+from ..embeddings.answer import request_answer
+from ..embeddings.engines import EngineAnswerError
+from ..embeddings.handler import EmbedFailed, embed
+from ..embeddings.request import EmbeddingsRequest, build_embeddings_request
+from ..generation import Answer, terminated
 from ..http.errors import RequestError, error_object
 from ..http.exchange import new_request_id
 from ..parsing.events import DoneEvent, ErrorEvent, ReasoningEvent, TokenEvent, ToolCallEvent
 from ..parsing.parser import parse_stream
 from ..parsing.sagemaker_stream import iter_payload_parts
-from ..routing import RoutingTable
+from ..responses.answer import ResponseAnswer
+from ..responses.objects import ResponseShape
+from ..responses.request import build_responses_request
+from ..routing import Route, RoutingTable, accept_route
 from ..settings import Settings, new_sagemaker_client
 from ..upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke
-from .results import finalize
-from .store import new_id
+from .config import async_models, aws_client
+from .endpoints import CHAT, EMBEDDINGS, KINDS, RESPONSES
+from .queued import poll, submit
+from .results import finalize, output_line
+from .stopped import line_key
+from .store import Store
 
 #: Failures that capacity cures: the map retries them (``TargetBusy``). ``no_capacity`` is
 #: ``upstream.py``'s code for SageMaker's refusal of a component with no copy
@@ -82,12 +105,35 @@ def _client() -> Any:
     return new_sagemaker_client(_settings())
 
 
+@functools.cache
+def _async_inputs() -> dict[str, str]:
+    """``BATCH_ASYNC``: the asynchronous models and the input folder of each."""
+    return async_models(os.environ)
+
+
 def handle(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """Lambda's entry point."""
     if event.get("phase") == "finalize":
         return finalize(event)
-    request_id = str(getattr(context, "aws_request_id", "") or new_request_id())
-    return serve_line(event.get("line"), request_id=request_id)
+    if event.get("phase") == "poll":  # a queued line, after its Wait state
+        pending = event["pending"]
+        answer = poll(pending, aws_client("s3"))
+    else:
+        request_id = str(getattr(context, "aws_request_id", "") or new_request_id())
+        batch_id = str(event.get("batch_id") or "")
+        answer = serve_line(event.get("line"), request_id=request_id, batch_id=batch_id)
+    if "pending" not in answer:
+        keep(str(event.get("batch_id") or ""), answer)
+    return answer
+
+
+def keep(batch_id: str, answer: dict[str, Any]) -> None:
+    """Keep the line's answer in the bucket (``BATCH_BUCKET``), for the files of a batch that
+    stops before it finishes (``stopped.py``)."""
+    bucket = os.environ.get(Env.BATCH_BUCKET, "")
+    if bucket:
+        key = line_key(batch_id, answer.get("custom_id"))
+        Store(aws_client("s3"), bucket).put_json(key, answer)
 
 
 def serve_line(
@@ -97,38 +143,50 @@ def serve_line(
     routes: RoutingTable | None = None,
     settings: Settings | None = None,
     client: Any = None,
+    batch_id: str = "",
+    queued: dict[str, str] | None = None,
+    s3: Any = None,
 ) -> dict[str, Any]:
-    """One output line for one input line (raises ``TargetBusy`` to be retried)."""
+    """One output line for one input line, or, on an asynchronous model (``queued``: each
+    one's input folder, ``BATCH_ASYNC``), the pending line ``poll`` reads (raises
+    ``TargetBusy`` to be retried)."""
     settings = settings or _settings()
     routes = routes or _routes()
+    queued = _async_inputs() if queued is None else queued
     request = line if isinstance(line, dict) else {}
     custom_id = request.get("custom_id")
-    body = request.get("body")
     try:
-        if not isinstance(body, dict):
-            raise RequestError("the line has no body object", param="body")
-        route = routes.pick(body.get("model"))
-        target = ChatTarget.of_route(route, tools=settings.tools_for(route))
-        checked = build_chat_request(body, target)
+        route, checked = _checked(request, routes, settings)
+        input_location = queued.get(route.model)
+        if input_location is not None:
+            chat = _queued_request(request, route, settings)
     except RequestError as err:
         refused = error_object(
             err.message, error_type=err.error_type, param=err.param, code=err.code
         )
         return _line(custom_id, err.status, request_id, refused)
-    shape = CompletionShape(
-        completion_id=new_completion_id(),
-        created=int(time.time()),
-        model=route.model,
-        logprobs=checked.logprobs,
-        chose_tools=checked.chose_tools,
-        reasoning_field=settings.reasoning_field,
-    )
+    if input_location is not None:
+        try:
+            return submit(
+                client or _client(),
+                s3 or aws_client("s3"),
+                route=route,
+                chat=chat,
+                input_location=input_location,
+                batch_id=batch_id,
+                custom_id=custom_id,
+                request_id=request_id,
+            )
+        except Exception as exc:
+            return _failed(custom_id, request_id, describe_failure(exc))
+    if isinstance(checked, EmbeddingsRequest):
+        return _embedded(custom_id, request_id, client or _client(), route, checked)
+    engine_body, answer = checked
     try:
-        upstream = invoke(client or _client(), route, checked.engine_body)
+        upstream = invoke(client or _client(), route, engine_body)
     except Exception as exc:
         return _failed(custom_id, request_id, describe_failure(exc))
     events = parse_stream(iter(iter_payload_parts(upstream).__next__, None), route.stream_format)
-    answer = CompletionBuilder(shape)
     for event in terminated(events):
         kind = type(event)
         if kind is TokenEvent:
@@ -144,6 +202,71 @@ def serve_line(
     raise AssertionError("terminated() always ends with a done or error event")
 
 
+def _checked(
+    request: dict[str, Any], routes: RoutingTable, settings: Settings
+) -> tuple[Route, EmbeddingsRequest | tuple[bytes, Answer]]:
+    """The line's route and its checked request: an embeddings request, or a generation's
+    engine body and the builder of its answer. ``RequestError`` as the invoker's path
+    would answer it."""
+    body = request.get("body")
+    if not isinstance(body, dict):
+        raise RequestError("the line has no body object", param="body")
+    url = request.get("url", CHAT)  # the lines were checked: each names the batch's endpoint
+    kind = KINDS.get(url) if isinstance(url, str) else None
+    if kind is None:
+        raise RequestError(f"url {url!r} is not served in a batch", param="url")
+    route = routes.pick(body.get("model"))
+    accept_route(route, kind, None)
+    if url == EMBEDDINGS:
+        return route, build_embeddings_request(body, route)
+    target = ChatTarget.of_route(route, tools=settings.tools_for(route))
+    if url == RESPONSES:
+        responses = build_responses_request(body, target)
+        shape = ResponseShape(model=route.model, echo=responses.echo)
+        return route, (
+            responses.chat.engine_body,
+            ResponseAnswer(shape, logprobs=responses.logprobs),
+        )
+    chat = build_chat_request(body, target)
+    completion = CompletionShape(
+        completion_id=new_completion_id(),
+        created=int(time.time()),
+        model=route.model,
+        logprobs=chat.logprobs,
+        chose_tools=chat.chose_tools,
+        reasoning_field=settings.reasoning_field,
+    )
+    return route, (chat.engine_body, CompletionBuilder(completion))
+
+
+def _queued_request(request: dict[str, Any], route: Route, settings: Settings) -> ChatRequest:
+    """The chat request of a line to an asynchronous model: chat completions only (its answer
+    is read back as a ``chat.completion``, ``chat/async_answer.py``)."""
+    url = request.get("url", CHAT)
+    if url != CHAT:
+        raise RequestError(
+            f"the model {route.model!r} is served asynchronously, in {CHAT} batches only; "
+            f"send this {url} line to a real-time model",
+            param="url",
+        )
+    target = ChatTarget.of_route(route, tools=settings.tools_for(route))
+    return build_chat_request(request["body"], target)
+
+
+def _embedded(
+    custom_id: object, request_id: str, client: Any, route: Route, request: EmbeddingsRequest
+) -> dict[str, Any]:
+    """An embeddings line's answer: every input's embedding, as ``POST /v1/embeddings``."""
+    try:
+        embedded = embed(client, route, request, None)
+    except EmbedFailed as failed:
+        return _failed(custom_id, request_id, failed.failure)
+    except EngineAnswerError as err:
+        invalid = error_object(str(err), error_type="upstream_error", code="model_answer_invalid")
+        return _line(custom_id, 502, request_id, invalid)
+    return _line(custom_id, 200, request_id, request_answer(embedded, route.model, request))
+
+
 def _failed(custom_id: object, request_id: str, failure: UpstreamFailure) -> dict[str, Any]:
     if failure.code in _BUSY_CODES:
         raise TargetBusy(f"{failure.code}: {failure.message}")
@@ -151,13 +274,7 @@ def _failed(custom_id: object, request_id: str, failure: UpstreamFailure) -> dic
     return _line(custom_id, failure.status, request_id, body)
 
 
-def _line(custom_id: object, status: int, request_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": new_id("batch_req_"),
-        "custom_id": custom_id,
-        "response": {"status_code": status, "request_id": request_id, "body": body},
-        "error": None,
-    }
+_line = output_line
 
 
 def dumps(line: dict[str, Any]) -> str:

@@ -28,7 +28,11 @@ import base64
 import math
 import struct
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engines import Embedded
+    from .request import EmbeddingsRequest
 
 
 def embeddings_object(
@@ -54,6 +58,17 @@ def embeddings_object(
         "model": model,
         "usage": {"prompt_tokens": prompt_tokens or 0, "total_tokens": prompt_tokens or 0},
     }
+
+
+def request_answer(vectors: Embedded, model: str, request: EmbeddingsRequest) -> dict[str, Any]:
+    """The answer to ``request``: its inputs' embeddings, as it asked for them."""
+    return embeddings_object(
+        vectors.vectors,
+        model=model,
+        encoding_format=request.encoding_format,
+        dimensions=request.dimensions,
+        prompt_tokens=vectors.prompt_tokens,
+    )
 
 
 def _unit(vector: list[float]) -> list[float]:

@@ -24,7 +24,7 @@ from ...formats import ModelKind
 from ..http.exchange import Exchange
 from ..routing import Route
 from ..upstream import UpstreamFailure, describe_failure, invoke_once
-from .answer import embeddings_object
+from .answer import request_answer
 from .engines import Embedded, EngineAnswerError
 from .request import EmbeddingsRequest, build_embeddings_request
 
@@ -51,12 +51,12 @@ def serve_embeddings(exchange: Exchange) -> None:
         record["target_variant"] = variant
     record["overhead_ms"] = exchange.elapsed_ms()
     try:
-        embedded = _embed(exchange.server.client, route, request, variant)
+        embedded = embed(exchange.server.client, route, request, variant)
     except EngineAnswerError as err:
         record["upstream_error"] = "model_answer_invalid"
         exchange.send_error(502, str(err), error_type="upstream_error", code="model_answer_invalid")
         return
-    except _Failed as failed:
+    except EmbedFailed as failed:
         failure = failed.failure
         record["upstream_error"] = failure.upstream_code
         exchange.send_error(
@@ -67,25 +67,19 @@ def serve_embeddings(exchange: Exchange) -> None:
             headers=failure.headers,
         )
         return
-    answer = embeddings_object(
-        embedded.vectors,
-        model=route.model,
-        encoding_format=request.encoding_format,
-        dimensions=request.dimensions,
-        prompt_tokens=embedded.prompt_tokens,
-    )
-    exchange.send_json(200, answer)
+    exchange.send_json(200, request_answer(embedded, route.model, request))
 
 
-def _embed(client: Any, route: Route, request: EmbeddingsRequest, variant: str | None) -> Embedded:
-    """Every input's embedding, in order, from one call per body, and the tokens counted."""
+def embed(client: Any, route: Route, request: EmbeddingsRequest, variant: str | None) -> Embedded:
+    """Every input's embedding, in order, from one call per body, and the tokens counted;
+    ``EmbedFailed`` carries the first failed call's answer (the batch worker's too)."""
     sizes = request.sizes
 
     def call(index: int) -> Embedded:
         try:
             answer = invoke_once(client, route, request.bodies[index], target_variant=variant)
         except Exception as exc:
-            raise _Failed(describe_failure(exc)) from exc
+            raise EmbedFailed(describe_failure(exc)) from exc
         return request.api.parse(answer, sizes[index])
 
     if len(request.bodies) == 1:
@@ -105,7 +99,7 @@ def _embed(client: Any, route: Route, request: EmbeddingsRequest, variant: str |
     return Embedded([vector for part in parts for vector in part.vectors], total)
 
 
-class _Failed(Exception):
+class EmbedFailed(Exception):
     """A call failed; ``failure`` is the answer the client gets."""
 
     def __init__(self, failure: UpstreamFailure) -> None:
