@@ -28,6 +28,7 @@ from constructs_llm import (
 )
 from constructs_llm.errors import ConfigurationError
 from constructs_llm.notes import notes_of
+from tests.support.synth_errors import synthesize
 
 G5 = "ml.g5.12xlarge"  # 4 x A10G (22.4 GiB), 48 vCPU, 192 GiB
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
@@ -536,16 +537,17 @@ def test_components_that_only_fit_alone_fail_together() -> None:
             copies=3,
         )
 
+    # WHEN a second one, which fits alone, is added (created first) THEN the synth fails,
+    # naming both in path order (their copies only add up)
+    add("B", QWEN)
     add("A", LLAMA3)
-    # WHEN a second one, which fits alone, is added THEN it fails, naming both (their copies
-    # only add up, so the first component that overflows the fleet is the one to blame)
     with pytest.raises(
         ConfigurationError,
-        match=r"InferenceComponent 'Test/B': InferenceComponentEndpoint 'Test/Endpoint': the "
+        match=r"^InferenceComponentEndpoint 'Test/Endpoint': the "
         r"initial copies of its components \(A \(3 x .*\), B \(3 x .*\)\) need 6 accelerators "
         r"\(the fleet has 4\)",
     ):
-        add("B", QWEN)
+        synthesize(stack)
 
 
 def test_the_fleet_check_sums_every_component_already_hosted() -> None:
@@ -565,16 +567,17 @@ def test_the_fleet_check_sums_every_component_already_hosted() -> None:
             copies=copies,
         )
 
-    add("A", 1)
     add("B", 1)
+    add("A", 1)
     # WHEN a third needs 3 copies THEN the sum of all three overflows (1 + 1 + 3 = 5 > 4),
-    # naming each in the order they came
+    # naming each in path order
+    add("C", 3)
     with pytest.raises(
         ConfigurationError,
-        match=r"InferenceComponent 'Test/C': .*\(A \(1 x .*\), B \(1 x .*\), C \(3 x .*\)\) "
-        r"need 5 accelerators \(the fleet has 4\)",
+        match=r"^InferenceComponentEndpoint 'Test/Endpoint': .*\(A \(1 x .*\), B \(1 x .*\), "
+        r"C \(3 x .*\)\) need 5 accelerators \(the fleet has 4\)",
     ):
-        add("C", 3)
+        synthesize(stack)
 
 
 def test_a_model_env_above_the_component_limit_warns_with_the_names(
