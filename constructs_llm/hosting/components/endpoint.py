@@ -28,7 +28,7 @@ from constructs_llm.hosting.metrics_config import (
     detailed_described,
     metrics_problems,
 )
-from constructs_llm.hosting.name_clash import name_clash_problem
+from constructs_llm.hosting.name_clash import claim_endpoint_name
 from constructs_llm.hosting.names import fleet_variant_name, name_problem
 from constructs_llm.hosting.plan import VariantPlan, pools_of
 from constructs_llm.hosting.production_variant import (
@@ -207,9 +207,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if all_ints(min_instances, max_instances) and min_instances > max_instances:
             problems.add(_min_instances_above_max(min_instances, max_instances))
         problems.add(timeout_problem("health_check_timeout", health_check_timeout))
-        problems.add(
-            name_problem("endpoint_name", endpoint_name) or name_clash_problem(self, endpoint_name)
-        )
+        problems.add(name_problem("endpoint_name", endpoint_name))
         log_settings, logs_problem = endpoint_logs_of(self, logs, endpoint_name)
         problems.add(logs_problem)
         for inst in pools.instance_types:
@@ -247,6 +245,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems.extend(availability_problems(Stack.of(self).region, features))
         problems.raise_if_any()
         assert_available(self, features)
+        claim_endpoint_name(self, endpoint_name, problems.subject)
         #: What it hosts, by construct path: its components, and the adapters on them.
         self._components: dict[str, HostedComponent] = {}
         self._adapters: dict[str, HostedAdapter] = {}
