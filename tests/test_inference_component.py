@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from aws_cdk import App, CfnElement, Duration, Stack
@@ -27,6 +28,8 @@ from constructs_llm import (
     StreamingInvoker,
 )
 from constructs_llm.errors import ConfigurationError
+from constructs_llm.hosting.components.endpoint_rules import RULES, HostedPlan, HostingPlan
+from constructs_llm.hosting.components.plan import ComponentEndpointPlan, ComponentPlan
 from constructs_llm.notes import notes_of
 from tests.support.synth_errors import synthesize
 
@@ -578,6 +581,31 @@ def test_the_fleet_check_sums_every_component_already_hosted() -> None:
         r"C \(3 x .*\)\) need 5 accelerators \(the fleet has 4\)",
     ):
         synthesize(stack)
+
+
+def test_components_that_need_other_host_amis_fail_naming_the_later_path() -> None:
+    # GIVEN three components (registered in no particular order), two of whose images need
+    # different host AMIs; one needs none
+    def hosted(path: str, ami: str | None) -> HostedPlan:
+        binding = SimpleNamespace(inference_ami_version=ami)
+        return HostedPlan(path, cast(ComponentPlan, SimpleNamespace(binding=binding)))
+
+    plans = {
+        "S/Coder": hosted("S/Coder", "al2023-ami-sagemaker-inference-gpu-3-1").plan,
+        "S/Embed": hosted("S/Embed", None).plan,
+        "S/Chat": hosted("S/Chat", "al2023-ami-sagemaker-inference-gpu-4-1").plan,
+    }
+    endpoint = cast(ComponentEndpointPlan, None)
+    # WHEN the host-AMI rule reads them THEN the first by path with an AMI is the reference
+    # and the other is named, whatever order they came in
+    assert RULES["host AMI"](HostingPlan.of("S/Endpoint", endpoint, plans)) == [
+        "InferenceComponent 'S/Coder' needs host AMI al2023-ami-sagemaker-inference-gpu-3-1, "
+        "but InferenceComponent 'S/Chat' on the same endpoint needs "
+        "al2023-ami-sagemaker-inference-gpu-4-1, and the endpoint's variant has one host AMI; "
+        "put images that need different host AMIs on separate endpoints"
+    ]
+    del plans["S/Coder"]
+    assert RULES["host AMI"](HostingPlan.of("S/Endpoint", endpoint, plans)) == []
 
 
 def test_a_model_env_above_the_component_limit_warns_with_the_names(

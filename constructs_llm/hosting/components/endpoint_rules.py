@@ -74,7 +74,7 @@ class HostingPlan:
 
 def hosting_problems(hosting: HostingPlan) -> list[str]:
     """What every rule finds over ``hosting``, rule by rule, components in path order."""
-    return [problem for rule in RULES for problem in rule(hosting) if problem]
+    return [problem for rule in RULES.values() for problem in rule(hosting) if problem]
 
 
 def _ami(component: ComponentPlan) -> str | None:
@@ -157,13 +157,13 @@ def _fits(hosting: HostingPlan, instance: InstanceType, need: CopyDemand, pool: 
     return _fleet_total_too_small(names, "; ".join(over), fleet, instance.name)
 
 
-#: The rules, in the order their problems are listed.
-RULES: tuple[Callable[[HostingPlan], list[str | None]], ...] = (
-    _host_ami,
-    _network,
-    _routing,
-    _fleet,
-)
+#: The rules by what they check, in the order their problems are listed.
+RULES: dict[str, Callable[[HostingPlan], list[str | None]]] = {
+    "host AMI": _host_ami,
+    "network": _network,
+    "kv-aware routing": _routing,
+    "fleet": _fleet,
+}
 
 
 def _host_ami_conflict(path: str, ami: str, first_path: str, first: str) -> str:
