@@ -441,29 +441,28 @@ def _signed_door(stack: Stack, made: dict[str, Any], bad: bool) -> None:
     made["Signed"] = StreamingInvoker(stack, "Signed", target=made["own"])
 
 
-def _phi3(stack: Stack, made: dict[str, Any], bad: bool) -> None:
-    model = LlmModel(
-        stack,
-        "Model",
-        source=ModelSource.hugging_face("microsoft/Phi-3-mini-4k-instruct"),
-        engine=Engine.tgi(),
-        instance_type="ml.g5.2xlarge",
-        max_input_tokens=3072,
-        max_total_tokens=4096,
-    )
-    made["own"] = LlmEndpoint(stack, "Endpoint", model=model)
+def _phi3_endpoint(stack: Stack, made: dict[str, Any], bad: bool) -> None:
+    made["own"] = LlmEndpoint(stack, "Endpoint", model=made["model"])
 
 
 FRONT_DOORS = Scenario(
     steps={
-        "endpoint": _phi3,
+        "model": _hub_model(
+            "model",
+            "Model",
+            "microsoft/Phi-3-mini-4k-instruct",
+            Engine.tgi,
+            instance_type="ml.g5.2xlarge",
+            max_total_tokens=4096,
+        ),
+        "endpoint": _phi3_endpoint,
         "keys": _api_keys,
         "keyed": _keyed_door,
         "signed": _signed_door,
     },
     orders=(
-        "endpoint keys keyed signed",
-        "endpoint signed keys keyed",
+        "model endpoint keys keyed signed",
+        "keys model endpoint signed keyed",
     ),
     error="max_concurrency",
 )
@@ -519,18 +518,19 @@ SCENARIOS = {
 
 
 @functools.cache
-def _templates(name: str) -> tuple[str, str]:
+def _templates(name: str) -> tuple[str, ...]:
     """The scenario's template in each of its two orders (each synthesized once)."""
     scenario = SCENARIOS[name]
-    first, second = (scenario.build(order) for order in scenario.orders)
-    return normalized(Template.from_stack(first).to_json()), normalized(
-        Template.from_stack(second).to_json()
+    return tuple(
+        normalized(dict(Template.from_stack(scenario.build(order)).to_json()))
+        for order in scenario.orders
     )
 
 
-def _error(stack_of: Callable[[], Stack]) -> str:
+def _error(scenario: Scenario, order: str) -> str:
+    """The error of the scenario's bad configuration built in ``order``."""
     with pytest.raises(ConstructsLlmError) as raised:
-        synthesize(stack_of())
+        synthesize(scenario.build(order, bad=True))
     return str(raised.value)
 
 
@@ -543,9 +543,7 @@ def test_the_template_does_not_depend_on_construction_order(name: str) -> None:
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_the_error_does_not_depend_on_construction_order(name: str) -> None:
     scenario = SCENARIOS[name]
-    first, second = (
-        _error(lambda order=order: scenario.build(order, bad=True)) for order in scenario.orders
-    )
+    first, second = (_error(scenario, order) for order in scenario.orders)
     assert scenario.error in first
     assert first == second
 
