@@ -21,6 +21,7 @@ from constructs_llm import (
     ModelSource,
 )
 from constructs_llm.errors import ConfigurationError
+from tests.support.synth_errors import synthesize
 
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
 QWEN = "Qwen/Qwen2.5-7B-Instruct"
@@ -128,13 +129,18 @@ def test_components_in_one_vpc_put_the_endpoint_config_in_it(
 def test_components_that_disagree_on_isolation_fail_naming_both(
     new_stack: Callable[..., Stack],
 ) -> None:
+    # GIVEN the component that sorts last by path created first
     stack = new_stack()
     shared = _shared(stack)
-    _component(stack, "Chat", shared, _s3_model(stack, "Llama", LLAMA3))
     hub = LlmModel(stack, "Qwen", source=ModelSource.hugging_face(QWEN), engine=Engine.vllm())
+    _component(stack, "Coder", shared, hub)
+    _component(stack, "Chat", shared, _s3_model(stack, "Llama", LLAMA3))
+    # WHEN the app synthesizes THEN the endpoint fails, the first component by path the
+    # reference and the other named
     with pytest.raises(ConfigurationError) as error:
-        _component(stack, "Coder", shared, hub)
+        synthesize(stack)
     message = str(error.value)
+    assert message.startswith("InferenceComponentEndpoint 'Test/Shared': components")
     assert "components 'Test/Chat' (network_isolation=True) and 'Test/Coder' (False)" in message
     assert "CreateEndpointConfig" in message and "separate endpoints" in message
 
@@ -148,8 +154,9 @@ def test_components_in_other_security_groups_fail_naming_the_vpc(
     shared = _shared(stack)
     network: dict[str, Any] = {"vpc": vpc, "vpc_subnets": ISOLATED}
     _component(stack, "Chat", shared, _s3_model(stack, "Llama", LLAMA3, **network))
+    _component(stack, "Coder", shared, _s3_model(stack, "Qwen", QWEN, **network))
     with pytest.raises(ConfigurationError) as error:
-        _component(stack, "Coder", shared, _s3_model(stack, "Qwen", QWEN, **network))
+        synthesize(stack)
     message = str(error.value)
     assert (
         "'Test/Chat' (in a VPC) and 'Test/Coder' (in other subnets or security groups)" in message

@@ -28,6 +28,7 @@ from constructs_llm import (
 from constructs_llm.hosting.routing import CFN_SCHEMA_STRATEGIES, RoutingStrategy
 from constructs_llm.notes import notes_of
 from scripts import refresh_catalogs as refresh
+from tests.support.synth_errors import synthesize
 
 QWEN = "Qwen/Qwen2.5-7B-Instruct"
 PREFIX = Routing.prefix_aware(prefix_length=4096, concurrency_threshold=8)
@@ -218,15 +219,21 @@ def test_a_component_off_the_vllm_dlc_is_refused_on_a_kv_aware_endpoint(
         min_memory_mib=20000,
         accelerators=1,
     )
-    with pytest.raises(ConfigurationError, match=r"model 'Test/TgiModel' runs Engine\.tgi\(\)"):
-        InferenceComponent(
-            stack,
-            "Tgi",
-            endpoint=hosts,
-            model=_model(stack, Engine.tgi(), "TgiModel"),
-            min_memory_mib=20000,
-            accelerators=1,
-        )
+    InferenceComponent(
+        stack,
+        "Tgi",
+        endpoint=hosts,
+        model=_model(stack, Engine.tgi(), "TgiModel"),
+        min_memory_mib=20000,
+        accelerators=1,
+    )
+    with pytest.raises(
+        ConfigurationError,
+        match=r"^InferenceComponentEndpoint 'Test/Hosts': .*model 'Test/TgiModel' runs "
+        r"Engine\.tgi\(\)",
+    ) as raised:
+        synthesize(stack)
+    assert "Test/Model'" not in str(raised.value)  # the vLLM DLC's model is fine
 
 
 @pytest.mark.parametrize("value", ["PREFIX_AWARE", {"RoutingStrategy": "RANDOM"}])

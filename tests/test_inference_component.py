@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from aws_cdk import App, CfnElement, Duration, Stack
@@ -27,7 +28,10 @@ from constructs_llm import (
     StreamingInvoker,
 )
 from constructs_llm.errors import ConfigurationError
+from constructs_llm.hosting.components.endpoint_rules import RULES, HostedPlan, HostingPlan
+from constructs_llm.hosting.components.plan import ComponentEndpointPlan, ComponentPlan
 from constructs_llm.notes import notes_of
+from tests.support.synth_errors import synthesize
 
 G5 = "ml.g5.12xlarge"  # 4 x A10G (22.4 GiB), 48 vCPU, 192 GiB
 LLAMA3 = "meta-llama/Meta-Llama-3-8B-Instruct"
@@ -536,16 +540,17 @@ def test_components_that_only_fit_alone_fail_together() -> None:
             copies=3,
         )
 
+    # WHEN a second one, which fits alone, is added (created first) THEN the synth fails,
+    # naming both in path order (their copies only add up)
+    add("B", QWEN)
     add("A", LLAMA3)
-    # WHEN a second one, which fits alone, is added THEN it fails, naming both (their copies
-    # only add up, so the first component that overflows the fleet is the one to blame)
     with pytest.raises(
         ConfigurationError,
-        match=r"InferenceComponent 'Test/B': InferenceComponentEndpoint 'Test/Endpoint': the "
+        match=r"^InferenceComponentEndpoint 'Test/Endpoint': the "
         r"initial copies of its components \(A \(3 x .*\), B \(3 x .*\)\) need 6 accelerators "
         r"\(the fleet has 4\)",
     ):
-        add("B", QWEN)
+        synthesize(stack)
 
 
 def test_the_fleet_check_sums_every_component_already_hosted() -> None:
@@ -565,16 +570,44 @@ def test_the_fleet_check_sums_every_component_already_hosted() -> None:
             copies=copies,
         )
 
-    add("A", 1)
     add("B", 1)
+    add("A", 1)
     # WHEN a third needs 3 copies THEN the sum of all three overflows (1 + 1 + 3 = 5 > 4),
-    # naming each in the order they came
+    # naming each in path order
+    add("C", 3)
     with pytest.raises(
         ConfigurationError,
-        match=r"InferenceComponent 'Test/C': .*\(A \(1 x .*\), B \(1 x .*\), C \(3 x .*\)\) "
-        r"need 5 accelerators \(the fleet has 4\)",
+        match=r"^InferenceComponentEndpoint 'Test/Endpoint': .*\(A \(1 x .*\), B \(1 x .*\), "
+        r"C \(3 x .*\)\) need 5 accelerators \(the fleet has 4\)",
     ):
-        add("C", 3)
+        synthesize(stack)
+
+
+def test_components_that_need_other_host_amis_fail_naming_the_later_path() -> None:
+    # GIVEN three components (registered in no particular order), two of whose images need
+    # different host AMIs; one needs none
+    def hosted(path: str, ami: str | None) -> HostedPlan:
+        binding = SimpleNamespace(inference_ami_version=ami)
+        return HostedPlan(path, cast(ComponentPlan, SimpleNamespace(binding=binding)))
+
+    plans = {
+        "S/Coder": hosted("S/Coder", "al2023-ami-sagemaker-inference-gpu-3-1").plan,
+        "S/Embed": hosted("S/Embed", None).plan,
+        "S/Chat": hosted("S/Chat", "al2023-ami-sagemaker-inference-gpu-4-1").plan,
+    }
+    endpoint = cast(ComponentEndpointPlan, None)
+    # WHEN the host-AMI rule reads them THEN the first by path with an AMI is the reference
+    # and the other is named, whatever order they came in
+    found = RULES["host AMI"](HostingPlan.of("S/Endpoint", endpoint, plans))
+    assert [str(problem) for problem in found] == [
+        "InferenceComponent 'S/Coder' needs host AMI al2023-ami-sagemaker-inference-gpu-3-1, "
+        "but InferenceComponent 'S/Chat' on the same endpoint needs "
+        "al2023-ami-sagemaker-inference-gpu-4-1, and the endpoint's variant has one host AMI; "
+        "put images that need different host AMIs on separate endpoints"
+    ]
+    del plans["S/Coder"]
+    found = RULES["host AMI"](HostingPlan.of("S/Endpoint", endpoint, plans))
+    assert [str(problem) for problem in found] == []
 
 
 def test_a_model_env_above_the_component_limit_warns_with_the_names(

@@ -36,6 +36,7 @@ from tests.matrix.bad_operations import BAD_OPERATIONS
 from tests.matrix.bad_values import BAD_VALUES
 from tests.matrix.builders import G5_4GPU, TOKEN, Build, app_of, endpoint, ic_endpoint, model
 from tests.matrix.controls import CONTROLS, WARNINGS
+from tests.support.synth_errors import synthesize
 
 BAD = [*BAD_VALUES, *BAD_MODELS, *BAD_HOSTING, *BAD_GATEWAY, *BAD_OPERATIONS]
 
@@ -327,7 +328,7 @@ def test_a_variant_name_too_long_for_sagemaker_fails_naming_the_instance_type() 
 
 
 def _synth(stack: Stack) -> cx_api.CloudAssembly:
-    return app_of(stack).synth()
+    return synthesize(app_of(stack))
 
 
 def _warnings(assembly: cx_api.CloudAssembly) -> dict[str, list[str]]:

@@ -45,7 +45,7 @@ from constructs_llm.hosting.metrics_config import (
     detailed_described,
     metrics_problems,
 )
-from constructs_llm.hosting.name_clash import name_clash_problem
+from constructs_llm.hosting.name_clash import claim_endpoint_name
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import EndpointPlan, VariantPlan
@@ -290,9 +290,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             single=single,
             asynchronous=queued is not None,
         )
-        problems.add(
-            name_problem("endpoint_name", endpoint_name) or name_clash_problem(self, endpoint_name)
-        )
+        problems.add(name_problem("endpoint_name", endpoint_name))
         problems.add(served_name_problem("served_model_name", served_model_name))
         mode = mode or FleetChange.TWO_DEPLOYS
         fleet_prefix = None
@@ -357,6 +355,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             problems.extend(_rollout_problems(self, self.plan))
         problems.raise_if_any()
         assert_available(self, features)
+        claim_endpoint_name(self, endpoint_name, problems.subject)
         self._note_routing(routed)
         self._create()
         render_at_synth(self, self._render)

@@ -71,8 +71,8 @@ BAD_HOSTING = [
             endpoint(Stack(app_of(s), "Other"), endpoint_name="chat"),
         ),
         ConfigurationError,
-        r"LlmEndpoint 'Other/Endpoint'.*endpoint_name 'chat' is also the name of "
-        r"'Test/Endpoint', and both deploy to an environment-agnostic account and region.*"
+        r"LlmEndpoint 'Test/Endpoint'.*endpoint_name 'chat' is also the name of "
+        r"'Other/Endpoint', and both deploy to an environment-agnostic account and region.*"
         r"give each endpoint its own name",
         "endpoint_name",
         id="endpoint-name-twice-in-one-app",

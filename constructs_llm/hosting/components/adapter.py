@@ -105,7 +105,7 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
         )
         # The base is named by a literal: state the order (created after it, deleted first).
         self.resource.node.add_dependency(base.resource)
-        base.endpoint.add_component(self)
+        base.endpoint.add_adapter(self)
         if base_plan.model.engine.name == _CUSTOM:
             warn(
                 self,

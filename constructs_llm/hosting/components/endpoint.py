@@ -10,17 +10,15 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
 
 from constructs_llm.cdk_values import key_problem, role_problem
-from constructs_llm.hardware.instance_type import InstanceType, unknown_instance_type
+from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.pools import (
     InstancePools,
     InstanceTypes,
     provision_timeout_problem,
 )
 from constructs_llm.hosting.capacity_reservation import capacity_reservation_problem
-from constructs_llm.hosting.components.endpoint_network import (
-    EndpointNetwork,
-    network_disagreement,
-)
+from constructs_llm.hosting.components.endpoint_network import EndpointNetwork
+from constructs_llm.hosting.components.endpoint_rules import HostingPlan, hosting_problems
 from constructs_llm.hosting.components.plan import AdapterPlan, ComponentEndpointPlan, ComponentPlan
 from constructs_llm.hosting.container_writes import component_endpoint_writes
 from constructs_llm.hosting.endpoint_base import EndpointAttributes
@@ -30,7 +28,7 @@ from constructs_llm.hosting.metrics_config import (
     detailed_described,
     metrics_problems,
 )
-from constructs_llm.hosting.name_clash import name_clash_problem
+from constructs_llm.hosting.name_clash import claim_endpoint_name
 from constructs_llm.hosting.names import fleet_variant_name, name_problem
 from constructs_llm.hosting.plan import VariantPlan, pools_of
 from constructs_llm.hosting.production_variant import (
@@ -41,10 +39,8 @@ from constructs_llm.hosting.production_variant import (
 from constructs_llm.hosting.routing import DEFAULT as DEFAULT_ROUTING
 from constructs_llm.hosting.routing import (
     Routing,
-    kv_aware_problem,
     routing_problem,
     routing_schema_warning,
-    runs_vllm_dlc,
     single_instance_note,
 )
 from constructs_llm.hosting.rules import rule_problems
@@ -76,18 +72,25 @@ from constructs_llm.values import all_ints, positive_int_problem
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
 
-    from constructs_llm.model.llm_model import LlmModel
-
 
 class HostedComponent(Protocol):
-    """What registers with an endpoint: an ``InferenceComponent`` (its ``ComponentPlan``) or
-    an adapter (its ``AdapterPlan``)."""
+    """An ``InferenceComponent`` as its endpoint records it: its node and its plan."""
 
     @property
     def node(self) -> Node: ...
 
     @property
-    def plan(self) -> ComponentPlan | AdapterPlan: ...
+    def plan(self) -> ComponentPlan: ...
+
+
+class HostedAdapter(Protocol):
+    """An adapter component as its base's endpoint records it: its node and its plan."""
+
+    @property
+    def node(self) -> Node: ...
+
+    @property
+    def plan(self) -> AdapterPlan: ...
 
 
 class InferenceComponentEndpoint(EndpointAttributes, Construct):
@@ -105,10 +108,13 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     differ between pools gets one specification per instance type (``Specifications``). The
     variant is then named ``pools``, whatever the types and their order.
 
-    Components register with :meth:`add_component` (an ``InferenceComponent`` or an adapter
-    does so when created), which only records them; the endpoint renders at synth, in
-    construct-path order, what depends on them: its variant's host AMI, the grants on its
-    role and on their models' roles, and its capacity note.
+    Components register with :meth:`add_component` and adapters with :meth:`add_adapter`
+    (each does so when created), which only record them, in two registries. At synth the
+    endpoint checks what its components must share (one host AMI, one network, the routing,
+    a fleet their copies fit: ``hosting/components/endpoint_rules.py``), once, over them in
+    construct-path order, so a problem names the same component whatever order they were
+    created in; then it renders, in that order, what depends on them: its variant's host AMI,
+    the grants on its role and on their models' roles, and its capacity note.
 
     The execution role is SageMaker's for the endpoint itself: it may write the endpoint's log
     group and its components' (``hosting/container_writes.py``; the endpoint's is scoped to its
@@ -201,9 +207,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         if all_ints(min_instances, max_instances) and min_instances > max_instances:
             problems.add(_min_instances_above_max(min_instances, max_instances))
         problems.add(timeout_problem("health_check_timeout", health_check_timeout))
-        problems.add(
-            name_problem("endpoint_name", endpoint_name) or name_clash_problem(self, endpoint_name)
-        )
+        problems.add(name_problem("endpoint_name", endpoint_name))
         log_settings, logs_problem = endpoint_logs_of(self, logs, endpoint_name)
         problems.add(logs_problem)
         for inst in pools.instance_types:
@@ -241,7 +245,10 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         problems.extend(availability_problems(Stack.of(self).region, features))
         problems.raise_if_any()
         assert_available(self, features)
-        self._hosted: list[HostedComponent] = []
+        claim_endpoint_name(self, endpoint_name, problems.subject)
+        #: What it hosts, by construct path: its components, and the adapters on them.
+        self._components: dict[str, HostedComponent] = {}
+        self._adapters: dict[str, HostedAdapter] = {}
         variant = self.plan.variant
         note = single_instance_note(variant.routing, "its fleet", max_instances)
         if note is not None:
@@ -249,12 +256,6 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         schema = routing_schema_warning(variant.routing)
         if schema is not None:
             warn(self, SynthWarning(WarningId.ROUTING_SCHEMA, schema))
-        # The components (not adapters) hosted so far, and what their initial copies reserve
-        # on each pool, summed as they come: a new component is checked against the sum, not
-        # against every other component again.
-        self._components: list[HostedComponent] = []
-        self._reserved: list[CopyDemand] | None = None
-        self._first_network: tuple[str, LlmModel] | None = None
 
         self.role: iam.IRole = role or ExecutionRole(
             self, "Role", description="Execution role of an inference-component endpoint"
@@ -308,101 +309,47 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
 
     @property
     def components(self) -> list[ComponentPlan]:
-        """The plans of the inference components registered so far (adapters aside)."""
-        return [c.plan for c in self._hosted if isinstance(c.plan, ComponentPlan)]
+        """The plans of the inference components it hosts (adapters aside), in construct-path
+        order."""
+        return [self._components[path].plan for path in sorted(self._components)]
 
     # -- its components -------------------------------------------------------------------------
 
     def add_component(self, component: HostedComponent) -> None:
-        """Hosts ``component`` (an ``InferenceComponent`` or an adapter; each calls this when
-        it is created). It only records it: what the endpoint does for its components (host
-        AMI, grants, capacity note) is rendered at synth, in construct-path order."""
-        self._hosted.append(component)
-        plan = component.plan
-        if isinstance(plan, ComponentPlan):
-            self._components.append(component)
-            self._reserved = _reserved(self._reserved, plan)
+        """Hosts ``component`` (an ``InferenceComponent`` calls this when it is created). It
+        only records it: what the components must share is checked, and what the endpoint
+        does for them (host AMI, grants, capacity note) rendered, at synth, in construct-path
+        order."""
+        self._components[component.node.path] = component
 
-    def host_ami_problem(self, ami: str | None, component_path: str) -> Problem | None:
-        """The host AMI serves every component: CUDA 13 images need the newer driver, and two
-        components cannot ask for different AMIs."""
-        current = next((a for c in self.components if (a := _ami(c)) is not None), None)
-        if ami is None or current is None or ami == current:
-            return None
-        return _host_ami_conflict(component_path, ami, self._path, current)
+    def add_adapter(self, adapter: HostedAdapter) -> None:
+        """Hosts ``adapter`` (an adapter component calls this when it is created, on its base's
+        endpoint). It only records it: the read of its archive is granted at synth."""
+        self._adapters[adapter.node.path] = adapter
 
-    def routing_problem(self, model: LlmModel, repository: str | None) -> Problem | None:
-        """``Routing.kv_aware()`` needs every component on the vLLM DLC: ``model`` (a
-        component's, on an image of ``repository``) must run it."""
-        engine = model.engine.factory_name
-        dlc = runs_vllm_dlc(engine, repository)
-        return kv_aware_problem(
-            self.plan.variant.routing, {model.node.path: None if dlc else f"Engine.{engine}()"}
-        )
-
-    def network_problems(self, model: LlmModel, component_path: str) -> list[Problem]:
-        """Network isolation and the VPC serve every component (SageMaker sets them on the
-        endpoint config): ``model`` must agree with the components already hosted."""
-        if self._first_network is None and self._components:
-            first = self._components[0]
-            self._first_network = (first.node.path, first.plan.model)
-        return network_disagreement(self._path, self._first_network, (component_path, model))
-
-    def fleet_problems(self, component: HostedComponent) -> list[Problem]:
-        """Whether the initial copies of every component, ``component`` included, fit on
-        ``max_instances`` instances of each pool (each may be the one SageMaker provisions): a
-        necessary condition (SageMaker also packs per instance). Each component checks that its
-        own copies fit; this catches components that only fit alone. Checked as each component
-        is added: the demand only grows, so the component that overflows the fleet is named."""
-        plan = component.plan
-        if not isinstance(plan, ComponentPlan) or self._reserved is None:
-            return []  # alone, its own checks say whether its copies fit
-        need = _reserved(self._reserved, plan)
-        return [
-            problem
-            for index, inst in enumerate(self.plan.variant.instance_types)
-            if (problem := self._fits(inst, component, need[index], index))
-        ]
-
-    def _fits(
-        self, instance: InstanceType, component: HostedComponent, need: CopyDemand, pool: int
-    ) -> Problem | None:
-        capacity = CopyDemand.capacity_of(instance)
-        if capacity is None:
-            return None
-        fleet = self.plan.max_instances
-        over = [
-            f"{wanted:g} {what} (the fleet has {have * fleet:g})"
-            for what, wanted, have in (
-                ("accelerators", need.accelerators, capacity.accelerators),
-                ("vCPUs", need.cpu_cores, capacity.cpu_cores),
-                ("MiB of memory", need.memory_mib, capacity.memory_mib),
-            )
-            if wanted > have * fleet
-        ]
-        if not over:
-            return None
-        parts = [(c.node.id, c.plan) for c in (*self._components, component)]
-        names = ", ".join(
-            f"{name} ({c.copies} x {c.demands[pool].describe()})"
-            for name, c in parts
-            if isinstance(c, ComponentPlan)
-        )
-        return _fleet_total_too_small(self._path, names, "; ".join(over), fleet, instance.name)
+    @property
+    def hosting(self) -> HostingPlan:
+        """Its plan and those of the components it hosts, in construct-path order: what the
+        checks that span its components read."""
+        plans = {path: c.plan for path, c in self._components.items()}
+        return HostingPlan.of(self._path, self.plan, plans)
 
     # -- rendered at synth ----------------------------------------------------------------------
 
     def _render(self) -> None:
-        """What depends on its components, in construct-path order: the variant (its host AMI
-        is theirs), the network their models agree on (isolation and VPC), the read grants and
-        log groups of its role, the writes and volume key of their models' roles, and the
-        capacity note; components first, then adapters."""
-        hosted = sorted(self._hosted, key=lambda c: c.node.path)
-        components = [c.plan for c in hosted if isinstance(c.plan, ComponentPlan)]
-        adapters = [c.plan for c in hosted if isinstance(c.plan, AdapterPlan)]
-        ami = next((a for c in components if (a := _ami(c)) is not None), None)
+        """The checks that span its components, then what depends on them, in construct-path
+        order: the variant (its host AMI is theirs), the network their models agree on
+        (isolation and VPC), the read grants and log groups of its role, the writes and volume
+        key of their models' roles, and the capacity note; components first, then adapters."""
+        hosting = self.hosting
+        problems = Problems(f"InferenceComponentEndpoint '{self._path}'")
+        problems.extend(hosting_problems(hosting))
+        problems.raise_if_any()
+        components = [c.plan for c in hosting.components]
+        adapters = [self._adapters[path].plan for path in sorted(self._adapters)]
+        ami = next((a for c in components if (a := c.binding.inference_ami_version)), None)
         self.config.production_variants = [production_variant(self.plan.variant, ami=ami)]
-        if components:  # the network its components' models agree on (checked as each came)
+        if components:  # the network its components' models agree on (checked above)
             network = EndpointNetwork.of(components[0].model)
             self.config.enable_network_isolation = True if network.isolated else None
             self.config.vpc_config = network.config_vpc()
@@ -458,19 +405,6 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             warn(self, SynthWarning(WarningId.MIN_INSTANCES_ZERO_REGION, zero))
 
 
-def _reserved(reserved: list[CopyDemand] | None, plan: ComponentPlan) -> list[CopyDemand]:
-    """``reserved`` (on each pool) plus what ``plan``'s initial copies reserve there."""
-    added = [demand.times(plan.copies) for demand in plan.demands]
-    if reserved is None:
-        return added
-    return [CopyDemand.plus(total, more) for total, more in zip(reserved, added, strict=True)]
-
-
-def _ami(component: ComponentPlan) -> str | None:
-    """The host AMI a component's images need (the same on every pool: checked)."""
-    return component.binding.inference_ami_version
-
-
 #: The update rule the component fleet guard words, which check_update cites too.
 _MOVE = rule("component-move")
 
@@ -524,26 +458,4 @@ def _min_instances_zero_region() -> str:
         "eu-west-3: 'Min instance count needs to be greater than 0 for enabled managed "
         "instance scaling'); if CreateEndpointConfig fails there, use min_instances=1 "
         "(components can still scale their copies to zero)"
-    )
-
-
-def _host_ami_conflict(component_path: str, ami: str, endpoint_path: str, current: str) -> Problem:
-    return Problem.of(
-        "model",
-        ami,
-        f"InferenceComponent '{component_path}' needs host AMI {ami}, but endpoint "
-        f"'{endpoint_path}' already uses {current} for another component;",
-        "put images that need different host AMIs on separate endpoints",
-    )
-
-
-def _fleet_total_too_small(
-    endpoint_path: str, components: str, over: str, fleet: int, instance: str
-) -> Problem:
-    return Problem.of(
-        "max_instances",
-        fleet,
-        f"InferenceComponentEndpoint '{endpoint_path}': the initial copies of its components "
-        f"({components}) need {over} with max_instances={fleet} x {instance};",
-        "raise max_instances or lower copies",
     )

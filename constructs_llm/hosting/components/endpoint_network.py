@@ -72,22 +72,15 @@ class EndpointNetwork:
         return "in a VPC" if self.vpc_config is not None else "in no VPC"
 
 
-def network_disagreement(
-    endpoint_path: str,
-    first: tuple[str, LlmModel] | None,
-    added: tuple[str, LlmModel],
-) -> list[Problem]:
-    """What ``added`` (a component's path and model) disagrees on with ``first`` (the first
-    component the endpoint hosts, with which every other agrees)."""
-    if first is None:
-        return []
-    (first_path, first_model), (path, model) = first, added
+def network_disagreement(first: tuple[str, LlmModel], other: tuple[str, LlmModel]) -> list[Problem]:
+    """What ``other`` (a component's path and model) disagrees on with ``first`` (the
+    endpoint's first component by path, with which every other must agree)."""
+    (first_path, first_model), (path, model) = first, other
     theirs, ours = EndpointNetwork.of(first_model), EndpointNetwork.of(model)
     problems: list[Problem] = []
     if theirs.isolated != ours.isolated:
         problems.append(
             _disagree(
-                endpoint_path,
                 f"'{first_path}' (network_isolation={theirs.isolated})",
                 f"'{path}' ({ours.isolated})",
                 "network isolation",
@@ -98,7 +91,6 @@ def network_disagreement(
         same_vpc = theirs.vpc_config is not None and ours.vpc_config is not None
         problems.append(
             _disagree(
-                endpoint_path,
                 f"'{first_path}' ({theirs.describe_vpc()})",
                 f"'{path}' ({_OTHER_SUBNETS if same_vpc else ours.describe_vpc()})",
                 "the VPC (subnets and security groups: pass the same vpc, vpc_subnets and "
@@ -108,13 +100,13 @@ def network_disagreement(
     return problems
 
 
-def _disagree(endpoint_path: str, first: str, added: str, what: str) -> Problem:
+def _disagree(first: str, added: str, what: str) -> Problem:
     return Problem.of(
         "model",
         None,
-        f"InferenceComponentEndpoint '{endpoint_path}': components {first} and {added} must "
-        f"agree on {what}: SageMaker applies network isolation and the VPC to the whole "
-        "endpoint (CreateEndpointConfig EnableNetworkIsolation: 'all model containers deployed "
-        "to the endpoint'; the inference component takes neither);",
+        f"components {first} and {added} must agree on {what}: SageMaker applies network "
+        "isolation and the VPC to the whole endpoint (CreateEndpointConfig "
+        "EnableNetworkIsolation: 'all model containers deployed to the endpoint'; the inference "
+        "component takes neither);",
         "put them on separate endpoints, or give their models the same setting",
     )

@@ -95,7 +95,8 @@ class InferenceComponent(
     and warnings for one GPU, in a SageMaker Model of its own. The component's plan
     (``component.plan``: each pool's copy placement, model binding and reservation, its
     timeouts) is built and checked when it is created; it registers with its endpoint
-    (``endpoint.add_component``), and renders its Models and specification at synth.
+    (``endpoint.add_component``), which checks at synth what it must share with the
+    endpoint's other components, and renders its Models and specification at synth.
     Everything is validated at synth against the endpoint's instance type, or each of its
     instance pools (with the default ``accelerators``, a copy then gets every device of each
     pool's type).
@@ -246,7 +247,6 @@ class InferenceComponent(
         problems.extend(on_pools.each(on_pools.hardware_problems))
         problems.extend(on_pools.each(lambda i: [on_pools.storage_problem(i, model)]))
         problems.extend(on_pools.each(lambda i: [on_pools.fleet_problem("copies", copies, i)]))
-        problems.extend(endpoint.fleet_problems(self))
         problems.extend(_scaling_problems(self.plan, endpoint.plan, on_pools), ScalingError)
         problems.extend(model_problems)
         problems.extend(_deployment_problems(path, self.plan))
@@ -264,12 +264,10 @@ class InferenceComponent(
             problems.add(promql_region_problem(region, alarm_props))
         problems.extend(availability_problems(region, _FEATURES))
         if not problems:
+            # What it must share with the endpoint's other components is checked once they all
+            # exist, by the endpoint at synth (hosting/components/endpoint_rules.py).
             amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
             problems.add(host_ami_problem(fleet, amis))
-            problems.add(endpoint.host_ami_problem(amis[0], path))
-            problems.extend(endpoint.network_problems(model, path))
-            image = pools[0].binding.derivation.image if pools[0].binding else None
-            problems.add(endpoint.routing_problem(model, image.repository_name if image else None))
         problems.raise_if_any()
         assert_available(self, _FEATURES)
 
