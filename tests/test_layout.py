@@ -177,7 +177,8 @@ def test_every_checkov_skip_in_the_examples_carries_its_reason() -> None:
 
 
 def test_the_construct_layer_never_imports_the_runtime() -> None:
-    """The invoker's construct layer and its Lambda runtime share only ``streaming.formats``;
+    """The invoker's construct layer and its Lambda runtime share only ``contract.py`` (which
+    the runtime imports as ``streaming.formats``, its name in the code asset);
     the package facade ``constructs_llm.streaming`` re-exports the parser lazily for users, and
     the asynchronous chat client (a client, never imported by a construct) checks and builds
     requests with the runtime's own code."""
@@ -193,17 +194,120 @@ def test_the_construct_layer_never_imports_the_runtime() -> None:
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
-def test_the_runtime_imports_only_itself_and_the_shared_formats() -> None:
+def test_the_runtime_imports_only_itself_and_the_shared_vocabulary() -> None:
+    """The runtime reaches the vocabulary through ``streaming/formats.py``, which imports
+    ``contract.py`` alone, which imports nothing of the package: the three are the whole code
+    asset."""
     modules = dict(_modules())
     known = set(modules)
     runtime = "constructs_llm.streaming.runtime"
     outside = {
-        name: sorted(
-            m
-            for m in _imports(name, path, known)
-            if not m.startswith(runtime) and m != "constructs_llm.streaming.formats"
-        )
+        name: sorted(m for m in _imports(name, path, known) if not m.startswith(runtime))
         for name, path in modules.items()
         if name.startswith(runtime)
     }
-    assert {name: found for name, found in outside.items() if found} == {}
+    assert {name: found for name, found in outside.items() if found not in ([], [FORMATS])} == {}
+    assert _imports(FORMATS, modules[FORMATS], known) == {CONTRACT}
+    assert _imports(CONTRACT, modules[CONTRACT], known) == set()
+
+
+#: The floors of the package, from the bottom up, each named by the module prefixes it holds:
+#: a module imports only modules of its own floor or of one below. The package's modules
+#: outside the subpackages (errors, problems, values, the contract, ...) are the ground.
+#: The two facades, ``constructs_llm`` and ``constructs_llm.streaming``, stand above every
+#: floor: they name every public class for type checkers.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("constructs_llm.hardware",),
+    ("constructs_llm.sizing",),
+    ("constructs_llm.images",),
+    ("constructs_llm.engines",),
+    ("constructs_llm.model",),
+    ("constructs_llm.operations",),
+    ("constructs_llm.updates",),
+    ("constructs_llm.hosting",),
+    ("constructs_llm.streaming.runtime", "constructs_llm.streaming.formats"),
+    (
+        "constructs_llm.streaming.client",
+        "constructs_llm.streaming.bearer_token",
+        "constructs_llm.streaming.async_chat",
+    ),
+    ("constructs_llm.streaming.invoker",),
+    ("constructs_llm.dashboards",),
+    ("constructs_llm.check_update",),
+)
+FACADES = frozenset({"constructs_llm", "constructs_llm.streaming"})
+CONTRACT = "constructs_llm.contract"
+FORMATS = "constructs_llm.streaming.formats"
+#: Types of a higher floor named under ``if TYPE_CHECKING:`` only, for annotations (no import
+#: at run time): the notes name the plans they print, the metrics a variant's plan.
+TYPE_ONLY_UPWARD = frozenset(
+    {
+        ("constructs_llm.notes", "constructs_llm.sizing.memory"),
+        ("constructs_llm.notes", "constructs_llm.operations.deployment"),
+        ("constructs_llm.operations.metrics", "constructs_llm.hosting.plan"),
+    }
+)
+
+
+def _floor(module: str) -> int:
+    """The floor ``module`` stands on: 0 for the ground, else 1 + its index in FLOORS."""
+    for index, prefixes in enumerate(FLOORS, start=1):
+        if any(module == p or module.startswith(f"{p}.") for p in prefixes):
+            return index
+    assert module.count(".") == 1, f"{module} is on no floor: add its folder to FLOORS"
+    return 0
+
+
+def _upward(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """Every import of a module on a higher floor than the importer's."""
+    return {
+        (name, target)
+        for name, targets in graph.items()
+        if name not in FACADES
+        for target in targets
+        if target not in FACADES and _floor(target) > _floor(name)
+    }
+
+
+def test_the_floors_hold() -> None:
+    """Each folder imports only its own floor and those below: the contract on the ground, the
+    images beside the engines (below the model), the dashboards above the hosts and the
+    invoker they show."""
+    assert _upward(_graph()) == TYPE_ONLY_UPWARD
+    modules = dict(_modules())
+    known = set(modules)
+    for name, target in TYPE_ONLY_UPWARD:
+        assert target not in _imports(name, modules[name], known, for_types=False)
+
+
+def test_an_upward_import_breaks_the_floors() -> None:
+    # GIVEN the graph with an engine importing the model (which imports the engines), and the
+    # operations importing the invoker (as the dashboard did from operations/)
+    graph = _graph()
+    graph["constructs_llm.engines.tgi"] = {
+        *graph["constructs_llm.engines.tgi"],
+        "constructs_llm.model.llm_model",
+    }
+    graph["constructs_llm.operations.alarms"] = {
+        *graph["constructs_llm.operations.alarms"],
+        "constructs_llm.streaming.invoker.streaming_invoker",
+    }
+    # THEN both are found
+    assert _upward(graph) - TYPE_ONLY_UPWARD == {
+        ("constructs_llm.engines.tgi", "constructs_llm.model.llm_model"),
+        ("constructs_llm.operations.alarms", "constructs_llm.streaming.invoker.streaming_invoker"),
+    }
+
+
+def test_no_construct_below_the_invoker_imports_the_streaming_package() -> None:
+    """The vocabulary is ``constructs_llm.contract``: importing ``constructs_llm.streaming``
+    (even its ``formats``) from a construct below the invoker would run the streaming
+    package's facade and point an arrow back up the floors."""
+    modules = dict(_modules())
+    known = set(modules)
+    lowest = min(_floor("constructs_llm.streaming.runtime"), _floor(FORMATS))
+    below = [n for n in modules if n not in FACADES and _floor(n) < lowest]
+    assert len(below) > 100
+    streaming = {n for n in modules if n.startswith("constructs_llm.streaming")}
+    offenders = {name: sorted(_imports(name, modules[name], known) & streaming) for name in below}
+    assert {name: found for name, found in offenders.items() if found} == {}

@@ -7,6 +7,7 @@ from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_llm.contract import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.hosting.endpoint_base import grant_invoke
@@ -15,7 +16,6 @@ from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.target import EmbeddingTraits, served_name_problem
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems, fail
-from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.values import type_problem
 
 

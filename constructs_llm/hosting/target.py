@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from aws_cdk import Token
 from aws_cdk import aws_iam as iam
 
-from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
+from constructs_llm.contract import ModelKind, RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from constructs_llm import catalogs
-from constructs_llm.streaming.formats import ModelKind
+from constructs_llm.contract import ModelKind
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -1,5 +1,5 @@
 """Starting the runtime as the Lambda does: run.sh in a code asset holding only the runtime and
-the formats it shares (streaming/runtime/, streaming/formats.py)."""
+the vocabulary it shares (streaming/runtime/, streaming/formats.py, contract.py)."""
 
 from __future__ import annotations
 

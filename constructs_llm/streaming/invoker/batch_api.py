@@ -50,9 +50,9 @@ from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, resource_wildcard, waive
+from constructs_llm.contract import Env
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import Problems
-from constructs_llm.streaming.formats import Env
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.function import runtime_code
 from constructs_llm.streaming.invoker.targets import routes_environment

@@ -19,16 +19,16 @@ from constructs_llm.cdk_values import (
     layer_problem,
     log_retention_problem,
 )
+from constructs_llm.contract import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    MAX_REQUEST_BYTES,
+    ReasoningField,
+)
 from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import Problems
 from constructs_llm.region_availability import availability_problems
 from constructs_llm.sizing.decode import DecodeRate, decode_rate
-from constructs_llm.streaming.formats import (
-    DEFAULT_MAX_REQUEST_BYTES,
-    MAX_REQUEST_BYTES,
-    ReasoningField,
-)
 from constructs_llm.streaming.invoker.adapter_layer import (
     adapter_layer_problem,
     layer_architecture_problem,

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import Duration
 
+from constructs_llm.contract import ERROR_KINDS, NAMESPACE
 from constructs_llm.operations.metrics import MetricOverrides, check_metric_name, with_defaults
 from constructs_llm.problems import fail
-from constructs_llm.streaming.formats import ERROR_KINDS, NAMESPACE
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:

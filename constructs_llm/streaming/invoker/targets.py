@@ -32,6 +32,7 @@ from aws_cdk import Stack
 from constructs import Construct
 
 from constructs_llm import catalogs
+from constructs_llm.contract import EngineName, Env, ModelKind, RouteSpec
 from constructs_llm.hosting.components.adapter import AdapterComponent
 from constructs_llm.hosting.components.inference_component import InferenceComponent
 from constructs_llm.hosting.components.plan import ComponentPlan
@@ -40,7 +41,6 @@ from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.plan import PoolPlan
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.model.llm_model import LlmModel
-from constructs_llm.streaming.formats import EngineName, Env, ModelKind, RouteSpec
 from constructs_llm.values import describe
 
 #: "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas).
