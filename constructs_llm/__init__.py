@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "IEndpoint": "constructs_llm.hosting.target",
     "InvocationTarget": "constructs_llm.hosting.target",
     "EmbeddingTraits": "constructs_llm.hosting.target",
+    "TargetFacts": "constructs_llm.hosting.target",
     "DashboardTarget": "constructs_llm.dashboards.dashboard",
     "Autoscaling": "constructs_llm.operations.autoscaling",
     "InferenceComponentEndpoint": "constructs_llm.hosting.components.endpoint",
@@ -113,6 +114,7 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.hosting.target import EmbeddingTraits as EmbeddingTraits
     from constructs_llm.hosting.target import IEndpoint as IEndpoint
     from constructs_llm.hosting.target import InvocationTarget as InvocationTarget
+    from constructs_llm.hosting.target import TargetFacts as TargetFacts
     from constructs_llm.hosting.variant import Variant as Variant
     from constructs_llm.images.container_image import ContainerImage as ContainerImage
     from constructs_llm.model.llm_model import LlmModel as LlmModel

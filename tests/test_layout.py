@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -311,3 +312,85 @@ def test_no_construct_below_the_invoker_imports_the_streaming_package() -> None:
     streaming = {n for n in modules if n.startswith("constructs_llm.streaming")}
     offenders = {name: sorted(_imports(name, modules[name], known) & streaming) for name in below}
     assert {name: found for name, found in offenders.items() if found} == {}
+
+
+#: The folders whose modules call or watch targets: they read a target's ``facts``
+#: (``TargetFacts``), never which host class it is.
+READERS_OF_FACTS = ("streaming/invoker", "operations", "dashboards")
+
+
+@functools.cache
+def _host_classes() -> frozenset[str]:
+    """The names of the hosting constructs: every ``Construct`` subclass ``hosting/`` defines."""
+    from constructs import Construct
+
+    found = set()
+    for name, _ in _modules():
+        if not name.startswith("constructs_llm.hosting"):
+            continue
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and value.__module__ == name
+                and issubclass(value, Construct)
+            ):
+                found.add(value.__name__)
+    return frozenset(found)
+
+
+def _class_tests(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Every class named by an ``isinstance`` or ``issubclass`` call, with its line."""
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+        ):
+            continue
+        for part in ast.walk(node.args[1]):
+            if isinstance(part, ast.Name):
+                yield node.lineno, part.id
+            elif isinstance(part, ast.Attribute):
+                yield node.lineno, part.attr
+
+
+def _host_class_tests(tree: ast.AST) -> list[str]:
+    return [f"{line}: {name}" for line, name in _class_tests(tree) if name in _host_classes()]
+
+
+def test_the_readers_of_targets_never_test_a_host_class() -> None:
+    """The invoker, operations and dashboards read ``target.facts``; a new host needs no edit
+    there."""
+    assert {"LlmEndpoint", "ImportedEndpoint", "InferenceComponent", "AdapterComponent"} <= (
+        _host_classes()
+    )
+    readers = [
+        path
+        for _, path in _modules()
+        if any(path.is_relative_to(PACKAGE / folder) for folder in READERS_OF_FACTS)
+    ]
+    assert len(readers) > 20
+    offenders = {
+        path.relative_to(PACKAGE).as_posix(): found
+        for path in readers
+        if (found := _host_class_tests(_parsed(path)))
+    }
+    assert offenders == {}
+
+
+def test_a_switch_on_a_host_class_is_found() -> None:
+    # GIVEN the invoker's old switch on its targets' classes, and a test of a value's type
+    switch = ast.parse(
+        "if isinstance(target, AdapterComponent): pass\n"
+        "elif isinstance(target, (hosting.InferenceComponent, str)): pass\n"
+        "elif isinstance(target, LlmEndpoint | None): pass\n"
+        "ok = isinstance(value, dict)\n"
+    )
+    # THEN each host class is found, and nothing else
+    assert _host_class_tests(switch) == [
+        "1: AdapterComponent",
+        "2: InferenceComponent",
+        "3: LlmEndpoint",
+    ]

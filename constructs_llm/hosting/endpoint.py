@@ -71,8 +71,10 @@ from constructs_llm.hosting.storage import grant_volume_key, waive_nvme_volume_k
 from constructs_llm.hosting.target import (
     EmbeddingTraits,
     IEndpoint,
+    TargetFacts,
     default_served_name,
     embedding_traits_of,
+    hosted_facts,
     served_name_problem,
 )
 from constructs_llm.hosting.variant import Variant, plan_variants, variant_type_problems
@@ -557,6 +559,12 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
     @property
     def detailed_observability(self) -> bool:
         return self.plan.metrics.engine_metrics
+
+    @property
+    def facts(self) -> TargetFacts:
+        """What an invoker, a dashboard or an alarm reads of the endpoint, from its plan: every
+        production variant's pools (a request may reach any of them)."""
+        return hosted_facts(self, [pool for v in self.plan.variants for pool in v.pools])
 
     @property
     def inference_component_name(self) -> str | None:

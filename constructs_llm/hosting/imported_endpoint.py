@@ -13,7 +13,12 @@ from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.hosting.endpoint_base import grant_invoke
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
-from constructs_llm.hosting.target import EmbeddingTraits, served_name_problem
+from constructs_llm.hosting.target import (
+    EmbeddingTraits,
+    TargetFacts,
+    engine_name,
+    served_name_problem,
+)
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problems, fail
 from constructs_llm.values import type_problem
@@ -100,6 +105,28 @@ class ImportedEndpoint(InvocationMetrics, OffersOpenAiRoute, Construct):
     def engine(self) -> Engine | None:
         """The engine it serves, as stated (``engine=``); None when not stated."""
         return self._engine
+
+    @property
+    def facts(self) -> TargetFacts:
+        """What an invoker reads of the endpoint: what it was imported with (its engine, if
+        stated); nothing to size here."""
+        return TargetFacts(
+            endpoint_name=self.endpoint_name,
+            inference_component_name=None,
+            served_model_name=self.served_model_name,
+            engine=engine_name([self._engine.name] if self._engine is not None else []),
+            stream_format=self.stream_format,
+            request_format=self.request_format,
+            model_kind=self.model_kind,
+            tool_calls=self.tool_calls,
+            vision=None,
+            variant_names=self.variant_names,
+            max_total_tokens=self.max_total_tokens,
+            slowest_decode=None,
+            embedding_traits=self.embedding_traits,
+            is_async=self.is_async,
+            hosted_here=False,
+        )
 
     @property
     def inference_component_name(self) -> str | None:

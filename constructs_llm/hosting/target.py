@@ -1,15 +1,19 @@
 """What an invoker needs from the thing it calls: an endpoint, an inference component or an
-adapter component."""
+adapter component; above all its ``TargetFacts``, the frozen value the invoker, the dashboards
+and the alarms read instead of asking which host class a target is."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from aws_cdk import Token
 from aws_cdk import aws_iam as iam
 
-from constructs_llm.contract import ModelKind, RequestFormat, StreamFormat
+from constructs_llm import catalogs
+from constructs_llm.contract import EngineName, ModelKind, RequestFormat, StreamFormat
+from constructs_llm.sizing.decode import DecodeRate, decode_rate
 
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
@@ -17,6 +21,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
+    from constructs_llm.hosting.plan import PoolPlan
     from constructs_llm.model.llm_model import LlmModel
     from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 
@@ -38,10 +43,65 @@ class EmbeddingTraits:
     max_inputs_per_call: int | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class TargetFacts:
+    """What a target is, for what calls or watches it (the invoker, dashboards, alarms): one
+    frozen value its host builds from its plan (``target.facts``). Readers take these fields
+    and never ask which host class a target is, so a new host needs no edit in the invoker.
+
+    :param endpoint_name: the SageMaker endpoint's name (a token until deploy).
+    :param inference_component_name: the inference component on it; None for an endpoint.
+    :param served_model_name: the name OpenAI clients send as ``model``.
+    :param engine: the engine every model the target answers with runs on, when the runtime
+        knows it; None for several engines, a custom one, or an endpoint deployed elsewhere
+        imported without one (the runtime then sends only the fields every engine honours).
+    :param stream_format: how its engine frames a stream (``AUTO``: per line).
+    :param request_format: the body its engine takes.
+    :param model_kind: chat or embedding.
+    :param tool_calls: whether its engine serves OpenAI tool calls.
+    :param vision: whether its models take images: False when the model table knows each of
+        them as text-only, True when it knows one takes images, None when not known.
+    :param variant_names: production variants a request may pin (``X-Target-Variant``); ()
+        when none or not known.
+    :param max_total_tokens: the longest prompt + generation every model it answers with
+        serves, when known.
+    :param slowest_decode: the single-stream decode rate on its slowest hardware (an estimate,
+        ``sizing/decode.py``), when known.
+    :param embedding_traits: an embedding model's dimensions, Matryoshka truncation and
+        per-call input limit; None for a chat model.
+    :param is_async: whether it queues requests (an asynchronous endpoint), which only
+        ``InvokeEndpointAsync`` reaches.
+    :param hosted_here: whether this app hosts it; False for an endpoint deployed elsewhere,
+        imported by name (nothing to size, no stack of its own).
+    """
+
+    endpoint_name: str
+    inference_component_name: str | None
+    served_model_name: str
+    engine: EngineName | None
+    stream_format: StreamFormat
+    request_format: RequestFormat
+    model_kind: ModelKind
+    tool_calls: bool
+    vision: bool | None
+    variant_names: tuple[str, ...]
+    max_total_tokens: int | None
+    slowest_decode: DecodeRate | None
+    embedding_traits: EmbeddingTraits | None
+    is_async: bool
+    hosted_here: bool
+
+
 @runtime_checkable
 class InvocationTarget(Protocol):
     """Implemented by ``LlmEndpoint``, ``InferenceComponent``, ``AdapterComponent`` and
-    imported endpoints (``LlmEndpoint.from_endpoint_name``)."""
+    imported endpoints (``LlmEndpoint.from_endpoint_name``). What calls or watches a target
+    reads its ``facts``; the other members are what users read of it."""
+
+    @property
+    def facts(self) -> TargetFacts:
+        """What the target is, as one frozen value built from its plan."""
+        ...
 
     @property
     def endpoint_name(self) -> str: ...
@@ -129,6 +189,67 @@ class IEndpoint(InvocationTarget, Protocol):
     def grant_openai(self, grantee: iam.IGrantable) -> iam.Grant:
         """What a caller of SageMaker's own OpenAI route needs on this endpoint."""
         ...
+
+
+def hosted_facts(target: InvocationTarget, pools: Sequence[PoolPlan]) -> TargetFacts:
+    """The facts of a target this app hosts: what it offers users, and what the pools it
+    answers from tell (the models bound to them, and their hardware)."""
+    models = {pool.binding.model for pool in pools if pool.binding is not None}
+    return TargetFacts(
+        endpoint_name=target.endpoint_name,
+        inference_component_name=target.inference_component_name,
+        served_model_name=target.served_model_name,
+        engine=engine_name(model.engine.name for model in models),
+        stream_format=target.stream_format,
+        request_format=target.request_format,
+        model_kind=target.model_kind,
+        tool_calls=target.tool_calls,
+        vision=_vision({catalogs.sees_images(model.source.model_id) for model in models}),
+        variant_names=target.variant_names,
+        max_total_tokens=target.max_total_tokens,
+        slowest_decode=_slowest(pools),
+        embedding_traits=target.embedding_traits,
+        is_async=target.is_async,
+        hosted_here=True,
+    )
+
+
+_ENGINE_NAMES = frozenset(engine.value for engine in EngineName)
+
+
+def engine_name(names: Iterable[str]) -> EngineName | None:
+    """The one engine (``Engine.name``) of these, when the runtime knows it; None for none,
+    several, or a custom one."""
+    found = set(names)
+    if len(found) != 1:
+        return None
+    name = found.pop()
+    return EngineName(name) if name in _ENGINE_NAMES else None
+
+
+def _vision(seen: set[bool | None]) -> bool | None:
+    """False when every model is known to be text-only, True when one is known to take
+    images, else None."""
+    if not seen or None in seen:
+        return None
+    return True in seen
+
+
+def _slowest(pools: Sequence[PoolPlan]) -> DecodeRate | None:
+    """The slowest single-stream decode rate among the pools whose model and hardware are
+    known (``sizing/decode.py``)."""
+    rates = [rate for rate in map(_rate, pools) if rate is not None]
+    return min(rates, key=lambda rate: rate.tokens_per_s) if rates else None
+
+
+def _rate(pool: PoolPlan) -> DecodeRate | None:
+    if pool.binding is None:
+        return None
+    model = pool.binding.model
+    plan, arch = model.derive(pool.placement).plan, model.architecture
+    if plan is None or arch is None:
+        return None
+    return decode_rate(plan, arch, pool.instance_type)
 
 
 def embedding_traits_of(model: LlmModel) -> EmbeddingTraits | None:

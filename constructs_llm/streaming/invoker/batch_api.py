@@ -148,7 +148,7 @@ class BatchApi(Construct):
         self.worker = self._worker(targets)
         self.state_machine = self._state_machine(window)
         concurrency = {
-            t.served_model_name: max_concurrency or default_concurrency(t) for t in targets
+            t.facts.served_model_name: max_concurrency or default_concurrency(t) for t in targets
         }
         env = {
             Env.BATCH_BUCKET: self.bucket.bucket_name,
