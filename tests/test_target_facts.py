@@ -15,6 +15,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from constructs_llm import (
+    Autoscaling,
     Engine,
     InferenceComponent,
     InferenceComponentEndpoint,
@@ -88,6 +89,7 @@ def test_an_endpoint_s_facts_come_from_its_plan(pooled: LlmEndpoint) -> None:
     assert facts.inference_component_name is None
     assert facts.variant_names == pooled.variant_names != ()
     assert (facts.max_total_tokens, facts.is_async, facts.embedding_traits) == (4096, False, None)
+    assert facts.max_in_flight is None  # no autoscaling
     assert facts.vision is False  # the model table knows Llama 3 as text-only
     with pytest.raises(dataclasses.FrozenInstanceError):
         facts.max_total_tokens = 1  # type: ignore[misc]
@@ -100,6 +102,15 @@ def test_the_slowest_pool_decides_the_decode_rate(
     slowest, alone = pooled.facts.slowest_decode, slow_only.facts.slowest_decode
     assert slowest is not None and alone is not None
     assert slowest.tokens_per_s == pytest.approx(alone.tokens_per_s)
+
+
+def test_autoscaling_bounds_the_requests_in_flight(stack: Stack) -> None:
+    # GIVEN an endpoint scaling up to 3 instances at 8 requests each
+    model = _model(stack, "ScaledModel", LLAMA3, Engine.vllm())
+    scaling = Autoscaling(min_capacity=1, max_capacity=3, target_concurrent_requests=8)
+    endpoint = LlmEndpoint(stack, "Scaled", model=model, instance_type=SLOW, autoscaling=scaling)
+    # THEN at most 24 are in flight
+    assert endpoint.facts.max_in_flight == 24
 
 
 def test_a_model_that_takes_images_is_said_to(stack: Stack) -> None:

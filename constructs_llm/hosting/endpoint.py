@@ -564,7 +564,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
     def facts(self) -> TargetFacts:
         """What an invoker, a dashboard or an alarm reads of the endpoint, from its plan: every
         production variant's pools (a request may reach any of them)."""
-        return hosted_facts(self, [pool for v in self.plan.variants for pool in v.pools])
+        pools = [pool for v in self.plan.variants for pool in v.pools]
+        return hosted_facts(self, pools, self.autoscaling)
 
     @property
     def inference_component_name(self) -> str | None:

@@ -125,6 +125,7 @@ class ImportedEndpoint(InvocationMetrics, OffersOpenAiRoute, Construct):
             slowest_decode=None,
             embedding_traits=self.embedding_traits,
             is_async=self.is_async,
+            max_in_flight=None,
             hosted_here=False,
         )
 

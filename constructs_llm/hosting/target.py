@@ -4,6 +4,7 @@ and the alarms read instead of asking which host class a target is."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
     from constructs_llm.hosting.plan import PoolPlan
     from constructs_llm.model.llm_model import LlmModel
+    from constructs_llm.operations.autoscaling import Autoscaling
     from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 
 
@@ -71,6 +73,9 @@ class TargetFacts:
         per-call input limit; None for a chat model.
     :param is_async: whether it queues requests (an asynchronous endpoint), which only
         ``InvokeEndpointAsync`` reaches.
+    :param max_in_flight: the most requests its autoscaling holds in flight at once (its
+        largest fleet of instances or copies times ``target_concurrent_requests``); None
+        without such a target.
     :param hosted_here: whether this app hosts it; False for an endpoint deployed elsewhere,
         imported by name (nothing to size, no stack of its own).
     """
@@ -89,6 +94,7 @@ class TargetFacts:
     slowest_decode: DecodeRate | None
     embedding_traits: EmbeddingTraits | None
     is_async: bool
+    max_in_flight: int | None
     hosted_here: bool
 
 
@@ -191,9 +197,11 @@ class IEndpoint(InvocationTarget, Protocol):
         ...
 
 
-def hosted_facts(target: InvocationTarget, pools: Sequence[PoolPlan]) -> TargetFacts:
-    """The facts of a target this app hosts: what it offers users, and what the pools it
-    answers from tell (the models bound to them, and their hardware)."""
+def hosted_facts(
+    target: InvocationTarget, pools: Sequence[PoolPlan], scaling: Autoscaling | None
+) -> TargetFacts:
+    """The facts of a target this app hosts: what it offers users, what the pools it answers
+    from tell (the models bound to them, and their hardware), and its ``scaling``."""
     models = {pool.binding.model for pool in pools if pool.binding is not None}
     return TargetFacts(
         endpoint_name=target.endpoint_name,
@@ -210,8 +218,18 @@ def hosted_facts(target: InvocationTarget, pools: Sequence[PoolPlan]) -> TargetF
         slowest_decode=_slowest(pools),
         embedding_traits=target.embedding_traits,
         is_async=target.is_async,
+        max_in_flight=_in_flight(scaling),
         hosted_here=True,
     )
+
+
+def _in_flight(scaling: Autoscaling | None) -> int | None:
+    """The largest fleet times the requests each is held to, when both are known."""
+    per = scaling.target_concurrent_requests if scaling is not None else None
+    most = scaling.max_capacity if scaling is not None else None
+    if isinstance(per, int | float) and isinstance(most, int) and per > 0 and most > 0:
+        return math.floor(most * per)
+    return None
 
 
 _ENGINE_NAMES = frozenset(engine.value for engine in EngineName)

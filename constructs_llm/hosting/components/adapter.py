@@ -129,9 +129,10 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
     @property
     def facts(self) -> TargetFacts:
         """What an invoker, a dashboard or an alarm reads of the adapter: its base's pools (its
-        copies load the adapter), with the adapter's own name."""
+        copies load the adapter), with the adapter's own name; it scales with its base, and has
+        no scaling of its own."""
         base = self.base.plan
-        return hosted_facts(self, base.pools if isinstance(base, ComponentPlan) else ())
+        return hosted_facts(self, base.pools if isinstance(base, ComponentPlan) else (), None)
 
     def dashboard_view(self) -> DashboardView:
         """Its dashboard row shows what its invokers measure; its base component's row shows

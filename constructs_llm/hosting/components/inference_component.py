@@ -325,7 +325,7 @@ class InferenceComponent(
     def facts(self) -> TargetFacts:
         """What an invoker, a dashboard or an alarm reads of the component, from its plan: the
         pools its copies run on, each with its model's binding."""
-        return hosted_facts(self, self.plan.pools)
+        return hosted_facts(self, self.plan.pools, self.plan.autoscaling)
 
     @property
     def enhanced_period(self) -> Duration | None:

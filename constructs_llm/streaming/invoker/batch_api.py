@@ -100,14 +100,10 @@ _NO_ACCESS_LOGS = (
 
 
 def default_concurrency(target: InvocationTarget) -> int:
-    """A target's lines in flight: its autoscaling's most copies or instances times the
-    requests each is held to (``target_concurrent_requests``), else ``DEFAULT_CONCURRENCY``."""
-    scaling = getattr(target, "autoscaling", None)
-    per = getattr(scaling, "target_concurrent_requests", None)
-    most = getattr(scaling, "max_capacity", None)
-    if isinstance(per, (int, float)) and isinstance(most, int) and per > 0 and most > 0:
-        return max(1, min(MAX_CONCURRENCY, math.floor(most * per)))
-    return DEFAULT_CONCURRENCY
+    """A target's lines in flight: what its autoscaling holds in flight (its facts'
+    ``max_in_flight``), at most ``MAX_CONCURRENCY``, else ``DEFAULT_CONCURRENCY``."""
+    most = target.facts.max_in_flight
+    return DEFAULT_CONCURRENCY if most is None else max(1, min(MAX_CONCURRENCY, most))
 
 
 class BatchApi(Construct):
