@@ -17,6 +17,7 @@ from constructs_llm.hosting.target import (
     EmbeddingTraits,
     TargetFacts,
     engine_name,
+    facts_of,
     served_name_problem,
 )
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
@@ -110,24 +111,8 @@ class ImportedEndpoint(InvocationMetrics, OffersOpenAiRoute, Construct):
     def facts(self) -> TargetFacts:
         """What an invoker reads of the endpoint: what it was imported with (its engine, if
         stated); nothing to size here."""
-        return TargetFacts(
-            endpoint_name=self.endpoint_name,
-            inference_component_name=None,
-            served_model_name=self.served_model_name,
-            engine=engine_name([self._engine.name] if self._engine is not None else []),
-            stream_format=self.stream_format,
-            request_format=self.request_format,
-            model_kind=self.model_kind,
-            tool_calls=self.tool_calls,
-            vision=None,
-            variant_names=self.variant_names,
-            max_total_tokens=self.max_total_tokens,
-            slowest_decode=None,
-            embedding_traits=self.embedding_traits,
-            is_async=self.is_async,
-            max_in_flight=None,
-            hosted_here=False,
-        )
+        stated = [self._engine.name] if self._engine is not None else []
+        return facts_of(self, engine=engine_name(stated), hosted_here=False)
 
     @property
     def inference_component_name(self) -> str | None:

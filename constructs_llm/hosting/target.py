@@ -203,23 +203,43 @@ def hosted_facts(
     """The facts of a target this app hosts: what it offers users, what the pools it answers
     from tell (the models bound to them, and their hardware), and its ``scaling``."""
     models = {pool.binding.model for pool in pools if pool.binding is not None}
+    return facts_of(
+        target,
+        engine=engine_name(model.engine.name for model in models),
+        vision=_vision({catalogs.sees_images(model.source.model_id) for model in models}),
+        slowest_decode=_slowest(pools),
+        max_in_flight=_in_flight(scaling),
+        hosted_here=True,
+    )
+
+
+def facts_of(
+    target: InvocationTarget,
+    *,
+    engine: EngineName | None,
+    vision: bool | None = None,
+    slowest_decode: DecodeRate | None = None,
+    max_in_flight: int | None = None,
+    hosted_here: bool,
+) -> TargetFacts:
+    """A target's facts: the members it offers users, and what only its host knows."""
     return TargetFacts(
         endpoint_name=target.endpoint_name,
         inference_component_name=target.inference_component_name,
         served_model_name=target.served_model_name,
-        engine=engine_name(model.engine.name for model in models),
+        engine=engine,
         stream_format=target.stream_format,
         request_format=target.request_format,
         model_kind=target.model_kind,
         tool_calls=target.tool_calls,
-        vision=_vision({catalogs.sees_images(model.source.model_id) for model in models}),
+        vision=vision,
         variant_names=target.variant_names,
         max_total_tokens=target.max_total_tokens,
-        slowest_decode=_slowest(pools),
+        slowest_decode=slowest_decode,
         embedding_traits=target.embedding_traits,
         is_async=target.is_async,
-        max_in_flight=_in_flight(scaling),
-        hosted_here=True,
+        max_in_flight=max_in_flight,
+        hosted_here=hosted_here,
     )
 
 
