@@ -1,6 +1,6 @@
 """What an invoker needs from the thing it calls: an endpoint, an inference component or an
-adapter component; above all its ``TargetFacts``, the frozen value the invoker, the dashboards
-and the alarms read instead of asking which host class a target is."""
+adapter component; above all its ``TargetFacts``, the frozen value the invoker reads instead
+of asking which host class a target is."""
 
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ class EmbeddingTraits:
 
 @dataclass(frozen=True, kw_only=True)
 class TargetFacts:
-    """What a target is, for what calls or watches it (the invoker, dashboards, alarms): one
-    frozen value its host builds from its plan (``target.facts``). Readers take these fields
-    and never ask which host class a target is, so a new host needs no edit in the invoker.
+    """What a target is, for what calls it (the invoker): one frozen value its host builds
+    from its plan (``target.facts``). The invoker takes these fields and never asks which
+    host class a target is, so a new host needs no edit in the invoker.
 
     :param endpoint_name: the SageMaker endpoint's name (a token until deploy).
     :param inference_component_name: the inference component on it; None for an endpoint.
@@ -101,8 +101,8 @@ class TargetFacts:
 @runtime_checkable
 class InvocationTarget(Protocol):
     """Implemented by ``LlmEndpoint``, ``InferenceComponent``, ``AdapterComponent`` and
-    imported endpoints (``LlmEndpoint.from_endpoint_name``). What calls or watches a target
-    reads its ``facts``; the other members are what users read of it."""
+    imported endpoints (``LlmEndpoint.from_endpoint_name``). The invoker reads a target's
+    ``facts``; the other members are what users read of it."""
 
     @property
     def facts(self) -> TargetFacts:
