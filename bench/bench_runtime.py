@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # also runnable as `python bench/bench_runtime.py`
     sys.path.insert(0, str(ROOT))
 
-from constructs_llm.streaming.formats import StreamFormat  # noqa: E402
+from constructs_llm.contract import StreamFormat  # noqa: E402
 from constructs_llm.streaming.runtime.parsing.events import TokenEvent  # noqa: E402
 from constructs_llm.streaming.runtime.parsing.parser import parse_stream  # noqa: E402
 from constructs_llm.streaming.runtime.parsing.sagemaker_stream import iter_payload_parts  # noqa: E402

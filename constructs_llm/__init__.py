@@ -18,12 +18,12 @@ _EXPORTS: dict[str, str] = {
     "ConstructsLlmError": "constructs_llm.errors",
     "ConfigurationError": "constructs_llm.errors",
     "InstanceType": "constructs_llm.hardware.instance_type",
-    "ContainerImage": "constructs_llm.model.container_image",
+    "ContainerImage": "constructs_llm.images.container_image",
     "Engine": "constructs_llm.engines.engine",
-    "RequestFormat": "constructs_llm.streaming.formats",
-    "ModelKind": "constructs_llm.streaming.formats",
-    "ReasoningField": "constructs_llm.streaming.formats",
-    "StreamFormat": "constructs_llm.streaming.formats",
+    "RequestFormat": "constructs_llm.contract",
+    "ModelKind": "constructs_llm.contract",
+    "ReasoningField": "constructs_llm.contract",
+    "StreamFormat": "constructs_llm.contract",
     "ModelSource": "constructs_llm.model.source",
     "ModelArchitecture": "constructs_llm.sizing.memory",
     "MemoryPlan": "constructs_llm.sizing.memory",
@@ -37,7 +37,8 @@ _EXPORTS: dict[str, str] = {
     "IEndpoint": "constructs_llm.hosting.target",
     "InvocationTarget": "constructs_llm.hosting.target",
     "EmbeddingTraits": "constructs_llm.hosting.target",
-    "DashboardTarget": "constructs_llm.operations.dashboard",
+    "TargetFacts": "constructs_llm.hosting.target",
+    "DashboardTarget": "constructs_llm.dashboards.dashboard",
     "Autoscaling": "constructs_llm.operations.autoscaling",
     "InferenceComponentEndpoint": "constructs_llm.hosting.components.endpoint",
     "InferenceComponent": "constructs_llm.hosting.components.inference_component",
@@ -59,8 +60,8 @@ _EXPORTS: dict[str, str] = {
     "EndpointLogs": "constructs_llm.hosting.endpoint_logs",
     "LlmAlarms": "constructs_llm.operations.alarms",
     "ScheduledCapacity": "constructs_llm.operations.schedule",
-    "LlmDashboard": "constructs_llm.operations.dashboard",
-    "dashboard_url": "constructs_llm.operations.console_url",
+    "LlmDashboard": "constructs_llm.dashboards.dashboard",
+    "dashboard_url": "constructs_llm.dashboards.console_url",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -80,6 +81,13 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
+    from constructs_llm.contract import ModelKind as ModelKind
+    from constructs_llm.contract import ReasoningField as ReasoningField
+    from constructs_llm.contract import RequestFormat as RequestFormat
+    from constructs_llm.contract import StreamFormat as StreamFormat
+    from constructs_llm.dashboards.console_url import dashboard_url as dashboard_url
+    from constructs_llm.dashboards.dashboard import DashboardTarget as DashboardTarget
+    from constructs_llm.dashboards.dashboard import LlmDashboard as LlmDashboard
     from constructs_llm.engines.engine import Engine as Engine
     from constructs_llm.engines.parsers import ParserChoice as ParserChoice
     from constructs_llm.engines.tools import ToolCalling as ToolCalling
@@ -106,27 +114,21 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.hosting.target import EmbeddingTraits as EmbeddingTraits
     from constructs_llm.hosting.target import IEndpoint as IEndpoint
     from constructs_llm.hosting.target import InvocationTarget as InvocationTarget
+    from constructs_llm.hosting.target import TargetFacts as TargetFacts
     from constructs_llm.hosting.variant import Variant as Variant
-    from constructs_llm.model.container_image import ContainerImage as ContainerImage
+    from constructs_llm.images.container_image import ContainerImage as ContainerImage
     from constructs_llm.model.llm_model import LlmModel as LlmModel
     from constructs_llm.model.llm_model import ModelBinding as ModelBinding
     from constructs_llm.model.source import ModelSource as ModelSource
     from constructs_llm.operations.alarms import Alarms as Alarms
     from constructs_llm.operations.alarms import LlmAlarms as LlmAlarms
     from constructs_llm.operations.autoscaling import Autoscaling as Autoscaling
-    from constructs_llm.operations.console_url import dashboard_url as dashboard_url
-    from constructs_llm.operations.dashboard import DashboardTarget as DashboardTarget
-    from constructs_llm.operations.dashboard import LlmDashboard as LlmDashboard
     from constructs_llm.operations.deployment import Deployment as Deployment
     from constructs_llm.operations.schedule import ScheduledCapacity as ScheduledCapacity
     from constructs_llm.sizing.instance_fit import InstanceFit as InstanceFit
     from constructs_llm.sizing.instance_fit import fit_instances as fit_instances
     from constructs_llm.sizing.memory import MemoryPlan as MemoryPlan
     from constructs_llm.sizing.memory import ModelArchitecture as ModelArchitecture
-    from constructs_llm.streaming.formats import ModelKind as ModelKind
-    from constructs_llm.streaming.formats import ReasoningField as ReasoningField
-    from constructs_llm.streaming.formats import RequestFormat as RequestFormat
-    from constructs_llm.streaming.formats import StreamFormat as StreamFormat
     from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.invoker.cors import Cors as Cors
     from constructs_llm.streaming.invoker.streaming_invoker import (

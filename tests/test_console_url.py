@@ -12,7 +12,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk.assertions import Template
 
 from constructs_llm import LlmDashboard, LlmEndpoint, dashboard_url
-from constructs_llm.operations.console_url import MAPPING_ID
+from constructs_llm.dashboards.console_url import MAPPING_ID
 from tests.matrix.builders import model as llama3
 from tests.support.intrinsics import evaluate
 

@@ -15,8 +15,8 @@ from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import AwsSolutionsChecks
 
 from constructs_llm.errors import ImageError
-from constructs_llm.model.container_image import ContainerImage
-from constructs_llm.model.dlc_registry import MAPPING_ID, dlc_family, dlc_regions
+from constructs_llm.images.container_image import ContainerImage
+from constructs_llm.images.dlc_registry import MAPPING_ID, dlc_family, dlc_regions
 from tests.conftest import cdk_context
 
 TGI = dlc_family("tgi")

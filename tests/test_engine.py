@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.engines.context import EngineContext
 from constructs_llm.engines.custom import CustomEngine
 from constructs_llm.engines.dlc import SglangEngine, VllmEngine
@@ -17,9 +18,8 @@ from constructs_llm.engines.settings import SettingCheck
 from constructs_llm.engines.tgi import TgiEngine, TgiNeuronxEngine
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement
-from constructs_llm.model.dlc_registry import dlc_family
+from constructs_llm.images.dlc_registry import dlc_family
 from constructs_llm.sizing.memory import ModelArchitecture, plan_memory
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 SECRETISH = "hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3"
 
@@ -226,7 +226,7 @@ def test_each_engine_states_its_contract_and_default_image(
 
 
 def test_a_user_image_replaces_the_default() -> None:
-    from constructs_llm.model.container_image import ContainerImage
+    from constructs_llm.images.container_image import ContainerImage
 
     image = ContainerImage.dlc(
         "huggingface-pytorch-tgi-inference", "2.4.0-tgi2.4.0-gpu-py311-cu124-ubuntu22.04"
@@ -235,7 +235,7 @@ def test_a_user_image_replaces_the_default() -> None:
 
 
 def test_custom_engine_uses_the_stated_contract() -> None:
-    from constructs_llm.model.container_image import ContainerImage
+    from constructs_llm.images.container_image import ContainerImage
 
     engine = Engine.custom(
         image=ContainerImage.from_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/mine:1"),

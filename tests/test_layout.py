@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,13 +104,19 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
 
 
 def _graph() -> dict[str, set[str]]:
-    """The import graph, without the one back edge the type checker alone follows."""
+    """The import graph, without the one back edge the type checker alone follows: a copy
+    each test may change (by giving a module a new set of imports)."""
+    return {name: set(targets) for name, targets in _package_graph().items()}
+
+
+@functools.cache
+def _package_graph() -> dict[str, frozenset[str]]:
     modules = dict(_modules())
     graph = {name: _imports(name, path, set(modules)) for name, path in modules.items()}
     graph[ENGINE] -= ENGINE_FAMILIES - _imports(
         ENGINE, modules[ENGINE], set(modules), for_types=False
     )
-    return graph
+    return {name: frozenset(targets) for name, targets in graph.items()}
 
 
 def test_no_module_imports_itself_back() -> None:
@@ -177,7 +184,8 @@ def test_every_checkov_skip_in_the_examples_carries_its_reason() -> None:
 
 
 def test_the_construct_layer_never_imports_the_runtime() -> None:
-    """The invoker's construct layer and its Lambda runtime share only ``streaming.formats``;
+    """The invoker's construct layer and its Lambda runtime share only ``contract.py`` (which
+    the runtime imports as ``streaming.formats``, its name in the code asset);
     the package facade ``constructs_llm.streaming`` re-exports the parser lazily for users, and
     the asynchronous chat client (a client, never imported by a construct) checks and builds
     requests with the runtime's own code."""
@@ -193,17 +201,202 @@ def test_the_construct_layer_never_imports_the_runtime() -> None:
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
-def test_the_runtime_imports_only_itself_and_the_shared_formats() -> None:
+def test_the_runtime_imports_only_itself_and_the_shared_vocabulary() -> None:
+    """The runtime reaches the vocabulary through ``streaming/formats.py``, which imports
+    ``contract.py`` alone, which imports nothing of the package: the three are the whole code
+    asset."""
     modules = dict(_modules())
     known = set(modules)
     runtime = "constructs_llm.streaming.runtime"
     outside = {
-        name: sorted(
-            m
-            for m in _imports(name, path, known)
-            if not m.startswith(runtime) and m != "constructs_llm.streaming.formats"
-        )
+        name: sorted(m for m in _imports(name, path, known) if not m.startswith(runtime))
         for name, path in modules.items()
         if name.startswith(runtime)
     }
-    assert {name: found for name, found in outside.items() if found} == {}
+    assert {name: found for name, found in outside.items() if found not in ([], [FORMATS])} == {}
+    assert _imports(FORMATS, modules[FORMATS], known) == {CONTRACT}
+    assert _imports(CONTRACT, modules[CONTRACT], known) == set()
+
+
+#: The floors of the package, from the bottom up, each named by the module prefixes it holds:
+#: a module imports only modules of its own floor or of one below. The package's modules
+#: outside the subpackages (errors, problems, values, the contract, ...) are the ground.
+#: The two facades, ``constructs_llm`` and ``constructs_llm.streaming``, stand above every
+#: floor: they name every public class for type checkers.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("constructs_llm.hardware",),
+    ("constructs_llm.sizing",),
+    ("constructs_llm.images",),
+    ("constructs_llm.engines",),
+    ("constructs_llm.model",),
+    ("constructs_llm.operations",),
+    ("constructs_llm.updates",),
+    ("constructs_llm.hosting",),
+    ("constructs_llm.streaming.runtime", "constructs_llm.streaming.formats"),
+    (
+        "constructs_llm.streaming.client",
+        "constructs_llm.streaming.bearer_token",
+        "constructs_llm.streaming.async_chat",
+    ),
+    ("constructs_llm.streaming.invoker",),
+    ("constructs_llm.dashboards",),
+    ("constructs_llm.check_update",),
+)
+FACADES = frozenset({"constructs_llm", "constructs_llm.streaming"})
+CONTRACT = "constructs_llm.contract"
+FORMATS = "constructs_llm.streaming.formats"
+#: Types of a higher floor named under ``if TYPE_CHECKING:`` only, for annotations (no import
+#: at run time): the notes name the plans they print, the metrics a variant's plan.
+TYPE_ONLY_UPWARD = frozenset(
+    {
+        ("constructs_llm.notes", "constructs_llm.sizing.memory"),
+        ("constructs_llm.notes", "constructs_llm.operations.deployment"),
+        ("constructs_llm.operations.metrics", "constructs_llm.hosting.plan"),
+    }
+)
+
+
+def _floor(module: str) -> int:
+    """The floor ``module`` stands on: 0 for the ground, else 1 + its index in FLOORS."""
+    for index, prefixes in enumerate(FLOORS, start=1):
+        if any(module == p or module.startswith(f"{p}.") for p in prefixes):
+            return index
+    assert module.count(".") == 1, f"{module} is on no floor: add its folder to FLOORS"
+    return 0
+
+
+def _upward(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """Every import of a module on a higher floor than the importer's."""
+    return {
+        (name, target)
+        for name, targets in graph.items()
+        if name not in FACADES
+        for target in targets
+        if target not in FACADES and _floor(target) > _floor(name)
+    }
+
+
+def test_the_floors_hold() -> None:
+    """Each folder imports only its own floor and those below: the contract on the ground, the
+    images beside the engines (below the model), the dashboards above the hosts and the
+    invoker they show."""
+    assert _upward(_graph()) == TYPE_ONLY_UPWARD
+    modules = dict(_modules())
+    known = set(modules)
+    for name, target in TYPE_ONLY_UPWARD:
+        assert target not in _imports(name, modules[name], known, for_types=False)
+
+
+def test_an_upward_import_breaks_the_floors() -> None:
+    # GIVEN the graph with an engine importing the model (which imports the engines), and the
+    # operations importing the invoker (as the dashboard did from operations/)
+    graph = _graph()
+    graph["constructs_llm.engines.tgi"] = {
+        *graph["constructs_llm.engines.tgi"],
+        "constructs_llm.model.llm_model",
+    }
+    graph["constructs_llm.operations.alarms"] = {
+        *graph["constructs_llm.operations.alarms"],
+        "constructs_llm.streaming.invoker.streaming_invoker",
+    }
+    # THEN both are found
+    assert _upward(graph) - TYPE_ONLY_UPWARD == {
+        ("constructs_llm.engines.tgi", "constructs_llm.model.llm_model"),
+        ("constructs_llm.operations.alarms", "constructs_llm.streaming.invoker.streaming_invoker"),
+    }
+
+
+def test_no_construct_below_the_invoker_imports_the_streaming_package() -> None:
+    """The vocabulary is ``constructs_llm.contract``: importing ``constructs_llm.streaming``
+    (even its ``formats``) from a construct below the invoker would run the streaming
+    package's facade and point an arrow back up the floors."""
+    modules = dict(_modules())
+    known = set(modules)
+    lowest = min(_floor("constructs_llm.streaming.runtime"), _floor(FORMATS))
+    below = [n for n in modules if n not in FACADES and _floor(n) < lowest]
+    assert len(below) > 100
+    streaming = {n for n in modules if n.startswith("constructs_llm.streaming")}
+    offenders = {name: sorted(_imports(name, modules[name], known) & streaming) for name in below}
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+#: The folders whose modules call or watch targets: they read a target's ``facts``
+#: (``TargetFacts``), never which host class it is.
+READERS_OF_FACTS = ("streaming/invoker", "operations", "dashboards")
+
+
+@functools.cache
+def _host_classes() -> frozenset[str]:
+    """The names of the hosting constructs: every ``Construct`` subclass ``hosting/`` defines."""
+    from constructs import Construct
+
+    found = set()
+    for name, _ in _modules():
+        if not name.startswith("constructs_llm.hosting"):
+            continue
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and value.__module__ == name
+                and issubclass(value, Construct)
+            ):
+                found.add(value.__name__)
+    return frozenset(found)
+
+
+def _class_tests(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Every class named by an ``isinstance`` or ``issubclass`` call, with its line."""
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+        ):
+            continue
+        for part in ast.walk(node.args[1]):
+            if isinstance(part, ast.Name):
+                yield node.lineno, part.id
+            elif isinstance(part, ast.Attribute):
+                yield node.lineno, part.attr
+
+
+def _host_class_tests(tree: ast.AST) -> list[str]:
+    return [f"{line}: {name}" for line, name in _class_tests(tree) if name in _host_classes()]
+
+
+def test_the_readers_of_targets_never_test_a_host_class() -> None:
+    """The invoker, operations and dashboards read ``target.facts``; a new host needs no edit
+    there."""
+    assert {"LlmEndpoint", "ImportedEndpoint", "InferenceComponent", "AdapterComponent"} <= (
+        _host_classes()
+    )
+    readers = [
+        path
+        for _, path in _modules()
+        if any(path.is_relative_to(PACKAGE / folder) for folder in READERS_OF_FACTS)
+    ]
+    assert len(readers) > 20
+    offenders = {
+        path.relative_to(PACKAGE).as_posix(): found
+        for path in readers
+        if (found := _host_class_tests(_parsed(path)))
+    }
+    assert offenders == {}
+
+
+def test_a_switch_on_a_host_class_is_found() -> None:
+    # GIVEN the invoker's old switch on its targets' classes, and a test of a value's type
+    switch = ast.parse(
+        "if isinstance(target, AdapterComponent): pass\n"
+        "elif isinstance(target, (hosting.InferenceComponent, str)): pass\n"
+        "elif isinstance(target, LlmEndpoint | None): pass\n"
+        "ok = isinstance(value, dict)\n"
+    )
+    # THEN each host class is found, and nothing else
+    assert _host_class_tests(switch) == [
+        "1: AdapterComponent",
+        "2: InferenceComponent",
+        "3: LlmEndpoint",
+    ]

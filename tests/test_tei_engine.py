@@ -33,7 +33,7 @@ from constructs_llm import (
 from constructs_llm.engines.context import EngineContext
 from constructs_llm.errors import ConfigurationError, ImageError
 from constructs_llm.hosting.openai_route import openai_route_support
-from constructs_llm.model.dlc_registry import dlc_family, dlc_regions
+from constructs_llm.images.dlc_registry import dlc_family, dlc_regions
 from constructs_llm.sizing.memory import plan_memory
 
 BGE = "BAAI/bge-large-en-v1.5"

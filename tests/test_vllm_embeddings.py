@@ -15,7 +15,7 @@ from aws_cdk import Stack
 from aws_cdk.assertions import Template
 
 from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
-from constructs_llm.streaming.formats import ModelKind, RequestFormat
+from constructs_llm.contract import ModelKind, RequestFormat
 from tests.matrix.builders import G5, bucket
 
 QWEN_EMBED = "Qwen/Qwen3-Embedding-0.6B"  # a Matryoshka embedding model of the table

@@ -6,15 +6,15 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, ClassVar
 
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.engines.context import Accelerator, EngineContext, decimal_int
 from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.settings import DTYPE_ALIASES, SettingsChecked
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.images.container_image import ContainerImage
 from constructs_llm.problems import Problem
 from constructs_llm.sizing.memory import DTYPE_BYTES
 from constructs_llm.sizing.planner import large_step_gpu
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 VLLM_QUANTIZE = ("awq", "gptq", "marlin", "fp8", "bitsandbytes", "compressed-tensors")
 #: Bytes per weight the planner assumes for quantizations outside ``DTYPE_BYTES``

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field
 
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.engines._support import enum_value, planner_dtype
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
@@ -13,10 +14,9 @@ from constructs_llm.engines.env_rules import env_not_a_string
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.engines.tools import ToolCalling, tools_off
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.images.container_image import ContainerImage
 from constructs_llm.problems import Problem
 from constructs_llm.sizing.memory import DTYPE_BYTES
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.values import env_problem
 
 

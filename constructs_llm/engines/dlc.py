@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+from constructs_llm.contract import ModelKind, RequestFormat
 from constructs_llm.engines._support import (
     TORCH_DTYPES,
     VLLM_FP8_FROM,
@@ -55,9 +56,8 @@ from constructs_llm.engines.tools import (
     parser_tool_calling,
     tools_off,
 )
-from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.images.container_image import ContainerImage
 from constructs_llm.problems import Problem
-from constructs_llm.streaming.formats import ModelKind, RequestFormat
 
 
 class _FlagEngine(GpuEngine):

@@ -34,6 +34,7 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from constructs_llm.contract import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import HF_TOKEN_ENV_NAMES, Accelerator, EngineContext, EnvRule
 from constructs_llm.engines.env_rules import (
@@ -53,9 +54,8 @@ from constructs_llm.hardware.precision import (
     precision_problem,
     precision_warning,
 )
-from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.images.container_image import ContainerImage
 from constructs_llm.problems import Problem
-from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 
 if TYPE_CHECKING:
     from constructs_llm.engines.custom import CustomEngine

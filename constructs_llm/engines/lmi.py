@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, replace
 from typing import Literal
 
+from constructs_llm.contract import StreamFormat
 from constructs_llm.engines._support import (
     VLLM_FP8_FROM,
     VLLM_QUANTIZE,
@@ -30,9 +31,8 @@ from constructs_llm.engines.tools import (
     parser_tool_calling,
     tools_off,
 )
-from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.images.container_image import ContainerImage
 from constructs_llm.problems import Problem
-from constructs_llm.streaming.formats import StreamFormat
 
 LmiBackend = Literal["vllm", "trtllm"]
 

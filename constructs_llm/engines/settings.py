@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import Field, dataclass, field, fields
 from typing import Any, ClassVar
 
-from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.images.container_image import ContainerImage
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import bool_problem
 

@@ -29,16 +29,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.engines._support import dtype_name, int_value, present, put
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.engine import Engine
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.images.container_image import ContainerImage
 from constructs_llm.problems import Problem
 from constructs_llm.sizing.memory import DEFAULT_BATCH_TOKENS
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 
 #: ``--max-client-batch-size``'s default: inputs TEI takes in one request.
 _TEI_CLIENT_BATCH_SIZE = 32

@@ -21,7 +21,7 @@ from constructs_llm.engines.context import EngineContext, EnvRule, available_cor
 from constructs_llm.engines.settings import setting
 from constructs_llm.engines.tools import ToolCalling, tools_off, tools_turned_off
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.model.container_image import ContainerImage
+from constructs_llm.images.container_image import ContainerImage
 from constructs_llm.problems import Problem
 
 _TGI_QUANTIZE = (

@@ -56,7 +56,7 @@ from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.compliance import resource_wildcard
-from constructs_llm.model.execution_role import ExecutionRole
+from constructs_llm.execution_role import ExecutionRole
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId
 from constructs_llm.values import describe

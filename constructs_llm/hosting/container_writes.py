@@ -1,6 +1,6 @@
 """Where the containers of an endpoint write through their execution roles: the CloudWatch Logs
 groups and metric namespaces SageMaker uses for them, which each host grants its roles when it
-renders (``model/execution_role.py`` makes the grant).
+renders (``execution_role.py`` makes the grant).
 
 - Logs. SageMaker writes an endpoint's container output to ``/aws/sagemaker/Endpoints/<name>``,
   one stream per variant and instance ("Log groups and streams that Amazon SageMaker AI sends
@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from constructs_llm.compliance import FLEET_ENDPOINT_LOG_GROUPS
-from constructs_llm.model.execution_role import ContainerWrites
+from constructs_llm.execution_role import ContainerWrites
 from constructs_llm.operations.metrics import COPY_NAMESPACE, INSTANCE_NAMESPACE
 
 #: The prefix of every endpoint's log group.

@@ -19,7 +19,9 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm.cdk_values import key_problem
+from constructs_llm.contract import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath, least_served
+from constructs_llm.execution_role import grant_container_writes
 from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
 from constructs_llm.hardware.pools import InstanceTypes
 from constructs_llm.hosting.async_inference import (
@@ -69,12 +71,13 @@ from constructs_llm.hosting.storage import grant_volume_key, waive_nvme_volume_k
 from constructs_llm.hosting.target import (
     EmbeddingTraits,
     IEndpoint,
+    TargetFacts,
     default_served_name,
     embedding_traits_of,
+    hosted_facts,
     served_name_problem,
 )
 from constructs_llm.hosting.variant import Variant, plan_variants, variant_type_problems
-from constructs_llm.model.execution_role import grant_container_writes
 from constructs_llm.model.llm_model import LlmModel
 from constructs_llm.notes import add_note, memory_plan_note, quota_note
 from constructs_llm.operations.alarms import Alarms, LlmAlarms, alarm_settings, create_alarms
@@ -97,7 +100,6 @@ from constructs_llm.operations.promql_regions import promql_region_problem
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
-from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.updates.rules import rule
 from constructs_llm.values import describe, type_problem
@@ -556,6 +558,13 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
     @property
     def detailed_observability(self) -> bool:
         return self.plan.metrics.engine_metrics
+
+    @property
+    def facts(self) -> TargetFacts:
+        """What an invoker, a dashboard or an alarm reads of the endpoint, from its plan: every
+        production variant's pools (a request may reach any of them)."""
+        pools = [pool for v in self.plan.variants for pool in v.pools]
+        return hosted_facts(self, pools, self.autoscaling)
 
     @property
     def inference_component_name(self) -> str | None:

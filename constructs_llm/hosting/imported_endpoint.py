@@ -7,15 +7,21 @@ from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from constructs_llm.contract import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.hosting.endpoint_base import grant_invoke
 from constructs_llm.hosting.names import name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
-from constructs_llm.hosting.target import EmbeddingTraits, served_name_problem
+from constructs_llm.hosting.target import (
+    EmbeddingTraits,
+    TargetFacts,
+    engine_name,
+    facts_of,
+    served_name_problem,
+)
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problem, Problems, fail
-from constructs_llm.streaming.formats import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.values import type_problem
 
 
@@ -100,6 +106,13 @@ class ImportedEndpoint(InvocationMetrics, OffersOpenAiRoute, Construct):
     def engine(self) -> Engine | None:
         """The engine it serves, as stated (``engine=``); None when not stated."""
         return self._engine
+
+    @property
+    def facts(self) -> TargetFacts:
+        """What an invoker reads of the endpoint: what it was imported with (its engine, if
+        stated); nothing to size here."""
+        stated = [self._engine.name] if self._engine is not None else []
+        return facts_of(self, engine=engine_name(stated), hosted_here=False)
 
     @property
     def inference_component_name(self) -> str | None:

@@ -51,11 +51,11 @@ from constructs import Construct, IConstruct
 
 from constructs_llm.cdk_values import grantee_problem
 from constructs_llm.compliance import BEARER_TOKEN_CALLS
+from constructs_llm.contract import RequestFormat
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.hosting.rules import When, rule_problems
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId, warn
-from constructs_llm.streaming.formats import RequestFormat
 from constructs_llm.wildcard_policy import grant_in_own_policy
 
 if TYPE_CHECKING:

@@ -223,6 +223,6 @@ def routing_schema_warning(routing: Routing) -> str | None:
 def runs_vllm_dlc(engine_factory: str, repository: str | None) -> bool:
     """Whether a model runs the SageMaker AI vLLM DLC: ``Engine.vllm()`` on an image of the
     DLC's vLLM repository (its default, or one given in the DLC's repository)."""
-    from constructs_llm.model.dlc_registry import dlc_family
+    from constructs_llm.images.dlc_registry import dlc_family
 
     return engine_factory == "vllm" and repository == dlc_family("vllm").repository

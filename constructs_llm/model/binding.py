@@ -25,7 +25,7 @@ from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_mem
 
 if TYPE_CHECKING:
     from constructs_llm.hardware.instance_type import InstanceType
-    from constructs_llm.model.container_image import ContainerImage
+    from constructs_llm.images.container_image import ContainerImage
     from constructs_llm.model.source import ModelSource
 
 _CUDA13_HOST_AMI = "al2023-ami-sagemaker-inference-gpu-4-1"

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from constructs_llm import catalogs
+from constructs_llm.contract import ModelKind
 from constructs_llm.problems import Problem
-from constructs_llm.streaming.formats import ModelKind
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -21,20 +21,20 @@ from constructs_llm.cdk_values import (
     subnets_problem,
     vpc_problem,
 )
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.engines.tools import ToolCalling
 from constructs_llm.errors import SizingError
+from constructs_llm.execution_role import ExecutionRole
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement, placement_problems
 from constructs_llm.model.binding import Definition, Derivation
 from constructs_llm.model.binding import derive as derive_on
-from constructs_llm.model.execution_role import ExecutionRole
 from constructs_llm.model.network import ModelNetwork, egress_problem, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.notes import add_note
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.sizing.memory import ModelArchitecture
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
 from constructs_llm.values import (
     bool_problem,
     env_problem,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.compliance import HUB_DOWNLOAD, waive
-from constructs_llm.model.execution_role import depend_on_policies
+from constructs_llm.execution_role import depend_on_policies
 from constructs_llm.model.llm_model import ModelBinding
 from constructs_llm.reporting import warn
 

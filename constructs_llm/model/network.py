@@ -13,7 +13,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from constructs_llm.compliance import NETWORK_INTERFACES
-from constructs_llm.model.execution_role import ExecutionRole
+from constructs_llm.execution_role import ExecutionRole
 from constructs_llm.problems import Problem
 from constructs_llm.wildcard_policy import grant_in_own_policy
 

@@ -1,2 +1,2 @@
-"""Operations: metrics, alarms, the dashboard, rollouts (deployment guardrails), autoscaling,
+"""Operations: metrics, alarms, rollouts (deployment guardrails), autoscaling,
 scheduled capacity and the capacity notes."""

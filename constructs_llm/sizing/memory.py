@@ -59,6 +59,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from constructs_llm import catalogs
+from constructs_llm.contract import ModelKind
 from constructs_llm.errors import SizingError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import Problem, Problems, fail
@@ -73,7 +74,6 @@ from constructs_llm.sizing.planner import (
     kib,
     overhead_per_device,
 )
-from constructs_llm.streaming.formats import ModelKind
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -17,8 +17,8 @@ _EXPORTS: dict[str, str] = {
     "DoneEvent": "constructs_llm.streaming.runtime.parsing.events",
     "ErrorEvent": "constructs_llm.streaming.runtime.parsing.events",
     "StreamEvent": "constructs_llm.streaming.runtime.parsing.events",
-    "StreamFormat": "constructs_llm.streaming.formats",
-    "RequestFormat": "constructs_llm.streaming.formats",
+    "StreamFormat": "constructs_llm.contract",
+    "RequestFormat": "constructs_llm.contract",
     "iter_payload_parts": "constructs_llm.streaming.runtime.parsing.sagemaker_stream",
     "stream_events": "constructs_llm.streaming.runtime.parsing.sagemaker_stream",
     "UpstreamStreamError": "constructs_llm.streaming.runtime.parsing.parser",
@@ -54,6 +54,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
+    from constructs_llm.contract import RequestFormat as RequestFormat
+    from constructs_llm.contract import StreamFormat as StreamFormat
     from constructs_llm.streaming.async_chat import AsyncChatError as AsyncChatError
     from constructs_llm.streaming.async_chat import AsyncChatJob as AsyncChatJob
     from constructs_llm.streaming.async_chat import chat_async as chat_async
@@ -69,8 +71,6 @@ if TYPE_CHECKING:  # names for type checkers and IDEs; loaded lazily above
     from constructs_llm.streaming.client import content_sha256_hook as content_sha256_hook
     from constructs_llm.streaming.client import sigv4_hook as sigv4_hook
     from constructs_llm.streaming.client import stream_chat as stream_chat
-    from constructs_llm.streaming.formats import RequestFormat as RequestFormat
-    from constructs_llm.streaming.formats import StreamFormat as StreamFormat
     from constructs_llm.streaming.invoker.auth import InvokerAuth as InvokerAuth
     from constructs_llm.streaming.invoker.streaming_invoker import (
         StreamingInvoker as StreamingInvoker,

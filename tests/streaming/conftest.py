@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.server import RuntimeServer
 from constructs_llm.streaming.runtime.settings import Settings, new_sagemaker_client
 from tests.support.fake_sagemaker import FakeSageMaker

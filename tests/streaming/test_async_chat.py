@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from constructs_llm.contract import RequestFormat
 from constructs_llm.streaming import AsyncChatError, chat_async, submit_chat
 from constructs_llm.streaming.async_chat import INLINE_LIMIT, chat_completion
-from constructs_llm.streaming.formats import RequestFormat
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
 from constructs_llm.streaming.runtime.chat.target import ChatTarget
 from constructs_llm.streaming.runtime.http.errors import RequestError

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.formats import DEFAULT_CORS_HEADERS
+from constructs_llm.contract import DEFAULT_CORS_HEADERS
 from tests.streaming.conftest import SOCKET_TIMEOUT
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario

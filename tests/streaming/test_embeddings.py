@@ -20,7 +20,7 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.formats import EngineName, ModelKind, RequestFormat, StreamFormat
+from constructs_llm.contract import EngineName, ModelKind, RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.embeddings.fields import MAX_INPUTS
 from constructs_llm.streaming.runtime.embeddings.handler import MAX_PARALLEL_CALLS
 from constructs_llm.streaming.runtime.embeddings.request import build_embeddings_request

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from constructs_llm.streaming.formats import EngineName, RequestFormat
+from constructs_llm.contract import EngineName, RequestFormat
 from constructs_llm.streaming.runtime.routing import Route
 from tests.streaming.conftest import ENDPOINT, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support.fake_sagemaker import FakeSageMaker

@@ -13,7 +13,7 @@ import pytest
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionMessageParam
 
-from constructs_llm.streaming.formats import EngineName, RequestFormat, StreamFormat
+from constructs_llm.contract import EngineName, RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.chat.fields import FIELDS
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
 from constructs_llm.streaming.runtime.chat.target import ChatTarget

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.formats import RequestFormat
+from constructs_llm.contract import RequestFormat
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
 from constructs_llm.streaming.runtime.chat.target import ChatTarget
 from constructs_llm.streaming.runtime.chat.tools import MAX_TOOLS

@@ -153,14 +153,14 @@ def test_bad_props_fail_naming_the_value(
         StreamingInvoker(stack, "Stream", target=llama3_endpoint(stack), **props)
 
 
-def test_asset_holds_only_the_runtime_package_and_the_shared_formats(
+def test_asset_holds_only_the_runtime_package_and_the_shared_vocabulary(
     synthesized: tuple[Any, Template],
 ) -> None:
     invoker, _ = synthesized
     staged = Stack.of(invoker).node.root.synth().directory  # type: ignore[attr-defined]
     assets = [p for p in Path(staged).glob("asset.*") if p.is_dir()]
     (asset,) = assets
-    assert sorted(p.name for p in asset.iterdir()) == ["streaming"]
+    assert sorted(p.name for p in asset.iterdir()) == ["contract.py", "streaming"]
     assert sorted(p.name for p in (asset / "streaming").iterdir()) == ["formats.py", "runtime"]
     runtime = asset / "streaming" / "runtime"
     files = {p.relative_to(runtime).as_posix() for p in runtime.rglob("*")}

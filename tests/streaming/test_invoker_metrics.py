@@ -14,8 +14,8 @@ from constructs_llm import (
     LlmEndpoint,
     StreamingInvoker,
 )
+from constructs_llm.contract import ERROR_KINDS, NAMESPACE
 from constructs_llm.errors import ConfigurationError
-from constructs_llm.streaming.formats import ERROR_KINDS, NAMESPACE
 from constructs_llm.streaming.runtime.metrics import METRIC_UNITS
 from tests.matrix.builders import component
 from tests.matrix.builders import model as llama3

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.contract import StreamFormat
 from tests.streaming.conftest import BASE_SETTINGS, MODEL, SOCKET_TIMEOUT, Runtime, serving
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.streaming.vllm_cases import FIXTURES as VLLM_RECORDINGS

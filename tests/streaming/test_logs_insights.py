@@ -21,7 +21,7 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.contract import StreamFormat
 from constructs_llm.streaming.runtime.http.exchange import emit_log_line
 from tests.conftest import ROOT
 from tests.streaming.conftest import BASE_SETTINGS, MODEL, SOCKET_TIMEOUT, Runtime, serving

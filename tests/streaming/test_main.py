@@ -1,5 +1,5 @@
 """Starting the runtime as the Lambda does: run.sh in a code asset holding only the runtime and
-the formats it shares (streaming/runtime/, streaming/formats.py)."""
+the vocabulary it shares (streaming/runtime/, streaming/formats.py, contract.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from constructs_llm.streaming.invoker.batch_api import WORKER_HANDLER
 from tests.streaming.conftest import SOCKET_TIMEOUT
 from tests.support import engine_streams
 from tests.support.fake_sagemaker import FakeSageMaker, Scenario
+from tests.support.patience import patience
 from tests.support.runtime_process import (
     RUN_SH,
     RUNTIME_DIR,
@@ -37,6 +39,28 @@ def test_run_script_is_executable_with_lf_line_endings() -> None:
     assert os.access(script, os.X_OK)
     assert b"\r" not in script.read_bytes()
     assert script.read_bytes().startswith(b"#!/bin/sh\n")
+
+
+def test_the_batch_worker_s_handler_loads_from_a_task_root_alone(task_root: Path) -> None:
+    """The managed Python runtime imports the worker's handler
+    (``streaming.runtime.batches.worker.handle``) with the task root on ``sys.path``: the
+    vocabulary comes from ``contract.py`` there, through ``streaming/formats.py``."""
+    module, _, handler = WORKER_HANDLER.rpartition(".")
+    probe = (
+        f"import importlib, sys; sys.path[:0] = [{str(task_root)!r}]; "
+        f"m = importlib.import_module({module!r}); f = sys.modules['streaming.formats']; "
+        f"print(callable(getattr(m, {handler!r})), f.Env.__module__, "
+        "any(n.startswith('constructs_llm') for n in sys.modules))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-I", "-c", probe],
+        cwd=task_root,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=patience(60),
+    )
+    assert shown.stdout.split() == ["True", "contract", "False"]
 
 
 @pytest.fixture

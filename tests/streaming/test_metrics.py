@@ -15,7 +15,7 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.formats import ERROR_KINDS, NAMESPACE, StreamFormat
+from constructs_llm.contract import ERROR_KINDS, NAMESPACE, StreamFormat
 from constructs_llm.streaming.runtime.metrics import (
     UNROUTED,
     error_kind,

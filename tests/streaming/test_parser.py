@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.contract import StreamFormat
 from constructs_llm.streaming.runtime.parsing.events import (
     DoneEvent,
     ErrorEvent,

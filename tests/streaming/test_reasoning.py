@@ -13,7 +13,7 @@ import pytest
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionMessageParam
 
-from constructs_llm.streaming.formats import EngineName, ReasoningField, StreamFormat
+from constructs_llm.contract import EngineName, ReasoningField, StreamFormat
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures
 from tests.support import engine_streams

@@ -27,7 +27,7 @@ import openai
 import pytest
 from langchain_core.messages import AIMessageChunk
 
-from constructs_llm.streaming.formats import EngineName, ReasoningField, StreamFormat
+from constructs_llm.contract import EngineName, ReasoningField, StreamFormat
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.test_tool_calls import chat_model
 from tests.streaming.vllm_cases import FIXTURES

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from openai.types.chat.completion_create_params import CompletionCreateParamsBase
 
-from constructs_llm.streaming.formats import RequestFormat
+from constructs_llm.contract import RequestFormat
 from constructs_llm.streaming.runtime.chat.fields import FIELDS
 from constructs_llm.streaming.runtime.chat.request import parse_chat_request
 from constructs_llm.streaming.runtime.http.errors import RequestError

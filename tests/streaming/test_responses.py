@@ -26,7 +26,7 @@ from openai.types.responses import (
 from openai.types.responses.response_create_params import ResponseCreateParamsBase
 from pydantic import BaseModel
 
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.chat.target import ChatTarget
 from constructs_llm.streaming.runtime.parsing.events import DoneEvent, ToolCallEvent
 from constructs_llm.streaming.runtime.responses.fields import FIELDS

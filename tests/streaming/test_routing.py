@@ -10,7 +10,7 @@ from typing import Any
 import openai
 import pytest
 
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.http.errors import RequestError
 from constructs_llm.streaming.runtime.routing import (
     VARIANT_HEADER,

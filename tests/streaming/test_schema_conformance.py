@@ -15,7 +15,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.shared import ErrorObject
 from pydantic import ValidationError
 
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.chat.target import ChatTarget
 from constructs_llm.streaming.runtime.parsing.events import DoneEvent
 from constructs_llm.streaming.runtime.responses.objects import ResponseShape

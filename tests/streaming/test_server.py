@@ -15,7 +15,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from constructs_llm.streaming.formats import RequestFormat, StreamFormat
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.settings import new_sagemaker_client
 from tests.streaming.conftest import BASE_SETTINGS, MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.stream_fixtures import load_fixtures

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from constructs_llm.streaming.formats import ReasoningField, RequestFormat, StreamFormat
+from constructs_llm.contract import ReasoningField, RequestFormat, StreamFormat
 from constructs_llm.streaming.runtime.settings import Settings, SettingsError, sagemaker_client
 
 
@@ -187,7 +187,7 @@ def test_the_sagemaker_client_is_built_once_and_shared_across_threads(
 
 
 def test_cors_is_off_unless_origins_are_set_and_reads_its_three_variables() -> None:
-    from constructs_llm.streaming.formats import DEFAULT_CORS_HEADERS
+    from constructs_llm.contract import DEFAULT_CORS_HEADERS
     from constructs_llm.streaming.runtime.http.cors import CorsPolicy
 
     assert Settings.from_env({"ENDPOINT_NAME": "ep"}).cors is None

@@ -16,7 +16,7 @@ from langchain_openai import ChatOpenAI
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
-from constructs_llm.streaming.formats import StreamFormat
+from constructs_llm.contract import StreamFormat
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.streaming.conversations import tool_turn
 from tests.streaming.stream_fixtures import load_fixtures

@@ -16,7 +16,7 @@ from aws_cdk.assertions import Template
 from openai.types.chat import ChatCompletionMessageParam
 
 from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, StreamingInvoker
-from constructs_llm.streaming.formats import DEFAULT_MAX_REQUEST_BYTES, EngineName
+from constructs_llm.contract import DEFAULT_MAX_REQUEST_BYTES, EngineName
 from tests.matrix.builders import G5
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support import engine_streams

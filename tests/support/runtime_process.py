@@ -1,5 +1,5 @@
 """The runtime started as the Lambda starts it: ``run.sh`` from a code asset holding only
-``streaming/runtime/`` and ``streaming/formats.py``, in a process of its own whose stdout the
+``streaming/runtime/``, ``streaming/formats.py`` and ``contract.py``, in a process of its own whose stdout the
 tests read.
 
 Readiness is an event, not a poll against a clock: the runtime writes its ``listening`` line
@@ -62,12 +62,14 @@ def lambda_env(aws_env: Mapping[str, str], **extra: str) -> dict[str, str]:
 
 
 def make_task_root(parent: Path) -> Path:
-    """A Lambda task root as the asset lays it out: the runtime directory and the formats module
-    it shares with the construct layer, and nothing else."""
+    """A Lambda task root as the asset lays it out: the runtime directory, the vocabulary it
+    shares with the construct layer (``contract.py`` at the root, ``streaming/formats.py`` the
+    name the runtime imports it by), and nothing else."""
     root = parent / "task"
     shared = root / "streaming"
     shutil.copytree(RUNTIME_DIR, shared / "runtime", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(RUNTIME_DIR.parent / "formats.py", shared / "formats.py")
+    shutil.copy(RUNTIME_DIR.parent.parent / "contract.py", root / "contract.py")
     return root
 
 

@@ -22,7 +22,7 @@ from constructs import Construct
 from constructs_llm.hosting.components.component_base import ComponentAttributes
 from constructs_llm.hosting.components.plan import AdapterPlan, ComponentPlan
 from constructs_llm.hosting.names import generated_name, name_problem
-from constructs_llm.hosting.target import ServesModel
+from constructs_llm.hosting.target import ServesModel, TargetFacts, hosted_facts
 from constructs_llm.model.source import ModelSource
 from constructs_llm.operations.metrics import DashboardView, InvocationMetrics
 from constructs_llm.problems import Problem, Problems
@@ -125,6 +125,14 @@ class AdapterComponent(ComponentAttributes, ServesModel, InvocationMetrics, Cons
     @property
     def source(self) -> ModelSource:
         return self.plan.source
+
+    @property
+    def facts(self) -> TargetFacts:
+        """What an invoker, a dashboard or an alarm reads of the adapter: its base's pools (its
+        copies load the adapter), with the adapter's own name; it scales with its base, and has
+        no scaling of its own."""
+        base = self.base.plan
+        return hosted_facts(self, base.pools if isinstance(base, ComponentPlan) else (), None)
 
     def dashboard_view(self) -> DashboardView:
         """Its dashboard row shows what its invokers measure; its base component's row shows

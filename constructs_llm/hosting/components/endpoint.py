@@ -10,6 +10,11 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, Node
 
 from constructs_llm.cdk_values import key_problem, role_problem
+from constructs_llm.execution_role import (
+    ExecutionRole,
+    depend_on_policies,
+    grant_container_writes,
+)
 from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.pools import (
     InstancePools,
@@ -50,11 +55,6 @@ from constructs_llm.hosting.storage import (
     kms_problem,
     volume_problem,
     waive_nvme_volume_key,
-)
-from constructs_llm.model.execution_role import (
-    ExecutionRole,
-    depend_on_policies,
-    grant_container_writes,
 )
 from constructs_llm.model.network import grant_network_interfaces
 from constructs_llm.notes import add_note, quota_note

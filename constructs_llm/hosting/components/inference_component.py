@@ -39,7 +39,12 @@ from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
 from constructs_llm.hosting.plan import PoolPlan, bound_pools, pools_of
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import storage_problem
-from constructs_llm.hosting.target import ServesModel, served_name_problem
+from constructs_llm.hosting.target import (
+    ServesModel,
+    TargetFacts,
+    hosted_facts,
+    served_name_problem,
+)
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel, ModelBinding
 from constructs_llm.model.model_resource import render_model
 from constructs_llm.model.source import ModelSource
@@ -313,6 +318,12 @@ class InferenceComponent(
     @property
     def autoscaling(self) -> Autoscaling | None:
         return self.plan.autoscaling
+
+    @property
+    def facts(self) -> TargetFacts:
+        """What an invoker, a dashboard or an alarm reads of the component, from its plan: the
+        pools its copies run on, each with its model's binding."""
+        return hosted_facts(self, self.plan.pools, self.plan.autoscaling)
 
     @property
     def enhanced_period(self) -> Duration | None:

@@ -10,8 +10,8 @@ from aws_cdk import Duration, Token
 from aws_cdk import aws_lambda as lambda_
 
 from constructs_llm.cdk_values import cdk_kind
+from constructs_llm.contract import Env
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.streaming.formats import Env
 from constructs_llm.values import describe, duration_problem
 
 if TYPE_CHECKING:

@@ -63,10 +63,9 @@ from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.compliance import CheckovSkip, NagAcknowledgment, resource_wildcard, waive
-from constructs_llm.hosting.endpoint import LlmEndpoint
-from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.contract import Env, ModelKind
+from constructs_llm.hosting.target import InvocationTarget, QueuingTarget
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.streaming.formats import Env, ModelKind
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.function import runtime_code
 from constructs_llm.streaming.invoker.targets import routes_environment
@@ -114,18 +113,10 @@ _NO_ACCESS_LOGS = (
 
 
 def default_concurrency(target: InvocationTarget) -> int:
-    """A target's lines in flight: its autoscaling's most copies or instances times the
-    requests each is held to (``target_concurrent_requests``; on an asynchronous endpoint the
-    backlog each instance is scaled for, ``target_backlog_per_instance``, so the queue can
-    grow to what scales the endpoint out to its most), else ``DEFAULT_CONCURRENCY``."""
-    scaling = getattr(target, "autoscaling", None)
-    per = getattr(scaling, "target_concurrent_requests", None)
-    if target.is_async:
-        per = getattr(scaling, "target_backlog_per_instance", None)
-    most = getattr(scaling, "max_capacity", None)
-    if isinstance(per, (int, float)) and isinstance(most, int) and per > 0 and most > 0:
-        return max(1, min(MAX_CONCURRENCY, math.floor(most * per)))
-    return DEFAULT_CONCURRENCY
+    """A target's lines in flight: what its autoscaling holds in flight (its facts'
+    ``max_in_flight``), at most ``MAX_CONCURRENCY``, else ``DEFAULT_CONCURRENCY``."""
+    most = target.facts.max_in_flight
+    return DEFAULT_CONCURRENCY if most is None else max(1, min(MAX_CONCURRENCY, most))
 
 
 class BatchApi(Construct):
@@ -150,7 +141,7 @@ class BatchApi(Construct):
         max_concurrency: int | None = None,
         completion_window: Duration | None = None,
         access_logs: s3.IBucket | None = None,
-        async_targets: Sequence[LlmEndpoint] | None = None,
+        async_targets: Sequence[QueuingTarget] | None = None,
     ) -> None:
         super().__init__(scope, id)
         retention = retention or DEFAULT_RETENTION
@@ -168,7 +159,7 @@ class BatchApi(Construct):
         self.worker = self._worker(targets, queued)
         self.state_machine = self._state_machine(window, queued=bool(queued))
         concurrency = {
-            t.served_model_name: max_concurrency or default_concurrency(t)
+            t.facts.served_model_name: max_concurrency or default_concurrency(t)
             for t in [*targets, *queued]
         }
         env = {
@@ -212,7 +203,7 @@ class BatchApi(Construct):
     # -- the worker -----------------------------------------------------------------------
 
     def _worker(
-        self, targets: Sequence[InvocationTarget], queued: Sequence[LlmEndpoint]
+        self, targets: Sequence[InvocationTarget], queued: Sequence[QueuingTarget]
     ) -> lambda_.Function:
         role = iam.Role(
             self,
@@ -498,19 +489,19 @@ class BatchApi(Construct):
         )
 
 
-def _inputs(scope: Construct, queued: Sequence[LlmEndpoint]) -> str:
+def _inputs(scope: Construct, queued: Sequence[QueuingTarget]) -> str:
     """``BATCH_ASYNC``: each asynchronous model's name and the input folder of its endpoint."""
     inputs = {}
     for endpoint in queued:
         config = endpoint.async_inference
         if config is not None:
-            inputs[endpoint.served_model_name] = config.input_location.uri
+            inputs[endpoint.facts.served_model_name] = config.input_location.uri
     return Stack.of(scope).to_json_string(inputs)
 
 
 def _async_targets(
     scope: Construct, targets: Sequence[InvocationTarget], given: object
-) -> list[LlmEndpoint]:
+) -> list[QueuingTarget]:
     """``async_targets``: asynchronous ``LlmEndpoint``s of chat models in the invoker's stack,
     each under a model name no other target serves."""
     if given is None:
@@ -526,12 +517,12 @@ def _async_targets(
         )
         problems.raise_if_any()
         return []
-    found: list[LlmEndpoint] = []
-    names = {t.served_model_name: describe(t) for t in targets}
+    found: list[QueuingTarget] = []
+    names = {t.facts.served_model_name: describe(t) for t in targets}
     items: list[object] = list(given)
     for index, item in enumerate(items):
         where = f"async_targets[{index}]"
-        if not isinstance(item, LlmEndpoint) or not item.is_async:
+        if not isinstance(item, QueuingTarget) or not item.facts.is_async:
             problems.add(
                 Problem.of(
                     "async_targets",
@@ -542,7 +533,7 @@ def _async_targets(
                 )
             )
             continue
-        if item.model_kind is not ModelKind.CHAT:
+        if item.facts.model_kind is not ModelKind.CHAT:
             problems.add(
                 Problem.of(
                     "async_targets",
@@ -553,18 +544,19 @@ def _async_targets(
                 )
             )
             continue
-        if Stack.of(item) is not Stack.of(scope):
+        there = Stack.of(item) if isinstance(item, Construct) else None
+        if there is not None and there is not Stack.of(scope):
             problems.add(
                 Problem.of(
                     "async_targets",
                     item,
-                    f"{where} {describe(item)} is in stack '{Stack.of(item).node.path}', the "
+                    f"{where} {describe(item)} is in stack '{there.node.path}', the "
                     f"invoker in '{Stack.of(scope).node.path}';",
                     "put them in one stack",
                 )
             )
             continue
-        name = item.served_model_name
+        name = item.facts.served_model_name
         if name in names:
             problems.add(
                 Problem.of(

@@ -20,16 +20,15 @@ from constructs_llm.cdk_values import (
     layer_problem,
     log_retention_problem,
 )
-from constructs_llm.hosting.plan import PoolPlan
-from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.problems import Problem, Problems
-from constructs_llm.region_availability import availability_problems
-from constructs_llm.sizing.decode import DecodeRate, decode_rate
-from constructs_llm.streaming.formats import (
+from constructs_llm.contract import (
     DEFAULT_MAX_REQUEST_BYTES,
     MAX_REQUEST_BYTES,
     ReasoningField,
 )
+from constructs_llm.hosting.target import InvocationTarget
+from constructs_llm.problems import Problem, Problems
+from constructs_llm.region_availability import availability_problems
+from constructs_llm.sizing.decode import DecodeRate
 from constructs_llm.streaming.invoker.adapter_layer import (
     adapter_layer_problem,
     layer_architecture_problem,
@@ -41,7 +40,7 @@ from constructs_llm.streaming.invoker.environment import (
     MAX_TIMEOUT_S,
     READ_TIMEOUT_MARGIN_S,
 )
-from constructs_llm.streaming.invoker.targets import check_targets, served_pools
+from constructs_llm.streaming.invoker.targets import check_targets
 from constructs_llm.values import (
     describe,
     duration_problem,
@@ -262,29 +261,19 @@ def _adapter_problems(
 
 def decode_time_warnings(targets: list[InvocationTarget], timeout: Duration) -> list[str]:
     """Targets whose ``max_total_tokens`` cannot be generated within the invoker's timeout at
-    a plausible single-stream decode rate on their slowest hardware (``sizing/decode.py``).
-    A warning, not an error: clients that cap ``max_tokens`` lower never need that long."""
+    a plausible single-stream decode rate on their slowest hardware (their facts'
+    ``slowest_decode``, from ``sizing/decode.py``). A warning, not an error: clients that cap
+    ``max_tokens`` lower never need that long."""
     limit = int(timeout.to_seconds()) - READ_TIMEOUT_MARGIN_S
     found = []
     for target in targets:
-        tokens = target.max_total_tokens
-        rates = [r for r in map(_rate, served_pools(target)) if r is not None]
-        if tokens is None or not rates:
+        facts = target.facts
+        tokens, slowest = facts.max_total_tokens, facts.slowest_decode
+        if tokens is None or slowest is None:
             continue
-        slowest = min(rates, key=lambda r: r.tokens_per_s)
         if slowest.seconds_for(tokens) > limit:
             found.append(_timeout_below_decode(target, tokens, slowest, limit))
     return found
-
-
-def _rate(pool: PoolPlan) -> DecodeRate | None:
-    if pool.binding is None:
-        return None
-    model = pool.binding.model
-    plan, arch = model.derive(pool.placement).plan, model.architecture
-    if plan is None or arch is None:
-        return None
-    return decode_rate(plan, arch, pool.instance_type)
 
 
 def _timeout_below_decode(

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration, Token
 
+from constructs_llm.contract import DEFAULT_CORS_HEADERS, DEFAULT_CORS_MAX_AGE_S, Env
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.streaming.formats import DEFAULT_CORS_HEADERS, DEFAULT_CORS_MAX_AGE_S, Env
 from constructs_llm.values import describe, duration_problem
 
 # An origin as browsers send it (RFC 6454): scheme, host and an optional port; no path.

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from aws_cdk import Duration
 from constructs import Construct
 
-from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.streaming.formats import (
+from constructs_llm.contract import (
     DEFAULT_MAX_REQUEST_BYTES,
     NAMESPACE,
     Env,
     ReasoningField,
 )
+from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.streaming.invoker.targets import routes_environment
 
 _PORT = "8080"

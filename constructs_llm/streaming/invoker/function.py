@@ -50,13 +50,15 @@ _LOG_KEY_SKIP = CheckovSkip(
 
 
 def runtime_code() -> lambda_.Code:
-    """The runtime package and the formats it shares with the construct layer, as
-    ``streaming/runtime/`` and ``streaming/formats.py`` at the asset root (no bundling step;
-    ``streaming`` is a namespace package there)."""
+    """The runtime package and the vocabulary it shares with the construct layer, as
+    ``streaming/runtime/``, ``streaming/formats.py`` (the name the runtime imports it by) and
+    ``contract.py`` at the asset root (no bundling step; ``streaming`` is a namespace package
+    there)."""
     return lambda_.Code.from_asset(
         str(_STREAMING_DIR.parent),
         exclude=[
             "*",
+            "!contract.py",
             "!streaming",
             "!streaming/formats.py",
             "!streaming/runtime",

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import Duration
 
+from constructs_llm.contract import ERROR_KINDS, NAMESPACE
 from constructs_llm.operations.metrics import MetricOverrides, check_metric_name, with_defaults
 from constructs_llm.problems import Problem, fail
-from constructs_llm.streaming.formats import ERROR_KINDS, NAMESPACE
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:
@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 def _metric_dimensions(target: InvocationTarget) -> dict[str, str]:
     """The dimensions the runtime writes for requests to ``target`` (its route's target and
     served model name)."""
-    name = target.inference_component_name or target.endpoint_name
-    return {"Target": name, "Model": target.served_model_name}
+    facts = target.facts
+    name = facts.inference_component_name or facts.endpoint_name
+    return {"Target": name, "Model": facts.served_model_name}
 
 
 class InvokerMetrics:
@@ -67,7 +68,7 @@ class InvokerMetrics:
         if target is None:
             return self.target
         if not any(target is t for t in self.targets):
-            served = ", ".join(repr(t.served_model_name) for t in self.targets)
+            served = ", ".join(repr(t.facts.served_model_name) for t in self.targets)
             name = getattr(target, "served_model_name", None)
             if not isinstance(name, str):
                 fail(

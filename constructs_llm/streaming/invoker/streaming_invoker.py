@@ -19,11 +19,11 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from constructs_llm.cdk_values import grantee_problem
+from constructs_llm.contract import Env, ReasoningField
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.problems import Problem, fail
 from constructs_llm.region_availability import assert_available
 from constructs_llm.reporting import SynthWarning, WarningId, warn
-from constructs_llm.streaming.formats import Env, ReasoningField
 from constructs_llm.streaming.invoker.adapter_layer import adapter_for
 from constructs_llm.streaming.invoker.auth import AuthMode, InvokerAuth
 from constructs_llm.streaming.invoker.checks import (

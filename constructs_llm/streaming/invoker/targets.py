@@ -15,6 +15,10 @@ here: its engine is the one it was imported with (``from_endpoint_attributes(eng
 and without one the runtime sends only the fields every engine honours (and TEI's body to an
 embedding model).
 
+Everything here is read from each target's ``facts`` (``hosting/target.py``, ``TargetFacts``),
+which its host builds from its plan; nothing asks which host class a target is, so a new host
+needs no edit here.
+
 An embedding model (``Engine.tei()``) is always written as ``ROUTES``, even alone: its route
 takes the ``embed`` request format and carries what ``POST /v1/embeddings`` needs, its
 embedding length (``dimensions``), its shortest Matryoshka truncation (``min_dimensions``) and
@@ -31,17 +35,9 @@ from collections.abc import Mapping, Sequence
 from aws_cdk import Stack
 from constructs import Construct
 
-from constructs_llm import catalogs
-from constructs_llm.hosting.components.adapter import AdapterComponent
-from constructs_llm.hosting.components.inference_component import InferenceComponent
-from constructs_llm.hosting.components.plan import ComponentPlan
-from constructs_llm.hosting.endpoint import LlmEndpoint
-from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
-from constructs_llm.hosting.plan import PoolPlan
-from constructs_llm.hosting.target import InvocationTarget
-from constructs_llm.model.llm_model import LlmModel
+from constructs_llm.contract import Env, ModelKind, RouteSpec
+from constructs_llm.hosting.target import InvocationTarget, TargetFacts
 from constructs_llm.problems import Problem
-from constructs_llm.streaming.formats import EngineName, Env, ModelKind, RouteSpec
 from constructs_llm.values import describe
 
 #: "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas).
@@ -91,7 +87,7 @@ def check_targets(
             )
             continue
         problems += _stack_problems(invoker, item, where)
-        if item.is_async:
+        if item.facts.is_async:
             problems.append(_async_target(where, describe(item)))
         found.append(item)
     problems += _duplicate_names(found)
@@ -115,13 +111,14 @@ def _async_target(where: str, target: str) -> Problem:
 def _stack_problems(invoker: Construct, target: InvocationTarget, where: str) -> list[Problem]:
     """A target from another stack would tie the two stacks together with exports; an
     endpoint deployed elsewhere is imported by name instead."""
-    if isinstance(target, ImportedEndpoint) or not isinstance(target, Construct):
+    facts = target.facts
+    if not facts.hosted_here or not isinstance(target, Construct):
         return []
     here, there = Stack.of(invoker), Stack.of(target)
     if here is there:
         return []
     located = f"{where} {describe(target)} is in stack '{there.node.path}', the invoker in "
-    if target.inference_component_name is not None:  # an import holds no component name
+    if facts.inference_component_name is not None:  # an import holds no component name
         return [
             Problem.of(
                 "targets",
@@ -147,7 +144,7 @@ def _duplicate_names(targets: Sequence[InvocationTarget]) -> list[Problem]:
     """Clients pick a target by its served model name, so each name must be unique."""
     owners: dict[str, list[str]] = {}
     for target in targets:
-        owners.setdefault(target.served_model_name, []).append(describe(target))
+        owners.setdefault(target.facts.served_model_name, []).append(describe(target))
     return [
         Problem.of(
             "served_model_name",
@@ -163,8 +160,9 @@ def _duplicate_names(targets: Sequence[InvocationTarget]) -> list[Problem]:
 def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) -> dict[str, str]:
     """The runtime's environment for its targets: one chat target as its own variables,
     several (or an embedding model) as ROUTES."""
-    if len(targets) == 1 and targets[0].model_kind is ModelKind.CHAT:
-        (target,) = targets
+    facts = [target.facts for target in targets]
+    if len(facts) == 1 and facts[0].model_kind is ModelKind.CHAT:
+        (target,) = facts
         env = {
             Env.ENDPOINT_NAME: target.endpoint_name,
             Env.STREAM_FORMAT: target.stream_format.value,
@@ -172,10 +170,9 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
             Env.MODEL_NAME: target.served_model_name,
             Env.TOOLS: "on" if target.tool_calls else "off",
         }
-        engine = _engine_of(target)
-        if engine is not None:
-            env[Env.ENGINE] = engine.value
-        if sees_images(target) is False:
+        if target.engine is not None:
+            env[Env.ENGINE] = target.engine.value
+        if target.vision is False:
             env[Env.VISION] = "off"
         if target.inference_component_name is not None:
             env[Env.INFERENCE_COMPONENT_NAME] = target.inference_component_name
@@ -183,11 +180,11 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
         if limit is not None:
             env[Env.MAX_TOTAL_TOKENS] = str(limit)
         return env
-    routes = [_route(target) for target in targets]
+    routes = [_route(target) for target in facts]
     return {Env.ROUTES: Stack.of(scope).to_json_string(routes)}
 
 
-def _route(target: InvocationTarget) -> RouteSpec:
+def _route(target: TargetFacts) -> RouteSpec:
     if target.model_kind is ModelKind.EMBEDDING:
         return _embedding_route(target)
     route: RouteSpec = {
@@ -197,10 +194,9 @@ def _route(target: InvocationTarget) -> RouteSpec:
         "request_format": target.request_format.value,
         "tools": target.tool_calls,
     }
-    engine = _engine_of(target)
-    if engine is not None:
-        route["engine"] = engine.value
-    if sees_images(target) is False:
+    if target.engine is not None:
+        route["engine"] = target.engine.value
+    if target.vision is False:
         route["vision"] = False
     if target.inference_component_name is not None:
         route["component"] = target.inference_component_name
@@ -212,7 +208,7 @@ def _route(target: InvocationTarget) -> RouteSpec:
     return route
 
 
-def _embedding_route(target: InvocationTarget) -> RouteSpec:
+def _embedding_route(target: TargetFacts) -> RouteSpec:
     """An embedding model's route: no stream format or tools (nothing streams, nothing calls
     tools), and what ``POST /v1/embeddings`` checks and splits by."""
     route: RouteSpec = {
@@ -220,9 +216,8 @@ def _embedding_route(target: InvocationTarget) -> RouteSpec:
         "endpoint": target.endpoint_name,
         "request_format": target.request_format.value,
     }
-    engine = _engine_of(target)
-    if engine is not None:
-        route["engine"] = engine.value
+    if target.engine is not None:
+        route["engine"] = target.engine.value
     if target.inference_component_name is not None:
         route["component"] = target.inference_component_name
     if target.variant_names:
@@ -242,8 +237,9 @@ def environment_size_problem(
     env: Mapping[str, str], targets: Sequence[InvocationTarget]
 ) -> Problem | None:
     """The environment must fit Lambda's 4 KB; endpoint names are counted at their longest."""
-    if len(targets) > 1 or any(t.model_kind is ModelKind.EMBEDDING for t in targets):
-        routes = json.dumps([_route(t) for t in targets], separators=(",", ":"))
+    facts = [target.facts for target in targets]
+    if len(facts) > 1 or any(f.model_kind is ModelKind.EMBEDDING for f in facts):
+        routes = json.dumps([_route(f) for f in facts], separators=(",", ":"))
         env = {**env, Env.ROUTES: routes}
     size = _LATER_KEYS_ESTIMATE + sum(len(k) + _size(v) for k, v in env.items())
     if size <= _LAMBDA_ENV_LIMIT:
@@ -261,49 +257,3 @@ def _size(value: str) -> int:
     """A value's length, with each unresolved token counted at its longest."""
     tokens = _TOKEN_TEXT.findall(value)
     return len(value.encode()) - sum(map(len, tokens)) + _TOKEN_ESTIMATE * len(tokens)
-
-
-def _engine_of(target: InvocationTarget) -> EngineName | None:
-    """The engine every model the target answers with runs on (for an endpoint deployed
-    elsewhere, the one it was imported with), when it is one the runtime knows; None for
-    several engines, a custom one, or an import without one (the runtime then sends only the
-    fields every engine honours)."""
-    if isinstance(target, ImportedEndpoint):
-        names = {target.engine.name} if target.engine is not None else set()
-    else:
-        names = {model.engine.name for model in _served_models(target)}
-    if len(names) != 1:
-        return None
-    name = names.pop()
-    return EngineName(name) if name in _ENGINE_NAMES else None
-
-
-_ENGINE_NAMES = frozenset(engine.value for engine in EngineName)
-
-
-def sees_images(target: InvocationTarget) -> bool | None:
-    """Whether the models the target answers with take images: False when the model table
-    knows each of them as text-only, True when it knows one takes images, else None (not
-    known: image parts go to the engine as they come)."""
-    seen = {catalogs.sees_images(model.source.model_id) for model in _served_models(target)}
-    if not seen or None in seen:
-        return None
-    return True in seen
-
-
-def _served_models(target: InvocationTarget) -> set[LlmModel]:
-    """The models a target answers with, read from its pools' bindings."""
-    return {pool.binding.model for pool in served_pools(target) if pool.binding is not None}
-
-
-def served_pools(target: InvocationTarget) -> tuple[PoolPlan, ...]:
-    """The pools a target answers from, each with its hardware and the model bound to it, read
-    from the target's plan: every production variant's pools of an endpoint, every pool of a
-    component, the base component's for an adapter; none for an endpoint deployed elsewhere."""
-    if isinstance(target, AdapterComponent):
-        return target.base.plan.pools if isinstance(target.base.plan, ComponentPlan) else ()
-    if isinstance(target, InferenceComponent):
-        return target.plan.pools
-    if isinstance(target, LlmEndpoint):
-        return tuple(pool for variant in target.plan.variants for pool in variant.pools)
-    return ()

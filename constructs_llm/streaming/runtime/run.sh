@@ -1,7 +1,7 @@
 #!/bin/sh
 # Lambda Web Adapter handler: the adapter's /opt/bootstrap execs "$LAMBDA_TASK_ROOT/$_HANDLER",
 # so the function's handler is this script ("streaming/runtime/run.sh": the code asset holds
-# streaming/runtime/ and streaming/formats.py). It starts the runtime server on $PORT; the
+# streaming/runtime/, streaming/formats.py and contract.py). It starts the runtime server on $PORT; the
 # adapter forwards each function URL request to it and streams the response
 # (AWS_LWA_INVOKE_MODE=response_stream).
 #

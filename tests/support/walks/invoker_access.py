@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from constructs_llm.streaming.formats import Env
+from constructs_llm.contract import Env
 from tests.support.contract_walk import Walk, of_type, region_service
 from tests.support.iam_policy import Request, identity_policy, key_allows
 from tests.support.symbolic import (

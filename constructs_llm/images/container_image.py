@@ -20,7 +20,7 @@ from constructs import Construct
 
 from constructs_llm.cdk_values import repository_problem as ecr_repository_problem
 from constructs_llm.errors import ImageError
-from constructs_llm.model.dlc_registry import (
+from constructs_llm.images.dlc_registry import (
     check_dlc_region,
     dlc_family,
     dlc_family_problem,
@@ -28,14 +28,14 @@ from constructs_llm.model.dlc_registry import (
     infer_family,
     registry_mapping,
 )
-from constructs_llm.model.ecr_pull import (
+from constructs_llm.images.ecr_pull import (
     PULL_ACTIONS,
     check_same_region,
     ecr_repository_arn,
     grant_authorization_token,
     grant_ecr_pull,
 )
-from constructs_llm.model.image_references import (
+from constructs_llm.images.image_references import (
     ECR_REGISTRY,
     parse_uri,
     repository_name_problem,

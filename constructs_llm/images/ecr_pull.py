@@ -12,7 +12,7 @@ from constructs import Construct
 
 from constructs_llm.compliance import ECR_AUTHORIZATION_TOKEN
 from constructs_llm.errors import ImageError
-from constructs_llm.model.execution_role import ExecutionRole
+from constructs_llm.execution_role import ExecutionRole
 from constructs_llm.problems import Problem, fail
 from constructs_llm.wildcard_policy import grant_in_own_policy
 

@@ -21,7 +21,7 @@ from constructs_llm.problems import Problem, fail
 from constructs_llm.values import describe
 
 if TYPE_CHECKING:
-    from constructs_llm.operations.dashboard import LlmDashboard
+    from constructs_llm.dashboards.dashboard import LlmDashboard
 
 #: The AWS console's host in each partition.
 _CONSOLE_HOSTS = {
