@@ -199,12 +199,12 @@ def test_the_readme_commands_install_the_library_and_the_pinned_cli(readme_run: 
 
 
 def test_the_synthesized_app_has_one_runtime_asset(readme_run: ReadmeRun) -> None:
-    """The invoker's code asset is the runtime folder and the shared formats alone, its run.sh
-    executable."""
+    """The invoker's code asset is the runtime folder and the shared vocabulary
+    (``contract.py``) alone, its run.sh executable."""
     (asset,) = [p for p in readme_run.out.glob("asset.*") if p.is_dir()]
     run_sh = asset / "streaming" / "runtime" / "run.sh"
     assert run_sh.exists() and os.access(run_sh, os.X_OK)
-    assert sorted(p.name for p in asset.iterdir()) == ["streaming"]
+    assert sorted(p.name for p in asset.iterdir()) == ["contract.py", "streaming"]
 
 
 def test_cdk_synth_prints_the_template_the_endpoint_note_and_the_token_warning(
