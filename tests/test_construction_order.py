@@ -2,7 +2,9 @@
 
 One app: two models whose weights are in two different S3 buckets, each served by an
 inference component on one shared endpoint, an adapter on the first, an endpoint of the first
-model on its own, a StreamingInvoker over all of them and an LlmDashboard. Its steps depend on
+model on its own, an endpoint of the second whose path sorts after the model's (each model
+renders its own SageMaker Models, between hosts that render before and after it), a
+StreamingInvoker over all of them and an LlmDashboard. Its steps depend on
 each other (a component needs its endpoint and model); the app is built in orders such that
 every two steps that may come in either order come in both, and each order gives the same
 template: resources compared as JSON with sorted keys (an object's keys have no order), lists
@@ -78,6 +80,12 @@ def _endpoint(stack: Stack, made: dict[str, Any]) -> None:
     )
 
 
+def _zeta(stack: Stack, made: dict[str, Any]) -> None:
+    made["zeta"] = LlmEndpoint(
+        stack, "Zeta", model=made["qwen"], instance_type="ml.g5.2xlarge", alarms=False
+    )
+
+
 def _shared(stack: Stack, made: dict[str, Any]) -> None:
     made["shared"] = InferenceComponentEndpoint(
         stack,
@@ -131,6 +139,9 @@ STEPS: dict[str, tuple[Step, tuple[str, ...]]] = {
     "llama": (_llama, ("buckets",)),
     "qwen": (_qwen, ("buckets",)),
     "endpoint": (_endpoint, ("llama",)),
+    # after Endpoint only to keep the covering orders at three (a synth each): its pairs with
+    # every other step still come in both orders
+    "zeta": (_zeta, ("qwen", "endpoint")),
     "shared": (_shared, ("buckets",)),
     "chat": (_component("chat", "llama"), ("shared", "llama")),
     "coder": (_component("coder", "qwen"), ("shared", "qwen")),
@@ -215,3 +226,33 @@ def test_the_shared_role_reads_both_buckets_and_the_adapter(templates: list[str]
     )
     for read in ("my-weights/llama-3.1-8b/*", "other-weights/qwen2.5-7b/*", "support.tar.gz"):
         assert read in statements
+
+
+def test_each_model_renders_the_models_of_its_placements_in_its_own_scope(
+    templates: list[str],
+) -> None:
+    # THEN every SageMaker Model is its model's, one per placement served, whether its hosts'
+    # paths sort before the model's (Endpoint, Chat, Coder) or after it (Zeta)
+    template = json.loads(templates[0])
+    models = {  # the logical id without its hash: the Model's path under the stack
+        logical_id[:-8]: logical_id
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::SageMaker::Model"
+    }
+    assert sorted(models) == [
+        "LlamaG52xlarge",
+        "LlamaP38xlarge2Devices",
+        "QwenG52xlarge",
+        "QwenP38xlarge2Devices",
+    ]
+    # AND each host names its model's Model for its placement
+    named = {
+        logical_id: resource["Properties"]["ProductionVariants"][0]["ModelName"]
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::SageMaker::EndpointConfig"
+        and "ModelName" in resource["Properties"]["ProductionVariants"][0]
+    }
+    assert sorted(named.values(), key=json.dumps) == [
+        {"Fn::GetAtt": [models["LlamaG52xlarge"], "ModelName"]},
+        {"Fn::GetAtt": [models["QwenG52xlarge"], "ModelName"]},
+    ]

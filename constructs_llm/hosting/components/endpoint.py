@@ -50,7 +50,6 @@ from constructs_llm.hosting.routing import (
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.stack_size import watch_stack_size
 from constructs_llm.hosting.storage import (
-    grant_volume_key,
     kms_problem,
     volume_problem,
     waive_nvme_volume_key,
@@ -59,6 +58,7 @@ from constructs_llm.model.execution_role import (
     ExecutionRole,
     depend_on_policies,
     grant_container_writes,
+    grant_volume_key,
 )
 from constructs_llm.model.network import grant_network_interfaces
 from constructs_llm.notes import add_note, quota_note
@@ -395,8 +395,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
     def _render(self) -> None:
         """What depends on its components, in construct-path order: the variant (its host AMI
         is theirs), the network their models agree on (isolation and VPC), the read grants and
-        log groups of its role, the writes and volume key of their models' roles, and the
-        capacity note; components first, then adapters."""
+        log groups of its role, the writes and volume key their models' roles need (asked of
+        the models), and the capacity note; components first, then adapters."""
         hosted = sorted(self._hosted, key=lambda c: c.node.path)
         components = [c.plan for c in hosted if isinstance(c.plan, ComponentPlan)]
         adapters = [c.plan for c in hosted if isinstance(c.plan, AdapterPlan)]
@@ -423,15 +423,15 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             if known is None and component.model.role is not self.role:
                 known = self.resource.attr_endpoint_name
             writes = component_endpoint_writes(known, [component.component_name])
-            grant_container_writes(component.model.role, writes)
-            grant_volume_key(self.plan.kms_key, [component.model.role])
+            component.model.grant_container_writes(writes)
+            component.model.grant_volume_key(self.plan.kms_key)
             for binding in component.bindings:
                 binding.grant_read(self.role)
             # The prefix reads sit in a policy of the model's, attached to this role too.
             depend_on_policies(self.config, self.role, component.model)
         for adapter in adapters:
-            for role in (self.role, adapter.model.role):
-                adapter.source.grant_read(self, role)
+            adapter.source.grant_read(self, self.role)
+            adapter.model.grant_adapter_read(adapter.source, self)
         # The config waits for every policy of its role, those added here included (and, for
         # a role of the caller's, the policies of this endpoint's that hold its wildcards).
         depend_on_policies(self.config, self.role, self)

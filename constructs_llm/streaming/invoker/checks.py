@@ -238,8 +238,7 @@ def decode_time_warnings(targets: list[InvocationTarget], timeout: Duration) -> 
 def _rate(pool: PoolPlan) -> DecodeRate | None:
     if pool.binding is None:
         return None
-    model = pool.binding.model
-    plan, arch = model.derive(pool.placement).plan, model.architecture
+    plan, arch = pool.binding.plan, pool.binding.model.architecture
     if plan is None or arch is None:
         return None
     return decode_rate(plan, arch, pool.instance_type)
