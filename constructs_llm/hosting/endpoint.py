@@ -355,6 +355,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         if deployment is not None and not problems:
             problems.extend(_rollout_problems(self, self.plan))
         problems.raise_if_any()
+        for binding in self.plan.bindings:  # the model renders the Model of each
+            binding.model.add_placement(binding.placement)
         assert_available(self, features)
         self._note_routing(routed)
         self._create()

@@ -278,21 +278,18 @@ Pool = TypeVar("Pool", bound=PoolPlan)
 def bound_pools(model: LlmModel, pools: Sequence[Pool]) -> tuple[Pool, ...]:
     """``pools`` (priority 1 first) with ``model`` bound to each one's placement. A pool whose
     SageMaker Model would be the priority-1 pool's runs that Model (one Model serves both);
-    every other pool's placement is recorded with the model (``model.add_placement``), which
-    renders its Model (a ``ModelNameOverride``, or a specification per instance type)."""
+    every other pool runs a Model of its own (a ``ModelNameOverride``, or a specification per
+    instance type), whose placement its host records with the model once it is built
+    (``model.add_placement``: the model renders it)."""
     own = [model.bind(pool.placement) for pool in pools]
-    bound = [
+    return tuple(
         replace(
             pool,
             binding=binding,
             model_pool=1 if binding.shares_model_with(own[0]) else pool.priority,
         )
         for pool, binding in zip(pools, own, strict=True)
-    ]
-    for pool in bound:
-        if pool.own_model:
-            model.add_placement(pool.placement)
-    return tuple(bound)
+    )
 
 
 def model_bindings(pools: Sequence[PoolPlan]) -> tuple[ModelBinding, ...]:

@@ -256,7 +256,7 @@ class LlmModel(Construct):
 
     def add_placement(self, placement: Placement) -> ModelBinding:
         """Records that a host serves this model on ``placement`` (``LlmEndpoint`` and
-        ``InferenceComponent`` call it when they plan) and returns its binding. The model
+        ``InferenceComponent`` call it once they are built) and returns its binding. The model
         renders the placement's SageMaker Model when the app synthesizes, once whichever hosts
         record it; its image is resolved in the stack now, so a region without it fails while
         the app is built.

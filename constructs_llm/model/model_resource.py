@@ -1,10 +1,10 @@
 """The SageMaker Model of one placement of a model, rendered by the model itself.
 
 A model is a definition; an ``LlmEndpoint`` or ``InferenceComponent`` that serves it on a
-placement records the placement (``model.add_placement``) when it plans, and the model renders
-that placement's ``AWS::SageMaker::Model`` when the app synthesizes
-(``constructs_llm.synth_hook``, at the model's path among the other renders), in its own scope,
-under the binding's id (``Resource`` for the model's default placement, else one derived from
+placement records the placement (``model.add_placement``) once it is built, and the model
+renders that placement's ``AWS::SageMaker::Model`` when the app synthesizes
+(``constructs_llm.synth_hook``, at the model's path among the other renders), in its own
+scope, under the binding's id (``Resource`` for the model's default placement, else one derived from
 the placement), so its logical id is the model's whichever host records it, and two hosts of
 one placement share it. Hosts name it through ``binding.model_name``. It has no physical name,
 so any change deploys as a replacement in one update.

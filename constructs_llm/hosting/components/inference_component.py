@@ -268,6 +268,8 @@ class InferenceComponent(
             image = pools[0].binding.derivation.image if pools[0].binding else None
             problems.add(endpoint.routing_problem(model, image.repository_name if image else None))
         problems.raise_if_any()
+        for binding in self.plan.bindings:  # the model renders the Model of each
+            binding.model.add_placement(binding.placement)
         assert_available(self, _FEATURES)
 
         self.resource = sagemaker.CfnInferenceComponent(
