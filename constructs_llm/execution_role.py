@@ -1,7 +1,8 @@
 """The execution role SageMaker assumes for a model or an endpoint, created with no permission;
 the grant of what its containers write (their log groups and metric namespaces), made by the
-host that knows where they write; and the ordering that makes a resource wait for the role's
-policies.
+host that knows where they write (through the role's owner, for a model's role:
+``LlmModel.grant_container_writes``); the grant of an ML storage volume's key; and the
+ordering that makes a resource wait for the role's policies.
 
 What a hosting execution role needs to write ("How to use SageMaker AI execution roles",
 section "CreateModel API: Execution Role Permissions",
@@ -16,7 +17,9 @@ https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
@@ -30,8 +33,21 @@ from constructs_llm.compliance import (
 )
 from constructs_llm.wildcard_policy import grant_in_own_policy, own_policies
 
+if TYPE_CHECKING:
+    from aws_cdk import aws_kms as kms
+
 #: The id of the policy, under the execution role, that holds what its containers write.
 CONTAINER_WRITES_POLICY = "ContainerWrites"
+
+#: What an execution role needs of an ML storage volume's KMS key.
+_VOLUME_KEY_ACTIONS = (
+    "kms:CreateGrant",
+    "kms:DescribeKey",
+    "kms:Decrypt",
+    "kms:Encrypt",
+    "kms:GenerateDataKey",
+    "kms:GenerateDataKeyWithoutPlaintext",
+)
 
 #: What a container's log writes need, per AWS's execution role page.
 LOG_ACTIONS = (
@@ -113,6 +129,14 @@ def grant_container_writes(role: iam.IRole, writes: ContainerWrites) -> None:
     grant_in_own_policy(
         role, CONTAINER_WRITES_POLICY, role, statements, PUT_METRIC_DATA, *wildcards
     )
+
+
+def grant_volume_key(kms_key: kms.IKey | None, grantees: Iterable[iam.IGrantable]) -> None:
+    """Lets each of ``grantees`` use the volume key there is (named actions only: a volume
+    key needs no wildcard actions)."""
+    if kms_key is not None:
+        for grantee in grantees:
+            kms_key.grant(grantee, *_VOLUME_KEY_ACTIONS)
 
 
 def depend_on_policies(

@@ -1,13 +1,17 @@
-"""The one hook the library runs when an app synthesizes: each hosting construct's render, in
-construct-path order, then the note lines.
+"""The one hook the library runs when an app synthesizes: each construct's render, in
+construct-path order, then each host's references, in construct-path order, then the note
+lines.
 
 A hosting construct builds and checks its plan when it is created, and creates what belongs to
 it alone (its Endpoint, scaling, alarms). What depends on other constructs is rendered here,
-once every construct exists: the SageMaker Models a host needs (in its model's scope, so their
-logical ids stay the model's), an endpoint config's variants, the grants on roles that other
-constructs own, and what an endpoint hosting components learns from all of them. The renders
-of a stage run sorted by their construct's path, so the template does not depend on the order
-the constructs were created in.
+once every construct exists. First the renders: each ``LlmModel`` renders the SageMaker Models
+of the placements its hosts recorded (in its own scope), and each host asks the owners of
+other constructs for the grants its containers need (``model.grant_container_writes(...)``)
+and renders what an endpoint hosting components learns from them. Then the references: each
+host sets the properties that name its models' Models (an endpoint config's variants, a
+component's specification), which every render has created by then. Each pass runs sorted by
+the construct's path, so the template does not depend on the order the constructs were
+created in, nor on which host of a model comes first.
 
 Why an aspect: ``Lazy`` values with a Python producer fail at synth through jsii
 (aws/aws-cdk#37952), and a node validation runs after ``prepare``, too late to create
@@ -41,6 +45,16 @@ def render_at_synth(construct: IConstruct, render: Render, *, path: str | None =
     construct is built, in construct-path order with the stage's other renders (``path``:
     the construct's path, when the caller has it at hand)."""
     _hook(construct).renders.append((path or construct.node.path, render))
+
+
+def reference_at_synth(
+    construct: IConstruct, reference: Render, *, path: str | None = None
+) -> None:
+    """Runs ``reference`` once, when ``construct``'s stage first synthesizes, after every
+    render of the stage (so every resource it names exists), in construct-path order with the
+    stage's other references: a host sets there the properties that name resources other
+    constructs render (its models' SageMaker Models)."""
+    _hook(construct).references.append((path or construct.node.path, reference))
 
 
 def report_at_synth(construct: IConstruct, key: str, report: Report) -> None:
@@ -96,12 +110,13 @@ def _hook(construct: IConstruct) -> _SynthHook:
 
 @jsii.implements(IAspect)
 class _SynthHook:
-    """Visits the stage itself, before any of its children: renders once, reports at each
-    synthesis."""
+    """Visits the stage itself, before any of its children: renders, then references, once;
+    reports at each synthesis."""
 
     def __init__(self, stage: IConstruct) -> None:
         self._stage = stage
         self.renders: list[tuple[str, Render]] = []
+        self.references: list[tuple[str, Render]] = []
         self.reports: dict[str, Report] = {}
         #: Under each key, the constructs registered (by identity), in the order they came.
         self.subjects: dict[str, dict[int, IConstruct]] = {}
@@ -109,8 +124,10 @@ class _SynthHook:
     def visit(self, node: IConstruct) -> None:
         if node is not self._stage:
             return
-        pending, self.renders = self.renders, []
-        for _, render in sorted(pending, key=lambda each: each[0]):
-            render()
+        renders, self.renders = self.renders, []
+        references, self.references = self.references, []
+        for pending in (renders, references):
+            for _, render in sorted(pending, key=lambda each: each[0]):
+                render()
         for key, report in self.reports.items():
             report(self._stage, list(self.subjects[key].values()))

@@ -7,8 +7,9 @@ the committed fixtures are), and the same app with one bad value fails with the 
 text in both orders. The scenarios: the components of a shared endpoint created before or after
 each other (shared-endpoint), an adapter before or after the second component (model-gateway),
 a chat and an embedding component swapped under one invoker (rag), one model on its own
-endpoint and as a component with an adapter, an invoker and a dashboard (the hosts render the
-model's SageMaker Models), the on-call topic and the alarms before or after the model and the
+endpoint and as a component with an adapter, an invoker and a dashboard, and an endpoint whose
+path sorts after its model's (each model renders its own SageMaker Models, whichever host comes
+first), the on-call topic and the alarms before or after the model and the
 dashboard (production), two invokers before or after each other (front-doors), and two
 endpoints whose alarms e-mail the same addresses through one topic, swapped (their
 subscriptions take ids from the addresses, never a count).
@@ -307,6 +308,12 @@ def _own_endpoint(stack: Stack, made: dict[str, Any], bad: bool) -> None:
     )
 
 
+def _zeta(stack: Stack, made: dict[str, Any], bad: bool) -> None:
+    made["zeta"] = LlmEndpoint(
+        stack, "Zeta", model=made["qwen"], instance_type="ml.g5.2xlarge", alarms=False
+    )
+
+
 def _key_shared(stack: Stack, made: dict[str, Any], bad: bool) -> None:
     made["endpoint"] = InferenceComponentEndpoint(
         stack,
@@ -354,6 +361,7 @@ TWO_HOSTS = Scenario(
         "llama": _s3_model("llama", "Llama", "weights", "llama-3.1-8b/", LLAMA, env=LORA),
         "qwen": _s3_model("qwen", "Qwen", "other", "qwen2.5-7b/", QWEN),
         "own": _own_endpoint,
+        "zeta": _zeta,
         "shared": _key_shared,
         "chat": _two_gpu("chat", "Chat", "llama"),
         "coder": _two_gpu("coder", "Coder", "qwen"),
@@ -362,8 +370,8 @@ TWO_HOSTS = Scenario(
         "dashboard": _hosts_dashboard,
     },
     orders=(
-        "buckets llama qwen own shared chat coder adapter invoker dashboard",
-        "buckets shared qwen coder llama chat adapter own invoker dashboard",
+        "buckets llama qwen own shared chat coder adapter invoker dashboard zeta",
+        "buckets shared qwen zeta coder llama chat adapter own invoker dashboard",
     ),
     error="endpoint_name 'llama' is also the name of 'Order/Own'",
 )
@@ -567,3 +575,33 @@ def test_the_shared_role_reads_both_buckets_and_the_adapter() -> None:
     )
     for read in ("my-weights/llama-3.1-8b/*", "other-weights/qwen2.5-7b/*", "support.tar.gz"):
         assert read in statements
+
+
+def test_each_model_renders_the_models_of_its_placements_in_its_own_scope(
+    templates: list[str],
+) -> None:
+    # THEN every SageMaker Model is its model's, one per placement served, whether its hosts'
+    # paths sort before the model's (Endpoint, Chat, Coder) or after it (Zeta)
+    template = json.loads(templates[0])
+    models = {  # the logical id without its hash: the Model's path under the stack
+        logical_id[:-8]: logical_id
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::SageMaker::Model"
+    }
+    assert sorted(models) == [
+        "LlamaG52xlarge",
+        "LlamaP38xlarge2Devices",
+        "QwenG52xlarge",
+        "QwenP38xlarge2Devices",
+    ]
+    # AND each host names its model's Model for its placement
+    named = {
+        logical_id: resource["Properties"]["ProductionVariants"][0]["ModelName"]
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::SageMaker::EndpointConfig"
+        and "ModelName" in resource["Properties"]["ProductionVariants"][0]
+    }
+    assert sorted(named.values(), key=json.dumps) == [
+        {"Fn::GetAtt": [models["LlamaG52xlarge"], "ModelName"]},
+        {"Fn::GetAtt": [models["QwenG52xlarge"], "ModelName"]},
+    ]

@@ -116,13 +116,22 @@ def test_the_variant_model_is_the_first_pool_s_and_a_pool_with_other_settings_ge
     endpoint, template = pooled
     variant = _variant(template)
     resolve = Stack.of(endpoint).resolve
-    first, second, third = (pool.binding for pool in endpoint.plan.variants[0].pools)
-    assert first is not None and third is not None
-    # THEN ModelName is the priority-1 pool's Model; the one-GPU A10G pool shares it (same env,
+    plan = endpoint.plan.variants[0]
+    first, second, third = (pool.binding for pool in plan.pools)
+    assert first is not None and second is not None and third is not None
+    # THEN ModelName is the priority-1 pool's Model; the one-GPU A10G pool runs it (same env,
     # image and host AMI); the four-GPU pool runs its own Model, sharded over four GPUs
     assert variant["ModelName"] == resolve(first.model_name)
-    assert second is first
+    assert [pool.model_pool for pool in plan.pools] == [1, 1, 3]
+    assert plan.model_binding(plan.pools[1]) is first
     assert "ModelNameOverride" not in variant["InstancePools"][1]
+    # AND the A10G pool's binding is its own: its memory plan is for its own GPU, and no Model
+    # is rendered for its placement
+    assert second.placement.instance_type.name == "ml.g5.4xlarge"
+    assert second.plan is not None and first.plan is not None
+    assert second.plan.kv_budget_gib < first.plan.kv_budget_gib
+    with pytest.raises(ConfigurationError, match=r"no endpoint or component serves it on"):
+        _ = second.model_name
     assert variant["InstancePools"][2]["ModelNameOverride"] == resolve(third.model_name)
     assert first.environment["SM_VLLM_TENSOR_PARALLEL_SIZE"] == "1"
     assert third.environment["SM_VLLM_TENSOR_PARALLEL_SIZE"] == "4"

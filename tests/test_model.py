@@ -242,9 +242,9 @@ def test_binding_a_model_creates_nothing_its_host_renders_the_model(
     stack = new_stack()
     model = _model(stack, instance_type="ml.g5.2xlarge")
     binding = model.bind()
-    # WHEN the app synthesizes THEN there is no Model, and reading it says who renders it
+    # WHEN the app synthesizes THEN there is no Model, and reading it says none serves it
     Template.from_stack(stack).resource_count_is("AWS::SageMaker::Model", 0)
-    with pytest.raises(ConfigurationError, match=r"rendered by the endpoint or component"):
+    with pytest.raises(ConfigurationError, match=r"no endpoint or component serves it on"):
         _ = binding.resource
     # AND an endpoint that hosts it renders it when the app synthesizes, not before
     hosted = _model(new_stack())

@@ -255,3 +255,29 @@ def test_model_name_is_the_default_placement_s_model_once_bound(
     binding = model.bind()
     assert logical_id == stack.get_logical_id(binding.resource)
     assert stack.resolve(binding.model_name) == {"Fn::GetAtt": [logical_id, "ModelName"]}
+
+
+# -- the model renders its Models ---------------------------------------------------------------
+
+
+def test_a_host_that_fails_its_checks_records_no_placement(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # GIVEN a component whose model binds to its copy, but whose copies overflow the fleet
+    stack = new_stack()
+    model = _llama(stack, instance_type="ml.g5.2xlarge")
+    endpoint = InferenceComponentEndpoint(stack, "Shared", instance_type="ml.g5.12xlarge")
+    with pytest.raises(ConfigurationError, match=r"copies=5 copies need 2 instances"):
+        InferenceComponent(
+            stack,
+            "Chat",
+            endpoint=endpoint,
+            model=model,
+            accelerators=1,
+            copies=5,
+            min_memory_mib=16 * 1024,
+        )
+    # THEN the model has not recorded the placement: no Model will be rendered for it, and its
+    # binding says that nothing serves it (a recorded one would say when it is rendered)
+    with pytest.raises(ConfigurationError, match=r"no endpoint or component serves it on"):
+        _ = model.bind(Placement("ml.g5.12xlarge", accelerators=1)).model_name

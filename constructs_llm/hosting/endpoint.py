@@ -3,9 +3,9 @@ instance pools: a list of types in order of preference), or several models and i
 as weighted variants (with an optional shadow).
 
 The endpoint's plan is built and checked when it is created; it creates what is its own (the
-Endpoint, the config it names, scaling, alarms, notes), and renders at synth what depends on
-other constructs (``constructs_llm.synth_hook``): the SageMaker Models of its variants (in
-their models' scope), the config's variants, and the grants on the models' roles."""
+Endpoint, the config it names, scaling, alarms, notes), and at synth what depends on other
+constructs (``constructs_llm.synth_hook``): the grants its models' roles need, asked of the
+models, then the config's variants, naming the SageMaker Models the models rendered."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from constructs import Construct
 from constructs_llm.cdk_values import key_problem
 from constructs_llm.contract import ModelKind, RequestFormat, StreamFormat
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath, least_served
-from constructs_llm.execution_role import grant_container_writes
 from constructs_llm.hardware.pools import GUIDE as POOLS_GUIDE
 from constructs_llm.hardware.pools import InstanceTypes
 from constructs_llm.hosting.async_inference import (
@@ -67,7 +66,7 @@ from constructs_llm.hosting.routing import (
 )
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.stack_size import watch_stack_size
-from constructs_llm.hosting.storage import grant_volume_key, waive_nvme_volume_key
+from constructs_llm.hosting.storage import waive_nvme_volume_key
 from constructs_llm.hosting.target import (
     EmbeddingTraits,
     IEndpoint,
@@ -100,7 +99,7 @@ from constructs_llm.operations.promql_regions import promql_region_problem
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
-from constructs_llm.synth_hook import render_at_synth
+from constructs_llm.synth_hook import reference_at_synth, render_at_synth
 from constructs_llm.updates.rules import rule
 from constructs_llm.values import describe, type_problem
 
@@ -124,11 +123,11 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
     bound to each, ``hosting/plan.py``) and checks it, with the rules that tie features
     together (``hosting/rules.py``), when it is created: the model's env and memory plan are
     derived for each instance type, and a model served on two instance types gets one
-    SageMaker Model for each, rendered when the app synthesizes. Only the Endpoint may carry a
-    physical name; the EndpointConfig is replaced on every change, so model, image, env and
-    instance-type changes deploy in one ``cdk deploy``. The variant is named after the
-    instance type. With autoscaling, an instance-type change removes a variant registered with
-    Application Auto Scaling, which SageMaker refuses in an endpoint update
+    SageMaker Model for each, rendered by the model when the app synthesizes. Only the
+    Endpoint may carry a physical name; the EndpointConfig is replaced on every change, so
+    model, image, env and instance-type changes deploy in one ``cdk deploy``. The variant is
+    named after the instance type. With autoscaling, an instance-type change removes a variant
+    registered with Application Auto Scaling, which SageMaker refuses in an endpoint update
     (``hosting/fleet_change.py``): with ``FleetChange.NEW_ENDPOINT`` the Endpoint is named
     after its path and fleet, so that change replaces it in one deploy (CloudFormation creates
     the new endpoint and scalable target, then deletes the old ones); with
@@ -356,11 +355,14 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         if deployment is not None and not problems:
             problems.extend(_rollout_problems(self, self.plan))
         problems.raise_if_any()
+        for binding in self.plan.bindings:  # the model renders the Model of each
+            binding.model.add_placement(binding.placement)
         assert_available(self, features)
         claim_endpoint_name(self, endpoint_name, problems.subject)
         self._note_routing(routed)
         self._create()
         render_at_synth(self, self._render)
+        reference_at_synth(self, self._reference)
         watch_stack_size(self, *self._models)
 
     # -- what is its own, created now --------------------------------------------------------
@@ -479,21 +481,33 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
     # -- what depends on other constructs, rendered at synth ---------------------------------
 
     def _render(self) -> None:
-        """What the models' roles need of this endpoint (its log group and metric namespace,
-        the volume key, the asynchronous folders), then the config's variants, with the
-        SageMaker Models they name."""
+        """Where the containers write (this endpoint's log group and metric namespace), asked
+        of each model (one per role), so that a Model its model renders after this waits for
+        it."""
         plan = self.plan
-        roles = list({id(b.model.role): b.model.role for b in plan.bindings}.values())
-        for role in roles:
+        for model in self._granted_models:
             writes = endpoint_writes(plan.endpoint_name, fleet_prefix=plan.fleet_prefix)
-            grant_container_writes(role, writes)
+            model.grant_container_writes(writes)
+
+    def _reference(self) -> None:
+        """Once the models have rendered their SageMaker Models: the config's variants, which
+        name them, then what the running endpoint needs of the models' roles (the volume key,
+        the asynchronous folders), asked of each model."""
+        plan = self.plan
         self.config.production_variants = [production_variant(v) for v in plan.variants]
         if plan.shadow is not None:
             self.config.shadow_production_variants = [production_variant(plan.shadow)]
-        grant_volume_key(plan.kms_key, roles)
+        for model in self._granted_models:
+            model.grant_volume_key(plan.kms_key)
         if plan.async_inference is not None:
-            for role in roles:
-                plan.async_inference.grant_processing(self, role)
+            for model in self._granted_models:
+                model.grant_async_processing(plan.async_inference, self)
+
+    @property
+    def _granted_models(self) -> list[LlmModel]:
+        """The models of its variants, one per execution role (a role two models share is
+        granted once)."""
+        return list({id(b.model.role): b.model for b in self.plan.bindings}.values())
 
     # -- endpoints deployed elsewhere ----------------------------------------------------------
 
@@ -865,11 +879,10 @@ def _note_plans(scope: Construct, variant: VariantPlan) -> None:
             add_note(scope, memory_plan_note(first.plan, per_copy=False))
         return
     for pool in variant.pools:
-        binding = pool.binding
-        plan = binding.model.derive(pool.placement).plan if binding is not None else None
+        plan = pool.binding.plan if pool.binding is not None else None
         if plan is not None:
             where = (pool.priority - 1, len(variant.pools))
-            own = binding is not first
+            own = variant.model_binding(pool) is not first
             add_note(scope, memory_plan_note(plan, per_copy=False, pool=where, own=own))
 
 

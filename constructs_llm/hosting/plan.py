@@ -2,8 +2,9 @@
 checked before anything is created. Frozen values; every fact has one field.
 
 - :class:`PoolPlan`: one instance pool (or the one instance type): its priority, its
-  placement (the instance type and the devices a copy gets: the one home of both) and the
-  model bound to that placement (its engine settings).
+  placement (the instance type and the devices a copy gets: the one home of both), the model
+  bound to that placement (its engine settings and memory plan) and which pool's SageMaker
+  Model it names (its own, or the priority-1 pool's where one Model serves both).
 - :class:`VariantPlan`: one production (or shadow) variant of an endpoint config: its name and
   its start-up timeouts (computed once), its pools in priority order, its share of traffic,
   instance count, scaling, storage and capacity.
@@ -19,8 +20,8 @@ native OpenAI route read these plans.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, TypeVar
 
 from constructs_llm.hardware.pools import InstancePools
 from constructs_llm.hosting.fleet_change import FleetChange
@@ -28,7 +29,6 @@ from constructs_llm.hosting.names import fleet_key
 from constructs_llm.hosting.routing import DEFAULT as DEFAULT_ROUTING
 from constructs_llm.hosting.routing import Routing
 from constructs_llm.hosting.storage import default_volume_gb
-from constructs_llm.model.model_resource import prepare_model
 
 if TYPE_CHECKING:
     from aws_cdk import Duration, Size
@@ -50,17 +50,27 @@ class PoolPlan:
 
     :param priority: 1 for the preferred type, then 2, 3, ... (SageMaker's ``Priority``).
     :param placement: the instance type, and the devices one model copy gets there.
-    :param binding: the model bound to ``placement``. @default none: the pool of an endpoint
-        that hosts inference components, whose components bind their own models
+    :param binding: the model bound to ``placement`` (this pool's own engine settings and
+        memory plan). @default none: the pool of an endpoint that hosts inference components,
+        whose components bind their own models
+    :param model_pool: the priority of the pool whose SageMaker Model this pool's instances
+        run: its own, or 1 where the priority-1 pool's Model serves it too (the same env,
+        image and host AMI). @default none: bound to no model
     """
 
     priority: int
     placement: Placement
     binding: ModelBinding | None = None
+    model_pool: int | None = None
 
     @property
     def instance_type(self) -> InstanceType:
         return self.placement.instance_type
+
+    @property
+    def own_model(self) -> bool:
+        """Its instances run a SageMaker Model of their own placement."""
+        return self.model_pool == self.priority
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,9 +170,12 @@ class VariantPlan:
 
     @property
     def bindings(self) -> tuple[ModelBinding, ...]:
-        """The distinct models its pools run, priority 1 first."""
-        found = (pool.binding for pool in self.pools if pool.binding is not None)
-        return tuple(dict.fromkeys(found))
+        """The bindings of the SageMaker Models its pools run, priority 1 first."""
+        return model_bindings(self.pools)
+
+    def model_binding(self, pool: PoolPlan) -> ModelBinding | None:
+        """The binding whose SageMaker Model ``pool``'s instances run."""
+        return model_binding_of(self.pools, pool)
 
     # -- its numbers -----------------------------------------------------------------------
 
@@ -248,7 +261,8 @@ class EndpointPlan:
 
     @property
     def bindings(self) -> tuple[ModelBinding, ...]:
-        """Every distinct model the config runs, in variant and pool order."""
+        """The bindings of every SageMaker Model the config runs, in variant and pool
+        order."""
         return tuple(dict.fromkeys(b for v in self.hosted for b in v.bindings))
 
 
@@ -258,18 +272,32 @@ def pools_of(placements: Sequence[Placement]) -> tuple[PoolPlan, ...]:
     return tuple(PoolPlan(priority=i + 1, placement=p) for i, p in enumerate(placements))
 
 
-def bound_pools(model: LlmModel, placements: Sequence[Placement]) -> tuple[PoolPlan, ...]:
-    """``model`` bound to each of ``placements``, in priority order: a pool whose SageMaker
-    Model would be the priority-1 pool's shares its binding (one Model serves both), others
-    get their own (a ``ModelNameOverride``, or a specification per instance type). Each
-    binding's image is resolved in the stack at once (``prepare_model``), so a region without
-    it fails while the app is built."""
-    first = model.bind(placements[0])
-    pools = []
-    for index, placement in enumerate(placements):
-        own = model.bind(placement)
-        binding = first if own.shares_model_with(first) else own
-        pools.append(PoolPlan(priority=index + 1, placement=placement, binding=binding))
-    for binding in dict.fromkeys(p.binding for p in pools if p.binding is not None):
-        prepare_model(binding)
-    return tuple(pools)
+Pool = TypeVar("Pool", bound=PoolPlan)
+
+
+def bound_pools(model: LlmModel, pools: Sequence[Pool]) -> tuple[Pool, ...]:
+    """``pools`` (priority 1 first) with ``model`` bound to each one's placement. A pool whose
+    SageMaker Model would be the priority-1 pool's runs that Model (one Model serves both);
+    every other pool runs a Model of its own (a ``ModelNameOverride``, or a specification per
+    instance type), whose placement its host records with the model once it is built
+    (``model.add_placement``: the model renders it)."""
+    own = [model.bind(pool.placement) for pool in pools]
+    return tuple(
+        replace(
+            pool,
+            binding=binding,
+            model_pool=1 if binding.shares_model_with(own[0]) else pool.priority,
+        )
+        for pool, binding in zip(pools, own, strict=True)
+    )
+
+
+def model_bindings(pools: Sequence[PoolPlan]) -> tuple[ModelBinding, ...]:
+    """The bindings of the SageMaker Models ``pools`` run, priority 1 first."""
+    found = (pool.binding for pool in pools if pool.own_model and pool.binding is not None)
+    return tuple(dict.fromkeys(found))
+
+
+def model_binding_of(pools: Sequence[PoolPlan], pool: PoolPlan) -> ModelBinding | None:
+    """The binding whose SageMaker Model ``pool`` (one of ``pools``) runs."""
+    return pools[pool.model_pool - 1].binding if pool.model_pool is not None else None

@@ -6,8 +6,9 @@ when the plan is built.
 (Variant names are in ``names.py``.) A variant with instance pools (``VariantPlan.listed``)
 gets ``InstancePools`` instead of
 ``InstanceType``: each pool's type and priority, and a ``ModelNameOverride`` where the pool's
-model differs from the priority-1 pool's (the variant's ``ModelName``). The Models are
-rendered here too, in their models' scope (``model/model_resource.py``)."""
+model differs from the priority-1 pool's (the variant's ``ModelName``). It creates nothing: the
+Models it names are rendered by their models (``model/model_resource.py``), and it reads their
+names from the pools' bindings (``binding.model_name``)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.pools import InstancePools
 from constructs_llm.hosting.capacity_reservation import capacity_reservation_config
-from constructs_llm.hosting.plan import VariantPlan
-from constructs_llm.model.model_resource import render_model
+from constructs_llm.hosting.plan import PoolPlan, VariantPlan
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
 
@@ -28,13 +28,14 @@ from constructs_llm.sizing.timeouts import default_download_timeout, default_hea
 def production_variant(
     plan: VariantPlan, *, ami: str | None = None
 ) -> sagemaker.CfnEndpointConfig.ProductionVariantProperty:
-    """The variant ``plan`` in its endpoint config, its SageMaker Models rendered.
+    """The variant ``plan`` in its endpoint config, naming the SageMaker Models its models
+    rendered (read once they are: at synth, after the renders).
 
     :param ami: the host AMI. @default the priority-1 model's (an endpoint hosting components
         passes its components')
     """
     first = plan.binding
-    model_name = render_model(first).attr_model_name if first is not None else None
+    model_name = first.model_name if first is not None else None
     timeout, health, download = (
         plan.provision_timeout,
         plan.health_check_timeout,
@@ -63,7 +64,7 @@ def production_variant(
     )
 
 
-#: The resource types every endpoint renders (its Models are rendered by its hosts too).
+#: The resource types every endpoint renders (with the Models its models render for it).
 ENDPOINT_FEATURES = (
     "AWS::SageMaker::Model",
     "AWS::SageMaker::EndpointConfig",
@@ -93,12 +94,16 @@ def _instance_pools(plan: VariantPlan) -> list[sagemaker.CfnEndpointConfig.Insta
         sagemaker.CfnEndpointConfig.InstancePoolProperty(
             instance_type=pool.instance_type.name,
             priority=pool.priority,
-            model_name_override=render_model(pool.binding).attr_model_name
-            if pool.binding is not None and pool.binding is not plan.binding
-            else None,
+            model_name_override=_model_name_override(plan, pool),
         )
         for pool in plan.pools
     ]
+
+
+def _model_name_override(plan: VariantPlan, pool: PoolPlan) -> str | None:
+    """The name of ``pool``'s Model where it is not the variant's."""
+    binding = plan.model_binding(pool)
+    return binding.model_name if binding is not None and binding is not plan.binding else None
 
 
 def _seconds(duration: Duration | None) -> int | None:

@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from aws_cdk import Size, Token
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 
 from constructs_llm.compliance import NVME_VOLUME_KEY, waive
@@ -35,14 +34,6 @@ if TYPE_CHECKING:
 MAX_VOLUME_GB = 512
 #: The storage a checkpoint needs beyond its own size (AWS: "slightly larger").
 _HEADROOM = 0.10
-_VOLUME_KEY_ACTIONS = (
-    "kms:CreateGrant",
-    "kms:DescribeKey",
-    "kms:Decrypt",
-    "kms:Encrypt",
-    "kms:GenerateDataKey",
-    "kms:GenerateDataKeyWithoutPlaintext",
-)
 
 
 def waive_nvme_volume_key(
@@ -51,14 +42,6 @@ def waive_nvme_volume_key(
     """Records on ``config`` why NVMe types carry no volume key."""
     if any(t.local_nvme for t in instance_types):
         waive(config, NVME_VOLUME_KEY)
-
-
-def grant_volume_key(kms_key: kms.IKey | None, grantees: Iterable[iam.IGrantable]) -> None:
-    """Lets each of ``grantees`` use the volume key there is (named actions only: a volume
-    key needs no wildcard actions)."""
-    if kms_key is not None:
-        for grantee in grantees:
-            kms_key.grant(grantee, *_VOLUME_KEY_ACTIONS)
 
 
 def kms_problem(instance_type: InstanceType, kms_key: kms.IKey | None) -> Problem | None:

@@ -303,8 +303,7 @@ def _slowest(pools: Sequence[PoolPlan]) -> DecodeRate | None:
 def _rate(pool: PoolPlan) -> DecodeRate | None:
     if pool.binding is None:
         return None
-    model = pool.binding.model
-    plan, arch = model.derive(pool.placement).plan, model.architecture
+    plan, arch = pool.binding.plan, pool.binding.model.architecture
     if plan is None or arch is None:
         return None
     return decode_rate(plan, arch, pool.instance_type)

@@ -221,7 +221,8 @@ def _plan_variant(
         for problem in model.problems_for(placement)
     ]
     problems.extend(on_pools)
-    planned = pools_of(pools.placements) if on_pools else bound_pools(model, pools.placements)
+    unbound = pools_of(pools.placements)
+    planned = unbound if on_pools else bound_pools(model, unbound)
     if not on_pools:
         amis = [p.binding.inference_ami_version if p.binding else None for p in planned]
         ami = host_ami_problem(pools, amis)

@@ -2,8 +2,8 @@
 
 :func:`derive` is pure (no constructs): the container env, memory plan, host AMI, warnings and
 problems of one model definition on one placement. ``LlmModel.bind`` turns a derivation into
-a ``ModelBinding`` (``llm_model.py``), once per placement; the construct that hosts it renders
-its ``AWS::SageMaker::Model`` (``constructs_llm.model.model_resource``).
+a ``ModelBinding`` (``llm_model.py``), once per placement; the model renders the
+``AWS::SageMaker::Model`` of each placement its hosts record (``model/model_resource.py``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """LlmModel: an LLM's definition (source, engine, token limits, env, role, network), bound by
 endpoints and inference components to the hardware they give it (a ``ModelBinding`` per
-placement); they render its SageMaker Models (``model_resource.py``)."""
+placement). The placements its hosts record get a SageMaker Model each, which the model
+renders in its own scope (``model_resource.py``); hosts name them through ``binding.model_name``
+and ask the model for the grants its role needs (``grant_container_writes`` and the others)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import jsii
 from aws_cdk import Stack
@@ -25,16 +27,23 @@ from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.engines.engine import ENGINE_FIX, Engine
 from constructs_llm.engines.tools import ToolCalling
 from constructs_llm.errors import SizingError
-from constructs_llm.execution_role import ExecutionRole
+from constructs_llm.execution_role import (
+    ContainerWrites,
+    ExecutionRole,
+    grant_container_writes,
+    grant_volume_key,
+)
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.hardware.placement import Placement, placement_problems
 from constructs_llm.model.binding import Definition, Derivation
 from constructs_llm.model.binding import derive as derive_on
+from constructs_llm.model.model_resource import render_model
 from constructs_llm.model.network import ModelNetwork, egress_problem, subnet_problem
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.notes import add_note
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.sizing.memory import ModelArchitecture
+from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import (
     bool_problem,
     env_problem,
@@ -45,6 +54,7 @@ from constructs_llm.values import (
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
+    from aws_cdk import aws_kms as kms
 
     from constructs_llm.sizing.memory import MemoryPlan
 
@@ -66,13 +76,14 @@ class LlmModel(Construct):
     ``model.bind(placement)`` is what the model becomes on one placement (an instance type and
     the devices one copy gets): the container env, memory plan and host AMI derived for it,
     checked, once per placement. ``LlmEndpoint`` and ``InferenceComponent`` bind for you, so
-    the same model can serve on several instance types or copy sizes, and they render the
-    ``AWS::SageMaker::Model`` of each placement they use when the app synthesizes (in this
-    model's scope). The model's own ``instance_type`` is its default placement: it is checked
-    when the model is created, and its Model keeps the construct id ``Resource``. Every Model
-    has no physical name, so any change deploys as a replacement in one update. The execution
-    role gets exactly the reads the image and weights need, and each endpoint that serves the
-    model grants it that endpoint's log group and metric namespace when it renders.
+    the same model can serve on several instance types or copy sizes, and record each
+    placement they serve (``add_placement``); the model renders the ``AWS::SageMaker::Model``
+    of each recorded placement, in its own scope, when the app synthesizes. The model's own
+    ``instance_type`` is its default placement: it is checked when the model is created, and
+    its Model keeps the construct id ``Resource``. Every Model has no physical name, so any
+    change deploys as a replacement in one update. The execution role gets exactly the reads
+    the image and weights need, and each endpoint that serves the model asks it to grant that
+    endpoint's log group and metric namespace (``grant_container_writes``) when it renders.
 
     :param source: where the weights come from (``ModelSource.hugging_face`` / ``s3`` / ...).
     :param engine: the serving engine (``Engine.tgi()``, ``Engine.lmi()``, ...).
@@ -158,6 +169,9 @@ class LlmModel(Construct):
         self._bindings: dict[Placement, ModelBinding] = {}
         self._image_uris: dict[Placement, str] = {}
         self._pulled: set[Placement] = set()
+        #: The placements its hosts serve (``add_placement``), each rendered as a Model.
+        self._hosted: dict[Placement, ModelBinding] = {}
+        self._resources: dict[Placement, sagemaker.CfnModel] = {}
         self.default_placement = self._default_placement(instance_type, problems)
         limits = [
             positive_int_problem("max_input_tokens", max_input_tokens),
@@ -244,6 +258,38 @@ class LlmModel(Construct):
             bound = self._bindings[placement] = ModelBinding(model=self, derivation=derivation)
         return bound
 
+    def add_placement(self, placement: Placement) -> ModelBinding:
+        """Records that a host serves this model on ``placement`` (``LlmEndpoint`` and
+        ``InferenceComponent`` call it once they are built) and returns its binding. The model
+        renders the placement's SageMaker Model when the app synthesizes, once whichever hosts
+        record it; its image is resolved in the stack now, so a region without it fails while
+        the app is built.
+
+        :raises ConfigurationError: the model cannot run there (each problem named)
+        :raises ImageError: the stack's region has no such image (the fix is named)
+        """
+        binding = self.bind(placement)
+        if not self._hosted:
+            render_at_synth(self, self._render, path=self._path)
+        if placement not in self._hosted:
+            self.image_uri(placement)
+            self._hosted[placement] = binding
+        return binding
+
+    def model_resource(self, binding: ModelBinding) -> sagemaker.CfnModel:
+        """The SageMaker Model this model rendered for ``binding``'s placement.
+
+        :raises ConfigurationError: no host serves the placement, or the app has not
+            synthesized yet (the message says which)
+        """
+        placement = binding.placement
+        found = self._resources.get(placement)
+        if found is not None:
+            return found
+        if placement not in self._hosted:
+            fail(f"LlmModel '{self._path}'", _not_hosted(placement))
+        fail(f"LlmModel '{self._path}'", _not_rendered(placement))
+
     def problems_for(self, placement: Placement) -> list[Problem]:
         """What stops this model from running on ``placement``, each naming the model and the
         hardware, for the construct that binds it to report with its own problems."""
@@ -283,7 +329,49 @@ class LlmModel(Construct):
             self.derive(placement).image.grant_pull(self, self.role)
         return uri
 
+    # -- rendered at synth ------------------------------------------------------------------
+
+    def _render(self) -> None:
+        """The SageMaker Model of each placement its hosts recorded, in the order of the
+        Models' paths (their construct ids), whichever host recorded each first."""
+        hosted = sorted(self._hosted.values(), key=lambda b: b.construct_id)
+        for binding in hosted:
+            image = self.pull_image(binding.placement)
+            self._resources[binding.placement] = render_model(
+                self,
+                binding.construct_id,
+                role=self.role,
+                image=image,
+                environment=binding.environment,
+                source=self.source_binding,
+                network_isolation=self.network_isolation,
+                vpc_config=self.network.vpc_config if self.network else None,
+                warnings=binding.derivation.warnings,
+            )
+
     # -- grants, network, formats -------------------------------------------------------------
+
+    def grant_container_writes(self, writes: ContainerWrites) -> None:
+        """Lets the execution role write where a host's containers write (its log groups and
+        metric namespaces: ``hosting/container_writes.py``), if the library created the role;
+        a role passed in is its owner's to scope. Each host that serves the model asks when it
+        renders."""
+        grant_container_writes(self.role, writes)
+
+    def grant_volume_key(self, kms_key: kms.IKey | None) -> None:
+        """Lets the execution role use a host's ML storage volume key, if there is one."""
+        grant_volume_key(kms_key, [self.role])
+
+    def grant_async_processing(self, processing: AsyncProcessing, scope: Construct) -> None:
+        """Lets the execution role do what SageMaker does with it for an asynchronous
+        endpoint (``processing``: the endpoint's ``AsyncInference``); a policy the library
+        adds for a role passed in goes under ``scope`` (the endpoint)."""
+        processing.grant_processing(scope, self.role)
+
+    def grant_adapter_read(self, source: ModelSource, scope: Construct) -> None:
+        """Lets the execution role read an adapter its copies load (``source``'s archive), as
+        ``source.grant_read`` grants under ``scope`` (the endpoint hosting the adapter)."""
+        source.grant_read(scope, self.role)
 
     @property
     def grant_principal(self) -> iam.IPrincipal:
@@ -388,6 +476,33 @@ def _hub_isolated(model_id: str | None) -> Problem:
     )
 
 
+def _not_hosted(placement: Placement) -> Problem:
+    return Problem.of(
+        "resource",
+        None,
+        f"no endpoint or component serves it on {placement.describe()}, so that placement has "
+        "no SageMaker Model;",
+        "read the binding of the construct that serves it "
+        "(endpoint.variants[i].binding, component.binding)",
+    )
+
+
+def _not_rendered(placement: Placement) -> Problem:
+    return Problem.of(
+        "resource",
+        None,
+        f"its SageMaker Model for {placement.describe()} is rendered when the app synthesizes;",
+        "read it after app.synth() (or Template.from_stack(...))",
+    )
+
+
+class AsyncProcessing(Protocol):
+    """What grants an asynchronous endpoint's processing to a model's role
+    (``hosting/async_inference.py``: ``AsyncInference``)."""
+
+    def grant_processing(self, scope: Construct, role: iam.IGrantable) -> None: ...
+
+
 def _no_default_placement(path: str) -> Problem:
     return Problem.of(
         "instance_type",
@@ -403,9 +518,10 @@ class ModelBinding:
     """An ``LlmModel`` bound to one :class:`Placement`: the container env, memory plan, host
     AMI and warnings derived for that hardware. A value: get one with
     ``model.bind(placement)``, which returns the same binding for the same placement, so every
-    construct hosting a model on one placement shares one SageMaker Model. The hosting
-    construct renders that Model when the app synthesizes (``render_model``), in the model's
-    scope (its logical id is the model's: ``Resource`` for the default placement).
+    construct hosting a model on one placement shares one SageMaker Model. A host records the
+    placements it serves (``model.add_placement``); the model renders their Models when the
+    app synthesizes, in its own scope (their logical ids are the model's: ``Resource`` for the
+    default placement), and hosts name them through ``model_name``.
 
     :param model: the model.
     :param derivation: what the placement derived.
@@ -443,23 +559,12 @@ class ModelBinding:
 
     @property
     def resource(self) -> sagemaker.CfnModel:
-        """Its SageMaker Model, once rendered (when the app synthesizes).
+        """Its SageMaker Model, as its model rendered it (when the app synthesizes).
 
-        :raises ConfigurationError: not rendered yet (the message says when it is)
+        :raises ConfigurationError: no host serves the placement, or not rendered yet (the
+            message says which)
         """
-        found = self.model.node.try_find_child(self.construct_id)
-        if not isinstance(found, sagemaker.CfnModel):
-            fail(
-                f"LlmModel '{self.model.node.path}'",
-                Problem.of(
-                    "resource",
-                    None,
-                    f"its SageMaker Model for {self.placement.describe()} is rendered by the "
-                    "endpoint or component that hosts it when the app synthesizes;",
-                    "read it after app.synth() (or Template.from_stack(...))",
-                ),
-            )
-        return found
+        return self.model.model_resource(self)
 
     @property
     def model_name(self) -> str:

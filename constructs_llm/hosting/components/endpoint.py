@@ -14,6 +14,7 @@ from constructs_llm.execution_role import (
     ExecutionRole,
     depend_on_policies,
     grant_container_writes,
+    grant_volume_key,
 )
 from constructs_llm.hardware.instance_type import unknown_instance_type
 from constructs_llm.hardware.pools import (
@@ -51,7 +52,6 @@ from constructs_llm.hosting.routing import (
 from constructs_llm.hosting.rules import rule_problems
 from constructs_llm.hosting.stack_size import watch_stack_size
 from constructs_llm.hosting.storage import (
-    grant_volume_key,
     kms_problem,
     volume_problem,
     waive_nvme_volume_key,
@@ -340,7 +340,8 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         """The checks that span its components, then what depends on them, in construct-path
         order: the variant (its host AMI is theirs), the network their models agree on
         (isolation and VPC), the read grants and log groups of its role, the writes and volume
-        key of their models' roles, and the capacity note; components first, then adapters."""
+        key their models' roles need (asked of the models), and the capacity note; components
+        first, then adapters."""
         hosting = self.hosting
         problems = Problems(f"InferenceComponentEndpoint '{self._path}'")
         problems.extend(hosting_problems(hosting))
@@ -370,15 +371,15 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             if known is None and component.model.role is not self.role:
                 known = self.resource.attr_endpoint_name
             writes = component_endpoint_writes(known, [component.component_name])
-            grant_container_writes(component.model.role, writes)
-            grant_volume_key(self.plan.kms_key, [component.model.role])
+            component.model.grant_container_writes(writes)
+            component.model.grant_volume_key(self.plan.kms_key)
             for binding in component.bindings:
                 binding.grant_read(self.role)
             # The prefix reads sit in a policy of the model's, attached to this role too.
             depend_on_policies(self.config, self.role, component.model)
         for adapter in adapters:
-            for role in (self.role, adapter.model.role):
-                adapter.source.grant_read(self, role)
+            adapter.source.grant_read(self, self.role)
+            adapter.model.grant_adapter_read(adapter.source, self)
         # The config waits for every policy of its role, those added here included (and, for
         # a role of the caller's, the policies of this endpoint's that hold its wildcards).
         depend_on_policies(self.config, self.role, self)

@@ -32,11 +32,11 @@ from constructs_llm.hosting.components.component_base import ComponentAttributes
 from constructs_llm.hosting.components.copy_placement import CopyPlacement
 from constructs_llm.hosting.components.data_cache import data_cache_config, data_cache_problem
 from constructs_llm.hosting.components.endpoint import InferenceComponentEndpoint
-from constructs_llm.hosting.components.plan import ComponentEndpointPlan, ComponentPlan
+from constructs_llm.hosting.components.plan import ComponentEndpointPlan, ComponentPlan, CopyPlan
 from constructs_llm.hosting.components.scaling import autoscale_component
 from constructs_llm.hosting.names import generated_name, name_problem
 from constructs_llm.hosting.openai_route import OffersOpenAiRoute, OpenAiRoute
-from constructs_llm.hosting.plan import PoolPlan, bound_pools, pools_of
+from constructs_llm.hosting.plan import bound_pools
 from constructs_llm.hosting.production_variant import startup_timeouts
 from constructs_llm.hosting.storage import storage_problem
 from constructs_llm.hosting.target import (
@@ -46,7 +46,6 @@ from constructs_llm.hosting.target import (
     served_name_problem,
 )
 from constructs_llm.model.llm_model import MODEL_FIX, LlmModel, ModelBinding
-from constructs_llm.model.model_resource import render_model
 from constructs_llm.model.source import ModelSource
 from constructs_llm.notes import add_note, memory_plan_note
 from constructs_llm.operations.alarms import (
@@ -73,7 +72,7 @@ from constructs_llm.region_availability import assert_available, availability_pr
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
 from constructs_llm.sizing.timeouts import timeout_problem
-from constructs_llm.synth_hook import render_at_synth
+from constructs_llm.synth_hook import reference_at_synth
 from constructs_llm.values import (
     int_type_problem,
     memory_mib_problem,
@@ -101,7 +100,8 @@ class InferenceComponent(
     (``component.plan``: each pool's copy placement, model binding and reservation, its
     timeouts) is built and checked when it is created; it registers with its endpoint
     (``endpoint.add_component``), which checks at synth what it must share with the
-    endpoint's other components, and renders its Models and specification at synth.
+    endpoint's other components; records its placements with the model (which renders their
+    Models), and sets its specification, naming them, at synth.
     Everything is validated at synth against the endpoint's instance type, or each of its
     instance pools (with the default ``accelerators``, a copy then gets every device of each
     pool's type).
@@ -204,12 +204,12 @@ class InferenceComponent(
         placements = tuple(
             Placement(t, a) for t, a in zip(fleet.instance_types, devices, strict=True)
         )
-        cores = float(cpu_cores) if isinstance(cpu_cores, int | float) else 0.0
-        demands = tuple(
-            CopyDemand(accelerators=a or 0, cpu_cores=cores, memory_mib=min_memory_mib)
-            for a in devices
+        #: A copy on each pool, bound to no model yet (its numbers are checked below).
+        unbound = tuple(
+            CopyPlan(priority=i + 1, placement=p, memory_mib=min_memory_mib, cpu_cores=cpu_cores)
+            for i, p in enumerate(placements)
         )
-        on_pools = _PoolChecks(fleet, placements, demands, devices, endpoint)
+        on_pools = _PoolChecks(fleet, unbound, devices, endpoint)
         problems.extend(
             [
                 positive_int_problem("copies", copies),
@@ -227,22 +227,19 @@ class InferenceComponent(
             for index, placement in enumerate(placements)
             for p in model.problems_for(placement)
         ]
-        pools = pools_of(placements) if model_problems else bound_pools(model, placements)
+        pools = unbound if model_problems else bound_pools(model, unbound)
         # The slowest pool's defaults: each may be the one SageMaker provisions.
         slowest_health, slowest_download = startup_timeouts(fleet, model.architecture, None, None)
         self.plan = ComponentPlan(
-            model=model,
             component_name=inference_component_name
             or generated_name(self, "inference_component_name"),
             pools=pools,
-            demands=demands,
             copies=copies,
             health_check_timeout=health_check_timeout
             or endpoint.plan.health_check_timeout
             or slowest_health,
             download_timeout=download_timeout or slowest_download,
             autoscaling=autoscaling,
-            cpu_cores=cpu_cores,
             data_cache=data_cache,
             copy_placement=copy_placement,
             deployment=deployment,
@@ -274,6 +271,8 @@ class InferenceComponent(
             amis = [p.binding.inference_ami_version if p.binding else None for p in pools]
             problems.add(host_ami_problem(fleet, amis))
         problems.raise_if_any()
+        for binding in self.plan.bindings:  # the model renders the Model of each
+            binding.model.add_placement(binding.placement)
         assert_available(self, _FEATURES)
 
         self.resource = sagemaker.CfnInferenceComponent(
@@ -301,7 +300,7 @@ class InferenceComponent(
                 deployment, alarms=rollback, fleet=_fleet(self.plan)
             )
         self._annotate()
-        render_at_synth(self, self._render, path=path)
+        reference_at_synth(self, self._reference, path=path)
 
     # -- what it serves (read from the plan) ---------------------------------------------------
 
@@ -405,29 +404,29 @@ class InferenceComponent(
             engine=self.engine_queries(),
         )
 
-    # -- rendered at synth ----------------------------------------------------------------------
+    # -- set at synth ---------------------------------------------------------------------------
 
-    def _render(self) -> None:
-        """Its SageMaker Models (in its model's scope) and the specification that names them:
-        one for every pool, or one per instance type where the pools' copies differ."""
+    def _reference(self) -> None:
+        """The specification that names its SageMaker Models (which its model renders): one
+        for every pool, or one per instance type where the pools' copies differ."""
         plan = self.plan
         if plan.per_type:
             self.resource.specifications = [
                 sagemaker.CfnInferenceComponent.InferenceComponentSpecificationForInstanceTypeProperty(
                     instance_type=pool.instance_type.name,
-                    model_name=_model_name(pool),
-                    compute_resource_requirements=_resources(plan, pool, demand),
+                    model_name=_model_name(plan, pool),
+                    compute_resource_requirements=_resources(pool),
                     startup_parameters=_startup(plan),
                     data_cache_config=data_cache_config(plan.data_cache),
                     scheduling_config=_scheduling(plan),
                 )
-                for pool, demand in zip(plan.pools, plan.demands, strict=True)
+                for pool in plan.pools
             ]
             return
         self.resource.specification = (
             sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty(
-                model_name=_model_name(plan.first),
-                compute_resource_requirements=_resources(plan, plan.first, plan.demand),
+                model_name=_model_name(plan, plan.first),
+                compute_resource_requirements=_resources(plan.first),
                 startup_parameters=_startup(plan),
                 data_cache_config=data_cache_config(plan.data_cache),
                 scheduling_config=_scheduling(plan),
@@ -442,7 +441,7 @@ class InferenceComponent(
         if plan.first.placement.devices and not listed and memory is not None:
             add_note(self, memory_plan_note(memory, per_copy=True))
         for pool in plan.pools if listed else ():
-            on_pool = self.model.derive(pool.placement).plan
+            on_pool = pool.binding.plan if pool.binding is not None else None
             if on_pool is not None:
                 where = (pool.priority - 1, len(plan.pools))
                 add_note(self, memory_plan_note(on_pool, per_copy=True, pool=where))
@@ -458,17 +457,18 @@ class InferenceComponent(
                 warn(self, SynthWarning(WarningId.SCALE_TO_ZERO_METRIC, _scale_to_zero_metric()))
 
 
-def _model_name(pool: PoolPlan) -> str | None:
-    return render_model(pool.binding).attr_model_name if pool.binding is not None else None
+def _model_name(plan: ComponentPlan, pool: CopyPlan) -> str | None:
+    binding = plan.model_binding(pool)
+    return binding.model_name if binding is not None else None
 
 
 def _resources(
-    plan: ComponentPlan, pool: PoolPlan, demand: CopyDemand
+    pool: CopyPlan,
 ) -> sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty:
     return sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty(
         number_of_accelerator_devices_required=pool.placement.devices or None,
-        number_of_cpu_cores_required=plan.cpu_cores,
-        min_memory_required_in_mb=demand.memory_mib,
+        number_of_cpu_cores_required=pool.cpu_cores,
+        min_memory_required_in_mb=pool.memory_mib,
     )
 
 
@@ -561,12 +561,12 @@ class _PoolChecks:
     def __init__(
         self,
         fleet: InstancePools,
-        placements: tuple[Placement, ...],
-        demands: tuple[CopyDemand, ...],
+        copies: tuple[CopyPlan, ...],
         devices: tuple[int | None, ...],
         endpoint: InferenceComponentEndpoint,
     ) -> None:
-        self.fleet, self.placements, self.demands = fleet, placements, demands
+        self.fleet, self.copies = fleet, copies
+        self.placements = tuple(copy.placement for copy in copies)
         self.devices, self.max_instances = devices, endpoint.plan.max_instances
         self.volume_size = endpoint.plan.variant.volume_size
         self.endpoint_path = endpoint.node.path
@@ -593,7 +593,7 @@ class _PoolChecks:
 
     def hardware_problems(self, pool: int) -> list[Problem]:
         """Per-copy host memory and vCPUs against one instance of the pool."""
-        inst, want = self.placements[pool].instance_type, self.demands[pool]
+        inst, want = self.placements[pool].instance_type, self.copies[pool].demand
         capacity = CopyDemand.capacity_of(inst)
         if capacity is None:
             return []
@@ -611,7 +611,7 @@ class _PoolChecks:
 
     def fleet_problem(self, prop: str, count: int, pool: int) -> Problem | None:
         """``count`` copies must fit on ``max_instances`` instances of the pool."""
-        inst, demand = self.placements[pool].instance_type, self.demands[pool]
+        inst, demand = self.placements[pool].instance_type, self.copies[pool].demand
         capacity, most = CopyDemand.capacity_of(inst), self.max_instances
         if capacity is None or not isinstance(count, int):
             return None

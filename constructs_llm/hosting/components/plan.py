@@ -5,9 +5,11 @@ created, and read by everything that renders, notes or measures them.
 - :class:`ComponentEndpointPlan`: the endpoint's one variant (its pools are whole instances,
   bound to no model), managed instance scaling, the components' default health check, metrics,
   key and name.
-- :class:`ComponentPlan`: one component: a copy's placement, model binding and reservation on
-  each of the endpoint's pools (``PoolPlan``), its copies, scaling, start-up timeouts (computed
-  once), rollout and alarms.
+- :class:`CopyPlan`: one component's copy on one pool of the endpoint: its placement (the
+  devices it gets), the model bound to it, which pool's Model it runs, and the vCPUs and memory
+  it reserves; what it reserves in all (``demand``) is derived from them.
+- :class:`ComponentPlan`: one component: its copy on each of the endpoint's pools
+  (``CopyPlan``), its copies, scaling, start-up timeouts (computed once), rollout and alarms.
 - :class:`AdapterPlan`: an adapter: its archive and name, on its base component.
 """
 
@@ -16,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from constructs_llm.hosting.plan import PoolPlan, VariantPlan
+from constructs_llm.hosting.plan import PoolPlan, VariantPlan, model_binding_of, model_bindings
+from constructs_llm.sizing.copy_demand import CopyDemand
 
 if TYPE_CHECKING:
     from aws_cdk import Duration
@@ -31,7 +34,6 @@ if TYPE_CHECKING:
     from constructs_llm.operations.alarms import Alarms
     from constructs_llm.operations.autoscaling import Autoscaling
     from constructs_llm.operations.deployment import Deployment
-    from constructs_llm.sizing.copy_demand import CopyDemand
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,20 +83,40 @@ class ComponentEndpointPlan:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CopyPlan(PoolPlan):
+    """One copy of an ``InferenceComponent`` on one pool of its endpoint: the pool's priority,
+    the copy's placement (the devices it gets), the model bound to it and which pool's
+    SageMaker Model it runs (``PoolPlan``), and what it reserves besides its devices.
+
+    :param memory_mib: host memory reserved per copy (``MinMemoryRequiredInMb``).
+    :param cpu_cores: vCPUs reserved per copy, as given (``NumberOfCpuCoresRequired``).
+        @default not reserved
+    """
+
+    memory_mib: int
+    cpu_cores: float | None = None
+
+    @property
+    def demand(self) -> CopyDemand:
+        """What one copy reserves on an instance of the pool: its devices, vCPUs and memory."""
+        cores = float(self.cpu_cores) if self.cpu_cores is not None else 0.0
+        return CopyDemand(
+            accelerators=self.placement.devices, cpu_cores=cores, memory_mib=self.memory_mib
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class ComponentPlan:
     """An ``InferenceComponent``.
 
-    :param model: the model its copies serve.
     :param component_name: its physical name (``InferenceComponentName``), given or
         generated.
-    :param pools: on each pool of the endpoint, priority 1 first: a copy's placement and the
-        model bound to it.
-    :param demands: what one copy reserves on an instance of each pool, priority 1 first.
+    :param pools: its copy on each pool of the endpoint, priority 1 first: the placement, the
+        model bound to it, and what it reserves.
     :param copies: copies started at deploy time.
     :param health_check_timeout: the container start-up health check, as given or defaulted.
     :param download_timeout: the model download, as given or defaulted.
     :param autoscaling: copy-count autoscaling. @default none
-    :param cpu_cores: vCPUs reserved per copy. @default not reserved
     :param data_cache: cache the artifacts on each instance. @default SageMaker's (none)
     :param copy_placement: how copies are placed. @default SageMaker's
     :param deployment: how updates roll out. @default SageMaker's, all copies at once
@@ -102,15 +124,12 @@ class ComponentPlan:
     :param served_model_name: the name OpenAI clients send. @default derived from the model
     """
 
-    model: LlmModel
     component_name: str
-    pools: tuple[PoolPlan, ...]
-    demands: tuple[CopyDemand, ...]
+    pools: tuple[CopyPlan, ...]
     copies: int
     health_check_timeout: Duration
     download_timeout: Duration
     autoscaling: Autoscaling | None = None
-    cpu_cores: float | None = None
     data_cache: bool | None = None
     copy_placement: CopyPlacement | None = None
     deployment: Deployment | None = None
@@ -118,9 +137,14 @@ class ComponentPlan:
     served_model_name: str | None = None
 
     @property
-    def first(self) -> PoolPlan:
+    def first(self) -> CopyPlan:
         """The copy on the priority-1 pool (the only one without pools)."""
         return self.pools[0]
+
+    @property
+    def model(self) -> LlmModel:
+        """The model its copies serve (every pool of a built component is bound)."""
+        return self.binding.model
 
     @property
     def placement(self) -> Placement:
@@ -135,12 +159,21 @@ class ComponentPlan:
     @property
     def demand(self) -> CopyDemand:
         """What one copy reserves on the priority-1 pool."""
-        return self.demands[0]
+        return self.first.demand
+
+    @property
+    def demands(self) -> tuple[CopyDemand, ...]:
+        """What one copy reserves on an instance of each pool, priority 1 first."""
+        return tuple(pool.demand for pool in self.pools)
 
     @property
     def bindings(self) -> tuple[ModelBinding, ...]:
-        """The distinct models its copies run, priority 1 first."""
-        return tuple(dict.fromkeys(p.binding for p in self.pools if p.binding is not None))
+        """The bindings of the SageMaker Models its copies run, priority 1 first."""
+        return model_bindings(self.pools)
+
+    def model_binding(self, pool: PoolPlan) -> ModelBinding | None:
+        """The binding whose SageMaker Model ``pool``'s copies run."""
+        return model_binding_of(self.pools, pool)
 
     @property
     def per_type(self) -> bool:
