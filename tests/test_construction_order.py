@@ -577,12 +577,10 @@ def test_the_shared_role_reads_both_buckets_and_the_adapter() -> None:
         assert read in statements
 
 
-def test_each_model_renders_the_models_of_its_placements_in_its_own_scope(
-    templates: list[str],
-) -> None:
+def test_each_model_renders_the_models_of_its_placements_in_its_own_scope() -> None:
     # THEN every SageMaker Model is its model's, one per placement served, whether its hosts'
-    # paths sort before the model's (Endpoint, Chat, Coder) or after it (Zeta)
-    template = json.loads(templates[0])
+    # paths sort before the model's (Chat, Coder) or after it (Own, Shared, Zeta)
+    template = json.loads(_templates("two-hosts")[0])
     models = {  # the logical id without its hash: the Model's path under the stack
         logical_id[:-8]: logical_id
         for logical_id, resource in template["Resources"].items()

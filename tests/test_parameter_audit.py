@@ -6,7 +6,7 @@ parameter has no row, when a row names a parameter that does not exist, or when 
 message is not the library's own words.
 
 Results users read but do not build (``MemoryPlan``, ``ModelBinding``, ``LlmAlarms``,
-``ToolCalling``, ``ParserChoice``, ``EndpointVariant``), interfaces, enums and errors take no arguments from
+``ToolCalling``, ``ParserChoice``, ``EndpointVariant``, ``TargetFacts``), interfaces, enums and errors take no arguments from
 users and have no rows; neither do instance methods (grants, metrics), whose arguments the
 wrong-type table covers (``tests/test_wrong_types.py``).
 """
@@ -34,6 +34,7 @@ RESULTS = frozenset(
         "ParserChoice",
         "EndpointVariant",
         "InstanceFit",
+        "TargetFacts",
     }
 )
 _NOT_ARGUMENTS = ("self", "cls", "scope", "id")
@@ -123,7 +124,9 @@ def test_each_row_says_what_is_checked_in_the_library_s_own_words(
     assert checked, row
     quoted = re.findall(r"`([^`]+)`", message)
     assert quoted, row
-    source = " ".join(_source_text().split())
+    # a problem's message is its ``wrong`` and its ``fix`` joined by a space: the source's
+    # ``"…;", "…"`` (two arguments of ``Problem.of``) reads as ``…; …``
+    source = re.sub(r';(["\'])\s*,\s*f?(["\'])', "; ", " ".join(_source_text().split()))
     for fragment in quoted:
         for piece in fragment.split("…"):
             piece = piece.strip()

@@ -292,6 +292,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             asynchronous=queued is not None,
         )
         problems.add(name_problem("endpoint_name", endpoint_name))
+        # only a name the user gives can clash: names derived from construct paths are unique
+        given_name = endpoint_name
         problems.add(served_name_problem("served_model_name", served_model_name))
         mode = mode or FleetChange.TWO_DEPLOYS
         fleet_prefix = None
@@ -358,7 +360,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         for binding in self.plan.bindings:  # the model renders the Model of each
             binding.model.add_placement(binding.placement)
         assert_available(self, features)
-        claim_endpoint_name(self, endpoint_name, problems.subject)
+        claim_endpoint_name(self, given_name, problems.subject)
         self._note_routing(routed)
         self._create()
         render_at_synth(self, self._render)
