@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from aws_cdk import Duration, Token
 from constructs import Construct
@@ -170,20 +170,27 @@ def type_problem(
     return Problem.of(prop, value, f"{prop} must be {wanted}, got {describe(value)};", fix)
 
 
+def is_list(value: object) -> TypeGuard[Sequence[object]]:
+    """A list or tuple: a sequence, but not a string."""
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
+
+
+def not_a_list(prop: str, value: object, items: str, fix: str = "") -> Problem:
+    """The problem of a ``prop`` that is not a list (``is_list``) of ``items``."""
+    wrong = f"{prop} must be a list of {items}, got {describe(value)}"
+    return Problem.of(prop, value, f"{wrong};" if fix else wrong, fix)
+
+
 def list_problems(
     prop: str, value: object, expected: type | tuple[type, ...], fix: str
 ) -> list[Problem | None]:
     """A list (or tuple) of ``expected``: the container, then each item (``prop[i]``)."""
     if value is None:
         return []
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+    if not is_list(value):
         kinds = expected if isinstance(expected, tuple) else (expected,)
         names = " or ".join(_kind_name(k) for k in kinds)
-        return [
-            Problem.of(
-                prop, value, f"{prop} must be a list of {names}, got {describe(value)};", fix
-            )
-        ]
+        return [not_a_list(prop, value, names, fix)]
     return [type_problem(f"{prop}[{i}]", item, expected, fix) for i, item in enumerate(value)]
 
 

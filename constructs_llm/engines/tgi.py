@@ -52,6 +52,17 @@ _UPSTREAM_STATUS = (
 _TGI_BATCH_TOKENS_STEP = 256  # round the planned batch tokens down to a block multiple
 
 
+#: The env keys the TGI launcher reads in both images (GPU and NeuronX) that the library
+#: derives, with their rules; each image adds its parallelism key.
+_LAUNCHER_RULES: Mapping[str, EnvRule] = {
+    "HF_MODEL_ID": EnvRule.MODEL,
+    "HF_MODEL_REVISION": EnvRule.REVISION,
+    "MAX_INPUT_TOKENS": EnvRule.LIMIT,
+    "MAX_TOTAL_TOKENS": EnvRule.LIMIT,
+    "MESSAGES_API_ENABLED": EnvRule.PROTOCOL,
+}
+
+
 @dataclass(frozen=True, kw_only=True)
 class TgiEngine(GpuEngine):
     """Hugging Face Text Generation Inference on NVIDIA GPUs.
@@ -140,14 +151,7 @@ class TgiEngine(GpuEngine):
         return env
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
-        return {
-            "HF_MODEL_ID": EnvRule.MODEL,
-            "HF_MODEL_REVISION": EnvRule.REVISION,
-            "SM_NUM_GPUS": EnvRule.PARALLEL,
-            "MAX_INPUT_TOKENS": EnvRule.LIMIT,
-            "MAX_TOTAL_TOKENS": EnvRule.LIMIT,
-            "MESSAGES_API_ENABLED": EnvRule.PROTOCOL,
-        }
+        return {**_LAUNCHER_RULES, "SM_NUM_GPUS": EnvRule.PARALLEL}
 
     def _aliases(self) -> Mapping[str, str]:
         # The entrypoint (huggingface/text-generation-inference: sagemaker-entrypoint.sh) exports
@@ -285,13 +289,9 @@ class TgiNeuronxEngine(DlcEngine):
 
     def _key_rules(self) -> Mapping[str, EnvRule]:
         return {
-            "HF_MODEL_ID": EnvRule.MODEL,
-            "HF_MODEL_REVISION": EnvRule.REVISION,
+            **_LAUNCHER_RULES,
             "HF_NUM_CORES": EnvRule.PARALLEL,
-            "MAX_INPUT_TOKENS": EnvRule.LIMIT,
-            "MAX_TOTAL_TOKENS": EnvRule.LIMIT,
             "HF_SEQUENCE_LENGTH": EnvRule.LIMIT,
-            "MESSAGES_API_ENABLED": EnvRule.PROTOCOL,
         }
 
     def _aliases(self) -> Mapping[str, str]:

@@ -186,6 +186,19 @@ DEFAULT_KV_CACHE_PERCENT = 95.0
 DEFAULT_REQUESTS_WAITING = 1
 
 
+def thresholds_asked(settings: EngineThresholds) -> list[str]:
+    """The engine-alarm thresholds set to other than their defaults, as ``name=value``: what
+    asks for an engine alarm."""
+    return [
+        f"{name}={value!r}"
+        for name, value, default in (
+            ("kv_cache_percent", settings.kv_cache_percent, DEFAULT_KV_CACHE_PERCENT),
+            ("requests_waiting", settings.requests_waiting, DEFAULT_REQUESTS_WAITING),
+        )
+        if value is not None and value != default
+    ]
+
+
 def engine_alarm_problem(
     settings: EngineThresholds | None,
     engines: Sequence[Engine],
@@ -218,14 +231,7 @@ def engine_alarm_problem(
             "documented to scrape (it names vLLM and SGLang); serve the model with "
             "Engine.vllm() or Engine.sglang()"
         )
-    asked = [
-        f"{name}={value!r}"
-        for name, value, default in (
-            ("kv_cache_percent", settings.kv_cache_percent, DEFAULT_KV_CACHE_PERCENT),
-            ("requests_waiting", settings.requests_waiting, DEFAULT_REQUESTS_WAITING),
-        )
-        if value is not None and value != default
-    ]
+    asked = thresholds_asked(settings)
     if not asked:
         return None
     return Problem.of(

@@ -31,10 +31,7 @@ from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.errors import RegionError
-from constructs_llm.operations.engine_signals import (
-    DEFAULT_KV_CACHE_PERCENT,
-    DEFAULT_REQUESTS_WAITING,
-)
+from constructs_llm.operations.engine_signals import EngineThresholds, thresholds_asked
 from constructs_llm.problems import Problem
 from constructs_llm.region_availability import nearest_regions
 from constructs_llm.stack_rules import assert_before_deploy
@@ -43,17 +40,11 @@ RULE_ID = "ConstructsLlmRegionPromqlAlarms"
 """Construct id (and logical id) of the rule on the regions that have PromQL alarms."""
 
 
-class PromqlChoice(Protocol):
+class PromqlChoice(EngineThresholds, Protocol):
     """What is read of ``Alarms``: the choice and the engine alarms' thresholds."""
 
     @property
     def promql_alarms(self) -> bool | None: ...
-
-    @property
-    def kv_cache_percent(self) -> float | None: ...
-
-    @property
-    def requests_waiting(self) -> int | None: ...
 
 
 def promql_regions() -> tuple[str, ...]:
@@ -93,14 +84,7 @@ def promql_region_problem(region: str, settings: PromqlChoice | None) -> Problem
         )
     if promql_alarms_on(region, None):
         return None
-    asked = [
-        f"{name}={value!r}"
-        for name, value, default in (
-            ("kv_cache_percent", settings.kv_cache_percent, DEFAULT_KV_CACHE_PERCENT),
-            ("requests_waiting", settings.requests_waiting, DEFAULT_REQUESTS_WAITING),
-        )
-        if value is not None and value != default
-    ]
+    asked = thresholds_asked(settings)
     if not asked:
         return None
     where = f"region {region!r}, which" if known else "an environment-agnostic stack, whose region"

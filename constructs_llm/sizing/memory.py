@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from constructs_llm import catalogs
 from constructs_llm.contract import ModelKind
@@ -415,18 +415,7 @@ def plan_memory(
     if arch.is_embedding:
         return _embedding_plan(arch, inst, memory, where, reserve, batch_tokens, problems, strict)
     problems += fit_problems(arch, inst, memory, where, reserve, max_total_tokens)
-    if strict:
-        found = Problems(f"memory plan of {arch.name} on {inst.name}")
-        found.extend(problems, SizingError)
-        found.raise_if_any()
-    return MemoryPlan(
-        model=arch.name,
-        instance=inst.name,
-        devices=devices,
-        device_memory_gib=round(device_gib, 2),
-        usable_gib=round(memory.usable_gib, 2),
-        dtype=dtype_name,
-        weights_gib=round(memory.weights_gib, 2),
+    figures: dict[str, Any] = dict(
         kv_bytes_per_token=memory.kv_whole,
         kv_bytes_per_token_per_device=memory.kv_per_device,
         kv_budget_gib=round(memory.budget_gib, 2),
@@ -436,10 +425,9 @@ def plan_memory(
         typical_request_tokens=min(TYPICAL_REQUEST_TOKENS, memory.seq_len),
         typical_concurrent_sequences=memory.batch_tokens
         // min(TYPICAL_REQUEST_TOKENS, memory.seq_len),
-        fits=not problems,
-        problems=tuple(problems),
         warnings=tuple(caveats(arch, inst, memory, where, max_total_tokens)),
     )
+    return _plan(arch, inst, memory, problems, strict, figures)
 
 
 def _embedding_plan(
@@ -466,6 +454,33 @@ def _embedding_plan(
         reserve=reserve,
     )
     problems += fit.problems
+    figures: dict[str, Any] = dict(
+        kv_bytes_per_token=0,
+        kv_bytes_per_token_per_device=0,
+        kv_budget_gib=round(fit.spare_gib, 2),
+        max_total_tokens=arch.context_length,
+        max_batch_total_tokens=tokens,
+        max_concurrent_sequences=tokens // arch.context_length,
+        typical_request_tokens=0,  # no KV cache: requests hold nothing between batches
+        typical_concurrent_sequences=0,
+        warnings=tuple(arch.notes),
+        activations_gib=round(fit.activations_gib, 2),
+        kind=ModelKind.EMBEDDING,
+    )
+    return _plan(arch, inst, memory, problems, strict, figures)
+
+
+def _plan(
+    arch: ModelArchitecture,
+    inst: InstanceType,
+    memory: Memory,
+    problems: list[Problem],
+    strict: bool,
+    figures: dict[str, Any],
+) -> MemoryPlan:
+    """The plan of ``arch`` on ``inst``: what every plan reports of ``memory`` and
+    ``problems``, with the figures of the model's kind; under ``strict``, the problems raised
+    as one :class:`SizingError` instead."""
     if strict:
         found = Problems(f"memory plan of {arch.name} on {inst.name}")
         found.extend(problems, SizingError)
@@ -478,19 +493,9 @@ def _embedding_plan(
         usable_gib=round(memory.usable_gib, 2),
         dtype=memory.dtype,
         weights_gib=round(memory.weights_gib, 2),
-        kv_bytes_per_token=0,
-        kv_bytes_per_token_per_device=0,
-        kv_budget_gib=round(fit.spare_gib, 2),
-        max_total_tokens=arch.context_length,
-        max_batch_total_tokens=tokens,
-        max_concurrent_sequences=tokens // arch.context_length,
-        typical_request_tokens=0,  # no KV cache: requests hold nothing between batches
-        typical_concurrent_sequences=0,
         fits=not problems,
         problems=tuple(problems),
-        warnings=tuple(arch.notes),
-        activations_gib=round(fit.activations_gib, 2),
-        kind=ModelKind.EMBEDDING,
+        **figures,
     )
 
 

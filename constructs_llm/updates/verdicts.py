@@ -116,6 +116,52 @@ def _ids(old: Template, new: Template, kind: str) -> list[str]:
     return sorted(set(old.of_type(kind)) | set(new.of_type(kind)))
 
 
+def _deleted(resource: str, kind: str, noun: str) -> Finding:
+    """``resource`` (``noun``: "the Endpoint", "the component") leaves the stack."""
+    return Finding(
+        resource=resource,
+        kind=kind,
+        verdict=Verdict.DELETED,
+        why=f"{noun} leaves the stack: deleted in the cleanup, after every update",
+        downtime=f"callers of this {kind} fail once it is deleted",
+    )
+
+
+def _refused(
+    resource: str, kind: str, reason: str, refusal: UpdateRule, changes: tuple[str, ...]
+) -> Finding:
+    """SageMaker refuses the call for ``reason``: the deploy fails and is rolled back."""
+    return Finding(
+        resource=resource,
+        kind=kind,
+        verdict=Verdict.REFUSED,
+        why=f"{reason}: {refusal.why}",
+        rule=refusal,
+        changes=changes,
+        downtime="nothing changes: CloudFormation rolls the deploy back",
+    )
+
+
+def _in_place(
+    resource: str,
+    kind: str,
+    update: UpdateRule,
+    changes: tuple[str, ...],
+    *,
+    why: str | None = None,
+) -> Finding:
+    """An update where ``resource`` runs (the rule's ``why``, unless given): nothing stops."""
+    return Finding(
+        resource=resource,
+        kind=kind,
+        verdict=Verdict.IN_PLACE,
+        why=update.why if why is None else why,
+        rule=update,
+        changes=changes,
+        downtime="none",
+    )
+
+
 # -- endpoints ---------------------------------------------------------------------------------
 
 
@@ -269,13 +315,7 @@ def _endpoint(
             meanwhile=f"{_fleet_text(variants, {})} (its own quota)",
         )
     if change.change is CfnChange.DELETED:
-        return Finding(
-            resource=endpoint,
-            kind="endpoint",
-            verdict=Verdict.DELETED,
-            why="the Endpoint leaves the stack: deleted in the cleanup, after every update",
-            downtime="callers of this endpoint fail once it is deleted",
-        )
+        return _deleted(endpoint, "endpoint", "the Endpoint")
     what = _what_changed(old, new, changes, endpoint)
     new_variants = list(_variants(new, _config_of(new, endpoint)).values())
     registered_new = _registered(new, endpoint)
@@ -302,16 +342,7 @@ def _endpoint(
             return Finding(
                 resource=endpoint, kind="endpoint", verdict=Verdict.UNCHANGED, why="no change"
             )
-        settings = rule("endpoint-settings")
-        return Finding(
-            resource=endpoint,
-            kind="endpoint",
-            verdict=Verdict.IN_PLACE,
-            why=settings.why,
-            rule=settings,
-            changes=what,
-            downtime="none",
-        )
+        return _in_place(endpoint, "endpoint", rule("endpoint-settings"), what)
     return _update_endpoint(endpoint, old, new, what, new_variants, registered_new)
 
 
@@ -326,66 +357,46 @@ def _update_endpoint(
     old_config, new_config = _config_of(old, endpoint), _config_of(new, endpoint)
     was_async = old_config is not None and "AsyncInferenceConfig" in old.props(old_config)
     is_async = new_config is not None and "AsyncInferenceConfig" in new.props(new_config)
-    refusal = "nothing changes: CloudFormation rolls the deploy back"
     if was_async != is_async:
-        toggle = rule("async-toggle")
         direction = (
             "off (async to real-time)" if was_async else "on (real-time to async, unverified)"
         )
-        return Finding(
-            resource=endpoint,
-            kind="endpoint",
-            verdict=Verdict.REFUSED,
-            why=f"async inference turned {direction} by UpdateEndpoint: {toggle.why}",
-            rule=toggle,
-            changes=what,
-            downtime=refusal,
-        )
+        reason = f"async inference turned {direction} by UpdateEndpoint"
+        return _refused(endpoint, "endpoint", reason, rule("async-toggle"), what)
     before = _variants(old, old_config)
     after = {v.name: v for v in new_variants}
     for name in sorted(_registered(old, endpoint)):
         if name in before and (name not in after or after[name].fleet != before[name].fleet):
-            scaled = rule("autoscaled-variant")
             became = (
                 f"now {after[name].instance_types}" if name in after else "removed from the config"
             )
-            return Finding(
-                resource=endpoint,
-                kind="endpoint",
-                verdict=Verdict.REFUSED,
-                why=(
-                    f"variant {name} is registered for autoscaling on "
-                    f"{before[name].instance_types} and is {became}: {scaled.why}"
-                ),
-                rule=scaled,
-                changes=what,
-                downtime=refusal,
+            reason = (
+                f"variant {name} is registered for autoscaling on "
+                f"{before[name].instance_types} and is {became}"
             )
+            return _refused(endpoint, "endpoint", reason, rule("autoscaled-variant"), what)
     update = rule("endpoint-config")
     rolling = (new.props(endpoint).get("DeploymentConfig") or {}).get("RollingUpdatePolicy")
     if isinstance(rolling, dict):
-        return Finding(
-            resource=endpoint,
-            kind="endpoint",
-            verdict=Verdict.ROLLING,
-            why=f"{update.why}; here rolling (DeploymentConfig.RollingUpdatePolicy)",
-            rule=update,
-            changes=what,
-            meanwhile=_batch(rolling, new_variants, registered_new),
-            downtime="none: each batch serves before the old one stops",
+        verdict, how = Verdict.ROLLING, "rolling (DeploymentConfig.RollingUpdatePolicy)"
+        meanwhile = _batch(rolling, new_variants, registered_new)
+        downtime = "none: each batch serves before the old one stops"
+    else:
+        verdict, how = Verdict.BLUE_GREEN, "blue/green"
+        meanwhile = (
+            f"the new fleet, {_fleet_text(new_variants, registered_new)}, beside the old one "
+            "until traffic has moved: the quota must hold both"
         )
+        downtime = "none: the old fleet serves until the new one takes the traffic"
     return Finding(
         resource=endpoint,
         kind="endpoint",
-        verdict=Verdict.BLUE_GREEN,
-        why=f"{update.why}; here blue/green",
+        verdict=verdict,
+        why=f"{update.why}; here {how}",
         rule=update,
         changes=what,
-        meanwhile=(
-            f"the new fleet, {_fleet_text(new_variants, registered_new)}, beside the old one "
-            "until traffic has moved: the quota must hold both"
-        ),
-        downtime="none: the old fleet serves until the new one takes the traffic",
+        meanwhile=meanwhile,
+        downtime=downtime,
     )
 
 
@@ -422,25 +433,13 @@ def _component(
             meanwhile="its copies on the endpoint's instances, beside any component it replaces",
         )
     if change.change is CfnChange.DELETED:
-        return Finding(
-            resource=component,
-            kind="component",
-            verdict=Verdict.DELETED,
-            why="the component leaves the stack: deleted in the cleanup, after every update",
-            downtime="callers of this component fail once it is deleted",
-        )
+        return _deleted(component, "component", "the component")
     what = tuple(f"InferenceComponent {component}: {p}" for p in change.properties)
-    moved = [p for p in change.properties if p in rule("component-move").properties]
+    move = rule("component-move")
+    moved = [p for p in change.properties if p in move.properties]
     if moved:
-        move = rule("component-move")
-        return Finding(
-            resource=component,
-            kind="component",
-            verdict=Verdict.REFUSED,
-            why=f"its {', '.join(moved)} change in place: {move.why}",
-            rule=move,
-            changes=what,
-            downtime="nothing changes: CloudFormation rolls the deploy back",
+        return _refused(
+            component, "component", f"its {', '.join(moved)} change in place", move, what
         )
     specified = [p for p in change.properties if p in rule("component-specification").properties]
     if specified:
@@ -462,16 +461,7 @@ def _component(
             downtime="none: the old copies serve until the new ones do",
         )
     if change.properties:
-        runtime = rule("component-runtime")
-        return Finding(
-            resource=component,
-            kind="component",
-            verdict=Verdict.IN_PLACE,
-            why=runtime.why,
-            rule=runtime,
-            changes=what,
-            downtime="none",
-        )
+        return _in_place(component, "component", rule("component-runtime"), what)
     return Finding(resource=component, kind="component", verdict=Verdict.UNCHANGED, why="no change")
 
 
@@ -512,12 +502,4 @@ def _target(
         f"ScalableTarget {target}: {p} {before.get(p)!r} -> {after.get(p)!r}"
         for p in change.properties
     )
-    return Finding(
-        resource=target,
-        kind="scalable target",
-        verdict=Verdict.IN_PLACE,
-        why=f"{scaled}: {bounds.why}",
-        rule=bounds,
-        changes=moved,
-        downtime="none",
-    )
+    return _in_place(target, "scalable target", bounds, moved, why=f"{scaled}: {bounds.why}")

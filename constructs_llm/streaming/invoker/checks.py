@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import replace
 
 from aws_cdk import Duration, Stack, Token
@@ -45,6 +44,8 @@ from constructs_llm.values import (
     describe,
     duration_problem,
     duration_type_problem,
+    is_list,
+    not_a_list,
     positive_int_problem,
     str_problem,
 )
@@ -389,15 +390,8 @@ def _certificate_problems(certificate: object, domain_names: object) -> list[Pro
 def _domain_names_problems(domain_names: object) -> list[Problem | None]:
     if domain_names is None:
         return []
-    if isinstance(domain_names, str) or not isinstance(domain_names, Sequence):
-        return [
-            Problem.of(
-                "domain_names",
-                domain_names,
-                f"domain_names must be a list of DNS names such as ['llm.example.com'], got "
-                f"{describe(domain_names)}",
-            )
-        ]
+    if not is_list(domain_names):
+        return [not_a_list("domain_names", domain_names, "DNS names such as ['llm.example.com']")]
     found: list[Problem | None] = []
     for i, name in enumerate(domain_names):
         if not isinstance(name, str):

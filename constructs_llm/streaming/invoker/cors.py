@@ -22,7 +22,7 @@ from aws_cdk import Duration, Token
 
 from constructs_llm.contract import DEFAULT_CORS_HEADERS, DEFAULT_CORS_MAX_AGE_S, Env
 from constructs_llm.problems import Problem, Problems
-from constructs_llm.values import describe, duration_problem
+from constructs_llm.values import describe, duration_problem, is_list, not_a_list
 
 # An origin as browsers send it (RFC 6454): scheme, host and an optional port; no path.
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?")
@@ -84,15 +84,8 @@ class Cors:
 
 def _origins_problems(origins: object) -> list[Problem | None]:
     fix = "e.g. allowed_origins=['https://app.example.com'], or ['*'] for every origin"
-    if isinstance(origins, str) or not isinstance(origins, Sequence):
-        return [
-            Problem.of(
-                "allowed_origins",
-                origins,
-                f"allowed_origins must be a list of origins, got {describe(origins)};",
-                fix,
-            )
-        ]
+    if not is_list(origins):
+        return [not_a_list("allowed_origins", origins, "origins", fix)]
     if not origins:
         return [
             Problem.of(
@@ -148,15 +141,9 @@ def _origins_problems(origins: object) -> list[Problem | None]:
 def _headers_problems(headers: object) -> list[Problem | None]:
     if headers is None:
         return []
-    if isinstance(headers, str) or not isinstance(headers, Sequence):
-        return [
-            Problem.of(
-                "allowed_headers",
-                headers,
-                f"allowed_headers must be a list of header names such as ['authorization', "
-                f"'content-type'], got {describe(headers)}",
-            )
-        ]
+    if not is_list(headers):
+        names = "header names such as ['authorization', 'content-type']"
+        return [not_a_list("allowed_headers", headers, names)]
     if not headers or len(headers) > _MAX_ITEMS:
         return [
             Problem.of(
