@@ -427,14 +427,14 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             grant_volume_key(self.plan.kms_key, [component.model.role])
             for binding in component.bindings:
                 binding.grant_read(self.role)
-            # The prefix reads sit in a policy of the model's, attached to this role too.
-            depend_on_policies(self.config, self.role, component.model)
         for adapter in adapters:
             for role in (self.role, adapter.model.role):
                 adapter.source.grant_read(self, role)
         # The config waits for every policy of its role, those added here included (and, for
-        # a role of the caller's, the policies of this endpoint's that hold its wildcards).
-        depend_on_policies(self.config, self.role, self)
+        # a role of the caller's, the policies of this endpoint's that hold its wildcards), and
+        # for the prefix reads, which sit in a policy of each model's, attached to this role
+        # too: once, when every grant is in.
+        depend_on_policies(self.config, self.role, self, *(c.model for c in components))
         note = fleet_capacity_note(
             self.plan.variant.fleet_name,
             min_instances=self.plan.min_instances,
