@@ -117,8 +117,8 @@ def grant_container_writes(role: iam.IRole, writes: ContainerWrites) -> None:
 
 def depend_on_policies(resource: Construct, role: iam.IRole, *owners: Construct) -> None:
     """Makes ``resource`` wait for the role's policies (not the role: its GetAtt already does,
-    and a second edge is a cfn-lint warning), and for the policies each of ``owners`` attached to the
-    role in its own scope (``wildcard_policy.py``: a role of the caller's gets the library's
+    and a second edge is a cfn-lint warning), and for the policies each of ``owners`` attached
+    to the role in its own scope (``wildcard_policy.py``: a role of the caller's gets the library's
     wildcard statements in policies of the model or host, not under the role)."""
     role_node, node = role.node, resource.node
     role_resource = role_node.default_child
