@@ -68,6 +68,7 @@ from constructs_llm.problems import Problems
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import CopyDemand
+from constructs_llm.sizing.instance_prices import PricePerHour, price_problems, prices_of
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.updates.rules import rule
@@ -158,6 +159,11 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         ``Routing.prefix_aware(prefix_length=, concurrency_threshold=)`` (needs
         ``max_instances`` of two or more) or ``Routing.kv_aware()`` (every component on the vLLM
         DLC). @default least outstanding requests
+    :param price_per_hour: what one instance costs, in USD per hour, as the sizing command's
+        ``--price`` takes it: one number for one instance type, or one per pool's type
+        (``{"ml.g5.12xlarge": 7.09, "ml.g6.12xlarge": 4.60}``, a type left out unpriced). The
+        capacity note then gives each priced type's cost per month at the fleet's floor and at
+        ``max_instances``. No price ships with the library. @default none (instance-hours only)
     """
 
     def __init__(
@@ -180,6 +186,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         capacity_reservation: str | None = None,
         logs: EndpointLogs | bool | None = None,
         routing: Routing | None = None,
+        price_per_hour: PricePerHour | None = None,
     ) -> None:
         super().__init__(scope, id)
         self._path = self.node.path  # each component's checks name it
@@ -209,7 +216,10 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         for inst in pools.instance_types:
             problems.add(volume_problem(inst, volume_size))
             problems.add(kms_problem(inst, kms_key))
+        problems.extend(price_problems(price_per_hour, pools.instance_types))
         problems.raise_if_any()  # the plan's numbers are well formed from here on
+        #: USD per instance-hour by instance type, as given (``price_per_hour``).
+        self._prices = prices_of(price_per_hour, pools.instance_types)
         self.plan = ComponentEndpointPlan(
             variant=VariantPlan(
                 name=fleet_variant_name(pools),
@@ -441,6 +451,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             max_instances=self.plan.max_instances,
             capacity=self.capacity,
             components=components,
+            prices=self._prices,
         )
         add_note(self, note)
 
