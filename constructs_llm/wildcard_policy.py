@@ -70,27 +70,25 @@ def grant_in_own_policy(
         policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
         made[policy_id] = policy
     policy.add_statements(*statements)
-    done = _done.setdefault(policy, [])
-    acknowledged = {a for a in done if isinstance(a, str)}
-    waive(policy, *(a for a in acknowledgments if a.id not in acknowledged))
+    done = _acknowledged.setdefault(policy, [])
+    waive(policy, *(a for a in acknowledgments if a.id not in done))
     done += [a.id for a in acknowledgments]
-    if not any(i is identity for i in done):
-        identity.attach_inline_policy(policy)  # each identity once (kept by policy name)
-        done.append(identity)
+    # Attached again when already attached (kept once, by policy name): each call is recorded
+    # in the template's CDK metadata (aws-cdk-lib's method analytics), which stays as is.
+    identity.attach_inline_policy(policy)
     return policy
 
 
 # Each jsii call is a round trip to the Node.js process, and a stack of many models grants into
 # the same policies again and again (a shared role's token, an endpoint role's weights reads):
 # what never changes is kept on this side: each construct's stack and its path, unique ids,
-# the policies made under each scope, and per policy the acknowledgments recorded on it and
-# the identities it is attached to.
+# the policies made under each scope, and per policy the acknowledgments recorded on it.
 _stacks: weakref.WeakKeyDictionary[IConstruct, tuple[Stack, str]] = weakref.WeakKeyDictionary()
 _unique_ids: weakref.WeakKeyDictionary[IConstruct, str] = weakref.WeakKeyDictionary()
 _policies: weakref.WeakKeyDictionary[IConstruct, dict[str, iam.Policy]] = (
     weakref.WeakKeyDictionary()
 )
-_done: weakref.WeakKeyDictionary[iam.Policy, list[object]] = weakref.WeakKeyDictionary()
+_acknowledged: weakref.WeakKeyDictionary[iam.Policy, list[str]] = weakref.WeakKeyDictionary()
 
 
 def _where(construct: IConstruct) -> tuple[Stack, str]:

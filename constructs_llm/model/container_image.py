@@ -125,10 +125,6 @@ class ContainerImage(abc.ABC):
 # of each family's URI, each repository's ARN), and the stack of each scope.
 _scope_stacks: weakref.WeakKeyDictionary[Construct, Stack] = weakref.WeakKeyDictionary()
 _registries: weakref.WeakKeyDictionary[Stack, dict[str, str]] = weakref.WeakKeyDictionary()
-#: The grantees each scope already granted pull on a repository (compared by identity).
-_pulls: weakref.WeakKeyDictionary[Construct, list[tuple[iam.IGrantable, str]]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def _stack_of(scope: Construct) -> Stack:
@@ -181,10 +177,8 @@ class _DlcImage(ContainerImage):
         return f"{found}/{self._repository}:{self._tag}"
 
     def grant_pull(self, scope: Construct, grantee: iam.IGrantable) -> None:
-        granted = _pulls.setdefault(scope, [])
-        if any(g is grantee and r == self._repository for g, r in granted):
-            return  # the same statements again: the policy documents would drop them
-        granted.append((grantee, self._repository))
+        # Granted again for each model and host even when the same: the grants are recorded
+        # in the template's CDK metadata (aws-cdk-lib's method analytics), which stays as is.
         stack = _stack_of(scope)
         registry = _registries.setdefault(stack, {})
         arn = registry.get(f"repository:{self._repository}")

@@ -6,8 +6,6 @@ and the rule that SageMaker pulls from its own region only.
 
 from __future__ import annotations
 
-import weakref
-
 from aws_cdk import Stack, Token
 from aws_cdk import aws_iam as iam
 from constructs import Construct
@@ -56,17 +54,8 @@ def grant_authorization_token(scope: Construct, grantee: iam.IGrantable) -> None
     """
     principal = grantee.grant_principal
     home = principal if isinstance(principal, ExecutionRole) else scope
-    granted = _tokens.setdefault(home, [])
-    if any(g is grantee for g in granted):
-        return  # its one statement is in that policy already
-    granted.append(grantee)
     statement = iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"])
     grant_in_own_policy(home, _AUTH_POLICY_ID, grantee, [statement], ECR_AUTHORIZATION_TOKEN)
-
-
-# The grantees each home's token policy already names (each model of a shared role, and each
-# component's model on its endpoint's role, asks again): compared by identity.
-_tokens: weakref.WeakKeyDictionary[Construct, list[iam.IGrantable]] = weakref.WeakKeyDictionary()
 
 
 def ecr_repository_arn(scope: Construct, *, account: str, region: str, repository: str) -> str:
