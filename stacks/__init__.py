@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from constructs import Construct
-
 from stacks.capacity import CapacityStack
 from stacks.falcon40b_lmi import Falcon40bLmiStack
 from stacks.fleet import TEAMS, fleet
@@ -25,7 +23,7 @@ from stacks.production import ProductionStack
 from stacks.rag import RagStack
 from stacks.shared_endpoint import SharedEndpointStack
 
-EXAMPLES: dict[str, Callable[[Construct, str], object]] = {
+EXAMPLES: dict[str, Callable[..., object]] = {
     "phi3-lmi": Phi3LmiStack,
     "mixtral-trtllm": MixtralTrtLlmStack,
     "falcon40b-lmi": Falcon40bLmiStack,

@@ -54,7 +54,7 @@ def price_problems(value: object, instance_types: Sequence[InstanceType]) -> lis
         if len(names) > 1:
             return [_one_price_for_several(value, names)]
         return []
-    found = []
+    found: list[str | None] = []
     for name, price in value.items():
         if name not in names:
             found.append(_not_a_type_of_the_host(name, names))

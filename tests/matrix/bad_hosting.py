@@ -81,8 +81,9 @@ BAD_HOSTING = [
         id="price-not-a-number",
     ),
     pytest.param(
-        lambda s: ic_endpoint(
+        lambda s: InferenceComponentEndpoint(
             s,
+            "Shared",
             instance_type=["ml.g5.12xlarge", "ml.g6.12xlarge"],
             price_per_hour={"ml.g6e.12xlarge": 10.49},
         ),
