@@ -92,12 +92,15 @@ def scanned(
     _, certificate = synthesize_certificate_distribution(
         Stack(certificate_app, "DistributionCertificate")
     )
+    # The fleet's four stacks differ only in names (a loop over its teams builds them): the
+    # scans read the first, whose 187 resources are every kind the others hold.
+    others = stack_ids("fleet")[1:]
     every = {
-        **templates,
+        **{name: path for name, path in templates.items() if name not in others},
         "ChatStack": out / "chat" / "ChatStack.template.json",
         "DistributionCertificate": certificate,
     }
-    assert len({path.name for path in every.values()}) == len(every) == len(templates) + 2
+    assert len({path.name for path in every.values()}) == len(every) == len(templates) - 1
     return every
 
 
