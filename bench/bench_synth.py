@@ -14,6 +14,11 @@
    20 L1 endpoints, built and synthesized in turns; the median over the pairs of the time
    ratio, per endpoint and per CloudFormation resource. Goals: at most 4x L1 per endpoint and
    1.5x per resource.
+4. Inference components: an app of 3 stacks, each an ``InferenceComponentEndpoint``
+   (ml.g5.12xlarge, 0-5 instances) hosting N ``InferenceComponent``s (each its own
+   ``LlmModel`` from S3 on vLLM, one GPU, scale to zero), with 10 and 20 components per
+   endpoint in turns. Goal: linear, a component costing no more at 20 per endpoint than at 10
+   (within 15 %: no work per component that grows with the components already there).
 5. Many models: the ``fleet`` example (four stacks of 15 inference components each, the app
    of ``stacks/fleet.py``) against the same shape in plain L1 (per stack a
    ``CfnEndpointConfig`` and ``CfnEndpoint``, per model a ``CfnModel`` and
@@ -21,11 +26,6 @@
    the seconds, of the time ratio per model and per CloudFormation resource, and the resources
    each model brings. Goals: the 60-model app in at most 10 s on this machine's quiet runs
    (wall), and at most 4x L1 per resource.
-4. Inference components: an app of 3 stacks, each an ``InferenceComponentEndpoint``
-   (ml.g5.12xlarge, 0-5 instances) hosting N ``InferenceComponent``s (each its own
-   ``LlmModel`` from S3 on vLLM, one GPU, scale to zero), with 10 and 20 components per
-   endpoint in turns. Goal: linear, a component costing no more at 20 per endpoint than at 10
-   (within 15 %: no work per component that grows with the components already there).
 """
 
 from __future__ import annotations
