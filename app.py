@@ -11,19 +11,15 @@ from __future__ import annotations
 from aws_cdk import App, Validations
 from cdk_nag import AwsSolutionsChecks
 
-from stacks import EXAMPLES
+from stacks import EXAMPLES, stack_id
 from stacks.selection import select_examples
 
 
 def build_app(app: App) -> App:
     for name in select_examples(app.node.try_get_context("constructs-llm:stacks"), EXAMPLES):
-        EXAMPLES[name](app, _stack_id(name))
+        EXAMPLES[name](app, stack_id(name))
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app
-
-
-def _stack_id(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("-"))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,13 @@
    ``LlmModel`` from S3 on vLLM, one GPU, scale to zero), with 10 and 20 components per
    endpoint in turns. Goal: linear, a component costing no more at 20 per endpoint than at 10
    (within 15 %: no work per component that grows with the components already there).
+5. Many models: the ``fleet`` example (four stacks of 15 inference components each, the app
+   of ``stacks/fleet.py``) against the same shape in plain L1 (per stack a
+   ``CfnEndpointConfig`` and ``CfnEndpoint``, per model a ``CfnModel`` and
+   ``CfnInferenceComponent``), built and synthesized in turns; the median over the pairs of
+   the seconds, of the time ratio per model and per CloudFormation resource, and the resources
+   each model brings. Goals: the 60-model app in at most 10 s on this machine's quiet runs
+   (wall), and at most 4x L1 per resource.
 """
 
 from __future__ import annotations
@@ -44,6 +51,9 @@ COMPONENT_STACKS = 3
 COMPONENT_SIZES = (10, 20)
 COMPONENT_PAIRS = 3
 COMPONENT_GROWTH_GOAL = 1.15
+FLEET_PAIRS = 3
+FLEET_GOAL_S = 10.0
+FLEET_PER_RESOURCE_GOAL = 4.0
 
 _ENV = dict(os.environ)  # bench/__main__.py sets the jsii banner switches
 
@@ -287,6 +297,109 @@ def _components() -> None:
     )
 
 
+def _fleet_app(_: int) -> object:
+    from aws_cdk import App
+
+    from stacks.fleet import fleet
+
+    app = App()
+    fleet(app, "Fleet")
+    return app
+
+
+def _fleet_l1_app(_: int) -> object:
+    """The fleet's shape in plain L1: an endpoint config and endpoint per stack, a Model and an
+    inference component per model."""
+    from aws_cdk import App, Stack
+    from aws_cdk import aws_sagemaker as sagemaker
+
+    from stacks.fleet import MODELS_PER_TEAM, TEAMS
+
+    app = App()
+    for team in TEAMS:
+        stack = Stack(app, f"Fleet{team}")
+        config = sagemaker.CfnEndpointConfig(
+            stack,
+            "Config",
+            execution_role_arn="arn:aws:iam::123456789012:role/sagemaker",
+            production_variants=[
+                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                    variant_name="AllTraffic",
+                    initial_instance_count=1,
+                    instance_type="ml.g5.12xlarge",
+                    managed_instance_scaling=sagemaker.CfnEndpointConfig.ManagedInstanceScalingProperty(
+                        status="ENABLED", min_instance_count=0, max_instance_count=8
+                    ),
+                )
+            ],
+        )
+        endpoint = sagemaker.CfnEndpoint(
+            stack, "Endpoint", endpoint_config_name=config.attr_endpoint_config_name
+        )
+        for index in range(MODELS_PER_TEAM):
+            model = sagemaker.CfnModel(
+                stack,
+                f"Model{index}",
+                execution_role_arn="arn:aws:iam::123456789012:role/sagemaker",
+                primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+                    image="763104351884.dkr.ecr.us-east-1.amazonaws.com/vllm:latest",
+                    model_data_url=f"s3://{team.lower()}-llm-weights/{index}/",
+                ),
+            )
+            sagemaker.CfnInferenceComponent(
+                stack,
+                f"Component{index}",
+                endpoint_name=endpoint.attr_endpoint_name,
+                variant_name="AllTraffic",
+                specification=sagemaker.CfnInferenceComponent.InferenceComponentSpecificationProperty(
+                    model_name=model.attr_model_name,
+                    compute_resource_requirements=sagemaker.CfnInferenceComponent.InferenceComponentComputeResourceRequirementsProperty(
+                        number_of_accelerator_devices_required=1, min_memory_required_in_mb=16384
+                    ),
+                ),
+                runtime_config=sagemaker.CfnInferenceComponent.InferenceComponentRuntimeConfigProperty(
+                    copy_count=1
+                ),
+            )
+    return app
+
+
+def _fleet() -> None:
+    from stacks.fleet import MODELS_PER_TEAM, TEAMS
+
+    models = len(TEAMS) * MODELS_PER_TEAM
+    _quietly(_fleet_l1_app, 0)  # warm-ups
+    _quietly(_fleet_app, 0)
+    l1_times: list[float] = []
+    times: list[float] = []
+    per_model: list[float] = []
+    per_resource: list[float] = []
+    counts = (0, 0)
+    for _ in range(FLEET_PAIRS):  # in turns, so machine load hits both alike
+        l1, l1_resources = _quietly(_fleet_l1_app, 0)
+        llm, resources = _quietly(_fleet_app, 0)
+        counts = (l1_resources, resources)
+        l1_times.append(l1)
+        times.append(llm)
+        per_model.append(llm / l1)
+        per_resource.append((llm / resources) / (l1 / l1_resources))
+    seconds = statistics.median(times)
+    ratio = statistics.median(per_resource)
+    print(
+        f"fleet example: {models} models in {len(TEAMS)} stacks, build + synth: {seconds:.1f} s "
+        f"vs {statistics.median(l1_times):.1f} s in plain L1 (median of {FLEET_PAIRS} pairs); "
+        f"{counts[1] / models:.1f} vs {counts[0] / models:.1f} resources per model"
+    )
+    print(
+        f"  per model: {statistics.median(per_model):.2f}x L1; the app: {seconds:.1f} s "
+        f"(goal <= {FLEET_GOAL_S:.0f} s) {_verdict(seconds <= FLEET_GOAL_S)}"
+    )
+    print(
+        f"  per resource: {ratio:.2f}x L1 (goal <= {FLEET_PER_RESOURCE_GOAL}x) "
+        f"{_verdict(ratio <= FLEET_PER_RESOURCE_GOAL)}"
+    )
+
+
 def _verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
@@ -323,6 +436,7 @@ def main() -> None:
     )
     _against_l1()
     _components()
+    _fleet()
 
 
 if __name__ == "__main__":

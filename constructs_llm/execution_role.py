@@ -139,12 +139,10 @@ def grant_volume_key(kms_key: kms.IKey | None, grantees: Iterable[iam.IGrantable
             kms_key.grant(grantee, *_VOLUME_KEY_ACTIONS)
 
 
-def depend_on_policies(
-    resource: Construct, role: iam.IRole, owner: Construct | None = None
-) -> None:
+def depend_on_policies(resource: Construct, role: iam.IRole, *owners: Construct) -> None:
     """Makes ``resource`` wait for the role's policies (not the role: its GetAtt already does,
-    and a second edge is a cfn-lint warning), and for the policies ``owner`` attached to the
-    role in its own scope (``wildcard_policy.py``: a role of the caller's gets the library's
+    and a second edge is a cfn-lint warning), and for the policies each of ``owners`` attached
+    to the role in its own scope (``wildcard_policy.py``: a role of the caller's gets the library's
     wildcard statements in policies of the model or host, not under the role)."""
     role_node, node = role.node, resource.node
     role_resource = role_node.default_child
@@ -154,8 +152,9 @@ def depend_on_policies(
     for child in role_node.children:
         if _jsii_ref(child) != skip:
             node.add_dependency(child)
-    for policy in own_policies(owner) if owner is not None else []:
-        node.add_dependency(policy)
+    for owner in dict.fromkeys(owners):
+        for policy in own_policies(owner):
+            node.add_dependency(policy)
 
 
 def _jsii_ref(construct: IConstruct) -> str:

@@ -22,6 +22,7 @@ for, such as me-south-1) is not refused: the source says nothing of it. The sche
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable
 
 from aws_cdk import Aws, Fn, Stack, Token
@@ -65,13 +66,24 @@ def availability_problems(region: str, names: Iterable[str]) -> list[Problem]:
     return found
 
 
+# The features each environment-agnostic stack has asserted (every component of a stack asks
+# for the same ones: each rule's condition is a few jsii calls with the region list).
+_asserted: weakref.WeakKeyDictionary[Stack, set[str]] = weakref.WeakKeyDictionary()
+
+
 def assert_available(scope: Construct, names: Iterable[str]) -> None:
     """In an environment-agnostic stack, one rule per feature of ``names`` that some region
     lacks (shared by every construct of the stack that uses it)."""
     stack = Stack.of(scope)
-    if not Token.is_unresolved(stack.region):
-        return
+    asserted = _asserted.get(stack)
+    if asserted is None:
+        if not Token.is_unresolved(stack.region):
+            return
+        asserted = _asserted[stack] = set()
     for name in dict.fromkeys(names):
+        if name in asserted:  # the rule is there: its condition is not built again
+            continue
+        asserted.add(name)
         row, lacking = _checked(name)
         if not lacking:
             continue

@@ -14,6 +14,7 @@ kind, attached to the identity, and the finding is acknowledged on that policy.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import cast
 
@@ -55,18 +56,55 @@ def grant_in_own_policy(
         for statement in statements:
             principal.add_to_principal_policy(statement)
         return None
-    own_stack = Stack.of(cast(IConstruct, identity))  # a role, user or group: a construct
+    member = cast(IConstruct, identity)  # a role, user or group: a construct
+    own_stack, own_path = _where(member)
     if per_identity:
-        id = f"{id}{Names.unique_id(cast(IConstruct, identity))}"
+        id = f"{id}{_unique_id(member)}"
     scope, policy_id = home, id
-    if own_stack.node.path != Stack.of(home).node.path:
-        scope, policy_id = own_stack, f"{id}{Names.unique_id(home)}"
-    found = scope.node.try_find_child(policy_id)
-    policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
+    if own_path != _where(home)[1]:
+        scope, policy_id = own_stack, f"{id}{_unique_id(home)}"
+    made = _policies.setdefault(scope, {})
+    policy = made.get(policy_id)
+    if policy is None:
+        found = scope.node.try_find_child(policy_id)
+        policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
+        made[policy_id] = policy
     policy.add_statements(*statements)
-    waive(policy, *acknowledgments)
-    identity.attach_inline_policy(policy)  # each identity once (kept by policy name)
+    done = _acknowledged.setdefault(policy, [])
+    waive(policy, *(a for a in acknowledgments if a.id not in done))
+    done += [a.id for a in acknowledgments]
+    # Attached again when already attached (kept once, by policy name): each call is recorded
+    # in the template's CDK metadata (aws-cdk-lib's method analytics), which stays as is.
+    identity.attach_inline_policy(policy)
     return policy
+
+
+# Each jsii call is a round trip to the Node.js process, and a stack of many models grants into
+# the same policies again and again (a shared role's token, an endpoint role's weights reads):
+# what never changes is kept on this side: each construct's stack and its path, unique ids,
+# the policies made under each scope, and per policy the acknowledgments recorded on it.
+_stacks: weakref.WeakKeyDictionary[IConstruct, tuple[Stack, str]] = weakref.WeakKeyDictionary()
+_unique_ids: weakref.WeakKeyDictionary[IConstruct, str] = weakref.WeakKeyDictionary()
+_policies: weakref.WeakKeyDictionary[IConstruct, dict[str, iam.Policy]] = (
+    weakref.WeakKeyDictionary()
+)
+_acknowledged: weakref.WeakKeyDictionary[iam.Policy, list[str]] = weakref.WeakKeyDictionary()
+
+
+def _where(construct: IConstruct) -> tuple[Stack, str]:
+    """``construct``'s stack and that stack's path."""
+    found = _stacks.get(construct)
+    if found is None:
+        stack = Stack.of(construct)
+        found = _stacks[construct] = (stack, stack.node.path)
+    return found
+
+
+def _unique_id(construct: IConstruct) -> str:
+    found = _unique_ids.get(construct)
+    if found is None:
+        found = _unique_ids[construct] = Names.unique_id(construct)
+    return found
 
 
 def own_policies(scope: IConstruct) -> list[iam.Policy]:

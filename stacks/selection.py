@@ -27,6 +27,7 @@ EXAMPLE_NAMES = (
     "overnight-batch",
     "rag",
     "openai-batch",
+    "fleet",
 )
 """The example names, in synth order (``stacks.EXAMPLES`` has exactly these keys)."""
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from stacks import EXAMPLES
+from stacks import EXAMPLES, stack_ids
 from tests.conftest import cdk_context
 from tests.support.certificate_distribution import synthesize_certificate_distribution
 from tests.support.chat_app import chat_context, chat_stack_class
@@ -51,13 +51,16 @@ def scanned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         Stack(certificate_app, "DistributionCertificate")
     )
     templates = {p.name.removesuffix(".template.json"): p for p in FIXTURES.glob("*.json")}
-    assert set(templates) == {"".join(p.capitalize() for p in name.split("-")) for name in EXAMPLES}
+    assert set(templates) == {stack for name in EXAMPLES for stack in stack_ids(name)}
+    # The fleet's four stacks differ only in names (a loop over its teams builds them): the
+    # scans read the first, whose 187 resources are every kind the others hold.
+    others = stack_ids("fleet")[1:]
     every = {
-        **templates,
+        **{name: path for name, path in templates.items() if name not in others},
         "ChatStack": out / "chat" / "ChatStack.template.json",
         "DistributionCertificate": certificate,
     }
-    assert len({path.name for path in every.values()}) == len(every) == len(templates) + 2
+    assert len({path.name for path in every.values()}) == len(every) == len(templates) - 1
     return every
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from stacks import EXAMPLES
+from stacks import EXAMPLES, stack_id, stack_ids
 from tests.conftest import cdk_context
 from tests.support.intrinsics import evaluate
 from tests.support.templates import fixture, normalized
@@ -80,9 +80,10 @@ def test_templates_match_their_fixtures(templates: dict[str, Path]) -> None:
     )
 
 
-def test_one_template_per_example(templates: dict[str, Path]) -> None:
-    expected = {"".join(p.capitalize() for p in name.split("-")) for name in EXAMPLES}
+def test_one_template_per_example_stack(templates: dict[str, Path]) -> None:
+    expected = {stack for name in EXAMPLES for stack in stack_ids(name)}
     assert set(templates) == expected
+    assert len(expected) == len(EXAMPLES) + 3  # the fleet's four teams
 
 
 def test_templates_hold_no_physical_names_but_the_endpoint(templates: dict[str, Path]) -> None:
@@ -268,7 +269,8 @@ def test_synth_prints_one_note_line_per_endpoint_and_nothing_else(cloud_assembly
         for path, entries in json.loads(metadata.read_text()).items()
         if any(entry["type"] == "constructs-llm:note" for entry in entries)
     }
-    assert len(notes) == len(annotated) == 29, output  # 24 endpoints or components, 5 TGI models
+    # 24 endpoints or components, 5 TGI models; the fleet's 4 endpoints and 60 components
+    assert len(notes) == len(annotated) == 93, output
     assert {line.split(": ", 1)[0] for line in notes} == annotated  # each printed once
     assert not [line for line in stdout.splitlines() if any(kind in line for kind in kinds)]
     tgi = sorted(line.split(": ", 1)[0] for line in notes if kinds[2] in line)
@@ -329,7 +331,9 @@ def _readme_examples() -> str:
 
 
 def test_the_readme_s_table_names_each_example_s_stack_id(cloud_assembly: Path) -> None:
-    rows = re.findall(r"^\| `([a-z0-9-]+)` \| `([A-Za-z0-9]+)` \|", _readme_examples(), re.M)
+    rows = re.findall(
+        r"^\| `([a-z0-9-]+)` \| ((?:`[A-Za-z0-9]+`(?:, )?)+) \|", _readme_examples(), re.M
+    )
     assert sorted(name for name, _ in rows) == sorted(EXAMPLES)
     manifest = json.loads((cloud_assembly / "manifest.json").read_text())
     stacks = {
@@ -337,7 +341,9 @@ def test_the_readme_s_table_names_each_example_s_stack_id(cloud_assembly: Path) 
         for artifact_id, artifact in manifest["artifacts"].items()
         if artifact["type"] == "aws:cloudformation:stack"
     }
-    assert {stack for _, stack in rows} == stacks
+    listed = {name: re.findall(r"`([A-Za-z0-9]+)`", ids) for name, ids in rows}
+    assert {stack for ids in listed.values() for stack in ids} == stacks
+    assert all(ids == stack_ids(name) for name, ids in listed.items())
 
 
 def test_the_readme_s_deploy_line_names_a_stack_the_cli_finds_in_cdk_out(
@@ -350,7 +356,7 @@ def test_the_readme_s_deploy_line_names_a_stack_the_cli_finds_in_cdk_out(
     synth, deploy = block.strip().splitlines()
     name = synth.removeprefix("make synth STACKS=")
     assert name in EXAMPLES
-    stack = "".join(part.capitalize() for part in name.split("-"))
+    stack = stack_id(name)
     assert deploy.startswith(f"npx cdk deploy {stack} --app cdk.out ")
     listed = subprocess.run(
         ["npx", "--no-install", "cdk", "ls", stack, "--app", str(cloud_assembly)],

@@ -99,6 +99,7 @@ from constructs_llm.operations.promql_regions import promql_region_problem
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
+from constructs_llm.sizing.instance_prices import PricePerHour, price_problems, prices_of
 from constructs_llm.synth_hook import reference_at_synth, render_at_synth
 from constructs_llm.updates.rules import rule
 from constructs_llm.values import describe, type_problem
@@ -210,6 +211,11 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         ``NEW_ENDPOINT`` where the app's context sets
         ``"constructs-llm:newEndpointOnFleetChange": true`` (new apps' ``cdk.json``), else
         ``TWO_DEPLOYS``, so upgrading the library never renames a deployed endpoint
+    :param price_per_hour: what one instance costs, in USD per hour, as the sizing command's
+        ``--price`` takes it: one number for an endpoint of one instance type, or one per type
+        (``{"ml.g6e.2xlarge": 2.24, "ml.g5.4xlarge": 2.03}``, a type left out unpriced). The
+        capacity note then gives each priced type's cost per month at the minimum and maximum
+        instance count. No price ships with the library. @default none (instance-hours only)
     :param logs: the endpoint's log group, created by the stack before the endpoint:
         ``EndpointLogs(retention=..., encryption_key=..., removal_policy=...)``, ``True`` for
         the defaults, or ``False`` to leave it to SageMaker. Only an endpoint whose name is
@@ -248,6 +254,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         fleet_change: FleetChange | None = None,
         logs: EndpointLogs | bool | None = None,
         routing: Routing | None = None,
+        price_per_hour: PricePerHour | None = None,
     ) -> None:
         super().__init__(scope, id)
         problems = Problems(f"LlmEndpoint '{self.node.path}'")
@@ -341,6 +348,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             fleet_change=mode,
         )
         problems.extend(rule_problems(self.plan))
+        types = [t for v in planned for t in v.instance_types]
+        problems.extend(price_problems(price_per_hour, types))
         problems.add(kv_aware_problem(routed, _engines_off_vllm_dlc(self.plan)))
         engines = [m.engine for m in self._models]
         metrics = self.plan.metrics
@@ -359,6 +368,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         problems.raise_if_any()
         for binding in self.plan.bindings:  # the model renders the Model of each
             binding.model.add_placement(binding.placement)
+        #: USD per instance-hour by instance type, as given (``price_per_hour``).
+        self._prices = prices_of(price_per_hour, types)
         assert_available(self, features)
         claim_endpoint_name(self, given_name, problems.subject)
         self._note_routing(routed)
@@ -416,8 +427,10 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         for v in self._hosted:
             self._autoscale(v, "ScalableTarget" if plan.single else f"ScalableTarget-{v.name}")
             _note_plans(self, v.plan)
+            types = dict.fromkeys(t.name for t in v.plan.instance_types)
+            priced = {name: self._prices[name] for name in types if name in self._prices}
             capacity = variant_capacity_note(
-                v.plan.fleet_name, v.plan.autoscaling, v.plan.instance_count
+                v.plan.fleet_name, v.plan.autoscaling, v.plan.instance_count, priced
             )
             add_note(self, capacity)
             replaced = plan.replaced_on_fleet_change

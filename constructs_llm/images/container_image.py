@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import re
+import weakref
 from typing import TYPE_CHECKING
 
 from aws_cdk import CfnMapping, Stack, Token
@@ -118,6 +119,21 @@ class ContainerImage(abc.ABC):
         """Grant ``grantee`` pull access to the image (none for a URI given as a token)."""
 
 
+# Each jsii call is a round trip to the Node.js process, and every model of a stack resolves
+# and grants its image (a component's model, then its endpoint's role, for each component):
+# what one stack resolves once is kept on this side, by stack (its region, the registry part
+# of each family's URI, each repository's ARN), and the stack of each scope.
+_scope_stacks: weakref.WeakKeyDictionary[Construct, Stack] = weakref.WeakKeyDictionary()
+_registries: weakref.WeakKeyDictionary[Stack, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _stack_of(scope: Construct) -> Stack:
+    stack = _scope_stacks.get(scope)
+    if stack is None:
+        stack = _scope_stacks[scope] = Stack.of(scope)
+    return stack
+
+
 class _DlcImage(ContainerImage):
     def __init__(self, repository: str, tag: str, family: str | None) -> None:
         problems = Problems("ContainerImage.dlc")
@@ -140,25 +156,40 @@ class _DlcImage(ContainerImage):
         return self._tag
 
     def uri(self, scope: Construct) -> str:
-        stack = Stack.of(scope)
-        region = stack.region
+        stack = _stack_of(scope)
+        registry = _registries.setdefault(stack, {})
+        region = registry.get("")
+        if region is None:
+            region = registry[""] = stack.region
         if not Token.is_unresolved(region):
             check_dlc_region(
                 scope, region, repository=self._repository, tag=self._tag, family=self._family
             )
-        mapping = self._mapping(stack)
-        if self._family is not None:
-            family_region_rule(stack, self._family)
-        account = mapping.find_in_map(region, "account")
-        domain = mapping.find_in_map(region, "domain")
-        return f"{account}.dkr.ecr.{region}.{domain}/{self._repository}:{self._tag}"
+        family = self._family.name if self._family is not None else ""
+        found = registry.get(f"family:{family}")
+        if found is None:  # once per stack and family: the mapping, the rule, the tokens
+            mapping = self._mapping(stack)
+            if self._family is not None:
+                family_region_rule(stack, self._family)
+            account = mapping.find_in_map(region, "account")
+            domain = mapping.find_in_map(region, "domain")
+            found = registry[f"family:{family}"] = f"{account}.dkr.ecr.{region}.{domain}"
+        return f"{found}/{self._repository}:{self._tag}"
 
     def grant_pull(self, scope: Construct, grantee: iam.IGrantable) -> None:
-        stack = Stack.of(scope)
-        account = self._mapping(stack).find_in_map(stack.region, "account")
-        arn = stack.format_arn(
-            service="ecr", resource="repository", resource_name=self._repository, account=account
-        )
+        # Granted again for each model and host even when the same: the grants are recorded
+        # in the template's CDK metadata (aws-cdk-lib's method analytics), which stays as is.
+        stack = _stack_of(scope)
+        registry = _registries.setdefault(stack, {})
+        arn = registry.get(f"repository:{self._repository}")
+        if arn is None:
+            account = self._mapping(stack).find_in_map(stack.region, "account")
+            arn = registry[f"repository:{self._repository}"] = stack.format_arn(
+                service="ecr",
+                resource="repository",
+                resource_name=self._repository,
+                account=account,
+            )
         grant_ecr_pull(scope, grantee, [arn])
 
     def _mapping(self, stack: Stack) -> CfnMapping:

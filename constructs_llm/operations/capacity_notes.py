@@ -1,5 +1,7 @@
 """The capacity note each endpoint gets: the instance-hours per month it commits to at its
-minimum and can reach at its maximum, with its schedules counted over a week.
+minimum and can reach at its maximum, with its schedules counted over a week, and, for the
+instance types the host was given a price for (``price_per_hour=``,
+``sizing/instance_prices.py``), what those hours cost.
 
 An inference-component endpoint's floor depends on every component it hosts, so the endpoint
 adds its note when it renders, once every component has registered."""
@@ -8,26 +10,35 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from constructs_llm.operations.schedule import MINUTES_PER_WEEK, hours_per_month, weekly_floor
 from constructs_llm.sizing.copy_demand import CopyDemand
+from constructs_llm.sizing.instance_prices import cost_text
 
 if TYPE_CHECKING:
     from constructs_llm.operations.autoscaling import Autoscaling
 
 
-def variant_capacity_note(instance: str, scaling: Autoscaling | None, count: int) -> str:
-    """The note of a variant whose instances are its own (``LlmEndpoint``)."""
+def variant_capacity_note(
+    instance: str,
+    scaling: Autoscaling | None,
+    count: int,
+    prices: Mapping[str, float] | None = None,
+) -> str:
+    """The note of a variant whose instances are its own (``LlmEndpoint``); ``prices``: USD
+    per instance-hour of the variant's priced types."""
     if scaling is None:
-        return _capacity_note(instance, count, count, None)
+        return _capacity_note(instance, count, count, None, prices, None)
     floor = weekly_floor(scaling.min_capacity, scaling.schedule) if scaling.schedule else None
     return _capacity_note(
         instance,
         min(floor) if floor else scaling.lowest_min,
         scaling.highest_max,
         _scheduled(floor, bool(scaling.schedule)),
+        prices,
+        hours_per_month(floor) if floor else None,
     )
 
 
@@ -35,13 +46,22 @@ def variant_capacity_note(instance: str, scaling: Autoscaling | None, count: int
 _HOURS_PER_MONTH = 730
 
 
-def _capacity_note(instance: str, low: int, high: int, scheduled: str | None) -> str:
+def _capacity_note(
+    instance: str,
+    low: int,
+    high: int,
+    scheduled: str | None,
+    prices: Mapping[str, float] | None,
+    floor_hours: float | None,
+) -> str:
     text = (
         f"Capacity: at minimum {low} x {instance} = {low * _HOURS_PER_MONTH:,} instance-hours "
         f"per month (730 h), at most {high} = {high * _HOURS_PER_MONTH:,}"
     )
-    # Prices vary by region and change; the README says where to look them up.
-    return f"{text}; {scheduled}" if scheduled else text
+    if scheduled:
+        text = f"{text}; {scheduled}"
+    # No price ships (prices vary by region and change): only those the host was given.
+    return f"{text}; {cost_text(prices, low, high, floor_hours)}" if prices else text
 
 
 class HostedCopies(Protocol):
@@ -64,13 +84,21 @@ def fleet_capacity_note(
     max_instances: int,
     capacity: CopyDemand | None,
     components: Sequence[HostedCopies],
+    prices: Mapping[str, float] | None = None,
 ) -> str:
     """The note of an endpoint whose instances its components' copies fill
-    (``InferenceComponentEndpoint``)."""
+    (``InferenceComponentEndpoint``); ``prices``: USD per instance-hour of its priced types."""
     floor = _fleet_floor(min_instances, capacity, components)
     scheduled = any(c.autoscaling and c.autoscaling.schedule for c in components)
     low = min(floor) if floor else min_instances
-    return _capacity_note(fleet_name, low, max_instances, _scheduled(floor, scheduled))
+    return _capacity_note(
+        fleet_name,
+        low,
+        max_instances,
+        _scheduled(floor, scheduled),
+        prices,
+        hours_per_month(floor) if floor and scheduled else None,
+    )
 
 
 def _fleet_floor(

@@ -17,6 +17,7 @@ from constructs_llm import catalogs
 from constructs_llm.errors import ConfigurationError, ConstructsLlmError
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.problems import Problem, Problems
+from constructs_llm.sizing.instance_prices import usd_per_hour_problem
 from constructs_llm.sizing.memory import MemoryPlan, ModelArchitecture, plan_memory
 
 __all__ = ["HOURS_PER_MONTH", "InstanceFit", "fit_instances"]
@@ -148,18 +149,8 @@ def _check_prices(prices: Mapping[str, float], problems: Problems) -> dict[str, 
                     "price an accelerated type",
                 )
             )
-        elif (
-            isinstance(price, bool)
-            or not isinstance(price, int | float)
-            or not (math.isfinite(price) and price > 0)
-        ):
-            problems.add(
-                Problem.of(
-                    "prices",
-                    price,
-                    f"price for {name!r} must be a positive number of USD per hour, got {price!r}",
-                )
-            )
+        elif (wrong := usd_per_hour_problem(f"price for {name!r}", price, "prices")) is not None:
+            problems.add(wrong)
         else:
             checked[instance.name] = float(price)
     return checked

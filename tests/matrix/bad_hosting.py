@@ -65,6 +65,51 @@ def _async_endpoint(s: Stack) -> LlmEndpoint:
 
 
 BAD_HOSTING = [
+    # Prices (price_per_hour=, sizing/instance_prices.py): the CLI's --price figures
+    pytest.param(
+        lambda s: ic_endpoint(s, price_per_hour=-7.09),
+        ConfigurationError,
+        r"InferenceComponentEndpoint 'Test/Shared'.*price_per_hour must be a positive number "
+        r"of USD per hour, got -7\.09",
+        "price_per_hour",
+        id="price-negative",
+    ),
+    pytest.param(
+        lambda s: endpoint(s, price_per_hour="1.21"),
+        ConfigurationError,
+        r"LlmEndpoint 'Test/Endpoint'.*price_per_hour must be a number of USD per "
+        r"instance-hour, or a mapping of instance type to it .*got '1\.21'",
+        "price_per_hour",
+        id="price-not-a-number",
+    ),
+    pytest.param(
+        lambda s: InferenceComponentEndpoint(
+            s,
+            "Shared",
+            instance_type=["ml.g5.12xlarge", "ml.g6.12xlarge"],
+            price_per_hour={"ml.g6e.12xlarge": 10.49},
+        ),
+        ConfigurationError,
+        r"price_per_hour prices 'ml\.g6e\.12xlarge', which is not an instance type of this host "
+        r"\(ml\.g5\.12xlarge, ml\.g6\.12xlarge\); price the host's own types",
+        "price_per_hour",
+        id="price-type-not-in-the-pools",
+    ),
+    pytest.param(
+        lambda s: LlmEndpoint(
+            s,
+            "Endpoint",
+            model=model(s, bound=False),
+            instance_type=["ml.g6e.2xlarge", "ml.g5.4xlarge"],
+            price_per_hour=2.24,
+        ),
+        ConfigurationError,
+        r"price_per_hour=2\.24 is one price, but the host has 2 instance types "
+        r"\(ml\.g6e\.2xlarge, ml\.g5\.4xlarge\); give one per type: "
+        r"price_per_hour=\{'ml\.g6e\.2xlarge': 2\.24, \.\.\.\}",
+        "price_per_hour",
+        id="price-one-number-for-several-pools",
+    ),
     pytest.param(
         lambda s: (
             endpoint(s, endpoint_name="chat"),

@@ -64,6 +64,7 @@ from constructs_llm.problems import Problem, Problems
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
 from constructs_llm.sizing.copy_demand import CopyDemand
+from constructs_llm.sizing.instance_prices import PricePerHour, price_problems, prices_of
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.updates.rules import rule
@@ -164,6 +165,11 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         ``Routing.prefix_aware(prefix_length=, concurrency_threshold=)`` (needs
         ``max_instances`` of two or more) or ``Routing.kv_aware()`` (every component on the vLLM
         DLC). @default least outstanding requests
+    :param price_per_hour: what one instance costs, in USD per hour, as the sizing command's
+        ``--price`` takes it: one number for one instance type, or one per pool's type
+        (``{"ml.g5.12xlarge": 7.09, "ml.g6.12xlarge": 4.60}``, a type left out unpriced). The
+        capacity note then gives each priced type's cost per month at the fleet's floor and at
+        ``max_instances``. No price ships with the library. @default none (instance-hours only)
     """
 
     def __init__(
@@ -186,6 +192,7 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         capacity_reservation: str | None = None,
         logs: EndpointLogs | bool | None = None,
         routing: Routing | None = None,
+        price_per_hour: PricePerHour | None = None,
     ) -> None:
         super().__init__(scope, id)
         self._path = self.node.path  # each component's checks name it
@@ -213,7 +220,10 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         for inst in pools.instance_types:
             problems.add(volume_problem(inst, volume_size))
             problems.add(kms_problem(inst, kms_key))
+        problems.extend(price_problems(price_per_hour, pools.instance_types))
         problems.raise_if_any()  # the plan's numbers are well formed from here on
+        #: USD per instance-hour by instance type, as given (``price_per_hour``).
+        self._prices = prices_of(price_per_hour, pools.instance_types)
         self.plan = ComponentEndpointPlan(
             variant=VariantPlan(
                 name=fleet_variant_name(pools),
@@ -375,20 +385,21 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
             component.model.grant_volume_key(self.plan.kms_key)
             for binding in component.bindings:
                 binding.grant_read(self.role)
-            # The prefix reads sit in a policy of the model's, attached to this role too.
-            depend_on_policies(self.config, self.role, component.model)
         for adapter in adapters:
             adapter.source.grant_read(self, self.role)
             adapter.model.grant_adapter_read(adapter.source, self)
         # The config waits for every policy of its role, those added here included (and, for
-        # a role of the caller's, the policies of this endpoint's that hold its wildcards).
-        depend_on_policies(self.config, self.role, self)
+        # a role of the caller's, the policies of this endpoint's that hold its wildcards), and
+        # for the prefix reads, which sit in a policy of each model's, attached to this role
+        # too: once, when every grant is in.
+        depend_on_policies(self.config, self.role, self, *(c.model for c in components))
         note = fleet_capacity_note(
             self.plan.variant.fleet_name,
             min_instances=self.plan.min_instances,
             max_instances=self.plan.max_instances,
             capacity=self.capacity,
             components=components,
+            prices=self._prices,
         )
         add_note(self, note)
 
