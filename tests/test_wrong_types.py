@@ -363,6 +363,7 @@ WRONG_TYPES = [
         },
     ),
     _case("endpoint", "instance_type", ["ml.g5.2xlarge", 5], _endpoint),
+    _case("endpoint", "price_per_hour", [2.24], _endpoint),
     *_cases(
         "endpoint",
         _endpoint_variants,
@@ -406,6 +407,7 @@ WRONG_TYPES = [
         },
     ),
     _case("ic-endpoint", "instance_type", ["ml.g5.12xlarge", 5], _ic_endpoint),
+    _case("ic-endpoint", "price_per_hour", "7.09", _ic_endpoint),
     # InferenceComponent
     *_cases(
         "ic",
