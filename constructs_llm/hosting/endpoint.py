@@ -39,7 +39,6 @@ from constructs_llm.hosting.fleet_change import (
     fleet_endpoint_prefix,
     named_endpoint_problem,
 )
-from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import (
     MetricsPlan,
     detailed_described,
@@ -502,6 +501,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         grant invoke on. Its engine is unknown: the invoker sends chat (messages) requests and
         detects the stream framing line by line (``StreamFormat.AUTO``); use
         :meth:`from_endpoint_attributes` to state the engine or formats."""
+        from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+
         return ImportedEndpoint(scope, id, endpoint_name=endpoint_name)
 
     @staticmethod
@@ -521,6 +522,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         optionally, ``engine``, ``stream_format``, ``request_format``, ``variant_name``,
         ``served_model_name`` and ``tool_calls`` (see :class:`ImportedEndpoint` for each
         default)."""
+        from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+
         return ImportedEndpoint(
             scope,
             id,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_cdk import Duration
@@ -61,8 +62,14 @@ if TYPE_CHECKING:
 INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
 #: What enhanced metrics add to a variant's dimensions for each GPU.
 _GPU_IDS = ("AcceleratorId", "InstanceId")
-_MINUTE = Duration.minutes(1)
 COPY_NAMESPACE = "/aws/sagemaker/InferenceComponents"
+
+
+@cache
+def one_minute() -> Duration:
+    """The one-minute period every metric and alarm shares: one ``Duration``, made on first
+    use (a jsii call at import would load jsii's type checks before any construct exists)."""
+    return Duration.minutes(1)
 
 
 class MetricOverrides(TypedDict, total=False):
@@ -222,7 +229,7 @@ class InvocationMetrics:
             options,
             dimensions_map=self._metric_dimensions(),
             statistic="Average",
-            period=_MINUTE,  # one Duration for every metric: one jsii call fewer each
+            period=one_minute(),  # one Duration for every metric: one jsii call fewer each
         )
         return cloudwatch.Metric(namespace=namespace, metric_name=metric_name, **props)
 
@@ -339,7 +346,7 @@ class VariantMetrics(InvocationMetrics):
                     )
                 },
                 label=f"ModelLatency p90 on {t.name} (ms)",
-                period=_MINUTE,
+                period=one_minute(),
             )
             for index, t in enumerate(pools)
         ]
@@ -407,7 +414,7 @@ class VariantMetrics(InvocationMetrics):
             f"{schema}) WHERE {where}",
             using_metrics={},
             label="GPU memory of the fullest GPU",
-            period=_MINUTE,
+            period=one_minute(),
         )
 
     def engine_queries(self) -> EngineQueries | None:
@@ -450,7 +457,7 @@ class VariantMetrics(InvocationMetrics):
                     expression=f"{id}{index} / {gpus}",
                     using_metrics={f"{id}{index}": metric},
                     label=f"{label} on {t.name}",
-                    period=_MINUTE,
+                    period=one_minute(),
                 )
                 for id, metric, label in (
                     ("gpu", self.metric_gpu_utilization(dimensions_map=dimensions), "GPU use"),
@@ -474,7 +481,7 @@ class VariantMetrics(InvocationMetrics):
                 expression=f"{id} / {gpus}",  # the metrics sum the GPUs of an instance
                 using_metrics={id: metric},
                 label=label,
-                period=_MINUTE,
+                period=one_minute(),
             )
             for id, metric, label in (
                 ("gpu", self.metric_gpu_utilization(), "GPU use"),
