@@ -51,7 +51,7 @@ from constructs_llm.operations.engine_signals import (
     DEFAULT_KV_CACHE_PERCENT,
     DEFAULT_REQUESTS_WAITING,
 )
-from constructs_llm.operations.metrics import one_minute
+from constructs_llm.operations.periods import one_minute
 from constructs_llm.operations.promql_regions import assert_promql_region, promql_alarms_on
 from constructs_llm.problems import Problems
 from constructs_llm.values import (

@@ -27,7 +27,8 @@ from constructs import Construct, Node
 from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.operations.alarms import LlmAlarms
 from constructs_llm.operations.autoscaling import Autoscaling
-from constructs_llm.operations.metrics import DashboardView, MetricOverrides, one_minute
+from constructs_llm.operations.metrics import DashboardView, MetricOverrides
+from constructs_llm.operations.periods import one_minute
 from constructs_llm.problems import Problems
 from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
 from constructs_llm.values import describe, str_problem

@@ -36,11 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_cdk import Duration
 
+from constructs_llm.operations.periods import one_minute
 from constructs_llm.problems import Problems, fail
 from constructs_llm.values import (
     bool_problem,
@@ -63,13 +63,6 @@ INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
 #: What enhanced metrics add to a variant's dimensions for each GPU.
 _GPU_IDS = ("AcceleratorId", "InstanceId")
 COPY_NAMESPACE = "/aws/sagemaker/InferenceComponents"
-
-
-@cache
-def one_minute() -> Duration:
-    """The one-minute period every metric and alarm shares: one ``Duration``, made on first
-    use (a jsii call at import would load jsii's type checks before any construct exists)."""
-    return Duration.minutes(1)
 
 
 class MetricOverrides(TypedDict, total=False):
