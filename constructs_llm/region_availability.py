@@ -22,6 +22,7 @@ for, such as me-south-1) is not refused: the source says nothing of it. The sche
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable
 
 from aws_cdk import Aws, Fn, Stack, Token
@@ -65,11 +66,17 @@ def availability_problems(region: str, names: Iterable[str]) -> list[Problem]:
     return found
 
 
+_agnostic: weakref.WeakKeyDictionary[Stack, bool] = weakref.WeakKeyDictionary()
+
+
 def assert_available(scope: Construct, names: Iterable[str]) -> None:
     """In an environment-agnostic stack, one rule per feature of ``names`` that some region
     lacks (shared by every construct of the stack that uses it)."""
     stack = Stack.of(scope)
-    if not Token.is_unresolved(stack.region):
+    agnostic = _agnostic.get(stack)
+    if agnostic is None:  # a stack's region never changes: asked once (jsii round trips)
+        agnostic = _agnostic[stack] = Token.is_unresolved(stack.region)
+    if not agnostic:
         return
     for name in dict.fromkeys(names):
         row, lacking = _checked(name)
@@ -78,7 +85,9 @@ def assert_available(scope: Construct, names: Iterable[str]) -> None:
         assert_before_deploy(
             stack,
             rule_id(name),
-            Fn.condition_not(Fn.condition_contains(list(lacking), Aws.REGION)),
+            lambda lacking=lacking: Fn.condition_not(
+                Fn.condition_contains(list(lacking), Aws.REGION)
+            ),
             _rule_description(row, lacking),
         )
 

@@ -14,6 +14,7 @@ kind, attached to the identity, and the finding is acknowledged on that policy.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import cast
 
@@ -55,18 +56,39 @@ def grant_in_own_policy(
         for statement in statements:
             principal.add_to_principal_policy(statement)
         return None
-    own_stack = Stack.of(cast(IConstruct, identity))  # a role, user or group: a construct
+    own_stack, own_path = _stack_of(cast(IConstruct, identity))  # a role, user or group
     if per_identity:
         id = f"{id}{Names.unique_id(cast(IConstruct, identity))}"
     scope, policy_id = home, id
-    if own_stack.node.path != Stack.of(home).node.path:
+    if own_path != _stack_of(home)[1]:
         scope, policy_id = own_stack, f"{id}{Names.unique_id(home)}"
-    found = scope.node.try_find_child(policy_id)
-    policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
+    made = _policies.setdefault(scope, {})
+    policy = made.get(policy_id)
+    if policy is None:
+        found = scope.node.try_find_child(policy_id)
+        policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
+        made[policy_id] = policy
     policy.add_statements(*statements)
     waive(policy, *acknowledgments)
     identity.attach_inline_policy(policy)  # each identity once (kept by policy name)
     return policy
+
+
+# Kept on this side, for as long as the Python objects live: each construct's stack and its
+# path, and the policies made under each scope (each jsii call is a round trip to Node.js, and
+# every host, model and invoker grants through here).
+_stacks: weakref.WeakKeyDictionary[IConstruct, tuple[Stack, str]] = weakref.WeakKeyDictionary()
+_policies: weakref.WeakKeyDictionary[IConstruct, dict[str, iam.Policy]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _stack_of(construct: IConstruct) -> tuple[Stack, str]:
+    found = _stacks.get(construct)
+    if found is None:
+        stack = Stack.of(construct)
+        found = _stacks[construct] = (stack, stack.node.path)
+    return found
 
 
 def own_policies(scope: IConstruct) -> list[iam.Policy]:

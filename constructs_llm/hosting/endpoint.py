@@ -9,6 +9,7 @@ their models' scope), the config's variants, and the grants on the models' roles
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -679,10 +680,11 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             plan=self.plan,
         )
 
-    @property
+    @functools.cached_property
     def metric_endpoint_name(self) -> str:
         """The endpoint's name in its metrics: a name given to the Endpoint as is (its alarms
-        then wait for it by ``DependsOn``, ``operations/alarms.py``), else the generated one."""
+        then wait for it by ``DependsOn``, ``operations/alarms.py``), else the generated one
+        (read once: every metric and alarm asks)."""
         return self.resource.endpoint_name or self.endpoint_name
 
     def _metric_dimensions(self) -> dict[str, str]:

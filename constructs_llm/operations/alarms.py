@@ -51,7 +51,7 @@ from constructs_llm.operations.engine_signals import (
     DEFAULT_KV_CACHE_PERCENT,
     DEFAULT_REQUESTS_WAITING,
 )
-from constructs_llm.operations.periods import one_minute
+from constructs_llm.operations.periods import five_minutes, one_minute
 from constructs_llm.operations.promql_regions import assert_promql_region, promql_alarms_on
 from constructs_llm.problems import Problems
 from constructs_llm.values import (
@@ -331,7 +331,7 @@ class _AlarmSpec:
 
 def _specs(metrics: AlarmMetrics, settings: Alarms) -> list[_AlarmSpec]:
     """The alarms ``metrics`` allow, with ``settings``' thresholds, in a fixed order."""
-    minute, five = Duration.minutes(1), Duration.minutes(5)
+    minute, five = one_minute(), five_minutes()
     rate, gpu = f"{settings.error_rate:.0%}", f"{settings.gpu_memory_percent:g} %"
 
     def at(metric: cloudwatch.Metric, statistic: str, period: Duration) -> cloudwatch.IMetric:
