@@ -39,18 +39,43 @@ _FIXED_SIZES = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
 
 def payload_frames(body: Any) -> Iterator[bytes | Mapping[str, Any]] | None:
     """The stream of ``body`` (botocore's ``EventStream``) as each ``PayloadPart``'s bytes, or,
-    for a frame botocore decodes, the event it parses (``{}`` for one it skips); raises what
+    for a frame botocore decodes, the event it parses (none for one it skips); raises what
     iterating the body raises. None when ``body`` is not botocore's ``EventStream`` over a
     urllib3 response: iterate it as it is."""
     raw = getattr(body, "_raw_stream", None)
     parse = getattr(body, "_parse_event", None)
     if raw is None or parse is None or not callable(getattr(raw, "stream", None)):
         return None
-    return _frames(raw.stream(), parse)
+    return _PayloadFrames(_messages(raw.stream()), parse)
 
 
-def _frames(chunks: Iterator[bytes], parse: Any) -> Iterator[bytes | Mapping[str, Any]]:
-    known = b""  # the header bytes of a PayloadPart event, once botocore decoded one
+class _PayloadFrames(Iterator[bytes | Mapping[str, Any]]):
+    """As botocore's ``EventStream.__iter__``: the messages come from a generator this object
+    keeps, and an event's error is raised here, outside it; so an error frame leaves the
+    HTTP response unread, as botocore does, and closing the body drops the connection."""
+
+    __slots__ = ("_messages", "_parse")
+
+    def __init__(self, messages: Iterator[Any], parse: Any) -> None:
+        self._messages = messages
+        self._parse = parse
+
+    def __iter__(self) -> _PayloadFrames:
+        return self
+
+    def __next__(self) -> bytes | Mapping[str, Any]:
+        while True:
+            message = next(self._messages)
+            if type(message) is bytes:
+                return message
+            event: Mapping[str, Any] = self._parse(message)
+            if event:  # botocore skips an event it has no member for
+                return event
+
+
+def _messages(chunks: Iterator[bytes]) -> Iterator[Any]:
+    """Each PayloadPart frame's payload, or botocore's ``EventStreamMessage`` for any other."""
+    known = b""  # the header bytes of a PayloadPart event, once read
     buffer = b""
     for chunk in chunks:
         buffer = buffer + chunk if buffer else chunk
@@ -64,34 +89,31 @@ def _frames(chunks: Iterator[bytes], parse: Any) -> Iterator[bytes | Mapping[str
                 or payload_end - headers_end > _MAX_PAYLOAD_LENGTH
                 or crc32(buffer[:8]) != prelude_crc
             ):
-                yield from _botocore(buffer, chunks, parse)  # it raises what it raises
+                yield from _botocore(buffer, chunks)  # it raises what it raises
                 return
             if len(buffer) < total:
                 break
             if not known or buffer[_PRELUDE_LENGTH:headers_end] != known:
                 known = _payload_part_headers(buffer[_PRELUDE_LENGTH:headers_end])
                 if not known:  # not a PayloadPart event: botocore decodes it and the rest
-                    yield from _botocore(buffer, chunks, parse)
+                    yield from _botocore(buffer, chunks)
                     return
             if crc32(buffer[:payload_end]) != int.from_bytes(buffer[payload_end:total], "big"):
-                yield from _botocore(buffer, chunks, parse)
+                yield from _botocore(buffer, chunks)
                 return
             payload = buffer[headers_end:payload_end]
             buffer = buffer[total:]
             yield payload
 
 
-def _botocore(buffer: bytes, chunks: Iterator[bytes], parse: Any) -> Iterator[Mapping[str, Any]]:
-    """The rest of the stream as botocore's ``EventStream.__iter__`` reads it."""
+def _botocore(buffer: bytes, chunks: Iterator[bytes]) -> Iterator[Any]:
+    """The rest of the stream as botocore's ``EventStream`` reads it: its messages."""
     from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped]
 
     frames = EventStreamBuffer()
     frames.add_data(buffer)
     while True:
-        for message in frames:
-            event = parse(message)
-            if event:
-                yield event
+        yield from frames
         chunk = next(chunks, None)
         if chunk is None:
             return
