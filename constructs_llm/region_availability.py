@@ -21,11 +21,12 @@ for, such as me-south-1) is not refused: the source says nothing of it. The sche
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from collections.abc import Iterable
 
-from aws_cdk import Aws, Fn, Stack, Token
+from aws_cdk import Aws, Fn, ICfnRuleConditionExpression, Stack, Token
 from constructs import Construct
 
 from constructs_llm import catalogs
@@ -85,11 +86,14 @@ def assert_available(scope: Construct, names: Iterable[str]) -> None:
         assert_before_deploy(
             stack,
             rule_id(name),
-            lambda lacking=lacking: Fn.condition_not(
-                Fn.condition_contains(list(lacking), Aws.REGION)
-            ),
+            functools.partial(_outside, lacking),
             _rule_description(row, lacking),
         )
+
+
+def _outside(lacking: tuple[str, ...]) -> ICfnRuleConditionExpression:
+    """The rule's condition: the stack's region is none of ``lacking``."""
+    return Fn.condition_not(Fn.condition_contains(list(lacking), Aws.REGION))
 
 
 def rule_id(name: str) -> str:

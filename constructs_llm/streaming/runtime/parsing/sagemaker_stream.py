@@ -63,7 +63,7 @@ class PayloadParts(Iterator[bytes]):
             except self._errors as exc:
                 self.close()
                 raise _upstream_error(exc) from exc
-            if type(event) is bytes:  # a PayloadPart frame, read by payload_frames
+            if isinstance(event, bytes):  # a PayloadPart frame, read by payload_frames
                 if event:
                     return event
                 continue
