@@ -21,7 +21,6 @@ for, such as me-south-1) is not refused: the source says nothing of it. The sche
 
 from __future__ import annotations
 
-import functools
 import re
 import weakref
 from collections.abc import Iterable
@@ -32,7 +31,7 @@ from constructs import Construct
 from constructs_llm import catalogs
 from constructs_llm.errors import RegionError
 from constructs_llm.problems import Problem
-from constructs_llm.stack_rules import assert_before_deploy
+from constructs_llm.stack_rules import assert_before_deploy, has_rule
 
 RULE_PREFIX = "ConstructsLlmRegion"
 """Construct ids (and logical ids) of the availability rules start with this."""
@@ -83,11 +82,10 @@ def assert_available(scope: Construct, names: Iterable[str]) -> None:
         row, lacking = _checked(name)
         if not lacking:
             continue
+        if has_rule(stack, rule_id(name)):  # its condition is three jsii calls: made once
+            continue
         assert_before_deploy(
-            stack,
-            rule_id(name),
-            functools.partial(_outside, lacking),
-            _rule_description(row, lacking),
+            stack, rule_id(name), _outside(lacking), _rule_description(row, lacking)
         )
 
 

@@ -5,7 +5,6 @@ adapter layer and WAF region)."""
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 
 from aws_cdk import CfnRule, CfnRuleAssertion, ICfnRuleConditionExpression, Stack
 
@@ -28,17 +27,12 @@ def has_rule(stack: Stack, rule_id: str) -> bool:
 
 
 def assert_before_deploy(
-    stack: Stack,
-    rule_id: str,
-    condition: ICfnRuleConditionExpression | Callable[[], ICfnRuleConditionExpression],
-    description: str,
+    stack: Stack, rule_id: str, condition: ICfnRuleConditionExpression, description: str
 ) -> None:
     """One rule per stack and id (the constructs that need it share it), failing the deploy
-    with ``description`` unless ``condition`` holds (a callable: made only for a new rule)."""
+    with ``description`` unless ``condition`` holds."""
     if has_rule(stack, rule_id):
         return
-    if callable(condition):
-        condition = condition()
     _made[stack].add(rule_id)
     CfnRule(
         stack,
