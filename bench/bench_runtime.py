@@ -18,6 +18,15 @@ For scale, a third client calls the fake directly through a do-nothing TCP relay
 the cost of one more process hop on this machine, which any proxy (the runtime, or the
 Lambda Web Adapter in front of it) pays before doing any work.
 
+The front door's own cost, in CPU: the same fake SageMaker, and pairs run in turns of (a) one
+thread of this process making the boto3 call the runtime makes and reading the event stream to
+its end (``time.thread_time``), and (b) the runtime answering one streamed chat request
+(``getrusage`` of the runtime's process, all its threads: the server is started in a child
+process of its own, as ``python -m ...runtime`` would, that reports its CPU between requests).
+Each pair's ratio is runtime CPU over call CPU, for the same stream; the median over the pairs
+is reported (never the best pair). Goal: at most 1.2x, with every byte the client receives
+unchanged (``tests/streaming`` proves the bytes).
+
 Then a slowloris run against a second runtime process with a 1 s ``REQUEST_DEADLINE`` and
 ``MAX_CONNECTIONS=8``: 12 clients each send a request line, then a header line every 0.25 s
 (each read well within ``CLIENT_TIMEOUT``, so only a deadline on the whole request ends them).
@@ -68,6 +77,10 @@ STREAMS = 40  # per path, after warm-up
 WARMUP = 3
 GOAL_TTFT_MS = 2.0
 GOAL_TOKEN_US = 50.0
+CPU_PAIRS = 41  # front door's own cost: pairs of (boto3 call alone, runtime request)
+CPU_WARMUP = 5
+CPU_BATCH = 5  # requests per sample, so the CPU query between samples is noise
+GOAL_CPU_RATIO = 1.2
 SLOW_CLIENTS = 12
 SLOW_BOUND = 8  # MAX_CONNECTIONS of the slowloris run
 SLOW_DEADLINE_S = 1.0  # REQUEST_DEADLINE of the slowloris run
@@ -203,6 +216,95 @@ def _via_runtime(connection: http.client.HTTPConnection) -> tuple[int, list[tupl
                     tokens.append((int(content), read))
     response.read()  # the chunked terminator, so the connection can be reused
     return start, tokens
+
+
+def _runtime_child(conn: Any, env: dict[str, str]) -> None:
+    """The runtime server in this (child) process, answering ``cpu`` on ``conn`` with the
+    process's CPU seconds (user + system, every thread) until ``stop``."""
+    import resource
+
+    os.environ.clear()
+    os.environ.update(env)
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 the log lines, as Lambda writes them
+    from constructs_llm.streaming.runtime.server import make_server
+    from constructs_llm.streaming.runtime.settings import sagemaker_client
+
+    settings = Settings.from_env(os.environ)
+    sagemaker_client(settings)
+    server = make_server(settings)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    conn.send(server.server_address[1])
+    while conn.recv() == "cpu":
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        conn.send(usage.ru_utime + usage.ru_stime)
+    server.shutdown()
+
+
+def _call_alone(client: Any) -> None:
+    """The SageMaker call the runtime must make: invoke, then read the event stream to its
+    end, as botocore decodes it."""
+    body = client.invoke_endpoint_with_response_stream(
+        EndpointName=ENDPOINT, ContentType="application/json", Body=BODY
+    )["Body"]
+    for _ in body:
+        pass
+
+
+def _front_door_cost(env: dict[str, str], client: Any) -> None:
+    """Runtime CPU per streamed request against the CPU of the call it makes (module doc)."""
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    child_env = {
+        **env,
+        "PORT": str(_free_port()),
+        "ENDPOINT_NAME": ENDPOINT,
+        "STREAM_FORMAT": "tgi",
+    }
+    process = context.Process(target=_runtime_child, args=(theirs, child_env), daemon=True)
+    process.start()
+    try:
+        port = ours.recv()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+        def runtime_cpu() -> float:
+            ours.send("cpu")
+            return float(ours.recv())
+
+        def call_cpu() -> float:
+            started = time.thread_time()
+            for _ in range(CPU_BATCH):
+                _call_alone(client)
+            return time.thread_time() - started
+
+        def served_cpu() -> float:
+            started = runtime_cpu()
+            for _ in range(CPU_BATCH):
+                _via_runtime(connection)
+            return runtime_cpu() - started
+
+        for _ in range(CPU_WARMUP):
+            call_cpu()
+            served_cpu()
+        calls, served, ratios = [], [], []
+        for _ in range(CPU_PAIRS):  # in turns, so machine load hits both alike
+            call, runtime = call_cpu(), served_cpu()
+            calls.append(call / CPU_BATCH)
+            served.append(runtime / CPU_BATCH)
+            ratios.append(runtime / call)
+        connection.close()
+        ours.send("stop")
+    finally:
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+    ratio = statistics.median(ratios)
+    verdict = "PASS" if ratio <= GOAL_CPU_RATIO else "MISS"
+    runtime_ms, call_ms = statistics.median(served) * 1e3, statistics.median(calls) * 1e3
+    print(
+        f"front door's own cost: runtime CPU per streamed request {runtime_ms:.2f} ms vs the "
+        f"boto3 call read to its end {call_ms:.2f} ms: {ratio:.2f}x (median of {CPU_PAIRS} "
+        f"pairs of {CPU_BATCH} requests each; goal <= {GOAL_CPU_RATIO}x)  {verdict}"
+    )
 
 
 def _row(name: str, direct: list[float], via: list[float], unit: str, goal: float) -> str:
@@ -352,6 +454,7 @@ def main() -> None:
                     via.add(*v)
                     relayed.add(*r)
             connection.close()
+        _front_door_cost(env, client)
     print(
         f"bench_runtime: {STREAMS} streams x {TOKENS} tokens per path, one token every "
         f"{INTERVAL_MS:g} ms, fake SageMaker on loopback ({time.monotonic() - started:.1f} s)"

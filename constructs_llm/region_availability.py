@@ -25,13 +25,13 @@ import re
 import weakref
 from collections.abc import Iterable
 
-from aws_cdk import Aws, Fn, Stack, Token
+from aws_cdk import Aws, Fn, ICfnRuleConditionExpression, Stack, Token
 from constructs import Construct
 
 from constructs_llm import catalogs
 from constructs_llm.errors import RegionError
 from constructs_llm.problems import Problem
-from constructs_llm.stack_rules import assert_before_deploy
+from constructs_llm.stack_rules import assert_before_deploy, has_rule
 
 RULE_PREFIX = "ConstructsLlmRegion"
 """Construct ids (and logical ids) of the availability rules start with this."""
@@ -87,12 +87,16 @@ def assert_available(scope: Construct, names: Iterable[str]) -> None:
         row, lacking = _checked(name)
         if not lacking:
             continue
+        if has_rule(stack, rule_id(name)):  # its condition is three jsii calls: made once
+            continue
         assert_before_deploy(
-            stack,
-            rule_id(name),
-            Fn.condition_not(Fn.condition_contains(list(lacking), Aws.REGION)),
-            _rule_description(row, lacking),
+            stack, rule_id(name), _outside(lacking), _rule_description(row, lacking)
         )
+
+
+def _outside(lacking: tuple[str, ...]) -> ICfnRuleConditionExpression:
+    """The rule's condition: the stack's region is none of ``lacking``."""
+    return Fn.condition_not(Fn.condition_contains(list(lacking), Aws.REGION))
 
 
 def rule_id(name: str) -> str:

@@ -87,3 +87,22 @@ def test_runtime_uses_relative_imports_for_its_own_modules() -> None:
 def test_unknown_names_raise_attribute_error() -> None:
     with pytest.raises(AttributeError, match="NoSuchThing"):
         constructs_llm.NoSuchThing  # noqa: B018
+
+
+def test_core_constructs_make_no_jsii_call_at_import() -> None:
+    # A jsii call at import (a module-level Duration, an Aws pseudo parameter) loads
+    # aws-cdk-lib's JavaScript in Node.js and jsii's type checks before any construct exists:
+    # more than the package's own modules cost. Loading the assemblies is all an import sends.
+    code = (
+        "from jsii._kernel.providers import process\n"
+        "sent = []\n"
+        "send = process._NodeProcess.send\n"
+        "def counting(self, request, response_type):\n"
+        "    sent.append(type(request).__name__)\n"
+        "    return send(self, request, response_type)\n"
+        "process._NodeProcess.send = counting\n"
+        "from constructs_llm import LlmModel, LlmEndpoint\n"
+        "print(' '.join(sorted(set(sent))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["LoadRequest"]

@@ -28,6 +28,7 @@ from constructs_llm.hosting.target import InvocationTarget
 from constructs_llm.operations.alarms import LlmAlarms
 from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.operations.metrics import DashboardView, MetricOverrides
+from constructs_llm.operations.periods import one_minute
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
 from constructs_llm.values import describe, str_problem
@@ -77,7 +78,6 @@ class DashboardTarget(Protocol):
 
 
 _WIDTH, _HEIGHT = 6, 6
-_MINUTE = Duration.minutes(1)
 
 
 class LlmDashboard(Construct):
@@ -253,7 +253,7 @@ def _graph(
         left_y_axis=cloudwatch.YAxisProps(min=0, max=100 if percent else None),
         width=_WIDTH,
         height=_HEIGHT,
-        period=_MINUTE,
+        period=one_minute(),
     )
 
 
@@ -283,7 +283,7 @@ def _latency(
         expression="latency / 1000",  # microseconds to milliseconds
         using_metrics={"latency": target.metric_model_latency()},
         label="ModelLatency p90 (ms)",
-        period=_MINUTE,
+        period=one_minute(),
     )
     return _graph(
         "Model latency and the invoker's own time (ms)",

@@ -9,6 +9,7 @@ models, then the config's variants, naming the SageMaker Models the models rende
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -40,7 +41,6 @@ from constructs_llm.hosting.fleet_change import (
     fleet_endpoint_prefix,
     named_endpoint_problem,
 )
-from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
 from constructs_llm.hosting.metrics_config import (
     MetricsPlan,
     detailed_described,
@@ -532,6 +532,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         grant invoke on. Its engine is unknown: the invoker sends chat (messages) requests and
         detects the stream framing line by line (``StreamFormat.AUTO``); use
         :meth:`from_endpoint_attributes` to state the engine or formats."""
+        from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+
         return ImportedEndpoint(scope, id, endpoint_name=endpoint_name)
 
     @staticmethod
@@ -551,6 +553,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         optionally, ``engine``, ``stream_format``, ``request_format``, ``variant_name``,
         ``served_model_name`` and ``tool_calls`` (see :class:`ImportedEndpoint` for each
         default)."""
+        from constructs_llm.hosting.imported_endpoint import ImportedEndpoint
+
         return ImportedEndpoint(
             scope,
             id,
@@ -718,10 +722,11 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             plan=self.plan,
         )
 
-    @property
+    @functools.cached_property
     def metric_endpoint_name(self) -> str:
         """The endpoint's name in its metrics: a name given to the Endpoint as is (its alarms
-        then wait for it by ``DependsOn``, ``operations/alarms.py``), else the generated one."""
+        then wait for it by ``DependsOn``, ``operations/alarms.py``), else the generated one
+        (read once: every metric and alarm asks)."""
         return self.resource.endpoint_name or self.endpoint_name
 
     def _metric_dimensions(self) -> dict[str, str]:

@@ -40,7 +40,6 @@ through: a new construct id or name in the deploy that changes the mode.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from enum import Enum
 
@@ -141,6 +140,8 @@ def fleet_endpoint_name(
     if asynchronous:
         fleet = f"{fleet}-{ASYNC_MARK}" if fleet else ASYNC_MARK
     readable = len(fleet) <= _READABLE_FLEET and SAGEMAKER_NAME.match(fleet)
+    import hashlib  # OpenSSL's bindings load when a fleet name needs a hash
+
     suffix = fleet if readable else hashlib.sha256(fleet.encode()).hexdigest()[:_HASHED_FLEET]
     return generated_name(scope, "endpoint_name", suffix=suffix)
 

@@ -35,7 +35,6 @@ subscription goes with the stack.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -198,7 +197,7 @@ def _let_cloudwatch_publish(scope: Construct, topic: sns.ITopic) -> None:
             resources=[topic.topic_arn],
             conditions={
                 "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
-                "ArnLike": {"aws:SourceArn": ALARMS_ARN},
+                "ArnLike": {"aws:SourceArn": _alarms_arn()},
             },
         )
     )
@@ -228,9 +227,12 @@ def _let_cloudwatch_publish(scope: Construct, topic: sns.ITopic) -> None:
         )
 
 
-#: What ``aws:SourceArn`` of a CloudWatch alarm's notification matches: this account's alarms in
-#: this region (pseudo parameters, so an environment-agnostic stack names its own).
-ALARMS_ARN = f"arn:{Aws.PARTITION}:cloudwatch:{Aws.REGION}:{Aws.ACCOUNT_ID}:alarm:*"
+def _alarms_arn() -> str:
+    """What ``aws:SourceArn`` of a CloudWatch alarm's notification matches: this account's
+    alarms in this region (pseudo parameters, so an environment-agnostic stack names its own).
+    Read when a topic is made, not at import: the first jsii call loads aws-cdk-lib's
+    JavaScript in Node.js."""
+    return f"arn:{Aws.PARTITION}:cloudwatch:{Aws.REGION}:{Aws.ACCOUNT_ID}:alarm:*"
 
 
 def _named(value: str, construct: object) -> str:
@@ -274,5 +276,7 @@ def _token_id(topic: sns.ITopic, address: str) -> str:
     hashes what the token resolves to (``{"Ref": "<parameter>"}``), so it does not depend on the
     order in which targets subscribe."""
     resolved = Stack.of(topic).resolve(address)
+    import hashlib  # OpenSSL's bindings load when a token address needs a hash
+
     digest = hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()[:8]
     return f"EmailToken{digest.upper()}"

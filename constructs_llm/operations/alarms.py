@@ -50,8 +50,8 @@ from constructs_llm.operations.alarm_topic import (
 from constructs_llm.operations.engine_signals import (
     DEFAULT_KV_CACHE_PERCENT,
     DEFAULT_REQUESTS_WAITING,
-    EVALUATION_INTERVAL,
 )
+from constructs_llm.operations.periods import five_minutes, one_minute
 from constructs_llm.operations.promql_regions import assert_promql_region, promql_alarms_on
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.values import (
@@ -354,7 +354,7 @@ class _AlarmSpec:
 
 def _specs(metrics: AlarmMetrics, settings: Alarms) -> list[_AlarmSpec]:
     """The alarms ``metrics`` allow, with ``settings``' thresholds, in a fixed order."""
-    minute, five = Duration.minutes(1), Duration.minutes(5)
+    minute, five = one_minute(), five_minutes()
     rate, gpu = f"{settings.error_rate:.0%}", f"{settings.gpu_memory_percent:g} %"
 
     def at(metric: cloudwatch.Metric, statistic: str, period: Duration) -> cloudwatch.IMetric:
@@ -520,7 +520,10 @@ def create_alarms(
             group,
             alarm.name,
             query=alarm.query,
-            evaluation_interval=EVALUATION_INTERVAL,
+            # How often the alarm evaluates its query (PutMetricAlarm's EvaluationInterval:
+            # 10, 20, 30 or a multiple of 60 seconds); detailed observability publishes every
+            # 60 s by default.
+            evaluation_interval=one_minute(),
             pending_period=alarm.pending,
             recovery_period=alarm.recovery,
             alarm_description=f"{path}: {alarm.why}",

@@ -41,10 +41,6 @@ _VARIANT_LABEL = "aws.sagemaker.variant.name"
 _COMPONENT_LABEL = "aws.sagemaker.inference_component.name"
 _POOL_LABEL = "@resource.host.type"
 
-#: How often the engine alarms evaluate their query (PutMetricAlarm's EvaluationInterval: 10,
-#: 20, 30 or a multiple of 60 seconds); detailed observability publishes every 60 s by default.
-EVALUATION_INTERVAL = Duration.minutes(1)
-
 
 class EngineThresholds(Protocol):
     """What the engine alarms read of ``Alarms``: their thresholds (None: no such alarm)."""

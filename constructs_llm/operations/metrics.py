@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_cdk import Duration
 
+from constructs_llm.operations.periods import one_minute
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.values import (
     bool_problem,
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
 INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"
 #: What enhanced metrics add to a variant's dimensions for each GPU.
 _GPU_IDS = ("AcceleratorId", "InstanceId")
-_MINUTE = Duration.minutes(1)
 COPY_NAMESPACE = "/aws/sagemaker/InferenceComponents"
 
 
@@ -223,7 +223,7 @@ class InvocationMetrics:
             options,
             dimensions_map=self._metric_dimensions(),
             statistic="Average",
-            period=_MINUTE,  # one Duration for every metric: one jsii call fewer each
+            period=one_minute(),  # one Duration for every metric: one jsii call fewer each
         )
         return cloudwatch.Metric(namespace=namespace, metric_name=metric_name, **props)
 
@@ -340,7 +340,7 @@ class VariantMetrics(InvocationMetrics):
                     )
                 },
                 label=f"ModelLatency p90 on {t.name} (ms)",
-                period=_MINUTE,
+                period=one_minute(),
             )
             for index, t in enumerate(pools)
         ]
@@ -408,7 +408,7 @@ class VariantMetrics(InvocationMetrics):
             f"{schema}) WHERE {where}",
             using_metrics={},
             label="GPU memory of the fullest GPU",
-            period=_MINUTE,
+            period=one_minute(),
         )
 
     def engine_queries(self) -> EngineQueries | None:
@@ -451,7 +451,7 @@ class VariantMetrics(InvocationMetrics):
                     expression=f"{id}{index} / {gpus}",
                     using_metrics={f"{id}{index}": metric},
                     label=f"{label} on {t.name}",
-                    period=_MINUTE,
+                    period=one_minute(),
                 )
                 for id, metric, label in (
                     ("gpu", self.metric_gpu_utilization(dimensions_map=dimensions), "GPU use"),
@@ -475,7 +475,7 @@ class VariantMetrics(InvocationMetrics):
                 expression=f"{id} / {gpus}",  # the metrics sum the GPUs of an instance
                 using_metrics={id: metric},
                 label=label,
-                period=_MINUTE,
+                period=one_minute(),
             )
             for id, metric, label in (
                 ("gpu", self.metric_gpu_utilization(), "GPU use"),

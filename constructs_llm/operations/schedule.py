@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-import zoneinfo
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -186,6 +185,8 @@ def _abbreviation_problem(name: str) -> Problem | None:
 def _zone_names() -> frozenset[str]:
     """The IANA names Python's zoneinfo knows; where the system has no time zone database
     (and the ``tzdata`` package is not installed), the names ``aws_cdk.TimeZone`` lists."""
+    import zoneinfo  # loaded when a schedule names a time zone, not with the constructs
+
     names = zoneinfo.available_timezones()
     if names:
         return frozenset(names)

@@ -950,10 +950,14 @@ def test_http_1_0_clients_get_a_close_delimited_stream(
 
 
 def _idle_connections(client: Any) -> int:
-    """Connections waiting in a boto3 client's urllib3 pools (botocore internals, test only)."""
+    """Open connections waiting in a boto3 client's urllib3 pools (botocore internals, test
+    only). A closed one may wait there too: urllib3 puts a response's connection back when the
+    response's reader is garbage-collected, closed or not, and replaces a closed one when it is
+    next taken; so only an open one can carry the next request."""
     manager = client._endpoint.http_session._manager
     pools = [manager.pools[key] for key in manager.pools.keys()]  # noqa: SIM118 (no __iter__)
-    return sum(1 for pool in pools for conn in list(pool.pool.queue) if conn is not None)
+    queued = [conn for pool in pools for conn in list(pool.pool.queue) if conn is not None]
+    return sum(1 for conn in queued if conn.sock is not None)
 
 
 @pytest.mark.parametrize("stream", [True, False])

@@ -19,6 +19,7 @@ from typing import Any
 from ...formats import StreamFormat
 from .events import StreamEvent
 from .parser import UpstreamStreamError, parse_stream
+from .payload_frames import payload_frames
 
 _ERROR_MEMBERS = ("ModelStreamError", "InternalStreamFailure")
 
@@ -34,13 +35,17 @@ class PayloadParts(Iterator[bytes]):
 
     ``close()`` closes the body (and so the HTTP connection) unless the stream was read to its
     end; it also runs after an error. Closing works even before the first ``next()``.
+
+    botocore's ``EventStream`` is read through ``payload_frames``: its ``PayloadPart`` frames
+    as bytes, without botocore's per-frame decoding, and the same events and errors otherwise.
     """
 
     __slots__ = ("_body", "_done", "_errors", "_events")
 
     def __init__(self, body: Iterable[Mapping[str, Any]]) -> None:
         self._body = body
-        self._events = iter(body)
+        frames = payload_frames(body)
+        self._events: Iterator[bytes | Mapping[str, Any]] = iter(body) if frames is None else frames
         self._errors = _read_errors()
         self._done = False
 
@@ -58,6 +63,10 @@ class PayloadParts(Iterator[bytes]):
             except self._errors as exc:
                 self.close()
                 raise _upstream_error(exc) from exc
+            if isinstance(event, bytes):  # a PayloadPart frame, read by payload_frames
+                if event:
+                    return event
+                continue
             part = event.get("PayloadPart")
             if part is not None:
                 data = part.get("Bytes")
