@@ -12,7 +12,7 @@ another event type, a bad length or CRC) goes to botocore itself, from that fram
 ``EventStreamBuffer`` and ``EventStream._parse_event``, so the same events and the same
 exceptions as iterating the body.
 
-The framing (botocore ``botocore/eventstream.py``, ``EventStreamBuffer``): a 12-byte prelude
+The framing (boto/botocore: botocore/eventstream.py, ``EventStreamBuffer``): a 12-byte prelude
 (total length, headers length, CRC32 of the first 8 bytes), the headers, the payload, then the
 CRC32 of everything before it, all big-endian.
 """
