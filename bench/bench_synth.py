@@ -103,24 +103,11 @@ def _parser_loads_cdk() -> bool:
 
 
 def _synth_seconds(endpoints: int) -> float:
-    from aws_cdk import App, Stack
-
-    from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource
+    from aws_cdk import App
 
     started = time.perf_counter()
-    app = App()
-    stack = Stack(app, "Bench")
-    for i in range(endpoints):
-        model = LlmModel(
-            stack,
-            f"Model{i}",
-            source=ModelSource.hugging_face(
-                "meta-llama/Meta-Llama-3-8B-Instruct", needs_token=False
-            ),
-            engine=Engine.tgi(),
-            instance_type="ml.g5.2xlarge",
-        )
-        LlmEndpoint(stack, f"Endpoint{i}", model=model)
+    app = _llm_app(endpoints)
+    assert isinstance(app, App)
     app.synth()
     return time.perf_counter() - started
 
