@@ -214,7 +214,8 @@ BAD_GATEWAY = [
     pytest.param(
         lambda s: batch_api(s, async_targets=async_endpoint(s)),
         ConfigurationError,
-        r"async_targets must be a list of asynchronous LlmEndpoints, got <constructs_llm",
+        r"async_targets must be a list of asynchronous LlmEndpoints, got LlmEndpoint "
+        r"'Test/Overnight'",
         "async_targets",
         id="batch-async-targets-not-a-list",
     ),

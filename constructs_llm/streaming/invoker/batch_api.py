@@ -69,7 +69,13 @@ from constructs_llm.problems import Problem, Problems
 from constructs_llm.streaming.invoker.environment import MAX_TIMEOUT_S, READ_TIMEOUT_MARGIN_S
 from constructs_llm.streaming.invoker.function import runtime_code
 from constructs_llm.streaming.invoker.targets import routes_environment
-from constructs_llm.values import describe, duration_problem, positive_int_problem
+from constructs_llm.values import (
+    describe,
+    duration_problem,
+    is_list,
+    not_a_list,
+    positive_int_problem,
+)
 from constructs_llm.wildcard_policy import grant_in_own_policy
 
 WORKER_HANDLER = "streaming.runtime.batches.worker.handle"
@@ -507,16 +513,8 @@ def _async_targets(
     if given is None:
         return []
     problems = Problems(f"StreamingInvoker '{scope.node.path}'.add_batch_api")
-    if not isinstance(given, list | tuple):
-        problems.add(
-            Problem.of(
-                "async_targets",
-                given,
-                f"async_targets must be a list of asynchronous LlmEndpoints, got {given!r}",
-            )
-        )
-        problems.raise_if_any()
-        return []
+    if not is_list(given):
+        problems.fail(not_a_list("async_targets", given, "asynchronous LlmEndpoints"))
     found: list[QueuingTarget] = []
     names = {t.facts.served_model_name: describe(t) for t in targets}
     items: list[object] = list(given)
