@@ -98,13 +98,20 @@ def _derived_key_problems(
 
 
 def _alias_loses(key: str, value: str, target: str, derived: str) -> Problem:
-    return Problem.of(
-        f"env[{key!r}]",
+    return env_problem(
+        key,
         value,
-        f"env {key}={value!r} is read by the container as {target}, which the engine sets to "
-        f"{derived!r} and which wins;",
+        f" is read by the container as {target}, which the engine sets to {derived!r} and which "
+        "wins;",
         f"set the engine's own setting instead of {key}",
     )
+
+
+def env_problem(key: str, value: str, wrong: str, fix: str = "") -> Problem:
+    """A problem with the user's ``env[key] = value``: its property is ``env['KEY']``, and its
+    message opens with ``env KEY='value'``, followed by ``wrong`` from its own punctuation on
+    (``" contradicts ...;"``, ``": the invoker ...;"``)."""
+    return Problem.of(f"env[{key!r}]", value, f"env {key}={value!r}{wrong}", fix)
 
 
 def rule_problem(
@@ -121,54 +128,40 @@ def rule_problem(
     ):
         return None  # restates the source under another name the container reads
     if kind is EnvRule.MODEL:
-        return _rule_model(key, value, ctx)
+        return env_problem(
+            key,
+            value,
+            f" contradicts the model source {ctx.model_location!r};",
+            f"choose the model with source=ModelSource.hugging_face({value!r}) (or s3(...)) "
+            "instead of env",
+        )
     if kind is EnvRule.REVISION:
-        return _rule_revision(key, value, ctx)
+        return env_problem(
+            key,
+            value,
+            f" contradicts the source revision {ctx.revision!r};",
+            f"pass ModelSource.hugging_face(..., revision={value!r}) instead",
+        )
     if kind is EnvRule.LIMIT:
         setting = "max_input_tokens" if "INPUT" in key else "max_total_tokens"
-        return _rule_limit(key, value, setting, getattr(ctx, setting))
+        current = getattr(ctx, setting)
+        clash = f"contradicts {setting}={current}" if current else f"bypasses {setting}"
+        return env_problem(
+            key,
+            value,
+            f" {clash} of the model;",
+            f"set {setting}={value} on the model instead, so memory sizing and validation use it",
+        )
     if kind is EnvRule.PROTOCOL:
-        return _rule_protocol(key, value, derived)
+        return env_problem(
+            key,
+            value,
+            f" changes the request/stream contract the engine sets ({key}={derived!r}) and the "
+            "streaming invoker relies on;",
+            "remove it, or describe your container with "
+            "Engine.custom(image=..., stream_format=...)",
+        )
     return _parallel_env_problem(key, value, ctx)
-
-
-def _rule_model(key: str, value: str, ctx: EngineContext) -> Problem:
-    return Problem.of(
-        f"env[{key!r}]",
-        value,
-        f"env {key}={value!r} contradicts the model source {ctx.model_location!r};",
-        "choose the "
-        f"model with source=ModelSource.hugging_face({value!r}) (or s3(...)) instead of env",
-    )
-
-
-def _rule_revision(key: str, value: str, ctx: EngineContext) -> Problem:
-    return Problem.of(
-        f"env[{key!r}]",
-        value,
-        f"env {key}={value!r} contradicts the source revision {ctx.revision!r};",
-        f"pass ModelSource.hugging_face(..., revision={value!r}) instead",
-    )
-
-
-def _rule_limit(key: str, value: str, setting: str, current: int | None) -> Problem:
-    clash = f"contradicts {setting}={current}" if current else f"bypasses {setting}"
-    return Problem.of(
-        f"env[{key!r}]",
-        value,
-        f"env {key}={value!r} {clash} of the model;",
-        f"set {setting}={value} on the model instead, so memory sizing and validation use it",
-    )
-
-
-def _rule_protocol(key: str, value: str, derived: str | None) -> Problem:
-    return Problem.of(
-        f"env[{key!r}]",
-        value,
-        f"env {key}={value!r} changes the request/stream contract the engine sets "
-        f"({key}={derived!r}) and the streaming invoker relies on;",
-        "remove it, or describe your container with Engine.custom(image=..., stream_format=...)",
-    )
 
 
 # What the streaming invoker follows, and the engine settings that set it.
@@ -184,11 +177,10 @@ _SWITCHES = ("ENABLE_AUTO_TOOL_CHOICE", "ENABLE_REASONING", "IS_EMBEDDING")
 def _rule_followed(kind: EnvRule, key: str, value: str, derived: str | None) -> Problem:
     what, settings = _FOLLOWED[kind]
     sets = f"sets {key}={derived!r}" if derived is not None else f"leaves {key} unset"
-    return Problem.of(
-        f"env[{key!r}]",
+    return env_problem(
+        key,
         value,
-        f"env {key}={value!r} contradicts the engine's {what} (it {sets}), which the "
-        "streaming invoker follows;",
+        f" contradicts the engine's {what} (it {sets}), which the streaming invoker follows;",
         f"set {settings} on the engine instead",
     )
 
@@ -209,11 +201,7 @@ def _parallel_env_problem(key: str, value: str, ctx: EngineContext) -> Problem |
         return None
     count = decimal_int(value)
     if count is None or count < 1:
-        return Problem.of(
-            f"env[{key!r}]",
-            value,
-            f"env {key}={value!r} must be a positive integer",
-        )
+        return env_problem(key, value, " must be a positive integer")
     neuron = key == "HF_NUM_CORES"
     available = available_cores(ctx) if neuron else (ctx.devices or None)
     if available is not None and ctx.instance.known and count > available:

@@ -30,10 +30,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from constructs_llm.contract import RequestFormat, StreamFormat
-from constructs_llm.engines._support import dtype_name, int_value, present, put
+from constructs_llm.engines._support import dtype_name, int_value, put
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.engine import Engine
+from constructs_llm.engines.env_rules import env_problem
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.images.container_image import ContainerImage
@@ -52,6 +53,16 @@ _POOLING = ("cls", "mean", "last-token")
 # DType: float16 and float32 in the candle backends both images run (backends/src/dtype.rs).
 _TEI_DTYPES = ("fp16", "fp32")
 _TRUE_VALUES = frozenset({"true", "1", "yes", "on"})
+#: Env values on which TEI answers /invocations with another shape than OpenAI's embeddings:
+#: key -> (value, what TEI answers).
+_OTHER_ANSWERS = {
+    "POOLING": (
+        "splade",
+        "sparse embeddings on /invocations (its embed_sparse route), which OpenAI's embeddings "
+        "API has no shape for",
+    ),
+    "TASK": ("sentence-similarity", "sentence similarities on /invocations instead of embeddings"),
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,7 +168,13 @@ class TeiEngine(SettingsChecked, Engine):
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
     ) -> Problem | None:
         if key == "MAX_CLIENT_BATCH_SIZE" and value != derived:
-            return _client_batch_in_env(value)
+            return env_problem(
+                key,
+                value,
+                ": the invoker splits a request's inputs into calls of the client batch size it "
+                "knows;",
+                "set Engine.tei(max_client_batch_size=...) instead",
+            )
         return super()._rule_problem(kind, key, value, derived, ctx)
 
     def _hardware_problems(self, ctx: EngineContext) -> list[Problem]:
@@ -177,18 +194,15 @@ class TeiEngine(SettingsChecked, Engine):
         return [_no_token_limits(ctx.max_input_tokens, ctx.max_total_tokens)]
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[Problem]:
-        pooling = env.get("POOLING", "").strip().lower()
-        task = env.get("TASK", "").strip().lower()
-        batch = int_value(env, "MAX_BATCH_TOKENS")
-        return present(
-            [
-                _sparse_pooling(env["POOLING"]) if pooling == "splade" else None,
-                _similarity_task(env["TASK"]) if task == "sentence-similarity" else None,
-                _batch_tokens_not_a_count(env["MAX_BATCH_TOKENS"])
-                if "MAX_BATCH_TOKENS" in env and not batch
-                else None,
-            ]
-        )
+        problems = [
+            env_problem(key, env[key], f" makes TEI answer {answer};", "remove it")
+            for key, (value, answer) in _OTHER_ANSWERS.items()
+            if env.get(key, "").strip().lower() == value
+        ]
+        if "MAX_BATCH_TOKENS" in env and not int_value(env, "MAX_BATCH_TOKENS"):
+            key = "MAX_BATCH_TOKENS"
+            problems.append(env_problem(key, env[key], " must be a positive integer"))
+        return problems
 
     def _warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:
         inst = ctx.instance
@@ -201,16 +215,6 @@ class TeiEngine(SettingsChecked, Engine):
         if truncate and self.auto_truncate is None:
             found.append(_truncate_in_env())
         return found
-
-
-def _client_batch_in_env(value: str) -> Problem:
-    return Problem.of(
-        "env['MAX_CLIENT_BATCH_SIZE']",
-        value,
-        f"env MAX_CLIENT_BATCH_SIZE={value!r}: the invoker splits a request's inputs into calls "
-        "of the client batch size it knows;",
-        "set Engine.tei(max_client_batch_size=...) instead",
-    )
 
 
 def _no_tei_image(inst: InstanceType) -> Problem:
@@ -247,34 +251,6 @@ def _no_token_limits(low: int | None, high: int | None) -> Problem:
         "and has no setting for it;",
         "drop the token limits from the model, and pass "
         "Engine.tei(auto_truncate=True) to cut longer inputs instead of refusing them",
-    )
-
-
-def _sparse_pooling(value: str) -> Problem:
-    return Problem.of(
-        "env['POOLING']",
-        value,
-        f"env POOLING={value!r} makes TEI answer sparse embeddings on /invocations (its "
-        "embed_sparse route), which OpenAI's embeddings API has no shape for;",
-        "remove it",
-    )
-
-
-def _similarity_task(value: str) -> Problem:
-    return Problem.of(
-        "env['TASK']",
-        value,
-        f"env TASK={value!r} makes TEI answer sentence similarities on /invocations instead of "
-        "embeddings;",
-        "remove it",
-    )
-
-
-def _batch_tokens_not_a_count(value: str) -> Problem:
-    return Problem.of(
-        "env['MAX_BATCH_TOKENS']",
-        value,
-        f"env MAX_BATCH_TOKENS={value!r} must be a positive integer",
     )
 
 

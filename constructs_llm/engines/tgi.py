@@ -18,6 +18,7 @@ from constructs_llm.engines._support import (
 )
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, cores_per_chip
+from constructs_llm.engines.env_rules import env_problem
 from constructs_llm.engines.settings import setting
 from constructs_llm.engines.tools import ToolCalling, tools_off, tools_turned_off
 from constructs_llm.hardware.instance_type import InstanceType
@@ -174,25 +175,22 @@ class TgiEngine(GpuEngine):
             ]
         )
         if "MAX_INPUT_LENGTH" in env:
-            problems.append(_legacy_input_length(env["MAX_INPUT_LENGTH"]))
+            problems.append(
+                env_problem(
+                    "MAX_INPUT_LENGTH",
+                    env["MAX_INPUT_LENGTH"],
+                    " is TGI's legacy name for MAX_INPUT_TOKENS (setting both fails at launch);",
+                    "remove it and set max_input_tokens= on the model",
+                )
+            )
         return problems
 
 
-def _legacy_input_length(value: str) -> Problem:
-    return Problem.of(
-        "env['MAX_INPUT_LENGTH']",
-        value,
-        f"env MAX_INPUT_LENGTH={value!r} is TGI's legacy name for MAX_INPUT_TOKENS (setting "
-        "both fails at launch);",
-        "remove it and set max_input_tokens= on the model",
-    )
-
-
 def _tools_without_grammar(key: str, value: str) -> Problem:
-    return Problem.of(
-        f"env[{key!r}]",
+    return env_problem(
+        key,
         value,
-        f"env {key}={value!r} turns off TGI's grammar, which its tool calls are built on;",
+        " turns off TGI's grammar, which its tool calls are built on;",
         "remove it, or drop tool_calls=True",
     )
 

@@ -85,12 +85,21 @@ class Placement:
         if value is None:
             return []
         if inst.known and inst.accelerator is None:
-            return [_accelerators_on_cpu(value, inst)]
+            return [
+                Problem.of(
+                    "accelerators",
+                    value,
+                    f"accelerators={value} but {inst.name} has no accelerators (CPU only);",
+                    "drop accelerators, or use a GPU (ml.g5, ml.g6, ...) or Neuron (ml.inf2) "
+                    "endpoint",
+                )
+            ]
         problem = positive_int_problem("accelerators", value)
         if problem:
             return [problem]
         if inst.known and value > inst.accelerator_count:
-            return [_accelerators_above_instance(value, inst)]
+            have, why = f"{inst.accelerator_count}", "a copy must fit on one instance: "
+            return [above_instance("accelerators", value, f"{value}", have, inst, why=why)]
         return []
 
     def __eq__(self, other: object) -> bool:
@@ -109,19 +118,14 @@ class Placement:
         return f"Placement({self._instance_type.name!r}{devices})"
 
 
-def _accelerators_on_cpu(value: object, instance: InstanceType) -> Problem:
+def above_instance(
+    prop: str, value: object, wanted: str, have: str, instance: InstanceType, *, why: str = ""
+) -> Problem:
+    """One copy asking for more of ``prop`` (``wanted``) than one instance of ``instance``
+    has (``have``); ``why`` opens the fix."""
     return Problem.of(
-        "accelerators",
+        prop,
         value,
-        f"accelerators={value} but {instance.name} has no accelerators (CPU only);",
-        "drop accelerators, or use a GPU (ml.g5, ml.g6, ...) or Neuron (ml.inf2) endpoint",
-    )
-
-
-def _accelerators_above_instance(value: int, instance: InstanceType) -> Problem:
-    return Problem.of(
-        "accelerators",
-        value,
-        f"accelerators={value} per copy but {instance.name} has {instance.accelerator_count};",
-        "a copy must fit on one instance: lower accelerators or choose a larger instance type",
+        f"{prop}={wanted} per copy but {instance.name} has {have};",
+        f"{why}lower {prop} or choose a larger instance type",
     )

@@ -292,20 +292,14 @@ def _scaling_problems(
     if autoscaling is None or not isinstance(instance_count, int):
         return []
     target = _scaling.target_problem(autoscaling, asynchronous=asynchronous)
-    low, high = autoscaling.min_capacity, autoscaling.max_capacity
+    outside = _scaling.start_outside_problem("instance_count", instance_count, autoscaling)
     if asynchronous:  # scales to zero on its backlog (operations/backlog_scaling.py)
-        outside = not low <= instance_count <= high
-        return [
-            target,
-            _instance_count_outside_scaling(instance_count, low, high) if outside else None,
-        ]
-    if low < 1:
-        return [_variant_scale_to_zero(low), target]
+        return [target, outside]
+    if autoscaling.min_capacity < 1:
+        return [_variant_scale_to_zero(autoscaling.min_capacity), target]
     return [
         target,
-        _instance_count_outside_scaling(instance_count, low, high)
-        if not low <= instance_count <= high
-        else None,
+        outside,
         *(
             _schedule_to_zero_on_variant(
                 index, "min_capacity" if item.min_capacity == 0 else "max_capacity"
@@ -336,15 +330,6 @@ def _variant_scale_to_zero(min_capacity: int) -> Problem:
         "use InferenceComponentEndpoint with an InferenceComponent, or an "
         "asynchronous endpoint (LlmEndpoint(async_inference=AsyncInference(...)), whose "
         "requests queue while it has no instance), for scale to zero, or set min_capacity >= 1",
-    )
-
-
-def _instance_count_outside_scaling(count: int, low: int, high: int) -> Problem:
-    return Problem.of(
-        "instance_count",
-        count,
-        f"instance_count {count} is outside autoscaling's [{low}, {high}];",
-        "set instance_count within that range",
     )
 
 

@@ -174,6 +174,24 @@ def target_problem(scaling: Autoscaling, *, asynchronous: bool) -> Problem | Non
     return None
 
 
+def start_outside_problem(
+    prop: str, count: int, scaling: Autoscaling, *, low: int | None = None, note: str = ""
+) -> Problem | None:
+    """The count a host starts with (``instance_count``, ``copies``) outside the bounds
+    ``scaling`` keeps it in (``low`` where the host raises the lower bound); ``note`` ends
+    the fix."""
+    low = scaling.min_capacity if low is None else low
+    high = scaling.max_capacity
+    if low <= count <= high:
+        return None
+    return Problem.of(
+        prop,
+        count,
+        f"{prop} {count} is outside autoscaling's [{low}, {high}];",
+        f"set {prop} within that range{note}",
+    )
+
+
 def _realtime_target_on_async(name: str) -> Problem:
     return Problem.of(
         name,

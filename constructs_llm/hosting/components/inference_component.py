@@ -25,7 +25,7 @@ from constructs import Construct
 
 from constructs_llm.errors import ScalingError, SizingError
 from constructs_llm.hardware.instance_type import InstanceType
-from constructs_llm.hardware.placement import Placement
+from constructs_llm.hardware.placement import Placement, above_instance
 from constructs_llm.hardware.pools import InstancePools, host_ami_problem, pool_problem
 from constructs_llm.hosting.components.adapter import AdapterComponent
 from constructs_llm.hosting.components.component_base import ComponentAttributes
@@ -55,7 +55,12 @@ from constructs_llm.operations.alarms import (
     alarm_settings,
     create_alarms,
 )
-from constructs_llm.operations.autoscaling import AUTOSCALING_FIX, Autoscaling, target_problem
+from constructs_llm.operations.autoscaling import (
+    AUTOSCALING_FIX,
+    Autoscaling,
+    start_outside_problem,
+    target_problem,
+)
 from constructs_llm.operations.deployment import (
     DEPLOYMENT_FIX,
     Deployment,
@@ -528,13 +533,16 @@ def _scaling_problems(
     s = plan.autoscaling
     if s is None:
         return []
-    low = max(1, s.min_capacity)
     min_instances = endpoint.min_instances
     return [
         target_problem(s, asynchronous=False),
-        _copies_outside_scaling(plan.copies, low, s.max_capacity)
-        if not low <= plan.copies <= s.max_capacity
-        else None,
+        start_outside_problem(
+            "copies",
+            plan.copies,
+            s,
+            low=max(1, s.min_capacity),
+            note=" (copies start at 1 or more even when scaling to zero)",
+        ),
         _scale_to_zero_needs_release(pools.endpoint_path, min_instances)
         if s.min_capacity == 0 and min_instances > 0
         else None,
@@ -597,12 +605,17 @@ class _PoolChecks:
         capacity = CopyDemand.capacity_of(inst)
         if capacity is None:
             return []
-        problems = []
-        if want.memory_mib > capacity.memory_mib:
-            problems.append(_memory_above_instance(want.memory_mib, capacity.memory_mib, inst))
-        if want.cpu_cores > capacity.cpu_cores:
-            problems.append(_cpu_above_instance(want.cpu_cores, capacity.cpu_cores, inst))
-        return problems
+        memory = f"{capacity.memory_mib} MiB of host memory ({inst.memory_gib:g} GiB)"
+        vcpus = f"{capacity.cpu_cores:g} vCPUs"
+        asked = (  # (setting, wanted, have, both as the message shows them)
+            ("min_memory_mib", want.memory_mib, capacity.memory_mib, f"{want.memory_mib}", memory),
+            ("cpu_cores", want.cpu_cores, capacity.cpu_cores, f"{want.cpu_cores:g}", vcpus),
+        )
+        return [
+            above_instance(prop, wanted, shown, have_shown, inst)
+            for prop, wanted, have, shown, have_shown in asked
+            if wanted > have
+        ]
 
     def storage_problem(self, pool: int, model: LlmModel) -> Problem | None:
         """The endpoint's volume (or the pool's local NVMe) must hold ``model``'s checkpoint."""
@@ -664,25 +677,6 @@ def _accelerators_required(instance: InstanceType) -> Problem:
     )
 
 
-def _memory_above_instance(value: int, have_mib: int, instance: InstanceType) -> Problem:
-    return Problem.of(
-        "min_memory_mib",
-        value,
-        f"min_memory_mib={value} per copy but {instance.name} has {have_mib} MiB of host memory "
-        f"({instance.memory_gib:g} GiB);",
-        "lower min_memory_mib or choose a larger instance type",
-    )
-
-
-def _cpu_above_instance(value: float, have: float, instance: InstanceType) -> Problem:
-    return Problem.of(
-        "cpu_cores",
-        value,
-        f"cpu_cores={value:g} per copy but {instance.name} has {have:g} vCPUs;",
-        "lower cpu_cores or choose a larger instance type",
-    )
-
-
 def _fleet_too_small(
     prop: str,
     count: int,
@@ -700,15 +694,6 @@ def _fleet_too_small(
         f"cop{'y' if per == 1 else 'ies'} of {demand} fit on one) but the endpoint's "
         f"max_instances is {most};",
         f"raise max_instances or lower {prop}",
-    )
-
-
-def _copies_outside_scaling(copies: int, low: int, high: int) -> Problem:
-    return Problem.of(
-        "copies",
-        copies,
-        f"copies {copies} is outside autoscaling's [{low}, {high}];",
-        "set copies within that range (copies start at 1 or more even when scaling to zero)",
     )
 
 
