@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from constructs_llm.engines._support import int_value
 from constructs_llm.engines.context import EngineContext
-from constructs_llm.engines.env_rules import env_problem
+from constructs_llm.engines.env_rules import env_entry_problem
 from constructs_llm.problems import Problem
 
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
@@ -33,7 +33,7 @@ def lora_rank_problem(env: Mapping[str, str], key: str) -> Problem | None:
     allowed = ", ".join(map(str, VLLM_LORA_RANKS))
     above = [r for r in VLLM_LORA_RANKS if rank is not None and r >= rank]
     fix = f"use {above[0]}, the next rank vLLM accepts" if above else "use one of them"
-    return env_problem(
+    return env_entry_problem(
         key,
         env[key],
         f" is a LoRA rank vLLM does not accept (max_lora_rank is one of {allowed}; vLLM stops "

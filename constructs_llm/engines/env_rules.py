@@ -98,7 +98,7 @@ def _derived_key_problems(
 
 
 def _alias_loses(key: str, value: str, target: str, derived: str) -> Problem:
-    return env_problem(
+    return env_entry_problem(
         key,
         value,
         f" is read by the container as {target}, which the engine sets to {derived!r} and which "
@@ -107,7 +107,7 @@ def _alias_loses(key: str, value: str, target: str, derived: str) -> Problem:
     )
 
 
-def env_problem(key: str, value: str, wrong: str, fix: str = "") -> Problem:
+def env_entry_problem(key: str, value: str, wrong: str, fix: str = "") -> Problem:
     """A problem with the user's ``env[key] = value``: its property is ``env['KEY']``, and its
     message opens with ``env KEY='value'``, followed by ``wrong`` from its own punctuation on
     (``" contradicts ...;"``, ``": the invoker ...;"``)."""
@@ -128,7 +128,7 @@ def rule_problem(
     ):
         return None  # restates the source under another name the container reads
     if kind is EnvRule.MODEL:
-        return env_problem(
+        return env_entry_problem(
             key,
             value,
             f" contradicts the model source {ctx.model_location!r};",
@@ -136,7 +136,7 @@ def rule_problem(
             "instead of env",
         )
     if kind is EnvRule.REVISION:
-        return env_problem(
+        return env_entry_problem(
             key,
             value,
             f" contradicts the source revision {ctx.revision!r};",
@@ -146,14 +146,14 @@ def rule_problem(
         setting = "max_input_tokens" if "INPUT" in key else "max_total_tokens"
         current = getattr(ctx, setting)
         clash = f"contradicts {setting}={current}" if current else f"bypasses {setting}"
-        return env_problem(
+        return env_entry_problem(
             key,
             value,
             f" {clash} of the model;",
             f"set {setting}={value} on the model instead, so memory sizing and validation use it",
         )
     if kind is EnvRule.PROTOCOL:
-        return env_problem(
+        return env_entry_problem(
             key,
             value,
             f" changes the request/stream contract the engine sets ({key}={derived!r}) and the "
@@ -177,7 +177,7 @@ _SWITCHES = ("ENABLE_AUTO_TOOL_CHOICE", "ENABLE_REASONING", "IS_EMBEDDING")
 def _rule_followed(kind: EnvRule, key: str, value: str, derived: str | None) -> Problem:
     what, settings = _FOLLOWED[kind]
     sets = f"sets {key}={derived!r}" if derived is not None else f"leaves {key} unset"
-    return env_problem(
+    return env_entry_problem(
         key,
         value,
         f" contradicts the engine's {what} (it {sets}), which the streaming invoker follows;",
@@ -201,7 +201,7 @@ def _parallel_env_problem(key: str, value: str, ctx: EngineContext) -> Problem |
         return None
     count = decimal_int(value)
     if count is None or count < 1:
-        return env_problem(key, value, " must be a positive integer")
+        return env_entry_problem(key, value, " must be a positive integer")
     neuron = key == "HF_NUM_CORES"
     available = available_cores(ctx) if neuron else (ctx.devices or None)
     if available is not None and ctx.instance.known and count > available:

@@ -34,7 +34,7 @@ from constructs_llm.engines._support import dtype_name, int_value, put
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule
 from constructs_llm.engines.engine import Engine
-from constructs_llm.engines.env_rules import env_problem
+from constructs_llm.engines.env_rules import env_entry_problem
 from constructs_llm.engines.settings import SettingsChecked, setting
 from constructs_llm.hardware.instance_type import InstanceType
 from constructs_llm.images.container_image import ContainerImage
@@ -168,7 +168,7 @@ class TeiEngine(SettingsChecked, Engine):
         self, kind: EnvRule | None, key: str, value: str, derived: str | None, ctx: EngineContext
     ) -> Problem | None:
         if key == "MAX_CLIENT_BATCH_SIZE" and value != derived:
-            return env_problem(
+            return env_entry_problem(
                 key,
                 value,
                 ": the invoker splits a request's inputs into calls of the client batch size it "
@@ -195,13 +195,13 @@ class TeiEngine(SettingsChecked, Engine):
 
     def _effective_problems(self, ctx: EngineContext, env: Mapping[str, str]) -> list[Problem]:
         problems = [
-            env_problem(key, env[key], f" makes TEI answer {answer};", "remove it")
+            env_entry_problem(key, env[key], f" makes TEI answer {answer};", "remove it")
             for key, (value, answer) in _OTHER_ANSWERS.items()
             if env.get(key, "").strip().lower() == value
         ]
         if "MAX_BATCH_TOKENS" in env and not int_value(env, "MAX_BATCH_TOKENS"):
             key = "MAX_BATCH_TOKENS"
-            problems.append(env_problem(key, env[key], " must be a positive integer"))
+            problems.append(env_entry_problem(key, env[key], " must be a positive integer"))
         return problems
 
     def _warnings(self, ctx: EngineContext, user_env: Mapping[str, str]) -> list[str]:

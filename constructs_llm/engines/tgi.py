@@ -18,7 +18,7 @@ from constructs_llm.engines._support import (
 )
 from constructs_llm.engines.chat_completions_path import ChatCompletionsPath
 from constructs_llm.engines.context import EngineContext, EnvRule, available_cores, cores_per_chip
-from constructs_llm.engines.env_rules import env_problem
+from constructs_llm.engines.env_rules import env_entry_problem
 from constructs_llm.engines.settings import setting
 from constructs_llm.engines.tools import ToolCalling, tools_off, tools_turned_off
 from constructs_llm.hardware.instance_type import InstanceType
@@ -176,7 +176,7 @@ class TgiEngine(GpuEngine):
         )
         if "MAX_INPUT_LENGTH" in env:
             problems.append(
-                env_problem(
+                env_entry_problem(
                     "MAX_INPUT_LENGTH",
                     env["MAX_INPUT_LENGTH"],
                     " is TGI's legacy name for MAX_INPUT_TOKENS (setting both fails at launch);",
@@ -187,7 +187,7 @@ class TgiEngine(GpuEngine):
 
 
 def _tools_without_grammar(key: str, value: str) -> Problem:
-    return env_problem(
+    return env_entry_problem(
         key,
         value,
         " turns off TGI's grammar, which its tool calls are built on;",

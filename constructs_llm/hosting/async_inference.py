@@ -59,6 +59,7 @@ from constructs_llm.compliance import resource_wildcard
 from constructs_llm.execution_role import ExecutionRole
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.reporting import SynthWarning, WarningId
+from constructs_llm.s3_keys import folder_problem, key_problem
 from constructs_llm.values import describe
 from constructs_llm.wildcard_policy import grant_in_own_policy
 
@@ -482,27 +483,16 @@ def _prefix_problem(prefix: object) -> Problem | None:
             prefix,
             f"prefix must be a string known at synth such as 'answers/', got {prefix!r}",
         )
-    if prefix.startswith("s3://"):
-        return Problem.of(
+    problem = key_problem("prefix", prefix, what="key prefix")
+    if problem is None and prefix:
+        problem = folder_problem(
             "prefix",
             prefix,
-            f"prefix is the key prefix inside the bucket, got the URI {prefix!r}",
+            why="grants cover every key under it, and without the slash 'answers' would also "
+            "cover 'answers-old/'",
         )
-    if prefix.startswith("/"):
-        return Problem.of(
-            "prefix",
-            prefix,
-            f"prefix must not start with '/', got {prefix!r};",
-            f"use {prefix.lstrip('/')!r}",
-        )
-    if prefix and not prefix.endswith("/"):
-        return Problem.of(
-            "prefix",
-            prefix,
-            f"prefix must end with '/', got {prefix!r};",
-            f"use {prefix + '/'!r} (grants cover "
-            "every key under it, and without the slash 'answers' would also cover 'answers-old/')",
-        )
+    if problem:
+        return problem
     if any(c in prefix for c in "*?"):
         return Problem.of(
             "prefix",

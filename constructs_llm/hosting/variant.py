@@ -296,7 +296,18 @@ def _scaling_problems(
     if asynchronous:  # scales to zero on its backlog (operations/backlog_scaling.py)
         return [target, outside]
     if autoscaling.min_capacity < 1:
-        return [_variant_scale_to_zero(autoscaling.min_capacity), target]
+        return [
+            Problem.of(
+                "autoscaling",
+                autoscaling.min_capacity,
+                f"autoscaling min_capacity={autoscaling.min_capacity}: a real-time endpoint "
+                "variant cannot scale to zero;",
+                "use InferenceComponentEndpoint with an InferenceComponent, or an asynchronous "
+                "endpoint (LlmEndpoint(async_inference=AsyncInference(...)), whose requests queue "
+                "while it has no instance), for scale to zero, or set min_capacity >= 1",
+            ),
+            target,
+        ]
     return [
         target,
         outside,
@@ -318,18 +329,6 @@ def _schedule_to_zero_on_variant(index: int, bound: str) -> Problem:
         "use "
         "1 or more, an InferenceComponent on an InferenceComponentEndpoint(min_instances=0) to "
         "release instances at night, or an asynchronous endpoint (async_inference=...)",
-    )
-
-
-def _variant_scale_to_zero(min_capacity: int) -> Problem:
-    return Problem.of(
-        "autoscaling",
-        min_capacity,
-        f"autoscaling min_capacity={min_capacity}: a real-time endpoint variant cannot scale "
-        "to zero;",
-        "use InferenceComponentEndpoint with an InferenceComponent, or an "
-        "asynchronous endpoint (LlmEndpoint(async_inference=AsyncInference(...)), whose "
-        "requests queue while it has no instance), for scale to zero, or set min_capacity >= 1",
     )
 
 

@@ -287,7 +287,17 @@ class LlmModel(Construct):
         if found is not None:
             return found
         if placement not in self._hosted:
-            fail(f"LlmModel '{self._path}'", _not_hosted(placement))
+            fail(
+                f"LlmModel '{self._path}'",
+                Problem.of(
+                    "resource",
+                    None,
+                    f"no endpoint or component serves it on {placement.describe()}, so that "
+                    "placement has no SageMaker Model;",
+                    "read the binding of the construct that serves it "
+                    "(endpoint.variants[i].binding, component.binding)",
+                ),
+            )
         fail(f"LlmModel '{self._path}'", _not_rendered(placement))
 
     def problems_for(self, placement: Placement) -> list[Problem]:
@@ -473,17 +483,6 @@ def _hub_isolated(model_id: str | None) -> Problem:
         True,
         f"network_isolation=True blocks the download of Hub model '{model_id}'; stage the "
         "weights in S3 and use ModelSource.s3(bucket, prefix), or drop network_isolation",
-    )
-
-
-def _not_hosted(placement: Placement) -> Problem:
-    return Problem.of(
-        "resource",
-        None,
-        f"no endpoint or component serves it on {placement.describe()}, so that placement has "
-        "no SageMaker Model;",
-        "read the binding of the construct that serves it "
-        "(endpoint.variants[i].binding, component.binding)",
     )
 
 

@@ -10,6 +10,7 @@ from functools import cache
 from constructs_llm import catalogs
 from constructs_llm.cdk_values import cdk_kind
 from constructs_llm.problems import Problem
+from constructs_llm.s3_keys import folder_problem, key_problem
 from constructs_llm.values import is_unresolved
 
 # Hub rules: letters, digits, '-', '_', '.'; no '--' or '..'; '-' and '.' neither start nor end
@@ -22,11 +23,7 @@ _REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}")
 
 def hub_id_problem(model_id: object) -> Problem | None:
     if not isinstance(model_id, str):
-        return Problem.of(
-            "model_id",
-            model_id,
-            f"model_id must be a Hub id string such as 'org/name', got {model_id!r}",
-        )
+        return _not_a_string("model_id", model_id, "a Hub id string such as 'org/name'")
     if is_unresolved(model_id):
         return None
     hint = _hub_id_hint(model_id)
@@ -38,6 +35,10 @@ def hub_id_problem(model_id: object) -> Problem | None:
             hint,
         )
     return None
+
+
+def _not_a_string(prop: str, value: object, such: str) -> Problem:
+    return Problem.of(prop, value, f"{prop} must be {such}, got {value!r}")
 
 
 def _hub_id_hint(model_id: str) -> str | None:
@@ -70,11 +71,7 @@ def revision_problem(revision: object) -> Problem | None:
     if revision is None:
         return None
     if not isinstance(revision, str):
-        return Problem.of(
-            "revision",
-            revision,
-            f"revision must be a string (branch, tag or commit), got {revision!r}",
-        )
+        return _not_a_string("revision", revision, "a string (branch, tag or commit)")
     if is_unresolved(revision):
         return None
     ok = (
@@ -245,75 +242,34 @@ def bucket_region_problem(bucket: object, region: str) -> Problem | None:
 
 def prefix_problem(prefix: object) -> Problem | None:
     if not isinstance(prefix, str):
-        return Problem.of(
-            "prefix",
-            prefix,
-            f"prefix must be a string such as 'llama3-8b/', got {prefix!r}",
-        )
+        return _not_a_string("prefix", prefix, "a string such as 'llama3-8b/'")
     if is_unresolved(prefix):
         return None
-    if prefix.startswith("s3://"):
-        return Problem.of(
-            "prefix",
-            prefix,
-            f"prefix is the key prefix inside the bucket, got the URI {prefix!r}",
-        )
     if not prefix or prefix == "/":
         return Problem.of(
             "prefix",
             prefix,
             "prefix must name the folder holding the weights, e.g. 'llama3-8b/', got ''",
         )
-    if prefix.startswith("/"):
-        return Problem.of(
-            "prefix",
-            prefix,
-            f"prefix must not start with '/', got {prefix!r};",
-            f"use {prefix.lstrip('/')!r}",
-        )
-    if not prefix.endswith("/"):
-        return Problem.of(
-            "prefix",
-            prefix,
-            f"prefix must end with '/', got {prefix!r};",
-            f"use {prefix + '/'!r} (SageMaker copies "
-            "every object under it, and without the slash 'llama' would also match 'llama-old/')",
-        )
-    return None
+    return key_problem("prefix", prefix, what="key prefix") or folder_problem(
+        "prefix",
+        prefix,
+        why="SageMaker copies every object under it, and without the slash 'llama' would also "
+        "match 'llama-old/'",
+    )
 
 
 def archive_key_problem(key: object) -> Problem | None:
     if not isinstance(key, str):
-        return Problem.of(
-            "key",
-            key,
-            f"key must be a string such as 'models/model.tar.gz', got {key!r}",
-        )
+        return _not_a_string("key", key, "a string such as 'models/model.tar.gz'")
     if is_unresolved(key):
         return None
-    if key.startswith("s3://"):
-        return Problem.of(
-            "key",
-            key,
-            f"key is the object key inside the bucket, got the URI {key!r}",
-        )
-    if key.startswith("/"):
-        return Problem.of(
-            "key",
-            key,
-            f"key must not start with '/', got {key!r};",
-            f"use {key.lstrip('/')!r}",
-        )
-    if not key.endswith(".tar.gz"):
-        hint = (
-            "use ModelSource.s3(bucket, prefix) for uncompressed weights"
-            if key.endswith("/")
-            else "compress the weights as model.tar.gz"
-        )
-        return Problem.of(
-            "key",
-            key,
-            f"key must name a .tar.gz archive, got {key!r};",
-            hint,
-        )
-    return None
+    problem = key_problem("key", key, what="object key")
+    if problem or key.endswith(".tar.gz"):
+        return problem
+    hint = (
+        "use ModelSource.s3(bucket, prefix) for uncompressed weights"
+        if key.endswith("/")
+        else "compress the weights as model.tar.gz"
+    )
+    return Problem.of("key", key, f"key must name a .tar.gz archive, got {key!r};", hint)

@@ -282,7 +282,16 @@ class Deployment:
         own ``Alarms``) when given."""
         found = []
         if instance_type is not None and instance_type.family == "inf1":
-            found.append(_guardrails_on_inf1(instance_type.name))
+            found.append(
+                Problem.of(
+                    "deployment",
+                    None,
+                    f"deployment guardrails are not available on {instance_type.name}: "
+                    "SageMaker falls back to an all-at-once blue/green update without a bake on "
+                    "Inf1 endpoints;",
+                    "drop deployment=, or serve on Inferentia2 (ml.inf2)",
+                )
+            )
         if self.kind is DeploymentKind.ROLLING and (variants > 1 or serverless):
             found.append(_rolling_excluded(variants, serverless))
         if self.percent is not None and fleet.smallest < 2:
@@ -333,16 +342,6 @@ def _percent_out_of_range(name: str, value: object, low: int, high: int, kind: s
     if hint:
         return Problem.of(name, value, f"{wrong};", hint.removeprefix("; "))
     return Problem.of(name, value, wrong)
-
-
-def _guardrails_on_inf1(instance: str) -> Problem:
-    return Problem.of(
-        "deployment",
-        None,
-        f"deployment guardrails are not available on {instance}: SageMaker falls back to an "
-        "all-at-once blue/green update without a bake on Inf1 endpoints;",
-        "drop deployment=, or serve on Inferentia2 (ml.inf2)",
-    )
 
 
 def _rolling_excluded(variants: int, serverless: bool) -> Problem:

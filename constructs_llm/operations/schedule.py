@@ -282,7 +282,15 @@ def _expression_problem(expression: str) -> Problem | None:
     if _AT.match(text):
         return _at_problem(text)
     if text.startswith("rate("):
-        return None if _RATE.match(text) and int(text[5:].split()[0]) > 0 else _rate_problem(text)
+        if _RATE.match(text) and int(text[5:].split()[0]) > 0:
+            return None
+        return Problem.of(
+            "schedule",
+            text,
+            f"schedule {text!r}: a rate takes a positive whole number and one of minute, "
+            "minutes, hour, hours, day or days, such as rate(30 minutes);",
+            _EXPRESSION_FIX,
+        )
     cron = _CRON_ANY.match(text)
     if cron is None:
         return Problem.of(
@@ -307,16 +315,6 @@ def _at_problem(text: str) -> Problem | None:
             f"schedule {text!r} names no real date and time (at(yyyy-mm-ddThh:mm:ss))",
         )
     return None
-
-
-def _rate_problem(text: str) -> Problem:
-    return Problem.of(
-        "schedule",
-        text,
-        f"schedule {text!r}: a rate takes a positive whole number and one of minute, minutes, "
-        "hour, hours, day or days, such as rate(30 minutes);",
-        _EXPRESSION_FIX,
-    )
 
 
 def _cron_problem(fields: list[str]) -> Problem | None:

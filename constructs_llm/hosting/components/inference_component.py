@@ -516,7 +516,15 @@ def _deployment_problems(path: str, plan: ComponentPlan) -> list[Problem]:
     if deployment is None:
         return []
     if deployment.kind is not DeploymentKind.ROLLING:
-        return [_component_rollout_kind(deployment.describe)]
+        return [
+            Problem.of(
+                "deployment",
+                None,
+                "an inference component updates its copies in rolling batches, got "
+                f"{deployment.describe};",
+                "use Deployment.rolling(batch_percent=..., bake=...)",
+            )
+        ]
     # The component's own alarms roll the update back unless rollback_alarms names others.
     watched = alarms if deployment.rollback_alarms is None else None
     found = deployment.problems_for(
@@ -596,7 +604,15 @@ class _PoolChecks:
         inst = placement.instance_type
         if self.devices[pool] is None and inst.accelerator is not None:
             # An unknown type in an accelerated family: the device count is not in the catalog.
-            return [_accelerators_required(inst)]
+            return [
+                Problem.of(
+                    "accelerators",
+                    None,
+                    f"accelerators is required on {inst.name}: it is not in the hardware "
+                    "catalog, so the number of devices per copy cannot be defaulted;",
+                    "pass accelerators=N",
+                )
+            ]
         return placement.problems()
 
     def hardware_problems(self, pool: int) -> list[Problem]:
@@ -642,15 +658,6 @@ class _PoolChecks:
         return self.each(lambda pool: [self.fleet_problem(prop, count, pool)])
 
 
-def _component_rollout_kind(describe: str) -> Problem:
-    return Problem.of(
-        "deployment",
-        None,
-        f"an inference component updates its copies in rolling batches, got {describe};",
-        "use Deployment.rolling(batch_percent=..., bake=...)",
-    )
-
-
 def _schedule_releases_nothing(index: int, endpoint_path: str, min_instances: int) -> Problem:
     return Problem.of(
         f"autoscaling.schedule[{index}]",
@@ -665,16 +672,6 @@ _IC_ENDPOINT_FIX = (
     "create one with InferenceComponentEndpoint(self, 'Shared', instance_type=...); an "
     "LlmEndpoint serves one model on its variant and cannot host components"
 )
-
-
-def _accelerators_required(instance: InstanceType) -> Problem:
-    return Problem.of(
-        "accelerators",
-        None,
-        f"accelerators is required on {instance.name}: it is not in the hardware catalog, so "
-        "the number of devices per copy cannot be defaulted;",
-        "pass accelerators=N",
-    )
 
 
 def _fleet_too_small(
