@@ -224,18 +224,16 @@ def _parallel_env_above(
 def token_limit_problems(ctx: EngineContext) -> list[Problem]:
     low, high = ctx.max_input_tokens, ctx.max_total_tokens
     if low is not None and high is not None and low >= high:
-        return [_token_limits_order(low, high)]
+        return [
+            Problem.of(
+                "max_input_tokens",
+                low,
+                f"max_input_tokens ({low}) must be less than max_total_tokens ({high}), which "
+                "counts the prompt plus the generated tokens;",
+                f"raise max_total_tokens above {low}",
+            )
+        ]
     return []
-
-
-def _token_limits_order(low: int, high: int) -> Problem:
-    return Problem.of(
-        "max_input_tokens",
-        low,
-        f"max_input_tokens ({low}) must be less than max_total_tokens ({high}), which counts "
-        "the prompt plus the generated tokens;",
-        f"raise max_total_tokens above {low}",
-    )
 
 
 def _looks_like_timeout(key: str) -> bool:

@@ -73,8 +73,25 @@ class PoolPlan:
         return self.model_pool == self.priority
 
 
+class BoundPools:
+    """What a plan whose pools are bound to models offers (a variant's pools run instances,
+    a component's its copies): the SageMaker Models they run."""
+
+    pools: Sequence[PoolPlan]
+
+    @property
+    def bindings(self) -> tuple[ModelBinding, ...]:
+        """The bindings of the SageMaker Models its pools run, priority 1 first."""
+        own = (pool.binding for pool in self.pools if pool.own_model and pool.binding is not None)
+        return tuple(dict.fromkeys(own))
+
+    def model_binding(self, pool: PoolPlan) -> ModelBinding | None:
+        """The binding whose SageMaker Model ``pool`` (one of its pools) runs."""
+        return self.pools[pool.model_pool - 1].binding if pool.model_pool is not None else None
+
+
 @dataclass(frozen=True, kw_only=True)
-class VariantPlan:
+class VariantPlan(BoundPools):
     """One variant of an endpoint config.
 
     :param name: the variant's name (``VariantName``), computed once from the props.
@@ -167,15 +184,6 @@ class VariantPlan:
     def model(self) -> LlmModel | None:
         binding = self.binding
         return binding.model if binding is not None else None
-
-    @property
-    def bindings(self) -> tuple[ModelBinding, ...]:
-        """The bindings of the SageMaker Models its pools run, priority 1 first."""
-        return model_bindings(self.pools)
-
-    def model_binding(self, pool: PoolPlan) -> ModelBinding | None:
-        """The binding whose SageMaker Model ``pool``'s instances run."""
-        return model_binding_of(self.pools, pool)
 
     # -- its numbers -----------------------------------------------------------------------
 
@@ -290,14 +298,3 @@ def bound_pools(model: LlmModel, pools: Sequence[Pool]) -> tuple[Pool, ...]:
         )
         for pool, binding in zip(pools, own, strict=True)
     )
-
-
-def model_bindings(pools: Sequence[PoolPlan]) -> tuple[ModelBinding, ...]:
-    """The bindings of the SageMaker Models ``pools`` run, priority 1 first."""
-    found = (pool.binding for pool in pools if pool.own_model and pool.binding is not None)
-    return tuple(dict.fromkeys(found))
-
-
-def model_binding_of(pools: Sequence[PoolPlan], pool: PoolPlan) -> ModelBinding | None:
-    """The binding whose SageMaker Model ``pool`` (one of ``pools``) runs."""
-    return pools[pool.model_pool - 1].binding if pool.model_pool is not None else None

@@ -121,7 +121,16 @@ def fit_problems(
 ) -> list[Problem]:
     problems = []
     if max_total_tokens is not None and max_total_tokens > arch.context_length:
-        problems.append(_context_exceeded(max_total_tokens, arch.context_length, arch.name))
+        problems.append(
+            Problem.of(
+                "max_total_tokens",
+                max_total_tokens,
+                f"max_total_tokens {max_total_tokens:,} exceeds the {arch.context_length:,}-token "
+                f"context of {arch.name};",
+                f"set max_total_tokens <= {arch.context_length:,}",
+                kind=SizingError,
+            )
+        )
     if inst.accelerator == "nvidia":
         problems.extend(_head_split_problems(arch, memory.devices, inst))
     if memory.weights_gib > memory.usable_gib:
@@ -133,18 +142,18 @@ def fit_problems(
         )
     elif memory.concurrent < 1 and max_total_tokens is not None:
         per_token = kib(memory.kv_whole)
-        problems.append(_kv_below_sequence(where, memory.batch_tokens, per_token, max_total_tokens))
+        problems.append(
+            Problem.of(
+                "max_total_tokens",
+                max_total_tokens,
+                f"the KV cache left on {where} holds {memory.batch_tokens:,} tokens ({per_token} "
+                f"per token), less than one {max_total_tokens:,}-token sequence;",
+                f"lower max_total_tokens to <= {memory.batch_tokens:,} or use more or larger "
+                "accelerators",
+                kind=SizingError,
+            )
+        )
     return problems
-
-
-def _context_exceeded(max_total_tokens: int, context: int, model: str) -> Problem:
-    return Problem.of(
-        "max_total_tokens",
-        max_total_tokens,
-        f"max_total_tokens {max_total_tokens:,} exceeds the {context:,}-token context of {model};",
-        f"set max_total_tokens <= {context:,}",
-        kind=SizingError,
-    )
 
 
 def _weights_do_not_fit(
@@ -156,17 +165,6 @@ def _weights_do_not_fit(
         f"{model} weights need {weights:.1f} GiB in {dtype} but {where} leave {usable:.1f} GiB "
         f"after the engine's reserve ({reserve});",
         hint,
-        kind=SizingError,
-    )
-
-
-def _kv_below_sequence(where: str, tokens: int, per_token: str, max_total_tokens: int) -> Problem:
-    return Problem.of(
-        "max_total_tokens",
-        max_total_tokens,
-        f"the KV cache left on {where} holds {tokens:,} tokens ({per_token} per token), less "
-        f"than one {max_total_tokens:,}-token sequence;",
-        f"lower max_total_tokens to <= {tokens:,} or use more or larger accelerators",
         kind=SizingError,
     )
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from constructs_llm.hosting.plan import PoolPlan, VariantPlan, model_binding_of, model_bindings
+from constructs_llm.hosting.plan import BoundPools, PoolPlan, VariantPlan
 from constructs_llm.sizing.copy_demand import CopyDemand
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class CopyPlan(PoolPlan):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ComponentPlan:
+class ComponentPlan(BoundPools):
     """An ``InferenceComponent``.
 
     :param component_name: its physical name (``InferenceComponentName``), given or
@@ -165,15 +165,6 @@ class ComponentPlan:
     def demands(self) -> tuple[CopyDemand, ...]:
         """What one copy reserves on an instance of each pool, priority 1 first."""
         return tuple(pool.demand for pool in self.pools)
-
-    @property
-    def bindings(self) -> tuple[ModelBinding, ...]:
-        """The bindings of the SageMaker Models its copies run, priority 1 first."""
-        return model_bindings(self.pools)
-
-    def model_binding(self, pool: PoolPlan) -> ModelBinding | None:
-        """The binding whose SageMaker Model ``pool``'s copies run."""
-        return model_binding_of(self.pools, pool)
 
     @property
     def per_type(self) -> bool:
