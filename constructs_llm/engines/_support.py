@@ -159,18 +159,13 @@ def vllm_full_context_problem(ctx: EngineContext) -> Problem | None:
     plan = ctx.plan
     if plan is None or ctx.max_total_tokens is not None or plan.max_concurrent_sequences >= 1:
         return None
-    return _vllm_full_context(
-        plan.model, plan.max_total_tokens, plan.instance, plan.max_batch_total_tokens
-    )
-
-
-def _vllm_full_context(model: str, context: int, instance: str, fits: int) -> Problem:
     return Problem.of(
         "max_total_tokens",
         None,
-        f"vLLM sizes for the full {context:,}-token context of {model} by default, but the KV "
-        f"cache on {instance} holds about {fits:,} tokens, so it would fail at start-up;",
-        f"set max_total_tokens <= {fits:,} on the model",
+        f"vLLM sizes for the full {plan.max_total_tokens:,}-token context of {plan.model} by "
+        f"default, but the KV cache on {plan.instance} holds about "
+        f"{plan.max_batch_total_tokens:,} tokens, so it would fail at start-up;",
+        f"set max_total_tokens <= {plan.max_batch_total_tokens:,} on the model",
     )
 
 

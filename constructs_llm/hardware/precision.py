@@ -79,25 +79,27 @@ def precision_problem(
         f"{instance.name} has {instance.accelerator_model} GPUs (compute capability "
         f"{_version(capability)})"
     )
-    if name == "bf16" and capability < _BF16_FROM:
-        return Problem.of(
-            f"env[{key!r}]",
-            value,
-            f"{key}={value} asks for bf16, which needs a GPU of CUDA compute capability "
-            f"{_version(_BF16_FROM)} or above, but {gpu};",
-            f"use fp16 (Engine.{factory}(dtype='fp16'))"
-            " or a GPU of the Ampere generation or later (ml.g5, ml.g6, ml.p4d, ml.p5)",
-        )
-    if name == "fp8" and capability < fp8_from:
-        return Problem.of(
-            f"env[{key!r}]",
-            value,
-            f"{key}={value} asks for FP8, which Engine.{factory}() runs from compute capability "
-            f"{_version(fp8_from)} (weight-only below {_version(_FP8_NATIVE_FROM)}), but {gpu};",
+    native = _version(_FP8_NATIVE_FROM)
+    # What each precision needs: (the lowest compute capability, the need, the fix).
+    needs = {
+        "bf16": (
+            _BF16_FROM,
+            f"bf16, which needs a GPU of CUDA compute capability {_version(_BF16_FROM)} or above",
+            f"use fp16 (Engine.{factory}(dtype='fp16')) or a GPU of the Ampere generation or "
+            "later (ml.g5, ml.g6, ml.p4d, ml.p5)",
+        ),
+        "fp8": (
+            fp8_from,
+            f"FP8, which Engine.{factory}() runs from compute capability {_version(fp8_from)} "
+            f"(weight-only below {native})",
             "serve fp16, or an AWQ or GPTQ checkpoint, or choose a GPU of compute capability "
-            f"{_version(_FP8_NATIVE_FROM)} or above (ml.g6, ml.g6e, ml.p5)",
-        )
-    return None
+            f"{native} or above (ml.g6, ml.g6e, ml.p5)",
+        ),
+    }
+    lowest, need, fix = needs[name]
+    if capability >= lowest:
+        return None
+    return Problem.of(f"env[{key!r}]", value, f"{key}={value} asks for {need}, but {gpu};", fix)
 
 
 def precision_warning(

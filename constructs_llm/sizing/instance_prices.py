@@ -60,12 +60,28 @@ def price_problems(value: object, instance_types: Sequence[InstanceType]) -> lis
         if problem is not None:
             return [problem]
         if len(names) > 1:
-            return [_one_price_for_several(value, names)]
+            return [
+                Problem.of(
+                    _PROP,
+                    value,
+                    f"{_PROP}={value!r} is one price, but the host has {len(names)} instance types "
+                    f"({', '.join(names)});",
+                    f"give one per type: {_PROP}={{{names[0]!r}: {value!r}, ...}}",
+                )
+            ]
         return []
     found: list[Problem | None] = []
     for name, price in value.items():
         if name not in names:
-            found.append(_not_a_type_of_the_host(name, names))
+            found.append(
+                Problem.of(
+                    _PROP,
+                    name,
+                    f"{_PROP} prices {name!r}, which is not an instance type of this host "
+                    f"({', '.join(names)});",
+                    "price the host's own types",
+                )
+            )
             continue
         found.append(usd_per_hour_problem(f"{_PROP}[{name!r}]", price))
     return [p for p in found if p]
@@ -96,23 +112,3 @@ def cost_text(prices: Mapping[str, float], low: int, high: int, floor_hours: flo
             text += f", ${floor_hours * price:,.0f} with its schedule"
         parts.append(text)
     return "; ".join(parts)
-
-
-def _one_price_for_several(value: float, names: list[str]) -> Problem:
-    return Problem.of(
-        _PROP,
-        value,
-        f"{_PROP}={value!r} is one price, but the host has {len(names)} instance types "
-        f"({', '.join(names)});",
-        f"give one per type: {_PROP}={{{names[0]!r}: {value!r}, ...}}",
-    )
-
-
-def _not_a_type_of_the_host(name: object, names: list[str]) -> Problem:
-    return Problem.of(
-        _PROP,
-        name,
-        f"{_PROP} prices {name!r}, which is not an instance type of this host "
-        f"({', '.join(names)});",
-        "price the host's own types",
-    )

@@ -213,12 +213,22 @@ def _neuron_static_kv() -> str:
 
 def device_memory(inst: InstanceType, arch: ModelShape) -> float:
     """The memory per device the engine sizes from (CUDA's total on GPUs)."""
-    if inst.accelerator is None or not inst.accelerator_count:
-        fail("", _no_accelerators(inst.name, arch.name), SizingError)
     memory = inst.engine_memory_gib
-    if memory is None:
-        fail("", _unknown_device_memory(inst.name, arch.name), SizingError)
-    return memory
+    if inst.accelerator is None or not inst.accelerator_count:
+        wrong = (
+            f"{inst.name} has no accelerators in the hardware catalog, so {arch.name} cannot be "
+            "planned on it;"
+        )
+        fix = "choose a GPU (ml.g5, ml.g6e, ml.p4d, ...) or Neuron instance"
+    elif memory is None:
+        wrong = (
+            f"the accelerator memory of {inst.name} is unknown, so {arch.name} cannot be planned "
+            "on it; verify the fit by hand"
+        )
+        fix = ""
+    else:
+        return memory
+    fail("", Problem.of("instance_type", inst.name, wrong, fix, kind=SizingError), SizingError)
 
 
 #: vLLM's server defaults step 8,192 tokens (and 1,024 sequences) on GPUs with at least this
@@ -248,27 +258,6 @@ _OVERHEAD_GIB_LARGE_STEP = 1.5
 def overhead_per_device(inst: InstanceType) -> float:
     """The reserve per device outside weights and KV cache for ``inst``'s accelerators."""
     return _OVERHEAD_GIB_LARGE_STEP if large_step_gpu(inst) else _OVERHEAD_GIB_PER_DEVICE
-
-
-def _no_accelerators(instance: str, model: str) -> Problem:
-    return Problem.of(
-        "instance_type",
-        instance,
-        f"{instance} has no accelerators in the hardware catalog, so {model} cannot be planned "
-        "on it;",
-        "choose a GPU (ml.g5, ml.g6e, ml.p4d, ...) or Neuron instance",
-        kind=SizingError,
-    )
-
-
-def _unknown_device_memory(instance: str, model: str) -> Problem:
-    return Problem.of(
-        "instance_type",
-        instance,
-        f"the accelerator memory of {instance} is unknown, so {model} cannot be planned on it; "
-        "verify the fit by hand",
-        kind=SizingError,
-    )
 
 
 def devices_for(

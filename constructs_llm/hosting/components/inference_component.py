@@ -551,7 +551,13 @@ def _scaling_problems(
             low=max(1, s.min_capacity),
             note=" (copies start at 1 or more even when scaling to zero)",
         ),
-        _scale_to_zero_needs_release(pools.endpoint_path, min_instances)
+        Problem.of(
+            "autoscaling",
+            None,
+            "autoscaling min_capacity=0 (scale to zero) needs an endpoint that can release its "
+            f"instances, but endpoint '{pools.endpoint_path}' has min_instances={min_instances};",
+            "create the InferenceComponentEndpoint with min_instances=0",
+        )
         if s.min_capacity == 0 and min_instances > 0
         else None,
         *pools.fleet_problems("autoscaling max_capacity", s.max_capacity),
@@ -691,16 +697,6 @@ def _fleet_too_small(
         f"cop{'y' if per == 1 else 'ies'} of {demand} fit on one) but the endpoint's "
         f"max_instances is {most};",
         f"raise max_instances or lower {prop}",
-    )
-
-
-def _scale_to_zero_needs_release(endpoint_path: str, min_instances: int) -> Problem:
-    return Problem.of(
-        "autoscaling",
-        None,
-        "autoscaling min_capacity=0 (scale to zero) needs an endpoint that can release its "
-        f"instances, but endpoint '{endpoint_path}' has min_instances={min_instances};",
-        "create the InferenceComponentEndpoint with min_instances=0",
     )
 
 
