@@ -239,23 +239,29 @@ def facts_of(
 ) -> TargetFacts:
     """A target's facts: the members it offers users, and what only its host knows."""
     return TargetFacts(
-        endpoint_name=target.endpoint_name,
-        inference_component_name=target.inference_component_name,
-        served_model_name=target.served_model_name,
+        **{name: getattr(target, name) for name in _OFFERED},
         engine=engine,
-        stream_format=target.stream_format,
-        request_format=target.request_format,
-        model_kind=target.model_kind,
-        tool_calls=target.tool_calls,
         vision=vision,
-        variant_names=target.variant_names,
-        max_total_tokens=target.max_total_tokens,
         slowest_decode=slowest_decode,
-        embedding_traits=target.embedding_traits,
-        is_async=target.is_async,
         max_in_flight=max_in_flight,
         hosted_here=hosted_here,
     )
+
+
+#: The members every target offers users, which its facts repeat under the same names.
+_OFFERED = (
+    "endpoint_name",
+    "inference_component_name",
+    "served_model_name",
+    "stream_format",
+    "request_format",
+    "model_kind",
+    "tool_calls",
+    "variant_names",
+    "max_total_tokens",
+    "embedding_traits",
+    "is_async",
+)
 
 
 def _in_flight(scaling: Autoscaling | None, is_async: bool) -> int | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from constructs_llm.errors import SizingError
 from constructs_llm.problems import Problem
+from constructs_llm.sizing.planner import Memory
 
 GIB = 1024**3
 #: Tensors of ``batch tokens x hidden size`` alive at once during one forward pass.
@@ -34,23 +35,18 @@ class EmbeddingFit:
 
 
 def embedding_fit(
-    model: str,
-    *,
-    hidden_size: int,
-    weights_gib: float,
-    usable_gib: float,
-    dtype: str,
-    dtype_bytes: float,
-    batch_tokens: int,
-    where: str,
-    reserve: str,
+    model: str, *, hidden_size: int, memory: Memory, batch_tokens: int, where: str, reserve: str
 ) -> EmbeddingFit:
-    """Whether ``model``'s weights and one batch of ``batch_tokens`` fit in ``usable_gib``."""
-    activations = batch_tokens * hidden_size * dtype_bytes * _ACTIVATION_FACTOR / GIB
+    """Whether ``model``'s weights and one batch of ``batch_tokens`` fit in the memory the
+    engine may use (``memory.usable_gib``)."""
+    weights_gib, usable_gib = memory.weights_gib, memory.usable_gib
+    activations = batch_tokens * hidden_size * memory.dtype_bytes * _ACTIVATION_FACTOR / GIB
     spare = usable_gib - weights_gib - activations
     problems: tuple[Problem, ...] = ()
     if weights_gib > usable_gib:
-        problems = (_weights_do_not_fit(model, weights_gib, dtype, where, usable_gib, reserve),)
+        problems = (
+            _weights_do_not_fit(model, weights_gib, memory.dtype, where, usable_gib, reserve),
+        )
     elif spare < 0:
         problems = (_batch_does_not_fit(model, batch_tokens, activations, where, usable_gib),)
     return EmbeddingFit(activations_gib=activations, spare_gib=max(spare, 0.0), problems=problems)

@@ -445,10 +445,7 @@ def _embedding_plan(
     fit = embedding_fit(
         arch.name,
         hidden_size=arch.hidden_size,
-        weights_gib=memory.weights_gib,
-        usable_gib=memory.usable_gib,
-        dtype=memory.dtype,
-        dtype_bytes=memory.dtype_bytes,
+        memory=memory,
         batch_tokens=tokens,
         where=where,
         reserve=reserve,
@@ -564,27 +561,30 @@ def _dtype_names() -> str:
     return ", ".join(sorted(DTYPE_BYTES))
 
 
+#: The model table's columns that ModelArchitecture takes under the same names.
+_TABLE_COLUMNS = (
+    "params_billion",
+    "layers",
+    "kv_heads",
+    "head_dim",
+    "hidden_size",
+    "context_length",
+    "attention_heads",
+    "default_dtype",
+    "source",
+    "notes",
+    "embedding_dimensions",
+    "matryoshka_min_dimensions",
+    "active_params_billion",
+)
+
+
 @cache
 def _table() -> dict[str, ModelArchitecture]:
     table: dict[str, ModelArchitecture] = {}
     for row in catalogs.models().models:
-        arch = ModelArchitecture(
-            params_billion=row.params_billion,
-            layers=row.layers,
-            kv_heads=row.kv_heads,
-            head_dim=row.head_dim,
-            hidden_size=row.hidden_size,
-            context_length=row.context_length,
-            attention_heads=row.attention_heads,
-            default_dtype=row.default_dtype,
-            model_id=row.id,
-            source=row.source,
-            notes=row.notes,
-            kind=ModelKind(row.kind),
-            embedding_dimensions=row.embedding_dimensions,
-            matryoshka_min_dimensions=row.matryoshka_min_dimensions,
-            active_params_billion=row.active_params_billion,
-        )
+        columns = {name: getattr(row, name) for name in _TABLE_COLUMNS}
+        arch = ModelArchitecture(**columns, model_id=row.id, kind=ModelKind(row.kind))
         for key in (row.id, *row.aliases):
             table[key.lower()] = arch
     return table
