@@ -35,6 +35,18 @@ def _node_major() -> str:
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", _node_major())
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
+#: aws-cdk-lib runs its built-in CloudFormation validation unless this variable is "false"
+#: (`defaultValidationEnabled` in aws-cdk-lib's core/lib/private/synthesis-validation.js).
+VALIDATION_SWITCH = "CDK_VALIDATION"
+# aws-cdk-lib checks every synthesized template against its bundled CloudFormation schemas
+# (its built-in "CloudFormation Validate" plugin), which loads the schemas once per process
+# (about 4 s of Node.js CPU) and reads every resource at each synthesis. The apps the tests
+# synthesize in memory skip it: there it only reports warnings, which no test reads. The runs
+# that synthesize as users do keep it, since their environments drop this variable: the
+# examples' strict CLI synth (tests/test_examples.py), where an unacknowledged warning fails
+# the synth, and the README's commands (tests/test_chat_example.py). cfn-lint checks every
+# example template against the same registry schemas (tests/test_example_scans.py).
+os.environ.setdefault(VALIDATION_SWITCH, "false")
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,6 +23,7 @@ import pytest
 
 from constructs_llm.hosting.endpoint_logs import CONTEXT_KEY as LOGS_FLAG
 from constructs_llm.hosting.fleet_change import CONTEXT_KEY as FLEET_FLAG
+from tests.conftest import VALIDATION_SWITCH
 from tests.support.chat_app import chat_stack_class, chat_stack_code
 from tests.support.checkout import checkout_copy
 from tests.support.intrinsics import evaluate
@@ -110,7 +111,8 @@ def _user_environment() -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"} and not k.startswith("AWS_")
+        if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", VALIDATION_SWITCH}
+        and not k.startswith("AWS_")
     }
     env["PATH"] = os.pathsep.join(path)
     env["CDK_DISABLE_CLI_TELEMETRY"] = "true"
