@@ -47,7 +47,14 @@ from .parsing.events import (
 from .parsing.parser import parse_stream
 from .parsing.sagemaker_stream import iter_payload_parts
 from .routing import Route
-from .upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke, release
+from .upstream import (
+    UpstreamFailure,
+    describe_failure,
+    describe_stream_error,
+    invoke,
+    release,
+    send_failure,
+)
 
 PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
 
@@ -191,7 +198,7 @@ def _invoke_and_answer(
         if stream is not None and stream.stop_heartbeat():
             _end_with(exchange, stream, generation.writer().abort(failure), failure, tokens=0)
         else:
-            _send_failure(exchange, failure)
+            send_failure(exchange, failure)
         return
     parts = iter_payload_parts(upstream)
     # parse_stream closes an iterator it is given; the callable-iterator form has no
@@ -222,7 +229,7 @@ def _stream(
             _end_with(exchange, stream, writer.abort(failure), failure, tokens=0)
         else:  # nothing sent yet: answer with a real HTTP status
             exchange.record["stream_error"] = failure.code
-            _send_failure(exchange, failure)
+            send_failure(exchange, failure)
         return False
     record = exchange.record
     pending = writer.start()
@@ -287,7 +294,7 @@ def _complete(exchange: Exchange, answer: Answer, events: Iterator[StreamEvent])
                 return True
             failure = describe_stream_error(event)  # type: ignore[arg-type]
             record["stream_error"] = failure.code
-            _send_failure(exchange, failure)
+            send_failure(exchange, failure)
             return False
         if tokens == 0:
             record["ttft_ms"] = exchange.elapsed_ms()
@@ -305,17 +312,6 @@ def _record_done(exchange: Exchange, done: DoneEvent) -> None:
         record["prompt_tokens"] = done.prompt_tokens
     if done.completion_tokens is not None:
         record["completion_tokens"] = done.completion_tokens
-
-
-def _send_failure(exchange: Exchange, failure: UpstreamFailure) -> None:
-    """Answer a failure before anything was sent with its mapped status."""
-    exchange.send_error(
-        failure.status,
-        failure.message,
-        error_type=failure.error_type,
-        code=failure.code,
-        headers=failure.headers,
-    )
 
 
 def terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:

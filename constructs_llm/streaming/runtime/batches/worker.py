@@ -38,14 +38,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-import time
 from typing import Any
 
 from ...formats import Env
 from ..chat.completion import CompletionBuilder
 from ..chat.request import ChatRequest, build_chat_request
 from ..chat.target import ChatTarget
-from ..chat.wire import CompletionShape, new_completion_id
+from ..chat.wire import CompletionShape
 from ..embeddings.answer import request_answer
 from ..embeddings.engines import EngineAnswerError
 from ..embeddings.handler import EmbedFailed, embed
@@ -229,8 +228,6 @@ def _checked(
         )
     chat = build_chat_request(body, target)
     completion = CompletionShape(
-        completion_id=new_completion_id(),
-        created=int(time.time()),
         model=route.model,
         logprobs=chat.logprobs,
         chose_tools=chat.chose_tools,

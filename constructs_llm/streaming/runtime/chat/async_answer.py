@@ -15,7 +15,6 @@ text-generation models there (its ``compat_return_full_text``); an answer writte
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +22,7 @@ from ...formats import StreamFormat
 from ..parsing.events import DoneEvent, ErrorEvent, ReasoningEvent, TokenEvent, ToolCallEvent
 from ..parsing.parser import parse_stream
 from .completion import CompletionBuilder
-from .wire import CompletionShape, new_completion_id
+from .wire import CompletionShape
 
 #: The largest body ``InvokeEndpointAsync`` takes inline (botocore ``AsyncBodyBlob`` max:
 #: "The inline payload can be up to 128,000 bytes", ``InvokeEndpointAsyncInput``).
@@ -120,10 +119,7 @@ def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> 
 
 
 def _builder(model: str, *, logprobs: bool) -> CompletionBuilder:
-    shape = CompletionShape(
-        completion_id=new_completion_id(), created=int(time.time()), model=model, logprobs=logprobs
-    )
-    return CompletionBuilder(shape)
+    return CompletionBuilder(CompletionShape(model=model, logprobs=logprobs))
 
 
 def generate_prompt(data: Mapping[str, Any]) -> str | None:
