@@ -6,15 +6,16 @@ failure) where SageMaker does, then notifies the endpoint's topic
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from constructs_llm.contract import RequestFormat
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.streaming import AsyncChatError, chat_async, submit_chat
-from constructs_llm.streaming.async_chat import INLINE_LIMIT, chat_completion
+from constructs_llm.streaming.async_chat import INLINE_LIMIT, AsyncChatJob
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
 from constructs_llm.streaming.runtime.chat.target import ChatTarget
 from constructs_llm.streaming.runtime.http.errors import RequestError
@@ -259,14 +260,43 @@ def test_an_unanswered_request_times_out_naming_where_to_look(fake: FakeAsyncSag
         job.result(timeout=0.2, poll_interval=0.05)
 
 
+class _OneAnswer:
+    """An S3 client whose every key holds ``body``."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def list_objects_v2(self, *, Bucket: str, Prefix: str, MaxKeys: int) -> dict[str, Any]:
+        return {"Contents": [{"Key": Prefix}]}
+
+    def get_object(self, *, Bucket: str, Key: str) -> dict[str, Any]:
+        return {"Body": io.BytesIO(self.body)}
+
+
+def _job_answered(body: bytes) -> AsyncChatJob:
+    return AsyncChatJob(
+        endpoint_name=ENDPOINT,
+        inference_id="i-1",
+        output_location=f"s3://{BUCKET}/outputs/i-1.out",
+        failure_location=None,
+        request_format=RequestFormat.MESSAGES,
+        stream_format=StreamFormat.AUTO,
+        model="m",
+        logprobs=False,
+        s3=_OneAnswer(body),
+    )
+
+
 def test_an_answer_written_as_a_stream_is_aggregated_as_the_invoker_does() -> None:
     # A container that streams whatever it is asked writes SSE chunks into the answer
     body = b"".join(engine_streams.openai(["Par", "is"], prompt_tokens=7))
-    answer = chat_completion(body, model="m")
+    answer = _job_answered(body).result(timeout=0)
     assert answer["choices"][0]["message"]["content"] == "Paris"
     assert answer["choices"][0]["finish_reason"] == "stop"
     assert answer["usage"] == {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}
-    # AND a stream that ends with an engine error raises it
+    # AND a stream that ends with an engine error raises it, naming the inference
     broken = b"".join(engine_streams.openai_error("CUDA out of memory"))
-    with pytest.raises(AsyncChatError, match=r"CUDA out of memory"):
-        chat_completion(broken)
+    with pytest.raises(AsyncChatError, match=r"CUDA out of memory") as caught:
+        _job_answered(broken).result(timeout=0)
+    assert caught.value.inference_id == "i-1"
+    assert caught.value.failure is not None and "CUDA out of memory" in caught.value.failure
