@@ -300,3 +300,18 @@ def test_an_answer_written_as_a_stream_is_aggregated_as_the_invoker_does() -> No
         _job_answered(broken).result(timeout=0)
     assert caught.value.inference_id == "i-1"
     assert caught.value.failure is not None and "CUDA out of memory" in caught.value.failure
+
+
+def test_an_answer_streamed_with_reasoning_and_tool_calls_keeps_both() -> None:
+    # GIVEN a reasoning model's stream that thinks, then calls a tool (vLLM's delta.reasoning)
+    calls = engine_streams.openai_tool_calls([("call_1", "get_weather", ['{"city":', '"Paris"}'])])
+    delta = {"reasoning": "The user wants the weather."}
+    chunk = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+    thinking = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    body = b"".join([calls[0], thinking, *calls[1:]])
+    # THEN the answer keeps the reasoning and the call, as the invoker's stream: false does
+    (choice,) = _job_answered(body).result(timeout=0)["choices"]
+    assert choice["message"]["reasoning"] == "The user wants the weather."
+    (call,) = choice["message"]["tool_calls"]
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city":"Paris"}'}
+    assert choice["finish_reason"] == "tool_calls"

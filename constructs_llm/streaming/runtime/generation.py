@@ -5,7 +5,7 @@ Stdlib + boto3 only: this file ships in the Lambda asset. Chat (``chat/handler.p
 Responses (``responses/handler.py``) each read, route and check their request
 (``read_chat_request``), build the engine's body, and give ``generate`` a ``Generation``:
 how to write their stream (``StreamWriter``) and how to build their whole answer
-(``Answer``). Everything else is the same for both:
+(``Answer``, ``whole_answer.py``). Everything else is the same for both:
 
 - a stream's status line goes out with its first event (one write), so an engine that fails
   before its first token gets a real HTTP error status; unless a heartbeat
@@ -55,6 +55,7 @@ from .upstream import (
     release,
     send_failure,
 )
+from .whole_answer import Answer
 
 PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
 
@@ -89,23 +90,6 @@ class StreamWriter(Protocol):
 
     def abort(self, failure: UpstreamFailure) -> bytes:
         """The whole stream of an answer whose head a heartbeat sent, failed before any event."""
-        ...
-
-
-class Answer(Protocol):
-    """An API's whole answer, built from every event (``stream: false``)."""
-
-    @property
-    def tool_calls(self) -> int: ...
-
-    def add_text(self, event: TokenEvent) -> object: ...
-
-    def add_reasoning(self, event: ReasoningEvent) -> object: ...
-
-    def add_call(self, event: ToolCallEvent) -> object: ...
-
-    def build(self, done: DoneEvent) -> dict[str, Any]:
-        """The answer's JSON object, once the stream completed with ``done``."""
         ...
 
 
@@ -276,6 +260,7 @@ def _complete(exchange: Exchange, answer: Answer, events: Iterator[StreamEvent])
     """Answer one JSON object from every event; True when the stream ended normally."""
     record = exchange.record
     next_check = time.monotonic() + PEER_CHECK_SECONDS
+    # whole_answer.answered(), inline: this loop also times the first token and checks the client
     for tokens, event in enumerate(events):  # tokens: the events before this one
         kind = type(event)
         if kind is TokenEvent:
