@@ -59,11 +59,9 @@ from constructs_llm.streaming.runtime.chat.async_answer import (
 )
 from constructs_llm.streaming.runtime.chat.async_answer import (
     AnswerError,
+    chat_completion,
     generate_prompt,
     one_answer_body,
-)
-from constructs_llm.streaming.runtime.chat.async_answer import (
-    chat_completion as _chat_completion,
 )
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
 from constructs_llm.streaming.runtime.chat.target import ChatTarget
@@ -154,6 +152,8 @@ class AsyncChatJob:
     # -- reading --------------------------------------------------------------------------------
 
     def _answer(self, body: bytes) -> dict[str, Any]:
+        """The answer SageMaker wrote, read as the batch worker reads it
+        (``runtime/chat/async_answer.py``)."""
         try:
             return chat_completion(
                 body,
@@ -162,9 +162,10 @@ class AsyncChatJob:
                 logprobs=self.logprobs,
                 prompt=self.prompt,
             )
-        except AsyncChatError as error:
-            error.inference_id = self.inference_id
-            raise
+        except AnswerError as error:
+            raise AsyncChatError(
+                error.message, inference_id=self.inference_id, failure=error.failure
+            ) from None
 
     def _client(self) -> Any:
         return self.s3 or _client("s3")
@@ -338,24 +339,6 @@ def chat_async(
     ``submit`` takes ``submit_chat``'s arguments; the others are ``result``'s."""
     job = submit_chat(endpoint_name, messages, **submit)
     return job.result(timeout=timeout, poll_interval=poll_interval, queue_url=queue_url, sqs=sqs)
-
-
-def chat_completion(
-    body: bytes,
-    *,
-    stream_format: StreamFormat | str = StreamFormat.AUTO,
-    model: str = "",
-    logprobs: bool = False,
-    prompt: str | None = None,
-) -> dict[str, Any]:
-    """An answer SageMaker wrote to S3, as an OpenAI ``chat.completion``
-    (``runtime/chat/async_answer.py``); ``AsyncChatError`` when it holds an error."""
-    try:
-        return _chat_completion(
-            body, stream_format=stream_format, model=model, logprobs=logprobs, prompt=prompt
-        )
-    except AnswerError as error:
-        raise AsyncChatError(error.message, failure=error.failure) from None
 
 
 # -- helpers ----------------------------------------------------------------------------------

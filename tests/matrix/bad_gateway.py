@@ -302,6 +302,13 @@ BAD_GATEWAY = [
         id="distribution-domain-name-with-a-scheme",
     ),
     pytest.param(
+        lambda s: distribution(s, domain_names=[7]),
+        ConfigurationError,
+        r"domain_names\[0\] must be a DNS name .* got int 7",
+        "domain_names[0]",
+        id="distribution-domain-name-not-a-string",
+    ),
+    pytest.param(
         lambda s: distribution(s, domain_names=["llm.example.com", "llm.example.com"]),
         ConfigurationError,
         r"domain_names lists 'llm.example.com' more than once",

@@ -6,15 +6,16 @@ failure) where SageMaker does, then notifies the endpoint's topic
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from constructs_llm.contract import RequestFormat
+from constructs_llm.contract import RequestFormat, StreamFormat
 from constructs_llm.streaming import AsyncChatError, chat_async, submit_chat
-from constructs_llm.streaming.async_chat import INLINE_LIMIT, chat_completion
+from constructs_llm.streaming.async_chat import INLINE_LIMIT, AsyncChatJob
 from constructs_llm.streaming.runtime.chat.request import build_chat_request
 from constructs_llm.streaming.runtime.chat.target import ChatTarget
 from constructs_llm.streaming.runtime.http.errors import RequestError
@@ -259,14 +260,58 @@ def test_an_unanswered_request_times_out_naming_where_to_look(fake: FakeAsyncSag
         job.result(timeout=0.2, poll_interval=0.05)
 
 
+class _OneAnswer:
+    """An S3 client whose every key holds ``body``."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def list_objects_v2(self, *, Bucket: str, Prefix: str, MaxKeys: int) -> dict[str, Any]:
+        return {"Contents": [{"Key": Prefix}]}
+
+    def get_object(self, *, Bucket: str, Key: str) -> dict[str, Any]:
+        return {"Body": io.BytesIO(self.body)}
+
+
+def _job_answered(body: bytes) -> AsyncChatJob:
+    return AsyncChatJob(
+        endpoint_name=ENDPOINT,
+        inference_id="i-1",
+        output_location=f"s3://{BUCKET}/outputs/i-1.out",
+        failure_location=None,
+        request_format=RequestFormat.MESSAGES,
+        stream_format=StreamFormat.AUTO,
+        model="m",
+        logprobs=False,
+        s3=_OneAnswer(body),
+    )
+
+
 def test_an_answer_written_as_a_stream_is_aggregated_as_the_invoker_does() -> None:
     # A container that streams whatever it is asked writes SSE chunks into the answer
     body = b"".join(engine_streams.openai(["Par", "is"], prompt_tokens=7))
-    answer = chat_completion(body, model="m")
+    answer = _job_answered(body).result(timeout=0)
     assert answer["choices"][0]["message"]["content"] == "Paris"
     assert answer["choices"][0]["finish_reason"] == "stop"
     assert answer["usage"] == {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}
-    # AND a stream that ends with an engine error raises it
+    # AND a stream that ends with an engine error raises it, naming the inference
     broken = b"".join(engine_streams.openai_error("CUDA out of memory"))
-    with pytest.raises(AsyncChatError, match=r"CUDA out of memory"):
-        chat_completion(broken)
+    with pytest.raises(AsyncChatError, match=r"CUDA out of memory") as caught:
+        _job_answered(broken).result(timeout=0)
+    assert caught.value.inference_id == "i-1"
+    assert caught.value.failure is not None and "CUDA out of memory" in caught.value.failure
+
+
+def test_an_answer_streamed_with_reasoning_and_tool_calls_keeps_both() -> None:
+    # GIVEN a reasoning model's stream that thinks, then calls a tool (vLLM's delta.reasoning)
+    calls = engine_streams.openai_tool_calls([("call_1", "get_weather", ['{"city":', '"Paris"}'])])
+    delta = {"reasoning": "The user wants the weather."}
+    chunk = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+    thinking = b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    body = b"".join([calls[0], thinking, *calls[1:]])
+    # THEN the answer keeps the reasoning and the call, as the invoker's stream: false does
+    (choice,) = _job_answered(body).result(timeout=0)["choices"]
+    assert choice["message"]["reasoning"] == "The user wants the weather."
+    (call,) = choice["message"]["tool_calls"]
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city":"Paris"}'}
+    assert choice["finish_reason"] == "tool_calls"

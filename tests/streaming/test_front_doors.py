@@ -647,7 +647,11 @@ def test_cors_goes_to_the_runtime_and_not_to_the_function_url(
 @pytest.mark.parametrize(
     ("props", "message"),
     [
-        ({"allowed_origins": []}, r"allowed_origins must name at least one origin, got \[\]"),
+        ({"allowed_origins": []}, r"allowed_origins must list 1-100 origins, got 0; e\.g\. "),
+        (
+            {"allowed_origins": [7]},
+            r"allowed_origins\[0\] must be an origin such as 'https://app.example.com'.*got int 7",
+        ),
         (
             {"allowed_origins": ["app.example.com"]},
             r"allowed_origins\[0\] must be an origin such as 'https://app.example.com'.*got "

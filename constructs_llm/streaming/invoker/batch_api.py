@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from aws_cdk import (
     ArnFormat,
@@ -291,13 +292,7 @@ class BatchApi(Construct):
     # -- the state machine ----------------------------------------------------------------
 
     def _state_machine(self, window: Duration, *, queued: bool) -> sfn.StateMachine:
-        line = tasks.LambdaInvoke(
-            self,
-            "Line",
-            lambda_function=self.worker,
-            payload_response_only=True,
-            retry_on_service_exceptions=True,
-        )
+        line = self._worker_step("Line")
         line.add_retry(
             errors=["TargetBusy"],
             interval=RETRY_INTERVAL,
@@ -332,19 +327,13 @@ class BatchApi(Construct):
             map_execution_type=sfn.StateMachineType.STANDARD,
         )
         lines.item_processor(self._queued_lines(line) if queued else line)
-        finalize = tasks.LambdaInvoke(
-            self,
+        finalize = self._worker_step(
             "Finalize",
-            lambda_function=self.worker,
-            payload=sfn.TaskInput.from_object(
-                {
-                    "phase": "finalize",
-                    "batch_id": sfn.JsonPath.string_at("$.batch_id"),
-                    "manifest": sfn.JsonPath.object_at("$.map.ResultWriterDetails"),
-                }
-            ),
-            payload_response_only=True,
-            retry_on_service_exceptions=True,
+            {
+                "phase": "finalize",
+                "batch_id": sfn.JsonPath.string_at("$.batch_id"),
+                "manifest": sfn.JsonPath.object_at("$.map.ResultWriterDetails"),
+            },
         )
         log_group = logs.LogGroup(
             self, "ExecutionLogs", retention=_LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY
@@ -416,24 +405,32 @@ class BatchApi(Construct):
         )
         return machine
 
+    def _worker_step(
+        self, state_id: str, payload: dict[str, Any] | None = None
+    ) -> tasks.LambdaInvoke:
+        """A state that calls the worker with ``payload`` (@default the state's input) and
+        passes on its answer alone, retrying Lambda's service errors."""
+        return tasks.LambdaInvoke(
+            self,
+            state_id,
+            lambda_function=self.worker,
+            payload=None if payload is None else sfn.TaskInput.from_object(payload),
+            payload_response_only=True,
+            retry_on_service_exceptions=True,
+        )
+
     def _queued_lines(self, line: tasks.LambdaInvoke) -> sfn.IChainable:
         """A line, then, while the worker answers ``{"pending": ...}`` (a line queued on an
         asynchronous endpoint), a wait of ``pending.wait`` seconds and a look for its answer:
         the Step Functions job poller (a task, a ``Wait`` state with ``SecondsPath``, a task
         that checks, a ``Choice`` that loops)."""
-        poll = tasks.LambdaInvoke(
-            self,
+        poll = self._worker_step(
             "Poll",
-            lambda_function=self.worker,
-            payload=sfn.TaskInput.from_object(
-                {
-                    "phase": "poll",
-                    "batch_id": sfn.JsonPath.string_at("$.pending.batch_id"),
-                    "pending": sfn.JsonPath.object_at("$.pending"),
-                }
-            ),
-            payload_response_only=True,
-            retry_on_service_exceptions=True,
+            {
+                "phase": "poll",
+                "batch_id": sfn.JsonPath.string_at("$.pending.batch_id"),
+                "pending": sfn.JsonPath.object_at("$.pending"),
+            },
         )
         waiting = sfn.Wait(self, "Waiting", time=sfn.WaitTime.seconds_path("$.pending.wait"))
         answered = sfn.Succeed(self, "Answered")

@@ -387,34 +387,36 @@ def _certificate_problems(certificate: object, domain_names: object) -> list[Pro
     return [_certificate_region_problem(certificate)]
 
 
+def _is_domain_name(name: object) -> bool:
+    return isinstance(name, str) and (
+        Token.is_unresolved(name) or (len(name) <= 253 and bool(_DOMAIN.fullmatch(name)))
+    )
+
+
+def _not_a_domain_name(name: object) -> str:
+    """What a domain name got instead, and the name it may have meant (a URL's host)."""
+    if not isinstance(name, str):
+        return describe(name)
+    host = re.sub(r"^[a-z]+://", "", name).split("/")[0]
+    hint = f"; did you mean {host!r}?" if host != name and _DOMAIN.fullmatch(host) else ""
+    return f"{name!r}{hint}"
+
+
 def _domain_names_problems(domain_names: object) -> list[Problem | None]:
     if domain_names is None:
         return []
     if not is_list(domain_names):
         return [not_a_list("domain_names", domain_names, "DNS names such as ['llm.example.com']")]
-    found: list[Problem | None] = []
-    for i, name in enumerate(domain_names):
-        if not isinstance(name, str):
-            found.append(
-                Problem.of(
-                    f"domain_names[{i}]",
-                    name,
-                    f"domain_names[{i}] must be a string, got {describe(name)}",
-                )
-            )
-        elif Token.is_unresolved(name):
-            continue
-        elif len(name) > 253 or not _DOMAIN.fullmatch(name):
-            host = re.sub(r"^[a-z]+://", "", name).split("/")[0]
-            hint = f"; did you mean {host!r}?" if host != name and _DOMAIN.fullmatch(host) else ""
-            found.append(
-                Problem.of(
-                    f"domain_names[{i}]",
-                    name,
-                    f"domain_names[{i}] must be a DNS name such as 'llm.example.com' or "
-                    f"'*.example.com' (no scheme, port or path), got {name!r}{hint}",
-                )
-            )
+    found: list[Problem | None] = [
+        Problem.of(
+            f"domain_names[{i}]",
+            name,
+            f"domain_names[{i}] must be a DNS name such as 'llm.example.com' or "
+            f"'*.example.com' (no scheme, port or path), got {_not_a_domain_name(name)}",
+        )
+        for i, name in enumerate(domain_names)
+        if not _is_domain_name(name)
+    ]
     strings = [n for n in domain_names if isinstance(n, str)]
     duplicates = sorted({n for n in strings if strings.count(n) > 1})
     if duplicates:

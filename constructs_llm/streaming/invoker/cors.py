@@ -15,7 +15,7 @@ the runtime's own process. The URL's ``Cors`` is left unset so the two never dis
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from aws_cdk import Duration, Token
@@ -86,56 +86,28 @@ def _origins_problems(origins: object) -> list[Problem | None]:
     fix = "e.g. allowed_origins=['https://app.example.com'], or ['*'] for every origin"
     if not is_list(origins):
         return [not_a_list("allowed_origins", origins, "origins", fix)]
-    if not origins:
-        return [
+    if not 0 < len(origins) <= _MAX_ITEMS:
+        return [_count_problem("allowed_origins", origins, "origins", fix)]
+    found = _item_problems(
+        "allowed_origins",
+        origins,
+        _is_origin,
+        "an origin such as 'https://app.example.com' (a scheme, a host and an optional port; "
+        "no path)",
+    )
+    if "*" in origins and len(origins) > 1:
+        found.append(
             Problem.of(
-                "allowed_origins",
-                origins,
-                "allowed_origins must name at least one origin, got [];",
-                fix,
+                "allowed_origins", "*", "allowed_origins: '*' allows every origin;", "give it alone"
             )
-        ]
-    if len(origins) > _MAX_ITEMS:
-        return [
-            Problem.of(
-                "allowed_origins",
-                origins,
-                f"allowed_origins takes at most {_MAX_ITEMS} origins, got {len(origins)}",
-            )
-        ]
-    found: list[Problem | None] = []
-    for i, origin in enumerate(origins):
-        if not isinstance(origin, str):
-            found.append(
-                Problem.of(
-                    f"allowed_origins[{i}]",
-                    origin,
-                    f"allowed_origins[{i}] must be a string, got {describe(origin)}",
-                )
-            )
-        elif origin == "*" and len(origins) > 1:
-            found.append(
-                Problem.of(
-                    "allowed_origins",
-                    "*",
-                    "allowed_origins: '*' allows every origin;",
-                    "give it alone",
-                )
-            )
-        elif (
-            origin != "*"
-            and not Token.is_unresolved(origin)
-            and not _ORIGIN.fullmatch(origin.rstrip("/"))
-        ):
-            found.append(
-                Problem.of(
-                    f"allowed_origins[{i}]",
-                    origin,
-                    f"allowed_origins[{i}] must be an origin such as 'https://app.example.com' "
-                    f"(a scheme, a host and an optional port; no path), got {origin!r}",
-                )
-            )
+        )
     return found
+
+
+def _is_origin(origin: str) -> bool:
+    return (
+        origin == "*" or Token.is_unresolved(origin) or bool(_ORIGIN.fullmatch(origin.rstrip("/")))
+    )
 
 
 def _headers_problems(headers: object) -> list[Problem | None]:
@@ -144,32 +116,44 @@ def _headers_problems(headers: object) -> list[Problem | None]:
     if not is_list(headers):
         names = "header names such as ['authorization', 'content-type']"
         return [not_a_list("allowed_headers", headers, names)]
-    if not headers or len(headers) > _MAX_ITEMS:
-        return [
+    if not 0 < len(headers) <= _MAX_ITEMS:
+        return [_count_problem("allowed_headers", headers, "header names")]
+    found = _item_problems(
+        "allowed_headers",
+        headers,
+        lambda name: bool(_HEADER.fullmatch(name)),
+        "a header name such as 'authorization'",
+    )
+    if "*" in headers:
+        found.append(
             Problem.of(
                 "allowed_headers",
-                headers,
-                f"allowed_headers must list 1-{_MAX_ITEMS} header names, got {len(headers)}",
+                "*",
+                "allowed_headers: '*' does not cover Authorization in browsers;",
+                "list the headers by name",
             )
-        ]
-    found: list[Problem | None] = []
-    for i, name in enumerate(headers):
-        if not isinstance(name, str) or not _HEADER.fullmatch(name):
-            found.append(
-                Problem.of(
-                    f"allowed_headers[{i}]",
-                    name,
-                    f"allowed_headers[{i}] must be a header name such as 'authorization', got "
-                    f"{describe(name) if not isinstance(name, str) else repr(name)}",
-                )
-            )
-        elif name == "*":
-            found.append(
-                Problem.of(
-                    "allowed_headers",
-                    "*",
-                    "allowed_headers: '*' does not cover Authorization in browsers;",
-                    "list the headers by name",
-                )
-            )
+        )
     return found
+
+
+def _count_problem(prop: str, items: Sequence[object], names: str, fix: str = "") -> Problem:
+    """Both lists take 1 to ``_MAX_ITEMS`` ``names``."""
+    wrong = f"{prop} must list 1-{_MAX_ITEMS} {names}, got {len(items)}"
+    return Problem.of(prop, items, f"{wrong};" if fix else wrong, fix)
+
+
+def _item_problems(
+    prop: str, items: Sequence[object], valid: Callable[[str], bool], form: str
+) -> list[Problem | None]:
+    """A problem for each item of ``prop`` that is not a string ``valid`` accepts (``form``
+    says what it must be)."""
+    return [
+        Problem.of(
+            f"{prop}[{i}]",
+            item,
+            f"{prop}[{i}] must be {form}, got "
+            f"{repr(item) if isinstance(item, str) else describe(item)}",
+        )
+        for i, item in enumerate(items)
+        if not (isinstance(item, str) and valid(item))
+    ]

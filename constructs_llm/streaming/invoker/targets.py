@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 from aws_cdk import Stack
 from constructs import Construct
@@ -184,53 +185,44 @@ def routes_environment(scope: Construct, targets: Sequence[InvocationTarget]) ->
     return {Env.ROUTES: Stack.of(scope).to_json_string(routes)}
 
 
+_CHAT = frozenset({ModelKind.CHAT})
+_EMBEDDING = frozenset({ModelKind.EMBEDDING})
+_EVERY = _CHAT | _EMBEDDING
+
+
+def _trait(name: str) -> Callable[[TargetFacts], object]:
+    """An embedding model's trait (``EmbeddingTraits``), when it is known."""
+    return lambda t: None if t.embedding_traits is None else getattr(t.embedding_traits, name)
+
+
+#: A route's keys, in the order ``ROUTES`` writes them: the kinds of model whose routes have
+#: it, and its value for a target (None: left out). An embedding model's route has no stream
+#: format or tools (nothing streams, nothing calls tools), and what ``POST /v1/embeddings``
+#: checks and splits by.
+_ROUTE_KEYS: tuple[tuple[str, frozenset[ModelKind], Callable[[TargetFacts], object]], ...] = (
+    ("model", _EVERY, lambda t: t.served_model_name),
+    ("endpoint", _EVERY, lambda t: t.endpoint_name),
+    ("stream_format", _CHAT, lambda t: t.stream_format.value),
+    ("request_format", _EVERY, lambda t: t.request_format.value),
+    ("tools", _CHAT, lambda t: t.tool_calls),
+    ("engine", _EVERY, lambda t: None if t.engine is None else t.engine.value),
+    ("vision", _CHAT, lambda t: False if t.vision is False else None),  # true is not written
+    ("component", _EVERY, lambda t: t.inference_component_name),
+    ("variants", _EVERY, lambda t: list(t.variant_names) or None),
+    ("max_total_tokens", _CHAT, lambda t: t.max_total_tokens),
+    ("dimensions", _EMBEDDING, _trait("dimensions")),
+    ("min_dimensions", _EMBEDDING, _trait("min_dimensions")),
+    ("max_inputs", _EMBEDDING, _trait("max_inputs_per_call")),
+)
+
+
 def _route(target: TargetFacts) -> RouteSpec:
-    if target.model_kind is ModelKind.EMBEDDING:
-        return _embedding_route(target)
-    route: RouteSpec = {
-        "model": target.served_model_name,
-        "endpoint": target.endpoint_name,
-        "stream_format": target.stream_format.value,
-        "request_format": target.request_format.value,
-        "tools": target.tool_calls,
+    route = {
+        key: value
+        for key, kinds, value_of in _ROUTE_KEYS
+        if target.model_kind in kinds and (value := value_of(target)) is not None
     }
-    if target.engine is not None:
-        route["engine"] = target.engine.value
-    if target.vision is False:
-        route["vision"] = False
-    if target.inference_component_name is not None:
-        route["component"] = target.inference_component_name
-    if target.variant_names:
-        route["variants"] = list(target.variant_names)
-    limit = target.max_total_tokens
-    if limit is not None:
-        route["max_total_tokens"] = limit
-    return route
-
-
-def _embedding_route(target: TargetFacts) -> RouteSpec:
-    """An embedding model's route: no stream format or tools (nothing streams, nothing calls
-    tools), and what ``POST /v1/embeddings`` checks and splits by."""
-    route: RouteSpec = {
-        "model": target.served_model_name,
-        "endpoint": target.endpoint_name,
-        "request_format": target.request_format.value,
-    }
-    if target.engine is not None:
-        route["engine"] = target.engine.value
-    if target.inference_component_name is not None:
-        route["component"] = target.inference_component_name
-    if target.variant_names:
-        route["variants"] = list(target.variant_names)
-    traits = target.embedding_traits
-    if traits is not None:
-        if traits.dimensions is not None:
-            route["dimensions"] = traits.dimensions
-        if traits.min_dimensions is not None:
-            route["min_dimensions"] = traits.min_dimensions
-        if traits.max_inputs_per_call is not None:
-            route["max_inputs"] = traits.max_inputs_per_call
-    return route
+    return cast(RouteSpec, route)
 
 
 def environment_size_problem(

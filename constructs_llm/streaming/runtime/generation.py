@@ -5,7 +5,7 @@ Stdlib + boto3 only: this file ships in the Lambda asset. Chat (``chat/handler.p
 Responses (``responses/handler.py``) each read, route and check their request
 (``read_chat_request``), build the engine's body, and give ``generate`` a ``Generation``:
 how to write their stream (``StreamWriter``) and how to build their whole answer
-(``Answer``). Everything else is the same for both:
+(``Answer``, ``whole_answer.py``). Everything else is the same for both:
 
 - a stream's status line goes out with its first event (one write), so an engine that fails
   before its first token gets a real HTTP error status; unless a heartbeat
@@ -47,7 +47,15 @@ from .parsing.events import (
 from .parsing.parser import parse_stream
 from .parsing.sagemaker_stream import iter_payload_parts
 from .routing import Route
-from .upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke, release
+from .upstream import (
+    UpstreamFailure,
+    describe_failure,
+    describe_stream_error,
+    invoke,
+    release,
+    send_failure,
+)
+from .whole_answer import Answer
 
 PEER_CHECK_SECONDS = 0.25  # how often a stream:false request checks that its client is there
 
@@ -82,23 +90,6 @@ class StreamWriter(Protocol):
 
     def abort(self, failure: UpstreamFailure) -> bytes:
         """The whole stream of an answer whose head a heartbeat sent, failed before any event."""
-        ...
-
-
-class Answer(Protocol):
-    """An API's whole answer, built from every event (``stream: false``)."""
-
-    @property
-    def tool_calls(self) -> int: ...
-
-    def add_text(self, event: TokenEvent) -> object: ...
-
-    def add_reasoning(self, event: ReasoningEvent) -> object: ...
-
-    def add_call(self, event: ToolCallEvent) -> object: ...
-
-    def build(self, done: DoneEvent) -> dict[str, Any]:
-        """The answer's JSON object, once the stream completed with ``done``."""
         ...
 
 
@@ -191,7 +182,7 @@ def _invoke_and_answer(
         if stream is not None and stream.stop_heartbeat():
             _end_with(exchange, stream, generation.writer().abort(failure), failure, tokens=0)
         else:
-            _send_failure(exchange, failure)
+            send_failure(exchange, failure)
         return
     parts = iter_payload_parts(upstream)
     # parse_stream closes an iterator it is given; the callable-iterator form has no
@@ -222,7 +213,7 @@ def _stream(
             _end_with(exchange, stream, writer.abort(failure), failure, tokens=0)
         else:  # nothing sent yet: answer with a real HTTP status
             exchange.record["stream_error"] = failure.code
-            _send_failure(exchange, failure)
+            send_failure(exchange, failure)
         return False
     record = exchange.record
     pending = writer.start()
@@ -269,6 +260,7 @@ def _complete(exchange: Exchange, answer: Answer, events: Iterator[StreamEvent])
     """Answer one JSON object from every event; True when the stream ended normally."""
     record = exchange.record
     next_check = time.monotonic() + PEER_CHECK_SECONDS
+    # whole_answer.answered(), inline: this loop also times the first token and checks the client
     for tokens, event in enumerate(events):  # tokens: the events before this one
         kind = type(event)
         if kind is TokenEvent:
@@ -287,7 +279,7 @@ def _complete(exchange: Exchange, answer: Answer, events: Iterator[StreamEvent])
                 return True
             failure = describe_stream_error(event)  # type: ignore[arg-type]
             record["stream_error"] = failure.code
-            _send_failure(exchange, failure)
+            send_failure(exchange, failure)
             return False
         if tokens == 0:
             record["ttft_ms"] = exchange.elapsed_ms()
@@ -305,17 +297,6 @@ def _record_done(exchange: Exchange, done: DoneEvent) -> None:
         record["prompt_tokens"] = done.prompt_tokens
     if done.completion_tokens is not None:
         record["completion_tokens"] = done.completion_tokens
-
-
-def _send_failure(exchange: Exchange, failure: UpstreamFailure) -> None:
-    """Answer a failure before anything was sent with its mapped status."""
-    exchange.send_error(
-        failure.status,
-        failure.message,
-        error_type=failure.error_type,
-        code=failure.code,
-        headers=failure.headers,
-    )
 
 
 def terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:

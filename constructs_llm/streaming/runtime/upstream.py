@@ -58,7 +58,7 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from botocore.exceptions import (  # type: ignore[import-untyped]
     BotoCoreError,
@@ -70,6 +70,11 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
 from .capacity_wait import RETRY_AFTER_NO_CAPACITY, is_no_capacity
 from .parsing.events import ErrorEvent
 from .routing import Route
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11: only mypy reads it (the package takes 3.10)
+
+    from .http.exchange import Exchange
 
 _THROTTLING_CODES = frozenset(
     {"ThrottlingException", "Throttling", "TooManyRequestsException", "RequestLimitExceeded"}
@@ -127,6 +132,17 @@ class UpstreamFailure:
         return () if self.retry_after is None else (("Retry-After", str(self.retry_after)),)
 
 
+def send_failure(exchange: Exchange, failure: UpstreamFailure) -> None:
+    """Answer a failure before anything was sent: its status, OpenAI error and headers."""
+    exchange.send_error(
+        failure.status,
+        failure.message,
+        error_type=failure.error_type,
+        code=failure.code,
+        headers=failure.headers,
+    )
+
+
 def _retry_after(status: int, code: str | None, given: object = None) -> int | None:
     """``Retry-After`` seconds for an answer of ``status``: the upstream's own (``given``,
     when it is whole seconds), else the wait for a busy (429) or unavailable (503) target."""
@@ -139,31 +155,45 @@ def _retry_after(status: int, code: str | None, given: object = None) -> int | N
     return RETRY_AFTER_BUSY
 
 
-def invoke(
-    client: Any,
-    route: Route,
-    body: bytes,
-    *,
-    target_variant: str | None = None,
-    prefix_aware_id: str | None = None,
-) -> Any:
+class CallOptions(TypedDict, total=False):
+    """What both invoke calls may add to a route and a body: ``target_variant`` pins a
+    production variant (``TargetVariant``); ``prefix_aware_id`` is the prefix-aware routing id
+    (``PrefixAwareId``, ``prefix_aware_id.py``). Both operations take both in botocore
+    1.44.5's service model."""
+
+    target_variant: str | None
+    prefix_aware_id: str | None
+
+
+def invoke(client: Any, route: Route, body: bytes, **options: Unpack[CallOptions]) -> Any:
     """Start the streamed invocation of ``route``; returns boto3's ``EventStream``
-    (``response["Body"]``). ``target_variant`` pins a production variant (``TargetVariant``);
-    ``prefix_aware_id`` is the prefix-aware routing id (``PrefixAwareId``,
-    ``prefix_aware_id.py``).
+    (``response["Body"]``).
 
     Raises botocore's ``ClientError``/``BotoCoreError``; ``describe_failure`` maps them.
     """
-    kwargs = _call(route, body, target_variant, prefix_aware_id)
-    return client.invoke_endpoint_with_response_stream(**kwargs)["Body"]
+    return client.invoke_endpoint_with_response_stream(**_call(route, body, **options))["Body"]
+
+
+def invoke_once(client: Any, route: Route, body: bytes, **options: Unpack[CallOptions]) -> bytes:
+    """Call ``InvokeEndpoint`` (no stream: an embedding model answers one JSON body) on
+    ``route`` and return the container's answer. Raises as :func:`invoke` does."""
+    call = _call(route, body, **options)
+    stream = client.invoke_endpoint(**call, Accept="application/json")["Body"]
+    try:
+        answer: bytes = stream.read()
+    finally:
+        stream.close()
+    return answer
 
 
 def _call(
-    route: Route, body: bytes, target_variant: str | None, prefix_aware_id: str | None = None
+    route: Route,
+    body: bytes,
+    target_variant: str | None = None,
+    prefix_aware_id: str | None = None,
 ) -> dict[str, Any]:
     """The arguments both invoke calls take: the route's endpoint (and component), the JSON
-    body, the pinned variant and the prefix-aware routing id (both operations take
-    ``PrefixAwareId`` in botocore 1.44.5's service model)."""
+    body and the ``CallOptions``."""
     kwargs: dict[str, Any] = {
         "EndpointName": route.endpoint_name,
         "ContentType": "application/json",
@@ -176,26 +206,6 @@ def _call(
     if prefix_aware_id:
         kwargs["PrefixAwareId"] = prefix_aware_id
     return kwargs
-
-
-def invoke_once(
-    client: Any,
-    route: Route,
-    body: bytes,
-    *,
-    target_variant: str | None = None,
-    prefix_aware_id: str | None = None,
-) -> bytes:
-    """Call ``InvokeEndpoint`` (no stream: an embedding model answers one JSON body) on
-    ``route`` and return the container's answer. Raises as :func:`invoke` does."""
-    stream = client.invoke_endpoint(
-        **_call(route, body, target_variant, prefix_aware_id), Accept="application/json"
-    )["Body"]
-    try:
-        answer: bytes = stream.read()
-    finally:
-        stream.close()
-    return answer
 
 
 def release(parts: Iterator[bytes], *, completed: bool) -> None:
@@ -241,26 +251,18 @@ def describe_failure(exc: Exception) -> UpstreamFailure:
         return _client_error(exc)
     if isinstance(exc, (ReadTimeoutError, ConnectTimeoutError)):
         waited = "read" if isinstance(exc, ReadTimeoutError) else "connect"
-        return UpstreamFailure(
-            status=504,
-            error_type="upstream_error",
-            code="upstream_timeout",
-            message=f"SageMaker did not answer in time ({waited} timeout)",
-            upstream_code=type(exc).__name__,
-        )
-    if isinstance(exc, BotoCoreError):
-        return UpstreamFailure(
-            status=502,
-            error_type="upstream_error",
-            code="upstream_unreachable",
-            message=f"could not reach SageMaker: {_without_urls(str(exc))}",
-            upstream_code=type(exc).__name__,
-        )
+        status, code = 504, "upstream_timeout"
+        message = f"SageMaker did not answer in time ({waited} timeout)"
+    elif isinstance(exc, BotoCoreError):
+        status, code, message = 502, "upstream_unreachable", f"could not reach SageMaker: {exc}"
+    else:
+        status, code = 502, "upstream_error"
+        message = f"calling SageMaker failed: {type(exc).__name__}: {exc}"
     return UpstreamFailure(
-        status=502,
+        status=status,
         error_type="upstream_error",
-        code="upstream_error",
-        message=f"calling SageMaker failed: {type(exc).__name__}: {_without_urls(str(exc))}",
+        code=code,
+        message=_without_urls(message),
         upstream_code=type(exc).__name__,
     )
 

@@ -38,22 +38,21 @@ from __future__ import annotations
 import functools
 import json
 import os
-import time
 from typing import Any
 
 from ...formats import Env
 from ..chat.completion import CompletionBuilder
 from ..chat.request import ChatRequest, build_chat_request
 from ..chat.target import ChatTarget
-from ..chat.wire import CompletionShape, new_completion_id
+from ..chat.wire import CompletionShape
 from ..embeddings.answer import request_answer
 from ..embeddings.engines import EngineAnswerError
 from ..embeddings.handler import EmbedFailed, embed
 from ..embeddings.request import EmbeddingsRequest, build_embeddings_request
-from ..generation import Answer, terminated
+from ..generation import terminated
 from ..http.errors import RequestError, error_object
 from ..http.exchange import new_request_id
-from ..parsing.events import DoneEvent, ErrorEvent, ReasoningEvent, TokenEvent, ToolCallEvent
+from ..parsing.events import DoneEvent, ErrorEvent
 from ..parsing.parser import parse_stream
 from ..parsing.sagemaker_stream import iter_payload_parts
 from ..responses.answer import ResponseAnswer
@@ -62,6 +61,7 @@ from ..responses.request import build_responses_request
 from ..routing import Route, RoutingTable, accept_route
 from ..settings import Settings, new_sagemaker_client
 from ..upstream import UpstreamFailure, describe_failure, describe_stream_error, invoke
+from ..whole_answer import Answer, answered
 from .config import async_models, aws_client
 from .endpoints import CHAT, EMBEDDINGS, KINDS, RESPONSES
 from .queued import poll, submit
@@ -187,18 +187,11 @@ def serve_line(
     except Exception as exc:
         return _failed(custom_id, request_id, describe_failure(exc))
     events = parse_stream(iter(iter_payload_parts(upstream).__next__, None), route.stream_format)
-    for event in terminated(events):
-        kind = type(event)
-        if kind is TokenEvent:
-            answer.add_text(event)  # type: ignore[arg-type]
-        elif kind is ReasoningEvent:
-            answer.add_reasoning(event)  # type: ignore[arg-type]
-        elif kind is ToolCallEvent:
-            answer.add_call(event)  # type: ignore[arg-type]
-        elif kind is DoneEvent:
-            return _line(custom_id, 200, request_id, answer.build(event))  # type: ignore[arg-type]
-        elif kind is ErrorEvent:
-            return _failed(custom_id, request_id, describe_stream_error(event))  # type: ignore[arg-type]
+    end = answered(answer, terminated(events))
+    if isinstance(end, DoneEvent):
+        return _line(custom_id, 200, request_id, answer.build(end))
+    if isinstance(end, ErrorEvent):
+        return _failed(custom_id, request_id, describe_stream_error(end))
     raise AssertionError("terminated() always ends with a done or error event")
 
 
@@ -229,8 +222,6 @@ def _checked(
         )
     chat = build_chat_request(body, target)
     completion = CompletionShape(
-        completion_id=new_completion_id(),
-        created=int(time.time()),
         model=route.model,
         logprobs=chat.logprobs,
         chose_tools=chat.chose_tools,

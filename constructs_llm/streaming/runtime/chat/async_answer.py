@@ -15,15 +15,15 @@ text-generation models there (its ``compat_return_full_text``); an answer writte
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from typing import Any
 
 from ...formats import StreamFormat
-from ..parsing.events import DoneEvent, ErrorEvent, ReasoningEvent, TokenEvent, ToolCallEvent
+from ..parsing.events import DoneEvent, ErrorEvent
 from ..parsing.parser import parse_stream
+from ..whole_answer import answered
 from .completion import CompletionBuilder
-from .wire import CompletionShape, new_completion_id
+from .wire import CompletionShape
 
 #: The largest body ``InvokeEndpointAsync`` takes inline (botocore ``AsyncBodyBlob`` max:
 #: "The inline payload can be up to 128,000 bytes", ``InvokeEndpointAsyncInput``).
@@ -101,17 +101,11 @@ def _from_generation(generation: dict[str, Any], model: str, prompt: str | None)
 
 def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> dict[str, Any]:
     builder = _builder(model, logprobs=logprobs)
-    for event in parse_stream([body], fmt):
-        if isinstance(event, TokenEvent):
-            builder.add_text(event)
-        elif isinstance(event, ToolCallEvent):
-            builder.add_call(event)
-        elif isinstance(event, ReasoningEvent):
-            builder.add_reasoning(event)
-        elif isinstance(event, DoneEvent):
-            return builder.build(event)
-        elif isinstance(event, ErrorEvent):
-            raise AnswerError(f"the answer holds an error: {event.message}", failure=event.message)
+    end = answered(builder, parse_stream([body], fmt))
+    if isinstance(end, DoneEvent):
+        return builder.build(end)
+    if isinstance(end, ErrorEvent):
+        raise AnswerError(f"the answer holds an error: {end.message}", failure=end.message)
     shown = body[:200].decode(errors="replace")
     raise AnswerError(
         f"the answer is not a chat completion, a generation or a complete stream: {shown!r}",
@@ -120,10 +114,7 @@ def _from_stream(body: bytes, fmt: StreamFormat, model: str, logprobs: bool) -> 
 
 
 def _builder(model: str, *, logprobs: bool) -> CompletionBuilder:
-    shape = CompletionShape(
-        completion_id=new_completion_id(), created=int(time.time()), model=model, logprobs=logprobs
-    )
-    return CompletionBuilder(shape)
+    return CompletionBuilder(CompletionShape(model=model, logprobs=logprobs))
 
 
 def generate_prompt(data: Mapping[str, Any]) -> str | None:

@@ -246,18 +246,25 @@ _GENERATE_NONE = (
 )
 _TGI_UNUSED = 'TGI reads it and ignores it ("UNUSED" in its router\'s ChatRequest)'
 
+
+def _open_field(name: str, check: Check, *, unused_by: str | None = None) -> ChatField:
+    """One of vLLM's and SGLang's extra fields, honoured by ``_OPEN_ENGINES`` only: sent under
+    its own name in a messages-API body, refused by the generate API."""
+    return ChatField(
+        name=name,
+        check=check,
+        messages=name,
+        engines=_OPEN_ENGINES,
+        unused_by=unused_by,
+        generate_refused=_GENERATE_NONE,
+    )
+
+
 _ABUSE_MONITORING = "an end-user identifier for OpenAI's abuse monitoring"
 _PROMPT_CACHE = "a hint for OpenAI's prompt cache"
 
 FIELDS: tuple[ChatField, ...] = (
-    ChatField(
-        name="n",
-        check=_choices,
-        messages="n",
-        engines=_OPEN_ENGINES,
-        unused_by=_TGI_UNUSED,
-        generate_refused=_GENERATE_NONE,
-    ),
+    _open_field("n", _choices, unused_by=_TGI_UNUSED),
     ChatField(name="modalities", check=_text_only),
     ChatField(name="messages", check=_messages, required=True),
     ChatField(name="stream", check=lambda value, ctx: boolean(value, "stream")),
@@ -333,49 +340,12 @@ FIELDS: tuple[ChatField, ...] = (
         messages="parallel_tool_calls",
     ),
     ChatField(name="response_format", check=_response_format, messages="response_format"),
-    ChatField(
-        name="logit_bias",
-        check=_logit_bias,
-        messages="logit_bias",
-        engines=_OPEN_ENGINES,
-        unused_by=_TGI_UNUSED,
-        generate_refused=_GENERATE_NONE,
-    ),
-    ChatField(
-        name="top_k",
-        check=_top_k,
-        messages="top_k",
-        engines=_OPEN_ENGINES,
-        generate_refused=_GENERATE_NONE,
-    ),
-    ChatField(
-        name="min_p",
-        check=_between("min_p", 0.0, 1.0),
-        messages="min_p",
-        engines=_OPEN_ENGINES,
-        generate_refused=_GENERATE_NONE,
-    ),
-    ChatField(
-        name="repetition_penalty",
-        check=_repetition_penalty,
-        messages="repetition_penalty",
-        engines=_OPEN_ENGINES,
-        generate_refused=_GENERATE_NONE,
-    ),
-    ChatField(
-        name="reasoning_effort",
-        check=_reasoning_effort,
-        messages="reasoning_effort",
-        engines=_OPEN_ENGINES,
-        generate_refused=_GENERATE_NONE,
-    ),
-    ChatField(
-        name="chat_template_kwargs",
-        check=_template_kwargs,
-        messages="chat_template_kwargs",
-        engines=_OPEN_ENGINES,
-        generate_refused=_GENERATE_NONE,
-    ),
+    _open_field("logit_bias", _logit_bias, unused_by=_TGI_UNUSED),
+    _open_field("top_k", _top_k),
+    _open_field("min_p", _between("min_p", 0.0, 1.0)),
+    _open_field("repetition_penalty", _repetition_penalty),
+    _open_field("reasoning_effort", _reasoning_effort),
+    _open_field("chat_template_kwargs", _template_kwargs),
     ChatField(name="user", ignored=_ABUSE_MONITORING),
     ChatField(name="safety_identifier", ignored=_ABUSE_MONITORING),
     ChatField(name="metadata", ignored="tags for stored completions"),

@@ -5,14 +5,12 @@ as ``chat.completion.chunk`` events (``stream.py``) or one ``chat.completion``
 
 from __future__ import annotations
 
-import time
-
 from ..generation import Generation, generate, read_chat_request
 from ..http.exchange import Exchange
 from .completion import CompletionBuilder
 from .request import build_chat_request
 from .stream import ChunkStream
-from .wire import CompletionShape, new_completion_id
+from .wire import CompletionShape
 
 
 def serve_chat(exchange: Exchange) -> None:
@@ -22,8 +20,6 @@ def serve_chat(exchange: Exchange) -> None:
         return
     request, route, variant = routed
     shape = CompletionShape(
-        completion_id=new_completion_id(),
-        created=int(time.time()),
         model=route.model,
         logprobs=request.logprobs,
         chose_tools=request.chose_tools,

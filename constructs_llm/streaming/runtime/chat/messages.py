@@ -32,15 +32,22 @@ def checked_messages(value: Any, target: ChatTarget) -> list[dict[str, Any]]:
     return value
 
 
+def _tag(item: Any, key: str, allowed: frozenset[str], where: str) -> str:
+    """What an object says it is (a message's ``role``, a part's ``type``): one of
+    ``allowed``."""
+    if not isinstance(item, dict):
+        raise RequestError(f"'{where}' must be an object", param=where)
+    tag = item.get(key)
+    if tag not in allowed:
+        raise RequestError(
+            f"'{where}.{key}' must be one of {sorted(allowed)}, got {tag!r}", param=f"{where}.{key}"
+        )
+    return str(tag)
+
+
 def _check_message(message: Any, where: str, target: ChatTarget) -> None:
     """One message: its role, its content, its tool parts."""
-    if not isinstance(message, dict):
-        raise RequestError(f"'{where}' must be an object", param=where)
-    role = message.get("role")
-    if role not in _ROLES:
-        raise RequestError(
-            f"'{where}.role' must be one of {sorted(_ROLES)}, got {role!r}", param=f"{where}.role"
-        )
+    role = _tag(message, "role", _ROLES, where)
     check_tool_message(message, where, target)
     content = message.get("content")
     if content is None:
@@ -60,14 +67,7 @@ def _check_message(message: Any, where: str, target: ChatTarget) -> None:
 
 
 def _check_part(part: Any, where: str, target: ChatTarget) -> None:
-    if not isinstance(part, dict):
-        raise RequestError(f"'{where}' must be an object", param=where)
-    kind = part.get("type")
-    if kind not in _CONTENT_PART_TYPES:
-        raise RequestError(
-            f"'{where}.type' must be one of {sorted(_CONTENT_PART_TYPES)}, got {kind!r}",
-            param=f"{where}.type",
-        )
+    kind = _tag(part, "type", _CONTENT_PART_TYPES, where)
     if kind == "text" and not isinstance(part.get("text"), str):
         raise RequestError(f"'{where}.text' must be a string", param=f"{where}.text")
     if kind == "image_url":

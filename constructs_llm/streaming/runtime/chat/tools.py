@@ -21,6 +21,7 @@ from .target import ChatTarget
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The most tools one request may offer, as OpenAI's API allows.
 MAX_TOOLS = 128
+#: ``tool_choice`` as a string: the model calls no tool, chooses, or must call one.
 _CHOICES = ("none", "auto", "required")
 
 
@@ -128,11 +129,12 @@ def _tool_names(tools: Any) -> set[str]:
                 param=f"{where}.function.name",
             )
         names.add(name)
-        _check_function(function, f"{where}.function")
+        check_function(function, f"{where}.function")
     return names
 
 
-def _check_function(function: dict[str, Any], where: str) -> None:
+def check_function(function: dict[str, Any], where: str) -> None:
+    """A function's ``description``, ``parameters`` and ``strict``, when set."""
     if function.get("description") is not None and not isinstance(function["description"], str):
         raise RequestError(f"'{where}.description' must be a string", param=f"{where}.description")
     if function.get("parameters") is not None and not isinstance(function["parameters"], dict):
@@ -151,15 +153,20 @@ def _function_name(name: Any, where: str) -> str:
     return name
 
 
+def string_choice(choice: str, named: str) -> str:
+    """A ``tool_choice`` given as a string, one of ``_CHOICES``; ``named`` is how the API writes
+    the other form, a named function (for the message)."""
+    if choice not in _CHOICES:
+        raise RequestError(
+            f"'tool_choice' must be one of {list(_CHOICES)} or {named}, got {choice!r}",
+            param="tool_choice",
+        )
+    return choice
+
+
 def _tool_choice(choice: Any, names: set[str]) -> Any:
     if isinstance(choice, str):
-        if choice not in _CHOICES:
-            raise RequestError(
-                f"'tool_choice' must be one of {list(_CHOICES)} or a named function, "
-                f"got {choice!r}",
-                param="tool_choice",
-            )
-        return choice
+        return string_choice(choice, "a named function")
     if not isinstance(choice, dict) or choice.get("type") != "function":
         kind = choice.get("type") if isinstance(choice, dict) else type(choice).__name__
         raise RequestError(

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...formats import ReasoningField
@@ -48,12 +49,20 @@ from ..parsing.events import DoneEvent, TokenEvent
 DONE = b"data: [DONE]\n\n"
 
 
+def new_completion_id() -> str:
+    return "chatcmpl-" + os.urandom(12).hex()
+
+
+def _now() -> int:
+    return int(time.time())
+
+
 @dataclass(frozen=True, kw_only=True)
 class CompletionShape:
     """What each chunk or the completion of one answer repeats, and how it is written.
 
-    :param completion_id: its ``id``.
-    :param created: its ``created`` time (seconds).
+    :param completion_id: its ``id``. @default a new one
+    :param created: its ``created`` time (seconds). @default now
     :param model: the served model's name.
     :param logprobs: whether tokens carry their log-probabilities. @default False
     :param chose_tools: whether the model chose its tool calls (``tool_choice`` ``auto`` or
@@ -63,8 +72,8 @@ class CompletionShape:
         @default ``ReasoningField.REASONING``
     """
 
-    completion_id: str
-    created: int
+    completion_id: str = field(default_factory=new_completion_id)
+    created: int = field(default_factory=_now)
     model: str
     logprobs: bool = False
     chose_tools: bool = True
@@ -89,10 +98,6 @@ def finish_reason(raw: str | None, *, tool_calls: bool = False) -> str:
     which is ``"tool_calls"`` when the model chose to make tool calls (``tool_calls``)."""
     reason = _FINISH_REASONS.get(raw or "stop", "stop")
     return "tool_calls" if tool_calls and reason == "stop" else reason
-
-
-def new_completion_id() -> str:
-    return "chatcmpl-" + os.urandom(12).hex()
 
 
 def new_tool_call_id() -> str:

@@ -23,7 +23,7 @@ from typing import Any
 from ...formats import ModelKind
 from ..http.exchange import Exchange
 from ..routing import Route
-from ..upstream import UpstreamFailure, describe_failure, invoke_once
+from ..upstream import UpstreamFailure, describe_failure, invoke_once, send_failure
 from .answer import request_answer
 from .engines import Embedded, EngineAnswerError
 from .request import EmbeddingsRequest, build_embeddings_request
@@ -59,13 +59,7 @@ def serve_embeddings(exchange: Exchange) -> None:
     except EmbedFailed as failed:
         failure = failed.failure
         record["upstream_error"] = failure.upstream_code
-        exchange.send_error(
-            failure.status,
-            failure.message,
-            error_type=failure.error_type,
-            code=failure.code,
-            headers=failure.headers,
-        )
+        send_failure(exchange, failure)
         return
     exchange.send_json(200, request_answer(embedded, route.model, request))
 

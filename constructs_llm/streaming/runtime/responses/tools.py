@@ -21,16 +21,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..chat.tools import check_function, string_choice
 from ..http.errors import RequestError
 
-_TOOL_KEYS = frozenset({"type", "name", "description", "parameters", "strict"})
+#: What a function tool carries besides its name, as chat's ``function`` carries it.
+_FUNCTION_KEYS = ("description", "parameters", "strict")
+_TOOL_KEYS = frozenset({"type", "name", *_FUNCTION_KEYS})
 _UNSERVED_TOOL_KEYS = {
     "defer_loading": ("tool search is not served", (None, False)),
     "allowed_callers": ("programmatic tool calling is not served", (None, ["direct"])),
     "output_schema": ("the engines' chat templates take no output schema", (None,)),
     "async": ("asynchronous function calls are not served", (None, False)),
 }
-_CHOICES = ("none", "auto", "required")
 
 
 def chat_tool_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -98,24 +100,9 @@ def _chat_tool(tool: Any, where: str) -> dict[str, Any]:
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise RequestError(f"'{where}.name' must be a non-empty string", param=f"{where}.name")
+    check_function(tool, where)
     function: dict[str, Any] = {"name": name}
-    description, parameters, strict = (tool.get(k) for k in ("description", "parameters", "strict"))
-    if description is not None:
-        if not isinstance(description, str):
-            raise RequestError(
-                f"'{where}.description' must be a string", param=f"{where}.description"
-            )
-        function["description"] = description
-    if parameters is not None:
-        if not isinstance(parameters, dict):
-            raise RequestError(
-                f"'{where}.parameters' must be a JSON Schema object", param=f"{where}.parameters"
-            )
-        function["parameters"] = parameters
-    if strict is not None:
-        if not isinstance(strict, bool):
-            raise RequestError(f"'{where}.strict' must be a boolean", param=f"{where}.strict")
-        function["strict"] = strict
+    function.update((key, tool[key]) for key in _FUNCTION_KEYS if tool.get(key) is not None)
     return {"type": "function", "function": function}
 
 
@@ -123,13 +110,7 @@ def _chat_choice(choice: Any, names: set[str]) -> Any:
     if choice is None:
         return None
     if isinstance(choice, str):
-        if choice not in _CHOICES:
-            raise RequestError(
-                f"'tool_choice' must be one of {list(_CHOICES)} or "
-                f"{{'type': 'function', 'name': ...}}, got {choice!r}",
-                param="tool_choice",
-            )
-        return choice
+        return string_choice(choice, "{'type': 'function', 'name': ...}")
     kind = choice.get("type") if isinstance(choice, dict) else type(choice).__name__
     if not isinstance(choice, dict) or kind != "function":
         raise RequestError(
