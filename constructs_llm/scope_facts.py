@@ -1,0 +1,59 @@
+"""What the library reads of a construct's place in the tree, asked of aws-cdk-lib once: its
+stack, its path, and its stack's region (and whether that region is concrete).
+
+Each jsii call is a round trip to the Node.js process, and every host, model, alarm set, rule
+and grant of a stack asks the same questions of the same constructs. The answers never change
+once a construct exists (a construct's scope and id are fixed), so they are kept on this side
+for as long as the Python objects live (jsii keeps the objects created in Python for the life
+of the process). A construct created in Python under a ``Stack`` (its ``scope``) is in that
+stack: :func:`place` records that without asking aws-cdk-lib (``Stack.of`` walks the scopes
+up to the first stack, as a nested stack is a stack too).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from aws_cdk import Stack
+from constructs import IConstruct
+
+from constructs_llm.values import is_unresolved
+
+_stacks: weakref.WeakKeyDictionary[IConstruct, Stack] = weakref.WeakKeyDictionary()
+_paths: weakref.WeakKeyDictionary[IConstruct, str] = weakref.WeakKeyDictionary()
+_regions: weakref.WeakKeyDictionary[Stack, tuple[str, bool]] = weakref.WeakKeyDictionary()
+
+
+def place(construct: IConstruct, scope: IConstruct) -> None:
+    """Records that ``construct`` was created under ``scope``: its stack is ``scope`` when that
+    is a stack, else ``scope``'s own (when known here already; else asked on first use)."""
+    stack = scope if isinstance(scope, Stack) else _stacks.get(scope)
+    if stack is not None:
+        _stacks[construct] = stack
+
+
+def stack_of(construct: IConstruct) -> Stack:
+    """``Stack.of(construct)``, asked once per construct."""
+    stack = _stacks.get(construct)
+    if stack is None:
+        stack = _stacks[construct] = Stack.of(construct)
+    return stack
+
+
+def path_of(construct: IConstruct) -> str:
+    """``construct.node.path``, asked once per construct."""
+    path = _paths.get(construct)
+    if path is None:
+        path = _paths[construct] = construct.node.path
+    return path
+
+
+def region_of(construct: IConstruct) -> tuple[str, bool]:
+    """The region of ``construct``'s stack (a token in an environment-agnostic stack), and
+    whether it is concrete; asked once per stack."""
+    stack = stack_of(construct)
+    found = _regions.get(stack)
+    if found is None:
+        region = stack.region
+        found = _regions[stack] = (region, not is_unresolved(region))
+    return found
