@@ -15,10 +15,11 @@ from __future__ import annotations
 import weakref
 
 from aws_cdk import Stack
-from constructs import IConstruct
+from constructs import IConstruct, Node
 
 from constructs_llm.values import is_unresolved
 
+_nodes: weakref.WeakKeyDictionary[IConstruct, Node] = weakref.WeakKeyDictionary()
 _stacks: weakref.WeakKeyDictionary[IConstruct, Stack] = weakref.WeakKeyDictionary()
 _paths: weakref.WeakKeyDictionary[IConstruct, str] = weakref.WeakKeyDictionary()
 _regions: weakref.WeakKeyDictionary[Stack, tuple[str, bool]] = weakref.WeakKeyDictionary()
@@ -32,6 +33,11 @@ def place(construct: IConstruct, scope: IConstruct) -> None:
         _stacks[construct] = stack
 
 
+def known_stack(construct: IConstruct) -> Stack | None:
+    """``construct``'s stack when it is known here already (nothing is asked)."""
+    return _stacks.get(construct)
+
+
 def stack_of(construct: IConstruct) -> Stack:
     """``Stack.of(construct)``, asked once per construct."""
     stack = _stacks.get(construct)
@@ -40,11 +46,19 @@ def stack_of(construct: IConstruct) -> Stack:
     return stack
 
 
+def node_of(construct: IConstruct) -> Node:
+    """``construct.node``, asked once per construct."""
+    node = _nodes.get(construct)
+    if node is None:
+        node = _nodes[construct] = construct.node
+    return node
+
+
 def path_of(construct: IConstruct) -> str:
     """``construct.node.path``, asked once per construct."""
     path = _paths.get(construct)
     if path is None:
-        path = _paths[construct] = construct.node.path
+        path = _paths[construct] = node_of(construct).path
     return path
 
 

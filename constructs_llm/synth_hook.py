@@ -36,6 +36,8 @@ import jsii
 from aws_cdk import AspectPriority, Aspects, IAspect, Stage
 from constructs import IConstruct
 
+from constructs_llm.scope_facts import known_stack, node_of, path_of
+
 Render = Callable[[], None]
 Report = Callable[[IConstruct, Sequence[IConstruct]], None]
 
@@ -44,7 +46,7 @@ def render_at_synth(construct: IConstruct, render: Render, *, path: str | None =
     """Runs ``render`` once, when ``construct``'s stage first synthesizes, after every
     construct is built, in construct-path order with the stage's other renders (``path``:
     the construct's path, when the caller has it at hand)."""
-    _hook(construct).renders.append((path or construct.node.path, render))
+    _hook(construct).renders.append((path or path_of(construct), render))
 
 
 def reference_at_synth(
@@ -54,7 +56,7 @@ def reference_at_synth(
     render of the stage (so every resource it names exists), in construct-path order with the
     stage's other references: a host sets there the properties that name resources other
     constructs render (its models' SageMaker Models)."""
-    _hook(construct).references.append((path or construct.node.path, reference))
+    _hook(construct).references.append((path or path_of(construct), reference))
 
 
 def report_at_synth(construct: IConstruct, key: str, report: Report) -> None:
@@ -74,18 +76,20 @@ def reported(stage: IConstruct, key: str) -> list[IConstruct]:
 
 
 # Each jsii call is a round trip to the Node.js process, and a hosting construct registers
-# several renders and reports: the stage of each construct the library registers (one
-# ``Stage.of``), and the hook of each stage, are kept on this side, for as long as the Python
-# objects live (jsii keeps the objects created in Python for the life of the process).
+# several renders and reports: the stage of each stack (or, outside a stack known here, of each
+# construct) the library registers (one ``Stage.of``), and the hook of each stage, are kept on
+# this side, for as long as the Python objects live (jsii keeps the objects created in Python
+# for the life of the process). A construct's stage is its stack's: a stage holds stacks.
 _stages: weakref.WeakKeyDictionary[IConstruct, IConstruct] = weakref.WeakKeyDictionary()
 _hooks: weakref.WeakKeyDictionary[IConstruct, _SynthHook] = weakref.WeakKeyDictionary()
 
 
 def _stage_of(construct: IConstruct) -> IConstruct:
-    stage = _stages.get(construct)
+    key = known_stack(construct) or construct
+    stage = _stages.get(key)
     if stage is None:
-        stage = Stage.of(construct) or construct.node.root
-        _stages[construct] = stage
+        stage = Stage.of(key) or node_of(key).root
+        _stages[key] = stage
     return stage
 
 

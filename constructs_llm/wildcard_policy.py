@@ -23,6 +23,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
 from constructs_llm.compliance import NagAcknowledgment, waive
+from constructs_llm.scope_facts import path_of, stack_of
 
 
 def grant_in_own_policy(
@@ -83,7 +84,6 @@ def grant_in_own_policy(
 # the same policies again and again (a shared role's token, an endpoint role's weights reads):
 # what never changes is kept on this side: each construct's stack and its path, unique ids,
 # the policies made under each scope, and per policy the acknowledgments recorded on it.
-_stacks: weakref.WeakKeyDictionary[IConstruct, tuple[Stack, str]] = weakref.WeakKeyDictionary()
 _unique_ids: weakref.WeakKeyDictionary[IConstruct, str] = weakref.WeakKeyDictionary()
 _policies: weakref.WeakKeyDictionary[IConstruct, dict[str, iam.Policy]] = (
     weakref.WeakKeyDictionary()
@@ -93,11 +93,8 @@ _acknowledged: weakref.WeakKeyDictionary[iam.Policy, list[str]] = weakref.WeakKe
 
 def _where(construct: IConstruct) -> tuple[Stack, str]:
     """``construct``'s stack and that stack's path."""
-    found = _stacks.get(construct)
-    if found is None:
-        stack = Stack.of(construct)
-        found = _stacks[construct] = (stack, stack.node.path)
-    return found
+    stack = stack_of(construct)
+    return stack, path_of(stack)
 
 
 def _unique_id(construct: IConstruct) -> str:
