@@ -13,6 +13,7 @@ up to the first stack, as a nested stack is a stack too).
 from __future__ import annotations
 
 import weakref
+from typing import Any
 
 from aws_cdk import Stack
 from constructs import IConstruct, Node
@@ -23,11 +24,14 @@ _nodes: weakref.WeakKeyDictionary[IConstruct, Node] = weakref.WeakKeyDictionary(
 _stacks: weakref.WeakKeyDictionary[IConstruct, Stack] = weakref.WeakKeyDictionary()
 _paths: weakref.WeakKeyDictionary[IConstruct, str] = weakref.WeakKeyDictionary()
 _regions: weakref.WeakKeyDictionary[Stack, tuple[str, bool]] = weakref.WeakKeyDictionary()
+_scopes: weakref.WeakKeyDictionary[IConstruct, IConstruct] = weakref.WeakKeyDictionary()
+_contexts: weakref.WeakKeyDictionary[IConstruct, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
 def place(construct: IConstruct, scope: IConstruct) -> None:
     """Records that ``construct`` was created under ``scope``: its stack is ``scope`` when that
     is a stack, else ``scope``'s own (when known here already; else asked on first use)."""
+    _scopes[construct] = scope
     stack = scope if isinstance(scope, Stack) else _stacks.get(scope)
     if stack is not None:
         _stacks[construct] = stack
@@ -60,6 +64,18 @@ def path_of(construct: IConstruct) -> str:
     if path is None:
         path = _paths[construct] = node_of(construct).path
     return path
+
+
+def context_of(construct: IConstruct, key: str) -> Any:
+    """``construct.node.try_get_context(key)``, asked once per scope the library creates
+    constructs in: a construct placed by :func:`place` has no context of its own (nothing sets
+    any on it), so it reads its scope's, and a scope's context is fixed once it has a child
+    (``Node.setContext`` refuses it then)."""
+    owner = _scopes.get(construct, construct)
+    found = _contexts.setdefault(owner, {})
+    if key not in found:
+        found[key] = node_of(owner).try_get_context(key)
+    return found[key]
 
 
 def region_of(construct: IConstruct) -> tuple[str, bool]:

@@ -23,7 +23,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
 from constructs_llm.compliance import NagAcknowledgment, waive
-from constructs_llm.scope_facts import path_of, stack_of
+from constructs_llm.scope_facts import node_of, path_of, stack_of
 
 
 def grant_in_own_policy(
@@ -50,10 +50,11 @@ def grant_in_own_policy(
     identity's unique id), for statements that differ between the identities granted
     under one ``home`` (the weights prefixes one role reads and another does not).
     """
-    principal = grantee.grant_principal
+    # A role of this app is its own principal (``Role.grantPrincipal`` is the role): not asked.
+    principal = grantee if isinstance(grantee, iam.Role) else grantee.grant_principal
     # jsii hands an imported role back as a plain IPrincipal: the grantee itself is the role.
     identity = next((x for x in (principal, grantee) if hasattr(x, "attach_inline_policy")), None)
-    if identity is None or not hasattr(identity, "node"):
+    if identity is None or not (isinstance(identity, Construct) or hasattr(identity, "node")):
         for statement in statements:
             principal.add_to_principal_policy(statement)
         return None
@@ -67,7 +68,7 @@ def grant_in_own_policy(
     made = _policies.setdefault(scope, {})
     policy = made.get(policy_id)
     if policy is None:
-        found = scope.node.try_find_child(policy_id)
+        found = node_of(scope).try_find_child(policy_id)
         policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
         made[policy_id] = policy
     policy.add_statements(*statements)
