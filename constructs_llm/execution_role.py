@@ -17,6 +17,7 @@ https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -68,10 +69,17 @@ class ExecutionRole(iam.Role):
         super().__init__(
             scope,
             id,
-            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            assumed_by=_sagemaker(),
             description=description,
         )
         place(self, scope)
+
+
+@functools.cache
+def _sagemaker() -> iam.ServicePrincipal:
+    """SageMaker's service principal, one object for every role (a principal holds no state of
+    a role's: each role renders its trust policy from it)."""
+    return iam.ServicePrincipal("sagemaker.amazonaws.com")
 
 
 @dataclass(frozen=True)
