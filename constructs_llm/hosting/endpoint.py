@@ -467,7 +467,9 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
 
     def _autoscale(self, variant: EndpointVariant, id: str) -> None:
         """Target tracking on concurrency or invocations, or, asynchronous, on the backlog."""
-        scaling, startup = variant.plan.autoscaling, variant.plan.startup
+        scaling = variant.plan.autoscaling
+        # The startup (a Duration sum: a jsii call) only where the backlog scaling needs it.
+        startup = variant.plan.startup if scaling and self.plan.async_inference else None
         if self.plan.async_inference is None or scaling is None or startup is None:
             variant.autoscale(self, id)
             return

@@ -33,7 +33,7 @@ alarm-based rollbacks name theirs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Protocol
 
@@ -66,10 +66,8 @@ from constructs_llm.values import (
 if TYPE_CHECKING:
     from aws_cdk import aws_cloudwatch as cloudwatch
     from aws_cdk import aws_sns as sns
-    from typing_extensions import Unpack
 
     from constructs_llm.operations.engine_signals import EngineQueries
-    from constructs_llm.operations.metrics import MetricOverrides
 
 #: vLLM reserves 90 % of each GPU by default (``gpu_memory_utilization``,
 #: vllm-project/vllm: vllm/engine/arg_utils.py) and TGI fills 90 % of what the weights leave
@@ -247,11 +245,10 @@ def _latency_problem(latency: object) -> Problem | None:
     )
 
 
-class MetricOf(Protocol):
-    """A ``metric_*`` helper of a target (``metric_invocation_5xx_errors``, ...): the metric at
-    the statistic and period an alarm asks, made once, for that alarm."""
-
-    def __call__(self, **options: Unpack[MetricOverrides]) -> cloudwatch.Metric: ...
+#: A ``metric_*`` helper of a target (``metric_invocation_5xx_errors``, ...), called with
+#: ``MetricOverrides`` keywords: the metric at the statistic and period an alarm asks, made
+#: once, for that alarm.
+MetricOf = Callable[..., "cloudwatch.Metric"]
 
 
 @dataclass(frozen=True, kw_only=True)
