@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import jsii
 from aws_cdk import AspectPriority, Aspects, IAspect, Stage
@@ -126,7 +127,8 @@ def _hook(construct: IConstruct) -> _SynthHook:
     hook = _found_hook(stage)
     if hook is None:
         taken = node_of(stage).try_find_child(HOOK_ID) is not None  # the user's own "0"
-        holder = stage if taken else Construct(stage, HOOK_ID)
+        # A stage is a construct (jsii types ``Stage.of``'s root as the interface).
+        holder = stage if taken else Construct(cast(Construct, stage), HOOK_ID)
         hook = _SynthHook(stage, holder)
         Aspects.of(holder).add(hook, priority=AspectPriority.MUTATING)
         _hooks[stage] = hook

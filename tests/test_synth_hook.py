@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from aws_cdk import App, Stack, Tags
 from aws_cdk.assertions import Match, Template
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from constructs_llm import Engine, LlmEndpoint, LlmModel, ModelSource, synth_hook
 from constructs_llm.synth_hook import HOOK_ID
@@ -41,7 +41,7 @@ def test_a_stack_tag_reaches_the_models_rendered_at_synth(
     visits: list[str] = []
     visit = synth_hook._SynthHook.visit
 
-    def counting(self: synth_hook._SynthHook, node: object) -> None:
+    def counting(self: synth_hook._SynthHook, node: IConstruct) -> None:
         visits.append(type(node).__name__)
         visit(self, node)
 

@@ -547,14 +547,14 @@ def create_alarms(
         )
         if topic is not None:
             _notify(engine[alarm.field], topic)
-    watched = watched or scope.node.default_child
-    if not isinstance(watched, CfnResource):
+    own = watched if watched is not None else scope.node.default_child
+    if not isinstance(own, CfnResource):
         raise TypeError(f"{path_of(scope)} has no resource of its own for its alarms to follow")
     # A name read from the resource (GetAtt) is a dependency already (cfn-lint W3005 refuses
     # a DependsOn beside it); a literal name needs one.
     if not any(is_unresolved(v) for v in metrics.dimensions.values()):
         for each in [*made.values(), *by_type.values(), *engine.values()]:
-            each.node.add_dependency(watched)
+            each.node.add_dependency(own)
     return LlmAlarms(
         errors=made["errors"],
         model_errors=made["model_errors"],
