@@ -233,6 +233,28 @@ def _quietly(make: Callable[[int], object], size: int) -> tuple[float, int]:
         return _built_and_synthesized(make, size)
 
 
+def _jsii_requests(make: Callable[[int], object], size: int) -> int:
+    """The requests jsii sends to its Node.js process to build and synthesize the app (each a
+    round trip; a callback's answer counts as one), counted by a wrapper on its process
+    provider."""
+    from jsii._kernel.providers import process
+
+    sent = 0
+    send = process._NodeProcess.send
+
+    def counting(self: object, request: object, response_type: object) -> object:
+        nonlocal sent
+        sent += 1
+        return send(self, request, response_type)  # type: ignore[arg-type]
+
+    process._NodeProcess.send = counting  # type: ignore[method-assign,assignment]
+    try:
+        _quietly(make, size)
+    finally:
+        process._NodeProcess.send = send  # type: ignore[method-assign]
+    return sent
+
+
 def _against_l1() -> None:
     per_endpoint: list[float] = []
     per_resource: list[float] = []
@@ -252,11 +274,13 @@ def _against_l1() -> None:
     endpoint_ratio = statistics.median(per_endpoint)
     resource_ratio = statistics.median(per_resource)
     n = L1_ENDPOINTS
+    requests = (_jsii_requests(_l1_app, n) / n, _jsii_requests(_llm_app, n) / n)
     print(
         f"{n} LlmEndpoints vs {n} L1 endpoints, build + synth: "
         f"{statistics.median(llm_times) / n * 1000:.0f} ms vs "
         f"{statistics.median(l1_times) / n * 1000:.0f} ms per endpoint; "
-        f"{counts[1] // n} vs {counts[0] // n} resources each (median of {L1_PAIRS} pairs)"
+        f"{counts[1] // n} vs {counts[0] // n} resources each (median of {L1_PAIRS} pairs); "
+        f"{requests[1]:.0f} vs {requests[0]:.0f} jsii requests each"
     )
     print(
         f"  per endpoint: {endpoint_ratio:.2f}x L1 (goal <= {PER_ENDPOINT_GOAL}x) "

@@ -9,14 +9,14 @@ children, with the finding id ``AwsSolutions::<rule>[<finding>]``.
 from __future__ import annotations
 
 import json
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
+from aws_cdk import Acknowledgment, CfnResource, Validations
 from constructs import IConstruct
 
 from constructs_llm.problems import Problem, fail
+from constructs_llm.scope_facts import stack_of
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,10 @@ def waive(scope: IConstruct | None, *waivers: CheckovSkip | NagAcknowledgment) -
         recorded += [{"id": s.id, "comment": s.comment} for s in skips]
         resource.add_metadata("checkov", {**existing, "skip": recorded})
     acks = [w for w in waivers if isinstance(w, NagAcknowledgment)]
-    if acks and scope is not None:
-        validations = Validations.of(scope)
-        for ack in acks:
-            validations.acknowledge(Acknowledgment(id=ack.id, reason=ack.reason))
+    if acks and scope is not None:  # one call for all: each jsii call is a round trip
+        Validations.of(scope).acknowledge(
+            *(Acknowledgment(id=ack.id, reason=ack.reason) for ack in acks)
+        )
 
 
 def _default_resource(scope: IConstruct | None) -> CfnResource:
@@ -73,19 +73,9 @@ def _default_resource(scope: IConstruct | None) -> CfnResource:
 
 def _nag_resource(scope: IConstruct, arn: str) -> str:
     """A resource as cdk-nag prints it in a finding id (its ``flattenCfnReference``)."""
-    return _flatten(_stack_of(scope).resolve(arn))
-
-
-# The stack of each scope waived by ARN, asked of aws-cdk-lib once (a role is waived for each
-# of its log groups and streams, by each host that renders its grants).
-_stacks: weakref.WeakKeyDictionary[IConstruct, Stack] = weakref.WeakKeyDictionary()
-
-
-def _stack_of(scope: IConstruct) -> Stack:
-    stack = _stacks.get(scope)
-    if stack is None:
-        stack = _stacks[scope] = Stack.of(scope)
-    return stack
+    # The scope's stack is asked once (scope_facts.py): a role is waived for each of its log
+    # groups and streams, by each host that renders its grants.
+    return _flatten(stack_of(scope).resolve(arn))
 
 
 def resource_wildcard(scope: IConstruct, arn: str, reason: str) -> NagAcknowledgment:

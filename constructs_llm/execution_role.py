@@ -17,11 +17,12 @@ https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from aws_cdk import ArnFormat, Stack
+from aws_cdk import ArnFormat
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
@@ -31,6 +32,7 @@ from constructs_llm.compliance import (
     RUN_TIME_LOG_STREAMS,
     resource_wildcard,
 )
+from constructs_llm.scope_facts import node_of, place, stack_of
 from constructs_llm.wildcard_policy import grant_in_own_policy, own_policies
 
 if TYPE_CHECKING:
@@ -67,9 +69,17 @@ class ExecutionRole(iam.Role):
         super().__init__(
             scope,
             id,
-            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            assumed_by=_sagemaker(),
             description=description,
         )
+        place(self, scope)
+
+
+@functools.cache
+def _sagemaker() -> iam.ServicePrincipal:
+    """SageMaker's service principal, one object for every role (a principal holds no state of
+    a role's: each role renders its trust policy from it)."""
+    return iam.ServicePrincipal("sagemaker.amazonaws.com")
 
 
 @dataclass(frozen=True)
@@ -95,7 +105,7 @@ def grant_container_writes(role: iam.IRole, writes: ContainerWrites) -> None:
     statements merge)."""
     if not isinstance(role, ExecutionRole) or not writes.log_groups:
         return
-    stack = Stack.of(role)
+    stack = stack_of(role)
     groups = [
         stack.format_arn(
             service="logs",
@@ -144,7 +154,7 @@ def depend_on_policies(resource: Construct, role: iam.IRole, *owners: Construct)
     and a second edge is a cfn-lint warning), and for the policies each of ``owners`` attached
     to the role in its own scope (``wildcard_policy.py``: a role of the caller's gets the library's
     wildcard statements in policies of the model or host, not under the role)."""
-    role_node, node = role.node, resource.node
+    role_node, node = node_of(role), node_of(resource)
     role_resource = role_node.default_child
     # The same object in Node.js is the same jsii reference, whichever Python object stands for
     # it: compared here, not by path (two jsii calls per child).

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from constructs import IConstruct, Node
 
+from constructs_llm.scope_facts import node_of, path_of
 from constructs_llm.synth_hook import report_at_synth, reported
 
 if TYPE_CHECKING:
@@ -47,8 +48,7 @@ def add_note(scope: IConstruct, text: str) -> None:
     report_at_synth(scope, _NOTE_METADATA_TYPE, _print_note_lines)
     added = _added.get(scope)
     if added is None:
-        node = scope.node
-        added = _added[scope] = (node, node.path, [])
+        added = _added[scope] = (node_of(scope), path_of(scope), [])
     added[0].add_metadata(_NOTE_METADATA_TYPE, text)
     added[2].append(text)
 

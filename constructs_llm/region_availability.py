@@ -31,6 +31,7 @@ from constructs import Construct
 from constructs_llm import catalogs
 from constructs_llm.errors import RegionError
 from constructs_llm.problems import Problem
+from constructs_llm.scope_facts import region_of, stack_of
 from constructs_llm.stack_rules import assert_before_deploy, has_rule
 
 RULE_PREFIX = "ConstructsLlmRegion"
@@ -52,11 +53,15 @@ def _checked(name: str) -> tuple[catalogs.FeatureRegions, tuple[str, ...]]:
     return row, tuple(r for r in row.lacking if r not in base)
 
 
-def availability_problems(region: str, names: Iterable[str]) -> list[Problem]:
+def availability_problems(
+    region: str, names: Iterable[str], *, concrete: bool | None = None
+) -> list[Problem]:
     """What is wrong with deploying the features ``names`` to ``region``: one problem per
     feature its schemas lack, naming the region, the feature and the nearest regions that have
-    it. None for an unresolved region (a rule checks it) or one the schemas do not cover."""
-    if Token.is_unresolved(region):
+    it. None for an unresolved region (a rule checks it) or one the schemas do not cover.
+    ``concrete``: whether ``region`` is resolved, when the caller knows already."""
+    unresolved = Token.is_unresolved(region) if concrete is None else not concrete
+    if unresolved:
         return []
     found = []
     for name in dict.fromkeys(names):
@@ -74,10 +79,10 @@ _asserted: weakref.WeakKeyDictionary[Stack, set[str]] = weakref.WeakKeyDictionar
 def assert_available(scope: Construct, names: Iterable[str]) -> None:
     """In an environment-agnostic stack, one rule per feature of ``names`` that some region
     lacks (shared by every construct of the stack that uses it)."""
-    stack = Stack.of(scope)
+    stack = stack_of(scope)
     asserted = _asserted.get(stack)
     if asserted is None:
-        if not Token.is_unresolved(stack.region):
+        if region_of(scope)[1]:
             return
         asserted = _asserted[stack] = set()
     for name in dict.fromkeys(names):

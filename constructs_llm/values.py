@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Literal, TypeGuard
 
@@ -20,21 +22,39 @@ from constructs_llm.problems import Problem
 #: ``ANY_TOKEN_MARKER``, in ``core/lib/private/encoding.ts``: ``${Token[...]}``, the list form
 #: ``#{Token[...]}``); a string without it is resolved.
 _TOKEN_MARKER = "Token["
+#: What ``Token.isUnresolved`` looks for in a string that holds the marker (``unresolved`` in
+#: aws-cdk-lib 2.275's ``core/lib/private/encoding.ts``: its ``STRING_TOKEN_REGEX``, a string
+#: token ``${Token[<VALID_KEY_CHARS>]}`` or a stringified number token), so a string is
+#: answered here.
+_STRING_TOKEN = re.compile(r"\$\{Token\[[a-zA-Z0-9:._-]+\]\}|-1\.[0-9]{10,16}e\+289")
 #: A number token is a double near -1.9e289 (``createTokenDouble``): never a Python int this small.
 _PLAIN_INT = 2**53
 
 
 def is_unresolved(value: object) -> bool:
-    """``Token.is_unresolved(value)``, answered here for a plain int or a string without a token
-    marker (each jsii call is a round trip to the Node.js process; checks run on every prop of
-    every construct), and asked of aws-cdk-lib otherwise."""
+    """``Token.is_unresolved(value)``, answered here for a plain int or a string (each jsii call
+    is a round trip to the Node.js process; checks run on every prop of every construct), and
+    asked of aws-cdk-lib otherwise."""
     if value is None or isinstance(value, bool):
         return False
     if type(value) is int and -_PLAIN_INT < value < _PLAIN_INT:
         return False
-    if type(value) is str and _TOKEN_MARKER not in value:
-        return False
+    if type(value) is str:
+        return _TOKEN_MARKER in value and _STRING_TOKEN.search(value) is not None
     return bool(Token.is_unresolved(value))
+
+
+# The seconds of each Duration object read (a Duration never changes, and the default timeouts
+# are objects shared by every host, ``sizing/timeouts.py``): asked of aws-cdk-lib once each.
+_seconds: weakref.WeakKeyDictionary[Duration, float] = weakref.WeakKeyDictionary()
+
+
+def seconds_of(duration: Duration) -> float:
+    """``duration.to_seconds()``, asked of aws-cdk-lib once per Duration object."""
+    seconds = _seconds.get(duration)
+    if seconds is None:
+        seconds = _seconds[duration] = duration.to_seconds()
+    return seconds
 
 
 def duration_type_problem(prop: str, value: object) -> Problem | None:

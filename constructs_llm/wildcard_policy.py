@@ -23,6 +23,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
 from constructs_llm.compliance import NagAcknowledgment, waive
+from constructs_llm.scope_facts import node_of, path_of, stack_of
 
 
 def grant_in_own_policy(
@@ -49,10 +50,11 @@ def grant_in_own_policy(
     identity's unique id), for statements that differ between the identities granted
     under one ``home`` (the weights prefixes one role reads and another does not).
     """
-    principal = grantee.grant_principal
+    # A role of this app is its own principal (``Role.grantPrincipal`` is the role): not asked.
+    principal = grantee if isinstance(grantee, iam.Role) else grantee.grant_principal
     # jsii hands an imported role back as a plain IPrincipal: the grantee itself is the role.
     identity = next((x for x in (principal, grantee) if hasattr(x, "attach_inline_policy")), None)
-    if identity is None or not hasattr(identity, "node"):
+    if identity is None or not (isinstance(identity, Construct) or hasattr(identity, "node")):
         for statement in statements:
             principal.add_to_principal_policy(statement)
         return None
@@ -66,7 +68,7 @@ def grant_in_own_policy(
     made = _policies.setdefault(scope, {})
     policy = made.get(policy_id)
     if policy is None:
-        found = scope.node.try_find_child(policy_id)
+        found = node_of(scope).try_find_child(policy_id)
         policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
         made[policy_id] = policy
     policy.add_statements(*statements)
@@ -83,7 +85,6 @@ def grant_in_own_policy(
 # the same policies again and again (a shared role's token, an endpoint role's weights reads):
 # what never changes is kept on this side: each construct's stack and its path, unique ids,
 # the policies made under each scope, and per policy the acknowledgments recorded on it.
-_stacks: weakref.WeakKeyDictionary[IConstruct, tuple[Stack, str]] = weakref.WeakKeyDictionary()
 _unique_ids: weakref.WeakKeyDictionary[IConstruct, str] = weakref.WeakKeyDictionary()
 _policies: weakref.WeakKeyDictionary[IConstruct, dict[str, iam.Policy]] = (
     weakref.WeakKeyDictionary()
@@ -93,11 +94,8 @@ _acknowledged: weakref.WeakKeyDictionary[iam.Policy, list[str]] = weakref.WeakKe
 
 def _where(construct: IConstruct) -> tuple[Stack, str]:
     """``construct``'s stack and that stack's path."""
-    found = _stacks.get(construct)
-    if found is None:
-        stack = Stack.of(construct)
-        found = _stacks[construct] = (stack, stack.node.path)
-    return found
+    stack = stack_of(construct)
+    return stack, path_of(stack)
 
 
 def _unique_id(construct: IConstruct) -> str:

@@ -914,14 +914,40 @@ def test_an_unknown_time_zone_fails_naming_it() -> None:
         ScheduledCapacity(schedule=NIGHT, min_capacity=1, time_zone="Europe/Pari")
 
 
-def test_is_unresolved_answers_as_aws_cdk_lib_does() -> None:
-    # Plain ints and token-free strings are answered without a jsii call; every value, token
-    # or not, gets aws-cdk-lib's own answer.
+def test_is_unresolved_answers_as_aws_cdk_lib_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Plain ints and strings (tokens or not) are answered without a jsii call; every value
+    # gets aws-cdk-lib's own answer.
     from aws_cdk import Aws, Fn, Token
 
+    from constructs_llm import values as checks
     from constructs_llm.values import is_unresolved
 
     region = Aws.REGION
+    number = Token.as_string(Token.as_number(Aws.ACCOUNT_ID))  # -1.8...e+289
+    strings = [
+        region,
+        f"arn:{Aws.PARTITION}:logs:{region}:x",
+        number,
+        f"Token[ {number}",
+        "${Token[bad key]}",
+        "${Token[]}",
+        "x${Token[A-b:c_d.12]}y",
+        "#{Token[LIST.1]}",
+        "${Token[A.1]",
+    ]
+    asked: list[object] = []
+
+    class Counting:
+        @staticmethod
+        def is_unresolved(value: object) -> bool:
+            asked.append(value)
+            return bool(Token.is_unresolved(value))
+
+    monkeypatch.setattr(checks, "Token", Counting)
+    assert [is_unresolved(s) for s in strings] == [bool(Token.is_unresolved(s)) for s in strings]
+    assert [is_unresolved(s) for s in strings[:4]] == [True] * 4
+    assert asked == []
+    monkeypatch.undo()
     values: list[object] = [
         region,
         f"prefix-{region}",

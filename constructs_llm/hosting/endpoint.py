@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration, Size, Stack
+from aws_cdk import Duration, Size
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -99,6 +99,7 @@ from constructs_llm.operations.promql_regions import promql_region_problem
 from constructs_llm.problems import Problem, Problems, fail
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
+from constructs_llm.scope_facts import path_of, place, region_of
 from constructs_llm.sizing.instance_prices import PricePerHour, price_problems, prices_of
 from constructs_llm.synth_hook import reference_at_synth, render_at_synth
 from constructs_llm.updates.rules import rule
@@ -257,7 +258,8 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         price_per_hour: PricePerHour | None = None,
     ) -> None:
         super().__init__(scope, id)
-        problems = Problems(f"LlmEndpoint '{self.node.path}'")
+        place(self, scope)
+        problems = Problems(f"LlmEndpoint '{path_of(self)}'")
         problems.add(routing_problem(routing))
         single = variants is None and shadow is None
         one = {
@@ -317,7 +319,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
                 fleet_prefix = fleet_endpoint_prefix(self)
         elif queued is not None:
             # Async inference can only be turned off (or on) by a new endpoint: say how.
-            warn(self, async_toggle_warning(self.node.path, endpoint_name))
+            warn(self, async_toggle_warning(path_of(self), endpoint_name))
         if deployment is not None and endpoint_name is None and not problems:
             # The rollback alarms name the endpoint and the endpoint names them: a name known
             # before CloudFormation creates the endpoint breaks that cycle.
@@ -358,11 +360,11 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
                 alarm_props, engines, detailed=metrics.detailed, described=metrics.described
             )
         )
-        region = Stack.of(self).region
+        region, concrete = region_of(self)
         if metrics.detailed and any(engine.signals is not None for engine in engines):
             problems.add(promql_region_problem(region, alarm_props))
         features = [*ENDPOINT_FEATURES, *variant_features(self.plan.hosted)]
-        problems.extend(availability_problems(region, features))
+        problems.extend(availability_problems(region, features, concrete=concrete))
         if deployment is not None and not problems:
             problems.extend(_rollout_problems(self, self.plan))
         problems.raise_if_any()
@@ -446,7 +448,13 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
             if plan.alarms is not None:
                 group, label = ("Alarms", None) if plan.single else (f"Alarms-{v.name}", v.describe)
                 v.alarms = create_alarms(
-                    self, v, plan.alarms, id=group, label=label, named=plan.deployment is not None
+                    self,
+                    v,
+                    plan.alarms,
+                    id=group,
+                    label=label,
+                    named=plan.deployment is not None,
+                    watched=self.resource,
                 )
         if plan.async_inference is not None and plan.alarms is not None:
             warn(self, alarms_on_async())
@@ -459,7 +467,9 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
 
     def _autoscale(self, variant: EndpointVariant, id: str) -> None:
         """Target tracking on concurrency or invocations, or, asynchronous, on the backlog."""
-        scaling, startup = variant.plan.autoscaling, variant.plan.startup
+        scaling = variant.plan.autoscaling
+        # The startup (a Duration sum: a jsii call) only where the backlog scaling needs it.
+        startup = variant.plan.startup if scaling and self.plan.async_inference else None
         if self.plan.async_inference is None or scaling is None or startup is None:
             variant.autoscale(self, id)
             return
@@ -727,7 +737,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         """The endpoint's name in its metrics: a name given to the Endpoint as is (its alarms
         then wait for it by ``DependsOn``, ``operations/alarms.py``), else the generated one
         (read once: every metric and alarm asks)."""
-        return self.resource.endpoint_name or self.endpoint_name
+        return self.plan.endpoint_name or self.endpoint_name
 
     def _metric_dimensions(self) -> dict[str, str]:
         return {"EndpointName": self.metric_endpoint_name, "VariantName": self.variant_plan.name}
@@ -953,7 +963,7 @@ def _engines_off_vllm_dlc(plan: EndpointPlan) -> dict[str, str | None]:
     """Each model of ``plan`` (its path) and its engine's factory, None where it runs the
     SageMaker AI vLLM DLC (what ``Routing.kv_aware()`` needs)."""
     return {
-        b.model.node.path: None
+        path_of(b.model): None
         if runs_vllm_dlc(b.model.engine.factory_name, b.derivation.image.repository_name)
         else f"Engine.{b.model.engine.factory_name}()"
         for b in plan.bindings

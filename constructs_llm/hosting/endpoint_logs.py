@@ -46,6 +46,7 @@ from constructs_llm.compliance import CheckovSkip, waive
 from constructs_llm.log_group_key import LOG_KEY_ACTIONS, allow_logs_to_use
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
+from constructs_llm.scope_facts import context_of
 from constructs_llm.values import describe, type_problem
 
 if TYPE_CHECKING:  # loaded when a group is created: endpoints without one never import them
@@ -120,7 +121,7 @@ def endpoint_logs_of(
             f"logs must be True, False or EndpointLogs(...), got {describe(given)};",
             "pass EndpointLogs(retention=logs.RetentionDays.ONE_MONTH) to choose the retention",
         )
-    flag = scope.node.try_get_context(CONTEXT_KEY)
+    flag = context_of(scope, CONTEXT_KEY)
     if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):
         flag = flag.strip().lower() == "true"  # from the command line: -c key=true
     if flag is not None and not isinstance(flag, bool):

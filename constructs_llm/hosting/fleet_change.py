@@ -48,6 +48,7 @@ from constructs import Construct
 from constructs_llm.hosting.names import SAGEMAKER_NAME, generated_name, generated_prefix
 from constructs_llm.problems import Problem
 from constructs_llm.reporting import SynthWarning, WarningId
+from constructs_llm.scope_facts import context_of
 from constructs_llm.updates.rules import rule
 from constructs_llm.values import describe
 
@@ -89,7 +90,7 @@ def fleet_change_of(scope: Construct, given: object) -> tuple[FleetChange | None
             "fleet_change must be FleetChange.NEW_ENDPOINT or FleetChange.TWO_DEPLOYS, got "
             f"{describe(given)}",
         )
-    flag = scope.node.try_get_context(CONTEXT_KEY)
+    flag = context_of(scope, CONTEXT_KEY)
     if flag is None:
         return FleetChange.TWO_DEPLOYS, None
     if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):

@@ -23,6 +23,7 @@ from constructs_llm.hosting.capacity_reservation import capacity_reservation_con
 from constructs_llm.hosting.plan import PoolPlan, VariantPlan
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.sizing.timeouts import default_download_timeout, default_health_check_timeout
+from constructs_llm.values import seconds_of
 
 
 def production_variant(
@@ -107,7 +108,7 @@ def _model_name_override(plan: VariantPlan, pool: PoolPlan) -> str | None:
 
 
 def _seconds(duration: Duration | None) -> int | None:
-    return int(duration.to_seconds()) if duration is not None else None
+    return int(seconds_of(duration)) if duration is not None else None
 
 
 def startup_timeouts(
@@ -126,4 +127,4 @@ def startup_timeouts(
 
 
 def _slowest(timeouts: Iterable[Duration]) -> Duration:
-    return max(timeouts, key=lambda d: d.to_seconds())
+    return max(timeouts, key=seconds_of)

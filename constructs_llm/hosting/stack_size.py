@@ -18,6 +18,8 @@ import jsii
 from aws_cdk import CfnResource, Stack
 from constructs import Construct, IConstruct, IValidation
 
+from constructs_llm.scope_facts import stack_of
+
 #: CloudFormation's quota of resources in one stack.
 MAX_RESOURCES = 500
 _Hosts = list[tuple[Construct, tuple[IConstruct, ...]]]
@@ -27,7 +29,7 @@ _WATCHED: weakref.WeakKeyDictionary[Stack, _Hosts] = weakref.WeakKeyDictionary()
 def watch_stack_size(host: Construct, *owned: IConstruct) -> None:
     """Counts ``host`` (an endpoint) and ``owned`` (the constructs whose resources it brings,
     such as its models) toward its stack's size, checked when the app synthesizes."""
-    stack = Stack.of(host)
+    stack = stack_of(host)
     hosts = _WATCHED.get(stack)
     if hosts is None:
         hosts = _WATCHED[stack] = []

@@ -43,6 +43,8 @@ from constructs_llm.images.image_references import (
     tag_problem,
 )
 from constructs_llm.problems import Problem, Problems, fail
+from constructs_llm.scope_facts import region_of, stack_of
+from constructs_llm.values import is_unresolved
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ecr as ecr
@@ -99,7 +101,7 @@ class ContainerImage(abc.ABC):
     def cuda_major(self) -> int | None:
         """CUDA major version named in the tag (``...-cu130`` -> 13), or None."""
         tag = self.tag
-        match = _CUDA_TAG.search(tag) if tag and not Token.is_unresolved(tag) else None
+        match = _CUDA_TAG.search(tag) if tag and not is_unresolved(tag) else None
         return int(match.group(1)[:2]) if match else None
 
     def bind(self, scope: Construct, grantee: iam.IGrantable) -> str:
@@ -121,17 +123,10 @@ class ContainerImage(abc.ABC):
 
 # Each jsii call is a round trip to the Node.js process, and every model of a stack resolves
 # and grants its image (a component's model, then its endpoint's role, for each component):
-# what one stack resolves once is kept on this side, by stack (its region, the registry part
-# of each family's URI, each repository's ARN), and the stack of each scope.
-_scope_stacks: weakref.WeakKeyDictionary[Construct, Stack] = weakref.WeakKeyDictionary()
+# what one stack resolves once is kept on this side, by stack (the registry part of each
+# family's URI, each repository's ARN); a scope's stack and region are read once
+# (``scope_facts.py``).
 _registries: weakref.WeakKeyDictionary[Stack, dict[str, str]] = weakref.WeakKeyDictionary()
-
-
-def _stack_of(scope: Construct) -> Stack:
-    stack = _scope_stacks.get(scope)
-    if stack is None:
-        stack = _scope_stacks[scope] = Stack.of(scope)
-    return stack
 
 
 class _DlcImage(ContainerImage):
@@ -156,12 +151,10 @@ class _DlcImage(ContainerImage):
         return self._tag
 
     def uri(self, scope: Construct) -> str:
-        stack = _stack_of(scope)
+        stack = stack_of(scope)
         registry = _registries.setdefault(stack, {})
-        region = registry.get("")
-        if region is None:
-            region = registry[""] = stack.region
-        if not Token.is_unresolved(region):
+        region, concrete = region_of(scope)
+        if concrete:
             check_dlc_region(
                 scope, region, repository=self._repository, tag=self._tag, family=self._family
             )
@@ -179,11 +172,11 @@ class _DlcImage(ContainerImage):
     def grant_pull(self, scope: Construct, grantee: iam.IGrantable) -> None:
         # Granted again for each model and host even when the same: the grants are recorded
         # in the template's CDK metadata (aws-cdk-lib's method analytics), which stays as is.
-        stack = _stack_of(scope)
+        stack = stack_of(scope)
         registry = _registries.setdefault(stack, {})
         arn = registry.get(f"repository:{self._repository}")
         if arn is None:
-            account = self._mapping(stack).find_in_map(stack.region, "account")
+            account = self._mapping(stack).find_in_map(region_of(scope)[0], "account")
             arn = registry[f"repository:{self._repository}"] = stack.format_arn(
                 service="ecr",
                 resource="repository",

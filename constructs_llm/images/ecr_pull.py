@@ -52,7 +52,8 @@ def grant_authorization_token(scope: Construct, grantee: iam.IGrantable) -> None
     model), attached to the role: a role or an imported role of the caller's gets no
     acknowledgment, so a wildcard its owner adds later is still flagged.
     """
-    principal = grantee.grant_principal
+    # A role of this app is its own principal (``Role.grantPrincipal`` is the role): not asked.
+    principal = grantee if isinstance(grantee, iam.Role) else grantee.grant_principal
     home = principal if isinstance(principal, ExecutionRole) else scope
     statement = iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"])
     grant_in_own_policy(home, _AUTH_POLICY_ID, grantee, [statement], ECR_AUTHORIZATION_TOKEN)

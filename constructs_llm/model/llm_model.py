@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import jsii
-from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -42,6 +41,7 @@ from constructs_llm.model.network import ModelNetwork, egress_problem, subnet_pr
 from constructs_llm.model.source import ModelSource, SourceBinding
 from constructs_llm.notes import add_note
 from constructs_llm.problems import Problem, Problems, fail
+from constructs_llm.scope_facts import path_of, place, region_of
 from constructs_llm.sizing.memory import ModelArchitecture
 from constructs_llm.synth_hook import render_at_synth
 from constructs_llm.values import (
@@ -124,7 +124,8 @@ class LlmModel(Construct):
         architecture: ModelArchitecture | None = None,
     ) -> None:
         super().__init__(scope, id)
-        self._path = self.node.path  # read often, by checks of each placement
+        place(self, scope)
+        self._path = path_of(self)  # read often, by checks of each placement
         problems = Problems(f"LlmModel '{self._path}'")
         problems.add(type_problem("source", source, ModelSource, _source_fix(source)))
         problems.add(type_problem("engine", engine, Engine, ENGINE_FIX))
@@ -460,7 +461,7 @@ class LlmModel(Construct):
             else None,
             subnet_problem(vpc, subnets, source) if vpc is not None else None,
             egress_problem(security_groups, source) if vpc is not None else None,
-            source.region_problem(Stack.of(self).region),
+            source.region_problem(region_of(self)[0]),
         ]
 
     def _require_default(self) -> Placement:

@@ -33,11 +33,11 @@ alarm-based rollbacks name theirs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Protocol
 
-from aws_cdk import CfnResource, Duration, Names, Stack, Token
+from aws_cdk import CfnResource, Duration, Names
 from constructs import Construct
 
 from constructs_llm.cdk_values import cdk_kind
@@ -54,9 +54,11 @@ from constructs_llm.operations.engine_signals import (
 from constructs_llm.operations.periods import five_minutes, one_minute
 from constructs_llm.operations.promql_regions import assert_promql_region, promql_alarms_on
 from constructs_llm.problems import Problem, Problems
+from constructs_llm.scope_facts import path_of, region_of
 from constructs_llm.values import (
     bool_problem,
     duration_type_problem,
+    is_unresolved,
     positive_int_problem,
     unit_hint,
 )
@@ -243,24 +245,34 @@ def _latency_problem(latency: object) -> Problem | None:
     )
 
 
+#: A ``metric_*`` helper of a target (``metric_invocation_5xx_errors``, ...), called with
+#: ``MetricOverrides`` keywords: the metric at the statistic and period an alarm asks, made
+#: once, for that alarm.
+MetricOf = Callable[..., "cloudwatch.Metric"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class PoolMetric:
     """A metric of one instance pool's instances (its ``InstanceType`` dimension).
 
     :param instance_type: the pool's instance type.
-    :param metric: the metric, narrowed to that type.
+    :param metric: the metric's helper, narrowed to that type.
     :param scale: what 100 % reads as, in hundreds (the GPUs of one such instance).
     """
 
     instance_type: str
-    metric: cloudwatch.Metric
+    metric: MetricOf
     scale: int
 
 
 @dataclass(frozen=True, kw_only=True)
 class AlarmMetrics:
-    """The metrics one target offers its alarms (statistics and periods are the alarms').
+    """The metrics one target offers its alarms, as the helpers that make them: each alarm
+    makes its one metric at its own statistic and period (a ``cloudwatch.Metric`` is a jsii
+    object: one made and then copied with ``with_`` is two round trips to Node.js, and a metric
+    no alarm watches is one for nothing).
 
+    :param dimensions: the target's dimensions, as its metrics carry them.
     :param errors: ``Invocation5XXErrors``.
     :param model_errors: ``InvocationModelErrors``.
     :param latency: ``ModelLatency`` (microseconds).
@@ -279,15 +291,16 @@ class AlarmMetrics:
         publishes them and detailed observability is on. @default none
     """
 
-    errors: cloudwatch.Metric
-    model_errors: cloudwatch.Metric
-    latency: cloudwatch.Metric
-    gpu_memory: cloudwatch.Metric | None = None
+    dimensions: Mapping[str, str]
+    errors: MetricOf
+    model_errors: MetricOf
+    latency: MetricOf
+    gpu_memory: MetricOf | None = None
     gpu_memory_scale: int = 1
     gpu_memory_by_instance_type: tuple[PoolMetric, ...] = ()
     gpu_memory_per_gpu: cloudwatch.IMetric | None = None
-    disk: cloudwatch.Metric | None = None
-    no_capacity: cloudwatch.Metric | None = None
+    disk: MetricOf | None = None
+    no_capacity: MetricOf | None = None
     no_capacity_minutes: int = 5
     engine: EngineQueries | None = None
 
@@ -357,8 +370,8 @@ def _specs(metrics: AlarmMetrics, settings: Alarms) -> list[_AlarmSpec]:
     minute, five = one_minute(), five_minutes()
     rate, gpu = f"{settings.error_rate:.0%}", f"{settings.gpu_memory_percent:g} %"
 
-    def at(metric: cloudwatch.Metric, statistic: str, period: Duration) -> cloudwatch.IMetric:
-        return metric.with_(statistic=statistic, period=period)
+    def at(metric: MetricOf, statistic: str, period: Duration) -> cloudwatch.IMetric:
+        return metric(statistic=statistic, period=period)
 
     found = [
         _AlarmSpec(
@@ -470,6 +483,7 @@ def create_alarms(
     id: str = "Alarms",
     label: str | None = None,
     named: bool = False,
+    watched: CfnResource | None = None,
 ) -> LlmAlarms:
     """The default alarms of ``source``, in a construct ``id`` under ``scope``: one per row of
     :func:`_specs`. Every alarm states how missing data counts: as not breaching (no traffic,
@@ -480,11 +494,13 @@ def create_alarms(
     :param label: what the alarms' descriptions name. @default ``scope``'s path
     :param named: give the rollback alarms (``LlmAlarms.rollback``) physical names, for a
         guarded rollout that names them. @default False
+    :param watched: ``scope``'s own resource, when the caller holds it. @default ``scope``'s
+        default child
     """
     from aws_cdk import aws_cloudwatch as cloudwatch  # loaded only when alarms are built
 
     group = Construct(scope, id)
-    path = label or scope.node.path
+    path = label or path_of(scope)
     topic = alarm_topic(scope, settings.topic, settings.emails)
     metrics = source.alarm_metrics()
     made: dict[str, cloudwatch.Alarm] = {}
@@ -511,7 +527,8 @@ def create_alarms(
         else:
             made[spec.field] = created
     engine: dict[str, cloudwatch.PromQLAlarm] = {}
-    on = promql_alarms_on(Stack.of(scope).region, settings.promql_alarms)
+    region, concrete = region_of(scope)
+    on = promql_alarms_on(region, settings.promql_alarms, concrete=concrete)
     wanted = metrics.engine.alarms(settings) if metrics.engine and on else []
     if wanted:
         assert_promql_region(scope)
@@ -530,14 +547,14 @@ def create_alarms(
         )
         if topic is not None:
             _notify(engine[alarm.field], topic)
-    watched = scope.node.default_child
-    if not isinstance(watched, CfnResource):
-        raise TypeError(f"{scope.node.path} has no resource of its own for its alarms to follow")
+    own = watched if watched is not None else scope.node.default_child
+    if not isinstance(own, CfnResource):
+        raise TypeError(f"{path_of(scope)} has no resource of its own for its alarms to follow")
     # A name read from the resource (GetAtt) is a dependency already (cfn-lint W3005 refuses
     # a DependsOn beside it); a literal name needs one.
-    if not any(Token.is_unresolved(v) for v in (metrics.errors.dimensions or {}).values()):
+    if not any(is_unresolved(v) for v in metrics.dimensions.values()):
         for each in [*made.values(), *by_type.values(), *engine.values()]:
-            each.node.add_dependency(watched)
+            each.node.add_dependency(own)
     return LlmAlarms(
         errors=made["errors"],
         model_errors=made["model_errors"],

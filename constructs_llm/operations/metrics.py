@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
     from constructs_llm.hardware.instance_type import InstanceType
     from constructs_llm.hosting.plan import VariantPlan
-    from constructs_llm.operations.alarms import AlarmMetrics
+    from constructs_llm.operations.alarms import AlarmMetrics, MetricOf
     from constructs_llm.operations.autoscaling import Autoscaling
     from constructs_llm.operations.engine_signals import EngineQueries
 
@@ -496,25 +496,33 @@ class VariantMetrics(InvocationMetrics):
         per_type = tuple(
             PoolMetric(
                 instance_type=t.name,
-                metric=self.metric_gpu_memory_utilization(
-                    dimensions_map=self.instance_type_dimensions(t)
-                ),
+                metric=self._narrowed(self.metric_gpu_memory_utilization, t),
                 scale=_gpus(t),
             )
             for t in pools
             if _gpus(t)
         )
         return AlarmMetrics(
-            errors=self.metric_invocation_5xx_errors(),
-            model_errors=self.metric_invocation_model_errors(),
-            latency=self.metric_model_latency(),
-            gpu_memory=self.metric_gpu_memory_utilization() if gpus and not pools else None,
+            dimensions=self._metric_dimensions(),
+            errors=self.metric_invocation_5xx_errors,
+            model_errors=self.metric_invocation_model_errors,
+            latency=self.metric_model_latency,
+            gpu_memory=self.metric_gpu_memory_utilization if gpus and not pools else None,
             gpu_memory_scale=gpus or 1,
             gpu_memory_by_instance_type=per_type,
             gpu_memory_per_gpu=self._fullest_gpu(),
-            disk=self.metric_disk_utilization(),
+            disk=self.metric_disk_utilization,
             engine=self.engine_queries(),
         )
+
+    def _narrowed(self, helper: MetricOf, instance_type: InstanceType) -> MetricOf:
+        """``helper`` on one instance type's dimensions (a pool's)."""
+        dimensions = self.instance_type_dimensions(instance_type)
+
+        def metric(**options: Unpack[MetricOverrides]) -> cloudwatch.Metric:
+            return helper(**with_defaults(options, dimensions_map=dimensions))
+
+        return metric
 
 
 def _gpus(instance: InstanceType) -> int:

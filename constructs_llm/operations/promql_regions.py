@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from aws_cdk import Aws, Fn, Stack, Token
+from aws_cdk import Aws, Fn, Token
 from constructs import Construct
 
 from constructs_llm import catalogs
@@ -34,6 +34,7 @@ from constructs_llm.errors import RegionError
 from constructs_llm.operations.engine_signals import EngineThresholds, thresholds_asked
 from constructs_llm.problems import Problem
 from constructs_llm.region_availability import nearest_regions
+from constructs_llm.scope_facts import region_of, stack_of
 from constructs_llm.stack_rules import assert_before_deploy
 
 RULE_ID = "ConstructsLlmRegionPromqlAlarms"
@@ -52,10 +53,12 @@ def promql_regions() -> tuple[str, ...]:
     return catalogs.regions().promql_alarms.regions
 
 
-def promql_alarms_on(region: str, choice: bool | None) -> bool:
-    """Whether engine alarms are rendered in a stack of ``region`` (a token when unknown)."""
+def promql_alarms_on(region: str, choice: bool | None, *, concrete: bool | None = None) -> bool:
+    """Whether engine alarms are rendered in a stack of ``region`` (a token when unknown;
+    ``concrete``: whether it is not, when the caller knows already)."""
     if choice is None:
-        return not Token.is_unresolved(region) and region in promql_regions()
+        known = not Token.is_unresolved(region) if concrete is None else concrete
+        return known and region in promql_regions()
     return choice
 
 
@@ -103,11 +106,10 @@ def promql_region_problem(region: str, settings: PromqlChoice | None) -> Problem
 def assert_promql_region(scope: Construct) -> None:
     """In an environment-agnostic stack with PromQL alarms, a rule that stops a deploy to a
     region CloudWatch's page does not list, in seconds, before any resource is created."""
-    stack = Stack.of(scope)
-    if not Token.is_unresolved(stack.region):
+    if region_of(scope)[1]:
         return
     assert_before_deploy(
-        stack,
+        stack_of(scope),
         RULE_ID,
         Fn.condition_contains(list(promql_regions()), Aws.REGION),
         "constructs_llm: CloudWatch's PromQL alarms (a public preview) are not available in "

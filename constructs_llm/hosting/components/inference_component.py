@@ -400,11 +400,12 @@ class InferenceComponent(
         scaling = self.plan.autoscaling
         may_be_zero = scaling is not None and scaling.may_reach_zero
         return AlarmMetrics(
-            errors=self.metric_invocation_5xx_errors(),
-            model_errors=self.metric_invocation_model_errors(),
-            latency=self.metric_model_latency(),
-            gpu_memory=self.metric_gpu_memory_utilization() if self._gpus else None,
-            no_capacity=self.metric_no_capacity_invocation_failures(),
+            dimensions=self._metric_dimensions(),
+            errors=self.metric_invocation_5xx_errors,
+            model_errors=self.metric_invocation_model_errors,
+            latency=self.metric_model_latency,
+            gpu_memory=self.metric_gpu_memory_utilization if self._gpus else None,
+            no_capacity=self.metric_no_capacity_invocation_failures,
             no_capacity_minutes=15 if may_be_zero else 5,
             engine=self.engine_queries(),
         )
