@@ -73,6 +73,35 @@ class _PayloadFrames(Iterator[bytes | Mapping[str, Any]]):
                 return event
 
 
+_LAST_CHUNK = b"0\r\n\r\n"  # the last chunk of a chunked body, without trailers (RFC 9112, 7.1)
+
+
+def rest_received(body: Any) -> bool:
+    """Whether reading ``body`` (botocore's ``EventStream`` over a urllib3 response) to its end
+    cannot wait on the network: the next bytes of its chunked HTTP body, already received, are
+    the body's last chunk. Looked at without blocking (the socket's timeout is 0 for one
+    ``peek``, then put back), so a stream whose end has not arrived, a partly read chunk or any
+    other kind of body answers False."""
+    raw = getattr(body, "_raw_stream", None)
+    if raw is None or not getattr(raw, "chunked", False) or getattr(raw, "chunk_left", 0) is not None:
+        return False
+    fp = getattr(getattr(raw, "_fp", None), "fp", None)
+    sock = getattr(getattr(raw, "_connection", None), "sock", None)
+    peek = getattr(fp, "peek", None)
+    if peek is None or sock is None:
+        return False
+    try:
+        timeout = sock.gettimeout()
+        sock.settimeout(0)
+        try:
+            ahead: bytes = peek(len(_LAST_CHUNK))
+        finally:
+            sock.settimeout(timeout)
+    except (OSError, ValueError):  # nothing received yet (TLS says so with an SSLError)
+        return False
+    return ahead.startswith(_LAST_CHUNK)
+
+
 def _messages(chunks: Iterator[bytes]) -> Iterator[Any]:
     """Each PayloadPart frame's payload, or botocore's ``EventStreamMessage`` for any other."""
     known = b""  # the header bytes of a PayloadPart event, once read
