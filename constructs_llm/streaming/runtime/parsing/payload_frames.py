@@ -46,7 +46,7 @@ def payload_frames(body: Any) -> Iterator[bytes | Mapping[str, Any]] | None:
     parse = getattr(body, "_parse_event", None)
     if raw is None or parse is None or not callable(getattr(raw, "stream", None)):
         return None
-    return _PayloadFrames(_messages(raw.stream()), parse)
+    return _PayloadFrames(_messages(_body_chunks(raw)), parse)
 
 
 class _PayloadFrames(Iterator[bytes | Mapping[str, Any]]):
@@ -73,6 +73,56 @@ class _PayloadFrames(Iterator[bytes | Mapping[str, Any]]):
                 return event
 
 
+def _body_chunks(raw: Any) -> Iterator[bytes]:
+    """The data of each chunk of ``raw``'s chunked HTTP body (a urllib3 ``HTTPResponse``), as
+    its ``stream()`` yields them, and with the same errors.
+
+    A chunk already received whole (its size line, data and CRLF in the reader's buffer) is
+    taken here with one ``peek`` and one ``read`` of the buffer, inside urllib3's own
+    ``_error_catcher`` (which maps a timeout or a dropped connection to urllib3's exceptions
+    and closes the connection, as its ``read_chunked`` does). urllib3 reads a chunk in four
+    Python calls (``_update_chunk_length``, ``_handle_chunk`` and its two ``_safe_read``), each
+    through its generators. Anything else (the last chunk and its trailers, a chunk extension,
+    a size line that is not plain hex, a chunk not yet all received, a compressed body, or a
+    body urllib3 does not read as chunks) is left to ``stream()`` from that chunk on: the rest
+    of the body is read exactly as urllib3 reads it, and that includes its errors and giving
+    the connection back to the pool. A whole chunk is only taken from the buffer, so urllib3
+    always goes on from a chunk boundary."""
+    fp = getattr(getattr(raw, "_fp", None), "fp", None)
+    catcher = getattr(raw, "_error_catcher", None)
+    if (
+        fp is None
+        or catcher is None
+        or not getattr(raw, "chunked", False)
+        or getattr(raw, "chunk_left", 0) is not None
+        or getattr(raw, "_decoder", None) is not None
+        or raw.headers.get("content-encoding")
+        or not callable(getattr(fp, "peek", None))
+    ):
+        yield from raw.stream()
+        return
+    peek, read = fp.peek, fp.read
+    if hasattr(raw, "_uncached_read_occurred"):
+        raw._uncached_read_occurred = True  # as read_chunked marks it: the body is not cached
+    with catcher():
+        while True:
+            ahead = peek(1)  # blocks for the next bytes, as urllib3's readline would
+            line_end = ahead.find(b"\r\n", 0, _MAX_SIZE_LINE)
+            if line_end < 1:
+                break  # no whole size line received yet: urllib3 reads it
+            try:  # as urllib3 reads it, ``int(line, 16)``; with an extension it raises
+                size = int(ahead[:line_end], 16)
+            except ValueError:
+                break  # an extension, or not hex: urllib3 reads it (and raises its error)
+            end = line_end + size + 4  # the size line's CRLF, the data, its CRLF
+            if size == 0 or len(ahead) < end:
+                break  # the last chunk, or one not all received yet
+            chunk = read(end)
+            yield chunk[line_end + 2 : end - 2]
+    yield from raw.stream()
+
+
+_MAX_SIZE_LINE = 18  # 16 hex digits and CRLF: longer size lines go to urllib3
 _LAST_CHUNK = b"0\r\n\r\n"  # the last chunk of a chunked body, without trailers (RFC 9112, 7.1)
 
 
