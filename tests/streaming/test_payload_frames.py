@@ -134,8 +134,16 @@ def test_a_body_that_is_not_botocores_event_stream_is_iterated_as_it_is() -> Non
 _HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.amazon.eventstream\r\n"
 _CHUNKED = _HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
 _BODIES = {
-    "chunks": [_CHUNKED, b"3\r\nabc\r\n", b"5\r\nhello\r\n1A\r\n" + b"z" * 26 + b"\r\n", b"0\r\n\r\n"],
-    "upper-and-lower-hex": [_CHUNKED, b"1a\r\n" + b"y" * 26 + b"\r\nA\r\n" + b"w" * 10 + b"\r\n0\r\n\r\n"],
+    "chunks": [
+        _CHUNKED,
+        b"3\r\nabc\r\n",
+        b"5\r\nhello\r\n1A\r\n" + b"z" * 26 + b"\r\n",
+        b"0\r\n\r\n",
+    ],
+    "upper-and-lower-hex": [
+        _CHUNKED,
+        b"1a\r\n" + b"y" * 26 + b"\r\nA\r\n" + b"w" * 10 + b"\r\n0\r\n\r\n",
+    ],
     "split-chunk": [_CHUNKED, b"4\r\nab", b"cd\r\n", b"2\r\n", b"ef\r\n0\r\n\r\n"],
     "extension": [_CHUNKED, b"3;name=value\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n"],
     "trailers": [_CHUNKED, b"3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n"],

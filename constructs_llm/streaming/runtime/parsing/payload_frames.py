@@ -133,7 +133,11 @@ def rest_received(body: Any) -> bool:
     ``peek``, then put back), so a stream whose end has not arrived, a partly read chunk or any
     other kind of body answers False."""
     raw = getattr(body, "_raw_stream", None)
-    if raw is None or not getattr(raw, "chunked", False) or getattr(raw, "chunk_left", 0) is not None:
+    if (
+        raw is None
+        or not getattr(raw, "chunked", False)
+        or getattr(raw, "chunk_left", 0) is not None
+    ):
         return False
     fp = getattr(getattr(raw, "_fp", None), "fp", None)
     sock = getattr(getattr(raw, "_connection", None), "sock", None)
