@@ -149,6 +149,7 @@ _BODIES = {
     "trailers": [_CHUNKED, b"3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n"],
     "bad-size": [_CHUNKED, b"3\r\nabc\r\nzz\r\nabc\r\n0\r\n\r\n"],
     "signed-size": [_CHUNKED, b"3\r\nabc\r\n+3\r\ndef\r\n0\r\n\r\n"],
+    "negative-size": [_CHUNKED, b"3\r\nabc\r\n-3\r\ndef\r\n0\r\n\r\n"],
     "ends-inside-a-chunk": [_CHUNKED, b"3\r\nabc\r\n9\r\nabc"],
     "ends-before-a-size-line": [_CHUNKED, b"3\r\nabc\r\n"],
     "gzip": [_HEAD + b"Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", b"0\r\n\r\n"],

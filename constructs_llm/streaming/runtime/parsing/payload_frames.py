@@ -102,8 +102,6 @@ def _body_chunks(raw: Any) -> Iterator[bytes]:
         yield from raw.stream()
         return
     peek, read = fp.peek, fp.read
-    if hasattr(raw, "_uncached_read_occurred"):
-        raw._uncached_read_occurred = True  # as read_chunked marks it: the body is not cached
     with catcher():
         while True:
             ahead = peek(1)  # blocks for the next bytes, as urllib3's readline would
@@ -115,8 +113,8 @@ def _body_chunks(raw: Any) -> Iterator[bytes]:
             except ValueError:
                 break  # an extension, or not hex: urllib3 reads it (and raises its error)
             end = line_end + size + 4  # the size line's CRLF, the data, its CRLF
-            if size == 0 or len(ahead) < end:
-                break  # the last chunk, or one not all received yet
+            if size <= 0 or len(ahead) < end:
+                break  # the last chunk, a negative size, or a chunk not all received yet
             chunk = read(end)
             yield chunk[line_end + 2 : end - 2]
     yield from raw.stream()
