@@ -25,7 +25,9 @@ its end (``time.thread_time``), and (b) the runtime answering one streamed chat 
 process of its own, as ``python -m ...runtime`` would, that reports its CPU between requests).
 Each pair's ratio is runtime CPU over call CPU, for the same stream; the median over the pairs
 is reported (never the best pair). Goal: at most 1.2x, with every byte the client receives
-unchanged (``tests/streaming`` proves the bytes).
+unchanged (``tests/streaming`` proves the bytes). ``python -m bench.bench_runtime --front-door
+--against DIR`` runs this part alone, with the runtime of the checkout ``DIR`` (a change's
+base) answering in the same turns, so before and after are measured in one run.
 
 Then a slowloris run against a second runtime process with a 1 s ``REQUEST_DEADLINE`` and
 ``MAX_CONNECTIONS=8``: 12 clients each send a request line, then a header line every 0.25 s
@@ -218,26 +220,68 @@ def _via_runtime(connection: http.client.HTTPConnection) -> tuple[int, list[tupl
     return start, tokens
 
 
-def _runtime_child(conn: Any, env: dict[str, str]) -> None:
-    """The runtime server in this (child) process, answering ``cpu`` on ``conn`` with the
-    process's CPU seconds (user + system, every thread) until ``stop``."""
-    import resource
+# The runtime server in a process of its own, from the checkout at argv[1] (this one, or the
+# one ``--against`` names): it answers each ``cpu`` line on stdin with the process's CPU
+# seconds (user + system, every thread), until stdin ends.
+_RUNTIME_CHILD = """
+import os, resource, sys, threading
+sys.path.insert(0, sys.argv[1])
+sys.stdout, answers = open(os.devnull, "w"), sys.stdout  # the log lines, as Lambda writes them
+from constructs_llm.streaming.runtime.server import make_server
+from constructs_llm.streaming.runtime.settings import Settings, sagemaker_client
+settings = Settings.from_env(os.environ)
+sagemaker_client(settings)
+server = make_server(settings)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+print(server.server_address[1], file=answers, flush=True)
+for line in sys.stdin:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(usage.ru_utime + usage.ru_stime, file=answers, flush=True)
+"""
 
-    os.environ.clear()
-    os.environ.update(env)
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 the log lines, as Lambda writes them
-    from constructs_llm.streaming.runtime.server import make_server
-    from constructs_llm.streaming.runtime.settings import sagemaker_client
 
-    settings = Settings.from_env(os.environ)
-    sagemaker_client(settings)
-    server = make_server(settings)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    conn.send(server.server_address[1])
-    while conn.recv() == "cpu":
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        conn.send(usage.ru_utime + usage.ru_stime)
-    server.shutdown()
+@dataclass
+class _RuntimeProcess:
+    """A runtime server process (``_RUNTIME_CHILD``) and a keep-alive connection to it."""
+
+    process: subprocess.Popen[str]
+    connection: http.client.HTTPConnection
+
+    def cpu(self) -> float:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write("cpu\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+
+@contextmanager
+def _runtime_process(env: dict[str, str], root: Path) -> Iterator[_RuntimeProcess]:
+    child_env = {
+        **env,
+        "PYTHONPATH": str(root),
+        "PORT": str(_free_port()),
+        "ENDPOINT_NAME": ENDPOINT,
+        "STREAM_FORMAT": "tgi",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-c", _RUNTIME_CHILD, str(root)],
+        cwd=root,
+        env=child_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline())
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        yield _RuntimeProcess(process, connection)
+        connection.close()
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        process.kill()
+        process.wait(timeout=10)
 
 
 def _call_alone(client: Any) -> None:
@@ -250,25 +294,12 @@ def _call_alone(client: Any) -> None:
         pass
 
 
-def _front_door_cost(env: dict[str, str], client: Any) -> None:
-    """Runtime CPU per streamed request against the CPU of the call it makes (module doc)."""
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    child_env = {
-        **env,
-        "PORT": str(_free_port()),
-        "ENDPOINT_NAME": ENDPOINT,
-        "STREAM_FORMAT": "tgi",
-    }
-    process = context.Process(target=_runtime_child, args=(theirs, child_env), daemon=True)
-    process.start()
-    try:
-        port = ours.recv()
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-
-        def runtime_cpu() -> float:
-            ours.send("cpu")
-            return float(ours.recv())
+def _front_door_cost(env: dict[str, str], client: Any, against: Path | None = None) -> None:
+    """Runtime CPU per streamed request against the CPU of the call it makes (module doc);
+    with ``against``, the runtime of that checkout too, in the same turns."""
+    roots = [ROOT] if against is None else [ROOT, against]
+    with contextlib.ExitStack() as stack:
+        runtimes = [stack.enter_context(_runtime_process(env, root)) for root in roots]
 
         def call_cpu() -> float:
             started = time.thread_time()
@@ -276,35 +307,35 @@ def _front_door_cost(env: dict[str, str], client: Any) -> None:
                 _call_alone(client)
             return time.thread_time() - started
 
-        def served_cpu() -> float:
-            started = runtime_cpu()
+        def served_cpu(runtime: _RuntimeProcess) -> float:
+            started = runtime.cpu()
             for _ in range(CPU_BATCH):
-                _via_runtime(connection)
-            return runtime_cpu() - started
+                _via_runtime(runtime.connection)
+            return runtime.cpu() - started
 
         for _ in range(CPU_WARMUP):
             call_cpu()
-            served_cpu()
-        calls, served, ratios = [], [], []
-        for _ in range(CPU_PAIRS):  # in turns, so machine load hits both alike
-            call, runtime = call_cpu(), served_cpu()
-            calls.append(call / CPU_BATCH)
-            served.append(runtime / CPU_BATCH)
-            ratios.append(runtime / call)
-        connection.close()
-        ours.send("stop")
-    finally:
-        process.join(timeout=10)
-        if process.is_alive():
-            process.kill()
-    ratio = statistics.median(ratios)
-    verdict = "PASS" if ratio <= GOAL_CPU_RATIO else "MISS"
-    runtime_ms, call_ms = statistics.median(served) * 1e3, statistics.median(calls) * 1e3
-    print(
-        f"front door's own cost: runtime CPU per streamed request {runtime_ms:.2f} ms vs the "
-        f"boto3 call read to its end {call_ms:.2f} ms: {ratio:.2f}x (median of {CPU_PAIRS} "
-        f"pairs of {CPU_BATCH} requests each; goal <= {GOAL_CPU_RATIO}x)  {verdict}"
-    )
+            for runtime in runtimes:
+                served_cpu(runtime)
+        calls: list[float] = []
+        served: list[list[float]] = [[] for _ in runtimes]
+        for turn in range(CPU_PAIRS):  # in turns, so machine load hits all alike
+            calls.append(call_cpu() / CPU_BATCH)
+            order = list(enumerate(runtimes))
+            for index, runtime in order if turn % 2 == 0 else order[::-1]:
+                served[index].append(served_cpu(runtime) / CPU_BATCH)
+    call_ms = statistics.median(calls) * 1e3
+    for root, cpu in zip(roots, served, strict=True):
+        ratio = statistics.median(mine / call for mine, call in zip(cpu, calls, strict=True))
+        verdict = "PASS" if ratio <= GOAL_CPU_RATIO else "MISS"
+        name = "" if root == ROOT else f" ({root})"
+        print(
+            f"front door's own cost{name}: runtime CPU per streamed request "
+            f"{statistics.median(cpu) * 1e3:.2f} ms vs the boto3 call read to its end "
+            f"{call_ms:.2f} ms: {ratio:.2f}x (median of {CPU_PAIRS} pairs of {CPU_BATCH} requests "
+            f"each; goal <= {GOAL_CPU_RATIO}x)  {verdict}"
+        )
+    print(f"load average {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
 
 
 def _row(name: str, direct: list[float], via: list[float], unit: str, goal: float) -> str:
@@ -435,10 +466,27 @@ def _slowloris_report(env: dict[str, str]) -> None:
     )
 
 
-def main() -> None:
+def _bench_env() -> dict[str, str]:
     env = {**os.environ, **FAKE_AWS, "PYTHONPATH": str(ROOT)}
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "HTTP_PROXY", "HTTPS_PROXY"):
         env.pop(name, None)
+    return env
+
+
+def front_door(against: Path | None = None) -> None:
+    """The front door's own cost alone (``python -m bench.bench_runtime --front-door``); with
+    ``--against DIR``, also that of the runtime in the checkout ``DIR``, in the same turns, so
+    a change is measured against its base in one run."""
+    env = _bench_env()
+    with _fake_endpoint(env) as fake_url:
+        env["AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME"] = fake_url
+        os.environ.update({k: env[k] for k in (*FAKE_AWS, "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME")})
+        client = new_sagemaker_client(Settings(endpoint_name=ENDPOINT))
+        _front_door_cost(env, client, against)
+
+
+def main() -> None:
+    env = _bench_env()
     started = time.monotonic()
     direct, via, relayed = Samples(), Samples(), Samples()
     with _fake_endpoint(env) as fake_url:
@@ -474,4 +522,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if "--front-door" in sys.argv:
+        other = sys.argv[sys.argv.index("--against") + 1] if "--against" in sys.argv else None
+        front_door(None if other is None else Path(other).resolve())
+    else:
+        main()

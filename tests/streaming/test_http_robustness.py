@@ -13,6 +13,7 @@ import openai
 import pytest
 
 from constructs_llm.streaming.runtime.http.body import DRAIN_LIMIT
+from constructs_llm.streaming.runtime.http.exchange import send_all
 from constructs_llm.streaming.runtime.http.json_body import MAX_JSON_DEPTH
 from tests.streaming.conftest import MODEL, SOCKET_TIMEOUT, Runtime, StartRuntime
 from tests.support import engine_streams
@@ -334,3 +335,38 @@ def test_identical_content_lengths_are_read_as_one(
     response = raw_exchange(runtime, head + fields + b"\r\n" + body)
     assert response.startswith(b"HTTP/1.1 200 "), response
     assert b'"content":"ok"' in response
+
+
+# -- writes to the client ------------------------------------------------------------------
+
+
+def test_a_write_larger_than_the_socket_takes_at_once_arrives_whole_and_in_order() -> None:
+    import os
+    import threading
+
+    ours, theirs = socket.socketpair()
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    ours.settimeout(SOCKET_TIMEOUT)
+    data = os.urandom(4 * 1024 * 1024)
+    received = bytearray()
+
+    def read() -> None:
+        while chunk := theirs.recv(65536):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    send_all(ours, data)
+    ours.close()
+    reader.join(timeout=SOCKET_TIMEOUT)
+    theirs.close()
+    assert bytes(received) == data
+
+
+def test_a_write_the_client_never_reads_times_out_as_sendall_does() -> None:
+    ours, theirs = socket.socketpair()
+    ours.settimeout(0.2)
+    with pytest.raises(TimeoutError):
+        send_all(ours, b"x" * (16 * 1024 * 1024))
+    ours.close()
+    theirs.close()

@@ -127,3 +127,101 @@ def test_a_body_that_is_not_botocores_event_stream_is_iterated_as_it_is() -> Non
     events = [{"PayloadPart": {"Bytes": b"a"}}]
     assert payload_frames(events) is None
     assert list(iter_payload_parts(events)) == [b"a"]
+
+
+# -- the chunked HTTP body, read past urllib3's per-chunk calls ------------------------------
+
+_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.amazon.eventstream\r\n"
+_CHUNKED = _HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
+_BODIES = {
+    "chunks": [
+        _CHUNKED,
+        b"3\r\nabc\r\n",
+        b"5\r\nhello\r\n1A\r\n" + b"z" * 26 + b"\r\n",
+        b"0\r\n\r\n",
+    ],
+    "upper-and-lower-hex": [
+        _CHUNKED,
+        b"1a\r\n" + b"y" * 26 + b"\r\nA\r\n" + b"w" * 10 + b"\r\n0\r\n\r\n",
+    ],
+    "split-chunk": [_CHUNKED, b"4\r\nab", b"cd\r\n", b"2\r\n", b"ef\r\n0\r\n\r\n"],
+    "extension": [_CHUNKED, b"3;name=value\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n"],
+    "trailers": [_CHUNKED, b"3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n"],
+    "bad-size": [_CHUNKED, b"3\r\nabc\r\nzz\r\nabc\r\n0\r\n\r\n"],
+    "signed-size": [_CHUNKED, b"3\r\nabc\r\n+3\r\ndef\r\n0\r\n\r\n"],
+    "negative-size": [_CHUNKED, b"3\r\nabc\r\n-3\r\ndef\r\n0\r\n\r\n"],
+    "ends-inside-a-chunk": [_CHUNKED, b"3\r\nabc\r\n9\r\nabc"],
+    "ends-before-a-size-line": [_CHUNKED, b"3\r\nabc\r\n"],
+    "gzip": [_HEAD + b"Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", b"0\r\n\r\n"],
+    "content-length": [_HEAD + b"Content-Length: 3\r\n\r\nabc"],
+}
+
+
+def _serve_once(pieces: list[bytes]) -> tuple[int, Any]:
+    """A one-answer HTTP server on loopback: each piece sent with its own ``sendall``, then the
+    connection closed."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += connection.recv(65536)
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            for piece in pieces:
+                connection.sendall(piece)
+        listener.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    return listener.getsockname()[1], thread
+
+
+def _read(pieces: list[bytes], read: Any) -> list[Any]:
+    """``read`` over a urllib3 response to ``pieces``: the bytes it gave, or the exception."""
+    import urllib3
+
+    port, thread = _serve_once(pieces)
+    pool = urllib3.HTTPConnectionPool("127.0.0.1", port, retries=False, timeout=30)
+    response = pool.request("POST", "/", body=b"{}", preload_content=False)
+    data: list[bytes] = []
+    try:
+        for chunk in read(response):
+            data.append(chunk)
+    except Exception as exc:
+        return [b"".join(data), type(exc), str(exc)]
+    finally:
+        thread.join(timeout=30)
+    return [b"".join(data)]
+
+
+@pytest.mark.parametrize("name", list(_BODIES))
+def test_the_http_body_reads_as_urllib3_reads_it(name: str) -> None:
+    from constructs_llm.streaming.runtime.parsing.payload_frames import _body_chunks
+
+    pieces = _BODIES[name]
+    assert _read(pieces, _body_chunks) == _read(pieces, lambda response: response.stream())
+
+
+def test_whole_chunks_already_received_skip_urllib3s_per_chunk_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import urllib3
+
+    from constructs_llm.streaming.runtime.parsing.payload_frames import _body_chunks
+
+    sizes: list[int | None] = []
+    original = urllib3.response.HTTPResponse._update_chunk_length
+
+    def counted(self: Any) -> None:
+        original(self)
+        sizes.append(self.chunk_left)
+
+    monkeypatch.setattr(urllib3.response.HTTPResponse, "_update_chunk_length", counted)
+    pieces = [_CHUNKED, b"3\r\nabc\r\n5\r\nhello\r\n0\r\n\r\n"]
+    assert _read(pieces, _body_chunks) == [b"abchello"]
+    assert sizes == [0]  # urllib3 read the last chunk only

@@ -979,6 +979,49 @@ def test_the_upstream_connection_is_reused_after_a_completed_stream(
     assert not fake.requests[0].client_closed.is_set()
 
 
+def test_a_stream_whose_end_has_arrived_is_read_to_it_without_a_thread(
+    fake: FakeSageMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from constructs_llm.streaming.runtime import upstream
+    from constructs_llm.streaming.runtime.parsing.parser import parse_stream
+    from constructs_llm.streaming.runtime.parsing.sagemaker_stream import iter_payload_parts
+
+    threads: list[object] = []
+    monkeypatch.setattr(upstream, "_drain_in_background", threads.append)
+    client = new_sagemaker_client(BASE_SETTINGS)
+    # GIVEN a stream read to its final event, whose HTTP body ends only after a long stall
+    fake.enqueue(
+        Scenario(parts=engine_streams.tgi(["a"]), stall=30.0),
+        Scenario(parts=engine_streams.tgi(["a"])),
+    )
+
+    def read_to_final_event() -> Any:
+        body = client.invoke_endpoint_with_response_stream(
+            EndpointName="llm-endpoint", ContentType="application/json", Body=b"{}"
+        )["Body"]
+        parts = iter_payload_parts(body)
+        events = list(parse_stream(iter(parts.__next__, None), StreamFormat.TGI))
+        assert [type(event).__name__ for event in events] == ["TokenEvent", "DoneEvent"]
+        return parts
+
+    stalled = read_to_final_event()
+    # THEN its end is not there yet: the answer comes without waiting for it, and the rest
+    # is left to a background thread
+    started = time.monotonic()
+    assert not stalled.rest_received()
+    assert time.monotonic() - started < 15.0
+    upstream.release(stalled, completed=True)
+    assert threads == [stalled]
+    stalled.close()
+    # WHEN the next stream's end arrives right after its final event
+    ended = read_to_final_event()
+    assert wait_for(ended.rest_received)
+    upstream.release(ended, completed=True)
+    # THEN it is read here, at once, and its connection is back in the pool
+    assert threads == [stalled]
+    assert _idle_connections(client) == 1
+
+
 def test_the_upstream_connection_is_dropped_after_a_failed_stream(
     start_runtime: StartRuntime, fake: FakeSageMaker
 ) -> None:

@@ -215,9 +215,16 @@ def release(parts: Iterator[bytes], *, completed: bool) -> None:
     body then would drop a keep-alive connection and make the next request pay a new TLS
     handshake. So a completed stream's remaining parts (normally just the end of the body,
     already received) are read on a background thread, which returns the connection to
-    boto3's pool. Any other stream is closed at once, which stops the upstream generation.
+    boto3's pool; when that end is already received (``PayloadParts.rest_received``, the
+    usual case), it is read here instead, as nothing can wait, and no thread is started (a
+    thread costs about 0.1 ms of CPU, a tenth of what the runtime adds to the call per
+    request). Any other stream is closed at once, which stops the upstream generation.
     """
     if completed:
+        received = getattr(parts, "rest_received", None)
+        if received is not None and received():
+            _drain(parts)
+            return
         _drain_in_background(parts)
     else:
         close = getattr(parts, "close", None)

@@ -18,6 +18,7 @@ says which clients read which). Tool calls: the first chunk of each call carries
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring_ascii as _quoted
 from typing import Any
 
 from ..http.errors import error_object
@@ -86,7 +87,8 @@ class ChunkStream:
     def token(self, event: TokenEvent) -> bytes:
         choice = event.choice
         if choice == 0 and (event.log_prob is None or not self._logprobs):
-            return self._token_prefix + json.dumps(event.text).encode() + self._token_suffix
+            # json.dumps of a str is this call (JSONEncoder.encode), without the two around it
+            return self._token_prefix + _quoted(event.text).encode() + self._token_suffix
         logprobs = logprobs_object(event) if self._logprobs else None
         delta = {"content": event.text}
         return self._open(choice) + self._chunk(delta, logprobs=logprobs, choice=choice)

@@ -218,7 +218,7 @@ class Exchange:
         """Send bytes of the answer; ``ClientGone`` if the client is not there to take them."""
         self.headers_sent = True  # from here on, a failure can only close the connection
         try:
-            self._connection.wfile.write(data)
+            send_all(self._connection.connection, data)
         except OSError as exc:
             raise ClientGone from exc
 
@@ -347,6 +347,20 @@ def _dimensions(route: Route | None) -> tuple[str, str]:
     if route is None:
         return UNROUTED, UNROUTED
     return route.inference_component_name or route.endpoint_name, route.model
+
+
+def send_all(sock: socket.socket, data: bytes) -> None:
+    """``sock.sendall(data)``, without the ``poll`` CPython makes before every send on a socket
+    with a timeout (``sock_call_ex`` in ``Modules/socketmodule.c``): one ``write`` takes what
+    the socket's buffer has room for (a socket with a timeout is non-blocking underneath), and
+    ``sendall``, with its timeout, sends the rest, if any. A streamed answer writes once per
+    token, so this is one system call fewer per token."""
+    try:
+        sent = os.write(sock.fileno(), data)
+    except BlockingIOError:  # the buffer is full: sendall waits for room, within the timeout
+        sent = 0
+    if sent < len(data):
+        sock.sendall(memoryview(data)[sent:])
 
 
 def chunk(data: bytes) -> bytes:

@@ -46,7 +46,7 @@ def payload_frames(body: Any) -> Iterator[bytes | Mapping[str, Any]] | None:
     parse = getattr(body, "_parse_event", None)
     if raw is None or parse is None or not callable(getattr(raw, "stream", None)):
         return None
-    return _PayloadFrames(_messages(raw.stream()), parse)
+    return _PayloadFrames(_messages(_body_chunks(raw)), parse)
 
 
 class _PayloadFrames(Iterator[bytes | Mapping[str, Any]]):
@@ -71,6 +71,87 @@ class _PayloadFrames(Iterator[bytes | Mapping[str, Any]]):
             event: Mapping[str, Any] = self._parse(message)
             if event:  # botocore skips an event it has no member for
                 return event
+
+
+def _body_chunks(raw: Any) -> Iterator[bytes]:
+    """The data of each chunk of ``raw``'s chunked HTTP body (a urllib3 ``HTTPResponse``), as
+    its ``stream()`` yields them, and with the same errors.
+
+    A chunk already received whole (its size line, data and CRLF in the reader's buffer) is
+    taken here with one ``peek`` and one ``read`` of the buffer, inside urllib3's own
+    ``_error_catcher`` (which maps a timeout or a dropped connection to urllib3's exceptions
+    and closes the connection, as its ``read_chunked`` does). urllib3 reads a chunk in four
+    Python calls (``_update_chunk_length``, ``_handle_chunk`` and its two ``_safe_read``), each
+    through its generators. Anything else (the last chunk and its trailers, a chunk extension,
+    a size line that is not plain hex, a chunk not yet all received, a compressed body, or a
+    body urllib3 does not read as chunks) is left to ``stream()`` from that chunk on: the rest
+    of the body is read exactly as urllib3 reads it, and that includes its errors and giving
+    the connection back to the pool. A whole chunk is only taken from the buffer, so urllib3
+    always goes on from a chunk boundary."""
+    fp = getattr(getattr(raw, "_fp", None), "fp", None)
+    catcher = getattr(raw, "_error_catcher", None)
+    if (
+        fp is None
+        or catcher is None
+        or not getattr(raw, "chunked", False)
+        or getattr(raw, "chunk_left", 0) is not None
+        or getattr(raw, "_decoder", None) is not None
+        or raw.headers.get("content-encoding")
+        or not callable(getattr(fp, "peek", None))
+    ):
+        yield from raw.stream()
+        return
+    peek, read = fp.peek, fp.read
+    with catcher():
+        while True:
+            ahead = peek(1)  # blocks for the next bytes, as urllib3's readline would
+            line_end = ahead.find(b"\r\n", 0, _MAX_SIZE_LINE)
+            if line_end < 1:
+                break  # no whole size line received yet: urllib3 reads it
+            try:  # as urllib3 reads it, ``int(line, 16)``; with an extension it raises
+                size = int(ahead[:line_end], 16)
+            except ValueError:
+                break  # an extension, or not hex: urllib3 reads it (and raises its error)
+            end = line_end + size + 4  # the size line's CRLF, the data, its CRLF
+            if size <= 0 or len(ahead) < end:
+                break  # the last chunk, a negative size, or a chunk not all received yet
+            chunk = read(end)
+            yield chunk[line_end + 2 : end - 2]
+    yield from raw.stream()
+
+
+_MAX_SIZE_LINE = 18  # 16 hex digits and CRLF: longer size lines go to urllib3
+_LAST_CHUNK = b"0\r\n\r\n"  # the last chunk of a chunked body, without trailers (RFC 9112, 7.1)
+
+
+def rest_received(body: Any) -> bool:
+    """Whether reading ``body`` (botocore's ``EventStream`` over a urllib3 response) to its end
+    cannot wait on the network: the next bytes of its chunked HTTP body, already received, are
+    the body's last chunk. Looked at without blocking (the socket's timeout is 0 for one
+    ``peek``, then put back), so a stream whose end has not arrived, a partly read chunk or any
+    other kind of body answers False."""
+    raw = getattr(body, "_raw_stream", None)
+    if (
+        raw is None
+        or not getattr(raw, "chunked", False)
+        or getattr(raw, "chunk_left", 0) is not None
+    ):
+        return False
+    fp = getattr(getattr(raw, "_fp", None), "fp", None)
+    sock = getattr(getattr(raw, "_connection", None), "sock", None)
+    peek = getattr(fp, "peek", None)
+    if peek is None or sock is None:
+        return False
+    try:
+        timeout = sock.gettimeout()
+        sock.settimeout(0)
+        try:
+            ahead: bytes = peek(len(_LAST_CHUNK))
+        finally:
+            sock.settimeout(timeout)
+    except (OSError, ValueError):  # nothing received yet (TLS says so with an SSLError)
+        return False
+    return ahead.startswith(_LAST_CHUNK)
 
 
 def _messages(chunks: Iterator[bytes]) -> Iterator[Any]:

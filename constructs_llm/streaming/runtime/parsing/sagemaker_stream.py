@@ -19,7 +19,7 @@ from typing import Any
 from ...formats import StreamFormat
 from .events import StreamEvent
 from .parser import UpstreamStreamError, parse_stream
-from .payload_frames import payload_frames
+from .payload_frames import payload_frames, rest_received
 
 _ERROR_MEMBERS = ("ModelStreamError", "InternalStreamFailure")
 
@@ -79,6 +79,11 @@ class PayloadParts(Iterator[bytes]):
                     # An error modelled as an event dict (not raised by this botocore).
                     self.close()
                     raise UpstreamStreamError(_member_message(error), member)
+
+    def rest_received(self) -> bool:
+        """Whether reading the rest of the stream cannot wait on the network: its HTTP body's
+        end is already received (``payload_frames.rest_received``)."""
+        return not self._done and rest_received(self._body)
 
     def close(self) -> None:
         if self._done:
