@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..http.errors import RequestError
+from ..http.errors import RequestError, unsupported_value
 from .target import ChatTarget
 from .tools import check_tool_message
 
@@ -85,11 +85,10 @@ def is_image_url(url: Any) -> bool:
 
 def _check_image(image: Any, where: str, target: ChatTarget) -> None:
     if target.vision is False:
-        raise RequestError(
+        raise unsupported_value(
             f"'{where}' is an image, and this model takes no images (a text-only model); "
             "send text only, or serve a vision model",
             param=where,
-            code="unsupported_parameter",
         )
     if not is_image_url(image.get("url") if isinstance(image, dict) else None):
         raise RequestError(

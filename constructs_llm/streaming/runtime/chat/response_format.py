@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..http.errors import RequestError
+from ..http.errors import RequestError, unsupported_value
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ANY_OBJECT = {"type": "object"}
@@ -41,12 +41,11 @@ def engine_response_format(value: Any, *, generate: bool) -> dict[str, Any] | No
             param="response_format.type",
         )
     if generate:
-        raise RequestError(
+        raise unsupported_value(
             "'response_format' is not supported by this endpoint: its engine takes the "
             "generate API (REQUEST_FORMAT=generate), which has no structured output; deploy "
             "the model with a messages (chat) API",
             param="response_format",
-            code="unsupported_parameter",
         )
     if kind == "json_object":
         return {"type": "json_object", "value": _ANY_OBJECT}

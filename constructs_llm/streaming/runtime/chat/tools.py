@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..http.errors import RequestError
+from ..http.errors import RequestError, unsupported_value
 from .target import ChatTarget
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -32,10 +32,8 @@ def checked_tools(value: Any, target: ChatTarget) -> list[Any] | None:
             raise RequestError("'tools' must be an array", param="tools")
         return None
     if not target.serves_tools:
-        raise RequestError(
-            f"'tools' is not supported by this endpoint: {target.why_no_tools}",
-            param="tools",
-            code="unsupported_parameter",
+        raise unsupported_value(
+            f"'tools' is not supported by this endpoint: {target.why_no_tools}", param="tools"
         )
     if isinstance(value, list) and len(value) > MAX_TOOLS:
         raise RequestError(
@@ -76,10 +74,9 @@ def check_tool_message(message: dict[str, Any], where: str, target: ChatTarget) 
     role = message.get("role")
     calls = message.get("tool_calls")
     if (role == "tool" or calls) and not target.serves_tools:
-        raise RequestError(
+        raise unsupported_value(
             f"'{where}' is a tool turn, which this endpoint does not serve: {target.why_no_tools}",
             param=where,
-            code="unsupported_parameter",
         )
     if role == "tool":
         call_id = message.get("tool_call_id")
@@ -113,11 +110,10 @@ def _tool_names(tools: Any) -> set[str]:
         if not isinstance(tool, dict):
             raise RequestError(f"'{where}' must be an object", param=where)
         if tool.get("type") != "function":
-            raise RequestError(
+            raise unsupported_value(
                 f"'{where}.type' must be 'function', got {tool.get('type')!r}: only function "
                 "tools are served",
                 param=f"{where}.type",
-                code="unsupported_parameter",
             )
         function = tool.get("function")
         if not isinstance(function, dict):
@@ -169,11 +165,10 @@ def _tool_choice(choice: Any, names: set[str]) -> Any:
         return string_choice(choice, "a named function")
     if not isinstance(choice, dict) or choice.get("type") != "function":
         kind = choice.get("type") if isinstance(choice, dict) else type(choice).__name__
-        raise RequestError(
+        raise unsupported_value(
             f"'tool_choice' must be 'none', 'auto', 'required' or "
             f"{{'type': 'function', 'function': {{'name': ...}}}}, got {kind!r}",
             param="tool_choice",
-            code="unsupported_parameter",
         )
     function = choice.get("function")
     name = function.get("name") if isinstance(function, dict) else None
@@ -191,10 +186,8 @@ def _check_call(call: Any, where: str) -> None:
     if not isinstance(call.get("id"), str) or not call["id"]:
         raise RequestError(f"'{where}.id' must be a non-empty string", param=f"{where}.id")
     if call.get("type") != "function":
-        raise RequestError(
-            f"'{where}.type' must be 'function', got {call.get('type')!r}",
-            param=f"{where}.type",
-            code="unsupported_parameter",
+        raise unsupported_value(
+            f"'{where}.type' must be 'function', got {call.get('type')!r}", param=f"{where}.type"
         )
     function = call.get("function")
     if not isinstance(function, dict):

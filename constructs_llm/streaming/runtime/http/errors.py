@@ -26,13 +26,15 @@ class RequestError(Exception):
         self.error_type = error_type
 
 
+def unsupported_value(message: str, *, param: str) -> RequestError:
+    """A 400 for a value the gateway does not serve (OpenAI's ``unsupported_parameter``), on
+    ``param``, in ``message``'s words."""
+    return RequestError(message, param=param, code="unsupported_parameter")
+
+
 def unsupported(name: str, why: str) -> RequestError:
     """A 400 for a field the endpoint does not serve, naming it and saying why."""
-    return RequestError(
-        f"'{name}' is not supported by this endpoint: {why}",
-        param=name,
-        code="unsupported_parameter",
-    )
+    return unsupported_value(f"'{name}' is not supported by this endpoint: {why}", param=name)
 
 
 def unrecognized(name: str, api: str) -> RequestError:

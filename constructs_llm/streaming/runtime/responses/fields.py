@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..chat.values import boolean, integer, stream_options
-from ..http.errors import RequestError, unsupported
+from ..http.errors import RequestError, unsupported, unsupported_value
 from .input import Conversation, conversation
 from .stateless import STATELESS
 from .tools import chat_tool_fields
@@ -182,12 +182,11 @@ def _include(value: Any, ctx: Context) -> bool:
         raise RequestError("'include' must be an array", param="include")
     for index, item in enumerate(value):
         if item not in (_LOGPROBS, _ENCRYPTED_REASONING):
-            raise RequestError(
+            raise unsupported_value(
                 f"'include[{index}]' {item!r} is not supported by this endpoint: it names "
                 "output of OpenAI's built-in tools or image input, neither of which is served; "
                 f"{_LOGPROBS!r} and {_ENCRYPTED_REASONING!r} are",
                 param=f"include[{index}]",
-                code="unsupported_parameter",
             )
     return _LOGPROBS in value
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..chat.messages import DETAILS, is_image_url
-from ..http.errors import RequestError
+from ..http.errors import RequestError, unsupported_value
 from .stateless import STATELESS
 
 _MAX_ITEMS = 10_000
@@ -145,11 +145,10 @@ def _item_type(item: Any, where: str) -> str:
             param=where,
         )
     why = _REFUSED_ITEMS.get(kind) if isinstance(kind, str) else None
-    raise RequestError(
+    raise unsupported_value(
         f"'{where}.type' {kind!r} is not supported by this endpoint: "
         + (why or f"only {_SERVED_ITEMS} items are served (built-in and custom tools are not)"),
         param=f"{where}.type",
-        code="unsupported_parameter",
     )
 
 
@@ -160,10 +159,9 @@ def _check_keys(item: dict[str, Any], allowed: frozenset[str], where: str) -> No
         if key in _NULL_ONLY:
             if value is None:
                 continue
-            raise RequestError(
+            raise unsupported_value(
                 f"'{where}.{key}' is not supported by this endpoint: {_NULL_ONLY[key]}",
                 param=f"{where}.{key}",
-                code="unsupported_parameter",
             )
         raise RequestError(
             f"unrecognized field '{where}.{key}'", param=f"{where}.{key}", code="unknown_parameter"
@@ -205,11 +203,10 @@ def _image_part(part: dict[str, Any], where: str) -> dict[str, Any]:
     """An ``input_image`` part as chat's ``image_url`` part."""
     _check_keys(part, _IMAGE_KEYS, where)
     if part.get("file_id") is not None:
-        raise RequestError(
+        raise unsupported_value(
             f"'{where}.file_id' names a file stored with OpenAI, which this gateway cannot "
             "read; send the image as image_url (an https or data: URL)",
             param=f"{where}.file_id",
-            code="unsupported_parameter",
         )
     url = part.get("image_url")
     if not is_image_url(url):

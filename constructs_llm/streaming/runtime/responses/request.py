@@ -25,7 +25,7 @@ from typing import Any
 
 from ..chat.request import ChatRequest, build_chat_request
 from ..chat.target import ChatTarget
-from ..http.errors import RequestError, unrecognized
+from ..http.errors import RequestError, unrecognized, unsupported_value
 from .fields import FIELDS, OMIT, Context
 from .input import Conversation
 
@@ -99,10 +99,8 @@ def _check_names(data: dict[str, Any]) -> None:
         if row is None:
             raise unrecognized(name, "Responses")
         if row.neutral is not None and not row.neutral(value):
-            raise RequestError(
-                f"'{name}' {_shown(value)} is not supported by this endpoint: {row.why}",
-                param=name,
-                code="unsupported_parameter",
+            raise unsupported_value(
+                f"'{name}' {_shown(value)} is not supported by this endpoint: {row.why}", param=name
             )
 
 

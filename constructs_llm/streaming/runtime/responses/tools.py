@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..chat.tools import check_function, string_choice
-from ..http.errors import RequestError
+from ..http.errors import RequestError, unsupported_value
 
 #: What a function tool carries besides its name, as chat's ``function`` carries it.
 _FUNCTION_KEYS = ("description", "parameters", "strict")
@@ -73,12 +73,11 @@ def _chat_tool(tool: Any, where: str) -> dict[str, Any]:
         raise RequestError(f"'{where}' must be an object", param=where)
     kind = tool.get("type")
     if kind != "function":
-        raise RequestError(
+        raise unsupported_value(
             f"'{where}.type' {kind!r} is not supported by this endpoint: only function tools "
             "are served (OpenAI's built-in tools run on OpenAI's side, and custom tools have "
             "no counterpart in the engines' chat APIs)",
             param=f"{where}.type",
-            code="unsupported_parameter",
         )
     for key, value in tool.items():
         if key in _TOOL_KEYS:
@@ -92,10 +91,8 @@ def _chat_tool(tool: Any, where: str) -> dict[str, Any]:
             )
         why, neutral = unserved
         if value not in neutral:
-            raise RequestError(
-                f"'{where}.{key}' is not supported by this endpoint: {why}",
-                param=f"{where}.{key}",
-                code="unsupported_parameter",
+            raise unsupported_value(
+                f"'{where}.{key}' is not supported by this endpoint: {why}", param=f"{where}.{key}"
             )
     name = tool.get("name")
     if not isinstance(name, str) or not name:
@@ -113,11 +110,10 @@ def _chat_choice(choice: Any, names: set[str]) -> Any:
         return string_choice(choice, "{'type': 'function', 'name': ...}")
     kind = choice.get("type") if isinstance(choice, dict) else type(choice).__name__
     if not isinstance(choice, dict) or kind != "function":
-        raise RequestError(
+        raise unsupported_value(
             f"'tool_choice' {kind!r} is not supported by this endpoint: send 'none', 'auto', "
             "'required' or {'type': 'function', 'name': ...} (only function tools are served)",
             param="tool_choice",
-            code="unsupported_parameter",
         )
     extra = sorted(set(choice) - {"type", "name"})
     if extra:
