@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,20 +66,28 @@ def tls_client(
 @pytest.fixture
 def fast_paths(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """What the fast paths did: each ``rest_received`` answer with the socket's timeout before
-    and after it, the chunk sizes urllib3 read itself (``_update_chunk_length``), and the
-    streams left to a background drain."""
+    and after it, the chunk sizes urllib3 read itself over TLS (``_update_chunk_length``), and
+    the streams left to a background drain. Each function in ``settled`` is called before
+    ``rest_received`` looks (to wait until the fake has sent a body's end)."""
     import urllib3
 
     from constructs_llm.streaming.runtime import upstream
     from constructs_llm.streaming.runtime.parsing import sagemaker_stream
+    from constructs_llm.streaming.runtime.parsing.payload_frames import rest_received
 
-    seen: dict[str, list[Any]] = {"rest_received": [], "urllib3_chunks": [], "drains": []}
-    received = sagemaker_stream.rest_received
+    seen: dict[str, list[Any]] = {
+        "rest_received": [],
+        "urllib3_chunks": [],
+        "drains": [],
+        "settled": [],
+    }
 
-    def recorded(body: Any) -> bool:
+    def recorded(body: Any) -> bool:  # PayloadParts calls it by its name in sagemaker_stream
+        for settle in seen["settled"]:
+            settle()
         sock = body._raw_stream._connection.sock
         before = sock.gettimeout()
-        answer = received(body)
+        answer = rest_received(body)
         seen["rest_received"].append((type(sock).__name__, answer, before, sock.gettimeout()))
         return answer
 
@@ -87,7 +96,8 @@ def fast_paths(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
 
     def counted(self: Any) -> None:
         chunk_length(self)
-        seen["urllib3_chunks"].append(self.chunk_left)
+        if isinstance(self._connection.sock, ssl.SSLSocket):  # the TLS runtime's reads only
+            seen["urllib3_chunks"].append(self.chunk_left)
 
     monkeypatch.setattr(urllib3.response.HTTPResponse, "_update_chunk_length", counted)
     drain = upstream._drain_in_background
@@ -98,6 +108,16 @@ def fast_paths(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
 
     monkeypatch.setattr(upstream, "_drain_in_background", background)
     return seen
+
+
+def _ends_sent(*fakes: FakeSageMaker) -> Callable[[], None]:
+    """Waits until the fakes have sent every body to its end: on loopback, a body's last chunk
+    is then received, however late the fake's thread ran."""
+
+    def wait() -> None:
+        assert wait_for(lambda: all(r.finished.is_set() for f in fakes for r in f.requests))
+
+    return wait
 
 
 _ID = re.compile(rb'"(id|created)":\s*("[^"]*"|\d+)')
@@ -159,6 +179,7 @@ def test_a_chat_stream_with_usage_is_the_same_over_tls_and_its_fast_paths_run(
     certificates: LoopbackTls,
     fast_paths: dict[str, list[Any]],
 ) -> None:
+    fast_paths["settled"].append(_ends_sent(fake, tls_fake))
     scenario = Scenario(parts=engine_streams.tgi(TOKENS, input_length=21))
     body = stream_request(stream_options={"include_usage": True})
     status, raw, client = _same_answer_both_ways(
@@ -168,11 +189,13 @@ def test_a_chat_stream_with_usage_is_the_same_over_tls_and_its_fast_paths_run(
     # THEN over TLS too, the finished stream's end was found received (the socket's timeout
     # put back) and read at once, without a thread, and its connection pooled
     assert wait_for(lambda: _idle_connections(client) == 1)
-    assert ("SSLSocket", True, 5.0, 5.0) in fast_paths["rest_received"]
-    assert len(fast_paths["rest_received"]) == 2  # over HTTP, then over TLS
+    assert fast_paths["rest_received"] == [
+        ("socket", True, 5.0, 5.0),  # over HTTP
+        ("SSLSocket", True, 5.0, 5.0),
+    ]
     assert fast_paths["drains"] == []
-    # AND every chunk but the body's last came from the buffer (urllib3 read the last ones)
-    assert fast_paths["urllib3_chunks"] == [0, 0]
+    # AND every chunk but the body's last came from the buffer (urllib3 read that one)
+    assert fast_paths["urllib3_chunks"] == [0]
 
 
 def test_a_non_stream_answer_is_the_same_over_tls(
@@ -182,6 +205,7 @@ def test_a_non_stream_answer_is_the_same_over_tls(
     certificates: LoopbackTls,
     fast_paths: dict[str, list[Any]],
 ) -> None:
+    fast_paths["settled"].append(_ends_sent(fake, tls_fake))
     scenario = Scenario(parts=engine_streams.tgi(TOKENS, input_length=13))
     status, raw, client = _same_answer_both_ways(
         start_runtime, fake, tls_fake, certificates, scenario, {"messages": USER}
@@ -189,7 +213,11 @@ def test_a_non_stream_answer_is_the_same_over_tls(
     assert status == 200
     assert json.loads(raw)["choices"][0]["message"]["content"] == "".join(TOKENS)
     assert wait_for(lambda: _idle_connections(client) == 1)
-    assert fast_paths["urllib3_chunks"] == [0, 0]
+    assert [seen[:2] for seen in fast_paths["rest_received"]] == [
+        ("socket", True),
+        ("SSLSocket", True),
+    ]
+    assert fast_paths["urllib3_chunks"] == [0]
 
 
 def test_a_model_stream_error_mid_stream_is_the_same_over_tls(
@@ -252,6 +280,7 @@ def test_a_late_end_over_tls_is_drained_and_the_connection_reused(
     end.set()
     assert wait_for(lambda: _idle_connections(client) == 1)
     # AND the next stream goes over that same TLS connection, read to its end without a thread
+    fast_paths["settled"].append(_ends_sent(tls_fake))
     assert _answer(runtime, stream_request())[0] == 200
     assert wait_for(lambda: len(fast_paths["rest_received"]) == 2)
     assert fast_paths["rest_received"][1:] == [("SSLSocket", True, 5.0, 5.0)]
