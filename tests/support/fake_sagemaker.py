@@ -19,6 +19,9 @@ Each test scripts the responses: ``enqueue(Scenario(...))`` (first in, first out
 ``responder`` that builds a scenario from the request. Every request is recorded with its
 headers and body, and with whether the client hung up before the stream ended.
 
+``FakeSageMaker(tls=context)`` serves HTTPS instead (each connection's handshake on its own
+handler thread), as SageMaker Runtime does; ``tests/support/loopback_tls.py`` makes a context.
+
 Run ``python -m tests.support.fake_sagemaker --help`` to serve timestamped tokens for benchmarks.
 """
 
@@ -29,6 +32,7 @@ import collections
 import json
 import select
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -109,6 +113,7 @@ class Scenario:
     exception_message: str = "stream failed"
     exception_code: str | None = None  # ModelStreamError's ErrorCode
     stall: float = 0.0  # after the parts: hold the connection open this long, sending nothing
+    end_after: threading.Event | None = None  # and the body's last chunk waits until this is set
     call_error: CallError | None = None
     answer: bytes | None = None  # InvokeEndpoint: the container's whole answer
     content_type: str = "application/json"  # InvokeEndpoint: the container's content type
@@ -147,14 +152,18 @@ class _ClientClosed(Exception):
 class FakeSageMaker:
     """The fake endpoint, serving on ``127.0.0.1`` in a daemon thread."""
 
-    def __init__(self, default: Scenario | None = None) -> None:
+    def __init__(
+        self, default: Scenario | None = None, *, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.default = default
+        self.scheme = "http" if tls is None else "https"
         self.responder: Callable[[ReceivedRequest], Scenario] | None = None
         self.requests: list[ReceivedRequest] = []
         self._queue: collections.deque[Scenario] = collections.deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server = _QuietServer(("127.0.0.1", 0), _handler_class(self))
+        self._server.tls = tls
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -162,7 +171,7 @@ class FakeSageMaker:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def enqueue(self, *scenarios: Scenario) -> None:
         with self._lock:
@@ -198,6 +207,14 @@ class FakeSageMaker:
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    tls: ssl.SSLContext | None = None
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, address = super().get_request()
+        if self.tls is None:
+            return sock, address
+        # the handshake waits for the client: the handler's thread does it (``_Handler.setup``)
+        return self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], OSError):  # resets by clients are expected
@@ -218,6 +235,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.settimeout(30.0)  # a client that never finishes its handshake
+            self.request.do_handshake()
+            self.request.settimeout(None)
+        super().setup()
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
@@ -304,6 +328,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
             self._frame(frame, split=False)
         self._sleep(scenario.stall)
+        if scenario.end_after is not None:
+            self._wait_for(scenario.end_after)
         self._write(b"0\r\n\r\n")
 
     def _frame(self, frame: bytes, *, split: bool) -> None:
@@ -339,7 +365,9 @@ class _Handler(BaseHTTPRequestHandler):
             readable, _, _ = select.select([sock], [], [], timeout)
             if not readable:
                 return False
-            return bool(sock.recv(1, socket.MSG_PEEK) == b"")
+            # the TCP bytes themselves, also under TLS (``SSLSocket.recv`` takes no flags): a
+            # client closing a TLS connection sends no close_notify from Python, just its FIN
+            return bool(socket.socket.recv(sock, 1, socket.MSG_PEEK) == b"")
         except (OSError, ValueError):
             return True
 
