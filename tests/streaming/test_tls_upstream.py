@@ -246,10 +246,11 @@ def test_a_stalled_upstream_times_out_the_same_over_tls(
     tls_fake: FakeSageMaker,
     certificates: LoopbackTls,
 ) -> None:
-    # GIVEN an engine that sends one token, then nothing for longer than the read timeout
+    # GIVEN an engine that sends one token, then nothing for longer than the read timeout (2 s:
+    # long enough that a busy machine still sends the first token within it, both ways)
     scenario = Scenario(parts=engine_streams.tgi(TOKENS)[:1], stall=8.0)
     status, raw, _ = _same_answer_both_ways(
-        start_runtime, fake, tls_fake, certificates, scenario, stream_request(), read_timeout=0.5
+        start_runtime, fake, tls_fake, certificates, scenario, stream_request(), read_timeout=2.0
     )
     # THEN both end with the same read-timeout error event, then [DONE]
     assert status == 200 and b'"code": "ReadTimeoutError"' in raw.replace(b'":"', b'": "')
