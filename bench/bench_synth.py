@@ -39,6 +39,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 IMPORT_RUNS = 7
 IMPORT_GOAL = 1.1
@@ -255,25 +256,44 @@ def _jsii_requests(make: Callable[[int], object], size: int) -> int:
     return sent
 
 
+@dataclass(frozen=True)
+class _Pairs:
+    """An app in plain L1 and the library's app of the same shape, each built and synthesized
+    in turns: their times, the ratio of each pair (whole app and per resource), and the
+    resources of each."""
+
+    l1_times: list[float]
+    times: list[float]
+    ratios: list[float]
+    per_resource: list[float]
+    l1_resources: int
+    resources: int
+
+
+def _in_turns(
+    l1_app: Callable[[int], object], app: Callable[[int], object], size: int, pairs: int
+) -> _Pairs:
+    _quietly(l1_app, min(size, 1))  # warm-ups: each app's modules load on first use
+    _quietly(app, min(size, 1))
+    measured = _Pairs([], [], [], [], 0, 0)
+    for _ in range(pairs):  # in turns, so machine load hits both alike
+        l1, l1_resources = _quietly(l1_app, size)
+        llm, resources = _quietly(app, size)
+        measured = replace(measured, l1_resources=l1_resources, resources=resources)
+        measured.l1_times.append(l1)
+        measured.times.append(llm)
+        measured.ratios.append(llm / l1)
+        measured.per_resource.append((llm / resources) / (l1 / l1_resources))
+    return measured
+
+
 def _against_l1() -> None:
-    per_endpoint: list[float] = []
-    per_resource: list[float] = []
-    l1_times: list[float] = []
-    llm_times: list[float] = []
-    counts = (0, 0)
-    _quietly(_l1_app, 1)  # warm-ups: each app's modules load on first use
-    _quietly(_llm_app, 1)
-    for _ in range(L1_PAIRS):  # in turns, so machine load hits both alike
-        l1, l1_resources = _quietly(_l1_app, L1_ENDPOINTS)
-        llm, llm_resources = _quietly(_llm_app, L1_ENDPOINTS)
-        counts = (l1_resources, llm_resources)
-        l1_times.append(l1)
-        llm_times.append(llm)
-        per_endpoint.append(llm / l1)
-        per_resource.append((llm / llm_resources) / (l1 / l1_resources))
-    endpoint_ratio = statistics.median(per_endpoint)
-    resource_ratio = statistics.median(per_resource)
     n = L1_ENDPOINTS
+    pairs = _in_turns(_l1_app, _llm_app, n, L1_PAIRS)
+    endpoint_ratio = statistics.median(pairs.ratios)
+    resource_ratio = statistics.median(pairs.per_resource)
+    l1_times, llm_times = pairs.l1_times, pairs.times
+    counts = (pairs.l1_resources, pairs.resources)
     requests = (_jsii_requests(_l1_app, n) / n, _jsii_requests(_llm_app, n) / n)
     print(
         f"{n} LlmEndpoints vs {n} L1 endpoints, build + synth: "
@@ -388,23 +408,11 @@ def _fleet() -> None:
     from stacks.fleet import MODELS_PER_TEAM, TEAMS
 
     models = len(TEAMS) * MODELS_PER_TEAM
-    _quietly(_fleet_l1_app, 0)  # warm-ups
-    _quietly(_fleet_app, 0)
-    l1_times: list[float] = []
-    times: list[float] = []
-    per_model: list[float] = []
-    per_resource: list[float] = []
-    counts = (0, 0)
-    for _ in range(FLEET_PAIRS):  # in turns, so machine load hits both alike
-        l1, l1_resources = _quietly(_fleet_l1_app, 0)
-        llm, resources = _quietly(_fleet_app, 0)
-        counts = (l1_resources, resources)
-        l1_times.append(l1)
-        times.append(llm)
-        per_model.append(llm / l1)
-        per_resource.append((llm / resources) / (l1 / l1_resources))
-    seconds = statistics.median(times)
-    ratio = statistics.median(per_resource)
+    pairs = _in_turns(_fleet_l1_app, _fleet_app, 0, FLEET_PAIRS)
+    l1_times, per_model = pairs.l1_times, pairs.ratios
+    counts = (pairs.l1_resources, pairs.resources)
+    seconds = statistics.median(pairs.times)
+    ratio = statistics.median(pairs.per_resource)
     print(
         f"fleet example: {models} models in {len(TEAMS)} stacks, build + synth: {seconds:.1f} s "
         f"vs {statistics.median(l1_times):.1f} s in plain L1 (median of {FLEET_PAIRS} pairs); "
