@@ -8,15 +8,17 @@ children, with the finding id ``AwsSolutions::<rule>[<finding>]``.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import Acknowledgment, CfnResource, Validations
+from aws_cdk import Acknowledgment, Aws, CfnResource, Validations
 from constructs import IConstruct
 
 from constructs_llm.problems import Problem, fail
 from constructs_llm.scope_facts import stack_of
+from constructs_llm.values import token_parts
 
 
 @dataclass(frozen=True)
@@ -45,13 +47,18 @@ class NagAcknowledgment:
         return f"AwsSolutions::{self.rule}{detail}"
 
 
-def waive(scope: IConstruct | None, *waivers: CheckovSkip | NagAcknowledgment) -> None:
+def waive(
+    scope: IConstruct | None, *waivers: CheckovSkip | NagAcknowledgment, new: bool = False
+) -> None:
     """Records each waiver on ``scope``: checkov skips in the resource's metadata (added to
-    those already there), cdk-nag acknowledgments on the construct and its children."""
+    those already there), cdk-nag acknowledgments on the construct and its children.
+
+    :param new: the caller created ``scope``, a resource, just before: it holds no checkov
+        metadata yet, so none is read back (a round trip to the Node.js process)."""
     skips = [w for w in waivers if isinstance(w, CheckovSkip)]
     if skips:
         resource = scope if isinstance(scope, CfnResource) else _default_resource(scope)
-        existing: dict[str, Any] = resource.get_metadata("checkov") or {}
+        existing: dict[str, Any] = {} if new else resource.get_metadata("checkov") or {}
         recorded = list(existing.get("skip", []))
         recorded += [{"id": s.id, "comment": s.comment} for s in skips]
         resource.add_metadata("checkov", {**existing, "skip": recorded})
@@ -73,9 +80,45 @@ def _default_resource(scope: IConstruct | None) -> CfnResource:
 
 def _nag_resource(scope: IConstruct, arn: str) -> str:
     """A resource as cdk-nag prints it in a finding id (its ``flattenCfnReference``)."""
+    flattened = _flattened_here(arn)
+    if flattened is not None:
+        return flattened
     # The scope's stack is asked once (scope_facts.py): a role is waived for each of its log
     # groups and streams, by each host that renders its grants.
     return _flatten(stack_of(scope).resolve(arn))
+
+
+@functools.cache
+def _pseudo_parameters() -> dict[str, str]:
+    """The encoded token of each pseudo parameter an ARN of a stack holds (``Aws.REGION`` and
+    the others: fixed strings, and a stack's own ``region``, ``account`` and ``partition`` in an
+    environment-agnostic stack), and how cdk-nag prints its ``Ref``."""
+    return {
+        Aws.PARTITION: "<AWS::Partition>",
+        Aws.REGION: "<AWS::Region>",
+        Aws.ACCOUNT_ID: "<AWS::AccountId>",
+        Aws.URL_SUFFIX: "<AWS::URLSuffix>",
+    }
+
+
+def _flattened_here(arn: str) -> str | None:
+    """``_flatten(stack.resolve(arn))``, answered without a round trip to the Node.js process
+    when ``arn``'s only tokens are pseudo parameters (what ARNs the library formats hold): a
+    stack resolves such a string to the ``Fn::Join`` of its literals and the parameters'
+    ``Ref``s, which cdk-nag prints joined. None for any other token (asked of the stack)."""
+    parts = token_parts(arn)
+    if len(parts) == 1:
+        return _flatten(arn)
+    pseudo = _pseudo_parameters()
+    flattened = []
+    for index, part in enumerate(parts):
+        if index % 2 == 0:
+            flattened.append(_flatten(part))
+        elif part in pseudo:
+            flattened.append(pseudo[part])
+        else:
+            return None
+    return "".join(flattened)
 
 
 def resource_wildcard(scope: IConstruct, arn: str, reason: str) -> NagAcknowledgment:

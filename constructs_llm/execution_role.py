@@ -22,9 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from aws_cdk import ArnFormat
 from aws_cdk import aws_iam as iam
-from constructs import Construct, IConstruct
+from constructs import Construct
 
 from constructs_llm.compliance import (
     GENERATED_ENDPOINT_LOG_GROUPS,
@@ -32,7 +31,7 @@ from constructs_llm.compliance import (
     RUN_TIME_LOG_STREAMS,
     resource_wildcard,
 )
-from constructs_llm.scope_facts import node_of, place, stack_of
+from constructs_llm.scope_facts import arn_in_stack, node_of, place
 from constructs_llm.wildcard_policy import grant_in_own_policy, own_policies
 
 if TYPE_CHECKING:
@@ -72,7 +71,7 @@ class ExecutionRole(iam.Role):
             assumed_by=_sagemaker(),
             description=description,
         )
-        place(self, scope)
+        place(self, scope, id)
 
 
 @functools.cache
@@ -105,16 +104,7 @@ def grant_container_writes(role: iam.IRole, writes: ContainerWrites) -> None:
     statements merge)."""
     if not isinstance(role, ExecutionRole) or not writes.log_groups:
         return
-    stack = stack_of(role)
-    groups = [
-        stack.format_arn(
-            service="logs",
-            resource="log-group",
-            resource_name=name,
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-        for name in writes.log_groups
-    ]
+    groups = [arn_in_stack(role, "logs", "log-group", name) for name in writes.log_groups]
     streams = [f"{group}:log-stream:*" for group in groups]
     namespaces = list(writes.namespaces)
     statements = [
@@ -154,20 +144,9 @@ def depend_on_policies(resource: Construct, role: iam.IRole, *owners: Construct)
     and a second edge is a cfn-lint warning), and for the policies each of ``owners`` attached
     to the role in its own scope (``wildcard_policy.py``: a role of the caller's gets the library's
     wildcard statements in policies of the model or host, not under the role)."""
-    role_node, node = node_of(role), node_of(resource)
-    role_resource = role_node.default_child
-    # The same object in Node.js is the same jsii reference, whichever Python object stands for
-    # it: compared here, not by path (two jsii calls per child).
-    skip = _jsii_ref(role_resource) if role_resource is not None else None
-    for child in role_node.children:
-        if _jsii_ref(child) != skip:
-            node.add_dependency(child)
-    for owner in dict.fromkeys(owners):
-        for policy in own_policies(owner):
-            node.add_dependency(policy)
-
-
-def _jsii_ref(construct: IConstruct) -> str:
-    """The id of the Node.js object ``construct`` stands for."""
-    ref: str = construct.__jsii_ref__.ref  # type: ignore[attr-defined]
-    return ref
+    # The role's children but its own resource (the ``CfnRole``), in one call: its default
+    # policy, the library's policies, a caller's; then each owner's, as made here.
+    waits = [c for c in node_of(role).children if not isinstance(c, iam.CfnRole)]
+    waits += [policy for owner in dict.fromkeys(owners) for policy in own_policies(owner)]
+    if waits:
+        node_of(resource).add_dependency(*waits)

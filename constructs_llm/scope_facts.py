@@ -12,29 +12,50 @@ up to the first stack, as a nested stack is a stack too).
 
 from __future__ import annotations
 
+import re
 import weakref
-from typing import Any
+from typing import Any, Protocol
 
 from aws_cdk import Stack
 from constructs import IConstruct, Node
 
 from constructs_llm.values import is_unresolved
 
-_nodes: weakref.WeakKeyDictionary[IConstruct, Node] = weakref.WeakKeyDictionary()
+class HasNode(Protocol):
+    """A construct, or anything the library records by its construct node (a host's components,
+    a dashboard's targets)."""
+
+    @property
+    def node(self) -> Node: ...
+
+
+_nodes: weakref.WeakKeyDictionary[HasNode, Node] = weakref.WeakKeyDictionary()
 _stacks: weakref.WeakKeyDictionary[IConstruct, Stack] = weakref.WeakKeyDictionary()
-_paths: weakref.WeakKeyDictionary[IConstruct, str] = weakref.WeakKeyDictionary()
+_paths: weakref.WeakKeyDictionary[HasNode, str] = weakref.WeakKeyDictionary()
 _regions: weakref.WeakKeyDictionary[Stack, tuple[str, bool]] = weakref.WeakKeyDictionary()
+_arn_parts: weakref.WeakKeyDictionary[Stack, tuple[str, str, str]] = weakref.WeakKeyDictionary()
 _scopes: weakref.WeakKeyDictionary[IConstruct, IConstruct] = weakref.WeakKeyDictionary()
 _contexts: weakref.WeakKeyDictionary[IConstruct, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
-def place(construct: IConstruct, scope: IConstruct) -> None:
+def place(construct: IConstruct, scope: IConstruct, id: str | None = None) -> None:
     """Records that ``construct`` was created under ``scope``: its stack is ``scope`` when that
-    is a stack, else ``scope``'s own (when known here already; else asked on first use)."""
+    is a stack, else ``scope``'s own (when known here already; else asked on first use); with
+    its ``id``, its path too, derived from ``scope``'s as constructs derives it (``Node``: the
+    scope's path, ``/``, the id with each ``/`` and newline written ``--``; the id alone under
+    the root, whose path is empty)."""
     _scopes[construct] = scope
     stack = scope if isinstance(scope, Stack) else _stacks.get(scope)
     if stack is not None:
         _stacks[construct] = stack
+    if id is not None:
+        own = _PATH_SEPARATORS.sub("--", id)
+        above = path_of(scope)
+        _paths[construct] = f"{above}/{own}" if above else own
+
+
+#: What constructs writes ``--`` for in an id (``Node.PATH_SEP`` and ``ADDR_SEP``).
+_PATH_SEPARATORS = re.compile("[/\n]")
 
 
 def known_stack(construct: IConstruct) -> Stack | None:
@@ -50,7 +71,7 @@ def stack_of(construct: IConstruct) -> Stack:
     return stack
 
 
-def node_of(construct: IConstruct) -> Node:
+def node_of(construct: HasNode) -> Node:
     """``construct.node``, asked once per construct."""
     node = _nodes.get(construct)
     if node is None:
@@ -58,7 +79,7 @@ def node_of(construct: IConstruct) -> Node:
     return node
 
 
-def path_of(construct: IConstruct) -> str:
+def path_of(construct: HasNode) -> str:
     """``construct.node.path``, asked once per construct."""
     path = _paths.get(construct)
     if path is None:
@@ -87,3 +108,17 @@ def region_of(construct: IConstruct) -> tuple[str, bool]:
         region = stack.region
         found = _regions[stack] = (region, not is_unresolved(region))
     return found
+
+
+def arn_in_stack(construct: IConstruct, service: str, resource: str, name: str) -> str:
+    """``stack.format_arn(service=, resource=, resource_name=name,
+    arn_format=ArnFormat.COLON_RESOURCE_NAME)`` for ``construct``'s stack: the stack's partition,
+    region and account (literals, or the pseudo parameters of an environment-agnostic stack) are
+    asked once per stack, and joined here as aws-cdk-lib's ``Arn.format`` joins them
+    (``arn:<partition>:<service>:<region>:<account>:<resource>:<name>``)."""
+    stack = stack_of(construct)
+    parts = _arn_parts.get(stack)
+    if parts is None:
+        parts = _arn_parts[stack] = (stack.partition, region_of(stack)[0], stack.account)
+    partition, region, account = parts
+    return f"arn:{partition}:{service}:{region}:{account}:{resource}:{name}"

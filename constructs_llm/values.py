@@ -27,6 +27,8 @@ _TOKEN_MARKER = "Token["
 #: token ``${Token[<VALID_KEY_CHARS>]}`` or a stringified number token), so a string is
 #: answered here.
 _STRING_TOKEN = re.compile(r"\$\{Token\[[a-zA-Z0-9:._-]+\]\}|-1\.[0-9]{10,16}e\+289")
+#: The same tokens, kept by ``re.split``: literal, token, literal, ...
+_STRING_TOKEN_PARTS = re.compile(f"({_STRING_TOKEN.pattern})")
 #: A number token is a double near -1.9e289 (``createTokenDouble``): never a Python int this small.
 _PLAIN_INT = 2**53
 
@@ -42,6 +44,12 @@ def is_unresolved(value: object) -> bool:
     if type(value) is str:
         return _TOKEN_MARKER in value and _STRING_TOKEN.search(value) is not None
     return bool(Token.is_unresolved(value))
+
+
+def token_parts(value: str) -> list[str]:
+    """``value`` cut at each encoded token (aws-cdk-lib's ``STRING_TOKEN_REGEX``, as
+    :func:`is_unresolved` reads it): literal, token, literal, ..., the literals possibly empty."""
+    return _STRING_TOKEN_PARTS.split(value)
 
 
 # The seconds of each Duration object read (a Duration never changes, and the default timeouts

@@ -23,7 +23,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
 from constructs_llm.compliance import NagAcknowledgment, waive
-from constructs_llm.scope_facts import node_of, path_of, stack_of
+from constructs_llm.scope_facts import path_of, stack_of
 
 
 def grant_in_own_policy(
@@ -65,18 +65,20 @@ def grant_in_own_policy(
     scope, policy_id = home, id
     if own_path != _where(home)[1]:
         scope, policy_id = own_stack, f"{id}{_unique_id(home)}"
+    # Every policy of ``scope`` made here is kept here: jsii hands back the same Python object
+    # for the same construct for the life of the process, so nothing is asked.
     made = _policies.setdefault(scope, {})
     policy = made.get(policy_id)
     if policy is None:
-        found = node_of(scope).try_find_child(policy_id)
-        policy = found if isinstance(found, iam.Policy) else iam.Policy(scope, policy_id)
-        made[policy_id] = policy
+        policy = made[policy_id] = iam.Policy(scope, policy_id)
     policy.add_statements(*statements)
     done = _acknowledged.setdefault(policy, [])
     waive(policy, *(a for a in acknowledgments if a.id not in done))
     done += [a.id for a in acknowledgments]
     # Attached again when already attached (kept once, by policy name): each call is recorded
-    # in the template's CDK metadata (aws-cdk-lib's method analytics), which stays as is.
+    # in the template's CDK metadata (aws-cdk-lib's method analytics), which stays as is. (A
+    # policy created with its statements and role as props makes two calls fewer, and changes
+    # that metadata: aws-cdk-lib records the props each L2 construct was given.)
     identity.attach_inline_policy(policy)
     return policy
 
@@ -108,4 +110,4 @@ def _unique_id(construct: IConstruct) -> str:
 def own_policies(scope: IConstruct) -> list[iam.Policy]:
     """The policies :func:`grant_in_own_policy` created directly under ``scope``, for the
     resources that must wait for them."""
-    return [child for child in scope.node.children if isinstance(child, iam.Policy)]
+    return list(_policies.get(scope, {}).values())

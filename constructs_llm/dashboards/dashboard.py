@@ -30,6 +30,7 @@ from constructs_llm.operations.autoscaling import Autoscaling
 from constructs_llm.operations.metrics import DashboardView, MetricOverrides
 from constructs_llm.operations.periods import one_minute
 from constructs_llm.problems import Problem, Problems
+from constructs_llm.scope_facts import path_of
 from constructs_llm.streaming.invoker.streaming_invoker import StreamingInvoker
 from constructs_llm.values import describe, str_problem
 
@@ -230,8 +231,8 @@ def _title(
     view: DashboardView,
     invokers: list[StreamingInvoker],
 ) -> cloudwatch.TextWidget:
-    path = target.node.path
-    fronts = ", ".join(i.node.path for i in invokers) or "none"
+    path = path_of(target)
+    fronts = ", ".join(path_of(i) for i in invokers) or "none"
     return cloudwatch.TextWidget(
         markdown=f"### {path} ({view.label})\nInvokers: {fronts}", width=24, height=2
     )

@@ -258,7 +258,7 @@ class LlmEndpoint(EndpointAttributes, VariantMetrics, OffersOpenAiRoute, Constru
         price_per_hour: PricePerHour | None = None,
     ) -> None:
         super().__init__(scope, id)
-        place(self, scope)
+        place(self, scope, id)
         problems = Problems(f"LlmEndpoint '{path_of(self)}'")
         problems.add(routing_problem(routing))
         single = variants is None and shadow is None

@@ -39,9 +39,9 @@ _HEADROOM = 0.10
 def waive_nvme_volume_key(
     config: sagemaker.CfnEndpointConfig, instance_types: Iterable[InstanceType]
 ) -> None:
-    """Records on ``config`` why NVMe types carry no volume key."""
+    """Records on ``config``, just created, why NVMe types carry no volume key."""
     if any(t.local_nvme for t in instance_types):
-        waive(config, NVME_VOLUME_KEY)
+        waive(config, NVME_VOLUME_KEY, new=True)
 
 
 def kms_problem(instance_type: InstanceType, kms_key: kms.IKey | None) -> Problem | None:

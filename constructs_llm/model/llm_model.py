@@ -124,7 +124,7 @@ class LlmModel(Construct):
         architecture: ModelArchitecture | None = None,
     ) -> None:
         super().__init__(scope, id)
-        place(self, scope)
+        place(self, scope, id)
         self._path = path_of(self)  # read often, by checks of each placement
         problems = Problems(f"LlmModel '{self._path}'")
         problems.add(type_problem("source", source, ModelSource, _source_fix(source)))

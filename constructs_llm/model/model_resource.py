@@ -62,7 +62,7 @@ def render_model(
     # weights, and must outlive the model on delete.
     depend_on_policies(resource, role, model)
     if not network_isolation:
-        waive(resource, HUB_DOWNLOAD)
+        waive(resource, HUB_DOWNLOAD, new=True)
     for warning in warnings:
         warn(resource, warning)
     return resource

@@ -11,6 +11,7 @@ engine reads.
 from __future__ import annotations
 
 import abc
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ MODEL_DIR = "/opt/ml/model"
 """Where SageMaker puts S3 weights in the container."""
 
 if TYPE_CHECKING:
+    from aws_cdk import aws_kms as kms
     from aws_cdk import aws_s3
 
     # Only a type: aws_secretsmanager loads aws_ec2, the costliest module to import.
@@ -295,8 +297,8 @@ class _S3PrefixSource(_S3Source):
         self._prefix = prefix
 
     def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
-        bucket, prefix = self._bucket, self._prefix
-        objects = bucket.arn_for_objects(f"{prefix}*")
+        bucket, prefix = _facts(self._bucket), self._prefix
+        objects = bucket.objects(f"{prefix}*")
         # The object wildcard goes in a policy of ``scope``'s own (the model, or the host of an
         # adapter), attached to each role that reads, acknowledged for cdk-nag there only.
         statement = iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects])
@@ -307,10 +309,10 @@ class _S3PrefixSource(_S3Source):
         _add_statement(
             grantee,
             actions=["s3:ListBucket"],
-            resources=[bucket.bucket_arn],
+            resources=[bucket.arn],
             conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
         )
-        uri = f"s3://{bucket.bucket_name}/{prefix}"
+        uri = f"s3://{bucket.name}/{prefix}"
         return SourceBinding(
             model_location=MODEL_DIR,
             model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
@@ -330,11 +332,11 @@ class _S3ArchiveSource(_S3Source):
 
     @property
     def archive_url(self) -> str:
-        return f"s3://{self._bucket.bucket_name}/{self._key}"
+        return f"s3://{_facts(self._bucket).name}/{self._key}"
 
     def _grant_read(self, scope: Construct, grantee: iam.IGrantable) -> SourceBinding:
         _add_statement(
-            grantee, actions=["s3:GetObject"], resources=[self._bucket.arn_for_objects(self._key)]
+            grantee, actions=["s3:GetObject"], resources=[_facts(self._bucket).objects(self._key)]
         )
         return SourceBinding(model_location=MODEL_DIR, model_data_url=self.archive_url)
 
@@ -359,15 +361,47 @@ def _add_statement(
     actions: list[str],
     resources: list[str],
     conditions: dict[str, Any] | None = None,
-) -> bool:
-    """Add a statement to the grantee's policy; False when it cannot (an imported role)."""
+) -> None:
+    """Add a statement to the grantee's policy (none for an imported role, which has none)."""
     statement = iam.PolicyStatement(actions=actions, resources=resources, conditions=conditions)
-    return grantee.grant_principal.add_to_principal_policy(statement).statement_added
+    # A role of this app is its own principal (``Role.grantPrincipal`` is the role): not asked;
+    # nor is the result read (each of its fields is a round trip to the Node.js process).
+    principal = grantee if isinstance(grantee, iam.Role) else grantee.grant_principal
+    principal.add_to_principal_policy(statement)
 
 
 def _grant_key(bucket: aws_s3.IBucket, grantee: iam.IGrantable) -> None:
-    if bucket.encryption_key is not None:
-        bucket.encryption_key.grant_decrypt(grantee)
+    key = _facts(bucket).key
+    if key is not None:
+        key.grant_decrypt(grantee)
+
+
+@dataclass(frozen=True)
+class _BucketFacts:
+    """What the grants and Models read of a weights bucket: its ARN, name and key."""
+
+    arn: str
+    name: str
+    key: kms.IKey | None
+
+    def objects(self, key_pattern: str) -> str:
+        """``bucket.arn_for_objects(key_pattern)``: aws-cdk-lib's ``BucketBase`` joins the two
+        (``aws-s3/lib/perms.ts``, ``arnForObjects``)."""
+        return f"{self.arn}/{key_pattern}"
+
+
+# Each jsii call is a round trip to the Node.js process, and the models of a fleet share a
+# weights bucket: its ARN, name and key never change, so each is asked once per bucket.
+_buckets: weakref.WeakKeyDictionary[aws_s3.IBucket, _BucketFacts] = weakref.WeakKeyDictionary()
+
+
+def _facts(bucket: aws_s3.IBucket) -> _BucketFacts:
+    found = _buckets.get(bucket)
+    if found is None:
+        found = _buckets[bucket] = _BucketFacts(
+            bucket.bucket_arn, bucket.bucket_name, bucket.encryption_key
+        )
+    return found
 
 
 def _raise(factory: str, found: list[Problem | None]) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
@@ -13,6 +14,7 @@ from constructs import Construct
 from constructs_llm.errors import ScalingError
 from constructs_llm.operations.schedule import ScheduledCapacity, schedule_problems
 from constructs_llm.problems import Problem, Problems
+from constructs_llm.scope_facts import node_of, stack_of
 from constructs_llm.values import all_ints, duration_type_problem, positive_int_problem
 
 AUTOSCALING_FIX = "use Autoscaling(max_capacity=..., target_concurrent_requests=...)"
@@ -235,14 +237,21 @@ def _positive(name: str, value: float | None) -> Problem | None:
 
 def _scaling_role(scope: Construct) -> iam.IRole:
     """The SageMaker service-linked role of Application Auto Scaling, imported once per stack."""
-    stack = Stack.of(scope)
-    existing = stack.node.try_find_child("ConstructsLlmScalingRole")
-    if existing is not None:
-        return existing  # type: ignore[return-value]
-    arn = stack.format_arn(
-        service="iam", region="", resource="role", resource_name=_SAGEMAKER_SCALING_ROLE
-    )
-    return iam.Role.from_role_arn(stack, "ConstructsLlmScalingRole", arn, mutable=False)
+    stack = stack_of(scope)
+    role = _scaling_roles.get(stack)
+    if role is None:
+        existing = node_of(stack).try_find_child("ConstructsLlmScalingRole")
+        if existing is None:
+            arn = stack.format_arn(
+                service="iam", region="", resource="role", resource_name=_SAGEMAKER_SCALING_ROLE
+            )
+            existing = iam.Role.from_role_arn(stack, "ConstructsLlmScalingRole", arn, mutable=False)
+        role = _scaling_roles[stack] = cast(iam.IRole, existing)
+    return role
+
+
+# The scaling role of each stack, once imported (every scalable target of the stack uses it).
+_scaling_roles: weakref.WeakKeyDictionary[Stack, iam.IRole] = weakref.WeakKeyDictionary()
 
 
 def scalable_target(

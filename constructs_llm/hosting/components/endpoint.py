@@ -63,6 +63,7 @@ from constructs_llm.operations.deployment import Surge
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
+from constructs_llm.scope_facts import path_of
 from constructs_llm.sizing.copy_demand import CopyDemand
 from constructs_llm.sizing.instance_prices import PricePerHour, price_problems, prices_of
 from constructs_llm.sizing.timeouts import timeout_problem
@@ -330,12 +331,12 @@ class InferenceComponentEndpoint(EndpointAttributes, Construct):
         only records it: what the components must share is checked, and what the endpoint
         does for them (host AMI, grants, capacity note) rendered, at synth, in construct-path
         order."""
-        self._components[component.node.path] = component
+        self._components[path_of(component)] = component
 
     def add_adapter(self, adapter: HostedAdapter) -> None:
         """Hosts ``adapter`` (an adapter component calls this when it is created, on its base's
         endpoint). It only records it: the read of its archive is granted at synth."""
-        self._adapters[adapter.node.path] = adapter
+        self._adapters[path_of(adapter)] = adapter
 
     @property
     def hosting(self) -> HostingPlan:

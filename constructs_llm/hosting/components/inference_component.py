@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
@@ -75,6 +75,7 @@ from constructs_llm.operations.promql_regions import promql_region_problem
 from constructs_llm.problems import Problem, Problems
 from constructs_llm.region_availability import assert_available, availability_problems
 from constructs_llm.reporting import SynthWarning, WarningId, warn
+from constructs_llm.scope_facts import path_of, place, region_of
 from constructs_llm.sizing.copy_demand import MIN_MEMORY_MIB, CopyDemand, cpu_cores_problem
 from constructs_llm.sizing.timeouts import timeout_problem
 from constructs_llm.synth_hook import reference_at_synth
@@ -176,7 +177,8 @@ class InferenceComponent(
         copy_placement: CopyPlacement | None = None,
     ) -> None:
         super().__init__(scope, id)
-        path = self.node.path
+        place(self, scope, id)
+        path = path_of(self)
         problems = Problems(f"InferenceComponent '{path}'")
         problems.add(data_cache_problem(data_cache))
         problems.add(
@@ -266,7 +268,7 @@ class InferenceComponent(
                 described=metrics.described,
             )
         )
-        region = Stack.of(self).region
+        region = region_of(self)[0]
         if metrics.detailed and model.engine.signals is not None:
             problems.add(promql_region_problem(region, alarm_props))
         problems.extend(availability_problems(region, _FEATURES))
@@ -375,7 +377,7 @@ class InferenceComponent(
             self.metric_gpu_memory_utilization(label="GPU memory"),
         ]
         return DashboardView(
-            label=f"inference component on {self.endpoint.node.path}",
+            label=f"inference component on {path_of(self.endpoint)}",
             unit="copy",
             units="Copies",
             fixed_count=self.plan.copies,
@@ -592,7 +594,7 @@ class _PoolChecks:
         self.placements = tuple(copy.placement for copy in copies)
         self.devices, self.max_instances = devices, endpoint.plan.max_instances
         self.volume_size = endpoint.plan.variant.volume_size
-        self.endpoint_path = endpoint.node.path
+        self.endpoint_path = path_of(endpoint)
 
     def each(self, check: Callable[[int], Sequence[Problem | None]]) -> list[Problem]:
         """``check`` on each pool, its problems naming the pool."""
