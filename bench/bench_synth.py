@@ -32,7 +32,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import json
 import os
 import statistics
 import subprocess
@@ -40,6 +42,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 IMPORT_RUNS = 7
 IMPORT_GOAL = 1.1
@@ -165,6 +168,148 @@ def _llm_app(endpoints: int) -> object:
             instance_type="ml.g5.2xlarge",
         )
         LlmEndpoint(stack, f"Endpoint{i}", model=model)
+    return app
+
+
+@functools.cache
+def _one_endpoint_template() -> dict[str, Any]:
+    """The template of a one-endpoint ``_llm_app`` (the library's own output)."""
+    with contextlib.redirect_stderr(io.StringIO()):
+        assembly = _llm_app(1).synth()  # type: ignore[attr-defined]
+    template: dict[str, Any] = assembly.stacks[0].template
+    return template
+
+
+def _same_template_app(endpoints: int) -> object:
+    """The library app's template written in plain L1, the least a construct library can do
+    to emit it: per endpoint, each resource of ``_llm_app``'s endpoint as a ``CfnResource``
+    under the stack with the library's own type, properties, dependencies and metadata
+    (its logical ID as its construct id, which keeps it), and the stack's mapping once."""
+    from aws_cdk import App, CfnMapping, CfnResource, Stack
+
+    template = _one_endpoint_template()
+    text = json.dumps(template["Resources"])
+    app = App()
+    stack = Stack(app, "Bench")
+    for name, mapping in template.get("Mappings", {}).items():
+        CfnMapping(stack, name, mapping=mapping)
+    for i in range(endpoints):
+        # The one endpoint's ids end in "0" (``Model0``, ``Endpoint0``): endpoint i's in i.
+        resources = json.loads(
+            text.replace("Model0", f"Model{i}").replace("Endpoint0", f"Endpoint{i}")
+        )
+        for logical_id, resource in resources.items():
+            if resource["Type"] == "AWS::CDK::Metadata":
+                continue
+            made = CfnResource(
+                stack, logical_id, type=resource["Type"], properties=resource.get("Properties")
+            )
+            if "DependsOn" in resource:
+                made.add_override("DependsOn", resource["DependsOn"])
+            for key, value in resource.get("Metadata", {}).items():
+                made.add_metadata(key, value)
+    return app
+
+
+def _public_types_app(endpoints: int) -> object:
+    """The same resources, with each object the library's API hands back built as that type
+    and everything else as in ``_same_template_app``: the execution role an ``iam.Role`` (with
+    its image pull granted through it, as any grant), the Model, endpoint config and endpoint
+    typed L1s (``model.resource``, ``endpoint.config``, ``endpoint.resource``), the four alarms
+    ``cloudwatch.Alarm``s over ``cloudwatch.Metric``s (``endpoint.alarms``); the library's two
+    policies of its own as ``CfnResource``s."""
+    from aws_cdk import App, CfnMapping, CfnResource, Duration, Stack
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from aws_cdk import aws_iam as iam
+    from aws_cdk import aws_sagemaker as sagemaker
+
+    template = _one_endpoint_template()
+    resources = template["Resources"]
+    policies = [
+        r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::IAM::Policy" and "DefaultPolicy" not in r["Properties"]["PolicyName"]
+    ]
+    alarms = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    model = next(r for r in resources.values() if r["Type"] == "AWS::SageMaker::Model")
+    variant = next(
+        r["Properties"]["ProductionVariants"][0]
+        for r in resources.values()
+        if r["Type"] == "AWS::SageMaker::EndpointConfig"
+    )
+    app = App()
+    stack = Stack(app, "Bench")
+    for name, mapping in template.get("Mappings", {}).items():
+        CfnMapping(stack, name, mapping=mapping)
+    principal = iam.ServicePrincipal("sagemaker.amazonaws.com")
+    for i in range(endpoints):
+        role = iam.Role(stack, f"Model{i}Role", assumed_by=principal, description="Execution role")
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["ecr:BatchGetImage"],
+                resources=["arn:aws:ecr:us-east-1:763104351884:repository/tgi"],
+            )
+        )
+        own = [
+            CfnResource(stack, f"Model{i}Policy{k}", type="AWS::IAM::Policy", properties=p)
+            for k, p in enumerate(policies)
+        ]
+        resource = sagemaker.CfnModel(
+            stack,
+            f"Model{i}",
+            execution_role_arn=role.role_arn,
+            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+                image="763104351884.dkr.ecr.us-east-1.amazonaws.com/tgi:latest",
+                environment=model["Properties"]["PrimaryContainer"]["Environment"],
+            ),
+        )
+        resource.node.add_dependency(*own)
+        resource.add_metadata("checkov", model["Metadata"]["checkov"])
+        config = sagemaker.CfnEndpointConfig(
+            stack,
+            f"Endpoint{i}Config",
+            metrics_config=sagemaker.CfnEndpointConfig.MetricsConfigProperty(
+                enable_detailed_observability=True
+            ),
+            production_variants=[
+                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                    variant_name=variant["VariantName"],
+                    model_name=resource.attr_model_name,
+                    initial_instance_count=1,
+                    initial_variant_weight=1,
+                    instance_type=variant["InstanceType"],
+                    container_startup_health_check_timeout_in_seconds=900,
+                    model_data_download_timeout_in_seconds=900,
+                    routing_config=sagemaker.CfnEndpointConfig.RoutingConfigProperty(
+                        routing_strategy="LEAST_OUTSTANDING_REQUESTS"
+                    ),
+                )
+            ],
+        )
+        config.add_metadata("checkov", {"skip": []})
+        endpoint = sagemaker.CfnEndpoint(
+            stack, f"Endpoint{i}", endpoint_config_name=config.attr_endpoint_config_name
+        )
+        name = endpoint.attr_endpoint_name
+        for k, alarm in enumerate(alarms):
+            metric = cloudwatch.Metric(
+                namespace=alarm["Namespace"],
+                metric_name=alarm["MetricName"],
+                dimensions_map={"EndpointName": name, "VariantName": variant["VariantName"]},
+                statistic=alarm["Statistic"],
+                period=Duration.seconds(alarm["Period"]),
+            )
+            cloudwatch.Alarm(
+                stack,
+                f"Endpoint{i}Alarm{k}",
+                metric=metric,
+                threshold=alarm["Threshold"],
+                evaluation_periods=alarm["EvaluationPeriods"],
+                datapoints_to_alarm=alarm["DatapointsToAlarm"],
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description=alarm["AlarmDescription"],
+            )
     return app
 
 
@@ -310,6 +455,24 @@ def _against_l1() -> None:
         f"  per resource: {resource_ratio:.2f}x L1 (goal <= {PER_RESOURCE_GOAL}x) "
         f"{_verdict(resource_ratio <= PER_RESOURCE_GOAL)}"
     )
+    # The floors, each against L1 in turns of its own: the same resources in plain L1, then
+    # with the objects the library's API hands back built as their types.
+    for what, make in (
+        ("in plain L1 (a CfnResource each, the library's properties)", _same_template_app),
+        (
+            "with the API's types (role and alarms L2, SageMaker typed L1, the rest CfnResource)",
+            _public_types_app,
+        ),
+    ):
+        floor = _in_turns(_l1_app, make, n, L1_PAIRS)
+        floor_ratio = statistics.median(floor.ratios)
+        print(
+            f"  the same {floor.resources // n} resources {what}: "
+            f"{statistics.median(floor.times) / n * 1000:.0f} ms per endpoint "
+            f"({_jsii_requests(make, n) / n:.0f} jsii requests), {floor_ratio:.2f}x L1 per "
+            f"endpoint, {statistics.median(floor.per_resource):.2f}x per resource; the library "
+            f"{endpoint_ratio / floor_ratio:.2f}x that"
+        )
 
 
 def _components() -> None:
