@@ -14,7 +14,9 @@
    the same app shape): one app of 20 ``LlmEndpoint``s (with their default alarms) and one of
    20 L1 endpoints, built and synthesized in turns; the median over the pairs of the time
    ratio, per endpoint and per CloudFormation resource. Goals: at most 4x L1 per endpoint and
-   1.5x per resource.
+   1.5x per resource. Then two floors, each against L1 in turns: the same resources as
+   ``CfnResource``s (the least any library emitting this template costs), and with the objects
+   the library's API hands back built as their types (the least this API costs).
 4. Inference components: an app of 3 stacks, each an ``InferenceComponentEndpoint``
    (ml.g5.12xlarge, 0-5 instances) hosting N ``InferenceComponent``s (each its own
    ``LlmModel`` from S3 on vLLM, one GPU, scale to zero), with 10 and 20 components per
