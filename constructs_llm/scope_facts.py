@@ -21,6 +21,7 @@ from constructs import IConstruct, Node
 
 from constructs_llm.values import is_unresolved
 
+
 class HasNode(Protocol):
     """A construct, or anything the library records by its construct node (a host's components,
     a dashboard's targets)."""
