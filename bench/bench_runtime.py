@@ -20,14 +20,16 @@ Lambda Web Adapter in front of it) pays before doing any work.
 
 The front door's own cost, in CPU: the same fake SageMaker, and pairs run in turns of (a) one
 thread of this process making the boto3 call the runtime makes and reading the event stream to
-its end (``time.thread_time``), and (b) the runtime answering one streamed chat request
-(``getrusage`` of the runtime's process, all its threads: the server is started in a child
-process of its own, as ``python -m ...runtime`` would, that reports its CPU between requests).
-Each pair's ratio is runtime CPU over call CPU, for the same stream; the median over the pairs
-is reported (never the best pair). Goal: at most 1.2x, with every byte the client receives
-unchanged (``tests/streaming`` proves the bytes). ``python -m bench.bench_runtime --front-door
---against DIR`` runs this part alone, with the runtime of the checkout ``DIR`` (a change's
-base) answering in the same turns, so before and after are measured in one run.
+its end (``time.thread_time``; a client with the runtime's timeouts and retries and botocore's
+default parameter validation, as any boto3 caller makes the call), and (b) the runtime
+answering one streamed chat request (``getrusage`` of the runtime's process, all its threads:
+the server is started in a child process of its own, as ``python -m ...runtime`` would, that
+reports its CPU between requests). Each pair's ratio is runtime CPU over call CPU, for the same
+stream; the median over the pairs is reported (never the best pair). Goal: at most 1.2x, with
+every byte the client receives unchanged (``tests/streaming`` proves the bytes). ``python -m
+bench.bench_runtime --front-door --against DIR`` runs this part alone, with the runtime of the
+checkout ``DIR`` (a change's base) answering in the same turns, so before and after are
+measured in one run.
 
 Then a slowloris run against a second runtime process with a 1 s ``REQUEST_DEADLINE`` and
 ``MAX_CONNECTIONS=8``: 12 clients each send a request line, then a header line every 0.25 s
@@ -473,6 +475,13 @@ def _bench_env() -> dict[str, str]:
     return env
 
 
+def _reference_client() -> Any:
+    """The boto3 client of the direct calls: the runtime's timeouts and retries, and botocore's
+    default parameter validation, as any boto3 caller has it (the runtime's own client turns
+    it off for the calls it builds and checks itself: ``settings.new_sagemaker_client``)."""
+    return new_sagemaker_client(Settings(endpoint_name=ENDPOINT), validate_parameters=True)
+
+
 def front_door(against: Path | None = None) -> None:
     """The front door's own cost alone (``python -m bench.bench_runtime --front-door``); with
     ``--against DIR``, also that of the runtime in the checkout ``DIR``, in the same turns, so
@@ -481,7 +490,7 @@ def front_door(against: Path | None = None) -> None:
     with _fake_endpoint(env) as fake_url:
         env["AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME"] = fake_url
         os.environ.update({k: env[k] for k in (*FAKE_AWS, "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME")})
-        client = new_sagemaker_client(Settings(endpoint_name=ENDPOINT))
+        client = _reference_client()
         _front_door_cost(env, client, against)
 
 
@@ -492,7 +501,7 @@ def main() -> None:
     with _fake_endpoint(env) as fake_url:
         env["AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME"] = fake_url
         os.environ.update({k: env[k] for k in (*FAKE_AWS, "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME")})
-        client = new_sagemaker_client(Settings(endpoint_name=ENDPOINT))
+        client = _reference_client()
         with _runtime_server(env) as port, _relay_client(client, fake_url) as relay_client:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             for index in range(WARMUP + STREAMS):  # interleaved, so drift hits all three alike
