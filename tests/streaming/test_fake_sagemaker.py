@@ -27,6 +27,23 @@ def test_boto3_finds_the_fake_through_the_standard_endpoint_variable(fake: FakeS
     assert client.meta.config.retries == {"mode": "standard", "total_max_attempts": 2}
 
 
+def test_the_runtime_client_leaves_the_checks_of_its_own_calls_to_the_runtime(
+    fake: FakeSageMaker,
+) -> None:
+    # GIVEN a call botocore's parameter validation refuses (PrefixAwareId under its minimum)
+    call = {"EndpointName": ENDPOINT, "Body": b"{}", "PrefixAwareId": ""}
+    checked = new_sagemaker_client(Settings(endpoint_name=ENDPOINT), validate_parameters=True)
+    with pytest.raises(botocore.exceptions.ParamValidationError):
+        checked.invoke_endpoint_with_response_stream(**call)
+    assert fake.requests == []
+    # THEN the runtime's client sends it: the runtime checks what it builds (upstream._call)
+    fake.enqueue(Scenario(parts=engine_streams.tgi(["ok"])))
+    client = new_sagemaker_client(Settings(endpoint_name=ENDPOINT))
+    body = client.invoke_endpoint_with_response_stream(**call)["Body"]
+    assert [event["PayloadPart"]["Bytes"] for event in body] == engine_streams.tgi(["ok"])
+    assert len(fake.requests) == 1
+
+
 def test_payload_parts_arrive_in_order_even_when_frames_span_tcp_chunks(
     fake: FakeSageMaker,
 ) -> None:

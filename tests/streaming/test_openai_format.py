@@ -67,6 +67,20 @@ def test_token_chunk_fast_path_matches_the_generic_encoding(text: str) -> None:
     assert ChatCompletionChunk.model_validate(data).choices[0].delta.content == text
 
 
+@pytest.mark.parametrize("model", ["m", 'a"b\\c', "é漢字"])
+@pytest.mark.parametrize("raw", ["length", "eos_token", "stop_sequence", None, "unknown"])
+def test_finish_chunk_template_is_byte_for_byte_the_generic_encoding(
+    model: str, raw: str | None
+) -> None:
+    # GIVEN a one-choice stream WHEN it finishes THEN the template's bytes are json.dumps's
+    shape = CompletionShape(completion_id="chatcmpl-1", created=1700000000, model=model)
+    stream = ChunkStream(shape)
+    stream.start()
+    entry = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": finish_reason(raw)}
+    head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000}
+    assert stream.finish(DoneEvent(raw)) == sse({**head, "model": model, "choices": [entry]}) + DONE
+
+
 def test_model_names_needing_escapes_stay_valid_json() -> None:
     odd = ChunkStream(CompletionShape(completion_id="c", created=1, model='a"b\\c'))
     assert decode(odd.token(TokenEvent("x")))["model"] == 'a"b\\c'

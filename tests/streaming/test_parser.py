@@ -25,6 +25,7 @@ from constructs_llm.streaming.runtime.parsing.parser import (
     ERROR_CODE_LINE_TOO_LONG,
     ERROR_CODE_TRUNCATED,
     UpstreamStreamError,
+    parse_batches,
     parse_stream,
 )
 from tests.streaming.stream_fixtures import (
@@ -120,6 +121,58 @@ def test_random_split_points_never_change_the_events(data: st.DataObject) -> Non
         label="offsets",
     )
     assert as_dicts(parse(at(offsets)(fixture.raw), fixture.fmt)) == fixture.events
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=FIXTURE_IDS)
+def test_batches_are_the_events_of_each_part_in_one_list(fixture: StreamFixture) -> None:
+    # GIVEN each chunking of a captured stream WHEN parsed in batches THEN the same events, in
+    # one list per part that gave any (never two lists from the same part), and one more list
+    # for the end of the input if it ends the stream
+    for chunking, cut in CHUNKINGS.items():
+        parts = cut(fixture.raw)
+        pulled = 0
+
+        def source(parts: list[bytes] = parts) -> Iterator[bytes]:
+            nonlocal pulled
+            for part in parts:
+                pulled += 1
+                yield part
+            pulled += 1  # the end of the input
+
+        batches, seen = [], []
+        for batch in parse_batches(source(), fixture.fmt):
+            batches.append(batch)
+            seen.append(pulled)
+        assert all(batches), chunking
+        assert as_dicts([e for batch in batches for e in batch]) == fixture.events, chunking
+        assert seen == sorted(set(seen)), chunking
+
+
+def test_tgi_last_token_and_its_end_come_in_one_batch() -> None:
+    final = b'data:{"token":{"id":2,"text":"b","special":false},"generated_text":"ab",'
+    final += b'"details":{"finish_reason":"length","generated_tokens":2}}\n\n'
+    first = b'data:{"token":{"id":1,"text":"a","special":false}}\n\n'
+    batches = list(parse_batches([first, final], StreamFormat.TGI))
+    assert [[type(e) for e in batch] for batch in batches] == [
+        [TokenEvent],
+        [TokenEvent, DoneEvent],
+    ]
+
+
+def test_batches_close_their_source_as_parse_stream_does() -> None:
+    closed = []
+
+    def source() -> Iterator[bytes]:
+        try:
+            yield b'data:{"token":{"id":1,"text":"a","special":false}}\n\n'
+            yield b'data:{"token":{"id":2,"text":"b","special":false}}\n\n'
+        finally:
+            closed.append(True)
+
+    batches = parse_batches(source(), StreamFormat.TGI)
+    next(batches)
+    batches.close()
+    assert closed == [True]
 
 
 # -- the seeds' failure cases, one by one ---------------------------------------------------

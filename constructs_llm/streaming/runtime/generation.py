@@ -44,7 +44,7 @@ from .parsing.events import (
     TokenEvent,
     ToolCallEvent,
 )
-from .parsing.parser import parse_stream
+from .parsing.parser import parse_batches, parse_stream
 from .parsing.sagemaker_stream import iter_payload_parts
 from .routing import Route
 from .upstream import (
@@ -185,30 +185,42 @@ def _invoke_and_answer(
             send_failure(exchange, failure)
         return
     parts = iter_payload_parts(upstream)
-    # parse_stream closes an iterator it is given; the callable-iterator form has no
-    # close(), so the connection's fate stays here (see upstream.release).
-    events = parse_stream(iter(parts.__next__, None), route.stream_format)
+    # The parser closes an iterator it is given; the callable-iterator form has no close(),
+    # so the connection's fate stays here (see upstream.release).
+    source = iter(parts.__next__, None)
     completed = False
+    if stream is not None:  # the events of each part in one list, sent in one write
+        batches = parse_batches(source, route.stream_format)
+        try:
+            completed = _stream(exchange, stream, generation.writer(), terminated_batches(batches))
+        finally:
+            batches.close()
+            release(parts, completed=completed)
+        return
+    events = parse_stream(source, route.stream_format)
     try:
-        if stream is not None:
-            completed = _stream(exchange, stream, generation.writer(), terminated(events))
-        else:
-            completed = _complete(exchange, generation.answer(), terminated(events))
+        completed = _complete(exchange, generation.answer(), terminated(events))
     finally:
         events.close()
         release(parts, completed=completed)
 
 
 def _stream(
-    exchange: Exchange, stream: EventStream, writer: StreamWriter, events: Iterator[StreamEvent]
+    exchange: Exchange,
+    stream: EventStream,
+    writer: StreamWriter,
+    batches: Iterator[list[StreamEvent]],
 ) -> bool:
-    """Relay the events as the writer writes them; True when the stream ended normally."""
+    """Relay the events as the writer writes them, the events of one part (one list of
+    ``batches``) in one write, each event still a chunk of its own: the bytes of one write
+    per event, one send fewer where a part holds more than one (TGI's last token and its
+    end); True when the stream ended normally."""
     try:
-        first = next(events)
+        first = next(batches)
     finally:
         head_sent = stream.stop_heartbeat()
-    if type(first) is ErrorEvent:
-        failure = describe_stream_error(first)
+    if type(first[0]) is ErrorEvent:
+        failure = describe_stream_error(first[0])  # type: ignore[arg-type]
         if head_sent:  # too late for a status: end the stream with the error
             _end_with(exchange, stream, writer.abort(failure), failure, tokens=0)
         else:  # nothing sent yet: answer with a real HTTP status
@@ -218,33 +230,37 @@ def _stream(
     record = exchange.record
     pending = writer.start()
     tokens = 0
-    for event in itertools.chain((first,), events):
-        kind = type(event)
-        if kind is TokenEvent or kind is ToolCallEvent or kind is ReasoningEvent:
-            if kind is TokenEvent:
-                data = writer.token(event)  # type: ignore[arg-type]
-            elif kind is ToolCallEvent:
-                data = writer.tool_call(event)  # type: ignore[arg-type]
-            else:
-                data = writer.reasoning(event)  # type: ignore[arg-type]
-            tokens += 1
-            if tokens == 1:
-                record["ttft_ms"] = exchange.elapsed_ms()
-            if data:  # a tool call's pieces may wait for its name: no empty chunk
-                stream.send(pending + data)
-                pending = b""
-            continue
-        record["tokens"] = tokens
-        if writer.tool_calls:
-            record["tool_calls"] = writer.tool_calls
-        if type(event) is DoneEvent:
-            _record_done(exchange, event)  # type: ignore[arg-type]
-            stream.end(pending + writer.finish(event))  # type: ignore[arg-type]
-            return True
-        failure = describe_stream_error(event)  # type: ignore[arg-type]
-        record["stream_error"] = failure.code
-        stream.end(pending + writer.fail(failure))
-        return False
+    for batch in itertools.chain((first,), batches):
+        writes: list[bytes] = []
+        for event in batch:
+            kind = type(event)
+            if kind is TokenEvent or kind is ToolCallEvent or kind is ReasoningEvent:
+                if kind is TokenEvent:
+                    data = writer.token(event)  # type: ignore[arg-type]
+                elif kind is ToolCallEvent:
+                    data = writer.tool_call(event)  # type: ignore[arg-type]
+                else:
+                    data = writer.reasoning(event)  # type: ignore[arg-type]
+                tokens += 1
+                if tokens == 1:
+                    record["ttft_ms"] = exchange.elapsed_ms()
+                if data:  # a tool call's pieces may wait for its name: no empty chunk
+                    writes.append(pending + data)
+                    pending = b""
+                continue
+            record["tokens"] = tokens
+            if writer.tool_calls:
+                record["tool_calls"] = writer.tool_calls
+            if type(event) is DoneEvent:
+                _record_done(exchange, event)  # type: ignore[arg-type]
+                stream.end(*writes, pending + writer.finish(event))  # type: ignore[arg-type]
+                return True
+            failure = describe_stream_error(event)  # type: ignore[arg-type]
+            record["stream_error"] = failure.code
+            stream.end(*writes, pending + writer.fail(failure))
+            return False
+        if writes:
+            stream.send(*writes)
     return False
 
 
@@ -308,6 +324,29 @@ def terminated(events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
             if kind is not TokenEvent and kind is not ToolCallEvent and kind is not ReasoningEvent:
                 return
     except Exception as exc:  # the upstream read failed in a way the parser did not map
-        yield ErrorEvent(message=f"reading the model stream failed: {exc}", code=type(exc).__name__)
+        yield _read_failed(exc)
         return
-    yield ErrorEvent(message="the model stream ended without a final event", code="incomplete")
+    yield _incomplete()
+
+
+def terminated_batches(batches: Iterator[list[StreamEvent]]) -> Iterator[list[StreamEvent]]:
+    """``terminated`` for the lists of ``parse_batches``: the last list ends with the one
+    terminal event, even if the source raises."""
+    try:
+        for batch in batches:
+            yield batch
+            kind = type(batch[-1])
+            if kind is not TokenEvent and kind is not ToolCallEvent and kind is not ReasoningEvent:
+                return
+    except Exception as exc:  # the upstream read failed in a way the parser did not map
+        yield [_read_failed(exc)]
+        return
+    yield [_incomplete()]
+
+
+def _read_failed(exc: Exception) -> ErrorEvent:
+    return ErrorEvent(message=f"reading the model stream failed: {exc}", code=type(exc).__name__)
+
+
+def _incomplete() -> ErrorEvent:
+    return ErrorEvent(message="the model stream ended without a final event", code="incomplete")

@@ -434,8 +434,20 @@ def sagemaker_client(settings: Settings) -> Any:
     return client
 
 
-def new_sagemaker_client(settings: Settings) -> Any:
-    """A fresh sagemaker-runtime client with the runtime's timeouts and retry policy."""
+def new_sagemaker_client(settings: Settings, *, validate_parameters: bool = False) -> Any:
+    """A fresh sagemaker-runtime client with the runtime's timeouts and retry policy.
+
+    Without botocore's parameter validation unless ``validate_parameters``: "You can disable
+    parameter validation for performance reasons" (botocore 1.44.5, ``Config``'s
+    ``parameter_validation``; off, ``create_serializer`` leaves out its
+    ``ParamValidationDecorator``, which checks each call's parameters against the operation's
+    input shape: required members, types, minimum lengths and values). The runtime builds every
+    call itself (``upstream._call``): strings for the endpoint, component and content type,
+    the body as bytes, a variant checked against SageMaker's name pattern
+    (``routing.target_variant``) and a prefix-aware id of 1 to 64 printable characters
+    (``prefix_aware_id.py``), so that check never fails on them; it cost about 0.06 ms of CPU
+    per call (median of 300 calls each way, in turns). Signing, TLS, timeouts and retries are
+    untouched."""
     return new_client(
         "sagemaker-runtime",
         connect_timeout=settings.upstream_connect_timeout,
@@ -443,4 +455,5 @@ def new_sagemaker_client(settings: Settings) -> Any:
         max_attempts=_UPSTREAM_MAX_ATTEMPTS,
         max_pool_connections=_UPSTREAM_POOL,
         tcp_keepalive=True,
+        parameter_validation=validate_parameters,
     )

@@ -5,8 +5,11 @@ before its first event, the others, with ``n`` > 1, before theirs), a chunk with
 ``finish_reason`` ends each, then the usage chunk when ``stream_options.include_usage`` asks
 and the engine reported both counts, then ``data: [DONE]``. A failure ends the stream with
 ``data: {"error": {...}}`` then ``data: [DONE]``. Token chunks of the first choice are built
-from a pre-encoded template because they are the hot path (one per generated token);
-everything else goes through ``json.dumps``.
+from a pre-encoded template because they are the hot path (one per generated token), and so
+is the finish chunk of a one-choice answer: written once, after the stream, when the JSON
+encoder's code has gone cold, it cost 0.3-0.37 ms of CPU, now 0.03 ms (timed in the runtime's
+process; part of that moved to the log line, now the first JSON encoded after the stream).
+Everything else goes through the JSON encoder.
 
 Reasoning (the thinking a reasoning model's engine separates from its answer) streams as
 ``delta.reasoning``, or under the name(s) the shape's ``reasoning_field`` gives (``wire.py``
@@ -61,6 +64,10 @@ class ChunkStream:
             b"data: " + head.encode() + b',"choices":[{"index":0,"delta":{"content":'
         )
         self._token_suffix = b'},"logprobs":null,"finish_reason":null}]}\n\n'
+        self._finish_prefix = (
+            b"data: " + head.encode() + b',"choices":[{"index":0,"delta":{},"logprobs":null,'
+            b'"finish_reason":'
+        )
 
     def _chunk(
         self,
@@ -122,10 +129,15 @@ class ChunkStream:
         """Each choice's last chunk (empty delta and its finish reason), the usage chunk when
         asked for, and ``[DONE]``."""
         reasons = done.finish_reasons or (done.finish_reason,)
-        last = b"".join(
-            self._open(choice) + self._chunk({}, reason=self._reason(choice, raw), choice=choice)
-            for choice, raw in enumerate(reasons)
-        )
+        if len(reasons) == 1:  # one choice, opened by start(): its chunk from the template
+            reason = _quoted(self._reason(0, reasons[0])).encode()
+            last = self._finish_prefix + reason + b"}]}\n\n"
+        else:
+            last = b"".join(
+                self._open(choice)
+                + self._chunk({}, reason=self._reason(choice, raw), choice=choice)
+                for choice, raw in enumerate(reasons)
+            )
         if self._include_usage:
             last += self._usage(done)
         return last + DONE

@@ -105,9 +105,14 @@ def new_tool_call_id() -> str:
     return "call_" + os.urandom(12).hex()
 
 
+# json.dumps(obj, separators=(",", ":")) without a new encoder per event: the same settings,
+# so the same bytes (an encoder keeps no state between calls).
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def sse(obj: Any) -> bytes:
     """One server-sent event carrying ``obj`` as compact JSON."""
-    return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+    return b"data: " + _COMPACT.encode(obj).encode() + b"\n\n"
 
 
 def usage_object(done: DoneEvent) -> dict[str, Any] | None:

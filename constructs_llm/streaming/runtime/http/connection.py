@@ -6,13 +6,14 @@ Stdlib only: this file ships in the Lambda asset. ``Connection`` reads each requ
 must arrive within ``REQUEST_DEADLINE`` of its first byte (408 and close past it,
 ``deadline.py``); an HTTP/0.9 request line (``GET /``, no version) gets a 400 at once, where
 the base class would wait for headers such a client never sends; the header lines are checked
-against HTTP/1.1's framing rules before the base class parses them, and the parsed headers
-after (``framing.py``: bare CR, control characters, a line without a colon, whitespace
-before the colon, an invalid or missing Host, Content-Length with Transfer-Encoding, a final
-transfer coding other than chunked, Transfer-Encoding on HTTP/1.0: 400; a transfer coding
-it does not decode: 501); and a method the server does not recognize gets a 501 naming it
-and the methods it serves (RFC 9110, section 9.1). Every error answered here, before a request
-reaches its handler, closes the connection.
+against HTTP/1.1's framing rules before they are parsed (without the ``email`` parser the
+base class uses: ``request_head.py``), and the parsed headers after (``framing.py``: bare CR,
+control characters, a line without a colon, whitespace before the colon, an invalid or
+missing Host, Content-Length with Transfer-Encoding, a final transfer coding other than
+chunked, Transfer-Encoding on HTTP/1.0: 400; a transfer coding it does not decode: 501);
+and a method the server does not recognize gets a 501 naming it and the methods it serves
+(RFC 9110, section 9.1). Every error answered here, before a request reaches its handler,
+closes the connection.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from .deadline import DeadlinePassed, DeadlineReader
 from .exchange import ClientGone, Exchange
 from .framing import FramingError, framing_problem, read_header_block
+from .request_head import HeadError, header_fields, parse_request_line
 from .server import HttpServer
 
 #: Methods the server recognizes: one of them on a path that does not take it is a 405;
@@ -45,6 +47,7 @@ class Connection(BaseHTTPRequestHandler):
     sys_version = ""
 
     _reader: DeadlineReader  # under rfile: keeps the request deadline
+    _header_lines: list[bytes]  # the request's header lines, checked (framing.py)
     _buffered: io.BufferedReader[DeadlineReader]  # rfile
 
     def setup(self) -> None:
@@ -99,16 +102,11 @@ class Connection(BaseHTTPRequestHandler):
             self.send_error(400, "HTTP/0.9 requests are not served; send HTTP/1.1")
             return
         try:
-            block = read_header_block(self._buffered)
+            self._header_lines = read_header_block(self._buffered)
         except FramingError as bad:
             self._protocol_error(bad.status, str(bad), "invalid_header")
             return
-        self.rfile = io.BytesIO(block)  # type: ignore[assignment]  # the parser reads it
-        try:
-            parsed = self.parse_request()
-        finally:
-            self.rfile = self._buffered
-        if not parsed:  # it answered the error itself
+        if not self.parse_request():  # it answered the error itself
             return
         problem = framing_problem(self.request_version, self.headers)
         if problem is not None:
@@ -124,6 +122,37 @@ class Connection(BaseHTTPRequestHandler):
             return
         self._dispatch()
         self.wfile.flush()
+
+    def parse_request(self) -> bool:
+        """``BaseHTTPRequestHandler.parse_request`` on the request line and the header lines
+        ``read_header_block`` read and checked, with the same statuses, without the ``email``
+        parser (``request_head.py``); False once an error is answered."""
+        self.command = ""  # until the request line is read
+        self.request_version = self.default_request_version
+        self.close_connection = True
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        try:
+            line = parse_request_line(self.raw_requestline, self.default_request_version)
+            if line is None:
+                return False
+            self.request_version = line.version
+            self.close_connection = not line.keep_alive
+            self.command, self.path = line.command, line.path
+            self.headers = header_fields(self._header_lines)
+        except HeadError as refused:
+            self.request_version = refused.version or self.request_version
+            self.send_error(refused.status, refused.message)
+            return False
+        # protocol_version is HTTP/1.1: the base class's checks of it always hold here
+        connection = self.headers.get("Connection", "").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive":
+            self.close_connection = False
+        expect = self.headers.get("Expect", "")
+        if expect.lower() == "100-continue" and self.request_version >= "HTTP/1.1":
+            return self.handle_expect_100()
+        return True
 
     def _dispatch(self) -> None:
         """Hand the request to the server's dispatch; a bug is a 500 if nothing was sent."""

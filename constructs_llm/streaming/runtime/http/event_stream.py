@@ -79,20 +79,32 @@ class EventStream:
         if heartbeat is not None:
             heartbeat.stop()
 
-    def send(self, data: bytes) -> None:
-        """Send events, after the head if it is not out yet."""
-        if self._head_sent:  # every event but the first: one call fewer per token
-            self._exchange.write(chunk(data) if self._chunked else data)
+    def send(self, *writes: bytes) -> None:
+        """Send events, after the head if it is not out yet: each of ``writes`` in a chunk of
+        its own, as if sent alone, and all of them in one write."""
+        if self._head_sent and len(writes) == 1:  # a token's event: one call fewer per token
+            self._exchange.write(chunk(writes[0]) if self._chunked else writes[0])
             return
-        head, self._head_sent = self._head(), True
-        self._exchange.record["status"] = 200
-        self._exchange.write(head + self._frame(data))
+        head = b""
+        if not self._head_sent:
+            head, self._head_sent = self._head(), True
+            self._exchange.record["status"] = 200
+        self._exchange.write(head + self._frames(writes))
 
-    def end(self, data: bytes) -> None:
-        """Send the last events and end the body; the log line is written first."""
+    def end(self, *writes: bytes) -> None:
+        """Send the last events (as ``send``: a chunk each, one write) and end the body; the
+        log line is written first."""
         head = b""
         if not self._head_sent:
             head, self._head_sent = self._head(), True
             self._exchange.record["status"] = 200
         self._exchange.log()  # before the last byte: Lambda may freeze the process right after it
-        self._exchange.write(head + self._frame(data) + (b"0\r\n\r\n" if self._chunked else b""))
+        last = b"0\r\n\r\n" if self._chunked else b""
+        self._exchange.write(head + self._frames(writes) + last)
+
+    def _frames(self, writes: tuple[bytes, ...]) -> bytes:
+        if not self._chunked:
+            return b"".join(writes)
+        if len(writes) == 1:
+            return chunk(writes[0])
+        return b"".join([chunk(data) for data in writes])

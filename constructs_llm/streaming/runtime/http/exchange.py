@@ -46,11 +46,14 @@ _REQUEST_ID_HEADER = "x-request-id"
 LogSink = Callable[[dict[str, Any]], None]
 
 _log_lock = threading.Lock()
+# json.dumps(record, separators=(",", ":"), default=str), without a new encoder per line: the
+# same encoder settings, so the same bytes (an encoder keeps no state between calls).
+_LOG_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
 
 
 def emit_log_line(record: dict[str, Any]) -> None:
     """Write one JSON log line to stdout (CloudWatch Logs in Lambda)."""
-    line = json.dumps(record, separators=(",", ":"), default=str) + "\n"
+    line = _LOG_ENCODER.encode(record) + "\n"
     with _log_lock:
         sys.stdout.write(line)
         sys.stdout.flush()

@@ -44,9 +44,9 @@ Each breach is a 400, and the connection closes after it (``connection.py``):
   server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1 request message
   ... that contains ... a Host header field with an invalid field value" (section 3.2).
 
-The header lines are checked as raw bytes, before the standard library parses them, because
-its parser drops every line after a malformed one: a check on the parsed headers would not
-see them.
+The header lines are checked as raw bytes, before they are parsed (``request_head.py``),
+because the standard library's parser drops every line after a malformed one: a check on the
+parsed headers would not see them.
 """
 
 from __future__ import annotations
@@ -82,10 +82,10 @@ class _Lines(Protocol):
     def readline(self, size: int, /) -> bytes: ...
 
 
-def read_header_block(rfile: _Lines) -> bytes:
+def read_header_block(rfile: _Lines) -> list[bytes]:
     """The request's header lines up to and including the blank line that ends them, checked
-    for bare CRs and control characters. Over-long lines and too many of them are left for the
-    standard library's parser to refuse (431) from the block returned."""
+    for bare CRs and control characters. Over-long lines and too many of them are left for
+    ``request_head.header_fields`` to refuse (431), as ``http.client``'s parser does."""
     lines = []
     for number in range(_MAX_HEADERS + 1):
         line = rfile.readline(_MAX_LINE + 1)
@@ -104,7 +104,7 @@ def read_header_block(rfile: _Lines) -> bytes:
                 "header field may hold (RFC 9110, section 5.5)"
             )
         _check_field_line(number + 1, body)
-    return b"".join(lines)
+    return lines
 
 
 def _check_field_line(number: int, line: bytes) -> None:

@@ -147,12 +147,30 @@ def parse_stream(
     ``max_line_bytes`` bounds memory: a longer line ends the stream with an ErrorEvent.
     """
     state = _LineParser(StreamFormat(fmt))
-    return _events(chunks, state, LineBuffer(max_line_bytes))
+    events = _parsed(chunks, state, LineBuffer(max_line_bytes), batched=False)
+    return cast("Generator[StreamEvent, None, None]", events)
 
 
-def _events(
-    chunks: Iterable[bytes], state: _LineParser, buffer: LineBuffer
-) -> Generator[StreamEvent, None, None]:
+def parse_batches(
+    chunks: Iterable[bytes],
+    fmt: StreamFormat | str = StreamFormat.AUTO,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Generator[list[StreamEvent], None, None]:
+    """``parse_stream``'s events in lists: one list for each part of ``chunks`` that gives any
+    (its events, all there at once), the terminal event last in the last list; the same rules
+    and the same ``close()`` of ``chunks``. A streamed answer writes each list in one send
+    (TGI's last token and its end come in one part)."""
+    state = _LineParser(StreamFormat(fmt))
+    batches = _parsed(chunks, state, LineBuffer(max_line_bytes), batched=True)
+    return cast("Generator[list[StreamEvent], None, None]", batches)
+
+
+def _parsed(
+    chunks: Iterable[bytes], state: _LineParser, buffer: LineBuffer, *, batched: bool
+) -> Generator[StreamEvent | list[StreamEvent], None, None]:
+    """The events one by one, or (``batched``) in a list per part: one generator for both, as
+    a generator over this one's lists would cost ``parse_stream`` a resume per event."""
     source = iter(chunks)
     handle = state.handle
     out: list[StreamEvent] = []
@@ -162,29 +180,45 @@ def _events(
             for lines in buffer.iter_lines(source):
                 for line in lines:
                     if line and handle(line, out):
-                        yield from state.settle(out)
+                        if batched:
+                            yield state.settle(out)
+                        else:
+                            yield from state.settle(out)
                         return
                 if out:
-                    yield from out
-                    out.clear()
+                    if batched:
+                        yield out
+                        out = []
+                    else:
+                        yield from out
+                        out.clear()
             last = buffer.flush()
             if last and handle(last, out):
-                yield from state.settle(out)
+                if batched:
+                    yield state.settle(out)
+                else:
+                    yield from state.settle(out)
                 return
         except UpstreamStreamError as exc:
             terminal = state.done() if state.after_done else exc.to_event()
         except LineTooLongError as exc:
             for line in exc.lines:
                 if line and handle(line, out):
-                    yield from state.settle(out)
+                    if batched:
+                        yield state.settle(out)
+                    else:
+                        yield from state.settle(out)
                     return
             terminal = ErrorEvent(message=str(exc), code=ERROR_CODE_LINE_TOO_LONG)
             if state.after_done:
                 terminal = state.done()
         else:
             terminal = state.done() if state.complete else _truncated()
-        yield from out
-        yield terminal
+        out.append(terminal)
+        if batched:
+            yield out
+        else:
+            yield from out
     finally:
         close = getattr(source, "close", None)
         if close is not None:
