@@ -158,8 +158,9 @@ _BODIES = {
 
 
 def _serve_once(pieces: list[bytes]) -> tuple[int, Any]:
-    """A one-answer HTTP server on loopback: each piece sent with its own ``sendall``, then the
-    connection closed."""
+    """A one-answer HTTP server on loopback: the whole request read (urllib3 sends its body
+    apart from its head, and a socket closed with bytes unread resets the connection instead
+    of ending it), each piece sent with its own ``sendall``, then the connection closed."""
     import socket
     import threading
 
@@ -171,6 +172,14 @@ def _serve_once(pieces: list[bytes]) -> tuple[int, Any]:
             received = b""
             while b"\r\n\r\n" not in received:
                 received += connection.recv(65536)
+            head, _, body = received.partition(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            while len(body) < length:
+                body += connection.recv(65536)
             connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             for piece in pieces:
                 connection.sendall(piece)
