@@ -21,6 +21,7 @@ for, such as me-south-1) is not refused: the source says nothing of it. The sche
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from collections.abc import Iterable
@@ -101,7 +102,13 @@ def assert_available(scope: Construct, names: Iterable[str]) -> None:
 
 def _outside(lacking: tuple[str, ...]) -> ICfnRuleConditionExpression:
     """The rule's condition: the stack's region is none of ``lacking``."""
-    return Fn.condition_not(Fn.condition_contains(list(lacking), Aws.REGION))
+    return Fn.condition_not(Fn.condition_contains(list(lacking), _region()))
+
+
+@functools.cache
+def _region() -> str:
+    """``Aws.REGION``: a fixed token, read once (each read is a round trip to Node.js)."""
+    return Aws.REGION
 
 
 def rule_id(name: str) -> str:

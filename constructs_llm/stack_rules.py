@@ -8,22 +8,15 @@ import weakref
 
 from aws_cdk import CfnRule, CfnRuleAssertion, ICfnRuleConditionExpression, Stack
 
-# The rule ids each stack is known to hold, kept on this side: every construct that needs a
-# rule asks for it, and each ``try_find_child`` is a jsii round trip.
+# The rule ids each stack holds, kept on this side: every construct that needs a rule asks for
+# it, and the rules are made here only (``assert_before_deploy``), under the same Python object
+# for a stack for the life of the process (jsii hands it back), so nothing is asked of Node.js.
 _made: weakref.WeakKeyDictionary[Stack, set[str]] = weakref.WeakKeyDictionary()
 
 
 def has_rule(stack: Stack, rule_id: str) -> bool:
-    """Whether ``stack`` holds a construct ``rule_id`` (the rule, once made)."""
-    made = _made.get(stack)
-    if made is None:
-        made = _made[stack] = set()
-    if rule_id in made:
-        return True
-    if stack.node.try_find_child(rule_id) is None:
-        return False
-    made.add(rule_id)
-    return True
+    """Whether ``stack`` holds the rule ``rule_id`` (made by :func:`assert_before_deploy`)."""
+    return rule_id in _made.setdefault(stack, set())
 
 
 def assert_before_deploy(

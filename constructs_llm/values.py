@@ -15,6 +15,7 @@ from typing import Literal, TypeGuard
 
 from aws_cdk import Duration, Token
 from constructs import Construct
+from jsii._reference_map import InterfaceDynamicProxy
 
 from constructs_llm.problems import Problem
 
@@ -240,9 +241,14 @@ def is_a(value: object, kind: type) -> bool:
     such as ``sns.ITopic`` (which ``isinstance`` cannot check), a value with its members."""
     if not getattr(kind, "_is_protocol", False):
         return isinstance(value, kind)
-    # A jsii interface cannot be checked with isinstance: a value satisfies it by its members
-    # (looked up on the class first, so no property is read, then on interface proxies).
-    missing = [m for m in _members(kind) if not hasattr(type(value), m)]
+    # A jsii interface cannot be checked with isinstance: a value satisfies it by its members,
+    # looked up on its class, or on the classes of the interfaces jsii made it a proxy of (an
+    # object of a class jsii does not know, such as an imported secret), so no property is
+    # read (each read is a round trip to the Node.js process); then on the value.
+    classes = [type(value)]
+    if isinstance(value, InterfaceDynamicProxy):  # its interfaces' proxies (none if renamed)
+        classes += [type(delegate) for delegate in getattr(value, "_delegates", ())]
+    missing = [m for m in _members(kind) if not any(hasattr(c, m) for c in classes)]
     return all(hasattr(value, m) for m in missing)
 
 

@@ -967,3 +967,34 @@ def test_is_unresolved_answers_as_aws_cdk_lib_does(monkeypatch: pytest.MonkeyPat
     ]
     assert [is_unresolved(v) for v in values] == [bool(Token.is_unresolved(v)) for v in values]
     assert [is_unresolved(v) for v in values[:4]] == [True] * 4
+
+
+def test_an_imported_construct_satisfies_its_interface_without_a_property_read(
+    new_stack: Callable[..., Stack],
+) -> None:
+    # jsii hands back an imported secret as a proxy of the interfaces it implements (its
+    # class is unknown to Python): its members are found on those proxies' classes, so none
+    # of its properties is read through jsii (a round trip each), and a value lacking them is
+    # still refused.
+    from aws_cdk import aws_iam as iam
+    from aws_cdk import aws_secretsmanager as secretsmanager
+    from jsii._kernel.providers import process
+
+    from constructs_llm.values import is_a
+
+    stack = new_stack()
+    secret = secretsmanager.Secret.from_secret_name_v2(stack, "Token", "hf-token")
+    sent: list[str] = []
+    send = process._NodeProcess.send
+
+    def counting(self: object, request: object, response_type: object) -> object:
+        sent.append(type(request).__name__)
+        return send(self, request, response_type)  # type: ignore[arg-type]
+
+    process._NodeProcess.send = counting  # type: ignore[method-assign,assignment]
+    try:
+        assert is_a(secret, secretsmanager.ISecret)
+        assert not is_a(secret, iam.IRole)
+    finally:
+        process._NodeProcess.send = send  # type: ignore[method-assign]
+    assert sent == []

@@ -263,8 +263,13 @@ def _per(
 ) -> list[cloudwatch.IMetric]:
     """One metric of each invoker, for its requests to ``target``."""
     return [
-        getattr(i, pick)(target=target, label=f"{label} ({i.node.id})", **options) for i in invokers
+        getattr(i, pick)(target=target, label=f"{label} ({_id_of(i)})", **options) for i in invokers
     ]
+
+
+def _id_of(construct: StreamingInvoker) -> str:
+    """``construct.node.id``: the last part of its path (read once per construct)."""
+    return path_of(construct).rsplit("/", 1)[-1]
 
 
 def _traffic(target: DashboardTarget, invokers: list[StreamingInvoker]) -> cloudwatch.GraphWidget:

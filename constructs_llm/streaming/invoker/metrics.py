@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration
-
 from constructs_llm.contract import ERROR_KINDS, NAMESPACE
 from constructs_llm.operations.metrics import MetricOverrides, check_metric_name, with_defaults
+from constructs_llm.operations.periods import one_minute
 from constructs_llm.problems import Problem, fail
 from constructs_llm.values import describe
 
@@ -60,7 +59,7 @@ class InvokerMetrics:
             options,
             dimensions_map=_metric_dimensions(self._metered(target)),
             statistic="Average",
-            period=Duration.minutes(1),
+            period=one_minute(),
         )
         return cloudwatch.Metric(namespace=NAMESPACE, metric_name=metric_name, **props)
 
