@@ -85,22 +85,23 @@ class EventStream:
         if self._head_sent and len(writes) == 1:  # a token's event: one call fewer per token
             self._exchange.write(chunk(writes[0]) if self._chunked else writes[0])
             return
-        head = b""
-        if not self._head_sent:
-            head, self._head_sent = self._head(), True
-            self._exchange.record["status"] = 200
-        self._exchange.write(head + self._frames(writes))
+        self._exchange.write(self._head_once() + self._frames(writes))
 
     def end(self, *writes: bytes) -> None:
         """Send the last events (as ``send``: a chunk each, one write) and end the body; the
         log line is written first."""
-        head = b""
-        if not self._head_sent:
-            head, self._head_sent = self._head(), True
-            self._exchange.record["status"] = 200
+        head = self._head_once()
         self._exchange.log()  # before the last byte: Lambda may freeze the process right after it
         last = b"0\r\n\r\n" if self._chunked else b""
         self._exchange.write(head + self._frames(writes) + last)
+
+    def _head_once(self) -> bytes:
+        """The head, recorded as a 200, if it is not out yet; else nothing."""
+        if self._head_sent:
+            return b""
+        head, self._head_sent = self._head(), True
+        self._exchange.record["status"] = 200
+        return head
 
     def _frames(self, writes: tuple[bytes, ...]) -> bytes:
         if not self._chunked:
