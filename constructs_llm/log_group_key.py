@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aws_cdk import ArnFormat, Stack
+from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
+
+from constructs_llm.scope_facts import arn_in_stack
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
@@ -34,12 +36,7 @@ def allow_logs_to_use(key: kms.IKey, stack: Stack, log_group_name: str) -> bool:
     """Adds the statement to ``key``'s policy for the log group ``log_group_name``. An imported
     key's policy cannot be changed here (CDK adds nothing to it): False then, and its policy
     must already allow this."""
-    log_group_arn = stack.format_arn(
-        service="logs",
-        resource="log-group",
-        resource_name=log_group_name,
-        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-    )
+    log_group_arn = arn_in_stack(stack, "logs", "log-group", log_group_name)
     added = key.add_to_resource_policy(
         iam.PolicyStatement(
             principals=[iam.ServicePrincipal(f"logs.{stack.region}.{stack.url_suffix}")],
